@@ -1,0 +1,67 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+/// One settings array for every Swift target, so the language mode and the
+/// debug-only invariant checks are the same everywhere.
+let swiftSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    // `_checkInvariants()` runs after every mutating index operation in debug
+    // builds (which is what `swift test` builds); release builds skip it.
+    .define("MDQ_INVARIANTS", .when(configuration: .debug)),
+]
+
+let package = Package(
+    name: "mdq",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "MetadataIndex", targets: ["MetadataIndex"]),
+        .executable(name: "mdq", targets: ["mdq"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+    ],
+    targets: [
+        // libinotifytools (GPL-2). Debian ships no .pc file, so no pkgConfig:.
+        .systemLibrary(name: "CInotifyTools", path: "Sources/CInotifyTools"),
+        // statx(2) and getdents64(2) are not visible through Swift's Glibc
+        // module; these two thin wrappers are the only C we compile.
+        .target(name: "CLinuxSyscalls", path: "Sources/CLinuxSyscalls"),
+        .target(
+            name: "MetadataIndex",
+            dependencies: [
+                "CInotifyTools",
+                "CLinuxSyscalls",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "mdq",
+            dependencies: [
+                "MetadataIndex",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MetadataIndexTests",
+            dependencies: [
+                "MetadataIndex",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "mdqTests",
+            dependencies: [
+                "mdq",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,29 @@
+#ifndef MDQ_CLINUXSYSCALLS_H
+#define MDQ_CLINUXSYSCALLS_H
+#include <stdint.h>
+#include <stddef.h>
+
+/// The subset of `struct statx` the index keeps, flattened so that Swift
+/// never sees the kernel's struct layout.
+typedef struct mdq_file_status {
+    uint64_t inode;
+    uint64_t size;
+    int64_t modification_seconds;
+    uint32_t modification_nanoseconds;
+    uint32_t birth_nanoseconds;
+    int64_t birth_seconds;
+    uint32_t device_major;
+    uint32_t device_minor;
+    uint32_t mode;
+    /// Non-zero when the filesystem reported a birth time.
+    uint32_t has_birth_time;
+} mdq_file_status;
+
+/// statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | extra_flags).
+/// Returns 0, or -1 with errno set.
+int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out);
+
+/// getdents64(2). Returns bytes read, 0 at the end, or -1 with errno set.
+long mdq_getdents64(int fd, void *buffer, size_t count);
+
+#endif

@@ -1,0 +1,29 @@
+#define _GNU_SOURCE
+#include "CLinuxSyscalls.h"
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out) {
+    struct statx st;
+    unsigned mask = STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_BTIME;
+    int rc = statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | extra_flags, mask, &st);
+    if (rc != 0) return rc;
+    out->inode = st.stx_ino;
+    out->size = st.stx_size;
+    out->modification_seconds = st.stx_mtime.tv_sec;
+    out->modification_nanoseconds = st.stx_mtime.tv_nsec;
+    out->has_birth_time = (st.stx_mask & STATX_BTIME) != 0;
+    out->birth_seconds = out->has_birth_time ? st.stx_btime.tv_sec : 0;
+    out->birth_nanoseconds = out->has_birth_time ? st.stx_btime.tv_nsec : 0;
+    out->device_major = st.stx_dev_major;
+    out->device_minor = st.stx_dev_minor;
+    out->mode = st.stx_mode;
+    return 0;
+}
+
+long mdq_getdents64(int fd, void *buffer, size_t count) {
+    return syscall(SYS_getdents64, fd, buffer, count);
+}

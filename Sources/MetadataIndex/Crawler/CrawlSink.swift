@@ -1,0 +1,38 @@
+import SystemPackage
+
+/// Where a crawl's results go: the index builder, a one-shot matcher, and
+/// (next) the watcher.
+///
+/// The crawler calls a sink from several threads at once; `Worker` is the
+/// per-thread state it creates once per thread and passes back `inout`, so a
+/// sink needs no lock for scratch buffers.
+protocol CrawlSink: Sendable {
+    /// The sink's handle for a folder (an index entry id, a path).
+    associatedtype Folder: Sendable
+    /// Per-thread scratch state.
+    associatedtype Worker
+
+    func makeWorker() -> Worker
+
+    /// A root was opened; returns its folder handle.
+    func beginRoot(_ root: CrawlRoot, status: FileStatus) -> Folder
+
+    /// The watch seam: called once a folder is open and *before* it is
+    /// listed, so a watcher that adds its inotify watch here sees every entry
+    /// created from now on; what already exists the listing then reports.
+    /// Entries may thus arrive twice (event and listing): applying is idempotent.
+    func willList(_ folder: Folder, directory: FileDescriptor, worker: inout Worker)
+
+    /// The folder's entries. For each entry with `descend` set, in order,
+    /// append the child folder's handle to `subfolders`.
+    func didList(
+        _ folder: Folder, batch: borrowing CrawlBatch, directory: FileDescriptor,
+        worker: inout Worker, subfolders: inout [Folder]
+    )
+
+    /// The full path of a folder's child (or of the folder, `name` nil), for warnings.
+    func path(of folder: Folder, child name: UnsafeRawBufferPointer?) -> FilePath
+
+    /// A folder or entry was skipped.
+    func warn(_ warning: CrawlWarning, worker: inout Worker)
+}

@@ -1,0 +1,183 @@
+import SystemPackage
+
+/// Walks scope roots in parallel and feeds each folder's entries to a sink.
+///
+/// Each folder is opened relative to its parent (`openat` with `O_NOFOLLOW`),
+/// listed with `getdents64` into a 256 KiB buffer, and its entries stat'ed
+/// with `statx` relative to the open folder: no full path is built per entry,
+/// and paths longer than `PATH_MAX` work. Symlinks are recorded, never
+/// followed. Hidden entries are skipped unless asked for. An unreadable folder
+/// or an entry that vanished is a warning, never fatal.
+struct Crawler<Sink: CrawlSink>: Sendable {
+    let sink: Sink
+    let options: CrawlOptions
+
+    private struct Job: Sendable {
+        var parent: DirectoryHandle?
+        /// NUL-terminated name in the parent; for a root, its path.
+        var name: [CChar]
+        var folder: Sink.Folder
+        var rootIndex: Int
+        var isRoot: Bool
+    }
+
+    /// What opening the roots found.
+    struct Summary {
+        var rootDevices: [DeviceNumber]
+    }
+
+    /// Crawls `roots`, blocking the calling thread (which becomes worker 0)
+    /// until every folder is done.
+    ///
+    /// - Throws: `MetadataError` with `.scopeNotFound`, `.scopeUnreadable` or
+    ///   `.scopeNotFolder` and the root's path, before any crawling, when a
+    ///   root cannot be opened.
+    func crawl(_ roots: [CrawlRoot]) throws(MetadataError) {
+        ProcessLimits.raisedOpenFileLimit
+        var jobs: [Job] = []
+        var rootDevices: [DeviceNumber] = []
+        for (index, root) in roots.enumerated() {
+            let handle: DirectoryHandle
+            switch DirectoryHandle.open(path: root.path) {
+            case .success(let opened): handle = opened
+            case .failure(let error): throw Self.rootError(error, root.path)
+            }
+            let status: FileStatus
+            switch FileStatus.of(descriptor: handle.descriptor) {
+            case .success(let s): status = s
+            case .failure(let error): throw Self.rootError(error, root.path)
+            }
+            rootDevices.append(status.device)
+            let folder = sink.beginRoot(root, status: status)
+            // The root's handle is already open: pass it as the "parent" of an
+            // empty name, which `process` treats as "use the parent itself".
+            jobs.append(Job(parent: handle, name: [0], folder: folder, rootIndex: index, isRoot: true))
+        }
+        let threads = options.threadCount
+        let queue = CrawlQueue(jobs: jobs.reversed(), workerCount: threads)
+        let context = Context(roots: roots, rootDevices: rootDevices)
+        WorkerThreads.run(count: threads) { _ in
+            self.work(queue: queue, context: context)
+        }
+    }
+
+    private struct Context: Sendable {
+        var roots: [CrawlRoot]
+        var rootDevices: [DeviceNumber]
+    }
+
+    static func rootError(_ error: Errno, _ path: FilePath) -> MetadataError {
+        switch error {
+        case .noSuchFileOrDirectory:
+            MetadataError(code: .scopeNotFound, message: "scope folder does not exist", path: path, underlying: error)
+        case .notDirectory:
+            MetadataError(code: .scopeNotFolder, message: "scope is not a folder", path: path, underlying: error)
+        default:
+            MetadataError(code: .scopeUnreadable, message: "cannot read scope folder", path: path, underlying: error)
+        }
+    }
+
+    private func work(queue: CrawlQueue<Job>, context: Context) {
+        var worker = sink.makeWorker()
+        var reader = DirectoryReader()
+        var batch = CrawlBatch()
+        var subfolders: [Sink.Folder] = []
+        var local: [Job] = []
+        while let first = queue.take() {
+            local.append(first)
+            while let job = local.popLast() {
+                process(job, context: context, reader: &reader, batch: &batch,
+                        subfolders: &subfolders, worker: &worker, local: &local)
+                if local.count > 1 && queue.idleWorkers.load(ordering: .relaxed) > 0 {
+                    let half = local.count / 2
+                    queue.donate(local[..<half])
+                    local.removeFirst(half)
+                }
+            }
+        }
+    }
+
+    private func process(
+        _ job: Job, context: Context, reader: inout DirectoryReader, batch: inout CrawlBatch,
+        subfolders: inout [Sink.Folder], worker: inout Sink.Worker, local: inout [Job]
+    ) {
+        let handle: DirectoryHandle
+        if job.isRoot {
+            handle = job.parent!
+        } else {
+            switch job.name.withUnsafeBufferPointer({ job.parent!.openChild($0.baseAddress!) }) {
+            case .success(let opened):
+                handle = opened
+            case .failure(let error):
+                let path = sink.path(of: job.folder, child: nil)
+                // ENOENT: the folder vanished since it was listed; ELOOP and
+                // ENOTDIR: it was replaced by a symlink or file. The entry itself
+                // was reported by its parent's listing.
+                sink.warn(CrawlWarning(operation: .open, path: path, error: error), worker: &worker)
+                return
+            }
+        }
+        let directory = handle.descriptor
+        sink.willList(job.folder, directory: directory, worker: &worker)
+
+        batch.removeAll()
+        let root = context.roots[job.rootIndex]
+        let rootDevice = context.rootDevices[job.rootIndex]
+        let includeHidden = options.includeHidden
+        let statAll = options.statEntries
+        let result = reader.forEachEntry(of: directory) { entry in
+            if !includeHidden && entry.name[0] == 0x2E { return }
+            let nameBuffer = UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)
+            if job.isRoot && !root.excludedChildNames.isEmpty && root.excludedChildNames.contains(Array(nameBuffer)) {
+                return
+            }
+            var kind = EntryKind(directoryEntryType: entry.type)
+            var status: FileStatus?
+            let needsStat = statAll || kind == nil || (kind == .folder && options.stayOnFileSystem)
+            if needsStat {
+                switch FileStatus.of(entry.name, in: directory) {
+                case .success(let s):
+                    status = s
+                    kind = s.kind
+                case .failure(.noSuchFileOrDirectory):
+                    // Vanished between listing and stat: it no longer exists,
+                    // so it is not an entry; a watcher reports the deletion.
+                    return
+                case .failure(let error):
+                    sink.warn(
+                        CrawlWarning(operation: .stat, path: sink.path(of: job.folder, child: nameBuffer), error: error),
+                        worker: &worker)
+                }
+            }
+            let resolvedKind = kind ?? .other
+            var descend = resolvedKind == .folder
+            if descend && options.stayOnFileSystem, let device = status?.device, device != rootDevice {
+                descend = false
+            }
+            if descend && !options.excludedFolderNames.isEmpty && options.excludedFolderNames.contains(Array(nameBuffer)) {
+                descend = false
+            }
+            let start = Int32(batch.nameBytes.count)
+            batch.nameBytes.append(contentsOf: nameBuffer.assumingMemoryBound(to: UInt8.self))
+            batch.nameBytes.append(0)
+            batch.entries.append(CrawlBatch.Entry(
+                nameStart: start, nameLength: UInt8(truncatingIfNeeded: entry.nameLength), kind: resolvedKind,
+                isASCIIName: NameBytes.isASCII(nameBuffer), status: status, descend: descend))
+        }
+        if case .failure(let error) = result {
+            sink.warn(CrawlWarning(operation: .list, path: sink.path(of: job.folder, child: nil), error: error),
+                      worker: &worker)
+        }
+        subfolders.removeAll(keepingCapacity: true)
+        sink.didList(job.folder, batch: batch, directory: directory, worker: &worker, subfolders: &subfolders)
+        var next = 0
+        for entry in batch.entries where entry.descend {
+            guard next < subfolders.count else { break }
+            let name = batch.nameBytes[Int(entry.nameStart)...Int(entry.nameStart) + Int(entry.nameLength)]
+            local.append(Job(
+                parent: handle, name: name.map { CChar(bitPattern: $0) }, folder: subfolders[next],
+                rootIndex: job.rootIndex, isRoot: false))
+            next += 1
+        }
+    }
+}

@@ -1,0 +1,108 @@
+public import SystemPackage
+
+/// The one error type mdq's library throws.
+///
+/// Every error carries a `code` to switch on, a one-line `message` for people,
+/// and where it applies the `path` involved, the underlying `Errno`, and for
+/// query syntax errors the byte `offset` of the offending text in `source`.
+public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What kind of failure this is. A struct over a private enum, so codes can
+    /// be added without breaking `switch`es in client code.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Value: Hashable, Sendable {
+            case querySyntax
+            case scopeNotFound
+            case scopeUnreadable
+            case scopeNotFolder
+            case containerNotFound
+            case watcherUnavailable
+            case invalidArgument
+        }
+
+        private let value: Value
+        private init(_ value: Value) { self.value = value }
+
+        /// The query text is malformed; `offset` points at the mistake.
+        public static let querySyntax = Code(.querySyntax)
+        /// A scope root does not exist; `path` names it.
+        public static let scopeNotFound = Code(.scopeNotFound)
+        /// A scope root exists but cannot be read; `path` and `underlying` say why.
+        public static let scopeUnreadable = Code(.scopeUnreadable)
+        /// A scope root is not a folder.
+        public static let scopeNotFolder = Code(.scopeNotFolder)
+        /// A ubiquity container could not be found; `path` is the one tried.
+        public static let containerNotFound = Code(.containerNotFound)
+        /// inotify could not be started.
+        public static let watcherUnavailable = Code(.watcherUnavailable)
+        /// An API argument is out of range or inconsistent.
+        public static let invalidArgument = Code(.invalidArgument)
+
+        public var description: String {
+            switch value {
+            case .querySyntax: "query syntax"
+            case .scopeNotFound: "scope not found"
+            case .scopeUnreadable: "scope unreadable"
+            case .scopeNotFolder: "scope not a folder"
+            case .containerNotFound: "container not found"
+            case .watcherUnavailable: "watcher unavailable"
+            case .invalidArgument: "invalid argument"
+            }
+        }
+    }
+
+    public var code: Code
+    /// One line, for people.
+    public var message: String
+    /// The file or folder involved, if any.
+    public var path: FilePath?
+    /// The system error behind this one, if any.
+    public var underlying: Errno?
+    /// For `.querySyntax`: the byte offset of the offending text in `source`.
+    public var offset: Int?
+    /// For `.querySyntax`: the query text as given.
+    public var source: [UInt8]?
+
+    public init(
+        code: Code,
+        message: String,
+        path: FilePath? = nil,
+        underlying: Errno? = nil,
+        offset: Int? = nil,
+        source: [UInt8]? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.path = path
+        self.underlying = underlying
+        self.offset = offset
+        self.source = source
+    }
+
+    /// One line: the message, the path and the system error. Syntax errors add
+    /// two more lines: the query and a caret under the offending character.
+    public var description: String {
+        var text = message
+        if let path { text += ": \(path.string)" }
+        if let underlying { text += " (\(underlying.description))" }
+        if let offset, let source {
+            text += "\n  " + String(decoding: source, as: UTF8.self).replacingControlCharacters()
+            text += "\n  " + String(repeating: " ", count: Self.column(of: offset, in: source)) + "^"
+        }
+        return text
+    }
+
+    /// The display column of a byte offset: one per Unicode scalar (or per
+    /// byte that is not valid UTF-8), so the caret lines up in a terminal for
+    /// the common case.
+    static func column(of offset: Int, in source: [UInt8]) -> Int {
+        let prefix = source.prefix(max(0, min(offset, source.count)))
+        return String(decoding: prefix, as: UTF8.self).unicodeScalars.count
+    }
+}
+
+extension String {
+    /// Tabs and newlines shown as spaces so a caret under a query lines up.
+    fileprivate func replacingControlCharacters() -> String {
+        String(unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
+    }
+}

@@ -1,0 +1,356 @@
+public import SystemPackage
+
+extension FileIndex {
+    /// Adds a scope root: a folder known by its absolute path.
+    ///
+    /// Adding a path that is already a root returns the existing root.
+    ///
+    /// - Complexity: O(number of roots).
+    @discardableResult
+    public func addRoot(path: FilePath, metadata: EntryMetadata, device: DeviceNumber? = nil) -> EntryID {
+        if let existing = rootPaths.first(where: { $0.value == path }) {
+            return EntryID(existing.key)
+        }
+        var name: [UInt8] = path.lastComponent.map { FilePath(root: nil, [$0]).bytes } ?? [0x2F]
+        if name.isEmpty || name.count > 255 { name = [0x2F] }
+        let id = name.withUnsafeBytes { allocateEntry(name: $0, parent: Self.none, metadata: metadata, device: device) }
+        var b = bits(id)
+        b.isRoot = true
+        bitsColumn[id] = b.rawValue
+        rootPaths[id] = path
+        #if MDQ_INVARIANTS
+        _checkInvariants()
+        #endif
+        return EntryID(id)
+    }
+
+    /// Inserts the child `name` of `parent`, or updates it if it exists.
+    ///
+    /// Idempotent: applying the same creation twice leaves one entry. If the
+    /// existing entry changes kind (a file replaced by a folder), its subtree
+    /// is dropped.
+    ///
+    /// - Parameters:
+    ///   - name: 1 to 255 raw bytes, no `/`.
+    ///   - parent: a live folder or root.
+    /// - Returns: the entry's id.
+    /// - Complexity: O(1) expected; O(size of a replaced subtree).
+    @discardableResult
+    public func insert(
+        name: UnsafeRawBufferPointer, in parent: EntryID, metadata: EntryMetadata, device: DeviceNumber? = nil
+    ) -> EntryID {
+        let existing = lookup(name, in: parent.rawValue)
+        if existing != Self.none {
+            if bits(existing).kind != metadata.kind { removeChildren(of: existing) }
+            update(existing, metadata: metadata, device: device)
+            return EntryID(existing)
+        }
+        let id = allocateEntry(name: name, parent: parent.rawValue, metadata: metadata, device: device)
+        #if MDQ_INVARIANTS
+        _checkEntryInvariants(id)
+        #endif
+        return EntryID(id)
+    }
+
+    /// Inserts the child `name` of `parent`, or updates it if it exists.
+    @discardableResult
+    public func insert(
+        name: [UInt8], in parent: EntryID, metadata: EntryMetadata, device: DeviceNumber? = nil
+    ) -> EntryID {
+        name.withUnsafeBytes { insert(name: $0, in: parent, metadata: metadata, device: device) }
+    }
+
+    /// Inserts a child known not to exist yet (its parent had no children
+    /// when the caller began filling it), skipping the lookup. The crawler's
+    /// fresh folders use this; anything else must use `insert`.
+    func insertNew(
+        name: UnsafeRawBufferPointer, in parent: EntryID, metadata: EntryMetadata, device: DeviceNumber?
+    ) -> EntryID {
+        let id = allocateEntry(name: name, parent: parent.rawValue, metadata: metadata, device: device)
+        #if MDQ_INVARIANTS
+        _checkEntryInvariants(id)
+        #endif
+        return EntryID(id)
+    }
+
+    /// Whether the folder has no children.
+    func hasNoChildren(_ id: EntryID) -> Bool {
+        firstChildColumn[id.rawValue] == Self.none
+    }
+
+    /// Replaces the entry's metadata (kind, size, times, inode).
+    public func update(_ id: EntryID, metadata: EntryMetadata, device: DeviceNumber? = nil) {
+        update(id.rawValue, metadata: metadata, device: device)
+    }
+
+    /// Removes an entry and its whole subtree.
+    ///
+    /// - Returns: how many entries were removed.
+    /// - Complexity: O(size of the subtree).
+    @discardableResult
+    public func remove(_ id: EntryID) -> Int {
+        let raw = id.rawValue
+        precondition(contains(id), "remove of a dead entry")
+        unlinkFromHash(raw)
+        unlinkFromParent(raw)
+        let removed = freeSubtree(raw)
+        #if MDQ_INVARIANTS
+        _checkInvariants()
+        #endif
+        return removed
+    }
+
+    /// Removes every child of a folder (and their subtrees).
+    @discardableResult
+    public func removeChildren(of id: EntryID) -> Int {
+        removeChildren(of: id.rawValue)
+    }
+
+    /// Moves and/or renames an entry; its subtree follows unchanged.
+    ///
+    /// An entry already at the destination is replaced (removed with its
+    /// subtree), as `rename(2)` replaces it.
+    ///
+    /// - Parameters:
+    ///   - id: the entry; not a scope root.
+    ///   - newParent: a live folder or root outside `id`'s own subtree.
+    ///   - newName: 1 to 255 raw bytes.
+    /// - Complexity: O(depth of `newParent`) plus the size of a replaced subtree.
+    public func move(_ id: EntryID, to newParent: EntryID, name newName: UnsafeRawBufferPointer) {
+        let raw = id.rawValue
+        precondition(contains(id) && contains(newParent) && !bits(raw).isRoot, "move of a dead entry or a root")
+        var ancestor = newParent.rawValue
+        while ancestor != Self.none {
+            precondition(ancestor != raw, "cannot move an entry into its own subtree")
+            ancestor = parentColumn[ancestor]
+        }
+        let occupant = lookup(newName, in: newParent.rawValue)
+        if occupant == raw { return }
+        if occupant != Self.none {
+            unlinkFromHash(occupant)
+            unlinkFromParent(occupant)
+            freeSubtree(occupant)
+        }
+        unlinkFromHash(raw)
+        unlinkFromParent(raw)
+        var b = bits(raw)
+        let oldName = nameBytes(raw)
+        if oldName.count != newName.count
+            || !NameBytes.equal(oldName.baseAddress!, newName.baseAddress!, count: newName.count)
+        {
+            names.release(offset: nameOffsetColumn[raw], length: b.nameLength)
+            nameOffsetColumn[raw] = names.store(newName)
+            b.nameLength = newName.count
+            b.isASCIIName = NameBytes.isASCII(newName)
+            bitsColumn[raw] = b.rawValue
+        }
+        parentColumn[raw] = newParent.rawValue
+        linkIntoParent(raw)
+        linkIntoHash(raw)
+        #if MDQ_INVARIANTS
+        _checkInvariants()
+        #endif
+    }
+
+    /// Moves and/or renames an entry; see `move(_:to:name:)`.
+    public func move(_ id: EntryID, to newParent: EntryID, name newName: [UInt8]) {
+        newName.withUnsafeBytes { move(id, to: newParent, name: $0) }
+    }
+
+    // MARK: Internals
+
+    func allocateEntry(
+        name: UnsafeRawBufferPointer, parent: UInt32, metadata: EntryMetadata, device: DeviceNumber?
+    ) -> UInt32 {
+        precondition(name.count > 0 && name.count <= 255, "entry names are 1 to 255 bytes")
+        let id: UInt32
+        if freeHead != Self.none {
+            id = freeHead
+            freeHead = nextSiblingColumn[id]
+        } else {
+            precondition(slotCount < Int(Self.none), "index full")
+            id = UInt32(slotCount)
+            slotCount += 1
+            reserveColumns(through: Int(id))
+        }
+        var b = EntryBits(rawValue: 0)
+        b.nameLength = name.count
+        b.isASCIIName = NameBytes.isASCII(name)
+        bitsColumn[id] = b.rawValue
+        nameOffsetColumn[id] = names.store(name)
+        parentColumn[id] = parent
+        firstChildColumn[id] = Self.none
+        nextSiblingColumn[id] = Self.none
+        previousSiblingColumn[id] = Self.none
+        count += 1
+        update(id, metadata: metadata, device: device)
+        if parent != Self.none { linkIntoParent(id) }
+        linkIntoHash(id)
+        if count > 2 * (bucketMask + 1) { growBuckets() }
+        return id
+    }
+
+    private func reserveColumns(through index: Int) {
+        while index >= chunkCount << 16 {
+            let chunk = chunkCount
+            forEachColumn { $0.addChunk(chunk) }
+            chunkCount += 1
+        }
+    }
+
+    func update(_ id: UInt32, metadata: EntryMetadata, device: DeviceNumber?) {
+        var b = bits(id)
+        b.kindRawValue = metadata.kind.rawValue
+        if b.hasLargeSize { largeSizes[id] = nil }
+        if b.hasLargeInode { largeInodes[id] = nil }
+        let size = metadata.size ?? 0
+        b.hasLargeSize = size >= UInt64(UInt32.max)
+        if b.hasLargeSize {
+            largeSizes[id] = size
+            sizeColumn[id] = UInt32.max
+        } else {
+            sizeColumn[id] = UInt32(size)
+        }
+        b.hasLargeInode = metadata.inode > UInt64(UInt32.max)
+        if b.hasLargeInode {
+            largeInodes[id] = metadata.inode
+            inodeColumn[id] = 0
+        } else {
+            inodeColumn[id] = UInt32(metadata.inode)
+        }
+        b.isStatted = metadata.modificationTime != nil
+        modificationColumn[id] = metadata.modificationTime?.nanosecondsSinceEpoch ?? 0
+        b.hasBirthTime = metadata.birthTime != nil
+        birthColumn[id] = metadata.birthTime?.nanosecondsSinceEpoch ?? 0
+        if let device { b.deviceIndex = deviceIndex(for: device) }
+        bitsColumn[id] = b.rawValue
+    }
+
+    /// A small index for a device number; the 255th and later devices share
+    /// the last slot (only `stayOnFileSystem` reads it, from fresh stats).
+    func deviceIndex(for device: DeviceNumber) -> Int {
+        if let index = deviceIndexes[device] { return index }
+        let index = min(devices.count, 255)
+        if devices.count < 256 {
+            devices.append(device)
+            deviceIndexes[device] = index
+        }
+        return index
+    }
+
+    @discardableResult
+    func removeChildren(of id: UInt32) -> Int {
+        var removed = 0
+        var child = firstChildColumn[id]
+        while child != Self.none {
+            let next = nextSiblingColumn[child]
+            unlinkFromHash(child)
+            removed += freeSubtree(child)
+            child = next
+        }
+        firstChildColumn[id] = Self.none
+        #if MDQ_INVARIANTS
+        _checkInvariants()
+        #endif
+        return removed
+    }
+
+    /// Frees `id` and everything below it. `id` must already be unlinked from
+    /// its parent and the hash table; descendants are unlinked here.
+    @discardableResult
+    func freeSubtree(_ id: UInt32) -> Int {
+        var stack: [UInt32] = [id]
+        var removed = 0
+        while let entry = stack.popLast() {
+            var child = firstChildColumn[entry]
+            while child != Self.none {
+                stack.append(child)
+                child = nextSiblingColumn[child]
+            }
+            if entry != id { unlinkFromHash(entry) }
+            freeSlot(entry)
+            removed += 1
+        }
+        return removed
+    }
+
+    private func freeSlot(_ id: UInt32) {
+        let b = bits(id)
+        names.release(offset: nameOffsetColumn[id], length: b.nameLength)
+        if b.hasLargeSize { largeSizes[id] = nil }
+        if b.hasLargeInode { largeInodes[id] = nil }
+        if b.isRoot { rootPaths[id] = nil }
+        bitsColumn[id] = 0
+        parentColumn[id] = Self.none
+        firstChildColumn[id] = Self.none
+        previousSiblingColumn[id] = Self.none
+        hashNextColumn[id] = Self.none
+        nextSiblingColumn[id] = freeHead
+        freeHead = id
+        count -= 1
+    }
+
+    private func linkIntoParent(_ id: UInt32) {
+        let parent = parentColumn[id]
+        let head = firstChildColumn[parent]
+        nextSiblingColumn[id] = head
+        previousSiblingColumn[id] = Self.none
+        if head != Self.none { previousSiblingColumn[head] = id }
+        firstChildColumn[parent] = id
+    }
+
+    private func unlinkFromParent(_ id: UInt32) {
+        let parent = parentColumn[id]
+        guard parent != Self.none else { return }
+        let previous = previousSiblingColumn[id]
+        let next = nextSiblingColumn[id]
+        if previous != Self.none {
+            nextSiblingColumn[previous] = next
+        } else {
+            firstChildColumn[parent] = next
+        }
+        if next != Self.none { previousSiblingColumn[next] = previous }
+        nextSiblingColumn[id] = Self.none
+        previousSiblingColumn[id] = Self.none
+    }
+
+    private func bucket(of id: UInt32) -> Int {
+        Int(truncatingIfNeeded: NameBytes.hash(parent: parentColumn[id], name: nameBytes(id))) & bucketMask
+    }
+
+    private func linkIntoHash(_ id: UInt32) {
+        let slot = bucket(of: id)
+        hashNextColumn[id] = buckets[slot]
+        buckets[slot] = id
+    }
+
+    private func unlinkFromHash(_ id: UInt32) {
+        let slot = bucket(of: id)
+        var current = buckets[slot]
+        if current == id {
+            buckets[slot] = hashNextColumn[id]
+        } else {
+            while current != Self.none {
+                let next = hashNextColumn[current]
+                if next == id {
+                    hashNextColumn[current] = hashNextColumn[id]
+                    break
+                }
+                current = next
+            }
+        }
+        hashNextColumn[id] = Self.none
+    }
+
+    /// Doubles the bucket array (load factor kept at or below 2).
+    private func growBuckets() {
+        let newCount = (bucketMask + 1) * 2
+        buckets.deallocate()
+        buckets = .allocate(capacity: newCount)
+        buckets.initialize(repeating: Self.none, count: newCount)
+        bucketMask = newCount - 1
+        for id in 0..<UInt32(slotCount) where !bits(id).isFree {
+            linkIntoHash(id)
+        }
+    }
+}

@@ -1,0 +1,283 @@
+public import SystemPackage
+
+/// The in-memory store of every crawled entry: a tree of names with metadata,
+/// built to hold millions of entries in well under 100 bytes each.
+///
+/// Layout: structure of arrays in 64 Ki-entry chunks, one small integer
+/// (`EntryID`) per entry. An entry refers to its parent, first child and
+/// siblings by id; its name lives in a shared byte arena; a chained hash table
+/// keyed by (parent, name) finds a child in O(1). There is no object, `String`
+/// or `FilePath` per entry: full paths are rebuilt on demand from the parent
+/// chain. Names are raw bytes, so names that are not UTF-8 are kept exactly.
+///
+/// Scope roots are entries without a parent that remember their full path.
+/// Every mutation keeps the tree, the sibling lists and the hash table in step;
+/// debug builds verify that after each one (`_checkInvariants()`).
+///
+/// Not thread-safe: one owner mutates it (the crawler's sink and later the
+/// watcher serialise through a lock).
+public final class FileIndex {
+    static let none = UInt32.max
+
+    let parentColumn = ChunkedColumn<UInt32>(fill: FileIndex.none)
+    let firstChildColumn = ChunkedColumn<UInt32>(fill: FileIndex.none)
+    let nextSiblingColumn = ChunkedColumn<UInt32>(fill: FileIndex.none)
+    let previousSiblingColumn = ChunkedColumn<UInt32>(fill: FileIndex.none)
+    let hashNextColumn = ChunkedColumn<UInt32>(fill: FileIndex.none)
+    let nameOffsetColumn = ChunkedColumn<UInt32>(fill: 0)
+    let bitsColumn = ChunkedColumn<UInt32>(fill: 0)
+    /// Sizes below 2^32 - 1; larger ones live in `largeSizes`.
+    let sizeColumn = ChunkedColumn<UInt32>(fill: 0)
+    /// Inode numbers below 2^32; larger ones live in `largeInodes`.
+    let inodeColumn = ChunkedColumn<UInt32>(fill: 0)
+    let modificationColumn = ChunkedColumn<Int64>(fill: 0)
+    let birthColumn = ChunkedColumn<Int64>(fill: 0)
+    /// Chunks allocated in every column.
+    var chunkCount = 0
+    var largeSizes: [UInt32: UInt64] = [:]
+    var largeInodes: [UInt32: UInt64] = [:]
+    let names = NameArena()
+
+    var buckets: UnsafeMutablePointer<UInt32>
+    var bucketMask: Int
+
+    /// One past the highest id ever handed out.
+    public internal(set) var slotCount = 0
+    /// Live entries, scope roots included.
+    public internal(set) var count = 0
+    var freeHead = FileIndex.none
+
+    var rootPaths: [UInt32: FilePath] = [:]
+    var devices: [DeviceNumber] = []
+    var deviceIndexes: [DeviceNumber: Int] = [:]
+
+    /// Creates an empty index.
+    public init() {
+        bucketMask = 1023
+        buckets = .allocate(capacity: bucketMask + 1)
+        buckets.initialize(repeating: Self.none, count: bucketMask + 1)
+    }
+
+    deinit {
+        buckets.deallocate()
+        forEachColumn { $0.deallocate(chunkCount: chunkCount) }
+    }
+
+    /// Applies `body` to each column, type-erased to its deallocation/growth.
+    func forEachColumn(_ body: (ColumnHandle) -> Void) {
+        body(ColumnHandle(parentColumn))
+        body(ColumnHandle(firstChildColumn))
+        body(ColumnHandle(nextSiblingColumn))
+        body(ColumnHandle(previousSiblingColumn))
+        body(ColumnHandle(hashNextColumn))
+        body(ColumnHandle(nameOffsetColumn))
+        body(ColumnHandle(bitsColumn))
+        body(ColumnHandle(sizeColumn))
+        body(ColumnHandle(inodeColumn))
+        body(ColumnHandle(modificationColumn))
+        body(ColumnHandle(birthColumn))
+    }
+
+    /// A column's chunk management, whatever its element type.
+    struct ColumnHandle {
+        let addChunk: (Int) -> Void
+        let deallocate: (Int) -> Void
+        let elementSize: Int
+        init<E>(_ column: ChunkedColumn<E>) {
+            addChunk = column.addChunk
+            deallocate = { column.deallocate(chunkCount: $0) }
+            elementSize = MemoryLayout<E>.stride
+        }
+        func deallocate(chunkCount: Int) { deallocate(chunkCount) }
+    }
+
+    // MARK: Reading
+
+    /// Whether `id` names a live entry.
+    public func contains(_ id: EntryID) -> Bool {
+        Int(id.rawValue) < slotCount && !EntryBits(rawValue: bitsColumn[id.rawValue]).isFree
+    }
+
+    @inline(__always)
+    func bits(_ id: UInt32) -> EntryBits { EntryBits(rawValue: bitsColumn[id]) }
+
+    /// The entry's kind.
+    public func kind(of id: EntryID) -> EntryKind { bits(id.rawValue).kind }
+
+    /// The entry's parent; nil for a scope root.
+    public func parent(of id: EntryID) -> EntryID? {
+        let p = parentColumn[id.rawValue]
+        return p == Self.none ? nil : EntryID(p)
+    }
+
+    /// Whether the entry is a scope root.
+    public func isRoot(_ id: EntryID) -> Bool { bits(id.rawValue).isRoot }
+
+    /// The scope roots, in no particular order.
+    public var roots: [EntryID] { rootPaths.keys.map(EntryID.init) }
+
+    /// Calls `body` with the entry's name bytes, valid during the call.
+    @inline(__always)
+    public func withName<R>(of id: EntryID, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(nameBytes(id.rawValue))
+    }
+
+    @inline(__always)
+    func nameBytes(_ id: UInt32) -> UnsafeRawBufferPointer {
+        names.bytes(at: nameOffsetColumn[id], length: bits(id).nameLength)
+    }
+
+    /// The entry's name as raw bytes.
+    public func name(of id: EntryID) -> [UInt8] {
+        withName(of: id) { Array($0) }
+    }
+
+    /// What the index knows about the entry.
+    public func metadata(of id: EntryID) -> EntryMetadata {
+        let raw = id.rawValue
+        let b = bits(raw)
+        var metadata = EntryMetadata(kind: b.kind, inode: inode(raw, b))
+        if b.isStatted {
+            metadata.size = b.hasLargeSize ? largeSizes[raw, default: 0] : UInt64(sizeColumn[raw])
+            metadata.modificationTime = Timestamp(nanosecondsSinceEpoch: modificationColumn[raw])
+            if b.hasBirthTime { metadata.birthTime = Timestamp(nanosecondsSinceEpoch: birthColumn[raw]) }
+        }
+        return metadata
+    }
+
+    private func inode(_ id: UInt32, _ b: EntryBits) -> UInt64 {
+        b.hasLargeInode ? largeInodes[id, default: 0] : UInt64(inodeColumn[id])
+    }
+
+    /// The child of `parent` called `name`, if any.
+    ///
+    /// - Complexity: O(1) expected.
+    public func child(named name: UnsafeRawBufferPointer, in parent: EntryID) -> EntryID? {
+        let id = lookup(name, in: parent.rawValue)
+        return id == Self.none ? nil : EntryID(id)
+    }
+
+    /// The child of `parent` called `name`, if any.
+    public func child(named name: [UInt8], in parent: EntryID) -> EntryID? {
+        name.withUnsafeBytes { child(named: $0, in: parent) }
+    }
+
+    func lookup(_ name: UnsafeRawBufferPointer, in parent: UInt32) -> UInt32 {
+        let h = NameBytes.hash(parent: parent, name: name)
+        var id = buckets[Int(truncatingIfNeeded: h) & bucketMask]
+        while id != Self.none {
+            if parentColumn[id] == parent {
+                let b = bits(id)
+                if b.nameLength == name.count,
+                    NameBytes.equal(names.pointer(at: nameOffsetColumn[id]), name.baseAddress!, count: name.count)
+                {
+                    return id
+                }
+            }
+            id = hashNextColumn[id]
+        }
+        return Self.none
+    }
+
+    /// The entry's children, in no particular order.
+    ///
+    /// - Complexity: O(number of children).
+    public func children(of id: EntryID) -> [EntryID] {
+        var result: [EntryID] = []
+        var child = firstChildColumn[id.rawValue]
+        while child != Self.none {
+            result.append(EntryID(child))
+            child = nextSiblingColumn[child]
+        }
+        return result
+    }
+
+    /// The absolute path of the entry, rebuilt from its parent chain.
+    ///
+    /// - Complexity: O(depth).
+    public func path(of id: EntryID) -> FilePath {
+        var bytes: [UInt8] = []
+        appendPath(of: id.rawValue, to: &bytes)
+        return FilePath.fromBytes(bytes)
+    }
+
+    /// Appends the absolute path of `id` as raw bytes (no terminator).
+    func appendPath(of id: UInt32, to bytes: inout [UInt8]) {
+        var chain: [UInt32] = []
+        var current = id
+        while current != Self.none, !bits(current).isRoot {
+            chain.append(current)
+            current = parentColumn[current]
+        }
+        if current != Self.none, let root = rootPaths[current] {
+            root.appendBytes(to: &bytes)
+        }
+        for element in chain.reversed() {
+            if bytes.last != 0x2F { bytes.append(0x2F) }
+            bytes.append(contentsOf: nameBytes(element))
+        }
+    }
+
+    /// The scope root above `id` (itself for a root).
+    public func root(of id: EntryID) -> EntryID {
+        var current = id.rawValue
+        while !bits(current).isRoot {
+            current = parentColumn[current]
+        }
+        return EntryID(current)
+    }
+
+    /// Calls `body` for every live entry, scope roots included, in id order.
+    ///
+    /// - Complexity: O(slots).
+    public func forEachEntry(_ body: (EntryID) throws -> Void) rethrows {
+        var base = 0
+        while base < slotCount {
+            let chunk = bitsColumn.chunk(base >> 16)
+            let length = min(1 << 16, slotCount - base)
+            for i in 0..<length where chunk[i] & 0x700 != 0 {
+                try body(EntryID(UInt32(base + i)))
+            }
+            base += 1 << 16
+        }
+    }
+
+    /// Bytes the index has allocated: columns, hash table, names and side tables.
+    public var allocatedBytes: Int {
+        var total = 0
+        forEachColumn { total += $0.elementSize * chunkCount << 16 }
+        total += (bucketMask + 1) * MemoryLayout<UInt32>.stride
+        total += names.allocatedBytes
+        total += (largeSizes.capacity + largeInodes.capacity) * 24
+        return total
+    }
+}
+
+extension FilePath {
+    /// A path from raw bytes, which need not be UTF-8.
+    static func fromBytes(_ bytes: [UInt8]) -> FilePath {
+        bytes.withUnsafeBufferPointer { buffer in
+            var terminated = Array(buffer.lazy.map { CChar(bitPattern: $0) })
+            terminated.append(0)
+            return terminated.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
+        }
+    }
+
+    /// Appends the path's raw bytes.
+    func appendBytes(to bytes: inout [UInt8]) {
+        withPlatformString { cString in
+            var p = cString
+            while p.pointee != 0 {
+                bytes.append(UInt8(bitPattern: p.pointee))
+                p += 1
+            }
+        }
+    }
+
+    /// The path's raw bytes.
+    var bytes: [UInt8] {
+        var result: [UInt8] = []
+        appendBytes(to: &result)
+        return result
+    }
+}

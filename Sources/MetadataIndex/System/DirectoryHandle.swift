@@ -1,0 +1,37 @@
+import Glibc
+import SystemPackage
+
+/// An open folder, closed when the last reference goes away.
+///
+/// The crawler opens each folder relative to its parent's descriptor
+/// (`openat`), so a walk never builds a full path and works below `PATH_MAX`
+/// limits; a queued child keeps its parent's handle alive until it is opened.
+final class DirectoryHandle: Sendable {
+    let descriptor: FileDescriptor
+
+    private init(_ descriptor: FileDescriptor) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        closeDescriptor(descriptor.rawValue)
+    }
+
+    private static let openFlags = O_RDONLY | O_DIRECTORY | O_CLOEXEC
+
+    /// Opens a scope root by path. The root itself may be a symlink to a
+    /// folder (the user named it); nothing below it is ever followed.
+    static func open(path: FilePath) -> Result<DirectoryHandle, Errno> {
+        path.withPlatformString { cPath in
+            syscallResult { Glibc.open(cPath, openFlags) }.map { DirectoryHandle(FileDescriptor(rawValue: $0)) }
+        }
+    }
+
+    /// Opens the child folder `name` of this folder without following a
+    /// symlink (`O_NOFOLLOW`): a symlink that replaced a folder since it was
+    /// listed fails with `ELOOP`/`ENOTDIR` instead of leading out of scope.
+    func openChild(_ name: UnsafePointer<CChar>) -> Result<DirectoryHandle, Errno> {
+        syscallResult { Glibc.openat(descriptor.rawValue, name, Self.openFlags | O_NOFOLLOW) }
+            .map { DirectoryHandle(FileDescriptor(rawValue: $0)) }
+    }
+}

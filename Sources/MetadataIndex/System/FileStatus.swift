@@ -1,0 +1,74 @@
+import CLinuxSyscalls
+import Glibc
+import SystemPackage
+
+/// What one `statx` call says about an entry, without following symlinks.
+struct FileStatus: Sendable, Equatable {
+    var kind: EntryKind
+    var inode: UInt64
+    var size: UInt64
+    var modificationTime: Timestamp
+    /// Absent where the filesystem keeps no birth time.
+    var birthTime: Timestamp?
+    var device: DeviceNumber
+
+    init(_ raw: mdq_file_status) {
+        kind = EntryKind(mode: raw.mode)
+        inode = raw.inode
+        size = raw.size
+        modificationTime = Timestamp(seconds: raw.modification_seconds, nanoseconds: raw.modification_nanoseconds)
+        birthTime = raw.has_birth_time != 0
+            ? Timestamp(seconds: raw.birth_seconds, nanoseconds: raw.birth_nanoseconds) : nil
+        device = DeviceNumber(major: raw.device_major, minor: raw.device_minor)
+    }
+
+    /// `statx` of `name` relative to the open folder `directory`, never
+    /// following a final symlink, so no full path is built and paths longer
+    /// than `PATH_MAX` work.
+    static func of(
+        _ name: UnsafePointer<CChar>, in directory: FileDescriptor
+    ) -> Result<FileStatus, Errno> {
+        var raw = mdq_file_status()
+        return syscallResult { mdq_statx(directory.rawValue, name, 0, &raw) }.map { _ in FileStatus(raw) }
+    }
+
+    /// `statx` of an open descriptor itself (`AT_EMPTY_PATH`).
+    static func of(descriptor: FileDescriptor) -> Result<FileStatus, Errno> {
+        var raw = mdq_file_status()
+        return syscallResult { mdq_statx(descriptor.rawValue, "", 0x1000 /* AT_EMPTY_PATH */, &raw) }.map { _ in FileStatus(raw) }
+    }
+}
+
+/// A device number (`st_dev`) split as the kernel reports it.
+public struct DeviceNumber: Hashable, Sendable {
+    public var major: UInt32
+    public var minor: UInt32
+
+    public init(major: UInt32, minor: UInt32) {
+        self.major = major
+        self.minor = minor
+    }
+}
+
+extension EntryKind {
+    init(mode: UInt32) {
+        switch mode & UInt32(S_IFMT) {
+        case UInt32(S_IFREG): self = .file
+        case UInt32(S_IFDIR): self = .folder
+        case UInt32(S_IFLNK): self = .symlink
+        default: self = .other
+        }
+    }
+
+    /// The kind `getdents64` reports in `d_type`, or nil for `DT_UNKNOWN`
+    /// (some filesystems never fill it in; the caller must stat).
+    init?(directoryEntryType type: UInt8) {
+        switch Int(type) {
+        case Int(DT_REG): self = .file
+        case Int(DT_DIR): self = .folder
+        case Int(DT_LNK): self = .symlink
+        case Int(DT_UNKNOWN): return nil
+        default: self = .other
+        }
+    }
+}

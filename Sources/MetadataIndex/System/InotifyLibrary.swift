@@ -1,0 +1,66 @@
+import CInotifyTools
+import Glibc
+import Synchronization
+import SystemPackage
+
+/// The process's one libinotifytools instance.
+///
+/// libinotifytools keeps all of its state in globals and is neither
+/// thread-safe nor reentrant, so every call goes through this type, under its
+/// lock. The library reads with `select()`, which is undefined for a
+/// descriptor >= 1024, so it is initialised early and refuses to start when
+/// its descriptor would be that high.
+final class InotifyLibrary: Sendable {
+    /// The engine initialises the library once per process, on first use.
+    static let shared = InotifyLibrary()
+
+    private struct State {
+        var initialized = false
+    }
+
+    private let state = Mutex(State())
+
+    private init() {}
+
+    /// Initialises libinotifytools if it is not already.
+    ///
+    /// - Throws: `MetadataError` with code `.watcherUnavailable` when the
+    ///   kernel refuses an inotify instance (the per-user limit is
+    ///   `/proc/sys/fs/inotify/max_user_instances`) or when its descriptor
+    ///   would be >= 1024.
+    func initialize() throws(MetadataError) {
+        try state.withLock { (state) throws(MetadataError) in
+            if state.initialized { return }
+            // inotify_init takes the lowest free descriptor; probe it first so
+            // select() inside the library is never handed one >= FD_SETSIZE.
+            let probe = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+            if probe >= 0 { closeDescriptor(probe) }
+            if probe >= FD_SETSIZE {
+                throw MetadataError(
+                    code: .watcherUnavailable,
+                    message: "libinotifytools needs a descriptor below \(FD_SETSIZE) but the next free one is \(probe)"
+                )
+            }
+            guard inotifytools_initialize() != 0 else {
+                let error = Errno(rawValue: inotifytools_error())
+                throw MetadataError(
+                    code: .watcherUnavailable,
+                    message: "cannot start inotify (see /proc/sys/fs/inotify/max_user_instances)",
+                    underlying: error
+                )
+            }
+            state.initialized = true
+        }
+    }
+
+    /// Whether `initialize()` has succeeded in this process.
+    var isInitialized: Bool {
+        state.withLock { $0.initialized }
+    }
+
+    /// The per-user watch limit, `/proc/sys/fs/inotify/max_user_watches`.
+    var maxUserWatches: Int {
+        state.withLock { _ in Int(inotifytools_get_max_user_watches()) }
+    }
+}
+

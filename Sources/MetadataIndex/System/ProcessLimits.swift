@@ -1,0 +1,25 @@
+import Glibc
+
+/// Process-wide resource limits the crawler depends on.
+enum ProcessLimits {
+    /// Raises the soft open-file limit to the hard limit, once.
+    ///
+    /// The crawler keeps one descriptor open per folder on each thread's
+    /// current path plus queued work; a deep tree on a 1024-descriptor default
+    /// could otherwise fail with `EMFILE`.
+    static let raisedOpenFileLimit: Void = {
+        var limit = rlimit()
+        guard getrlimit(RLIMIT_NOFILE_CONSTANT, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        _ = setrlimit(RLIMIT_NOFILE_CONSTANT, &limit)
+    }()
+
+    private static var RLIMIT_NOFILE_CONSTANT: __rlimit_resource_t {
+        __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    }
+
+    /// The number of processors online, at least 1.
+    static var processorCount: Int {
+        max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}

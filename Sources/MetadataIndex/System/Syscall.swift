@@ -1,0 +1,28 @@
+import Glibc
+import SystemPackage
+
+/// The single errno policy for every system call mdq makes.
+///
+/// Calls returning -1 are retried while they fail with `EINTR` (never use this
+/// for `close`, whose descriptor is gone after an interrupted call), and any
+/// other failure is returned as the `Errno` the call left behind.
+@inline(__always)
+func syscallResult<I: FixedWidthInteger>(
+    retryOnInterrupt: Bool = true,
+    _ call: () -> I
+) -> Result<I, Errno> {
+    while true {
+        let value = call()
+        if value != -1 { return .success(value) }
+        let error = Errno(rawValue: errno)
+        if retryOnInterrupt && error == .interrupted { continue }
+        return .failure(error)
+    }
+}
+
+/// Closes a descriptor exactly once, without retrying on `EINTR`: on Linux the
+/// descriptor is released even when `close` reports an interruption.
+@inline(__always)
+func closeDescriptor(_ descriptor: CInt) {
+    _ = Glibc.close(descriptor)
+}
