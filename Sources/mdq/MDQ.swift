@@ -1,1 +1,110 @@
-@main struct M { static func main() {} }
+import ArgumentParser
+import MetadataIndex
+import SystemPackage
+
+/// `mdq`: `mdfind` for Linux. Parses, calls the library, prints.
+@main
+struct MDQ: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mdq",
+        abstract: "Find files by metadata query, like mdfind.",
+        discussion: """
+            QUERY is an NSPredicate-style predicate over kMDItemFSName, kMDItemDisplayName \
+            and kMDItemPath (also spelled NSMetadataItemFSNameKey, ...). Operators: ==, !=, \
+            LIKE, BEGINSWITH, ENDSWITH, CONTAINS, each with [c] (ignore case), [d] (ignore \
+            diacritics) or [cd]; AND/&&, OR/||, NOT/!, parentheses, TRUEPREDICATE.
+            LIKE matches the whole name: * is any run, ? one character, \\ escapes.
+
+            With no scope option, mdq searches the example container bundled with its source.
+
+            Examples:
+              mdq "kMDItemFSName LIKE[c] '*.png'"
+              mdq --name report
+              mdq --onlyin ~/src "kMDItemFSName ENDSWITH '.swift'"
+              mdq --onlyin . "kMDItemPath CONTAINS '/docs/' && kMDItemFSName LIKE '*.md'"
+              mdq --container ~/Sync --scope documents --count "kMDItemFSName LIKE '*.pdf'"
+              mdq -0 "kMDItemFSName LIKE '*.tmp'" | xargs -0 rm --
+              mdq --json "kMDItemDisplayName BEGINSWITH[cd] 'resume'"
+
+            Exit status: 0 success, 1 runtime error (missing container or scope), \
+            2 usage or query syntax error.
+            """
+    )
+
+    @OptionGroup var scope: ScopeOptions
+    @OptionGroup var output: OutputOptions
+
+    @Option(name: .long, help: ArgumentHelp(
+        "Find names containing TEXT, ignoring case and diacritics; with * or ?, a whole-name wildcard match.",
+        valueName: "TEXT"))
+    var name: String?
+
+    @Argument(help: ArgumentHelp("The predicate, e.g. \"kMDItemFSName LIKE '*.png'\".", valueName: "QUERY"))
+    var query: String?
+
+    mutating func validate() throws {
+        if name == nil && query == nil {
+            throw ValidationError("give a QUERY or --name TEXT")
+        }
+        if name != nil && query != nil {
+            throw ValidationError("give either a QUERY or --name TEXT, not both")
+        }
+        if output.count && (output.json || output.nullTerminated) {
+            throw ValidationError("--count prints a number; it does not combine with --json or -0")
+        }
+    }
+
+    func run() throws {
+        let raw = RawArguments()
+        let predicate: MetadataPredicate
+        if let name {
+            predicate = try MetadataPredicate.nameMatching(raw.bytes(for: name))
+        } else {
+            predicate = try MetadataPredicate(formatBytes: raw.bytes(for: query ?? ""))
+        }
+        let roots = try scope.crawlRoots(raw: raw)
+        let search = OneShotSearch(
+            roots: roots, predicate: predicate, crawlOptions: scope.crawlOptions,
+            includeMetadata: output.json)
+        ProcessEnvironment.ignoreBrokenPipe()
+        let printer = ResultPrinter(format: output.format)
+        let onBatch: (@Sendable (SearchResultBatch) -> Void)? = output.count ? nil : { @Sendable batch in printer.print(batch) }
+        let summary = try search.run(
+            onBatch: onBatch,
+            onWarning: { warning in Diagnostics.warn(warning.description) })
+        if output.count {
+            printer.printCount(summary.matchCount)
+        }
+        printer.finish()
+    }
+
+    /// Runs the command with mdq's exit statuses: 0 success, 1 runtime error,
+    /// 2 usage or query syntax error, each with a one-line message on stderr
+    /// (plus the caret lines for a query error).
+    static func main() {
+        let command: MDQ
+        do {
+            command = try parse()
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                exit(withError: error)
+            }
+            Diagnostics.error(message(for: error) + "\n" + "Run 'mdq --help' for usage and examples.")
+            Diagnostics.exit(2)
+        }
+        do {
+            try command.run()
+        } catch let error as MetadataError {
+            Diagnostics.error(error.description)
+            Diagnostics.exit(error.code == .querySyntax || error.code == .invalidArgument ? 2 : 1)
+        } catch let error as ValidationError {
+            Diagnostics.error(error.message)
+            Diagnostics.exit(2)
+        } catch {
+            Diagnostics.error("\(error)")
+            Diagnostics.exit(1)
+        }
+        Diagnostics.exit(0)
+    }
+}

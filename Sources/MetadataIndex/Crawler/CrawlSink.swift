@@ -35,4 +35,11 @@ protocol CrawlSink: Sendable {
 
     /// A folder or entry was skipped.
     func warn(_ warning: CrawlWarning, worker: inout Worker)
+
+    /// The thread has no more work; flush anything buffered in `worker`.
+    func finish(worker: inout Worker)
+}
+
+extension CrawlSink {
+    func finish(worker: inout Worker) {}
 }

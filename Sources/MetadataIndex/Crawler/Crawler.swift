@@ -95,6 +95,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                 }
             }
         }
+        sink.finish(worker: &worker)
     }
 
     private func process(

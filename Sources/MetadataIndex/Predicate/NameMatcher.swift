@@ -1,0 +1,274 @@
+/// A string test compiled once: a LIKE-style pattern whose literals are
+/// already folded, specialised by shape.
+///
+/// ASCII names (most names on real disks) are matched in place, byte by
+/// byte, with ASCII case folding when `[c]`; no copy, no allocation. Other
+/// names are folded first (`UnicodeFolder`) and matched on grapheme
+/// boundaries.
+struct NameMatcher: Sendable, Hashable {
+    enum Piece: Hashable, Sendable {
+        case literal([UInt8])
+        case one
+    }
+
+    /// The pattern's shape; the first four run a single compare or search.
+    enum Shape: Hashable, Sendable {
+        case exact([UInt8])
+        case prefix([UInt8])
+        case suffix([UInt8])
+        case contains([UInt8])
+        /// `*`: everything matches.
+        case anything
+        case general
+    }
+
+    let options: StringCompareOptions
+    let shape: Shape
+    /// Runs between stars.
+    let segments: [[Piece]]
+    /// No leading star: the first segment starts at 0.
+    let anchoredStart: Bool
+    /// No trailing star: the last segment ends at the end.
+    let anchoredEnd: Bool
+
+    /// Compiles a pattern, folding its literals for `options`.
+    init(_ pattern: LikePattern, options: StringCompareOptions) {
+        self.options = options
+        let folder = UnicodeFolder(options: options)
+        var segments: [[Piece]] = [[]]
+        for element in pattern.elements {
+            switch element {
+            case .any: segments.append([])
+            case .one: segments[segments.count - 1].append(.one)
+            case .literal(let bytes): segments[segments.count - 1].append(.literal(folder.folded(bytes)))
+            }
+        }
+        anchoredStart = pattern.elements.first != .any
+        anchoredEnd = pattern.elements.last != .any || pattern.elements.isEmpty
+        // Leading/trailing stars leave empty first/last segments; drop them.
+        if !anchoredStart { segments.removeFirst() }
+        if !anchoredEnd && !segments.isEmpty { segments.removeLast() }
+        self.segments = segments
+
+        func single() -> [UInt8]? {
+            guard segments.count == 1, segments[0].count == 1, case .literal(let bytes) = segments[0][0] else {
+                return nil
+            }
+            return bytes
+        }
+        if pattern.elements.isEmpty {
+            shape = .exact([])
+        } else if segments.isEmpty {
+            shape = .anything
+        } else if let literal = single() {
+            switch (anchoredStart, anchoredEnd) {
+            case (true, true): shape = .exact(literal)
+            case (true, false): shape = .prefix(literal)
+            case (false, true): shape = .suffix(literal)
+            case (false, false): shape = .contains(literal)
+            }
+        } else {
+            shape = .general
+        }
+    }
+
+    /// Matches an ASCII name in place.
+    @inline(__always)
+    func matchesASCII(_ name: UnsafeRawBufferPointer) -> Bool {
+        let text = ASCIIText(base: name.baseAddress, count: name.count, lower: options.contains(.caseInsensitive))
+        return matches(text)
+    }
+
+    /// Matches a name that is not ASCII, folding it with `folder` (which
+    /// must have this matcher's options).
+    func matchesFolding(_ name: UnsafeRawBufferPointer, folder: UnicodeFolder) -> Bool {
+        folder.fold(name)
+        return folder.bytes.withUnsafeBufferPointer { bytes in
+            folder.boundaries.withUnsafeBufferPointer { boundaries in
+                matches(FoldedText(bytes: bytes, boundaries: boundaries))
+            }
+        }
+    }
+
+    @inline(__always)
+    func matches<T: MatchText>(_ text: T) -> Bool {
+        switch shape {
+        case .anything:
+            return true
+        case .exact(let literal):
+            return text.count == literal.count && text.matchesLiteral(literal, at: 0)
+        case .prefix(let literal):
+            return text.count >= literal.count && text.matchesLiteral(literal, at: 0)
+        case .suffix(let literal):
+            let start = text.count - literal.count
+            return start >= 0 && text.isBoundary(start) && text.matchesLiteral(literal, at: start)
+        case .contains(let literal):
+            return text.find(literal, from: 0) != nil
+        case .general:
+            return matchesGeneral(text)
+        }
+    }
+
+    private func matchesGeneral<T: MatchText>(_ text: T) -> Bool {
+        var position = 0
+        var first = 0
+        var last = segments.count
+        if anchoredStart {
+            guard let end = match(segments[0], in: text, at: 0) else { return false }
+            if segments.count == 1 && anchoredEnd { return end == text.count }
+            position = end
+            first = 1
+        }
+        if anchoredEnd { last -= 1 }
+        if first < last {
+            for segment in segments[first..<last] {
+                guard let end = findLeftmost(segment, in: text, from: position) else { return false }
+                position = end
+            }
+        }
+        guard anchoredEnd, last >= first, last < segments.count else { return true }
+        // The last segment must end exactly at the end of the text.
+        let segment = segments[last]
+        if let length = fixedLength(segment, in: text) {
+            let start = text.count - length
+            return start >= position && text.isBoundary(start) && match(segment, in: text, at: start) == text.count
+        }
+        var start = position
+        while start <= text.count {
+            if text.isBoundary(start), match(segment, in: text, at: start) == text.count { return true }
+            start += 1
+        }
+        return false
+    }
+
+    /// The segment's length in bytes when it does not depend on the text
+    /// (no `?`, or every character is one byte).
+    private func fixedLength<T: MatchText>(_ segment: [Piece], in text: T) -> Int? {
+        var length = 0
+        for piece in segment {
+            switch piece {
+            case .literal(let bytes): length += bytes.count
+            case .one:
+                guard T.isSingleByteCharacters else { return nil }
+                length += 1
+            }
+        }
+        return length
+    }
+
+    /// Where the segment ends when it matches at `start`, or nil.
+    @inline(__always)
+    private func match<T: MatchText>(_ segment: [Piece], in text: T, at start: Int) -> Int? {
+        var position = start
+        for piece in segment {
+            switch piece {
+            case .literal(let bytes):
+                guard position + bytes.count <= text.count, text.matchesLiteral(bytes, at: position) else { return nil }
+                position += bytes.count
+            case .one:
+                guard position < text.count else { return nil }
+                position = text.nextBoundary(after: position)
+            }
+        }
+        return position
+    }
+
+    private func findLeftmost<T: MatchText>(_ segment: [Piece], in text: T, from start: Int) -> Int? {
+        if segment.count == 1, case .literal(let bytes) = segment[0] {
+            return text.find(bytes, from: start).map { $0 + bytes.count }
+        }
+        var position = start
+        while position <= text.count {
+            if text.isBoundary(position), let end = match(segment, in: text, at: position) { return end }
+            position += 1
+        }
+        return nil
+    }
+}
+
+/// Text a matcher runs over: bytes already in comparison form, with
+/// character boundaries.
+protocol MatchText {
+    var count: Int { get }
+    /// Whether every character is one byte (ASCII), so `?` is one byte.
+    static var isSingleByteCharacters: Bool { get }
+    func isBoundary(_ position: Int) -> Bool
+    func nextBoundary(after position: Int) -> Int
+    /// `literal` occurs at `position` (in bounds) and ends on a boundary.
+    func matchesLiteral(_ literal: [UInt8], at position: Int) -> Bool
+    /// The leftmost boundary-aligned occurrence at or after `start`.
+    func find(_ literal: [UInt8], from start: Int) -> Int?
+}
+
+/// An ASCII name matched in place; `[c]` lowercases on the fly.
+struct ASCIIText: MatchText {
+    let base: UnsafeRawPointer?
+    let count: Int
+    let lower: Bool
+
+    static var isSingleByteCharacters: Bool { true }
+
+    @inline(__always) func isBoundary(_ position: Int) -> Bool { true }
+    @inline(__always) func nextBoundary(after position: Int) -> Int { position + 1 }
+
+    @inline(__always)
+    private func byte(_ i: Int) -> UInt8 {
+        let b = base.unsafelyUnwrapped.load(fromByteOffset: i, as: UInt8.self)
+        return lower && b &- 0x41 < 26 ? b | 0x20 : b
+    }
+
+    @inline(__always)
+    func matchesLiteral(_ literal: [UInt8], at position: Int) -> Bool {
+        literal.withUnsafeBufferPointer { p in
+            if !lower, let base {
+                return NameBytes.equal(base + position, p.baseAddress!, count: p.count)
+            }
+            for i in 0..<p.count where byte(position + i) != p[i] { return false }
+            return true
+        }
+    }
+
+    func find(_ literal: [UInt8], from start: Int) -> Int? {
+        guard let first = literal.first else { return start <= count ? start : nil }
+        var position = start
+        let last = count - literal.count
+        while position <= last {
+            if byte(position) == first && matchesLiteral(literal, at: position) { return position }
+            position += 1
+        }
+        return nil
+    }
+}
+
+/// A folded name with its grapheme boundaries.
+struct FoldedText: MatchText {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let boundaries: UnsafeBufferPointer<Bool>
+
+    var count: Int { bytes.count }
+    static var isSingleByteCharacters: Bool { false }
+
+    @inline(__always) func isBoundary(_ position: Int) -> Bool { boundaries[position] }
+
+    func nextBoundary(after position: Int) -> Int {
+        var next = position + 1
+        while next < bytes.count && !boundaries[next] { next += 1 }
+        return next
+    }
+
+    func matchesLiteral(_ literal: [UInt8], at position: Int) -> Bool {
+        guard boundaries[position], boundaries[position + literal.count] else { return false }
+        return literal.withUnsafeBufferPointer { p in
+            NameBytes.equal(bytes.baseAddress! + position, p.baseAddress!, count: p.count)
+        }
+    }
+
+    func find(_ literal: [UInt8], from start: Int) -> Int? {
+        var position = start
+        while position + literal.count <= bytes.count {
+            if matchesLiteral(literal, at: position) { return position }
+            position += 1
+        }
+        return nil
+    }
+}

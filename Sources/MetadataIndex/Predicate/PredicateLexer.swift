@@ -1,0 +1,203 @@
+/// Splits predicate text (raw bytes) into tokens.
+///
+/// String literals take `'...'` or `"..."` with the escapes `\\`, `\'`, `\"`,
+/// `\n`, `\t`, `\r`, `\0`, `\xHH` (one raw byte, so a pattern can name bytes
+/// that are not UTF-8) and `\uXXXX`. Any other backslash pair is kept as
+/// written, so `'a\*b'` reaches `LIKE` as `a\*b`: a literal star.
+struct PredicateLexer {
+    private let source: [UInt8]
+    private var position = 0
+
+    init(_ source: [UInt8]) {
+        self.source = source
+    }
+
+    private func error(_ message: String, at offset: Int) -> MetadataError {
+        MetadataError(code: .querySyntax, message: message, offset: offset, source: source)
+    }
+
+    /// All tokens, ending with `.end`.
+    mutating func tokenize() throws(MetadataError) -> [PredicateToken] {
+        var tokens: [PredicateToken] = []
+        while true {
+            let token = try next()
+            tokens.append(token)
+            if token.kind == .end { return tokens }
+        }
+    }
+
+    private func peek(_ ahead: Int = 0) -> UInt8? {
+        position + ahead < source.count ? source[position + ahead] : nil
+    }
+
+    private static func isIdentifierStart(_ b: UInt8) -> Bool {
+        (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == 0x5F || b == 0x24 || b == 0x23
+    }
+
+    private static func isIdentifierPart(_ b: UInt8) -> Bool {
+        isIdentifierStart(b) || (b >= 0x30 && b <= 0x39) || b == 0x2E
+    }
+
+    private mutating func next() throws(MetadataError) -> PredicateToken {
+        while let b = peek(), b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D {
+            position += 1
+        }
+        let start = position
+        guard let b = peek() else { return PredicateToken(kind: .end, offset: start, length: 0) }
+        func token(_ kind: PredicateToken.Kind, _ length: Int) -> PredicateToken {
+            position = start + length
+            return PredicateToken(kind: kind, offset: start, length: length)
+        }
+        switch b {
+        case UInt8(ascii: "("): return token(.leftParen, 1)
+        case UInt8(ascii: ")"): return token(.rightParen, 1)
+        case UInt8(ascii: "{"): return token(.leftBrace, 1)
+        case UInt8(ascii: "}"): return token(.rightBrace, 1)
+        case UInt8(ascii: "["): return token(.leftBracket, 1)
+        case UInt8(ascii: "]"): return token(.rightBracket, 1)
+        case UInt8(ascii: ","): return token(.comma, 1)
+        case UInt8(ascii: "="):
+            if peek(1) == UInt8(ascii: "=") { return token(.equal, 2) }
+            if peek(1) == UInt8(ascii: "<") { return token(.lessOrEqual, 2) }
+            if peek(1) == UInt8(ascii: ">") { return token(.greaterOrEqual, 2) }
+            return token(.equal, 1)
+        case UInt8(ascii: "!"):
+            if peek(1) == UInt8(ascii: "=") { return token(.notEqual, 2) }
+            return token(.not, 1)
+        case UInt8(ascii: "<"):
+            if peek(1) == UInt8(ascii: "=") { return token(.lessOrEqual, 2) }
+            if peek(1) == UInt8(ascii: ">") { return token(.notEqual, 2) }
+            return token(.less, 1)
+        case UInt8(ascii: ">"):
+            if peek(1) == UInt8(ascii: "=") { return token(.greaterOrEqual, 2) }
+            return token(.greater, 1)
+        case UInt8(ascii: "&"):
+            if peek(1) == UInt8(ascii: "&") { return token(.and, 2) }
+            throw error("expected '&&'", at: start)
+        case UInt8(ascii: "|"):
+            if peek(1) == UInt8(ascii: "|") { return token(.or, 2) }
+            throw error("expected '||'", at: start)
+        case UInt8(ascii: "%"):
+            var length = 1
+            while let c = peek(length), (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || c == 0x40 {
+                length += 1
+                if c != UInt8(ascii: "l") { break }
+            }
+            guard length > 1 else { throw error("expected a format specifier such as %K or %@ after '%'", at: start) }
+            let spec = String(decoding: source[start + 1..<start + length], as: UTF8.self)
+            return token(.formatSpecifier(spec), length)
+        case UInt8(ascii: "'"), UInt8(ascii: "\""):
+            return try string(quote: b)
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: "+"):
+            return try number()
+        default:
+            if Self.isIdentifierStart(b) {
+                var length = 1
+                while let c = peek(length), Self.isIdentifierPart(c) { length += 1 }
+                let word = String(decoding: source[start..<start + length], as: UTF8.self)
+                switch word.uppercased() {
+                case "AND": return token(.and, length)
+                case "OR": return token(.or, length)
+                case "NOT": return token(.not, length)
+                default: return token(.identifier(word), length)
+                }
+            }
+            throw error("unexpected character", at: start)
+        }
+    }
+
+    private mutating func string(quote: UInt8) throws(MetadataError) -> PredicateToken {
+        let start = position
+        position += 1
+        var bytes: [UInt8] = []
+        while true {
+            guard let b = peek() else {
+                throw error("unterminated string: expected a closing \(quote == 0x27 ? "'" : "\"")", at: start)
+            }
+            position += 1
+            if b == quote { break }
+            guard b == 0x5C else {
+                bytes.append(b)
+                continue
+            }
+            guard let e = peek() else {
+                throw error("unterminated string: expected a closing \(quote == 0x27 ? "'" : "\"")", at: start)
+            }
+            let escapeStart = position - 1
+            position += 1
+            switch e {
+            case 0x5C, 0x27, 0x22: bytes.append(e)
+            case UInt8(ascii: "n"): bytes.append(0x0A)
+            case UInt8(ascii: "t"): bytes.append(0x09)
+            case UInt8(ascii: "r"): bytes.append(0x0D)
+            case UInt8(ascii: "0"): bytes.append(0x00)
+            case UInt8(ascii: "x"):
+                guard let value = hexValue(digits: 2) else {
+                    throw error("expected two hex digits after \\x", at: escapeStart)
+                }
+                bytes.append(UInt8(value))
+            case UInt8(ascii: "u"):
+                guard let value = hexValue(digits: 4), let scalar = Unicode.Scalar(value) else {
+                    throw error("expected four hex digits of a Unicode scalar after \\u", at: escapeStart)
+                }
+                bytes.append(contentsOf: Array(String(Character(scalar)).utf8))
+            default:
+                // Kept as written: LIKE gives `\*`, `\?` and `\\` their meaning.
+                bytes.append(0x5C)
+                bytes.append(e)
+            }
+        }
+        return PredicateToken(kind: .string(bytes), offset: start, length: position - start)
+    }
+
+    private mutating func hexValue(digits: Int) -> UInt32? {
+        var value: UInt32 = 0
+        for i in 0..<digits {
+            guard let c = peek(i) else { return nil }
+            let digit: UInt32
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(c - 0x30)
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(c - 0x61 + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(c - 0x41 + 10)
+            default: return nil
+            }
+            value = value << 4 | digit
+        }
+        position += digits
+        return value
+    }
+
+    private mutating func number() throws(MetadataError) -> PredicateToken {
+        let start = position
+        var length = 0
+        if let s = peek(), s == 0x2D || s == 0x2B { length += 1 }
+        if peek(length) == UInt8(ascii: "0"), let x = peek(length + 1), x == UInt8(ascii: "x") || x == UInt8(ascii: "X") {
+            var end = length + 2
+            while let c = peek(end), c.isHexDigit { end += 1 }
+            let digits = String(decoding: source[start + length + 2..<start + end], as: UTF8.self)
+            guard let value = UInt64(digits, radix: 16) else { throw error("expected hex digits after 0x", at: start) }
+            position = start + end
+            let sign: Double = source[start] == 0x2D ? -1 : 1
+            return PredicateToken(kind: .number(sign * Double(value)), offset: start, length: end)
+        }
+        while let c = peek(length), (c >= 0x30 && c <= 0x39) || c == 0x2E { length += 1 }
+        if let e = peek(length), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+            var end = length + 1
+            if let s = peek(end), s == 0x2D || s == 0x2B { end += 1 }
+            if let d = peek(end), d >= 0x30 && d <= 0x39 {
+                while let d = peek(end), d >= 0x30 && d <= 0x39 { end += 1 }
+                length = end
+            }
+        }
+        let text = String(decoding: source[start..<start + length], as: UTF8.self)
+        guard let value = Double(text) else { throw error("malformed number", at: start) }
+        position = start + length
+        return PredicateToken(kind: .number(value), offset: start, length: length)
+    }
+}
+
+extension UInt8 {
+    fileprivate var isHexDigit: Bool {
+        (self >= 0x30 && self <= 0x39) || (self >= 0x41 && self <= 0x46) || (self >= 0x61 && self <= 0x66)
+    }
+}

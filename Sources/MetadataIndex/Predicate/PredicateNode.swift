@@ -1,0 +1,89 @@
+/// The parsed form of a predicate: what the parser builds and the compiler
+/// turns into matchers.
+indirect enum PredicateNode: Sendable, Hashable {
+    case constant(Bool)
+    case comparison(Comparison)
+    case not(PredicateNode)
+    case and([PredicateNode])
+    case or([PredicateNode])
+}
+
+/// `attribute op[options] value`.
+struct Comparison: Sendable, Hashable {
+    var attribute: MetadataAttribute
+    var op: ComparisonOperator
+    var options: StringCompareOptions
+    var value: PredicateValue
+}
+
+/// The comparison operators predicates support.
+enum ComparisonOperator: String, Sendable, Hashable {
+    case equal = "=="
+    case notEqual = "!="
+    case like = "LIKE"
+    case beginsWith = "BEGINSWITH"
+    case endsWith = "ENDSWITH"
+    case contains = "CONTAINS"
+}
+
+/// A literal on the right of a comparison.
+enum PredicateValue: Sendable, Hashable {
+    /// Raw bytes: a string literal may carry bytes that are not UTF-8
+    /// (`\xHH` escapes, or raw bytes in the query), to match such names.
+    case string([UInt8])
+}
+
+extension PredicateNode {
+    /// The predicate in `NSPredicate` format syntax; parsing it gives back an
+    /// equal node.
+    var format: String {
+        switch self {
+        case .constant(let value):
+            return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
+        case .comparison(let c):
+            return "\(c.attribute.rawValue) \(c.op.rawValue)\(c.options.formatSuffix) \(c.value.format)"
+        case .not(let inner):
+            return "NOT (\(inner.format))"
+        case .and(let parts):
+            return parts.map { "(\($0.format))" }.joined(separator: " AND ")
+        case .or(let parts):
+            return parts.map { "(\($0.format))" }.joined(separator: " OR ")
+        }
+    }
+}
+
+extension PredicateValue {
+    var format: String {
+        switch self {
+        case .string(let bytes):
+            var text = "\""
+            var decoder = UTF8ByteDecoder(bytes)
+            while let unit = decoder.next() {
+                switch unit {
+                case .scalar(let scalar):
+                    switch scalar {
+                    case "\"": text += "\\\""
+                    case "\\": text += "\\\\"
+                    case "\n": text += "\\n"
+                    case "\t": text += "\\t"
+                    case "\r": text += "\\r"
+                    default:
+                        if scalar.value < 0x20 || scalar.value == 0x7F {
+                            text += "\\u" + hex(scalar.value, width: 4)
+                        } else {
+                            text.unicodeScalars.append(scalar)
+                        }
+                    }
+                case .invalid(let byte):
+                    text += "\\x" + hex(UInt32(byte), width: 2)
+                }
+            }
+            return text + "\""
+        }
+    }
+
+    private func hex(_ value: UInt32, width: Int) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+}

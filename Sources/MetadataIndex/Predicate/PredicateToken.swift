@@ -1,0 +1,19 @@
+/// One lexical token of a predicate, with the byte range it came from.
+struct PredicateToken: Equatable {
+    enum Kind: Equatable {
+        case identifier(String)
+        case string([UInt8])
+        case number(Double)
+        case leftParen, rightParen, leftBrace, rightBrace, leftBracket, rightBracket, comma
+        case equal, notEqual, less, lessOrEqual, greater, greaterOrEqual
+        case and, or, not
+        /// `%K`, `%@`, `%d`...: the letter after `%`.
+        case formatSpecifier(String)
+        case end
+    }
+
+    var kind: Kind
+    /// Byte offset of the token's first character in the query.
+    var offset: Int
+    var length: Int
+}

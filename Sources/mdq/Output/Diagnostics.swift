@@ -1,0 +1,21 @@
+import MetadataIndex
+import SystemPackage
+
+/// Messages on stderr, one line each, prefixed `mdq:`.
+enum Diagnostics {
+    static func error(_ message: String) {
+        write("mdq: " + message + "\n")
+    }
+
+    static func warn(_ message: String) {
+        write("mdq: warning: " + message + "\n")
+    }
+
+    private static func write(_ text: String) {
+        _ = try? FileDescriptor.standardError.writeAll(Array(text.utf8))
+    }
+
+    static func exit(_ status: Int32) -> Never {
+        ProcessExit.exit(status)
+    }
+}
