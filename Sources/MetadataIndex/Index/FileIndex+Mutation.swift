@@ -109,7 +109,8 @@ extension FileIndex {
     /// Moves and/or renames an entry; its subtree follows unchanged.
     ///
     /// An entry already at the destination is replaced (removed with its
-    /// subtree), as `rename(2)` replaces it.
+    /// subtree), as `rename(2)` replaces it; it must not be an ancestor of
+    /// `id` (`rename(2)` refuses that too).
     ///
     /// - Parameters:
     ///   - id: the entry; not a scope root.
@@ -127,6 +128,11 @@ extension FileIndex {
         let occupant = lookup(newName, in: newParent.rawValue)
         if occupant == raw { return }
         if occupant != Self.none {
+            var above = parentColumn[raw]
+            while above != Self.none {
+                precondition(above != occupant, "cannot move an entry over one of its own ancestors")
+                above = parentColumn[above]
+            }
             unlinkFromHash(occupant)
             unlinkFromParent(occupant)
             freeSubtree(occupant)
