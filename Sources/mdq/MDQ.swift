@@ -34,9 +34,11 @@ struct MDQ: ParsableCommand {
     @OptionGroup var scope: ScopeOptions
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Find names containing TEXT, ignoring case and diacritics; with * or ?, a whole-name wildcard match.",
-        valueName: "TEXT"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Find names containing TEXT, ignoring case and diacritics; with * or ?, a whole-name wildcard match.",
+            valueName: "TEXT"))
     var name: String?
 
     @Argument(help: ArgumentHelp("The predicate, e.g. \"kMDItemFSName LIKE '*.png'\".", valueName: "QUERY"))
@@ -68,7 +70,8 @@ struct MDQ: ParsableCommand {
             includeMetadata: output.json)
         ProcessEnvironment.ignoreBrokenPipe()
         let printer = ResultPrinter(format: output.format)
-        let onBatch: (@Sendable (SearchResultBatch) -> Void)? = output.count ? nil : { @Sendable batch in printer.print(batch) }
+        let onBatch: (@Sendable (SearchResultBatch) -> Void)? =
+            output.count ? nil : { @Sendable batch in printer.print(batch) }
         let summary = try search.run(
             onBatch: onBatch,
             onWarning: { warning in Diagnostics.warn(warning.description) })

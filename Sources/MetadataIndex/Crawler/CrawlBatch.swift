@@ -28,7 +28,9 @@ struct CrawlBatch {
     @inline(__always)
     func withName<R>(of entry: Entry, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try nameBytes.withUnsafeBytes { all in
-            try body(UnsafeRawBufferPointer(rebasing: all[Int(entry.nameStart)..<Int(entry.nameStart) + Int(entry.nameLength)]))
+            try body(
+                UnsafeRawBufferPointer(
+                    rebasing: all[Int(entry.nameStart)..<Int(entry.nameStart) + Int(entry.nameLength)]))
         }
     }
 

@@ -86,8 +86,9 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         while let first = queue.take() {
             local.append(first)
             while let job = local.popLast() {
-                process(job, context: context, reader: &reader, batch: &batch,
-                        subfolders: &subfolders, worker: &worker, local: &local)
+                process(
+                    job, context: context, reader: &reader, batch: &batch,
+                    subfolders: &subfolders, worker: &worker, local: &local)
                 if local.count > 1 && queue.idleWorkers.load(ordering: .relaxed) > 0 {
                     let half = local.count / 2
                     queue.donate(local[..<half])
@@ -146,7 +147,8 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                     return
                 case .failure(let error):
                     sink.warn(
-                        CrawlWarning(operation: .stat, path: sink.path(of: job.folder, child: nameBuffer), error: error),
+                        CrawlWarning(
+                            operation: .stat, path: sink.path(of: job.folder, child: nameBuffer), error: error),
                         worker: &worker)
                 }
             }
@@ -155,19 +157,23 @@ struct Crawler<Sink: CrawlSink>: Sendable {
             if descend && options.stayOnFileSystem, let device = status?.device, device != rootDevice {
                 descend = false
             }
-            if descend && !options.excludedFolderNames.isEmpty && options.excludedFolderNames.contains(Array(nameBuffer)) {
+            if descend && !options.excludedFolderNames.isEmpty
+                && options.excludedFolderNames.contains(Array(nameBuffer))
+            {
                 descend = false
             }
             let start = Int32(batch.nameBytes.count)
             batch.nameBytes.append(contentsOf: nameBuffer.assumingMemoryBound(to: UInt8.self))
             batch.nameBytes.append(0)
-            batch.entries.append(CrawlBatch.Entry(
-                nameStart: start, nameLength: UInt8(truncatingIfNeeded: entry.nameLength), kind: resolvedKind,
-                isASCIIName: NameBytes.isASCII(nameBuffer), status: status, descend: descend))
+            batch.entries.append(
+                CrawlBatch.Entry(
+                    nameStart: start, nameLength: UInt8(truncatingIfNeeded: entry.nameLength), kind: resolvedKind,
+                    isASCIIName: NameBytes.isASCII(nameBuffer), status: status, descend: descend))
         }
         if case .failure(let error) = result {
-            sink.warn(CrawlWarning(operation: .list, path: sink.path(of: job.folder, child: nil), error: error),
-                      worker: &worker)
+            sink.warn(
+                CrawlWarning(operation: .list, path: sink.path(of: job.folder, child: nil), error: error),
+                worker: &worker)
         }
         subfolders.removeAll(keepingCapacity: true)
         sink.didList(job.folder, batch: batch, directory: directory, worker: &worker, subfolders: &subfolders)
@@ -175,9 +181,10 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         for entry in batch.entries where entry.descend {
             guard next < subfolders.count else { break }
             let name = batch.nameBytes[Int(entry.nameStart)...Int(entry.nameStart) + Int(entry.nameLength)]
-            local.append(Job(
-                parent: handle, name: name.map { CChar(bitPattern: $0) }, folder: subfolders[next],
-                rootIndex: job.rootIndex, isRoot: false))
+            local.append(
+                Job(
+                    parent: handle, name: name.map { CChar(bitPattern: $0) }, folder: subfolders[next],
+                    rootIndex: job.rootIndex, isRoot: false))
             next += 1
         }
     }

@@ -98,7 +98,7 @@ extension FileIndex {
         let sink = IndexSink(index: self, onWarning: onWarning)
         try Crawler(sink: sink, options: options).crawl(roots)
         #if MDQ_INVARIANTS
-        _checkInvariants()
+            _checkInvariants()
         #endif
         let rootIDs = roots.compactMap { root in rootPaths.first { $0.value == root.path }.map { EntryID($0.key) } }
         return GatherSummary(roots: rootIDs, warnings: sink.collectedWarnings)

@@ -19,7 +19,7 @@ extension FileIndex {
         bitsColumn[id] = b.rawValue
         rootPaths[id] = path
         #if MDQ_INVARIANTS
-        _checkInvariants()
+            _checkInvariants()
         #endif
         return EntryID(id)
     }
@@ -47,7 +47,7 @@ extension FileIndex {
         }
         let id = allocateEntry(name: name, parent: parent.rawValue, metadata: metadata, device: device)
         #if MDQ_INVARIANTS
-        _checkEntryInvariants(id)
+            _checkEntryInvariants(id)
         #endif
         return EntryID(id)
     }
@@ -68,7 +68,7 @@ extension FileIndex {
     ) -> EntryID {
         let id = allocateEntry(name: name, parent: parent.rawValue, metadata: metadata, device: device)
         #if MDQ_INVARIANTS
-        _checkEntryInvariants(id)
+            _checkEntryInvariants(id)
         #endif
         return EntryID(id)
     }
@@ -95,7 +95,7 @@ extension FileIndex {
         unlinkFromParent(raw)
         let removed = freeSubtree(raw)
         #if MDQ_INVARIANTS
-        _checkInvariants()
+            _checkInvariants()
         #endif
         return removed
     }
@@ -154,7 +154,7 @@ extension FileIndex {
         linkIntoParent(raw)
         linkIntoHash(raw)
         #if MDQ_INVARIANTS
-        _checkInvariants()
+            _checkInvariants()
         #endif
     }
 
@@ -256,7 +256,7 @@ extension FileIndex {
         }
         firstChildColumn[id] = Self.none
         #if MDQ_INVARIANTS
-        _checkInvariants()
+            _checkInvariants()
         #endif
         return removed
     }

@@ -32,7 +32,10 @@ enum NameBytes {
         var i = 0
         while i + 8 <= count {
             if a.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-                != b.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+                != b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            {
+                return false
+            }
             i += 8
         }
         while i < count {

@@ -42,10 +42,11 @@ struct CompiledPredicate: Sendable {
                 return .constant(false)
             }
             if comparison.attribute == .path { needsPath = true }
-            return .test(Test(
-                attribute: comparison.attribute,
-                matcher: NameMatcher(pattern, options: comparison.options),
-                negated: comparison.op == .notEqual))
+            return .test(
+                Test(
+                    attribute: comparison.attribute,
+                    matcher: NameMatcher(pattern, options: comparison.options),
+                    negated: comparison.op == .notEqual))
         case .not(let inner):
             return .not(compile(inner, needsPath: &needsPath))
         case .and(let parts):

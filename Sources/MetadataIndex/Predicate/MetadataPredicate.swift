@@ -57,7 +57,10 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
         let hasWildcard = text.contains(UInt8(ascii: "*")) || text.contains(UInt8(ascii: "?"))
         let op: ComparisonOperator = hasWildcard ? .like : .contains
         if hasWildcard { _ = try LikePattern(text) }
-        return MetadataPredicate(node: .comparison(Comparison(
-            attribute: .fsName, op: op, options: [.caseInsensitive, .diacriticInsensitive], value: .string(text))))
+        return MetadataPredicate(
+            node: .comparison(
+                Comparison(
+                    attribute: .fsName, op: op, options: [.caseInsensitive, .diacriticInsensitive], value: .string(text)
+                )))
     }
 }

@@ -171,7 +171,8 @@ struct PredicateLexer {
         let start = position
         var length = 0
         if let s = peek(), s == 0x2D || s == 0x2B { length += 1 }
-        if peek(length) == UInt8(ascii: "0"), let x = peek(length + 1), x == UInt8(ascii: "x") || x == UInt8(ascii: "X") {
+        if peek(length) == UInt8(ascii: "0"), let x = peek(length + 1), x == UInt8(ascii: "x") || x == UInt8(ascii: "X")
+        {
             var end = length + 2
             while let c = peek(end), c.isHexDigit { end += 1 }
             let digits = String(decoding: source[start + length + 2..<start + end], as: UTF8.self)

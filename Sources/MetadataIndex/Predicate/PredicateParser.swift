@@ -25,7 +25,9 @@ struct PredicateParser {
     }
 
     mutating func parse() throws(MetadataError) -> PredicateNode {
-        if current.kind == .end { throw error("the query is empty: expected a predicate such as kMDItemFSName LIKE '*.txt'") }
+        if current.kind == .end {
+            throw error("the query is empty: expected a predicate such as kMDItemFSName LIKE '*.txt'")
+        }
         let node = try parseOr()
         guard current.kind == .end else {
             throw error("unexpected \(describe(current)) after a complete predicate: expected AND, OR or the end")
@@ -132,7 +134,8 @@ struct PredicateParser {
                 throw error("expected an operator (==, !=, LIKE, BEGINSWITH, ENDSWITH, CONTAINS), found '\(word)'")
             }
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            throw error("names and paths compare with ==, !=, LIKE, BEGINSWITH, ENDSWITH or CONTAINS, not \(describe(token))")
+            throw error(
+                "names and paths compare with ==, !=, LIKE, BEGINSWITH, ENDSWITH or CONTAINS, not \(describe(token))")
         default:
             throw error("expected an operator (==, !=, LIKE, BEGINSWITH, ENDSWITH, CONTAINS), found \(describe(token))")
         }
@@ -155,7 +158,8 @@ struct PredicateParser {
             default:
                 throw MetadataError(
                     code: .querySyntax,
-                    message: "unknown comparison option '\(letter)': expected c (case-insensitive) or d (diacritic-insensitive)",
+                    message:
+                        "unknown comparison option '\(letter)': expected c (case-insensitive) or d (diacritic-insensitive)",
                     offset: current.offset + i, source: source)
             }
         }

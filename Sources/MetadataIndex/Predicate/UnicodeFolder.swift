@@ -74,7 +74,8 @@ final class UnicodeFolder {
                 continue
             }
             let ccc = UInt64(properties.canonicalCombiningClass.rawValue)
-            let extends = ccc != 0 || category == .nonspacingMark || category == .enclosingMark
+            let extends =
+                ccc != 0 || category == .nonspacingMark || category == .enclosingMark
                 || category == .spacingMark || u.value == 0x200D
             pool.append(UInt64(u.value) | ccc << 32 | (extends ? 1 << 40 : 0))
         }

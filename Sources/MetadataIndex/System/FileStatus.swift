@@ -17,7 +17,8 @@ struct FileStatus: Sendable, Equatable {
         inode = raw.inode
         size = raw.size
         modificationTime = Timestamp(seconds: raw.modification_seconds, nanoseconds: raw.modification_nanoseconds)
-        birthTime = raw.has_birth_time != 0
+        birthTime =
+            raw.has_birth_time != 0
             ? Timestamp(seconds: raw.birth_seconds, nanoseconds: raw.birth_nanoseconds) : nil
         device = DeviceNumber(major: raw.device_major, minor: raw.device_minor)
     }
@@ -35,7 +36,9 @@ struct FileStatus: Sendable, Equatable {
     /// `statx` of an open descriptor itself (`AT_EMPTY_PATH`).
     static func of(descriptor: FileDescriptor) -> Result<FileStatus, Errno> {
         var raw = mdq_file_status()
-        return syscallResult { mdq_statx(descriptor.rawValue, "", 0x1000 /* AT_EMPTY_PATH */, &raw) }.map { _ in FileStatus(raw) }
+        return syscallResult { mdq_statx(descriptor.rawValue, "", 0x1000 /* AT_EMPTY_PATH */, &raw) }.map { _ in
+            FileStatus(raw)
+        }
     }
 }
 

@@ -63,4 +63,3 @@ final class InotifyLibrary: Sendable {
         state.withLock { _ in Int(inotifytools_get_max_user_watches()) }
     }
 }
-

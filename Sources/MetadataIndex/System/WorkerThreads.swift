@@ -16,11 +16,13 @@ enum WorkerThreads {
         for index in 1..<max(1, count) {
             let box = Unmanaged.passRetained(Box { body(index) })
             var thread = pthread_t()
-            let rc = pthread_create(&thread, nil, { context in
-                let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-                box.body()
-                return nil
-            }, box.toOpaque())
+            let rc = pthread_create(
+                &thread, nil,
+                { context in
+                    let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+                    box.body()
+                    return nil
+                }, box.toOpaque())
             if rc == 0 {
                 threads.append(thread)
             } else {

@@ -2,10 +2,13 @@ import ArgumentParser
 
 /// How to print results.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: [.customShort("0"), .customLong("null")], help: "End each path with NUL instead of a newline (for xargs -0).")
+    @Flag(
+        name: [.customShort("0"), .customLong("null")],
+        help: "End each path with NUL instead of a newline (for xargs -0).")
     var nullTerminated = false
 
-    @Flag(name: .long, help: "Print one JSON object per result: path, name, displayName, kind, size, modified, created.")
+    @Flag(
+        name: .long, help: "Print one JSON object per result: path, name, displayName, kind, size, modified, created.")
     var json = false
 
     @Flag(name: .long, help: "Print only the number of matches.")

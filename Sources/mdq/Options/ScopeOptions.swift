@@ -4,18 +4,24 @@ import SystemPackage
 
 /// Where to search.
 struct ScopeOptions: ParsableArguments {
-    @Option(name: .customLong("onlyin"), help: ArgumentHelp(
-        "Search only this folder's subtree (repeatable).", valueName: "DIR"))
+    @Option(
+        name: .customLong("onlyin"),
+        help: ArgumentHelp(
+            "Search only this folder's subtree (repeatable).", valueName: "DIR"))
     var onlyIn: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp(
-        "A ubiquity container: a folder path, or an identifier under $MDQ_CONTAINERS "
-            + "(default ~/.local/share/mdq/containers).", valueName: "PATH|ID"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "A ubiquity container: a folder path, or an identifier under $MDQ_CONTAINERS "
+                + "(default ~/.local/share/mdq/containers).", valueName: "PATH|ID"))
     var container: String?
 
-    @Option(name: .long, help: ArgumentHelp(
-        "Which part of the container: documents (its Documents folder), data (the rest) or all.",
-        valueName: "documents|data|all"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Which part of the container: documents (its Documents folder), data (the rest) or all.",
+            valueName: "documents|data|all"))
     var scope: ContainerScope?
 
     @Flag(name: .long, help: "Include hidden entries (names starting with '.') and what is inside hidden folders.")

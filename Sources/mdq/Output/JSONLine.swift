@@ -1,17 +1,23 @@
+import Foundation
 import MetadataIndex
 
 /// One JSON object per result, on one line.
 ///
-/// Strings are escaped per RFC 8259; a byte that is not part of valid UTF-8
-/// is written as `\udcXX` (XX the byte), the "surrogateescape" convention,
-/// so names that are not UTF-8 survive exactly (Python:
-/// `s.encode('utf-8', 'surrogateescape')`) and no name can inject fields.
+/// Always valid JSON (RFC 8259), so every parser reads it and no name can
+/// inject fields. Linux names are bytes: when a path is not valid UTF-8,
+/// `path` and `name` show each bad byte as U+FFFD, and `pathBase64` /
+/// `nameBase64` carry the exact bytes, so nothing is lost.
 enum JSONLine {
     static func append(_ result: SearchResult, to out: inout [UInt8]) {
         out.append(contentsOf: Array("{\"path\":".utf8))
-        appendString(result.pathBytes, to: &out)
+        let exact = appendString(result.pathBytes, to: &out)
+        if !exact {
+            out.append(contentsOf: Array(",\"pathBase64\":\"\(Data(result.pathBytes).base64EncodedString())\"".utf8))
+        }
         out.append(contentsOf: Array(",\"name\":".utf8))
-        appendString(result.nameBytes, to: &out)
+        if !appendString(result.nameBytes, to: &out) {
+            out.append(contentsOf: Array(",\"nameBase64\":\"\(Data(result.nameBytes).base64EncodedString())\"".utf8))
+        }
         out.append(contentsOf: Array(",\"displayName\":".utf8))
         appendString(result.displayNameBytes[...], to: &out)
         out.append(contentsOf: Array(",\"kind\":\"\(result.kind)\"".utf8))
@@ -29,7 +35,11 @@ enum JSONLine {
         out.append(contentsOf: Array("}\n".utf8))
     }
 
-    static func appendString(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {
+    /// Appends a JSON string; returns false when some byte was not UTF-8
+    /// (and was written as U+FFFD).
+    @discardableResult
+    static func appendString(_ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) -> Bool {
+        var exact = true
         out.append(0x22)
         let hex = Array("0123456789abcdef".utf8)
         func escapeUnit(_ unit: UInt16) {
@@ -60,11 +70,13 @@ enum JSONLine {
                 out.append(contentsOf: bytes[i..<i + length])
                 i += length
             } else {
-                escapeUnit(0xDC00 | UInt16(b))
+                out.append(contentsOf: [0xEF, 0xBF, 0xBD])  // U+FFFD
+                exact = false
                 i += 1
             }
         }
         out.append(0x22)
+        return exact
     }
 
     /// The length of the valid UTF-8 sequence starting at `i`, or 0.

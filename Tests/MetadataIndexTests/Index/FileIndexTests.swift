@@ -1,5 +1,6 @@
 import SystemPackage
 import Testing
+
 @testable import MetadataIndex
 
 /// A deterministic random generator (SplitMix64), so failures reproduce.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MetadataIndex
 
 /// An entry for predicate evaluation without an index.

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import MetadataIndex
 
 struct PredicateParserTests {
@@ -50,8 +51,10 @@ struct PredicateParserTests {
     }
 
     @Test func keywordsAreCaseInsensitive() throws {
-        let lower = try MetadataPredicate("kMDItemFSName like 'a' and not kMDItemFSName beginswith 'b' or truepredicate")
-        let upper = try MetadataPredicate("kMDItemFSName LIKE 'a' AND NOT kMDItemFSName BEGINSWITH 'b' OR TRUEPREDICATE")
+        let lower = try MetadataPredicate(
+            "kMDItemFSName like 'a' and not kMDItemFSName beginswith 'b' or truepredicate")
+        let upper = try MetadataPredicate(
+            "kMDItemFSName LIKE 'a' AND NOT kMDItemFSName BEGINSWITH 'b' OR TRUEPREDICATE")
         #expect(lower == upper)
     }
 

@@ -11,7 +11,8 @@ enum Shell {
     }
 
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output {
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments

@@ -1,0 +1,52 @@
+import Foundation
+import MetadataIndex
+import SystemPackage
+
+/// `mdq-gather DIR [--hidden] [--threads N] [--repeat N]`
+///
+/// Gathers DIR into a fresh index (name, kind, size, times, inode of every
+/// entry) and prints one line per run: entries, seconds, entries per second,
+/// index bytes per entry, and peak resident bytes per entry (VmHWM / entries,
+/// the whole process included).
+func residentKilobytes(_ field: String) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    for line in status.split(separator: "\n") where line.hasPrefix(field) {
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+    return 0
+}
+
+var arguments = CommandLine.arguments.dropFirst()
+guard let directory = arguments.popFirst() else {
+    FileHandle.standardError.write(Data("usage: mdq-gather DIR [--hidden] [--threads N] [--repeat N]\n".utf8))
+    exit(2)
+}
+var hidden = false
+var threads: Int?
+var repeats = 1
+while let flag = arguments.popFirst() {
+    switch flag {
+    case "--hidden": hidden = true
+    case "--threads": threads = Int(arguments.popFirst() ?? "")
+    case "--repeat": repeats = Int(arguments.popFirst() ?? "") ?? 1
+    default:
+        FileHandle.standardError.write(Data("unknown option \(flag)\n".utf8))
+        exit(2)
+    }
+}
+let baseline = residentKilobytes("VmRSS:")
+for _ in 0..<repeats {
+    let index = FileIndex()
+    let start = ContinuousClock.now
+    let summary = try index.gather(
+        [CrawlRoot(path: FilePath(directory))], options: CrawlOptions(includeHidden: hidden, threadCount: threads))
+    let elapsed = ContinuousClock.now - start
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let entries = index.count
+    let peak = residentKilobytes("VmHWM:")
+    print(
+        String(
+            format: "entries %d  time %.3f s  rate %.0f entries/s  index %.1f B/entry  peak RSS %.1f B/entry (baseline %.1f MB)  warnings %d",
+            entries, seconds, Double(entries) / seconds, Double(index.allocatedBytes) / Double(entries),
+            Double(peak) * 1024 / Double(entries), Double(baseline) / 1024, summary.warnings.count))
+}
