@@ -17,6 +17,7 @@ if [ ! -d "$corpus" ]; then
 fi
 (cd "$top" && swift build -c release --static-swift-stdlib --product mdq >/dev/null)
 (cd "$here" && swift build -c release --static-swift-stdlib --product mdq-gather >/dev/null)
+corpus=$(cd "$corpus" && pwd -P)  # find does not follow a symlinked root
 mdq="$top/.build/release/mdq"
 gather="$here/.build/release/mdq-gather"
 find "$corpus" >/dev/null  # warm the cache
@@ -29,7 +30,7 @@ echo "== hyperfine: gather vs find -printf (same entries with --hidden)"
 hyperfine -N -w 1 -r 7 \
     "$gather $corpus --hidden" \
     "$gather $corpus" \
-    "find $corpus -printf '%s %T@ %p\n' -fprint /dev/null"
+    "find $corpus -fprintf /dev/null '%s %T@ %p\n'"
 echo "== hyperfine: one-shot name query"
 hyperfine -w 1 -r 7 \
     "$mdq --onlyin $corpus --count \"kMDItemFSName LIKE '*.png'\"" \

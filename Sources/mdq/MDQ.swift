@@ -57,6 +57,9 @@ struct MDQ: ParsableCommand {
     }
 
     func run() throws {
+        // Early, while descriptors are low (libinotifytools uses select()).
+        // A one-shot query does not watch, so a refusal here is not fatal.
+        _ = try? MetadataEngine.initializeWatching()
         let raw = RawArguments()
         let predicate: MetadataPredicate
         if let name {

@@ -8,6 +8,8 @@ public struct CrawlWarning: Sendable, Hashable, CustomStringConvertible {
         case open = "cannot open folder"
         case list = "cannot list folder"
         case stat = "cannot read attributes of"
+        /// Listed, then gone before it could be stat'ed; left out.
+        case vanished = "vanished during the crawl:"
     }
 
     public var operation: Operation

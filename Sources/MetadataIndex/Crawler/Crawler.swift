@@ -143,7 +143,12 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                     kind = s.kind
                 case .failure(.noSuchFileOrDirectory):
                     // Vanished between listing and stat: it no longer exists,
-                    // so it is not an entry; a watcher reports the deletion.
+                    // so it is not an entry (a watcher reports the deletion).
+                    sink.warn(
+                        CrawlWarning(
+                            operation: .vanished, path: sink.path(of: job.folder, child: nameBuffer),
+                            error: .noSuchFileOrDirectory),
+                        worker: &worker)
                     return
                 case .failure(let error):
                     sink.warn(

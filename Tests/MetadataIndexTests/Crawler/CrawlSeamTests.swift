@@ -1,0 +1,70 @@
+import Glibc
+import Synchronization
+import SystemPackage
+import Testing
+@testable import MetadataIndex
+
+/// The seam the watcher uses: `willList` runs once per folder, after the
+/// folder is open and before it is listed.
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct CrawlSeamTests {
+    /// A sink that creates a file in every folder from `willList` and
+    /// records what each listing then contained.
+    final class RecordingSink: CrawlSink, @unchecked Sendable {
+        let listed = Mutex<[[UInt8]: Set<[UInt8]>]>([:])
+        let willListCalls = Mutex<[[UInt8]]>([])
+
+        func makeWorker() {}
+
+        func beginRoot(_ root: CrawlRoot, status: FileStatus) -> [UInt8] { root.path.bytes }
+
+        func willList(_ folder: [UInt8], directory: FileDescriptor, worker: inout Void) {
+            willListCalls.withLock { $0.append(folder) }
+            let fd = openat(directory.rawValue, "made-in-willList", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+            if fd >= 0 { close(fd) }
+        }
+
+        func didList(
+            _ folder: [UInt8], batch: borrowing CrawlBatch, directory: FileDescriptor, worker: inout Void,
+            subfolders: inout [[UInt8]]
+        ) {
+            var names: Set<[UInt8]> = []
+            for entry in batch.entries {
+                let name = batch.withName(of: entry) { Array($0) }
+                names.insert(name)
+                if entry.descend { subfolders.append(folder + [0x2F] + name) }
+            }
+            listed.withLock { $0[folder] = names }
+        }
+
+        func path(of folder: [UInt8], child name: UnsafeRawBufferPointer?) -> FilePath {
+            FilePath.fromBytes(folder + (name.map { [0x2F] + Array($0) } ?? []))
+        }
+
+        func warn(_ warning: CrawlWarning, worker: inout Void) {}
+    }
+
+    @Test func willListRunsBeforeEachListing() throws {
+        let temp = try TemporaryDirectory()
+        for folder in ["a", "a/b", "a/b/c", "d", "e/f"] { try temp.folder(folder) }
+        let sink = RecordingSink()
+        try Crawler(sink: sink, options: CrawlOptions(threadCount: 2)).crawl([CrawlRoot(path: temp.path)])
+        let listed = sink.listed.withLock { $0 }
+        // Root plus six folders, each announced exactly once.
+        #expect(listed.count == 7)
+        #expect(sink.willListCalls.withLock { $0.count } == 7)
+        #expect(Set(sink.willListCalls.withLock { $0 }).count == 7)
+        // What willList created, the listing saw: the watch comes first.
+        for (folder, names) in listed {
+            #expect(names.contains(Array("made-in-willList".utf8)), "\(String(decoding: folder, as: UTF8.self))")
+        }
+    }
+
+    @Test func theEngineInitialisesInotify() throws {
+        let limit = try MetadataEngine.initializeWatching()
+        #expect(limit > 0)
+        #expect(InotifyLibrary.shared.isInitialized)
+        // Idempotent.
+        #expect(try MetadataEngine.initializeWatching() == limit)
+    }
+}
