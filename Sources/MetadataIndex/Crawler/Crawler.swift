@@ -61,6 +61,20 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         }
     }
 
+    /// Crawls already-known folders (a folder that appeared, or a rescan):
+    /// each handle is open on the folder whose sink handle is given. The
+    /// folder itself is not reported; its contents are.
+    func crawl(folders: [(DirectoryHandle, Sink.Folder)], under root: CrawlRoot, rootDevice: DeviceNumber) {
+        ProcessLimits.raisedOpenFileLimit
+        let jobs = folders.map { Job(parent: $0.0, name: [0], folder: $0.1, rootIndex: 0, isRoot: true) }
+        let queue = CrawlQueue(jobs: jobs.reversed(), workerCount: options.threadCount)
+        // Only the root's own children may be excluded; these are inner folders.
+        let context = Context(roots: [CrawlRoot(path: root.path)], rootDevices: [rootDevice])
+        WorkerThreads.run(count: options.threadCount) { _ in
+            self.work(queue: queue, context: context)
+        }
+    }
+
     private struct Context: Sendable {
         var roots: [CrawlRoot]
         var rootDevices: [DeviceNumber]

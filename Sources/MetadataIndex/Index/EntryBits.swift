@@ -11,6 +11,7 @@
 /// | 15    | stat'ed (size and times are known) |
 /// | 16-23 | device table index |
 /// | 24    | scope root |
+/// | 25    | mark (reconciliation: seen by the current rescan) |
 struct EntryBits: Equatable {
     var rawValue: UInt32
 
@@ -63,5 +64,9 @@ struct EntryBits: Equatable {
     var isRoot: Bool {
         get { bit(24) }
         set { set(24, newValue) }
+    }
+    var isMarked: Bool {
+        get { bit(25) }
+        set { set(25, newValue) }
     }
 }

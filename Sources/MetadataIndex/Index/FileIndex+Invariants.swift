@@ -11,6 +11,10 @@ extension FileIndex {
             precondition(freeSlots.insert(id).inserted, "free list has a cycle at \(id)")
             id = nextSiblingColumn[id]
         }
+        for id in quarantine ?? [] {
+            precondition(bits(id).isFree, "quarantine holds a live entry \(id)")
+            precondition(freeSlots.insert(id).inserted, "slot \(id) both free and quarantined")
+        }
         for raw in 0..<UInt32(slotCount) {
             let b = bits(raw)
             if b.isFree {

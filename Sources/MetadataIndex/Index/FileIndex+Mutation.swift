@@ -60,6 +60,80 @@ extension FileIndex {
         name.withUnsafeBytes { insert(name: $0, in: parent, metadata: metadata, device: device) }
     }
 
+    /// What `upsert` did.
+    enum UpsertOutcome: Equatable {
+        case inserted
+        /// The entry existed; `changed` when kind, size, times or inode differ.
+        case updated(changed: Bool)
+    }
+
+    /// Inserts or updates the child `name` of `parent` and says which, for
+    /// change reporting. Sets the reconciliation mark.
+    func upsert(
+        name: UnsafeRawBufferPointer, in parent: EntryID, metadata: EntryMetadata, device: DeviceNumber?
+    ) -> (EntryID, UpsertOutcome) {
+        let existing = lookup(name, in: parent.rawValue)
+        if existing == Self.none {
+            let id = allocateEntry(name: name, parent: parent.rawValue, metadata: metadata, device: device)
+            setMark(id, true)
+            return (EntryID(id), .inserted)
+        }
+        let old = self.metadata(of: EntryID(existing))
+        let changed = old.kind != metadata.kind || old.size != metadata.size
+            || old.modificationTime != metadata.modificationTime || old.inode != metadata.inode
+            || old.birthTime != metadata.birthTime
+        if old.kind != metadata.kind { removeChildren(of: existing) }
+        update(existing, metadata: metadata, device: device)
+        setMark(existing, true)
+        return (EntryID(existing), .updated(changed: changed))
+    }
+
+    func setMark(_ id: UInt32, _ on: Bool) {
+        var b = bits(id)
+        b.isMarked = on
+        bitsColumn[id] = b.rawValue
+    }
+
+    func isMarked(_ id: EntryID) -> Bool { bits(id.rawValue).isMarked }
+
+    /// Every entry of the subtree below `id` (not `id` itself), depth first.
+    func descendants(of id: EntryID) -> [EntryID] {
+        var result: [EntryID] = []
+        var stack: [UInt32] = [id.rawValue]
+        while let entry = stack.popLast() {
+            var child = firstChildColumn[entry]
+            while child != Self.none {
+                result.append(EntryID(child))
+                stack.append(child)
+                child = nextSiblingColumn[child]
+            }
+        }
+        return result
+    }
+
+    /// Turns a scope root into an ordinary child of `parent` named `name`:
+    /// used when a new, larger scope contains an existing one, so the
+    /// existing entries (and their ids and watches) are kept.
+    func graft(root: EntryID, into parent: EntryID, name: UnsafeRawBufferPointer) {
+        let raw = root.rawValue
+        precondition(bits(raw).isRoot && lookup(name, in: parent.rawValue) == Self.none, "graft of a non-root")
+        unlinkFromHash(raw)
+        var b = bits(raw)
+        b.isRoot = false
+        names.release(offset: nameOffsetColumn[raw], length: b.nameLength)
+        nameOffsetColumn[raw] = names.store(name)
+        b.nameLength = name.count
+        b.isASCIIName = NameBytes.isASCII(name)
+        bitsColumn[raw] = b.rawValue
+        rootPaths[raw] = nil
+        parentColumn[raw] = parent.rawValue
+        linkIntoParent(raw)
+        linkIntoHash(raw)
+        #if MDQ_INVARIANTS
+        _checkInvariants()
+        #endif
+    }
+
     /// Inserts a child known not to exist yet (its parent had no children
     /// when the caller began filling it), skipping the lookup. The crawler's
     /// fresh folders use this; anything else must use `insert`.
@@ -291,12 +365,32 @@ extension FileIndex {
         firstChildColumn[id] = Self.none
         previousSiblingColumn[id] = Self.none
         hashNextColumn[id] = Self.none
-        nextSiblingColumn[id] = freeHead
-        freeHead = id
         count -= 1
+        if quarantine != nil {
+            nextSiblingColumn[id] = Self.none
+            quarantine!.append(id)
+        } else {
+            nextSiblingColumn[id] = freeHead
+            freeHead = id
+        }
     }
 
-    private func linkIntoParent(_ id: UInt32) {
+    /// Starts holding freed ids back from reuse.
+    func beginQuarantine() {
+        if quarantine == nil { quarantine = [] }
+    }
+
+    /// Lets ids freed since `beginQuarantine` be reused.
+    func endQuarantine() {
+        guard let held = quarantine else { return }
+        quarantine = nil
+        for id in held {
+            nextSiblingColumn[id] = freeHead
+            freeHead = id
+        }
+    }
+
+    func linkIntoParent(_ id: UInt32) {
         let parent = parentColumn[id]
         let head = firstChildColumn[parent]
         nextSiblingColumn[id] = head
@@ -324,13 +418,13 @@ extension FileIndex {
         Int(truncatingIfNeeded: NameBytes.hash(parent: parentColumn[id], name: nameBytes(id))) & bucketMask
     }
 
-    private func linkIntoHash(_ id: UInt32) {
+    func linkIntoHash(_ id: UInt32) {
         let slot = bucket(of: id)
         hashNextColumn[id] = buckets[slot]
         buckets[slot] = id
     }
 
-    private func unlinkFromHash(_ id: UInt32) {
+    func unlinkFromHash(_ id: UInt32) {
         let slot = bucket(of: id)
         var current = buckets[slot]
         if current == id {

@@ -46,6 +46,10 @@ public final class FileIndex {
     /// Live entries, scope roots included.
     public internal(set) var count = 0
     var freeHead = FileIndex.none
+    /// While non-nil, freed slots wait here instead of the free list, so an
+    /// id removed in a batch of changes is not reused before every query has
+    /// seen the batch.
+    var quarantine: [UInt32]?
 
     var rootPaths: [UInt32: FilePath] = [:]
     var devices: [DeviceNumber] = []

@@ -27,6 +27,34 @@ final class DirectoryHandle: Sendable {
         }
     }
 
+    /// Opens a folder by absolute path given as raw bytes, following no
+    /// symlink below `/`, one component at a time when the path is longer
+    /// than `PATH_MAX`.
+    static func open(pathBytes: [UInt8]) -> Result<DirectoryHandle, Errno> {
+        if pathBytes.count < Int(PATH_MAX) - 1 {
+            var terminated = pathBytes.map { CChar(bitPattern: $0) }
+            terminated.append(0)
+            return terminated.withUnsafeBufferPointer { cPath in
+                syscallResult { Glibc.open(cPath.baseAddress!, openFlags | O_NOFOLLOW) }
+                    .map { DirectoryHandle(FileDescriptor(rawValue: $0)) }
+            }
+        }
+        var current: DirectoryHandle
+        switch open(path: "/") {
+        case .success(let root): current = root
+        case .failure(let error): return .failure(error)
+        }
+        for component in pathBytes.split(separator: 0x2F) {
+            var name = component.map { CChar(bitPattern: $0) }
+            name.append(0)
+            switch name.withUnsafeBufferPointer({ current.openChild($0.baseAddress!) }) {
+            case .success(let next): current = next
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(current)
+    }
+
     /// Opens the child folder `name` of this folder without following a
     /// symlink (`O_NOFOLLOW`): a symlink that replaced a folder since it was
     /// listed fails with `ELOOP`/`ENOTDIR` instead of leading out of scope.

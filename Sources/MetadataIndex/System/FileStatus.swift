@@ -33,6 +33,25 @@ struct FileStatus: Sendable, Equatable {
         return syscallResult { mdq_statx(directory.rawValue, name, 0, &raw) }.map { _ in FileStatus(raw) }
     }
 
+    /// `statx` of an absolute path given as raw bytes, not following a final
+    /// symlink; paths longer than `PATH_MAX` go through their open parent.
+    static func of(pathBytes: [UInt8]) -> Result<FileStatus, Errno> {
+        if pathBytes.count < Int(PATH_MAX) - 1 {
+            var terminated = pathBytes.map { CChar(bitPattern: $0) }
+            terminated.append(0)
+            return terminated.withUnsafeBufferPointer { of($0.baseAddress!, in: FileDescriptor(rawValue: AT_FDCWD)) }
+        }
+        guard let slash = pathBytes.lastIndex(of: 0x2F) else { return .failure(.invalidArgument) }
+        switch DirectoryHandle.open(pathBytes: Array(pathBytes[..<slash])) {
+        case .failure(let error):
+            return .failure(error)
+        case .success(let parent):
+            var name = pathBytes[(slash + 1)...].map { CChar(bitPattern: $0) }
+            name.append(0)
+            return name.withUnsafeBufferPointer { of($0.baseAddress!, in: parent.descriptor) }
+        }
+    }
+
     /// `statx` of an open descriptor itself (`AT_EMPTY_PATH`).
     static func of(descriptor: FileDescriptor) -> Result<FileStatus, Errno> {
         var raw = mdq_file_status()

@@ -16,6 +16,9 @@ final class InotifyLibrary: Sendable {
 
     private struct State {
         var initialized = false
+        /// The library's inotify descriptor (it has no getter): the lowest
+        /// free descriptor at initialisation, checked via /proc.
+        var descriptor: CInt = -1
     }
 
     private let state = Mutex(State())
@@ -31,7 +34,28 @@ final class InotifyLibrary: Sendable {
     func initialize() throws(MetadataError) {
         try state.withLock { (state) throws(MetadataError) in
             if state.initialized { return }
-            // inotify_init takes the lowest free descriptor; probe it first so
+            try Self.start(&state)
+        }
+    }
+
+    /// Drops every record and watch (`inotifytools_cleanup`) and starts
+    /// again: the only way to shed the records the library keeps for watches
+    /// the kernel already dropped.
+    func reinitialize() throws(MetadataError) {
+        try state.withLock { (state) throws(MetadataError) in
+            if state.initialized { inotifytools_cleanup() }
+            state.initialized = false
+            try Self.start(&state)
+        }
+    }
+
+    /// The library's inotify descriptor.
+    var descriptor: CInt {
+        state.withLock { $0.descriptor }
+    }
+
+    private static func start(_ state: inout State) throws(MetadataError) {
+        // inotify_init takes the lowest free descriptor; probe it first so
             // select() inside the library is never handed one >= FD_SETSIZE.
             let probe = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
             if probe >= 0 { closeDescriptor(probe) }
@@ -49,8 +73,20 @@ final class InotifyLibrary: Sendable {
                     underlying: error
                 )
             }
+            guard Self.isInotify(probe) else {
+                throw MetadataError(
+                    code: .watcherUnavailable,
+                    message: "cannot find libinotifytools' descriptor (another thread opened descriptors meanwhile)")
+            }
+            state.descriptor = probe
             state.initialized = true
-        }
+    }
+
+    private static func isInotify(_ descriptor: CInt) -> Bool {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
+        guard length > 0 else { return false }
+        return String(cString: buffer).contains("inotify")
     }
 
     /// Whether `initialize()` has succeeded in this process.

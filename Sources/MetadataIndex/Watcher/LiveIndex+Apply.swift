@@ -1,0 +1,212 @@
+import Foundation
+import SystemPackage
+
+extension LiveIndex {
+    /// Applies one batch of events, runs the crawls they call for, then
+    /// hands the batch's changes to the observers.
+    func applyBatch(_ first: [InotifyEvent]) {
+        var events = first
+        var crawls: [UInt32] = []
+        var rescan = false
+        var recover: Set<UInt32> = []
+        lock.lock()
+        index.beginQuarantine()
+        while true {
+            for event in events {
+                apply(event, crawls: &crawls, rescan: &rescan, recover: &recover)
+            }
+            if pendingMoves.isEmpty { break }
+            // A MOVED_FROM waits briefly for its MOVED_TO, which may come in
+            // the next read; after that it is a move out of the scope.
+            lock.unlock()
+            let more = takeMoreEvents()
+            lock.lock()
+            guard let more, !more.isEmpty else { break }
+            events = more
+        }
+        for move in pendingMoves.values {
+            if let child = index.child(named: move.name, in: EntryID(move.folder)) { removeEntry(child.rawValue) }
+        }
+        pendingMoves.removeAll()
+        lock.unlock()
+
+        var crawled: Set<UInt32> = []
+        for folder in crawls where crawled.insert(folder).inserted {
+            crawlFolder(folder)
+        }
+        if watcher.staleRecords > staleRecordLimit {
+            shedAndReconcile()
+        } else if rescan {
+            reconcileAll()
+        }
+        for root in recover { recoverRoot(root) }
+
+        lock.lock()
+        dispatchChanges()
+        index.endQuarantine()
+        lock.unlock()
+    }
+
+    /// Hands the accumulated changes to every observer. Caller holds the lock.
+    func dispatchChanges() {
+        guard !changes.isEmpty else { return }
+        let batch = changes
+        changes = IndexChanges()
+        for observer in observers.values { observer(batch) }
+    }
+
+    private func takeMoreEvents() -> [InotifyEvent]? {
+        takeEvents(timeout: .milliseconds(2))
+    }
+
+    /// Applies one event. Caller holds the lock.
+    private func apply(_ event: InotifyEvent, crawls: inout [UInt32], rescan: inout Bool, recover: inout Set<UInt32>) {
+        if event.mask.contains(.queueOverflow) {
+            rescan = true
+            return
+        }
+        if let root = recoveryWatches[event.watch] {
+            recover.insert(root)
+            if event.mask.contains(.ignored) {
+                recoveryWatches[event.watch] = nil
+                topRoots[root]?.recoveryWatch = nil
+            }
+            if watchToFolder[event.watch] == nil { return }
+        }
+        guard let folder = watchToFolder[event.watch] else { return }
+        if event.mask.contains(.ignored) {
+            watchToFolder[event.watch] = nil
+            if folderToWatch[folder] == event.watch { folderToWatch[folder] = nil }
+            if topRoots[folder] != nil && !(topRoots[folder]?.missing ?? true) {
+                rootGone(folder)
+                recover.insert(folder)
+            }
+            return
+        }
+        if listing.contains(folder) {
+            deferred[folder, default: []].append(event)
+            return
+        }
+        guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else { return }
+        if event.name.isEmpty {
+            if event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
+                // An inner folder's fate is told by its parent's DELETE or
+                // MOVED_FROM; a scope root has no parent in the index.
+                if topRoots[folder] != nil {
+                    rootGone(folder)
+                    recover.insert(folder)
+                }
+            } else if event.mask.contains(.attributes) || event.mask.contains(.modify) {
+                refreshItself(folder)
+            }
+            return
+        }
+        let name = event.name
+        guard accepts(name, in: folder) else { return }
+        if event.mask.contains(.movedFrom) {
+            if index.child(named: name, in: EntryID(folder)) != nil {
+                pendingMoves[event.cookie] = (folder, name)
+            }
+            return
+        }
+        if event.mask.contains(.movedTo), let source = pendingMoves.removeValue(forKey: event.cookie),
+            let entry = index.child(named: source.name, in: EntryID(source.folder))
+        {
+            moveEntry(entry.rawValue, to: folder, name: name, crawls: &crawls)
+            return
+        }
+        if event.mask.contains(.delete) {
+            if let child = index.child(named: name, in: EntryID(folder)) { removeEntry(child.rawValue) }
+            return
+        }
+        refresh(name, in: folder, crawls: &crawls)
+    }
+
+    /// Whether entries called `name` in `folder` belong in the index: not
+    /// hidden (unless the root includes them), not an excluded child of a root.
+    func accepts(_ name: [UInt8], in folder: UInt32) -> Bool {
+        let root = index.root(of: EntryID(folder)).rawValue
+        guard let info = topRoots[root] else { return true }
+        if name.first == 0x2E && !info.includeHidden { return false }
+        if folder == root && info.crawlRoot.excludedChildNames.contains(name) { return false }
+        return true
+    }
+
+    func pathBytes(of id: UInt32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        index.appendPath(of: id, to: &bytes)
+        return bytes
+    }
+
+    /// Re-reads `folder/name` from disk and makes the index agree.
+    private func refresh(_ name: [UInt8], in folder: UInt32, crawls: inout [UInt32]) {
+        var path = pathBytes(of: folder)
+        if path.last != 0x2F { path.append(0x2F) }
+        path += name
+        let existing = index.child(named: name, in: EntryID(folder))
+        switch FileStatus.of(pathBytes: path) {
+        case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
+            if let existing { removeEntry(existing.rawValue) }
+        case .failure:
+            break
+        case .success(let status):
+            if let existing, index.kind(of: existing) != status.kind {
+                removeEntry(existing.rawValue)
+            }
+            let (id, outcome) = name.withUnsafeBytes {
+                index.upsert(name: $0, in: EntryID(folder), metadata: EntryMetadata(status), device: status.device)
+            }
+            switch outcome {
+            case .inserted:
+                changes.added.insert(id.rawValue)
+                if status.kind == .folder { crawls.append(id.rawValue) }
+            case .updated(let changed):
+                if changed { changes.changed.insert(id.rawValue) }
+                if status.kind == .folder && folderToWatch[id.rawValue] == nil { crawls.append(id.rawValue) }
+            }
+        }
+    }
+
+    /// Re-reads a watched folder's own attributes.
+    private func refreshItself(_ folder: UInt32) {
+        guard !index.isRoot(EntryID(folder)) else { return }
+        if case .success(let status) = FileStatus.of(pathBytes: pathBytes(of: folder)), status.kind == .folder {
+            let before = index.metadata(of: EntryID(folder))
+            index.update(EntryID(folder), metadata: EntryMetadata(status), device: status.device)
+            if before != index.metadata(of: EntryID(folder)) { changes.changed.insert(folder) }
+        }
+    }
+
+    /// Removes an entry and its subtree, recording the removals and dropping
+    /// the watches. Caller holds the lock.
+    func removeEntry(_ id: UInt32) {
+        changes.removed.insert(id)
+        if index.kind(of: EntryID(id)) == .folder {
+            for descendant in index.descendants(of: EntryID(id)) { changes.removed.insert(descendant.rawValue) }
+        }
+        dropWatches(under: id)
+        index.remove(EntryID(id))
+    }
+
+    private func moveEntry(_ entry: UInt32, to folder: UInt32, name: [UInt8], crawls: inout [UInt32]) {
+        if let occupant = index.child(named: name, in: EntryID(folder)), occupant.rawValue != entry {
+            removeEntry(occupant.rawValue)
+        }
+        index.move(EntryID(entry), to: EntryID(folder), name: name)
+        changes.changed.insert(entry)
+        if index.kind(of: EntryID(entry)) == .folder {
+            for descendant in index.descendants(of: EntryID(entry)) { changes.changed.insert(descendant.rawValue) }
+        }
+    }
+
+    /// A scope root disappeared: its contents are removed (and reported);
+    /// the root entry stays, marked missing, until the folder returns.
+    func rootGone(_ root: UInt32) {
+        for child in index.children(of: EntryID(root)) { removeEntry(child.rawValue) }
+        if let watch = folderToWatch.removeValue(forKey: root) {
+            if watchToFolder[watch] == root { watchToFolder[watch] = nil }
+            watcher.removeWatch(watch)
+        }
+        topRoots[root]?.missing = true
+    }
+}

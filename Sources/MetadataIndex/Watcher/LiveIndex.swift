@@ -1,0 +1,200 @@
+import Foundation
+import Synchronization
+import SystemPackage
+
+/// The live engine: one index and one set of inotify watches per process,
+/// shared by every query whose scopes overlap, kept equal to the disk.
+///
+/// Folders are watched before they are listed (the crawler's `willList`
+/// seam). While a folder is being listed its events are held back and
+/// applied after the listing is in the index, so a deletion that races the
+/// listing is never undone by it. Events are applied on a dedicated thread;
+/// after each batch, observers (queries) receive the set of added, changed
+/// and removed entries.
+///
+/// All state is guarded by `lock`; `index` may be read by observers while
+/// they are called (they run under the lock).
+final class LiveIndex: @unchecked Sendable {
+    /// A top-level root of the engine's index: one crawled folder tree.
+    struct TopRoot {
+        var crawlRoot: CrawlRoot
+        var includeHidden: Bool
+        var device: DeviceNumber
+        var inode: UInt64
+        /// Anchors (query scopes) that use this root.
+        var users: Int
+        /// The folder itself is gone; a watch on its nearest existing
+        /// ancestor waits for it to return.
+        var missing = false
+        var recoveryWatch: Int32?
+    }
+
+    /// A watch that failed (the watch limit, usually): the engine's view of
+    /// that folder is not live.
+    struct WatchFailure: Sendable, Hashable {
+        var path: FilePath
+        var error: Errno
+    }
+
+    let lock = NSLock()
+    let index = FileIndex()
+    private(set) var watcher: InotifyWatcher!
+    let crawlThreads: Int
+
+    // Guarded by `lock`.
+    var watchToFolder: [Int32: UInt32] = [:]
+    var folderToWatch: [UInt32: Int32] = [:]
+    var listing: Set<UInt32> = []
+    var deferred: [UInt32: [InotifyEvent]] = [:]
+    var topRoots: [UInt32: TopRoot] = [:]
+    var recoveryWatches: [Int32: UInt32] = [:]
+    var observers: [UInt64: (IndexChanges) -> Void] = [:]
+    var nextObserverID: UInt64 = 1
+    var changes = IndexChanges()
+    /// Changes are recorded only while events (not a first gather) are applied.
+    var recordingChanges = false
+    var watchFailures: Set<WatchFailure> = []
+    var pendingMoves: [UInt32: (folder: UInt32, name: [UInt8])] = [:]
+    /// Shed libinotifytools' dead-watch records past this many.
+    var staleRecordLimit = 10_000
+
+    // The event queue between the watcher thread and the applier thread.
+    private let queueCondition = NSCondition()
+    private var queuedEvents: [InotifyEvent] = []
+    private var stopping = false
+    private var applierThread: Thread?
+
+    /// The process's engine.
+    static func shared() throws(MetadataError) -> LiveIndex {
+        try sharedEngine.withLock { (engine) throws(MetadataError) -> LiveIndex in
+            if let engine { return engine }
+            let made = try LiveIndex()
+            engine = made
+            return made
+        }
+    }
+
+    private static let sharedEngine = Mutex<LiveIndex?>(nil)
+
+    /// A private engine (tests inject a watch limit here).
+    init(watchLimit: Int? = nil, crawlThreads: Int? = nil) throws(MetadataError) {
+        self.crawlThreads = crawlThreads ?? max(2, ProcessLimits.processorCount)
+        let box = WeakBox(nil)
+        watcher = try InotifyWatcher(
+            watchLimit: watchLimit,
+            onWatchAdded: { watch, context in
+                // Contexts above 32 bits are root-recovery watches on an
+                // ancestor; `recoverRoot` records those itself.
+                if context >> 32 == 0 { box.engine?.watchAdded(watch, folder: UInt32(context)) }
+            },
+            onEvents: { events in box.engine?.enqueue(events) })
+        box.engine = self
+        let thread = Thread { [unowned self] in self.applyLoop() }
+        thread.name = "mdq-applier"
+        thread.start()
+        applierThread = thread
+    }
+
+    /// Weak back-reference for the watcher's callbacks.
+    private final class WeakBox: @unchecked Sendable {
+        // Set once right after init, before any callback can fire.
+        weak var engine: LiveIndex?
+        init(_ engine: LiveIndex?) { self.engine = engine }
+    }
+
+    /// Stops the watcher and the applier; for private engines in tests.
+    func shutdown() {
+        watcher.stop()
+        queueCondition.lock()
+        stopping = true
+        queueCondition.broadcast()
+        queueCondition.unlock()
+    }
+
+    // MARK: Observers
+
+    /// Registers a callback run under the lock after each batch of changes.
+    func addObserver(_ body: @escaping (IndexChanges) -> Void) -> UInt64 {
+        let id = nextObserverID
+        nextObserverID += 1
+        observers[id] = body
+        return id
+    }
+
+    func removeObserver(_ id: UInt64) {
+        observers[id] = nil
+    }
+
+    // MARK: Watches
+
+    /// Called on the watcher thread as soon as a watch exists, before any of
+    /// its events are delivered.
+    private func watchAdded(_ watch: Int32, folder: UInt32) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let old = folderToWatch[folder], old != watch, watchToFolder[old] == folder {
+            watchToFolder[old] = nil
+        }
+        watchToFolder[watch] = folder
+        folderToWatch[folder] = watch
+    }
+
+    /// Drops the watches of every folder in a subtree that is leaving the
+    /// index (deleted, or moved out of scope).
+    func dropWatches(under id: UInt32) {
+        var folders = [id]
+        if index.kind(of: EntryID(id)) == .folder {
+            folders += index.descendants(of: EntryID(id)).map(\.rawValue)
+        }
+        for folder in folders {
+            if let watch = folderToWatch.removeValue(forKey: folder) {
+                if watchToFolder[watch] == folder { watchToFolder[watch] = nil }
+                watcher.removeWatch(watch)
+            }
+            listing.remove(folder)
+            deferred[folder] = nil
+        }
+    }
+
+    // MARK: The event queue
+
+    private func enqueue(_ events: [InotifyEvent]) {
+        queueCondition.lock()
+        queuedEvents.append(contentsOf: events)
+        queueCondition.signal()
+        queueCondition.unlock()
+    }
+
+    /// Takes queued events, waiting up to `timeout` (forever when nil).
+    func takeEvents(timeout: Duration?) -> [InotifyEvent]? {
+        queueCondition.lock()
+        defer { queueCondition.unlock() }
+        if let timeout {
+            let deadline = Date(timeIntervalSinceNow: Double(timeout.components.attoseconds) / 1e18
+                + Double(timeout.components.seconds))
+            while queuedEvents.isEmpty && !stopping {
+                if !queueCondition.wait(until: deadline) { break }
+            }
+        } else {
+            while queuedEvents.isEmpty && !stopping { queueCondition.wait() }
+        }
+        if stopping && queuedEvents.isEmpty { return nil }
+        defer { queuedEvents.removeAll(keepingCapacity: true) }
+        return queuedEvents
+    }
+
+    private func applyLoop() {
+        while let events = takeEvents(timeout: nil) {
+            applyBatch(events)
+        }
+    }
+
+    /// Puts events back at the head of the queue (a folder's held-back
+    /// events, once its listing is in the index).
+    func requeue(_ events: [InotifyEvent]) {
+        queueCondition.lock()
+        queuedEvents.insert(contentsOf: events, at: 0)
+        queueCondition.signal()
+        queueCondition.unlock()
+    }
+}
