@@ -24,10 +24,12 @@ struct InotifyMask: OptionSet, Sendable, Hashable {
 
     /// What a scope folder is watched for: its entries' life and content,
     /// and its own deletion or move. No open/access events: reading files
-    /// must not cause traffic.
+    /// must not cause traffic. No `IN_DONT_FOLLOW`: watches are added
+    /// through `/proc/self/fd/N`, a link the kernel must follow, to a folder
+    /// that was itself opened with `O_NOFOLLOW`, so no symlink is followed.
     static let folderWatch: InotifyMask = [
         .create, .delete, .modify, .attributes, .closeWrite, .movedFrom, .movedTo, .deleteSelf, .moveSelf,
-        .onlyDirectory, .dontFollow, .excludeUnlinked,
+        .onlyDirectory, .excludeUnlinked,
     ]
 }
 

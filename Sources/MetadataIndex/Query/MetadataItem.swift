@@ -1,0 +1,120 @@
+import Foundation
+public import SystemPackage
+
+/// One result of a metadata query: a file or folder with its attributes, as
+/// they were when the query last reported it.
+///
+/// Items are immutable snapshots. Two items are equal when they stand for
+/// the same result of the same query, even after it changed (renamed,
+/// written): like `NSMetadataItem` identity, this is what lets
+/// `index(ofResult:)` find an item from an earlier notification.
+public struct MetadataItem: Hashable, Sendable, CustomStringConvertible {
+    /// The query-local identity of the result.
+    let serial: UInt64
+    /// The absolute path as raw bytes (not necessarily UTF-8).
+    public let pathBytes: [UInt8]
+    public let kind: EntryKind
+    public let metadata: EntryMetadata
+
+    init(serial: UInt64, pathBytes: [UInt8], kind: EntryKind, metadata: EntryMetadata) {
+        self.serial = serial
+        self.pathBytes = pathBytes
+        self.kind = kind
+        self.metadata = metadata
+    }
+
+    public static func == (lhs: MetadataItem, rhs: MetadataItem) -> Bool { lhs.serial == rhs.serial }
+    public func hash(into hasher: inout Hasher) { hasher.combine(serial) }
+
+    /// Whether this snapshot has the same attributes as another (identity aside).
+    public func hasSameAttributes(as other: MetadataItem) -> Bool {
+        pathBytes == other.pathBytes && kind == other.kind && metadata == other.metadata
+    }
+
+    /// The absolute path.
+    public var path: FilePath { FilePath.fromBytes(pathBytes) }
+
+    /// The name's raw bytes.
+    public var nameBytes: [UInt8] {
+        guard let slash = pathBytes.lastIndex(of: 0x2F) else { return pathBytes }
+        return Array(pathBytes[(slash + 1)...])
+    }
+
+    /// The name (bytes that are not UTF-8 become U+FFFD).
+    public var name: String { String(decoding: nameBytes, as: UTF8.self) }
+
+    /// `kMDItemDisplayName`: the name without its last extension (the whole
+    /// name for folders and dot-files).
+    public var displayName: String {
+        String(decoding: DisplayName.bytes(of: nameBytes, isFolder: kind == .folder), as: UTF8.self)
+    }
+
+    /// The attribute keys this item has values for.
+    public var attributes: [String] {
+        var keys = ["kMDItemFSName", "kMDItemDisplayName", "kMDItemPath", "kMDItemURL"]
+        if kind != .folder && metadata.size != nil { keys.append("kMDItemFSSize") }
+        if metadata.birthTime != nil { keys.append("kMDItemFSCreationDate") }
+        if metadata.modificationTime != nil { keys.append("kMDItemFSContentChangeDate") }
+        return keys
+    }
+
+    /// The value of an attribute, by Apple's raw key (`kMDItemFSName`) or
+    /// the `NSMetadataItem...Key` name: `String` for names and paths, `URL`
+    /// for `kMDItemURL`, `Int` for the size (absent for folders), `Date`
+    /// for dates (the birth date is absent where the filesystem keeps none).
+    public func value(forAttribute key: String) -> Any? {
+        switch key {
+        case "kMDItemFSName", "NSMetadataItemFSNameKey": return name
+        case "kMDItemDisplayName", "NSMetadataItemDisplayNameKey": return displayName
+        case "kMDItemPath", "NSMetadataItemPathKey": return String(decoding: pathBytes, as: UTF8.self)
+        case "kMDItemURL", "NSMetadataItemURLKey":
+            return URL(fileURLWithPath: String(decoding: pathBytes, as: UTF8.self), isDirectory: kind == .folder)
+        case "kMDItemFSSize", "NSMetadataItemFSSizeKey":
+            return kind == .folder ? nil : metadata.size.map { Int(clamping: $0) }
+        case "kMDItemFSContentChangeDate", "NSMetadataItemFSContentChangeDateKey":
+            return metadata.modificationTime.map { Date(timeIntervalSince1970: $0.secondsSinceEpoch) }
+        case "kMDItemFSCreationDate", "NSMetadataItemFSCreationDateKey":
+            return metadata.birthTime.map { Date(timeIntervalSince1970: $0.secondsSinceEpoch) }
+        default: return nil
+        }
+    }
+
+    /// The values of several attributes, keyed by the requested keys (missing
+    /// values are left out).
+    public func values(forAttributes keys: [String]) -> [String: Any] {
+        var result: [String: Any] = [:]
+        for key in keys { if let value = value(forAttribute: key) { result[key] = value } }
+        return result
+    }
+
+    public var description: String { String(decoding: pathBytes, as: UTF8.self) }
+}
+
+/// A sort key: an attribute and a direction.
+public struct MetadataSortDescriptor: Hashable, Sendable {
+    public var key: String
+    public var ascending: Bool
+
+    public init(key: String, ascending: Bool = true) {
+        self.key = key
+        self.ascending = ascending
+    }
+
+    /// Orders two items; names and paths compare case-insensitively with
+    /// numbers by value (`file2` before `file10`); missing values first.
+    func compare(_ a: MetadataItem, _ b: MetadataItem) -> ComparisonResult {
+        let result: ComparisonResult
+        switch (a.value(forAttribute: key), b.value(forAttribute: key)) {
+        case (nil, nil): result = .orderedSame
+        case (nil, _): result = .orderedAscending
+        case (_, nil): result = .orderedDescending
+        case (let x as String, let y as String): result = x.compare(y, options: [.caseInsensitive, .numeric])
+        case (let x as Int, let y as Int): result = x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        case (let x as Date, let y as Date): result = x.compare(y)
+        case (let x as URL, let y as URL): result = x.path.compare(y.path, options: [.caseInsensitive, .numeric])
+        default: result = .orderedSame
+        }
+        guard result != .orderedSame else { return .orderedSame }
+        return ascending ? result : (result == .orderedAscending ? .orderedDescending : .orderedAscending)
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import Synchronization
+@testable import MetadataIndex
+
+/// Records a query's notifications, in order, from NotificationCenter, and
+/// waits for conditions against a deadline (never a fixed sleep).
+final class QueryRecorder: @unchecked Sendable {
+    enum Kind: String, Sendable { case start, progress, finish, update }
+
+    struct Record: Sendable {
+        var kind: Kind
+        var added: [MetadataItem] = []
+        var changed: [MetadataItem] = []
+        var removed: [MetadataItem] = []
+    }
+
+    let records = Mutex<[Record]>([])
+    private var tokens: [any NSObjectProtocol] = []
+    let query: MetadataQuery
+
+    init(_ query: MetadataQuery) {
+        self.query = query
+        let center = NotificationCenter.default
+        let pairs: [(Notification.Name, Kind)] = [
+            (.metadataQueryDidStartGathering, .start), (.metadataQueryGatheringProgress, .progress),
+            (.metadataQueryDidFinishGathering, .finish), (.metadataQueryDidUpdate, .update),
+        ]
+        for (name, kind) in pairs {
+            tokens.append(center.addObserver(forName: name, object: query, queue: nil) { [unowned self] note in
+                var record = Record(kind: kind)
+                if kind == .update {
+                    record.added = note.userInfo?[MetadataQuery.addedItemsKey] as? [MetadataItem] ?? []
+                    record.changed = note.userInfo?[MetadataQuery.changedItemsKey] as? [MetadataItem] ?? []
+                    record.removed = note.userInfo?[MetadataQuery.removedItemsKey] as? [MetadataItem] ?? []
+                }
+                self.records.withLock { $0.append(record) }
+            })
+        }
+    }
+
+    deinit {
+        for token in tokens { NotificationCenter.default.removeObserver(token) }
+    }
+
+    var kinds: [Kind] { records.withLock { $0.map(\.kind) } }
+    var updates: [Record] { records.withLock { $0.filter { $0.kind == .update } } }
+
+    /// Waits until `condition` holds, polling every 5 ms, up to `timeout`.
+    @discardableResult
+    func wait(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(5_000)
+        }
+        return condition()
+    }
+
+    func waitForFinish(timeout: Double = 30) -> Bool {
+        wait(timeout: timeout) { kinds.contains(.finish) }
+    }
+
+    /// Result paths relative to `base`.
+    func resultNames(relativeTo base: String) -> Set<String> {
+        Set(query.results.map { String(String(decoding: $0.pathBytes, as: UTF8.self).dropFirst(base.count + 1)) })
+    }
+}
