@@ -24,10 +24,11 @@ protocol CrawlSink: Sendable {
     func willList(_ folder: Folder, directory: FileDescriptor, worker: inout Worker)
 
     /// The folder's entries. For each entry with `descend` set, in order,
-    /// append the child folder's handle to `subfolders`.
+    /// append the child folder's handle to `subfolders`, or nil to leave it
+    /// uncrawled (exactly one element per such entry).
     func didList(
         _ folder: Folder, batch: borrowing CrawlBatch, directory: FileDescriptor,
-        worker: inout Worker, subfolders: inout [Folder]
+        worker: inout Worker, subfolders: inout [Folder?]
     )
 
     /// The full path of a folder's child (or of the folder, `name` nil), for warnings.

@@ -95,7 +95,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         var worker = sink.makeWorker()
         var reader = DirectoryReader()
         var batch = CrawlBatch()
-        var subfolders: [Sink.Folder] = []
+        var subfolders: [Sink.Folder?] = []
         var local: [Job] = []
         while let first = queue.take() {
             local.append(first)
@@ -115,7 +115,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
 
     private func process(
         _ job: Job, context: Context, reader: inout DirectoryReader, batch: inout CrawlBatch,
-        subfolders: inout [Sink.Folder], worker: inout Sink.Worker, local: inout [Job]
+        subfolders: inout [Sink.Folder?], worker: inout Sink.Worker, local: inout [Job]
     ) {
         let handle: DirectoryHandle
         if job.isRoot {
@@ -196,15 +196,18 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         }
         subfolders.removeAll(keepingCapacity: true)
         sink.didList(job.folder, batch: batch, directory: directory, worker: &worker, subfolders: &subfolders)
+        precondition(
+            subfolders.count == batch.entries.lazy.filter(\.descend).count,
+            "a crawl sink must give one (optional) folder per descending entry")
         var next = 0
         for entry in batch.entries where entry.descend {
-            guard next < subfolders.count else { break }
+            defer { next += 1 }
+            guard let folder = subfolders[next] else { continue }
             let name = batch.nameBytes[Int(entry.nameStart)...Int(entry.nameStart) + Int(entry.nameLength)]
             local.append(
                 Job(
-                    parent: handle, name: name.map { CChar(bitPattern: $0) }, folder: subfolders[next],
+                    parent: handle, name: name.map { CChar(bitPattern: $0) }, folder: folder,
                     rootIndex: job.rootIndex, isRoot: false))
-            next += 1
         }
     }
 }

@@ -29,7 +29,7 @@ final class IndexSink: CrawlSink, @unchecked Sendable {
 
     func didList(
         _ folder: EntryID, batch: borrowing CrawlBatch, directory: FileDescriptor,
-        worker: inout Void, subfolders: inout [EntryID]
+        worker: inout Void, subfolders: inout [EntryID?]
     ) {
         lock.lock()
         defer { lock.unlock() }

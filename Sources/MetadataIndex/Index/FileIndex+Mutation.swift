@@ -79,7 +79,8 @@ extension FileIndex {
             return (EntryID(id), .inserted)
         }
         let old = self.metadata(of: EntryID(existing))
-        let changed = old.kind != metadata.kind || old.size != metadata.size
+        let changed =
+            old.kind != metadata.kind || old.size != metadata.size
             || old.modificationTime != metadata.modificationTime || old.inode != metadata.inode
             || old.birthTime != metadata.birthTime
         if old.kind != metadata.kind { removeChildren(of: existing) }
@@ -130,7 +131,7 @@ extension FileIndex {
         linkIntoParent(raw)
         linkIntoHash(raw)
         #if MDQ_INVARIANTS
-        _checkInvariants()
+            _checkInvariants()
         #endif
     }
 

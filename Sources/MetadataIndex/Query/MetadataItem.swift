@@ -109,7 +109,8 @@ public struct MetadataSortDescriptor: Hashable, Sendable {
         case (nil, _): result = .orderedAscending
         case (_, nil): result = .orderedDescending
         case (let x as String, let y as String): result = x.compare(y, options: [.caseInsensitive, .numeric])
-        case (let x as Int, let y as Int): result = x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        case (let x as Int, let y as Int):
+            result = x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
         case (let x as Date, let y as Date): result = x.compare(y)
         case (let x as URL, let y as URL): result = x.path.compare(y.path, options: [.caseInsensitive, .numeric])
         default: result = .orderedSame

@@ -72,8 +72,9 @@ extension MetadataQuery {
             if let container = configuration.container {
                 roots += container.crawlRoots(for: ubiquitous)
             } else {
-                errors.append(MetadataError(
-                    code: .containerNotFound, message: "the ubiquitous scopes need a container (set `container`)"))
+                errors.append(
+                    MetadataError(
+                        code: .containerNotFound, message: "the ubiquitous scopes need a container (set `container`)"))
             }
         }
         return (CrawlRoot.removingOverlaps(roots), errors)
@@ -158,8 +159,9 @@ extension MetadataQuery {
         }
         engine.lock.unlock()
         let results = order.map { first[$0]! }
-        post(.didFinishGathering(resultCount: results.count), generation: generation, synchronously: false,
-             finishing: results)
+        post(
+            .didFinishGathering(resultCount: results.count), generation: generation, synchronously: false,
+            finishing: results)
     }
 
     /// The item for an index entry if it belongs to this query's scopes and
@@ -203,10 +205,12 @@ extension MetadataQuery {
     /// Folds one batch of index changes into the pending update. Called by
     /// the engine under its lock.
     private func indexDidChange(_ changes: IndexChanges, engine: LiveIndex, generation: Int) {
-        guard let evaluator = stateLock.withLock({ () -> PredicateEvaluator? in
-            guard self.generation == generation else { return nil }
-            return compiled?.makeEvaluator()
-        }) else { return }
+        guard
+            let evaluator = stateLock.withLock({ () -> PredicateEvaluator? in
+                guard self.generation == generation else { return nil }
+                return compiled?.makeEvaluator()
+            })
+        else { return }
         // A scope folder that was deleted and made again is a new entry.
         stateLock.withLock {
             for (i, anchor) in anchors.enumerated()

@@ -7,7 +7,8 @@ extension Notification.Name {
     /// Posted while the first crawl runs, at most once per batching interval.
     public static let metadataQueryGatheringProgress = Notification.Name("NSMetadataQueryGatheringProgressNotification")
     /// Posted once, when every scope is crawled and watched.
-    public static let metadataQueryDidFinishGathering = Notification.Name("NSMetadataQueryDidFinishGatheringNotification")
+    public static let metadataQueryDidFinishGathering = Notification.Name(
+        "NSMetadataQueryDidFinishGatheringNotification")
     /// Posted when the results change; `userInfo` holds the added, changed
     /// and removed items under `MetadataQuery.addedItemsKey` etc.
     public static let metadataQueryDidUpdate = Notification.Name("NSMetadataQueryDidUpdateNotification")
@@ -180,16 +181,18 @@ public final class MetadataQuery: @unchecked Sendable {
         if let engine {
             let failures = engine.lock.withLock { engine.watchFailures }
             if !failures.isEmpty {
-                let limit = (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
+                let limit =
+                    (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
                     .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
-                let needed = engine.watcher.watchCount + failures.count
-                result.append(MetadataError(
-                    code: .watcherUnavailable,
-                    message: "results are incomplete: \(failures.count) folders are not watched "
-                        + "(inotify watch limit \(limit) in /proc/sys/fs/inotify/max_user_watches; "
-                        + "these scopes need about \(needed)); raise it, e.g. "
-                        + "sudo sysctl fs.inotify.max_user_watches=\(max(needed * 2, 524_288)), and restart the query",
-                    path: failures.first?.path, underlying: failures.first?.error))
+                let needed = engine.watchCount + failures.count
+                result.append(
+                    MetadataError(
+                        code: .watcherUnavailable,
+                        message: "results are incomplete: \(failures.count) folders are not watched "
+                            + "(inotify watch limit \(limit) in /proc/sys/fs/inotify/max_user_watches; "
+                            + "these scopes need about \(needed)); raise it, e.g. "
+                            + "sudo sysctl fs.inotify.max_user_watches=\(max(needed * 2, 524_288)), and restart the query",
+                        path: failures.first?.path, underlying: failures.first?.error))
             }
         }
         return result

@@ -71,7 +71,7 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
 
     func didList(
         _ folder: Folder, batch: borrowing CrawlBatch, directory: FileDescriptor,
-        worker: inout Worker, subfolders: inout [Folder]
+        worker: inout Worker, subfolders: inout [Folder?]
     ) {
         for entry in batch.entries {
             batch.withName(of: entry) { name in

@@ -56,30 +56,30 @@ final class InotifyLibrary: Sendable {
 
     private static func start(_ state: inout State) throws(MetadataError) {
         // inotify_init takes the lowest free descriptor; probe it first so
-            // select() inside the library is never handed one >= FD_SETSIZE.
-            let probe = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-            if probe >= 0 { closeDescriptor(probe) }
-            if probe >= FD_SETSIZE {
-                throw MetadataError(
-                    code: .watcherUnavailable,
-                    message: "libinotifytools needs a descriptor below \(FD_SETSIZE) but the next free one is \(probe)"
-                )
-            }
-            guard inotifytools_initialize() != 0 else {
-                let error = Errno(rawValue: inotifytools_error())
-                throw MetadataError(
-                    code: .watcherUnavailable,
-                    message: "cannot start inotify (see /proc/sys/fs/inotify/max_user_instances)",
-                    underlying: error
-                )
-            }
-            guard Self.isInotify(probe) else {
-                throw MetadataError(
-                    code: .watcherUnavailable,
-                    message: "cannot find libinotifytools' descriptor (another thread opened descriptors meanwhile)")
-            }
-            state.descriptor = probe
-            state.initialized = true
+        // select() inside the library is never handed one >= FD_SETSIZE.
+        let probe = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if probe >= 0 { closeDescriptor(probe) }
+        if probe >= FD_SETSIZE {
+            throw MetadataError(
+                code: .watcherUnavailable,
+                message: "libinotifytools needs a descriptor below \(FD_SETSIZE) but the next free one is \(probe)"
+            )
+        }
+        guard inotifytools_initialize() != 0 else {
+            let error = Errno(rawValue: inotifytools_error())
+            throw MetadataError(
+                code: .watcherUnavailable,
+                message: "cannot start inotify (see /proc/sys/fs/inotify/max_user_instances)",
+                underlying: error
+            )
+        }
+        guard Self.isInotify(probe) else {
+            throw MetadataError(
+                code: .watcherUnavailable,
+                message: "cannot find libinotifytools' descriptor (another thread opened descriptors meanwhile)")
+        }
+        state.descriptor = probe
+        state.initialized = true
     }
 
     private static func isInotify(_ descriptor: CInt) -> Bool {

@@ -16,18 +16,36 @@ import SystemPackage
 /// Watches are added through `/proc/self/fd/N` of the folder's open
 /// descriptor, so no full path is needed (deep paths work) and the folder
 /// watched is exactly the one the crawler opened.
+///
+/// There is one watcher per process (the library's state is global); the
+/// engines using it are its owners. A folder watched by two owners is one
+/// kernel watch; its events go to both. Each owner may have its own watch
+/// limit (tests inject one).
 final class InotifyWatcher: @unchecked Sendable {
     /// What to do with events: called on the watcher thread, in order.
     typealias EventHandler = @Sendable ([InotifyEvent]) -> Void
     /// Called on the watcher thread right after a watch is added, before any
     /// of its events are delivered, with the request's context.
     typealias WatchAddedHandler = @Sendable (_ watch: Int32, _ context: UInt64) -> Void
+    /// Called on the watcher thread when every watch was dropped (a shed):
+    /// the owner must re-add its watches and rescan.
+    typealias ResetHandler = @Sendable () -> Void
+
+    /// One engine using the watcher.
+    struct Owner {
+        var onWatchAdded: WatchAddedHandler
+        var onEvents: EventHandler
+        var onReset: ResetHandler
+        var watchLimit: Int?
+        var watches: Set<Int32> = []
+    }
 
     private enum Request {
-        case add(descriptor: CInt, context: UInt64, completion: Completion)
-        case remove(watch: Int32)
+        case add(owner: Int, descriptor: CInt, context: UInt64, completion: Completion)
+        case remove(owner: Int, watch: Int32)
+        case unregister(owner: Int)
         case shed(completion: Completion)
-        case stop
+        case pause(gate: Completion, paused: Completion)
     }
 
     /// A one-shot rendezvous between a requester and the watcher thread.
@@ -57,27 +75,57 @@ final class InotifyWatcher: @unchecked Sendable {
     private let controlDescriptor: CInt
     /// Only the watcher thread changes it (after `shed`).
     private var controlWatch: Int32
-    private let onEvents: EventHandler
-    private let onWatchAdded: WatchAddedHandler
-    /// Live watches other than the control watch; only the watcher thread writes it.
-    private let liveWatchCount = Atomic<Int>(0)
+    /// Owners and the routing of watches to them; guarded by `owners`'s lock,
+    /// written only on the watcher thread (plus `register`).
+    private let owners = Mutex<[Int: Owner]>([:])
+    private let routes = Mutex<[Int32: Set<Int>]>([:])
+    private let nextOwner = Atomic<Int>(1)
     /// Watches the kernel dropped (IN_IGNORED): libinotifytools keeps a record
     /// of each forever, until `shed`.
     private let staleRecordCount = Atomic<Int>(0)
-    /// A test may set a lower watch limit than the kernel's.
-    let watchLimit: Int?
     private var thread: pthread_t?
 
-    /// Starts the watcher thread.
+    private static let sharedWatcher = Mutex<InotifyWatcher?>(nil)
+
+    /// The process's watcher, started on first use.
     ///
     /// - Throws: `MetadataError.watcherUnavailable` when inotify cannot start.
-    init(
-        watchLimit: Int? = nil, onWatchAdded: @escaping WatchAddedHandler, onEvents: @escaping EventHandler
-    ) throws(MetadataError) {
+    static func shared() throws(MetadataError) -> InotifyWatcher {
+        try sharedWatcher.withLock { (watcher) throws(MetadataError) -> InotifyWatcher in
+            if let watcher { return watcher }
+            let made = try InotifyWatcher()
+            watcher = made
+            return made
+        }
+    }
+
+    /// Adds an owner; returns its id for the other calls.
+    func register(
+        watchLimit: Int? = nil, onWatchAdded: @escaping WatchAddedHandler, onEvents: @escaping EventHandler,
+        onReset: @escaping ResetHandler
+    ) -> Int {
+        let id = nextOwner.add(1, ordering: .relaxed).oldValue
+        owners.withLock {
+            $0[id] = Owner(onWatchAdded: onWatchAdded, onEvents: onEvents, onReset: onReset, watchLimit: watchLimit)
+        }
+        return id
+    }
+
+    /// Removes an owner and the watches only it used; returns when done.
+    func unregister(_ owner: Int) {
+        enqueue(.unregister(owner: owner))
+        // A round trip through the thread: everything before is served.
+        shedCompletionBarrier()
+    }
+
+    private func shedCompletionBarrier() {
+        let gate = pauseReading()
+        gate.finish(.success(0))
+    }
+
+    /// Starts the watcher thread.
+    private init() throws(MetadataError) {
         try InotifyLibrary.shared.initialize()
-        self.watchLimit = watchLimit
-        self.onEvents = onEvents
-        self.onWatchAdded = onWatchAdded
         var template = Array("/tmp/mdq-control-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
             throw MetadataError(
@@ -96,11 +144,13 @@ final class InotifyWatcher: @unchecked Sendable {
         controlWatch = try Self.watchControlFolder(controlFolder)
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
-        pthread_create(&thread, nil, { context in
-            let watcher = Unmanaged<InotifyWatcher>.fromOpaque(context!).takeRetainedValue()
-            watcher.run()
-            return nil
-        }, box.toOpaque())
+        pthread_create(
+            &thread, nil,
+            { context in
+                let watcher = Unmanaged<InotifyWatcher>.fromOpaque(context!).takeRetainedValue()
+                watcher.run()
+                return nil
+            }, box.toOpaque())
         self.thread = thread
     }
 
@@ -109,40 +159,44 @@ final class InotifyWatcher: @unchecked Sendable {
     ///
     /// - Returns: the watch descriptor, or `ENOSPC` at the watch limit, or
     ///   the error inotify gave.
-    func addWatch(descriptor: FileDescriptor, context: UInt64) -> Result<Int32, Errno> {
+    func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
         let completion = Completion()
-        enqueue(.add(descriptor: descriptor.rawValue, context: context, completion: completion))
+        enqueue(.add(owner: owner, descriptor: descriptor.rawValue, context: context, completion: completion))
         return completion.wait()
     }
 
-    /// Stops watching; events already queued for the watch may still arrive.
-    func removeWatch(_ watch: Int32) {
-        enqueue(.remove(watch: watch))
+    /// Stops watching for this owner; events already queued for the watch
+    /// may still arrive.
+    func removeWatch(_ watch: Int32, owner: Int) {
+        enqueue(.remove(owner: owner, watch: watch))
     }
 
-    /// Live watches (the control watch excluded).
-    var watchCount: Int { liveWatchCount.load(ordering: .relaxed) }
+    /// The owner's live watches.
+    func watchCount(owner: Int) -> Int {
+        owners.withLock { $0[owner]?.watches.count ?? 0 }
+    }
 
     /// Records libinotifytools still holds for watches the kernel dropped.
     var staleRecords: Int { staleRecordCount.load(ordering: .relaxed) }
 
     /// Drops libinotifytools' records of dead watches: `inotifytools_cleanup`
-    /// then initialise again. Every watch is lost in the process; the caller
-    /// must re-add its live watches and reconcile (events in between are
-    /// not seen). Returns when done.
+    /// then initialise again. Every watch is lost in the process; every
+    /// owner is told (`onReset`) and must re-add its watches and reconcile
+    /// (events in between are not seen). Returns when done.
     func shed() {
         let completion = Completion()
         enqueue(.shed(completion: completion))
         _ = completion.wait()
     }
 
-    /// Stops the watcher thread; no event is delivered afterwards.
-    func stop() {
-        enqueue(.stop)
-        if let thread {
-            pthread_join(thread, nil)
-            self.thread = nil
-        }
+    /// Holds the watcher thread (it reads no events) until the returned
+    /// gate is finished: lets a test overflow the kernel queue.
+    func pauseReading() -> Completion {
+        let gate = Completion()
+        let paused = Completion()
+        enqueue(.pause(gate: gate, paused: paused))
+        _ = paused.wait()
+        return gate
     }
 
     private static func watchControlFolder(_ folder: FilePath) throws(MetadataError) -> Int32 {
@@ -189,22 +243,36 @@ final class InotifyWatcher: @unchecked Sendable {
             if event.len > 0 {
                 let base = UnsafeRawPointer(pointer) + MemoryLayout<inotify_event>.size
                 let bytes = base.assumingMemoryBound(to: UInt8.self)
-                name = Array(UnsafeBufferPointer(start: bytes, count: strnlen(base.assumingMemoryBound(to: CChar.self), Int(event.len))))
+                name = Array(
+                    UnsafeBufferPointer(
+                        start: bytes, count: strnlen(base.assumingMemoryBound(to: CChar.self), Int(event.len))))
             }
             let mask = InotifyMask(rawValue: event.mask)
-            if mask.contains(.ignored) {
-                liveWatchCount.subtract(1, ordering: .relaxed)
-                staleRecordCount.add(1, ordering: .relaxed)
-            }
             batch.append(InotifyEvent(watch: event.wd, mask: mask, cookie: event.cookie, name: name))
-            onEvents(batch)
+            let handlers: [EventHandler]
+            if mask.contains(.queueOverflow) {
+                handlers = owners.withLock { $0.values.map(\.onEvents) }
+            } else {
+                let targets = routes.withLock { routes -> Set<Int> in
+                    let targets = routes[event.wd] ?? []
+                    if mask.contains(.ignored) { routes[event.wd] = nil }
+                    return targets
+                }
+                handlers = owners.withLock { owners in
+                    if mask.contains(.ignored) {
+                        for owner in targets { owners[owner]?.watches.remove(event.wd) }
+                    }
+                    return targets.compactMap { owners[$0]?.onEvents }
+                }
+                if mask.contains(.ignored) { staleRecordCount.add(1, ordering: .relaxed) }
+            }
+            for handler in handlers { handler(batch) }
             batch.removeAll(keepingCapacity: true)
         }
-        closeDescriptor(controlDescriptor)
-        try? FileManager.default.removeItem(atPath: controlFolder.string)
     }
 
-    /// Serves queued requests; false when asked to stop.
+    /// Serves queued requests; always true (the watcher lives as long as
+    /// the process).
     private func serveRequests() -> Bool {
         wakePending.store(false, ordering: .releasing)
         let pending = requests.withLock { queue -> [Request] in
@@ -213,15 +281,21 @@ final class InotifyWatcher: @unchecked Sendable {
         }
         for request in pending {
             switch request {
-            case .add(let descriptor, let context, let completion):
-                completion.finish(add(descriptor: descriptor, context: context))
-            case .remove(let watch):
-                if inotifytools_remove_watch_by_wd(watch) != 0 {
-                    liveWatchCount.subtract(1, ordering: .relaxed)
-                }
+            case .add(let owner, let descriptor, let context, let completion):
+                completion.finish(add(owner: owner, descriptor: descriptor, context: context))
+            case .remove(let owner, let watch):
+                remove(watch, owner: owner)
+            case .unregister(let owner):
+                let watches = owners.withLock { $0[owner]?.watches ?? [] }
+                for watch in watches { remove(watch, owner: owner) }
+                owners.withLock { _ = $0.removeValue(forKey: owner) }
             case .shed(let completion):
-                liveWatchCount.store(0, ordering: .relaxed)
                 staleRecordCount.store(0, ordering: .relaxed)
+                routes.withLock { $0.removeAll() }
+                let resets = owners.withLock { owners -> [ResetHandler] in
+                    for key in owners.keys { owners[key]?.watches.removeAll() }
+                    return owners.values.map(\.onReset)
+                }
                 do throws(MetadataError) {
                     try InotifyLibrary.shared.reinitialize()
                     controlWatch = try Self.watchControlFolder(controlFolder)
@@ -229,15 +303,33 @@ final class InotifyWatcher: @unchecked Sendable {
                 } catch {
                     completion.finish(.failure(error.underlying ?? .ioError))
                 }
-            case .stop:
-                return false
+                for reset in resets { reset() }
+            case .pause(let gate, let paused):
+                paused.finish(.success(0))
+                _ = gate.wait()
             }
         }
         return true
     }
 
-    private func add(descriptor: CInt, context: UInt64) -> Result<Int32, Errno> {
-        if let watchLimit, liveWatchCount.load(ordering: .relaxed) >= watchLimit {
+    private func remove(_ watch: Int32, owner: Int) {
+        owners.withLock { _ = $0[owner]?.watches.remove(watch) }
+        let unused = routes.withLock { routes -> Bool in
+            routes[watch]?.remove(owner)
+            if routes[watch]?.isEmpty ?? false {
+                routes[watch] = nil
+                return true
+            }
+            return false
+        }
+        if unused { _ = inotifytools_remove_watch_by_wd(watch) }
+    }
+
+    private func add(owner: Int, descriptor: CInt, context: UInt64) -> Result<Int32, Errno> {
+        let (limit, count, handler) = owners.withLock { owners in
+            (owners[owner]?.watchLimit, owners[owner]?.watches.count ?? 0, owners[owner]?.onWatchAdded)
+        }
+        if let limit, count >= limit {
             return .failure(.noSpace)
         }
         let path = "/proc/self/fd/\(descriptor)"
@@ -252,8 +344,9 @@ final class InotifyWatcher: @unchecked Sendable {
         // nothing and returns its watch descriptor.
         let watch = inotify_add_watch(InotifyLibrary.shared.descriptor, path, mask)
         guard watch > 0 else { return .failure(Errno(rawValue: errno)) }
-        liveWatchCount.add(1, ordering: .relaxed)
-        onWatchAdded(watch, context)
+        routes.withLock { _ = $0[watch, default: []].insert(owner) }
+        owners.withLock { _ = $0[owner]?.watches.insert(watch) }
+        handler?(watch, context)
         return .success(watch)
     }
 }

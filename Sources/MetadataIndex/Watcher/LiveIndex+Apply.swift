@@ -24,10 +24,12 @@ extension LiveIndex {
             guard let more, !more.isEmpty else { break }
             events = more
         }
-        for move in pendingMoves.values {
-            if let child = index.child(named: move.name, in: EntryID(move.folder)) { removeEntry(child.rawValue) }
+        // Unmatched MOVED_FROM: moved out of the scope.
+        for entry in pendingMoves.values where index.contains(EntryID(entry)) {
+            removeEntry(entry)
         }
         pendingMoves.removeAll()
+        entriesInFlight.removeAll()
         lock.unlock()
 
         var crawled: Set<UInt32> = []
@@ -35,11 +37,15 @@ extension LiveIndex {
             crawlFolder(folder)
         }
         if watcher.staleRecords > staleRecordLimit {
-            shedAndReconcile()
+            // Every owner (this engine too) is told and rescans next batch.
+            watcher.shed()
         } else if rescan {
             reconcileAll()
+            let missing = lock.withLock { topRoots.filter { $0.value.missing }.map(\.key) }
+            for root in missing { recoverRoot(root) }
         }
         for root in recover { recoverRoot(root) }
+        cleanDirtyFolders(force: false)
 
         lock.lock()
         dispatchChanges()
@@ -103,16 +109,28 @@ extension LiveIndex {
         }
         let name = event.name
         guard accepts(name, in: folder) else { return }
-        if event.mask.contains(.movedFrom) {
-            if index.child(named: name, in: EntryID(folder)) != nil {
-                pendingMoves[event.cookie] = (folder, name)
+        let current = index.child(named: name, in: EntryID(folder))
+        if event.mask.contains(.movedTo), let entry = pendingMoves.removeValue(forKey: event.cookie),
+            entriesInFlight.remove(entry) != nil, index.contains(EntryID(entry))
+        {
+            if let current, current.rawValue != entry, entriesInFlight.remove(current.rawValue) != nil {
+                removeEntry(current.rawValue)
             }
+            moveEntry(entry, to: folder, name: name, crawls: &crawls)
             return
         }
-        if event.mask.contains(.movedTo), let source = pendingMoves.removeValue(forKey: event.cookie),
-            let entry = index.child(named: source.name, in: EntryID(source.folder))
-        {
-            moveEntry(entry.rawValue, to: folder, name: name, crawls: &crawls)
+        if let current, entriesInFlight.contains(current.rawValue) {
+            // The name is reused while its old entry is still in flight: that
+            // entry left (if its MOVED_TO comes, the destination is re-read).
+            entriesInFlight.remove(current.rawValue)
+            pendingMoves = pendingMoves.filter { $0.value != current.rawValue }
+            removeEntry(current.rawValue)
+        }
+        if event.mask.contains(.movedFrom) {
+            if let moving = index.child(named: name, in: EntryID(folder)) {
+                pendingMoves[event.cookie] = moving.rawValue
+                entriesInFlight.insert(moving.rawValue)
+            }
             return
         }
         if event.mask.contains(.delete) {
@@ -138,13 +156,59 @@ extension LiveIndex {
         return bytes
     }
 
+    /// Whether the folder's path in the index still leads to that folder
+    /// (same inode): false while a rename of an ancestor is not applied yet.
+    func pathIsCurrent(_ folder: UInt32) -> Bool {
+        guard case .success(let status) = FileStatus.of(pathBytes: pathBytes(of: folder)) else { return false }
+        return status.kind == .folder && status.inode == index.metadata(of: EntryID(folder)).inode
+    }
+
+    /// Rescans dirty folders whose path is current again; with `force`, the
+    /// roots of those that are not.
+    func cleanDirtyFolders(force: Bool) {
+        let (ready, roots) = lock.withLock { () -> ([UInt32], Set<UInt32>) in
+            var ready: [UInt32] = []
+            var roots: Set<UInt32> = []
+            for folder in dirtyFolders {
+                guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else {
+                    dirtyFolders.remove(folder)
+                    continue
+                }
+                if pathIsCurrent(folder) {
+                    ready.append(folder)
+                    dirtyFolders.remove(folder)
+                } else if force {
+                    roots.insert(index.root(of: EntryID(folder)).rawValue)
+                    dirtyFolders.remove(folder)
+                }
+            }
+            index.beginQuarantine()
+            return (ready, roots)
+        }
+        for folder in ready { reconcile(folder: folder) }
+        for root in roots { reconcile(root: root) }
+        if force {
+            lock.withLock {
+                dispatchChanges()
+                index.endQuarantine()
+            }
+        }
+    }
+
     /// Re-reads `folder/name` from disk and makes the index agree.
     private func refresh(_ name: [UInt8], in folder: UInt32, crawls: inout [UInt32]) {
         var path = pathBytes(of: folder)
         if path.last != 0x2F { path.append(0x2F) }
         path += name
         let existing = index.child(named: name, in: EntryID(folder))
-        switch FileStatus.of(pathBytes: path) {
+        let result = FileStatus.of(pathBytes: path)
+        // The path is the index's idea of where the folder is; if an ancestor
+        // was renamed and that is not applied yet, what it names is not ours.
+        guard index.isRoot(EntryID(folder)) || pathIsCurrent(folder) else {
+            dirtyFolders.insert(folder)
+            return
+        }
+        switch result {
         case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
             if let existing { removeEntry(existing.rawValue) }
         case .failure:
@@ -189,13 +253,39 @@ extension LiveIndex {
     }
 
     private func moveEntry(_ entry: UInt32, to folder: UInt32, name: [UInt8], crawls: inout [UInt32]) {
-        if let occupant = index.child(named: name, in: EntryID(folder)), occupant.rawValue != entry {
+        // The index can lag the disk (a folder's events wait while it is
+        // listed), so a move that is impossible in the index (into its own
+        // subtree, or over an ancestor) is applied as a removal and a fresh
+        // look at the destination.
+        var ancestor: EntryID? = EntryID(folder)
+        var impossible = false
+        while let current = ancestor {
+            if current.rawValue == entry { impossible = true }
+            ancestor = index.parent(of: current)
+        }
+        let occupant = index.child(named: name, in: EntryID(folder))
+        if let occupant, occupant.rawValue != entry {
+            var above = index.parent(of: EntryID(entry))
+            while let current = above {
+                if current == occupant { impossible = true }
+                above = index.parent(of: current)
+            }
+        }
+        if impossible {
+            removeEntry(entry)
+            refresh(name, in: folder, crawls: &crawls)
+            return
+        }
+        if let occupant, occupant.rawValue != entry {
             removeEntry(occupant.rawValue)
         }
         index.move(EntryID(entry), to: EntryID(folder), name: name)
         changes.changed.insert(entry)
         if index.kind(of: EntryID(entry)) == .folder {
             for descendant in index.descendants(of: EntryID(entry)) { changes.changed.insert(descendant.rawValue) }
+            // A folder renamed between its parent's listing and its own
+            // opening was never listed or watched: crawl it where it is now.
+            if folderToWatch[entry] == nil && !listing.contains(entry) { crawls.append(entry) }
         }
     }
 
@@ -205,7 +295,7 @@ extension LiveIndex {
         for child in index.children(of: EntryID(root)) { removeEntry(child.rawValue) }
         if let watch = folderToWatch.removeValue(forKey: root) {
             if watchToFolder[watch] == root { watchToFolder[watch] = nil }
-            watcher.removeWatch(watch)
+            removeWatch(watch)
         }
         topRoots[root]?.missing = true
     }

@@ -32,8 +32,9 @@ extension LiveIndex {
             if let entry = entry(at: path, from: id) {
                 topRoots[id]?.users += 1
                 lock.unlock()
-                return Anchor(entry: entry, path: path, excludedChildNames: root.excludedChildNames,
-                              includeHidden: includeHidden)
+                return Anchor(
+                    entry: entry, path: path, excludedChildNames: root.excludedChildNames,
+                    includeHidden: includeHidden)
             }
         }
         lock.unlock()
@@ -83,7 +84,7 @@ extension LiveIndex {
         topRoots[rootID] = nil
         if let recovery = info.recoveryWatch {
             recoveryWatches[recovery] = nil
-            if watchToFolder[recovery] == nil { watcher.removeWatch(recovery) }
+            if watchToFolder[recovery] == nil { removeWatch(recovery) }
         }
         dropWatches(under: rootID)
         index.remove(EntryID(rootID))
@@ -127,14 +128,55 @@ extension LiveIndex {
             rootDevice: info?.device ?? DeviceNumber(major: 0, minor: 0))
     }
 
+    /// Opens a folder of the index by its path, checking it is that folder
+    /// (same inode); a stale path marks it dirty instead.
+    func openVerified(_ folder: UInt32) -> (DirectoryHandle, UInt32)? {
+        let (path, root, inode) = lock.withLock { () -> ([UInt8]?, UInt32, UInt64) in
+            guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else {
+                return (nil, 0, 0)
+            }
+            return (
+                pathBytes(of: folder), index.root(of: EntryID(folder)).rawValue,
+                index.metadata(of: EntryID(folder)).inode
+            )
+        }
+        guard let path, case .success(let handle) = DirectoryHandle.open(pathBytes: path) else { return nil }
+        guard case .success(let status) = FileStatus.of(descriptor: handle.descriptor), status.inode == inode else {
+            lock.withLock { _ = dirtyFolders.insert(folder) }
+            return nil
+        }
+        return (handle, root)
+    }
+
     /// Crawls a folder that appeared (created or moved in), recording changes.
     func crawlFolder(_ folder: UInt32) {
-        let (path, root) = lock.withLock { () -> ([UInt8]?, UInt32) in
-            guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else { return (nil, 0) }
-            return (pathBytes(of: folder), index.root(of: EntryID(folder)).rawValue)
-        }
-        guard let path, case .success(let handle) = DirectoryHandle.open(pathBytes: path) else { return }
+        guard let (handle, root) = openVerified(folder) else { return }
         crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
+    }
+
+    /// Rescans one folder's subtree: what the crawl does not see is removed.
+    func reconcile(folder: UInt32) {
+        lock.withLock {
+            for id in index.descendants(of: EntryID(folder)) { index.setMark(id.rawValue, false) }
+        }
+        guard let (handle, root) = openVerified(folder) else { return }
+        crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
+        sweep(under: folder)
+    }
+
+    /// Removes unmarked entries below `folder` (topmost first).
+    func sweep(under folder: UInt32) {
+        lock.withLock {
+            guard index.contains(EntryID(folder)) else { return }
+            var stack = index.children(of: EntryID(folder))
+            while let id = stack.popLast() {
+                if !index.isMarked(id) {
+                    removeEntry(id.rawValue)
+                } else if index.kind(of: id) == .folder {
+                    stack += index.children(of: id)
+                }
+            }
+        }
     }
 
     /// Rescans a root and makes the index equal to the disk, recording only
@@ -153,40 +195,16 @@ extension LiveIndex {
             return
         }
         crawl(handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true))
-        lock.withLock {
-            guard index.contains(EntryID(root)) else { return }
-            // Unmarked entries were not seen by the rescan: gone. Remove the
-            // topmost ones (their subtrees go with them).
-            var stack = index.children(of: EntryID(root))
-            while let id = stack.popLast() {
-                if !index.isMarked(id) {
-                    removeEntry(id.rawValue)
-                } else if index.kind(of: id) == .folder {
-                    stack += index.children(of: id)
-                }
-            }
-        }
+        // Unmarked entries were not seen by the rescan: gone.
+        sweep(under: root)
     }
 
     func reconcileAll() {
-        let roots = lock.withLock { topRoots.filter { !$0.value.missing }.map(\.key) }
-        for root in roots { reconcile(root: root) }
-    }
-
-    /// Drops libinotifytools' records of dead watches (re-initialising it),
-    /// then re-adds every watch by rescanning: events in between are covered
-    /// by the rescan.
-    func shedAndReconcile() {
-        watcher.shed()
-        lock.withLock {
-            watchToFolder.removeAll()
-            folderToWatch.removeAll()
-            recoveryWatches.removeAll()
-            for id in topRoots.keys { topRoots[id]?.recoveryWatch = nil }
+        let roots = lock.withLock { () -> [UInt32] in
+            rescanCount += 1
+            return topRoots.filter { !$0.value.missing }.map(\.key)
         }
-        reconcileAll()
-        let missing = lock.withLock { topRoots.filter { $0.value.missing }.map(\.key) }
-        for root in missing { recoverRoot(root) }
+        for root in roots { reconcile(root: root) }
     }
 
     /// Brings a missing root back if its folder exists again; otherwise
@@ -204,7 +222,7 @@ extension LiveIndex {
                 if let recovery = topRoots[root]?.recoveryWatch {
                     recoveryWatches[recovery] = nil
                     topRoots[root]?.recoveryWatch = nil
-                    if watchToFolder[recovery] == nil { watcher.removeWatch(recovery) }
+                    if watchToFolder[recovery] == nil { removeWatch(recovery) }
                 }
                 for id in index.descendants(of: EntryID(root)) { index.setMark(id.rawValue, false) }
             }
@@ -216,11 +234,11 @@ extension LiveIndex {
         while ancestor.removeLastComponent(), !ancestor.isEmpty {
             guard case .success(let handle) = DirectoryHandle.open(path: ancestor) else { continue }
             let context = UInt64(1) << 32 | UInt64(root)
-            if case .success(let watch) = watcher.addWatch(descriptor: handle.descriptor, context: context) {
+            if case .success(let watch) = addWatch(handle.descriptor, context: context) {
                 lock.withLock {
                     if let old = topRoots[root]?.recoveryWatch, old != watch {
                         recoveryWatches[old] = nil
-                        if watchToFolder[old] == nil { watcher.removeWatch(old) }
+                        if watchToFolder[old] == nil { removeWatch(old) }
                     }
                     topRoots[root]?.recoveryWatch = watch
                     recoveryWatches[watch] = root

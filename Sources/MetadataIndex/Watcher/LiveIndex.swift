@@ -38,7 +38,9 @@ final class LiveIndex: @unchecked Sendable {
 
     let lock = NSLock()
     let index = FileIndex()
-    private(set) var watcher: InotifyWatcher!
+    let watcher: InotifyWatcher
+    /// This engine's id with the watcher.
+    private(set) var owner = 0
     let crawlThreads: Int
 
     // Guarded by `lock`.
@@ -54,7 +56,16 @@ final class LiveIndex: @unchecked Sendable {
     /// Changes are recorded only while events (not a first gather) are applied.
     var recordingChanges = false
     var watchFailures: Set<WatchFailure> = []
-    var pendingMoves: [UInt32: (folder: UInt32, name: [UInt8])] = [:]
+    /// MOVED_FROM events waiting for their MOVED_TO: cookie to entry.
+    var pendingMoves: [UInt32: UInt32] = [:]
+    /// The entries in `pendingMoves`.
+    var entriesInFlight: Set<UInt32> = []
+    /// Folders whose path in the index was stale when an event needed it
+    /// (a rename of an ancestor not applied yet): rescanned once their path
+    /// is current again, or their root rescanned when the engine is idle.
+    var dirtyFolders: Set<UInt32> = []
+    /// Full rescans done (after overflows and sheds); for tests and stats.
+    var rescanCount = 0
     /// Shed libinotifytools' dead-watch records past this many.
     var staleRecordLimit = 10_000
 
@@ -76,18 +87,21 @@ final class LiveIndex: @unchecked Sendable {
 
     private static let sharedEngine = Mutex<LiveIndex?>(nil)
 
-    /// A private engine (tests inject a watch limit here).
+    /// A private engine (tests inject a watch limit here). It shares the
+    /// process's one inotify watcher but has its own index.
     init(watchLimit: Int? = nil, crawlThreads: Int? = nil) throws(MetadataError) {
         self.crawlThreads = crawlThreads ?? max(2, ProcessLimits.processorCount)
+        watcher = try InotifyWatcher.shared()
         let box = WeakBox(nil)
-        watcher = try InotifyWatcher(
+        owner = watcher.register(
             watchLimit: watchLimit,
             onWatchAdded: { watch, context in
                 // Contexts above 32 bits are root-recovery watches on an
                 // ancestor; `recoverRoot` records those itself.
                 if context >> 32 == 0 { box.engine?.watchAdded(watch, folder: UInt32(context)) }
             },
-            onEvents: { events in box.engine?.enqueue(events) })
+            onEvents: { events in box.engine?.enqueue(events) },
+            onReset: { box.engine?.watchesWereReset() })
         box.engine = self
         let thread = Thread { [unowned self] in self.applyLoop() }
         thread.name = "mdq-applier"
@@ -102,9 +116,34 @@ final class LiveIndex: @unchecked Sendable {
         init(_ engine: LiveIndex?) { self.engine = engine }
     }
 
-    /// Stops the watcher and the applier; for private engines in tests.
+    /// The watcher dropped every watch (a shed): forget them and rescan
+    /// everything, which adds them again.
+    private func watchesWereReset() {
+        lock.withLock {
+            watchToFolder.removeAll()
+            folderToWatch.removeAll()
+            recoveryWatches.removeAll()
+            for id in topRoots.keys { topRoots[id]?.recoveryWatch = nil }
+        }
+        enqueue([InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: [])])
+    }
+
+    /// This engine's live watches.
+    var watchCount: Int { watcher.watchCount(owner: owner) }
+
+    /// Adds a watch for this engine.
+    func addWatch(_ descriptor: FileDescriptor, context: UInt64) -> Result<Int32, Errno> {
+        watcher.addWatch(descriptor: descriptor, owner: owner, context: context)
+    }
+
+    /// Removes one of this engine's watches.
+    func removeWatch(_ watch: Int32) {
+        watcher.removeWatch(watch, owner: owner)
+    }
+
+    /// Stops the applier and gives back the watches; for private engines in tests.
     func shutdown() {
-        watcher.stop()
+        watcher.unregister(owner)
         queueCondition.lock()
         stopping = true
         queueCondition.broadcast()
@@ -149,7 +188,7 @@ final class LiveIndex: @unchecked Sendable {
         for folder in folders {
             if let watch = folderToWatch.removeValue(forKey: folder) {
                 if watchToFolder[watch] == folder { watchToFolder[watch] = nil }
-                watcher.removeWatch(watch)
+                removeWatch(watch)
             }
             listing.remove(folder)
             deferred[folder] = nil
@@ -170,8 +209,9 @@ final class LiveIndex: @unchecked Sendable {
         queueCondition.lock()
         defer { queueCondition.unlock() }
         if let timeout {
-            let deadline = Date(timeIntervalSinceNow: Double(timeout.components.attoseconds) / 1e18
-                + Double(timeout.components.seconds))
+            let deadline = Date(
+                timeIntervalSinceNow: Double(timeout.components.attoseconds) / 1e18
+                    + Double(timeout.components.seconds))
             while queuedEvents.isEmpty && !stopping {
                 if !queueCondition.wait(until: deadline) { break }
             }
@@ -179,14 +219,31 @@ final class LiveIndex: @unchecked Sendable {
             while queuedEvents.isEmpty && !stopping { queueCondition.wait() }
         }
         if stopping && queuedEvents.isEmpty { return nil }
+        if queuedEvents.isEmpty { return [] }
         defer { queuedEvents.removeAll(keepingCapacity: true) }
         return queuedEvents
     }
 
     private func applyLoop() {
-        while let events = takeEvents(timeout: nil) {
+        while true {
+            let dirty = lock.withLock { !dirtyFolders.isEmpty }
+            guard let events = takeEvents(timeout: dirty ? .milliseconds(50) : nil) else {
+                if stoppingNow { return }
+                continue
+            }
+            if events.isEmpty {
+                // Quiet, and some folders could not be resolved: rescan their roots.
+                cleanDirtyFolders(force: true)
+                continue
+            }
             applyBatch(events)
         }
+    }
+
+    private var stoppingNow: Bool {
+        queueCondition.lock()
+        defer { queueCondition.unlock() }
+        return stopping
     }
 
     /// Puts events back at the head of the queue (a folder's held-back

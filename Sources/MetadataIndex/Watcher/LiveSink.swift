@@ -28,7 +28,7 @@ final class LiveSink: CrawlSink, @unchecked Sendable {
         engine.lock.withLock { _ = engine.listing.insert(folder.rawValue) }
         // The watch goes in before the listing (and without the lock: the
         // watcher thread takes it to record the new watch).
-        if case .failure(let error) = engine.watcher.addWatch(descriptor: directory, context: UInt64(folder.rawValue)) {
+        if case .failure(let error) = engine.addWatch(directory, context: UInt64(folder.rawValue)) {
             engine.lock.withLock {
                 let path = FilePath.fromBytes(engine.pathBytes(of: folder.rawValue))
                 engine.watchFailures.insert(LiveIndex.WatchFailure(path: path, error: error))
@@ -38,7 +38,7 @@ final class LiveSink: CrawlSink, @unchecked Sendable {
 
     func didList(
         _ folder: EntryID, batch: borrowing CrawlBatch, directory: FileDescriptor,
-        worker: inout Void, subfolders: inout [EntryID]
+        worker: inout Void, subfolders: inout [EntryID?]
     ) {
         engine.lock.lock()
         defer { engine.lock.unlock() }
@@ -54,17 +54,22 @@ final class LiveSink: CrawlSink, @unchecked Sendable {
         for entry in batch.entries {
             batch.withName(of: entry) { name in
                 if folder.rawValue == root, let info, info.crawlRoot.excludedChildNames.contains(Array(name)) {
+                    if entry.descend { subfolders.append(nil) }
                     return
                 }
-                if entry.descend, let status = entry.status, let inner = engine.innerRoot(matching: status, except: root) {
+                if entry.descend, let status = entry.status,
+                    let inner = engine.innerRoot(matching: status, except: root)
+                {
                     engine.graft(inner, into: folder, name: name, outer: root)
+                    subfolders.append(nil)
                     return
                 }
                 let metadata = entry.status.map(EntryMetadata.init) ?? EntryMetadata(kind: entry.kind)
                 if let existing = index.child(named: name, in: folder), index.kind(of: existing) != metadata.kind {
                     engine.removeEntry(existing.rawValue)
                 }
-                let (id, outcome) = index.upsert(name: name, in: folder, metadata: metadata, device: entry.status?.device)
+                let (id, outcome) = index.upsert(
+                    name: name, in: folder, metadata: metadata, device: entry.status?.device)
                 if recording {
                     switch outcome {
                     case .inserted: engine.changes.added.insert(id.rawValue)

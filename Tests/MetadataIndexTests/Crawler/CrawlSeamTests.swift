@@ -2,6 +2,7 @@ import Glibc
 import Synchronization
 import SystemPackage
 import Testing
+
 @testable import MetadataIndex
 
 /// The seam the watcher uses: `willList` runs once per folder, after the
@@ -26,7 +27,7 @@ struct CrawlSeamTests {
 
         func didList(
             _ folder: [UInt8], batch: borrowing CrawlBatch, directory: FileDescriptor, worker: inout Void,
-            subfolders: inout [[UInt8]]
+            subfolders: inout [[UInt8]?]
         ) {
             var names: Set<[UInt8]> = []
             for entry in batch.entries {

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import SystemPackage
 import Testing
+
 @testable import MetadataIndex
 
 @Suite(.serialized, .timeLimit(.minutes(3)))
@@ -62,7 +63,9 @@ struct MetadataQueryTests {
 
         let before = recorder.updates.count
         try temp.file("sub/b.txt", contents: "written again, longer")
-        #expect(recorder.wait { recorder.updates.dropFirst(before).contains { $0.changed.contains { $0.name == "b.txt" } } })
+        #expect(
+            recorder.wait { recorder.updates.dropFirst(before).contains { $0.changed.contains { $0.name == "b.txt" } } }
+        )
         #expect(query.results.first { $0.name == "b.txt" }?.metadata.size == 21)
 
         // A rename that still matches is a change.
@@ -120,9 +123,12 @@ struct MetadataQueryTests {
         #expect(unlink("\(base)/flash.txt") == 0)
         // The engine sees the changes; the query's results must not move.
         let engine = try LiveIndex.shared()
-        #expect(recorder.wait {
-            engine.lock.withLock { engine.index.count(matching: try! MetadataPredicate("kMDItemFSName == 'new.txt'")) == 1 }
-        })
+        #expect(
+            recorder.wait {
+                engine.lock.withLock {
+                    engine.index.count(matching: try! MetadataPredicate("kMDItemFSName == 'new.txt'")) == 1
+                }
+            })
         #expect(recorder.resultNames(relativeTo: base) == ["keep.txt", "doomed.txt"])
         #expect(recorder.updates.isEmpty)
         query.enableUpdates()
@@ -142,25 +148,29 @@ struct MetadataQueryTests {
     @Test func stopDuringGatheringPostsNothingMore() throws {
         let temp = try TemporaryDirectory()
         for i in 0..<3000 { try temp.file("f\(i % 30)/x\(i)") }
+        // A second query on the same folder tells when the engine has seen a change.
+        let witness = try makeQuery("kMDItemFSName == 'after-stop'", in: temp.path)
+        let witnessRecorder = QueryRecorder(witness)
+        witness.start()
+        #expect(witnessRecorder.waitForFinish())
+
         let query = try makeQuery("TRUEPREDICATE", in: temp.path)
         let recorder = QueryRecorder(query)
         query.start()
         query.stop()
         let count = recorder.records.withLock { $0.count }
+        #expect(!recorder.kinds.contains(.finish), "no finish after a stop during gathering")
         try temp.file("after-stop")
-        // Wait until the engine has applied the change, then drain the
-        // query's delivery queue: anything it would post is posted by now.
-        let engine = try LiveIndex.shared()
-        let probe = try MetadataPredicate("kMDItemFSName == 'after-stop'")
-        #expect(recorder.wait { engine.lock.withLock { engine.index.count(matching: probe) } >= 1 })
+        #expect(witnessRecorder.wait { witness.resultCount == 1 })
+        // Anything the stopped query would post is posted by now.
         query.deliveryQueue.sync {}
         #expect(recorder.records.withLock { $0.count } == count)
-        #expect(!recorder.kinds.contains(.finish) || recorder.kinds.last == .finish)
         // Start again: a new cycle.
         #expect(query.start())
-        #expect(recorder.wait(timeout: 30) { recorder.kinds.filter { $0 == .finish }.count >= 1 })
+        #expect(recorder.wait(timeout: 30) { recorder.kinds.filter { $0 == .finish }.count == 1 })
         #expect(query.resultCount == 3031)
         query.stop()
+        witness.stop()
     }
 
     @Test func changingThePredicateRestartsTheQuery() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 @testable import MetadataIndex
 
 /// Records a query's notifications, in order, from NotificationCenter, and
@@ -26,15 +27,16 @@ final class QueryRecorder: @unchecked Sendable {
             (.metadataQueryDidFinishGathering, .finish), (.metadataQueryDidUpdate, .update),
         ]
         for (name, kind) in pairs {
-            tokens.append(center.addObserver(forName: name, object: query, queue: nil) { [unowned self] note in
-                var record = Record(kind: kind)
-                if kind == .update {
-                    record.added = note.userInfo?[MetadataQuery.addedItemsKey] as? [MetadataItem] ?? []
-                    record.changed = note.userInfo?[MetadataQuery.changedItemsKey] as? [MetadataItem] ?? []
-                    record.removed = note.userInfo?[MetadataQuery.removedItemsKey] as? [MetadataItem] ?? []
-                }
-                self.records.withLock { $0.append(record) }
-            })
+            tokens.append(
+                center.addObserver(forName: name, object: query, queue: nil) { [unowned self] note in
+                    var record = Record(kind: kind)
+                    if kind == .update {
+                        record.added = note.userInfo?[MetadataQuery.addedItemsKey] as? [MetadataItem] ?? []
+                        record.changed = note.userInfo?[MetadataQuery.changedItemsKey] as? [MetadataItem] ?? []
+                        record.removed = note.userInfo?[MetadataQuery.removedItemsKey] as? [MetadataItem] ?? []
+                    }
+                    self.records.withLock { $0.append(record) }
+                })
         }
     }
 

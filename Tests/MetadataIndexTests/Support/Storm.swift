@@ -1,0 +1,153 @@
+import Foundation
+import Glibc
+import Synchronization
+import SystemPackage
+
+@testable import MetadataIndex
+
+/// A seeded generator of filesystem operations inside a scope folder and an
+/// outside folder (for moves across the scope boundary).
+struct Storm {
+    let scope: String
+    let outside: String
+    var random: SeededGenerator
+    /// Relative folders known to exist (may be stale after random ops; every
+    /// op tolerates failure).
+    var folders: [String] = [""]
+    var outsideFolders: [String] = []
+    let names = ["a.txt", "b.txt", "c.png", "d", "report.pdf", "x", "caf\u{E9}.md", "e.txt", "f"]
+    let folderNames = ["docs", "sub", "deep", "photos", "tmp", "z"]
+
+    init(scope: String, outside: String, seed: UInt64) {
+        self.scope = scope
+        self.outside = outside
+        random = SeededGenerator(seed: seed)
+    }
+
+    private mutating func pick<T>(_ values: [T]) -> T { values.randomElement(using: &random)! }
+    private func full(_ relative: String) -> String { relative.isEmpty ? scope : scope + "/" + relative }
+    private func join(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : folder + "/" + name }
+
+    mutating func run(operations: Int) {
+        for _ in 0..<operations { step() }
+    }
+
+    mutating func step() {
+        let folder = pick(folders)
+        let name = pick(names)
+        let path = full(join(folder, name))
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<25:  // create or overwrite a file
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            if fd >= 0 {
+                let bytes = Int.random(in: 0..<64, using: &random)
+                if bytes > 0 {
+                    _ = [UInt8](repeating: 0x61, count: bytes).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                }
+                close(fd)
+            }
+        case 25..<33:  // append
+            let fd = open(path, O_WRONLY | O_APPEND)
+            if fd >= 0 {
+                _ = "more".withCString { write(fd, $0, 4) }
+                close(fd)
+            }
+        case 33..<36:
+            _ = truncate(path, 0)
+        case 36..<48:
+            _ = unlink(path)
+        case 48..<60:  // rename a file, maybe to another folder
+            let target = full(join(pick(folders), pick(names)))
+            _ = rename(path, target)
+        case 60..<70:  // mkdir
+            let relative = join(folder, pick(folderNames))
+            if mkdir(full(relative), 0o755) == 0 || errno == EEXIST {
+                if !folders.contains(relative) && relative.split(separator: "/").count < 6 { folders.append(relative) }
+                // Files made at once inside a new folder: the mkdir race.
+                for i in 0..<Int.random(in: 0..<4, using: &random) {
+                    let fd = open(full(relative) + "/new\(i).txt", O_WRONLY | O_CREAT, 0o644)
+                    if fd >= 0 { close(fd) }
+                }
+            }
+        case 70..<74:  // rm -r a folder
+            guard folders.count > 1 else { return }
+            let victim = pick(Array(folders.dropFirst()))
+            removeTree(full(victim))
+            folders.removeAll { $0 == victim || $0.hasPrefix(victim + "/") }
+        case 74..<82:  // rename or move a folder inside the scope
+            guard folders.count > 1 else { return }
+            let source = pick(Array(folders.dropFirst()))
+            let destinationParent = pick(folders)
+            if destinationParent == source || destinationParent.hasPrefix(source + "/") { return }
+            let destination = join(destinationParent, pick(folderNames) + "\(Int.random(in: 0..<3, using: &random))")
+            if rename(full(source), full(destination)) == 0 {
+                folders = folders.map {
+                    $0 == source
+                        ? destination : $0.hasPrefix(source + "/") ? destination + $0.dropFirst(source.count) : $0
+                }
+            }
+        case 82..<88:  // move a folder or file out of the scope
+            let candidates =
+                folders.count > 1 && Bool.random(using: &random) ? Array(folders.dropFirst()) : [join(folder, name)]
+            let source = pick(candidates)
+            let destination = "out\(Int.random(in: 0..<1_000_000, using: &random))"
+            if rename(full(source), outside + "/" + destination) == 0 {
+                folders.removeAll { $0 == source || $0.hasPrefix(source + "/") }
+                outsideFolders.append(destination)
+            }
+        case 88..<94:  // move something in from outside
+            guard let source = outsideFolders.popLast() else { return }
+            let destination = join(folder, "in-" + source)
+            if rename(outside + "/" + source, full(destination)) == 0 {
+                var isFolder = stat()
+                if lstat(full(destination), &isFolder) == 0 && (isFolder.st_mode & S_IFMT) == S_IFDIR {
+                    folders.append(destination)
+                    collectFolders(under: destination)
+                }
+            }
+        case 94..<97:  // replace a file by a folder of the same name, or back
+            var info = stat()
+            if lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+                removeTree(path)
+                let gone = join(folder, name)
+                folders.removeAll { $0 == gone || $0.hasPrefix(gone + "/") }
+                let fd = open(path, O_WRONLY | O_CREAT, 0o644)
+                if fd >= 0 { close(fd) }
+            } else {
+                _ = unlink(path)
+                if mkdir(path, 0o755) == 0 { folders.append(join(folder, name)) }
+            }
+        default:  // symlink
+            _ = unlink(path)
+            _ = symlink("../elsewhere", path)
+        }
+    }
+
+    private mutating func collectFolders(under relative: String) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: full(relative)) else { return }
+        for entry in entries {
+            var info = stat()
+            let child = join(relative, entry)
+            if lstat(full(child), &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+                folders.append(child)
+                collectFolders(under: child)
+            }
+        }
+    }
+
+    private func removeTree(_ path: String) {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// The paths a fresh crawl finds for a predicate under a folder.
+func freshCrawl(_ folder: FilePath, _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
+    let found = Mutex<Set<String>>([])
+    try OneShotSearch(
+        roots: [CrawlRoot(path: folder)], predicate: predicate, crawlOptions: CrawlOptions(includeHidden: hidden)
+    )
+    .run(onBatch: { batch in
+        found.withLock { for i in 0..<batch.count { $0.insert(String(decoding: batch[i].pathBytes, as: UTF8.self)) } }
+    })
+    return found.withLock { $0 }
+}
