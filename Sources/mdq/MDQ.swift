@@ -54,6 +54,12 @@ struct MDQ: ParsableCommand {
         if output.count && (output.json || output.nullTerminated) {
             throw ValidationError("--count prints a number; it does not combine with --json or -0")
         }
+        if let interval = output.interval {
+            guard output.live else { throw ValidationError("--interval applies to --live") }
+            guard interval >= 0 && interval.isFinite else {
+                throw ValidationError("--interval must be 0 or more seconds")
+            }
+        }
     }
 
     func run() throws {
@@ -68,6 +74,20 @@ struct MDQ: ParsableCommand {
             predicate = try MetadataPredicate(formatBytes: raw.bytes(for: query ?? ""))
         }
         let roots = try scope.crawlRoots(raw: raw)
+        if output.live {
+            // Fail like a one-shot query on a missing scope, before going live.
+            for root in roots { try root.checkAccessible() }
+            let (scopes, container) = try scope.searchScopes(raw: raw)
+            ProcessEnvironment.ignoreBrokenPipe()
+            let mode: LivePrinter.Mode =
+                output.count ? .count : output.json ? .json : .lines(terminator: output.nullTerminated ? 0 : 0x0A)
+            LiveSession(
+                predicate: predicate, scopes: scopes, container: container, includeHidden: scope.hidden,
+                interval: output.interval,
+                printer: LivePrinter(mode: mode, showProgress: ProcessEnvironment.isTerminal(.standardError))
+            ).run()
+        }
+        ProcessEnvironment.unblockInterruptSignals()
         let search = OneShotSearch(
             roots: roots, predicate: predicate, crawlOptions: scope.crawlOptions,
             includeMetadata: output.json)
@@ -88,6 +108,9 @@ struct MDQ: ParsableCommand {
     /// 2 usage or query syntax error, each with a one-line message on stderr
     /// (plus the caret lines for a query error).
     static func main() {
+        // Before any thread starts: SIGINT/SIGTERM are taken by a sigwait
+        // thread in live mode, and restored to their default otherwise.
+        ProcessEnvironment.blockInterruptSignals()
         let command: MDQ
         do {
             command = try parse()

@@ -30,3 +30,15 @@ extension CrawlRoot {
         return !excludedChildNames.contains(FilePath(root: nil, [first]).bytes)
     }
 }
+
+extension CrawlRoot {
+    /// Checks the root can be opened as a folder.
+    ///
+    /// - Throws: `MetadataError` (`.scopeNotFound`, `.scopeUnreadable`,
+    ///   `.scopeNotFolder`) naming the path.
+    public func checkAccessible() throws(MetadataError) {
+        if case .failure(let error) = DirectoryHandle.open(path: path) {
+            throw Crawler<IndexSink>.rootError(error, path)
+        }
+    }
+}

@@ -43,10 +43,51 @@ public enum ProcessEnvironment {
     }
 }
 
-/// Ends the process at once with a status, flushing nothing (mdq writes
-/// through descriptors, not stdio buffers).
+/// Ends the process at once with a status.
+///
+/// `_exit`, not `exit`: mdq writes through descriptors, never stdio
+/// buffers, so there is nothing to flush, and `exit`'s teardown of the
+/// runtime can stall for seconds while other threads are parked.
 public enum ProcessExit {
     public static func exit(_ status: Int32) -> Never {
-        Glibc.exit(status)
+        Glibc._exit(status)
+    }
+}
+
+extension ProcessEnvironment {
+    /// Blocks SIGINT and SIGTERM in the calling thread and every thread it
+    /// starts afterwards, so `onInterrupt` can take them with `sigwait`.
+    /// Call first thing in `main`, before any thread exists.
+    public static func blockInterruptSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    /// Undoes `blockInterruptSignals` for the calling thread (a one-shot
+    /// query dies on Ctrl-C as usual; threads started later inherit this).
+    public static func unblockInterruptSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
+    }
+
+    /// Runs `body` once, on a dedicated thread, when the process gets SIGINT
+    /// or SIGTERM (blocked beforehand with `blockInterruptSignals`), instead
+    /// of dying mid-line: live commands stop their query, flush and exit.
+    public static func onInterrupt(_ body: @escaping @Sendable () -> Void) {
+        WorkerThreads.detach {
+            var set = sigset_t()
+            sigemptyset(&set)
+            sigaddset(&set, SIGINT)
+            sigaddset(&set, SIGTERM)
+            var number: Int32 = 0
+            while sigwait(&set, &number) != 0 {}
+            body()
+        }
     }
 }

@@ -9,6 +9,23 @@ enum WorkerThreads {
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
 
+    /// Runs `body` on a new detached thread.
+    static func detach(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Box(body))
+        var thread = pthread_t()
+        let rc = pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+                return nil
+            }, box.toOpaque())
+        if rc == 0 {
+            pthread_detach(thread)
+        } else {
+            box.release()
+        }
+    }
+
     /// Runs `body(0..<count)` on `count` threads (the caller's thread is
     /// number 0) and returns when all have finished.
     static func run(count: Int, _ body: @escaping @Sendable (Int) -> Void) {

@@ -47,6 +47,33 @@ struct ScopeOptions: ParsableArguments {
         return path.appending("Examples/ExampleContainer")
     }
 
+    /// The scopes as a live query takes them: folders, and a container with
+    /// its ubiquitous scopes.
+    func searchScopes(raw: RawArguments) throws -> ([SearchScope], UbiquityContainer?) {
+        let cwd = ProcessEnvironment.currentDirectory
+        var scopes = onlyIn.map {
+            SearchScope.directory(cwd.pushing(FilePath.fromRawBytes(raw.bytes(for: $0))).lexicallyNormalized())
+        }
+        var containerValue: UbiquityContainer?
+        if let container {
+            containerValue = try UbiquityContainer(
+                pathOrIdentifier: FilePath.fromRawBytes(raw.bytes(for: container)), relativeTo: cwd)
+        } else if onlyIn.isEmpty {
+            if scope != nil { throw ValidationError("--scope needs --container") }
+            containerValue = UbiquityContainer(path: Self.exampleContainer)
+        } else if scope != nil {
+            throw ValidationError("--scope needs --container")
+        }
+        if containerValue != nil {
+            switch scope ?? .all {
+            case .documents: scopes.append(.ubiquitousDocuments)
+            case .data: scopes.append(.ubiquitousData)
+            case .all: scopes += [.ubiquitousDocuments, .ubiquitousData]
+            }
+        }
+        return (scopes, containerValue)
+    }
+
     func crawlRoots(raw: RawArguments) throws -> [CrawlRoot] {
         let cwd = ProcessEnvironment.currentDirectory
         var roots: [CrawlRoot] = []

@@ -11,6 +11,11 @@ enum Diagnostics {
         write("mdq: warning: " + message + "\n")
     }
 
+    /// A transient status line on stderr (a terminal only); nil clears it.
+    static func status(_ text: String?) {
+        write("\r\u{1B}[K" + (text ?? ""))
+    }
+
     private static func write(_ text: String) {
         _ = try? FileDescriptor.standardError.writeAll(Array(text.utf8))
     }

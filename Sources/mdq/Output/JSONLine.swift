@@ -9,20 +9,48 @@ import MetadataIndex
 /// `nameBase64` carry the exact bytes, so nothing is lost.
 enum JSONLine {
     static func append(_ result: SearchResult, to out: inout [UInt8]) {
+        appendObject(
+            path: result.pathBytes, name: result.nameBytes, displayName: result.displayNameBytes[...],
+            kind: result.kind,
+            metadata: result.metadata, to: &out)
+        out.append(0x0A)
+    }
+
+    /// One live result as a JSON object (no newline).
+    static func append(_ item: MetadataItem, to out: inout [UInt8]) {
+        let name = item.nameBytes
+        appendObject(
+            path: item.pathBytes[...], name: name[...],
+            displayName: Array(item.displayName.utf8)[...], kind: item.kind, metadata: item.metadata, to: &out)
+    }
+
+    /// A JSON array of live results.
+    static func append(_ items: [MetadataItem], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (i, item) in items.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            append(item, to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    private static func appendObject(
+        path: ArraySlice<UInt8>, name: ArraySlice<UInt8>, displayName: ArraySlice<UInt8>, kind: EntryKind,
+        metadata: EntryMetadata?, to out: inout [UInt8]
+    ) {
         out.append(contentsOf: Array("{\"path\":".utf8))
-        let exact = appendString(result.pathBytes, to: &out)
-        if !exact {
-            out.append(contentsOf: Array(",\"pathBase64\":\"\(Data(result.pathBytes).base64EncodedString())\"".utf8))
+        if !appendString(path, to: &out) {
+            out.append(contentsOf: Array(",\"pathBase64\":\"\(Data(path).base64EncodedString())\"".utf8))
         }
         out.append(contentsOf: Array(",\"name\":".utf8))
-        if !appendString(result.nameBytes, to: &out) {
-            out.append(contentsOf: Array(",\"nameBase64\":\"\(Data(result.nameBytes).base64EncodedString())\"".utf8))
+        if !appendString(name, to: &out) {
+            out.append(contentsOf: Array(",\"nameBase64\":\"\(Data(name).base64EncodedString())\"".utf8))
         }
         out.append(contentsOf: Array(",\"displayName\":".utf8))
-        appendString(result.displayNameBytes[...], to: &out)
-        out.append(contentsOf: Array(",\"kind\":\"\(result.kind)\"".utf8))
-        if let metadata = result.metadata {
-            if result.kind != .folder, let size = metadata.size {
+        appendString(displayName, to: &out)
+        out.append(contentsOf: Array(",\"kind\":\"\(kind)\"".utf8))
+        if let metadata {
+            if kind != .folder, let size = metadata.size {
                 out.append(contentsOf: Array(",\"size\":\(size)".utf8))
             }
             if let modified = metadata.modificationTime {
@@ -32,7 +60,7 @@ enum JSONLine {
                 out.append(contentsOf: Array(",\"created\":\"\(created.iso8601)\"".utf8))
             }
         }
-        out.append(contentsOf: Array("}\n".utf8))
+        out.append(UInt8(ascii: "}"))
     }
 
     /// Appends a JSON string; returns false when some byte was not UTF-8

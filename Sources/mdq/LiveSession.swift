@@ -1,0 +1,62 @@
+import Foundation
+import MetadataIndex
+import SystemPackage
+
+/// `mdq --live`: runs a live query until interrupted, printing as it goes.
+struct LiveSession {
+    let predicate: MetadataPredicate
+    let scopes: [SearchScope]
+    let container: UbiquityContainer?
+    let includeHidden: Bool
+    let interval: Double?
+    let printer: LivePrinter
+
+    func run() -> Never {
+        let query = MetadataQuery()
+        query.predicate = predicate
+        query.searchScopes = scopes
+        query.container = container
+        query.includesHiddenItems = includeHidden
+        if let interval { query.notificationBatchingInterval = interval }
+        let center = NotificationCenter.default
+        let printer = self.printer
+        var tokens: [any NSObjectProtocol] = []
+        tokens.append(
+            center.addObserver(forName: .metadataQueryDidStartGathering, object: query, queue: nil) { _ in
+                printer.didStart()
+            })
+        tokens.append(
+            center.addObserver(forName: .metadataQueryGatheringProgress, object: query, queue: nil) { note in
+                printer.progress(note.userInfo?["gathered"] as? Int ?? 0)
+            })
+        tokens.append(
+            center.addObserver(forName: .metadataQueryDidFinishGathering, object: query, queue: nil) { _ in
+                printer.didFinish(query.results)
+                for error in query.errors { Diagnostics.warn(error.description) }
+            })
+        tokens.append(
+            center.addObserver(forName: .metadataQueryDidUpdate, object: query, queue: nil) { note in
+                let info = note.userInfo ?? [:]
+                printer.didUpdate(
+                    added: info[MetadataQuery.addedItemsKey] as? [MetadataItem] ?? [],
+                    changed: info[MetadataQuery.changedItemsKey] as? [MetadataItem] ?? [],
+                    removed: info[MetadataQuery.removedItemsKey] as? [MetadataItem] ?? [],
+                    count: query.resultCount)
+            })
+        ProcessEnvironment.onInterrupt {
+            // Stop first (no notification after this returns), then make
+            // sure no line is half written, then leave.
+            query.stop()
+            printer.quiesce()
+            ProcessExit.exit(0)
+        }
+        guard query.start() else {
+            Diagnostics.error("the query could not start")
+            ProcessExit.exit(1)
+        }
+        // The main thread only waits; notifications come on the query's queue.
+        while true {
+            withExtendedLifetime(tokens) { sleep(3600) }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import MetadataIndex
+import SystemPackage
+
+/// Prints a live query's notifications: the results once gathered, then one
+/// line per change (`+`, `-`, `~` and the path), or one JSON object per
+/// notification, or each new count.
+final class LivePrinter: @unchecked Sendable {
+    enum Mode {
+        case lines(terminator: UInt8)
+        case json
+        case count
+    }
+
+    // Notifications arrive one at a time on the query's serial queue;
+    // `lock` also orders the final flush on interrupt.
+    private let lock = NSLock()
+    private let mode: Mode
+    private let showProgress: Bool
+    private var progressShown = false
+
+    init(mode: Mode, showProgress: Bool) {
+        self.mode = mode
+        self.showProgress = showProgress
+    }
+
+    func didStart() {
+        if case .json = mode { write(Array("{\"event\":\"didStartGathering\"}\n".utf8)) }
+    }
+
+    func progress(_ gathered: Int) {
+        if case .json = mode {
+            write(Array("{\"event\":\"gatheringProgress\",\"gathered\":\(gathered)}\n".utf8))
+        }
+        if showProgress {
+            lock.withLock { progressShown = true }
+            Diagnostics.status("gathering… \(gathered) items")
+        }
+    }
+
+    func didFinish(_ results: [MetadataItem]) {
+        if lock.withLock({ progressShown }) { Diagnostics.status(nil) }
+        var out: [UInt8] = []
+        switch mode {
+        case .lines(let terminator):
+            for item in results {
+                out += item.pathBytes
+                out.append(terminator)
+            }
+        case .json:
+            out += Array("{\"event\":\"didFinishGathering\",\"count\":\(results.count),\"results\":".utf8)
+            JSONLine.append(results, to: &out)
+            out += Array("}\n".utf8)
+        case .count:
+            out += Array("\(results.count)\n".utf8)
+        }
+        write(out)
+    }
+
+    func didUpdate(added: [MetadataItem], changed: [MetadataItem], removed: [MetadataItem], count: Int) {
+        var out: [UInt8] = []
+        switch mode {
+        case .lines(let terminator):
+            for (mark, items) in [
+                (UInt8(ascii: "-"), removed), (UInt8(ascii: "~"), changed), (UInt8(ascii: "+"), added),
+            ] {
+                for item in items {
+                    out += [mark, UInt8(ascii: " ")] + item.pathBytes
+                    out.append(terminator)
+                }
+            }
+        case .json:
+            out += Array("{\"event\":\"didUpdate\",\"added\":".utf8)
+            JSONLine.append(added, to: &out)
+            out += Array(",\"changed\":".utf8)
+            JSONLine.append(changed, to: &out)
+            out += Array(",\"removed\":".utf8)
+            JSONLine.append(removed, to: &out)
+            out += Array("}\n".utf8)
+        case .count:
+            out += Array("\(count)\n".utf8)
+        }
+        write(out)
+    }
+
+    /// Writes whole lines at once, so an interrupt never leaves half a line.
+    private func write(_ bytes: [UInt8]) {
+        lock.lock()
+        defer { lock.unlock() }
+        do {
+            _ = try FileDescriptor.standardOutput.writeAll(bytes)
+        } catch Errno.brokenPipe {
+            ProcessExit.exit(0)
+        } catch {
+            Diagnostics.error("cannot write results: \(error)")
+            ProcessExit.exit(1)
+        }
+    }
+
+    /// Waits for a write in progress, then holds the lock so none starts.
+    func quiesce() {
+        lock.lock()
+    }
+}

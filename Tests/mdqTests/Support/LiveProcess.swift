@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+
+/// A running `mdq --live`, read line by line as it writes.
+final class LiveProcess: @unchecked Sendable {
+    let process = Process()
+    private let output = Buffer()
+
+    /// The bytes read so far, shared with the pipe's reading handler.
+    final class Buffer: Sendable {
+        private let data = Mutex<Data>(Data())
+        func withLock<R>(_ body: (inout Data) -> R) -> R { data.withLock { body(&$0) } }
+    }
+    private let pipe = Pipe()
+    private let errorPipe = Pipe()
+
+    init(_ executable: String, _ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = pipe
+        process.standardError = errorPipe
+        process.standardInput = FileHandle.nullDevice
+        pipe.fileHandleForReading.readabilityHandler = { [output] handle in
+            let chunk = handle.availableData
+            output.withLock { $0.append(chunk) }
+        }
+        try process.run()
+    }
+
+    /// Complete lines written so far.
+    var lines: [String] {
+        output.withLock { data in
+            let text = String(decoding: data, as: UTF8.self)
+            var parts = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            parts.removeLast()  // what follows the last newline is not a line yet
+            return parts
+        }
+    }
+
+    /// Everything written, complete or not.
+    var rawOutput: Data { output.withLock { $0 } }
+
+    /// Waits (polling every 5 ms, up to `timeout`) for a line satisfying `condition`.
+    @discardableResult
+    func waitForLine(timeout: Double = 20, _ condition: (String) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if lines.contains(where: condition) { return true }
+            usleep(5_000)
+        }
+        return lines.contains(where: condition)
+    }
+
+    /// Sends SIGINT and waits for the exit status.
+    func interrupt(timeout: Double = 10) -> Int32? {
+        process.interrupt()
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        guard !process.isRunning else {
+            process.terminate()
+            return nil
+        }
+        // Drain what is left in the pipe.
+        let rest = pipe.fileHandleForReading.readDataToEndOfFile()
+        output.withLock { $0.append(rest) }
+        return process.terminationStatus
+    }
+
+    var errorText: String {
+        String(decoding: errorPipe.fileHandleForReading.availableData, as: UTF8.self)
+    }
+}
