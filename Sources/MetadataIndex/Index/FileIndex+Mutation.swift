@@ -97,6 +97,20 @@ extension FileIndex {
 
     func isMarked(_ id: EntryID) -> Bool { bits(id.rawValue).isMarked }
 
+    /// Calls `body` for every entry below `id` (not `id` itself), depth
+    /// first, without building a list.
+    func forEachDescendant(of id: EntryID, _ body: (EntryID) -> Void) {
+        var stack: [UInt32] = [id.rawValue]
+        while let entry = stack.popLast() {
+            var child = firstChildColumn[entry]
+            while child != Self.none {
+                body(EntryID(child))
+                if firstChildColumn[child] != Self.none { stack.append(child) }
+                child = nextSiblingColumn[child]
+            }
+        }
+    }
+
     /// Every entry of the subtree below `id` (not `id` itself), depth first.
     func descendants(of id: EntryID) -> [EntryID] {
         var result: [EntryID] = []

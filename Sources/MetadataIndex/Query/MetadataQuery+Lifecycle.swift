@@ -141,9 +141,13 @@ extension MetadataQuery {
         let evaluator = stateLock.withLock { compiled!.makeEvaluator() }
         var first: [UInt32: MetadataItem] = [:]
         var order: [UInt32] = []
-        var seen = Set<UInt32>()
+        // Scopes were made disjoint (`removingOverlaps`), but two scopes can
+        // still meet in the engine (a folder reached through a symlinked
+        // root); only then is a seen-set needed.
+        var seen: Set<UInt32>? = anchors.count > 1 ? [] : nil
         for anchor in anchors where engine.index.contains(anchor.entry) {
-            for id in engine.index.descendants(of: anchor.entry) where seen.insert(id.rawValue).inserted {
+            engine.index.forEachDescendant(of: anchor.entry) { id in
+                if seen != nil && !seen!.insert(id.rawValue).inserted { return }
                 if let item = evaluate(id.rawValue, in: engine, evaluator: evaluator) {
                     first[id.rawValue] = item
                     order.append(id.rawValue)

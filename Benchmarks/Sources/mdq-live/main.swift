@@ -1,0 +1,153 @@
+import Foundation
+import MetadataIndex
+import SystemPackage
+
+/// `mdq-live latency|burst|idle|memory [DIR]`: the live query figures.
+///
+/// - latency: file created -> did update received, interval 0, 1000 files.
+/// - burst: 100,000 files created at once -> time until the query holds all
+///   of them, and how many a fresh crawl finds that the query lacks.
+/// - idle: CPU used by the process over 10 s with a live query and no change.
+/// - memory DIR: peak RSS per entry with every folder of DIR watched.
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func cpuSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+        + Double(usage.ru_stime.tv_usec) / 1e6
+}
+
+func residentKilobytes(_ field: String) -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    for line in status.split(separator: "\n") where line.hasPrefix(field) {
+        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
+    }
+    return 0
+}
+
+func temporaryFolder() -> String {
+    var template = Array("/tmp/mdq-live-bench-XXXXXX".utf8CString)
+    return String(cString: mkdtemp(&template)!)
+}
+
+/// Starts a query and waits for its first results.
+func startQuery(_ predicate: String, _ folder: String, interval: Double = 0) throws -> MetadataQuery {
+    let query = MetadataQuery()
+    query.predicate = try MetadataPredicate(predicate)
+    query.searchScopes = [.directory(FilePath(folder))]
+    query.notificationBatchingInterval = interval
+    let finished = DispatchSemaphore(value: 0)
+    let token = NotificationCenter.default.addObserver(
+        forName: .metadataQueryDidFinishGathering, object: query, queue: nil
+    ) { _ in finished.signal() }
+    query.start()
+    finished.wait()
+    NotificationCenter.default.removeObserver(token)
+    return query
+}
+
+func latency() throws {
+    let folder = temporaryFolder()
+    let query = try startQuery("TRUEPREDICATE", folder)
+    let arrived = DispatchSemaphore(value: 0)
+    let token = NotificationCenter.default.addObserver(forName: .metadataQueryDidUpdate, object: query, queue: nil) {
+        note in
+        if !((note.userInfo?[MetadataQuery.addedItemsKey] as? [MetadataItem]) ?? []).isEmpty { arrived.signal() }
+    }
+    var samples: [Double] = []
+    for i in 0..<1000 {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let fd = open("\(folder)/file\(i)", O_WRONLY | O_CREAT, 0o644)
+        close(fd)
+        arrived.wait()
+        samples.append(seconds(clock.now - start) * 1000)
+    }
+    NotificationCenter.default.removeObserver(token)
+    query.stop()
+    samples.sort()
+    print(String(
+        format: "create -> did update (interval 0, %d files): median %.3f ms, p90 %.3f ms, p99 %.3f ms, max %.3f ms",
+        samples.count, samples[samples.count / 2], samples[samples.count * 9 / 10], samples[samples.count * 99 / 100],
+        samples.last!))
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
+func burst() throws {
+    let folder = temporaryFolder()
+    let query = try startQuery("TRUEPREDICATE", folder, interval: 0.05)
+    let clock = ContinuousClock()
+    let start = clock.now
+    let folders = 100
+    for f in 0..<folders {
+        mkdir("\(folder)/d\(f)", 0o755)
+        for i in 0..<1000 {
+            let fd = open("\(folder)/d\(f)/f\(i)", O_WRONLY | O_CREAT, 0o644)
+            close(fd)
+        }
+    }
+    let written = clock.now - start
+    let expected = folders * 1000 + folders
+    while query.resultCount < expected && clock.now - start < .seconds(120) { usleep(1000) }
+    let converged = clock.now - start
+    final class Collected: @unchecked Sendable {
+        // Batches arrive one at a time (the search serialises them).
+        var paths = Set<[UInt8]>()
+    }
+    let collected = Collected()
+    try OneShotSearch(roots: [CrawlRoot(path: FilePath(folder))], predicate: .alwaysTrue).run(onBatch: { batch in
+        for i in 0..<batch.count { collected.paths.insert(Array(batch[i].pathBytes)) }
+    })
+    let found = collected.paths
+    let results = Set(query.results.map(\.pathBytes))
+    print(String(
+        format: "burst of %d files in %d folders: written in %.3f s, query converged %.3f s after the first write; "
+            + "%d results, %d on disk, %d lost, %d extra",
+        folders * 1000, folders, seconds(written), seconds(converged), results.count, found.count,
+        found.subtracting(results).count, results.subtracting(found).count))
+    query.stop()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
+func idle() throws {
+    let folder = temporaryFolder()
+    for i in 0..<100 { mkdir("\(folder)/d\(i)", 0o755) }
+    let query = try startQuery("TRUEPREDICATE", folder)
+    let before = cpuSeconds()
+    sleep(10)
+    let used = cpuSeconds() - before
+    print(String(format: "idle for 10 s with a live query on 100 folders: %.4f s CPU (%.3f%%)", used, used / 10 * 100))
+    query.stop()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
+func memory(_ folder: String) throws {
+    let baseline = residentKilobytes("VmRSS:")
+    let count = try OneShotSearch(roots: [CrawlRoot(path: FilePath(folder))], predicate: .alwaysTrue).run().matchCount
+    let clock = ContinuousClock()
+    let start = clock.now
+    let query = try startQuery("kMDItemFSName == 'no such name'", folder)
+    let gathered = clock.now - start
+    let peak = residentKilobytes("VmHWM:")
+    print(String(
+        format: "live gather of %d entries with every folder watched: %.3f s; peak RSS %.1f MB = %.1f B/entry "
+            + "(baseline %.1f MB)",
+        count, seconds(gathered), Double(peak) / 1024, Double(peak) * 1024 / Double(count), Double(baseline) / 1024))
+    query.stop()
+}
+
+let arguments = CommandLine.arguments.dropFirst()
+switch arguments.first {
+case "latency": try latency()
+case "burst": try burst()
+case "idle": try idle()
+case "memory" where arguments.count == 2: try memory(arguments.last!)
+default:
+    FileHandle.standardError.write(Data("usage: mdq-live latency|burst|idle|memory DIR\n".utf8))
+    exit(2)
+}
+exit(0)
