@@ -83,6 +83,8 @@ final class InotifyWatcher: @unchecked Sendable {
     /// Watches the kernel dropped (IN_IGNORED): libinotifytools keeps a record
     /// of each forever, until `shed`.
     private let staleRecordCount = Atomic<Int>(0)
+    /// Sheds done so far.
+    let shedCount = Atomic<Int>(0)
     private var thread: pthread_t?
 
     private static let sharedWatcher = Mutex<InotifyWatcher?>(nil)
@@ -291,6 +293,7 @@ final class InotifyWatcher: @unchecked Sendable {
                 owners.withLock { _ = $0.removeValue(forKey: owner) }
             case .shed(let completion):
                 staleRecordCount.store(0, ordering: .relaxed)
+                shedCount.add(1, ordering: .relaxed)
                 routes.withLock { $0.removeAll() }
                 let resets = owners.withLock { owners -> [ResetHandler] in
                     for key in owners.keys { owners[key]?.watches.removeAll() }

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import SystemPackage
 import Testing
 
@@ -186,6 +187,34 @@ struct MetadataQueryTests {
         #expect(recorder.kinds.filter { $0 == .start }.count == 2)
         #expect(recorder.resultNames(relativeTo: temp.path.string) == ["b.png"])
         query.stop()
+    }
+
+    @Test func deliversOnTheOperationQueueInSortedOrder() throws {
+        let temp = try TemporaryDirectory()
+        for name in ["file10.txt", "File2.txt", "file1.txt"] { try temp.file(name) }
+        let queue = OperationQueue()
+        queue.maxConcurrentOperationCount = 1
+        queue.name = "mdq-test-delivery"
+        let query = try makeQuery("kMDItemFSName LIKE[c] '*.txt'", in: temp.path)
+        query.operationQueue = queue
+        query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
+        let onQueue = Mutex<[Bool]>([])
+        let token = NotificationCenter.default.addObserver(forName: nil, object: query, queue: nil) { _ in
+            onQueue.withLock { $0.append(OperationQueue.current === queue) }
+        }
+        defer { NotificationCenter.default.removeObserver(token) }
+        let recorder = QueryRecorder(query)
+        query.start()
+        #expect(recorder.waitForFinish())
+        #expect(query.results.map(\.name) == ["file1.txt", "File2.txt", "file10.txt"])
+        try temp.file("file3.txt")
+        #expect(recorder.wait { query.resultCount == 4 })
+        #expect(query.results.map(\.name) == ["file1.txt", "File2.txt", "file3.txt", "file10.txt"])
+        #expect(query.index(ofResult: query.results[2]) == 2)
+        #expect(query.value(ofAttribute: "kMDItemFSName", forResultAt: 3) as? String == "file10.txt")
+        query.stop()
+        #expect(!onQueue.withLock { $0 }.isEmpty)
+        #expect(onQueue.withLock { $0 }.allSatisfy { $0 }, "every notification on the operation queue")
     }
 
     @Test func eventsAsyncSequence() async throws {
