@@ -69,7 +69,11 @@ final class InotifyWatcher: @unchecked Sendable {
         }
     }
 
-    private let requests = Mutex<[Request]>([])
+    /// Queued requests, guarded by `requestLock` (a pthread mutex, which
+    /// ThreadSanitizer understands; `Synchronization.Mutex` on Linux syncs
+    /// through futexes it cannot see).
+    private var requests: [Request] = []
+    private let requestLock = NSLock()
     private let wakePending = Atomic<Bool>(false)
     private let controlFolder: FilePath
     private let controlDescriptor: CInt
@@ -214,7 +218,7 @@ final class InotifyWatcher: @unchecked Sendable {
     }
 
     private func enqueue(_ request: Request) {
-        requests.withLock { $0.append(request) }
+        requestLock.withLock { requests.append(request) }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             // Touch the control file: an IN_ATTRIB on the control watch ends
             // the watcher thread's wait.
@@ -277,9 +281,9 @@ final class InotifyWatcher: @unchecked Sendable {
     /// the process).
     private func serveRequests() -> Bool {
         wakePending.store(false, ordering: .releasing)
-        let pending = requests.withLock { queue -> [Request] in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
+        let pending = requestLock.withLock { () -> [Request] in
+            defer { requests.removeAll(keepingCapacity: true) }
+            return requests
         }
         for request in pending {
             switch request {
