@@ -39,8 +39,13 @@ protocol CrawlSink: Sendable {
 
     /// The thread has no more work; flush anything buffered in `worker`.
     func finish(worker: inout Worker)
+
+    /// A folder could not be opened or fully listed (besides the warning):
+    /// what the sink knew of its contents is not confirmed by this crawl.
+    func didFail(_ folder: Folder, worker: inout Worker)
 }
 
 extension CrawlSink {
     func finish(worker: inout Worker) {}
+    func didFail(_ folder: Folder, worker: inout Worker) {}
 }

@@ -130,6 +130,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                 // ENOTDIR: it was replaced by a symlink or file. The entry itself
                 // was reported by its parent's listing.
                 sink.warn(CrawlWarning(operation: .open, path: path, error: error), worker: &worker)
+                sink.didFail(job.folder, worker: &worker)
                 return
             }
         }
@@ -193,6 +194,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
             sink.warn(
                 CrawlWarning(operation: .list, path: sink.path(of: job.folder, child: nil), error: error),
                 worker: &worker)
+            sink.didFail(job.folder, worker: &worker)
         }
         subfolders.removeAll(keepingCapacity: true)
         sink.didList(job.folder, batch: batch, directory: directory, worker: &worker, subfolders: &subfolders)

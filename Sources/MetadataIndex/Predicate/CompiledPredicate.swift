@@ -1,9 +1,10 @@
-/// A predicate compiled for evaluation: each comparison a `NameMatcher`,
-/// cheap terms first.
+/// A predicate compiled for evaluation: each comparison a specialised
+/// test, cheap terms first.
 ///
 /// Compile once per query; evaluate through a per-thread
 /// `PredicateEvaluator` (it owns the scratch buffers), which allocates
-/// nothing per entry.
+/// nothing per entry except for `MATCHES` (a regular expression needs a
+/// `String`).
 struct CompiledPredicate: Sendable {
     indirect enum Program: Sendable {
         case constant(Bool)
@@ -14,46 +15,138 @@ struct CompiledPredicate: Sendable {
     }
 
     struct Test: Sendable {
+        enum Kind: Sendable {
+            /// Strings: `==`, `LIKE`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`.
+            case pattern(NameMatcher)
+            /// Strings: `IN {...}`.
+            case stringSet(StringSet)
+            case regex(RegexMatcher)
+            /// Numbers: bounds (nil = open), inclusive flags.
+            case numberRange(lower: Double?, lowerInclusive: Bool, upper: Double?, upperInclusive: Bool)
+            case numberSet([Double])
+            /// Dates in nanoseconds since the epoch.
+            case dateRange(lower: Int64?, lowerInclusive: Bool, upper: Int64?, upperInclusive: Bool)
+            case dateSet([Int64])
+            /// The attribute has a value (`!= nil`).
+            case exists
+        }
+
         var attribute: MetadataAttribute
-        var matcher: NameMatcher
-        /// `!=`
+        var kind: Kind
+        /// `!=` and `== nil`.
         var negated: Bool
     }
 
     let program: Program
-    /// Whether any term reads the full path (the one-shot search then builds it).
+    /// Whether any term reads the full path.
     let needsPath: Bool
+    /// Whether any term reads size or dates (the one-shot search then stats).
+    let needsMetadata: Bool
 
     init(_ predicate: MetadataPredicate) {
         var needsPath = false
-        program = Self.compile(predicate.node, needsPath: &needsPath)
+        var needsMetadata = false
+        program = Self.compile(predicate.node, needsPath: &needsPath, needsMetadata: &needsMetadata)
         self.needsPath = needsPath
+        self.needsMetadata = needsMetadata
     }
 
-    private static func compile(_ node: PredicateNode, needsPath: inout Bool) -> Program {
+    private static func compile(_ node: PredicateNode, needsPath: inout Bool, needsMetadata: inout Bool) -> Program {
         switch node {
         case .constant(let value):
             return .constant(value)
         case .comparison(let comparison):
-            guard case .string(let value) = comparison.value,
-                let pattern = try? LikePattern.forOperator(comparison.op, value: value)
-            else {
-                // The parser validated every LIKE pattern already.
-                return .constant(false)
-            }
-            if comparison.attribute == .path { needsPath = true }
-            return .test(
-                Test(
-                    attribute: comparison.attribute,
-                    matcher: NameMatcher(pattern, options: comparison.options),
-                    negated: comparison.op == .notEqual))
+            let attribute = comparison.attribute
+            if attribute == .path || attribute == .url { needsPath = true }
+            if attribute.valueType == .number || attribute.valueType == .date { needsMetadata = true }
+            return compile(comparison)
         case .not(let inner):
-            return .not(compile(inner, needsPath: &needsPath))
+            return .not(compile(inner, needsPath: &needsPath, needsMetadata: &needsMetadata))
         case .and(let parts):
-            return .and(cheapestFirst(parts.map { compile($0, needsPath: &needsPath) }))
+            return .and(cheapestFirst(parts.map { compile($0, needsPath: &needsPath, needsMetadata: &needsMetadata) }))
         case .or(let parts):
-            return .or(cheapestFirst(parts.map { compile($0, needsPath: &needsPath) }))
+            return .or(cheapestFirst(parts.map { compile($0, needsPath: &needsPath, needsMetadata: &needsMetadata) }))
         }
+    }
+
+    private static func compile(_ c: Comparison) -> Program {
+        let attribute = c.attribute
+        func test(_ kind: Test.Kind, negated: Bool = false) -> Program {
+            .test(Test(attribute: attribute, kind: kind, negated: negated))
+        }
+        if c.value == .null {
+            return test(.exists, negated: c.op == .equal)
+        }
+        switch (attribute.valueType, c.op, c.value) {
+        case (.string, .matches, .string(let pattern)):
+            guard let regex = RegexMatcher(pattern, options: c.options) else { return .constant(false) }
+            return test(.regex(regex))
+        case (.string, .in, .list(let items)):
+            let strings = items.compactMap { item -> [UInt8]? in
+                if case .string(let bytes) = item { return bytes }
+                return nil
+            }
+            return test(.stringSet(StringSet(strings, options: c.options)))
+        case (.string, _, .string(let value)):
+            guard let pattern = try? LikePattern.forOperator(c.op, value: value) else { return .constant(false) }
+            return test(.pattern(NameMatcher(pattern, options: c.options)), negated: c.op == .notEqual)
+        case (.number, _, _):
+            func number(_ value: PredicateValue) -> Double? {
+                if case .number(let n) = value { return n }
+                return nil
+            }
+            switch (c.op, c.value) {
+            case (.in, .list(let items)): return test(.numberSet(items.compactMap(number)))
+            case (.between, .list(let bounds)) where bounds.count == 2:
+                return test(
+                    .numberRange(
+                        lower: number(bounds[0]), lowerInclusive: true, upper: number(bounds[1]), upperInclusive: true))
+            case (_, .number(let n)):
+                return rangeTest(c.op, n, attribute: attribute) { lower, li, upper, ui in
+                    .numberRange(lower: lower, lowerInclusive: li, upper: upper, upperInclusive: ui)
+                }
+            default: return .constant(false)
+            }
+        case (.date, _, _):
+            func date(_ value: PredicateValue) -> Int64? {
+                if case .date(let t) = value { return t.nanosecondsSinceEpoch }
+                return nil
+            }
+            switch (c.op, c.value) {
+            case (.in, .list(let items)): return test(.dateSet(items.compactMap(date)))
+            case (.between, .list(let bounds)) where bounds.count == 2:
+                return test(
+                    .dateRange(
+                        lower: date(bounds[0]), lowerInclusive: true, upper: date(bounds[1]), upperInclusive: true))
+            case (_, .date(let t)):
+                return rangeTest(c.op, t.nanosecondsSinceEpoch, attribute: attribute) { lower, li, upper, ui in
+                    .dateRange(lower: lower, lowerInclusive: li, upper: upper, upperInclusive: ui)
+                }
+            default: return .constant(false)
+            }
+        default:
+            return .constant(false)
+        }
+    }
+
+    private static func rangeTest<T>(
+        _ op: ComparisonOperator, _ value: T, attribute: MetadataAttribute,
+        _ make: (T?, Bool, T?, Bool) -> Test.Kind
+    ) -> Program {
+        let kind: Test.Kind
+        var negated = false
+        switch op {
+        case .equal: kind = make(value, true, value, true)
+        case .notEqual:
+            kind = make(value, true, value, true)
+            negated = true
+        case .less: kind = make(nil, false, value, false)
+        case .lessOrEqual: kind = make(nil, false, value, true)
+        case .greater: kind = make(value, false, nil, false)
+        case .greaterOrEqual: kind = make(value, true, nil, false)
+        default: return .constant(false)
+        }
+        return .test(Test(attribute: attribute, kind: kind, negated: negated))
     }
 
     /// Orders terms by cost, keeping source order among equals. AND and OR
@@ -64,11 +157,17 @@ struct CompiledPredicate: Sendable {
             .map(\.element)
     }
 
-    /// Relative cost: name tests are cheap, path tests rebuild a path.
+    /// Relative cost: name tests are cheap; paths are rebuilt; sizes and
+    /// dates may need a stat; regular expressions allocate.
     private static func cost(_ program: Program) -> Int {
         switch program {
         case .constant: return 0
-        case .test(let test): return test.attribute == .path ? 10 : 1
+        case .test(let test):
+            var cost = 1
+            if test.attribute == .path || test.attribute == .url { cost += 10 }
+            if test.attribute.valueType == .number || test.attribute.valueType == .date { cost += 20 }
+            if case .regex = test.kind { cost += 30 }
+            return cost
         case .not(let inner): return cost(inner)
         case .and(let parts), .or(let parts): return parts.map(cost).reduce(0, +)
         }
@@ -80,95 +179,31 @@ struct CompiledPredicate: Sendable {
     }
 }
 
-/// What a predicate is evaluated against: an index entry, or an entry the
-/// crawler just listed.
-protocol PredicateSubject {
-    var kind: EntryKind { get }
-    /// Calls `body` with the name's bytes and whether they are all ASCII.
-    func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R
-    /// Appends the absolute path's bytes.
-    func appendPath(to bytes: inout [UInt8])
-}
+/// A set of strings for `IN`, looked up without allocating: by hash, then
+/// by bytes; with `[c]`/`[d]` the names are folded first.
+struct StringSet: Sendable {
+    let options: StringCompareOptions
+    private let buckets: [UInt64: [[UInt8]]]
 
-/// Evaluates a compiled predicate on one thread, reusing its buffers.
-final class PredicateEvaluator {
-    let predicate: CompiledPredicate
-    private var folders: [UnicodeFolder?] = [nil, nil, nil, nil]
-    private var path: [UInt8] = []
-
-    init(_ predicate: CompiledPredicate) {
-        self.predicate = predicate
-    }
-
-    /// Whether the subject matches.
-    @inline(__always)
-    func matches<S: PredicateSubject>(_ subject: S) -> Bool {
-        evaluate(predicate.program, subject)
-    }
-
-    private func evaluate<S: PredicateSubject>(_ program: CompiledPredicate.Program, _ subject: S) -> Bool {
-        switch program {
-        case .constant(let value):
-            return value
-        case .test(let test):
-            return evaluateTest(test, subject) != test.negated
-        case .not(let inner):
-            return !evaluate(inner, subject)
-        case .and(let parts):
-            for part in parts where !evaluate(part, subject) { return false }
-            return true
-        case .or(let parts):
-            for part in parts where evaluate(part, subject) { return true }
-            return false
+    init(_ strings: [[UInt8]], options: StringCompareOptions) {
+        self.options = options
+        let folder = UnicodeFolder(options: options)
+        var buckets: [UInt64: [[UInt8]]] = [:]
+        for string in strings {
+            // Always the canonical (decomposed) form, so NFC and NFD agree.
+            let key = folder.folded(string)
+            let hash = key.withUnsafeBytes { NameBytes.hash(parent: 0, name: $0) }
+            buckets[hash, default: []].append(key)
         }
+        self.buckets = buckets
     }
 
-    @inline(__always)
-    private func evaluateTest<S: PredicateSubject>(_ test: CompiledPredicate.Test, _ subject: S) -> Bool {
-        switch test.attribute {
-        case .path:
-            path.removeAll(keepingCapacity: true)
-            subject.appendPath(to: &path)
-            return path.withUnsafeBytes { bytes in
-                match(test.matcher, bytes, isASCII: NameBytes.isASCII(bytes))
-            }
-        case .displayName:
-            let isFolder = subject.kind == .folder
-            return subject.withName { name, isASCII in
-                match(test.matcher, DisplayName.range(of: name, isFolder: isFolder), isASCII: isASCII)
-            }
-        default:
-            return subject.withName { name, isASCII in
-                match(test.matcher, name, isASCII: isASCII)
-            }
+    /// Whether `text` (already in comparison form) is in the set.
+    func contains(folded text: UnsafeRawBufferPointer) -> Bool {
+        guard let candidates = buckets[NameBytes.hash(parent: 0, name: text)] else { return false }
+        return candidates.contains { candidate in
+            candidate.count == text.count
+                && candidate.withUnsafeBytes { NameBytes.equal($0.baseAddress!, text.baseAddress!, count: text.count) }
         }
-    }
-
-    @inline(__always)
-    private func match(_ matcher: NameMatcher, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
-        if isASCII { return matcher.matchesASCII(text) }
-        let slot = Int(matcher.options.rawValue)
-        let folder: UnicodeFolder
-        if let existing = folders[slot] {
-            folder = existing
-        } else {
-            folder = UnicodeFolder(options: matcher.options)
-            folders[slot] = folder
-        }
-        return matcher.matchesFolding(text, folder: folder)
-    }
-}
-
-/// `kMDItemDisplayName`: the name without its last extension; the whole
-/// name for folders and for names whose only dot is the first character.
-enum DisplayName {
-    static func range(of name: UnsafeRawBufferPointer, isFolder: Bool) -> UnsafeRawBufferPointer {
-        guard !isFolder, let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return name }
-        return UnsafeRawBufferPointer(rebasing: name[..<dot])
-    }
-
-    /// The display name's bytes.
-    static func bytes(of name: [UInt8], isFolder: Bool) -> [UInt8] {
-        name.withUnsafeBytes { Array(range(of: $0, isFolder: isFolder)) }
     }
 }

@@ -69,6 +69,7 @@ struct LikePattern: Hashable, Sendable {
         case .beginsWith: return LikePattern(elements: literal + [.any])
         case .endsWith: return LikePattern(elements: [.any] + literal)
         case .contains: return LikePattern(elements: [.any] + literal + [.any])
+        default: return LikePattern(elements: literal)
         }
     }
 }

@@ -4,11 +4,18 @@
 /// let pngs = try MetadataPredicate("kMDItemFSName LIKE[c] '*.png'")
 /// ```
 ///
-/// Supported today: the keys `kMDItemFSName`, `kMDItemDisplayName` and
-/// `kMDItemPath` (and their `NSMetadataItem...Key` spellings); `==`/`=`,
-/// `!=`/`<>`, `LIKE`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, each with `[c]`,
-/// `[d]` or `[cd]`; `AND`/`&&`, `OR`/`||`, `NOT`/`!`, parentheses,
-/// `TRUEPREDICATE`, `FALSEPREDICATE`.
+/// Keys: `kMDItemFSName`, `kMDItemDisplayName`, `kMDItemPath`,
+/// `kMDItemURL` (strings), `kMDItemFSSize` (a number), `kMDItemFSCreationDate`,
+/// `kMDItemFSContentChangeDate` (dates), and their `NSMetadataItem...Key`
+/// spellings. Operators: `==`/`=`, `!=`/`<>`, `<`, `<=`/`=<`, `>`, `>=`/`=>`,
+/// `BETWEEN {lo, hi}` (inclusive), `IN {a, b}`, and for strings `LIKE`,
+/// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `MATCHES` (whole-string regular
+/// expression), each with `[c]`, `[d]` or `[cd]`; `AND`/`&&`, `OR`/`||`,
+/// `NOT`/`!`, parentheses, `TRUEPREDICATE`, `FALSEPREDICATE`. Values:
+/// quoted strings, numbers (decimal, `0x`, exponent), `YES`/`NO`/`TRUE`/`FALSE`,
+/// `nil`/`NULL`, `{...}` lists, `CAST(seconds since 2001, "NSDate")`.
+/// A size compares with numbers and a date with dates; anything else is a
+/// syntax error that says so.
 ///
 /// Strings compare after canonical decomposition, so a name written
 /// decomposed (as files from macOS often are) equals its composed form;
@@ -31,6 +38,30 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
         try self.init(formatBytes: Array(format.utf8))
     }
 
+    /// Parses a format with substitutions, as `NSPredicate(format:)` does:
+    /// `%K` takes a key (a `String` or `MetadataAttribute`), `%@` a value
+    /// (`String`, number, `Date`, `Bool`, an array for `IN`/`BETWEEN`),
+    /// `%d`/`%i`/`%ld` an integer, `%f` a number. A quoted specifier (`'%@'`)
+    /// stays literal.
+    ///
+    /// ```swift
+    /// try MetadataPredicate(format: "%K LIKE %@ AND %K > %d", MetadataAttribute.fsName, "*.mov",
+    ///                       MetadataAttribute.fsSize, 1_000_000)
+    /// ```
+    ///
+    /// - Throws: `MetadataError` (`.querySyntax`) for a malformed format, a
+    ///   missing or extra argument, or an argument of the wrong type.
+    public init(format: String, _ arguments: any PredicateArgumentConvertible...) throws(MetadataError) {
+        var parser = try PredicateParser(Array(format.utf8), arguments: arguments.map(\.predicateArgument))
+        node = try parser.parse()
+    }
+
+    /// Parses a format with arguments given as `PredicateArgument` values.
+    public init(format: String, arguments: [PredicateArgument]) throws(MetadataError) {
+        var parser = try PredicateParser(Array(format.utf8), arguments: arguments)
+        node = try parser.parse()
+    }
+
     /// Parses predicate text given as raw bytes (a command-line argument that
     /// may not be UTF-8).
     ///
@@ -42,6 +73,8 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
 
     /// The predicate that matches everything.
     public static let alwaysTrue = MetadataPredicate(node: .constant(true))
+    /// The predicate that matches nothing.
+    public static let alwaysFalse = MetadataPredicate(node: .constant(false))
 
     /// The predicate in format syntax; parsing it gives back an equal predicate.
     public var predicateFormat: String { node.format }

@@ -1,5 +1,5 @@
-/// The parsed form of a predicate: what the parser builds and the compiler
-/// turns into matchers.
+/// The parsed form of a predicate: what the parser and the builder make
+/// and the compiler turns into matchers.
 indirect enum PredicateNode: Sendable, Hashable {
     case constant(Bool)
     case comparison(Comparison)
@@ -16,14 +16,37 @@ struct Comparison: Sendable, Hashable {
     var value: PredicateValue
 }
 
-/// The comparison operators predicates support.
-enum ComparisonOperator: String, Sendable, Hashable {
+/// The comparison operators.
+enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case equal = "=="
     case notEqual = "!="
+    case less = "<"
+    case lessOrEqual = "<="
+    case greater = ">"
+    case greaterOrEqual = ">="
     case like = "LIKE"
     case beginsWith = "BEGINSWITH"
     case endsWith = "ENDSWITH"
     case contains = "CONTAINS"
+    case matches = "MATCHES"
+    case between = "BETWEEN"
+    case `in` = "IN"
+
+    /// The string-only operators (they take `[c]`/`[d]`).
+    var isStringOperator: Bool {
+        switch self {
+        case .like, .beginsWith, .endsWith, .contains, .matches: true
+        default: false
+        }
+    }
+
+    /// Ordering operators (numbers and dates).
+    var isOrdering: Bool {
+        switch self {
+        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between: true
+        default: false
+        }
+    }
 }
 
 /// A literal on the right of a comparison.
@@ -31,6 +54,11 @@ enum PredicateValue: Sendable, Hashable {
     /// Raw bytes: a string literal may carry bytes that are not UTF-8
     /// (`\xHH` escapes, or raw bytes in the query), to match such names.
     case string([UInt8])
+    case number(Double)
+    case date(Timestamp)
+    case bool(Bool)
+    case null
+    case list([PredicateValue])
 }
 
 extension PredicateNode {
@@ -53,6 +81,9 @@ extension PredicateNode {
 }
 
 extension PredicateValue {
+    /// Seconds between the Unix epoch and Apple's reference date (2001-01-01).
+    static let referenceDateOffset: Double = 978_307_200
+
     var format: String {
         switch self {
         case .string(let bytes):
@@ -79,7 +110,25 @@ extension PredicateValue {
                 }
             }
             return text + "\""
+        case .number(let value):
+            return Self.formatNumber(value)
+        case .date(let time):
+            let seconds = Double(time.nanosecondsSinceEpoch) / 1e9 - Self.referenceDateOffset
+            return "CAST(\(Self.formatNumber(seconds)), \"NSDate\")"
+        case .bool(let value):
+            return value ? "YES" : "NO"
+        case .null:
+            return "nil"
+        case .list(let values):
+            return "{" + values.map(\.format).joined(separator: ", ") + "}"
         }
+    }
+
+    /// Integers without a fraction; others with enough digits to parse back
+    /// to the same `Double`.
+    static func formatNumber(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
     }
 
     private func hex(_ value: UInt32, width: Int) -> String {

@@ -1,20 +1,4 @@
 extension FileIndex {
-    private struct Subject: PredicateSubject {
-        let index: FileIndex
-        let id: UInt32
-
-        var kind: EntryKind { index.bits(id).kind }
-
-        @inline(__always)
-        func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R {
-            body(index.nameBytes(id), index.bits(id).isASCIIName)
-        }
-
-        func appendPath(to bytes: inout [UInt8]) {
-            index.appendPath(of: id, to: &bytes)
-        }
-    }
-
     /// Every entry (scope roots excluded) that matches the predicate, in id order.
     ///
     /// - Complexity: O(entries); allocates nothing per entry.
@@ -22,7 +6,7 @@ extension FileIndex {
         let evaluator = CompiledPredicate(predicate).makeEvaluator()
         var result: [EntryID] = []
         forEachEntry { id in
-            if !bits(id.rawValue).isRoot && evaluator.matches(Subject(index: self, id: id.rawValue)) {
+            if !bits(id.rawValue).isRoot && evaluator.matches(IndexSubject(index: self, id: id.rawValue)) {
                 result.append(id)
             }
         }
@@ -36,7 +20,7 @@ extension FileIndex {
         let evaluator = CompiledPredicate(predicate).makeEvaluator()
         var count = 0
         forEachEntry { id in
-            if !bits(id.rawValue).isRoot && evaluator.matches(Subject(index: self, id: id.rawValue)) { count += 1 }
+            if !bits(id.rawValue).isRoot && evaluator.matches(IndexSubject(index: self, id: id.rawValue)) { count += 1 }
         }
         return count
     }

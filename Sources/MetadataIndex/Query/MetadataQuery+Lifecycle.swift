@@ -454,4 +454,8 @@ struct IndexSubject: PredicateSubject {
     func appendPath(to bytes: inout [UInt8]) {
         index.appendPath(of: id, to: &bytes)
     }
+
+    func metadata() -> EntryMetadata? {
+        index.metadata(of: EntryID(id))
+    }
 }

@@ -57,6 +57,15 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         let name: UnsafeRawBufferPointer
         let isASCII: Bool
         let kind: EntryKind
+        let status: FileStatus?
+        let directory: FileDescriptor
+        let cName: UnsafePointer<CChar>
+
+        /// Stat'ed only when a term needs it (the evaluator caches it per entry).
+        func metadata() -> EntryMetadata? {
+            if let status { return EntryMetadata(status) }
+            return (try? FileStatus.of(cName, in: directory).get()).map(EntryMetadata.init)
+        }
 
         func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R {
             body(name, isASCII)
@@ -75,24 +84,29 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
     ) {
         for entry in batch.entries {
             batch.withName(of: entry) { name in
-                let subject = Subject(folder: folder.path, name: name, isASCII: entry.isASCIIName, kind: entry.kind)
-                if worker.evaluator.matches(subject) {
-                    worker.count += 1
-                    if wantsResults {
-                        var metadata = entry.status.map(EntryMetadata.init)
-                        if wantsMetadata && metadata == nil {
-                            metadata = batch.withCName(of: entry) { cName in
-                                try? FileStatus.of(cName, in: directory).get()
-                            }.map(EntryMetadata.init)
+                batch.withCName(of: entry) { cName in
+                    let subject = Subject(
+                        folder: folder.path, name: name, isASCII: entry.isASCIIName, kind: entry.kind,
+                        status: entry.status,
+                        directory: directory, cName: cName)
+                    if worker.evaluator.matches(subject) {
+                        worker.count += 1
+                        if wantsResults {
+                            var metadata = entry.status.map(EntryMetadata.init)
+                            if wantsMetadata && metadata == nil {
+                                metadata = batch.withCName(of: entry) { cName in
+                                    try? FileStatus.of(cName, in: directory).get()
+                                }.map(EntryMetadata.init)
+                            }
+                            worker.batch.append(folder: folder.path, name: name, kind: entry.kind, metadata: metadata)
                         }
-                        worker.batch.append(folder: folder.path, name: name, kind: entry.kind, metadata: metadata)
                     }
-                }
-                if entry.descend {
-                    var path = folder.path
-                    if path.last != 0x2F { path.append(0x2F) }
-                    path.append(contentsOf: name)
-                    subfolders.append(Folder(path: path))
+                    if entry.descend {
+                        var path = folder.path
+                        if path.last != 0x2F { path.append(0x2F) }
+                        path.append(contentsOf: name)
+                        subfolders.append(Folder(path: path))
+                    }
                 }
             }
         }

@@ -1,4 +1,5 @@
 import CInotifyTools
+import Foundation
 import Glibc
 import Synchronization
 import SystemPackage
@@ -55,16 +56,10 @@ final class InotifyLibrary: Sendable {
     }
 
     private static func start(_ state: inout State) throws(MetadataError) {
-        // inotify_init takes the lowest free descriptor; probe it first so
-        // select() inside the library is never handed one >= FD_SETSIZE.
-        let probe = Glibc.open("/dev/null", O_RDONLY | O_CLOEXEC)
-        if probe >= 0 { closeDescriptor(probe) }
-        if probe >= FD_SETSIZE {
-            throw MetadataError(
-                code: .watcherUnavailable,
-                message: "libinotifytools needs a descriptor below \(FD_SETSIZE) but the next free one is \(probe)"
-            )
-        }
+        // The library has no getter for its descriptor: it is the inotify
+        // descriptor that appears in /proc/self/fd across initialisation
+        // (mdq opens no other inotify instance).
+        let before = inotifyDescriptors()
         guard inotifytools_initialize() != 0 else {
             let error = Errno(rawValue: inotifytools_error())
             throw MetadataError(
@@ -73,13 +68,29 @@ final class InotifyLibrary: Sendable {
                 underlying: error
             )
         }
-        guard Self.isInotify(probe) else {
+        let after = inotifyDescriptors()
+        let added = after.subtracting(before)
+        guard let descriptor = added.count == 1 ? added.first : (after.count == 1 ? after.first : nil) else {
+            throw MetadataError(code: .watcherUnavailable, message: "cannot find libinotifytools' inotify descriptor")
+        }
+        // The library reads with select(), undefined for descriptors >= 1024.
+        guard descriptor < FD_SETSIZE else {
+            inotifytools_cleanup()
             throw MetadataError(
                 code: .watcherUnavailable,
-                message: "cannot find libinotifytools' descriptor (another thread opened descriptors meanwhile)")
+                message:
+                    "libinotifytools got descriptor \(descriptor) but can only use descriptors below \(FD_SETSIZE) "
+                    + "(it uses select()); start watching earlier, before the process opens so many files"
+            )
         }
-        state.descriptor = probe
+        state.descriptor = descriptor
         state.initialized = true
+    }
+
+    /// The process's inotify descriptors, from /proc/self/fd.
+    private static func inotifyDescriptors() -> Set<CInt> {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") else { return [] }
+        return Set(entries.compactMap { CInt($0) }.filter(isInotify))
     }
 
     private static func isInotify(_ descriptor: CInt) -> Bool {

@@ -16,8 +16,9 @@ extension LiveIndex {
                 apply(event, crawls: &crawls, rescan: &rescan, recover: &recover)
             }
             if pendingMoves.isEmpty { break }
-            // A MOVED_FROM waits briefly for its MOVED_TO, which may come in
-            // the next read; after that it is a move out of the scope.
+            // A MOVED_FROM waits for its MOVED_TO, which may come in the next
+            // read (up to 20 ms, watchman's settle time; the wait ends with
+            // the next event); after that it is a move out of the scope.
             lock.unlock()
             let more = takeMoreEvents()
             lock.lock()
@@ -48,6 +49,7 @@ extension LiveIndex {
         cleanDirtyFolders(force: false)
 
         lock.lock()
+        needsAudit = true
         dispatchChanges()
         index.endQuarantine()
         lock.unlock()
@@ -62,7 +64,7 @@ extension LiveIndex {
     }
 
     private func takeMoreEvents() -> [InotifyEvent]? {
-        takeEvents(timeout: .milliseconds(2))
+        takeEvents(timeout: .milliseconds(20))
     }
 
     /// Applies one event. Caller holds the lock.
@@ -214,7 +216,12 @@ extension LiveIndex {
         case .failure:
             break
         case .success(let status):
-            if let existing, index.kind(of: existing) != status.kind {
+            // Another kind, or another folder (inode) under the same name: the
+            // old entry and its subtree are not what is there now.
+            if let existing,
+                index.kind(of: existing) != status.kind
+                    || (status.kind == .folder && index.metadata(of: existing).inode != status.inode)
+            {
                 removeEntry(existing.rawValue)
             }
             let (id, outcome) = name.withUnsafeBytes {
@@ -281,6 +288,10 @@ extension LiveIndex {
         }
         index.move(EntryID(entry), to: EntryID(folder), name: name)
         changes.changed.insert(entry)
+        // Verify against the disk: the index may lag, and a pairing made on a
+        // stale view must not leave a wrong entry under the new name.
+        refresh(name, in: folder, crawls: &crawls)
+        guard index.child(named: name, in: EntryID(folder))?.rawValue == entry else { return }
         if index.kind(of: EntryID(entry)) == .folder {
             for descendant in index.descendants(of: EntryID(entry)) { changes.changed.insert(descendant.rawValue) }
             // A folder renamed between its parent's listing and its own

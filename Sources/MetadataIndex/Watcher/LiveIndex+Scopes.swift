@@ -103,9 +103,14 @@ extension LiveIndex {
         return index.kind(of: current) == .folder ? current : nil
     }
 
-    /// A live top root other than `except` that is this folder.
-    func innerRoot(matching status: FileStatus, except: UInt32) -> UInt32? {
-        topRoots.first { $0.key != except && $0.value.inode == status.inode && $0.value.device == status.device }?.key
+    /// A live top root other than `except` that is this folder: same path,
+    /// and still the same file (inode and device). The path check matters:
+    /// inode numbers of deleted folders are reused at once.
+    func innerRoot(matching status: FileStatus, path: [UInt8], except: UInt32) -> UInt32? {
+        topRoots.first { id, info in
+            id != except && !info.missing && info.inode == status.inode && info.device == status.device
+                && info.crawlRoot.path.bytes == path
+        }?.key
     }
 
     /// Makes a top root a folder of a larger root that contains it. Caller
@@ -140,8 +145,14 @@ extension LiveIndex {
                 index.metadata(of: EntryID(folder)).inode
             )
         }
-        guard let path, case .success(let handle) = DirectoryHandle.open(pathBytes: path) else { return nil }
-        guard case .success(let status) = FileStatus.of(descriptor: handle.descriptor), status.inode == inode else {
+        guard let path else { return nil }
+        // Any failure (the path is stale while an ancestor's rename is not
+        // applied yet, or it now names another folder) leaves the folder for
+        // a verified rescan later: giving up here would leave it unlisted and
+        // unwatched for good.
+        guard case .success(let handle) = DirectoryHandle.open(pathBytes: path),
+            case .success(let status) = FileStatus.of(descriptor: handle.descriptor), status.inode == inode
+        else {
             lock.withLock { _ = dirtyFolders.insert(folder) }
             return nil
         }

@@ -66,6 +66,13 @@ final class LiveIndex: @unchecked Sendable {
     var dirtyFolders: Set<UInt32> = []
     /// Full rescans done (after overflows and sheds); for tests and stats.
     var rescanCount = 0
+    /// Changes were applied since the last audit.
+    var needsAudit = false
+    /// Folders the watch limit (or a permission) kept unwatched; the audit
+    /// does not retry them.
+    var unwatchable: Set<UInt32> = []
+    /// Folders found unwatched by audits; for tests and stats.
+    var auditFindings = 0
     /// Shed libinotifytools' dead-watch records past this many.
     var staleRecordLimit = 10_000
 
@@ -192,6 +199,7 @@ final class LiveIndex: @unchecked Sendable {
             }
             listing.remove(folder)
             deferred[folder] = nil
+            unwatchable.remove(folder)
         }
     }
 
@@ -226,18 +234,41 @@ final class LiveIndex: @unchecked Sendable {
 
     private func applyLoop() {
         while true {
-            let dirty = lock.withLock { !dirtyFolders.isEmpty }
-            guard let events = takeEvents(timeout: dirty ? .milliseconds(50) : nil) else {
+            let waiting = lock.withLock { !dirtyFolders.isEmpty || needsAudit }
+            guard let events = takeEvents(timeout: waiting ? .milliseconds(50) : nil) else {
                 if stoppingNow { return }
                 continue
             }
             if events.isEmpty {
-                // Quiet, and some folders could not be resolved: rescan their roots.
+                // Quiet: check every folder is watched (rescanning any that
+                // is not), and rescan the roots of folders still unresolved.
+                audit()
                 cleanDirtyFolders(force: true)
                 continue
             }
             applyBatch(events)
         }
+    }
+
+    /// Finds folders of the index with no watch (which should not exist:
+    /// their changes would go unseen) and marks them for a rescan. O(entries),
+    /// run once each time the engine goes quiet after changes.
+    private func audit() {
+        lock.withLock {
+            guard needsAudit else { return }
+            needsAudit = false
+            index.forEachEntry { id in
+                let raw = id.rawValue
+                guard index.kind(of: id) == .folder, folderToWatch[raw] == nil, !listing.contains(raw),
+                    !unwatchable.contains(raw)
+                else { return }
+                if index.isRoot(id) && (topRoots[raw]?.missing ?? true) { return }
+                if !index.isRoot(id) && topRoots[index.root(of: id).rawValue]?.missing ?? true { return }
+                dirtyFolders.insert(raw)
+                auditFindings += 1
+            }
+        }
+        cleanDirtyFolders(force: false)
     }
 
     private var stoppingNow: Bool {

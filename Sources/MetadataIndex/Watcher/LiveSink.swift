@@ -30,8 +30,11 @@ final class LiveSink: CrawlSink, @unchecked Sendable {
         // watcher thread takes it to record the new watch).
         if case .failure(let error) = engine.addWatch(directory, context: UInt64(folder.rawValue)) {
             engine.lock.withLock {
-                let path = FilePath.fromBytes(engine.pathBytes(of: folder.rawValue))
-                engine.watchFailures.insert(LiveIndex.WatchFailure(path: path, error: error))
+                if error == .noSpace || error == .permissionDenied {
+                    let path = FilePath.fromBytes(engine.pathBytes(of: folder.rawValue))
+                    engine.watchFailures.insert(LiveIndex.WatchFailure(path: path, error: error))
+                    engine.unwatchable.insert(folder.rawValue)
+                }
             }
         }
     }
@@ -51,14 +54,18 @@ final class LiveSink: CrawlSink, @unchecked Sendable {
         let root = index.root(of: folder).rawValue
         let info = engine.topRoots[root]
         var inserted = 0
+        // Only checked when other roots exist (grafting a root the new one contains).
+        let folderPath: [UInt8]? = engine.topRoots.count > 1 ? engine.pathBytes(of: folder.rawValue) : nil
         for entry in batch.entries {
             batch.withName(of: entry) { name in
                 if folder.rawValue == root, let info, info.crawlRoot.excludedChildNames.contains(Array(name)) {
                     if entry.descend { subfolders.append(nil) }
                     return
                 }
-                if entry.descend, let status = entry.status,
-                    let inner = engine.innerRoot(matching: status, except: root)
+                if entry.descend, let status = entry.status, let folderPath,
+                    let inner = engine.innerRoot(
+                        matching: status, path: folderPath + (folderPath.last == 0x2F ? [] : [0x2F]) + Array(name),
+                        except: root)
                 {
                     engine.graft(inner, into: folder, name: name, outer: root)
                     subfolders.append(nil)
@@ -98,4 +105,19 @@ final class LiveSink: CrawlSink, @unchecked Sendable {
     }
 
     func warn(_ warning: CrawlWarning, worker: inout Void) {}
+
+    /// A folder this crawl could not open or list (renamed or removed
+    /// meanwhile, unreadable): its known contents stay (a rescan's sweep
+    /// must not remove what was not looked at) and it is rescanned once its
+    /// path is current again.
+    func didFail(_ folder: EntryID, worker: inout Void) {
+        engine.lock.withLock {
+            guard engine.index.contains(folder) else { return }
+            engine.index.setMark(folder.rawValue, true)
+            engine.index.forEachDescendant(of: folder) { engine.index.setMark($0.rawValue, true) }
+            engine.dirtyFolders.insert(folder.rawValue)
+            engine.listing.remove(folder.rawValue)
+            if let held = engine.deferred.removeValue(forKey: folder.rawValue) { engine.requeue(held) }
+        }
+    }
 }

@@ -6,233 +6,241 @@ import Testing
 
 @testable import MetadataIndex
 
-@Suite(.serialized, .timeLimit(.minutes(3)))
-struct MetadataQueryTests {
-    func makeQuery(_ predicate: String, in folder: FilePath, interval: Double = 0) throws -> MetadataQuery {
-        let query = MetadataQuery()
-        query.predicate = try MetadataPredicate(predicate)
-        query.searchScopes = [.directory(folder)]
-        query.notificationBatchingInterval = interval
-        return query
-    }
+extension LiveSuites {
+    @Suite(.serialized, .timeLimit(.minutes(3)))
+    struct MetadataQueryTests {
+        func makeQuery(_ predicate: String, in folder: FilePath, interval: Double = 0) throws -> MetadataQuery {
+            let query = MetadataQuery()
+            query.predicate = try MetadataPredicate(predicate)
+            query.searchScopes = [.directory(folder)]
+            query.notificationBatchingInterval = interval
+            return query
+        }
 
-    @Test func startWithoutPredicateOrTwiceFails() throws {
-        let temp = try TemporaryDirectory()
-        let query = MetadataQuery()
-        query.searchScopes = [.directory(temp.path)]
-        #expect(query.start() == false)
-        query.predicate = .alwaysTrue
-        #expect(query.start())
-        #expect(query.start() == false)
-        query.stop()
-    }
+        @Test func startWithoutPredicateOrTwiceFails() throws {
+            let temp = try TemporaryDirectory()
+            let query = MetadataQuery()
+            query.searchScopes = [.directory(temp.path)]
+            #expect(query.start() == false)
+            query.predicate = .alwaysTrue
+            #expect(query.start())
+            #expect(query.start() == false)
+            query.stop()
+        }
 
-    @Test func notificationsComeInApplesOrder() throws {
-        let temp = try TemporaryDirectory()
-        for i in 0..<50 { try temp.file("d\(i % 5)/f\(i).txt") }
-        try temp.file("d0/skip.png")
-        let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
-        let recorder = QueryRecorder(query)
-        #expect(query.start())
-        // Did start gathering is posted before start() returns.
-        #expect(recorder.kinds.first == .start)
-        #expect(recorder.waitForFinish())
-        #expect(query.resultCount == 50)
-        #expect(!query.isGathering && query.isStarted)
-        let kinds = recorder.kinds
-        #expect(kinds.filter { $0 == .finish }.count == 1)
-        let finishAt = kinds.firstIndex(of: .finish)!
-        #expect(!kinds[finishAt...].contains(.progress), "progress only while gathering")
-        #expect(!kinds[..<finishAt].contains(.update), "no update before finish")
-        query.stop()
-        #expect(query.isStopped)
-        #expect(query.resultCount == 50, "results stay readable after stop")
-    }
+        @Test func notificationsComeInApplesOrder() throws {
+            let temp = try TemporaryDirectory()
+            for i in 0..<50 { try temp.file("d\(i % 5)/f\(i).txt") }
+            try temp.file("d0/skip.png")
+            let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            // Did start gathering is posted before start() returns.
+            #expect(recorder.kinds.first == .start)
+            #expect(recorder.waitForFinish())
+            #expect(query.resultCount == 50)
+            #expect(!query.isGathering && query.isStarted)
+            let kinds = recorder.kinds
+            #expect(kinds.filter { $0 == .finish }.count == 1)
+            let finishAt = kinds.firstIndex(of: .finish)!
+            #expect(!kinds[finishAt...].contains(.progress), "progress only while gathering")
+            #expect(!kinds[..<finishAt].contains(.update), "no update before finish")
+            query.stop()
+            #expect(query.isStopped)
+            #expect(query.resultCount == 50, "results stay readable after stop")
+        }
 
-    @Test func liveUpdatesReportAddedChangedAndRemoved() throws {
-        let temp = try TemporaryDirectory()
-        try temp.file("a.txt")
-        let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
-        let recorder = QueryRecorder(query)
-        query.start()
-        #expect(recorder.waitForFinish())
-        let base = temp.path.string
+        @Test func liveUpdatesReportAddedChangedAndRemoved() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("a.txt")
+            let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            let base = temp.path.string
 
-        try temp.file("sub/b.txt", contents: "new")
-        #expect(recorder.wait { recorder.resultNames(relativeTo: base) == ["a.txt", "sub/b.txt"] })
-        #expect(recorder.updates.flatMap(\.added).map(\.name).contains("b.txt"))
+            try temp.file("sub/b.txt", contents: "new")
+            #expect(recorder.wait { recorder.updates.flatMap(\.added).map(\.name).contains("b.txt") })
+            #expect(recorder.resultNames(relativeTo: base) == ["a.txt", "sub/b.txt"])
 
-        let before = recorder.updates.count
-        try temp.file("sub/b.txt", contents: "written again, longer")
-        #expect(
-            recorder.wait { recorder.updates.dropFirst(before).contains { $0.changed.contains { $0.name == "b.txt" } } }
-        )
-        #expect(query.results.first { $0.name == "b.txt" }?.metadata.size == 21)
-
-        // A rename that still matches is a change.
-        let renamedAt = recorder.updates.count
-        #expect(rename("\(base)/sub/b.txt", "\(base)/sub/c.txt") == 0)
-        #expect(recorder.wait { recorder.resultNames(relativeTo: base) == ["a.txt", "sub/c.txt"] })
-        let renameUpdates = recorder.updates.dropFirst(renamedAt)
-        #expect(renameUpdates.flatMap(\.changed).contains { $0.name == "c.txt" })
-        #expect(!renameUpdates.flatMap(\.added).contains { $0.name == "c.txt" })
-
-        // A rename that stops matching is a removal; one that starts, an addition.
-        #expect(rename("\(base)/sub/c.txt", "\(base)/sub/c.bin") == 0)
-        #expect(recorder.wait { recorder.resultNames(relativeTo: base) == ["a.txt"] })
-        #expect(rename("\(base)/sub/c.bin", "\(base)/c.txt") == 0)
-        #expect(recorder.wait { recorder.resultNames(relativeTo: base) == ["a.txt", "c.txt"] })
-
-        #expect(unlink("\(base)/a.txt") == 0)
-        #expect(recorder.wait { recorder.resultNames(relativeTo: base) == ["c.txt"] })
-        #expect(recorder.updates.flatMap(\.removed).contains { $0.name == "a.txt" })
-        query.stop()
-    }
-
-    @Test func createdThenDeletedWithinOneIntervalVanishes() throws {
-        let temp = try TemporaryDirectory()
-        let query = try makeQuery("kMDItemFSName LIKE '*'", in: temp.path, interval: 0.5)
-        let recorder = QueryRecorder(query)
-        query.start()
-        #expect(recorder.waitForFinish())
-        try temp.file("ephemeral.tmp")
-        #expect(unlink(temp.path.appending("ephemeral.tmp").string) == 0)
-        try temp.file("kept.txt")
-        #expect(recorder.wait { !recorder.updates.isEmpty })
-        let all = recorder.updates
-        #expect(!all.flatMap(\.added).contains { $0.name == "ephemeral.tmp" })
-        #expect(!all.flatMap(\.removed).contains { $0.name == "ephemeral.tmp" })
-        #expect(all.flatMap(\.added).contains { $0.name == "kept.txt" })
-        query.stop()
-    }
-
-    @Test func disabledUpdatesFreezeResultsAndDeliverOneMergedUpdate() throws {
-        let temp = try TemporaryDirectory()
-        try temp.file("keep.txt")
-        try temp.file("doomed.txt")
-        let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
-        let recorder = QueryRecorder(query)
-        query.start()
-        #expect(recorder.waitForFinish())
-        let base = temp.path.string
-        query.disableUpdates()
-        query.disableUpdates()
-        try temp.file("new.txt")
-        #expect(unlink("\(base)/doomed.txt") == 0)
-        try temp.file("keep.txt", contents: "edited")
-        try temp.file("flash.txt")
-        #expect(unlink("\(base)/flash.txt") == 0)
-        // The engine sees the changes; the query's results must not move.
-        let engine = try LiveIndex.shared()
-        #expect(
-            recorder.wait {
-                engine.lock.withLock {
-                    engine.index.count(matching: try! MetadataPredicate("kMDItemFSName == 'new.txt'")) == 1
+            let before = recorder.updates.count
+            try temp.file("sub/b.txt", contents: "written again, longer")
+            #expect(
+                recorder.wait {
+                    recorder.updates.dropFirst(before).contains { $0.changed.contains { $0.name == "b.txt" } }
                 }
-            })
-        #expect(recorder.resultNames(relativeTo: base) == ["keep.txt", "doomed.txt"])
-        #expect(recorder.updates.isEmpty)
-        query.enableUpdates()
-        #expect(recorder.updates.isEmpty, "still disabled once")
-        #expect(recorder.resultNames(relativeTo: base) == ["keep.txt", "doomed.txt"])
-        query.enableUpdates()
-        query.enableUpdates()  // extra: ignored
-        #expect(recorder.wait { recorder.resultNames(relativeTo: base) == ["keep.txt", "new.txt"] })
-        #expect(recorder.wait { recorder.updates.count >= 1 })
-        let merged = recorder.updates[0]
-        #expect(merged.added.map(\.name) == ["new.txt"])
-        #expect(merged.removed.map(\.name) == ["doomed.txt"])
-        #expect(merged.changed.map(\.name) == ["keep.txt"])
-        query.stop()
-    }
+            )
+            #expect(query.results.first { $0.name == "b.txt" }?.metadata.size == 21)
 
-    @Test func stopDuringGatheringPostsNothingMore() throws {
-        let temp = try TemporaryDirectory()
-        for i in 0..<3000 { try temp.file("f\(i % 30)/x\(i)") }
-        // A second query on the same folder tells when the engine has seen a change.
-        let witness = try makeQuery("kMDItemFSName == 'after-stop'", in: temp.path)
-        let witnessRecorder = QueryRecorder(witness)
-        witness.start()
-        #expect(witnessRecorder.waitForFinish())
+            // A rename that still matches is a change.
+            let renamedAt = recorder.updates.count
+            #expect(rename("\(base)/sub/b.txt", "\(base)/sub/c.txt") == 0)
+            #expect(
+                recorder.wait {
+                    recorder.updates.dropFirst(renamedAt).contains { $0.changed.contains { $0.name == "c.txt" } }
+                })
+            #expect(recorder.resultNames(relativeTo: base) == ["a.txt", "sub/c.txt"])
+            let renameUpdates = recorder.updates.dropFirst(renamedAt)
+            #expect(renameUpdates.flatMap(\.changed).contains { $0.name == "c.txt" })
+            #expect(!renameUpdates.flatMap(\.added).contains { $0.name == "c.txt" })
 
-        let query = try makeQuery("TRUEPREDICATE", in: temp.path)
-        let recorder = QueryRecorder(query)
-        query.start()
-        query.stop()
-        let count = recorder.records.withLock { $0.count }
-        #expect(!recorder.kinds.contains(.finish), "no finish after a stop during gathering")
-        try temp.file("after-stop")
-        #expect(witnessRecorder.wait { witness.resultCount == 1 })
-        // Anything the stopped query would post is posted by now.
-        query.deliveryQueue.sync {}
-        #expect(recorder.records.withLock { $0.count } == count)
-        // Start again: a new cycle.
-        #expect(query.start())
-        #expect(recorder.wait(timeout: 30) { recorder.kinds.filter { $0 == .finish }.count == 1 })
-        #expect(query.resultCount == 3031)
-        query.stop()
-        witness.stop()
-    }
+            // A rename that stops matching is a removal; one that starts, an addition.
+            #expect(rename("\(base)/sub/c.txt", "\(base)/sub/c.bin") == 0)
+            #expect(recorder.wait { recorder.resultNames(relativeTo: base) == ["a.txt"] })
+            #expect(rename("\(base)/sub/c.bin", "\(base)/c.txt") == 0)
+            #expect(recorder.wait { recorder.resultNames(relativeTo: base) == ["a.txt", "c.txt"] })
 
-    @Test func changingThePredicateRestartsTheQuery() throws {
-        let temp = try TemporaryDirectory()
-        try temp.file("a.txt")
-        try temp.file("b.png")
-        let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
-        let recorder = QueryRecorder(query)
-        query.start()
-        #expect(recorder.waitForFinish())
-        query.predicate = try MetadataPredicate("kMDItemFSName LIKE '*.png'")
-        #expect(recorder.wait { recorder.kinds.filter { $0 == .finish }.count == 2 })
-        #expect(recorder.kinds.filter { $0 == .start }.count == 2)
-        #expect(recorder.resultNames(relativeTo: temp.path.string) == ["b.png"])
-        query.stop()
-    }
-
-    @Test func deliversOnTheOperationQueueInSortedOrder() throws {
-        let temp = try TemporaryDirectory()
-        for name in ["file10.txt", "File2.txt", "file1.txt"] { try temp.file(name) }
-        let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        queue.name = "mdq-test-delivery"
-        let query = try makeQuery("kMDItemFSName LIKE[c] '*.txt'", in: temp.path)
-        query.operationQueue = queue
-        query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
-        let onQueue = Mutex<[Bool]>([])
-        let token = NotificationCenter.default.addObserver(forName: nil, object: query, queue: nil) { _ in
-            onQueue.withLock { $0.append(OperationQueue.current === queue) }
+            #expect(unlink("\(base)/a.txt") == 0)
+            #expect(recorder.wait { recorder.updates.flatMap(\.removed).contains { $0.name == "a.txt" } })
+            #expect(recorder.resultNames(relativeTo: base) == ["c.txt"])
+            query.stop()
         }
-        defer { NotificationCenter.default.removeObserver(token) }
-        let recorder = QueryRecorder(query)
-        query.start()
-        #expect(recorder.waitForFinish())
-        #expect(query.results.map(\.name) == ["file1.txt", "File2.txt", "file10.txt"])
-        try temp.file("file3.txt")
-        #expect(recorder.wait { query.resultCount == 4 })
-        #expect(query.results.map(\.name) == ["file1.txt", "File2.txt", "file3.txt", "file10.txt"])
-        #expect(query.index(ofResult: query.results[2]) == 2)
-        #expect(query.value(ofAttribute: "kMDItemFSName", forResultAt: 3) as? String == "file10.txt")
-        query.stop()
-        #expect(!onQueue.withLock { $0 }.isEmpty)
-        #expect(onQueue.withLock { $0 }.allSatisfy { $0 }, "every notification on the operation queue")
-    }
 
-    @Test func eventsAsyncSequence() async throws {
-        let temp = try TemporaryDirectory()
-        try temp.file("a.txt")
-        let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
-        let stream = query.events
-        query.start()
-        var seen: [MetadataQuery.Event] = []
-        for await event in stream {
-            seen.append(event)
-            if case .didFinishGathering = event {
-                try temp.file("b.txt")
+        @Test func createdThenDeletedWithinOneIntervalVanishes() throws {
+            let temp = try TemporaryDirectory()
+            let query = try makeQuery("kMDItemFSName LIKE '*'", in: temp.path, interval: 0.5)
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            try temp.file("ephemeral.tmp")
+            #expect(unlink(temp.path.appending("ephemeral.tmp").string) == 0)
+            try temp.file("kept.txt")
+            #expect(recorder.wait { !recorder.updates.isEmpty })
+            let all = recorder.updates
+            #expect(!all.flatMap(\.added).contains { $0.name == "ephemeral.tmp" })
+            #expect(!all.flatMap(\.removed).contains { $0.name == "ephemeral.tmp" })
+            #expect(all.flatMap(\.added).contains { $0.name == "kept.txt" })
+            query.stop()
+        }
+
+        @Test func disabledUpdatesFreezeResultsAndDeliverOneMergedUpdate() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("keep.txt")
+            try temp.file("doomed.txt")
+            let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            let base = temp.path.string
+            query.disableUpdates()
+            query.disableUpdates()
+            try temp.file("new.txt")
+            #expect(unlink("\(base)/doomed.txt") == 0)
+            try temp.file("keep.txt", contents: "edited")
+            try temp.file("flash.txt")
+            #expect(unlink("\(base)/flash.txt") == 0)
+            // The engine sees the changes; the query's results must not move.
+            let engine = try LiveIndex.shared()
+            #expect(
+                recorder.wait {
+                    engine.lock.withLock {
+                        engine.index.count(matching: try! MetadataPredicate("kMDItemFSName == 'new.txt'")) == 1
+                    }
+                })
+            #expect(recorder.resultNames(relativeTo: base) == ["keep.txt", "doomed.txt"])
+            #expect(recorder.updates.isEmpty)
+            query.enableUpdates()
+            #expect(recorder.updates.isEmpty, "still disabled once")
+            #expect(recorder.resultNames(relativeTo: base) == ["keep.txt", "doomed.txt"])
+            query.enableUpdates()
+            query.enableUpdates()  // extra: ignored
+            #expect(recorder.wait { recorder.updates.count >= 1 })
+            #expect(recorder.resultNames(relativeTo: base) == ["keep.txt", "new.txt"])
+            let merged = recorder.updates[0]
+            #expect(merged.added.map(\.name) == ["new.txt"])
+            #expect(merged.removed.map(\.name) == ["doomed.txt"])
+            #expect(merged.changed.map(\.name) == ["keep.txt"])
+            query.stop()
+        }
+
+        @Test func stopDuringGatheringPostsNothingMore() throws {
+            let temp = try TemporaryDirectory()
+            for i in 0..<3000 { try temp.file("f\(i % 30)/x\(i)") }
+            // A second query on the same folder tells when the engine has seen a change.
+            let witness = try makeQuery("kMDItemFSName == 'after-stop'", in: temp.path)
+            let witnessRecorder = QueryRecorder(witness)
+            witness.start()
+            #expect(witnessRecorder.waitForFinish())
+
+            let query = try makeQuery("TRUEPREDICATE", in: temp.path)
+            let recorder = QueryRecorder(query)
+            query.start()
+            query.stop()
+            let count = recorder.records.withLock { $0.count }
+            #expect(!recorder.kinds.contains(.finish), "no finish after a stop during gathering")
+            try temp.file("after-stop")
+            #expect(witnessRecorder.wait { witness.resultCount == 1 })
+            // Anything the stopped query would post is posted by now.
+            query.deliveryQueue.sync {}
+            #expect(recorder.records.withLock { $0.count } == count)
+            // Start again: a new cycle.
+            #expect(query.start())
+            #expect(recorder.wait(timeout: 30) { recorder.kinds.filter { $0 == .finish }.count == 1 })
+            #expect(query.resultCount == 3031)
+            query.stop()
+            witness.stop()
+        }
+
+        @Test func changingThePredicateRestartsTheQuery() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("a.txt")
+            try temp.file("b.png")
+            let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            query.predicate = try MetadataPredicate("kMDItemFSName LIKE '*.png'")
+            #expect(recorder.wait { recorder.kinds.filter { $0 == .finish }.count == 2 })
+            #expect(recorder.kinds.filter { $0 == .start }.count == 2)
+            #expect(recorder.resultNames(relativeTo: temp.path.string) == ["b.png"])
+            query.stop()
+        }
+
+        @Test func deliversOnTheOperationQueueInSortedOrder() throws {
+            let temp = try TemporaryDirectory()
+            for name in ["file10.txt", "File2.txt", "file1.txt"] { try temp.file(name) }
+            let queue = OperationQueue()
+            queue.maxConcurrentOperationCount = 1
+            queue.name = "mdq-test-delivery"
+            let query = try makeQuery("kMDItemFSName LIKE[c] '*.txt'", in: temp.path)
+            query.operationQueue = queue
+            query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
+            let onQueue = Mutex<[Bool]>([])
+            let token = NotificationCenter.default.addObserver(forName: nil, object: query, queue: nil) { _ in
+                onQueue.withLock { $0.append(OperationQueue.current === queue) }
             }
-            if case .didUpdate(let update) = event, update.added.contains(where: { $0.name == "b.txt" }) { break }
+            defer { NotificationCenter.default.removeObserver(token) }
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            #expect(query.results.map(\.name) == ["file1.txt", "File2.txt", "file10.txt"])
+            try temp.file("file3.txt")
+            #expect(recorder.wait { query.resultCount == 4 })
+            #expect(query.results.map(\.name) == ["file1.txt", "File2.txt", "file3.txt", "file10.txt"])
+            #expect(query.index(ofResult: query.results[2]) == 2)
+            #expect(query.value(ofAttribute: "kMDItemFSName", forResultAt: 3) as? String == "file10.txt")
+            query.stop()
+            #expect(!onQueue.withLock { $0 }.isEmpty)
+            #expect(onQueue.withLock { $0 }.allSatisfy { $0 }, "every notification on the operation queue")
         }
-        #expect(seen.first == .didStartGathering)
-        #expect(seen.contains(.didFinishGathering(resultCount: 1)))
-        query.stop()
+
+        @Test func eventsAsyncSequence() async throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("a.txt")
+            let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
+            let stream = query.events
+            query.start()
+            var seen: [MetadataQuery.Event] = []
+            for await event in stream {
+                seen.append(event)
+                if case .didFinishGathering = event {
+                    try temp.file("b.txt")
+                }
+                if case .didUpdate(let update) = event, update.added.contains(where: { $0.name == "b.txt" }) { break }
+            }
+            #expect(seen.first == .didStartGathering)
+            #expect(seen.contains(.didFinishGathering(resultCount: 1)))
+            query.stop()
+        }
     }
 }

@@ -7,6 +7,9 @@ struct TestSubject: PredicateSubject {
     var name: [UInt8]
     var kind: EntryKind = .file
     var folder: [UInt8] = Array("/scope/folder".utf8)
+    var entryMetadata: EntryMetadata?
+
+    func metadata() -> EntryMetadata? { entryMetadata }
 
     init(_ name: String, kind: EntryKind = .file) {
         self.name = Array(name.utf8)

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import MetadataIndex
@@ -23,6 +24,28 @@ struct PredicateParserTests {
         ("kMDItemFSName == 'caf\\u00E9'", "kMDItemFSName == \"café\""),
         ("kMDItemFSName == 'raw\\xFF'", "kMDItemFSName == \"raw\\xFF\""),
         ("kMDItemFSName LIKE 'a\\*b'", "kMDItemFSName LIKE \"a\\\\*b\""),
+        ("kMDItemFSSize > 1000000", "kMDItemFSSize > 1000000"),
+        ("kMDItemFSSize >= 0x10", "kMDItemFSSize >= 16"),
+        ("kMDItemFSSize => 1e3", "kMDItemFSSize >= 1000"),
+        ("kMDItemFSSize =< 2.5", "kMDItemFSSize <= 2.5"),
+        ("kMDItemFSSize < -1", "kMDItemFSSize < -1"),
+        ("kMDItemFSSize BETWEEN {1, 10}", "kMDItemFSSize BETWEEN {1, 10}"),
+        ("kMDItemFSSize IN {1, 2, 3}", "kMDItemFSSize IN {1, 2, 3}"),
+        ("kMDItemFSSize == nil", "kMDItemFSSize == nil"),
+        ("kMDItemFSSize != NULL", "kMDItemFSSize != nil"),
+        ("kMDItemFSName IN {'a.txt', \"b.txt\"}", "kMDItemFSName IN {\"a.txt\", \"b.txt\"}"),
+        ("kMDItemFSName in[c] {'A'}", "kMDItemFSName IN[c] {\"A\"}"),
+        ("kMDItemFSName MATCHES[c] '.*[0-9]{4}\\\\.jpg'", "kMDItemFSName MATCHES[c] \".*[0-9]{4}\\\\.jpg\""),
+        (
+            "kMDItemFSContentChangeDate > CAST(700000000, \"NSDate\")",
+            "kMDItemFSContentChangeDate > CAST(700000000, \"NSDate\")"
+        ),
+        (
+            "kMDItemFSCreationDate BETWEEN {CAST(0, 'NSDate'), CAST(86400.5, 'NSDate')}",
+            "kMDItemFSCreationDate BETWEEN {CAST(0, \"NSDate\"), CAST(86400.5, \"NSDate\")}"
+        ),
+        ("kMDItemURL BEGINSWITH 'file:///home/'", "kMDItemURL BEGINSWITH \"file:///home/\""),
+        ("NSMetadataItemFSSizeKey > 5", "kMDItemFSSize > 5"),
     ])
     func parsesAndFormatsComparisons(query: String, format: String) throws {
         let predicate = try MetadataPredicate(query)
@@ -70,13 +93,13 @@ struct PredicateParserTests {
     @Test(arguments: [
         ("", 0, "empty"),
         ("kMDItemFSName", 13, "expected an operator"),
-        ("kMDItemFSName ==", 16, "expected a quoted string"),
+        ("kMDItemFSName ==", 16, "expected a value after '==', found the end of the query"),
         ("kMDItemFSName == 'abc", 17, "unterminated string"),
         ("kMDItemFSName LIKE[x] 'a'", 19, "unknown comparison option 'x'"),
         ("kMDItemFSName LIKE[c 'a'", 21, "expected ']'"),
         ("kMDItemFoo == 'a'", 0, "unknown attribute 'kMDItemFoo'"),
-        ("kMDItemFSName MATCHES 'a'", 14, "expected an operator"),
-        ("kMDItemFSName > 'a'", 14, "not '>'"),
+        ("kMDItemFSName MATCHE 'a'", 14, "expected an operator"),
+        ("kMDItemFSName > 'a'", 14, "> compares numbers or dates; kMDItemFSName is a string"),
         ("kMDItemFSName == 'a' AND", 24, "at the end of the query"),
         ("kMDItemFSName == 'a' kMDItemFSName == 'b'", 21, "after a complete predicate"),
         ("(kMDItemFSName == 'a'", 21, "expected ')'"),
@@ -84,7 +107,26 @@ struct PredicateParserTests {
         ("kMDItemFSName LIKE 'abc\\\\'", 23, "lone backslash"),
         ("kMDItemFSName == 'a' & kMDItemFSName == 'b'", 21, "expected '&&'"),
         ("kMDItemFSName == 'a' | kMDItemFSName == 'b'", 21, "expected '||'"),
-        ("kMDItemFSName == 42", 17, "expected a quoted string"),
+        ("kMDItemFSName == 42", 17, "kMDItemFSName is a string: compare it with a quoted string, not '42'"),
+        ("kMDItemFSSize > 'big'", 16, "kMDItemFSSize is a number: compare it with a number"),
+        ("kMDItemFSContentChangeDate > 5", 29, "kMDItemFSContentChangeDate is a date"),
+        ("kMDItemFSContentChangeDate > 'yesterday'", 29, "kMDItemFSContentChangeDate is a date"),
+        ("kMDItemFSSize LIKE '1*'", 14, "LIKE compares strings; kMDItemFSSize is a number"),
+        ("kMDItemFSSize ==[c] 5", 14, "[c] and [d] apply to strings"),
+        ("kMDItemFSSize BETWEEN {1}", 22, "BETWEEN needs a list of two values"),
+        ("kMDItemFSSize BETWEEN 5", 22, "BETWEEN needs a list of two values"),
+        ("kMDItemFSName BETWEEN {'a', 'b'}", 14, "BETWEEN compares numbers or dates"),
+        ("kMDItemFSName IN 'a'", 17, "IN needs a list"),
+        ("kMDItemFSName IN {'a', 2}", 17, "kMDItemFSName is a string"),
+        ("kMDItemFSName IN {'a' 'b'}", 22, "expected ',' or '}'"),
+        ("kMDItemFSName MATCHES '(unclosed'", 22, "invalid regular expression"),
+        ("kMDItemFSNam == 'a'", 0, "unknown attribute 'kMDItemFSNam' (did you mean kMDItemFSName?)"),
+        ("kmditemfsname == 'a'", 0, "(did you mean kMDItemFSName?)"),
+        ("kMDItemFSSize < nil", 16, "nil compares with == or != only"),
+        ("kMDItemFSName == bare", 17, "quote strings"),
+        ("kMDItemFSContentChangeDate > CAST(1, 'NSNumber')", 37, "CAST supports the type \"NSDate\" only"),
+        ("kMDItemFSName == %@", 17, "missing argument for %@"),
+        ("%K == 'a'", 0, "missing argument for %K"),
         ("== 'a'", 0, "expected an attribute key"),
         ("kMDItemFSName == 'bad \\x4'", 22, "two hex digits"),
         ("kMDItemFSName == 'bad \\uD800'", 22, "Unicode scalar"),
@@ -101,6 +143,58 @@ struct PredicateParserTests {
             #expect(error.message.contains(message), "\(error.message)")
             return true
         }
+    }
+
+    @Test func substitutionFillsKeysAndValues() throws {
+        let predicate = try MetadataPredicate(
+            format: "%K LIKE %@ AND %K > %d AND %K < %f AND %K IN %@", MetadataAttribute.fsName, "*.mov",
+            MetadataAttribute.fsSize, 1_000_000, "kMDItemFSSize", 2.5e9, "kMDItemFSName", ["a", "b"])
+        #expect(
+            predicate
+                == (try MetadataPredicate(
+                    "kMDItemFSName LIKE '*.mov' AND kMDItemFSSize > 1000000 AND kMDItemFSSize < 2500000000 AND kMDItemFSName IN {'a', 'b'}"
+                )))
+        let date = Date(timeIntervalSince1970: 1_700_000_000)
+        let dated = try MetadataPredicate(format: "%K >= %@", "NSMetadataItemFSContentChangeDateKey", date)
+        #expect(
+            dated
+                == (try MetadataPredicate(
+                    "kMDItemFSContentChangeDate >= CAST(\(1_700_000_000 - 978_307_200), 'NSDate')")))
+    }
+
+    @Test func quotedSpecifiersStayLiteral() throws {
+        let predicate = try MetadataPredicate(format: "kMDItemFSName == '%@'")
+        #expect(predicate == (try MetadataPredicate("kMDItemFSName == \"%@\"")))
+    }
+
+    @Test(arguments: [
+        ("kMDItemFSName == %@", [] as [PredicateArgument], "missing argument for %@"),
+        ("kMDItemFSName == %@", [.string("a"), .string("b")], "2 arguments given but the format uses 1"),
+        ("kMDItemFSSize > %d", [.string("big")], "%d needs an integer argument"),
+        ("kMDItemFSSize > %@", [.string("big")], "kMDItemFSSize is a number"),
+        ("%K == 'a'", [.integer(3)], "%K needs a key string argument"),
+        ("%K == 'a'", [.string("kMDItemNope")], "unknown attribute 'kMDItemNope'"),
+        ("kMDItemFSName == %x", [.string("a")], "unknown format specifier %x"),
+    ])
+    func substitutionErrors(format: String, arguments: [PredicateArgument], message: String) {
+        #expect {
+            _ = try MetadataPredicate(format: format, arguments: arguments)
+        } throws: { error in
+            guard let error = error as? MetadataError, error.code == .querySyntax, error.offset != nil else {
+                return false
+            }
+            #expect(error.message.contains(message), "\(error.message)")
+            return true
+        }
+    }
+
+    @Test func deepNestingIsAnErrorNotACrash() throws {
+        let deep = String(repeating: "(", count: 5000) + "TRUEPREDICATE" + String(repeating: ")", count: 5000)
+        #expect(throws: MetadataError.self) { try MetadataPredicate(deep) }
+        let nots = String(repeating: "NOT ", count: 5000) + "TRUEPREDICATE"
+        #expect(throws: MetadataError.self) { try MetadataPredicate(nots) }
+        let fine = String(repeating: "(", count: 100) + "TRUEPREDICATE" + String(repeating: ")", count: 100)
+        #expect((try? MetadataPredicate(fine)) == .alwaysTrue)
     }
 
     @Test func syntaxErrorDescriptionShowsACaretUnderTheMistake() {

@@ -1,0 +1,179 @@
+/// What a predicate is evaluated against: an index entry, or an entry the
+/// crawler just listed.
+protocol PredicateSubject {
+    var kind: EntryKind { get }
+    /// Calls `body` with the name's bytes and whether they are all ASCII.
+    func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R
+    /// Appends the absolute path's bytes.
+    func appendPath(to bytes: inout [UInt8])
+    /// Size, dates and inode; nil when they cannot be read (the entry vanished).
+    func metadata() -> EntryMetadata?
+}
+
+/// Evaluates a compiled predicate on one thread, reusing its buffers.
+final class PredicateEvaluator {
+    let predicate: CompiledPredicate
+    private var folders: [UnicodeFolder?] = [nil, nil, nil, nil]
+    private var path: [UInt8] = []
+    private var url: [UInt8] = []
+    /// The current subject's metadata, read at most once per entry.
+    private var cachedMetadata: EntryMetadata??
+
+    init(_ predicate: CompiledPredicate) {
+        self.predicate = predicate
+    }
+
+    /// Whether the subject matches.
+    @inline(__always)
+    func matches<S: PredicateSubject>(_ subject: S) -> Bool {
+        cachedMetadata = nil
+        return evaluate(predicate.program, subject)
+    }
+
+    private func evaluate<S: PredicateSubject>(_ program: CompiledPredicate.Program, _ subject: S) -> Bool {
+        switch program {
+        case .constant(let value):
+            return value
+        case .test(let test):
+            return evaluateTest(test, subject) != test.negated
+        case .not(let inner):
+            return !evaluate(inner, subject)
+        case .and(let parts):
+            for part in parts where !evaluate(part, subject) { return false }
+            return true
+        case .or(let parts):
+            for part in parts where evaluate(part, subject) { return true }
+            return false
+        }
+    }
+
+    private func metadata<S: PredicateSubject>(_ subject: S) -> EntryMetadata? {
+        if let cachedMetadata { return cachedMetadata }
+        let value = subject.metadata()
+        cachedMetadata = .some(value)
+        return value
+    }
+
+    @inline(__always)
+    private func evaluateTest<S: PredicateSubject>(_ test: CompiledPredicate.Test, _ subject: S) -> Bool {
+        switch test.kind {
+        case .numberRange(let lower, let lowerInclusive, let upper, let upperInclusive):
+            guard subject.kind != .folder, let size = metadata(subject)?.size else { return false }
+            let value = Double(size)
+            if let lower, lowerInclusive ? value < lower : value <= lower { return false }
+            if let upper, upperInclusive ? value > upper : value >= upper { return false }
+            return true
+        case .numberSet(let values):
+            guard subject.kind != .folder, let size = metadata(subject)?.size else { return false }
+            return values.contains(Double(size))
+        case .dateRange(let lower, let lowerInclusive, let upper, let upperInclusive):
+            guard let value = date(test.attribute, subject) else { return false }
+            if let lower, lowerInclusive ? value < lower : value <= lower { return false }
+            if let upper, upperInclusive ? value > upper : value >= upper { return false }
+            return true
+        case .dateSet(let values):
+            guard let value = date(test.attribute, subject) else { return false }
+            return values.contains(value)
+        case .exists:
+            switch test.attribute.valueType {
+            case .number: return subject.kind != .folder && metadata(subject)?.size != nil
+            case .date: return date(test.attribute, subject) != nil
+            default: return true
+            }
+        case .pattern, .stringSet, .regex:
+            return withText(test.attribute, subject) { text, isASCII in
+                switch test.kind {
+                case .pattern(let matcher): return match(matcher, text, isASCII: isASCII)
+                case .stringSet(let set): return contains(set, text, isASCII: isASCII)
+                case .regex(let regex): return regex.matches(text)
+                default: return false
+                }
+            }
+        }
+    }
+
+    private func date<S: PredicateSubject>(_ attribute: MetadataAttribute, _ subject: S) -> Int64? {
+        guard let metadata = metadata(subject) else { return nil }
+        let time = attribute == .creationDate ? metadata.birthTime : metadata.modificationTime
+        return time?.nanosecondsSinceEpoch
+    }
+
+    /// Calls `body` with the attribute's string value.
+    private func withText<S: PredicateSubject>(
+        _ attribute: MetadataAttribute, _ subject: S, _ body: (UnsafeRawBufferPointer, Bool) -> Bool
+    ) -> Bool {
+        switch attribute {
+        case .path:
+            path.removeAll(keepingCapacity: true)
+            subject.appendPath(to: &path)
+            return path.withUnsafeBytes { body($0, NameBytes.isASCII($0)) }
+        case .url:
+            path.removeAll(keepingCapacity: true)
+            subject.appendPath(to: &path)
+            FileURL.encode(path, isFolder: subject.kind == .folder, into: &url)
+            return url.withUnsafeBytes { body($0, true) }
+        case .displayName:
+            let isFolder = subject.kind == .folder
+            return subject.withName { name, isASCII in body(DisplayName.range(of: name, isFolder: isFolder), isASCII) }
+        default:
+            return subject.withName(body)
+        }
+    }
+
+    private func folder(for options: StringCompareOptions) -> UnicodeFolder {
+        let slot = Int(options.rawValue)
+        if let existing = folders[slot] { return existing }
+        let made = UnicodeFolder(options: options)
+        folders[slot] = made
+        return made
+    }
+
+    @inline(__always)
+    private func match(_ matcher: NameMatcher, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
+        if isASCII { return matcher.matchesASCII(text) }
+        return matcher.matchesFolding(text, folder: folder(for: matcher.options))
+    }
+
+    private func contains(_ set: StringSet, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
+        if isASCII && set.options.isEmpty { return set.contains(folded: text) }
+        let folder = folder(for: set.options)
+        folder.fold(text)
+        return folder.bytes.withUnsafeBytes { set.contains(folded: $0) }
+    }
+}
+
+/// `kMDItemDisplayName`: the name without its last extension; the whole
+/// name for folders and for names whose only dot is the first character.
+enum DisplayName {
+    static func range(of name: UnsafeRawBufferPointer, isFolder: Bool) -> UnsafeRawBufferPointer {
+        guard !isFolder, let dot = name.lastIndex(of: UInt8(ascii: ".")), dot > 0 else { return name }
+        return UnsafeRawBufferPointer(rebasing: name[..<dot])
+    }
+
+    /// The display name's bytes.
+    static func bytes(of name: [UInt8], isFolder: Bool) -> [UInt8] {
+        name.withUnsafeBytes { Array(range(of: $0, isFolder: isFolder)) }
+    }
+}
+
+/// `file://` URLs for `kMDItemURL`, percent-encoding every byte outside the
+/// unreserved set and `/` (as `URL(fileURLWithPath:).absoluteString` does
+/// for the common cases), with a trailing `/` for folders.
+enum FileURL {
+    static func encode(_ path: [UInt8], isFolder: Bool, into out: inout [UInt8]) {
+        out.removeAll(keepingCapacity: true)
+        out += Array("file://".utf8)
+        let hex = Array("0123456789ABCDEF".utf8)
+        for byte in path {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+                UInt8(ascii: "~"), UInt8(ascii: "/"):
+                out.append(byte)
+            default:
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+            }
+        }
+        if isFolder && out.last != UInt8(ascii: "/") { out.append(UInt8(ascii: "/")) }
+    }
+}
