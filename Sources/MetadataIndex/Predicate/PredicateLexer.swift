@@ -192,6 +192,7 @@ struct PredicateLexer {
         }
         let text = String(decoding: source[start..<start + length], as: UTF8.self)
         guard let value = Double(text) else { throw error("malformed number", at: start) }
+        guard value.isFinite else { throw error("number out of range", at: start) }
         position = start + length
         return PredicateToken(kind: .number(value), offset: start, length: length)
     }

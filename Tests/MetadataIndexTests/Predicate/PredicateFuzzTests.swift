@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+@testable import MetadataIndex
+
+/// Seeded fuzzing of the parser: random and mutated inputs never crash or
+/// hang, and every rejection points inside the input.
+struct PredicateFuzzTests {
+    static let seeds = [
+        "kMDItemFSName LIKE[cd] '*.png'", "kMDItemFSSize > 1000 AND kMDItemFSName ENDSWITH '.mov'",
+        "NOT (kMDItemPath CONTAINS '/tmp/' OR kMDItemDisplayName BEGINSWITH[c] \"Re\")",
+        "kMDItemFSName IN {'a.txt', 'b.txt'} && kMDItemFSSize BETWEEN {1, 0x10}",
+        "kMDItemFSContentChangeDate >= CAST(700000000, \"NSDate\") || FALSEPREDICATE",
+        "kMDItemFSName MATCHES '.*[0-9]{4}\\\\.jpg'", "kMDItemFSName == 'caf\\u00E9\\x41\\n'",
+    ]
+
+    /// Characters that make interesting token boundaries.
+    static let alphabet =
+        Array("()[]{}'\"\\%@K*?=!<>&|, .-+0123456789xeEabcdLIKEANDORNOTkMDItemFSName\u{E9}\u{301}".utf8)
+        + [0x00, 0xFF, 0xC3, 0x0A]
+
+    func check(_ input: [UInt8]) {
+        do {
+            let predicate = try MetadataPredicate(formatBytes: input)
+            // Whatever parses also prints and parses back to itself.
+            #expect(try MetadataPredicate(predicate.predicateFormat) == predicate, "\(predicate.predicateFormat)")
+            // And compiles and evaluates without trouble.
+            _ = CompiledPredicate(predicate).makeEvaluator().matches(TestSubject("f\u{E9}.txt"))
+        } catch {
+            #expect(error.code == .querySyntax)
+            if let offset = error.offset {
+                #expect(offset >= 0 && offset <= input.count, "offset \(offset) outside \(input.count) bytes")
+            } else {
+                Issue.record("a rejection without an offset: \(error.message)")
+            }
+            _ = error.description  // the caret rendering must not crash either
+        }
+    }
+
+    @Test(arguments: [1, 2, 3, 4] as [UInt64])
+    func randomAndMutatedInputs(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        for _ in 0..<2500 {
+            var input: [UInt8]
+            if Bool.random(using: &random) {
+                input = (0..<Int.random(in: 0..<60, using: &random)).map { _ in
+                    Self.alphabet.randomElement(using: &random)!
+                }
+            } else {
+                input = Array(Self.seeds.randomElement(using: &random)!.utf8)
+                for _ in 0..<Int.random(in: 1...4, using: &random) {
+                    let position = Int.random(in: 0...input.count, using: &random)
+                    switch Int.random(in: 0..<3, using: &random) {
+                    case 0 where !input.isEmpty: input.remove(at: min(position, input.count - 1))
+                    case 1: input.insert(Self.alphabet.randomElement(using: &random)!, at: position)
+                    default:
+                        if position < input.count { input[position] = Self.alphabet.randomElement(using: &random)! }
+                    }
+                }
+            }
+            check(input)
+        }
+    }
+
+    @Test func hugeInputs() {
+        check(Array("kMDItemFSName == '".utf8) + [UInt8](repeating: 0x61, count: 200_000) + Array("'".utf8))
+        check([UInt8](repeating: 0x28, count: 100_000))
+        check(Array(String(repeating: "kMDItemFSName == 'a' OR ", count: 5000).utf8) + Array("TRUEPREDICATE".utf8))
+        check(Array("kMDItemFSSize IN {".utf8) + Array(String(repeating: "1, ", count: 20_000).utf8) + Array("1}".utf8))
+    }
+
+    /// Random predicates built from the grammar print and parse back equal.
+    @Test(arguments: [7, 8, 9] as [UInt64])
+    func randomPredicatesRoundTrip(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        func value(for attribute: MetadataAttribute) -> PredicateValue {
+            switch attribute.valueType {
+            case .string:
+                let pieces = ["a", "*", "?", "\\", "'", "\"", "caf\u{E9}", " ", "\n", "x"]
+                var bytes: [UInt8] = []
+                for _ in 0..<Int.random(in: 0..<5, using: &random) {
+                    bytes += Array(pieces.randomElement(using: &random)!.utf8)
+                }
+                if Bool.random(using: &random) { bytes.append(0xFF) }
+                return .string(bytes)
+            case .number: return .number(Double(Int.random(in: -5...5_000_000, using: &random)))
+            case .date:
+                return .date(
+                    Timestamp(
+                        nanosecondsSinceEpoch: Int64.random(in: 0...2_000_000_000, using: &random) * 1_000_000_000))
+            case .boolean: return .bool(Bool.random(using: &random))
+            }
+        }
+        func node(depth: Int) -> PredicateNode {
+            if depth > 3 || Int.random(in: 0..<3, using: &random) == 0 {
+                let attribute = MetadataAttribute.all.randomElement(using: &random)!
+                var ops: [ComparisonOperator] = [.equal, .notEqual]
+                switch attribute.valueType {
+                case .string: ops += [.beginsWith, .endsWith, .contains, .in]
+                case .number, .date: ops += [.less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in]
+                case .boolean: break
+                }
+                let op = ops.randomElement(using: &random)!
+                var v = value(for: attribute)
+                if op == .between { v = .list([value(for: attribute), value(for: attribute)]) }
+                if op == .in {
+                    v = .list((0..<Int.random(in: 1...3, using: &random)).map { _ in value(for: attribute) })
+                }
+                let options: StringCompareOptions =
+                    attribute.valueType == .string
+                    ? StringCompareOptions(rawValue: UInt8.random(in: 0...3, using: &random)) : []
+                return .comparison(Comparison(attribute: attribute, op: op, options: options, value: v))
+            }
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: return .not(node(depth: depth + 1))
+            case 1: return .and((0..<Int.random(in: 2...3, using: &random)).map { _ in node(depth: depth + 1) })
+            case 2: return .or((0..<Int.random(in: 2...3, using: &random)).map { _ in node(depth: depth + 1) })
+            default: return .constant(Bool.random(using: &random))
+            }
+        }
+        for _ in 0..<500 {
+            let original = MetadataPredicate(node: node(depth: 0))
+            let reparsed = try MetadataPredicate(original.predicateFormat)
+            #expect(reparsed == original, "\(original.predicateFormat)")
+        }
+    }
+}
