@@ -9,10 +9,13 @@ struct MDQ: ParsableCommand {
         commandName: "mdq",
         abstract: "Find files by metadata query, like mdfind.",
         discussion: """
-            QUERY is an NSPredicate-style predicate over kMDItemFSName, kMDItemDisplayName \
-            and kMDItemPath (also spelled NSMetadataItemFSNameKey, ...). Operators: ==, !=, \
-            LIKE, BEGINSWITH, ENDSWITH, CONTAINS, each with [c] (ignore case), [d] (ignore \
-            diacritics) or [cd]; AND/&&, OR/||, NOT/!, parentheses, TRUEPREDICATE.
+            QUERY is an NSPredicate-style predicate over kMDItemFSName, kMDItemDisplayName, \
+            kMDItemPath, kMDItemURL (strings), kMDItemFSSize (a number), kMDItemFSCreationDate, \
+            kMDItemFSContentChangeDate (dates; CAST(seconds since 2001, "NSDate")), also spelled \
+            NSMetadataItemFSNameKey, ... Operators: == != < <= > >= BETWEEN {lo, hi} IN {a, b}, \
+            and for strings LIKE BEGINSWITH ENDSWITH CONTAINS MATCHES, each with [c] (ignore case), \
+            [d] (ignore diacritics) or [cd]; AND/&&, OR/||, NOT/!, parentheses, TRUEPREDICATE. \
+            --spotlight reads mdfind's syntax instead.
             LIKE matches the whole name: * is any run, ? one character, \\ escapes.
 
             With no scope option, mdq searches the example container bundled with its source.
@@ -25,6 +28,9 @@ struct MDQ: ParsableCommand {
               mdq --container ~/Sync --scope documents --count "kMDItemFSName LIKE '*.pdf'"
               mdq -0 "kMDItemFSName LIKE '*.tmp'" | xargs -0 rm --
               mdq --json "kMDItemDisplayName BEGINSWITH[cd] 'resume'"
+              mdq "kMDItemFSSize > 1000000 AND kMDItemFSName ENDSWITH[c] '.mov'"
+              mdq --spotlight 'kMDItemFSName == "*.png"cd && kMDItemFSContentChangeDate >= $time.today(-7)'
+              mdq --live "kMDItemFSName LIKE '*.txt'"
 
             Exit status: 0 success, 1 runtime error (missing container or scope), \
             2 usage or query syntax error.
@@ -40,6 +46,13 @@ struct MDQ: ParsableCommand {
             "Find names containing TEXT, ignoring case and diacritics; with * or ?, a whole-name wildcard match.",
             valueName: "TEXT"))
     var name: String?
+
+    @Flag(
+        name: .long,
+        help:
+            "Read QUERY in mdfind's syntax: kMDItemFSName == \"*.png\"cd && kMDItemFSContentChangeDate >= $time.today(-7)"
+    )
+    var spotlight = false
 
     @Argument(help: ArgumentHelp("The predicate, e.g. \"kMDItemFSName LIKE '*.png'\".", valueName: "QUERY"))
     var query: String?
@@ -70,6 +83,8 @@ struct MDQ: ParsableCommand {
         let predicate: MetadataPredicate
         if let name {
             predicate = try MetadataPredicate.nameMatching(raw.bytes(for: name))
+        } else if spotlight {
+            predicate = try MetadataPredicate(spotlightQueryBytes: raw.bytes(for: query ?? ""))
         } else {
             predicate = try MetadataPredicate(formatBytes: raw.bytes(for: query ?? ""))
         }
