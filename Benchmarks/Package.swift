@@ -13,6 +13,14 @@ let package = Package(
     ],
     targets: [
         .executableTarget(
+            name: "mdq-query",
+            dependencies: [
+                .product(name: "MetadataIndex", package: "main"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v6)]
+        ),
+        .executableTarget(
             name: "mdq-gather",
             dependencies: [
                 .product(name: "MetadataIndex", package: "main"),
