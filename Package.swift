@@ -47,10 +47,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // Temporary folders and process runs, shared by both test targets.
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            path: "Tests/TestSupport",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "MetadataIndexTests",
             dependencies: [
                 "MetadataIndex",
+                "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
@@ -59,6 +67,7 @@ let package = Package(
             name: "mdqTests",
             dependencies: [
                 "mdq",
+                "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings

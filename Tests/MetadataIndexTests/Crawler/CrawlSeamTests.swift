@@ -1,6 +1,7 @@
 import Glibc
 import Synchronization
 import SystemPackage
+import TestSupport
 import Testing
 
 @testable import MetadataIndex

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 import SystemPackage
+import TestSupport
 import Testing
 
 @testable import MetadataIndex

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SystemPackage
+import TestSupport
 import Testing
 
 @testable import MetadataIndex

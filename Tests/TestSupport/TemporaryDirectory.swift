@@ -1,15 +1,15 @@
-import Foundation
+package import Foundation
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// A fresh folder under the system temp directory, removed by `remove()`.
 ///
 /// Creates files and folders from raw bytes, so tests can use names that are
 /// not UTF-8.
-final class TemporaryDirectory {
-    let path: FilePath
+package final class TemporaryDirectory {
+    package let path: FilePath
 
-    init(_ label: String = "mdq-test") throws {
+    package init(_ label: String = "mdq-test") throws {
         var template = Array("/tmp/\(label)-XXXXXX".utf8CString)
         guard let result = mkdtemp(&template) else { throw Errno(rawValue: errno) }
         path = FilePath(String(cString: result))
@@ -19,7 +19,7 @@ final class TemporaryDirectory {
         remove()
     }
 
-    func remove() {
+    package func remove() {
         // Make every folder writable and searchable again first, so a test
         // that removed permissions cannot leave litter behind.
         _ = try? Shell.run("/bin/chmod", ["-R", "u+rwx", path.string])
@@ -27,23 +27,23 @@ final class TemporaryDirectory {
     }
 
     /// `path/relative` as raw bytes.
-    func bytes(_ relative: [UInt8]) -> [UInt8] {
+    package func bytes(_ relative: [UInt8]) -> [UInt8] {
         Array(path.string.utf8) + [0x2F] + relative
     }
 
-    func url(_ relative: String) -> FilePath {
+    package func url(_ relative: String) -> FilePath {
         path.appending(relative)
     }
 
     /// Creates a file (and its parent folders) with the given contents.
     @discardableResult
-    func file(_ relative: String, contents: String = "") throws -> FilePath {
+    package func file(_ relative: String, contents: String = "") throws -> FilePath {
         try file(Array(relative.utf8), contents: Array(contents.utf8))
         return path.appending(relative)
     }
 
     /// Creates a file whose relative path is raw bytes.
-    func file(_ relative: [UInt8], contents: [UInt8] = []) throws {
+    package func file(_ relative: [UInt8], contents: [UInt8] = []) throws {
         let full = bytes(relative)
         if let slash = full.lastIndex(of: 0x2F) { try makeFolders(Array(full[..<slash])) }
         let fd = full.withCString { open($0, O_WRONLY | O_CREAT | O_TRUNC, 0o644) }
@@ -56,12 +56,12 @@ final class TemporaryDirectory {
 
     /// Creates a folder (and parents).
     @discardableResult
-    func folder(_ relative: String) throws -> FilePath {
+    package func folder(_ relative: String) throws -> FilePath {
         try makeFolders(bytes(Array(relative.utf8)))
         return path.appending(relative)
     }
 
-    func symlink(_ relative: String, to target: String) throws {
+    package func symlink(_ relative: String, to target: String) throws {
         let full = bytes(Array(relative.utf8))
         if let slash = full.lastIndex(of: 0x2F) { try makeFolders(Array(full[..<slash])) }
         guard full.withCString({ Glibc.symlink(target, $0) }) == 0 else { throw Errno(rawValue: errno) }
@@ -80,7 +80,7 @@ final class TemporaryDirectory {
 }
 
 extension Array where Element == UInt8 {
-    func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
+    package func withCString<R>(_ body: (UnsafePointer<CChar>) throws -> R) rethrows -> R {
         var terminated = map { CChar(bitPattern: $0) }
         terminated.append(0)
         return try terminated.withUnsafeBufferPointer { try body($0.baseAddress!) }

@@ -1,17 +1,18 @@
-import Foundation
+package import Foundation
 
 /// Runs a program and collects its output; for tests only.
-enum Shell {
-    struct Output {
-        var status: Int32
-        var stdout: Data
-        var stderr: Data
-        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
-        var stderrText: String { String(decoding: stderr, as: UTF8.self) }
+package enum Shell {
+    package struct Output {
+        package var status: Int32
+        package var stdout: Data
+        package var stderr: Data
+        package var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+        package var stderrText: String { String(decoding: stderr, as: UTF8.self) }
     }
 
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> Output
+    package static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
+        -> Output
     {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -40,9 +41,10 @@ enum Shell {
     }
 
     /// The shared corpus generator, `../shared/corpus/make-tree.py`, if present.
-    static var makeTreeScript: String? {
+    package static var makeTreeScript: String? {
+        // Tests/TestSupport/Shell.swift -> the repository root
         var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<4 { url.deleteLastPathComponent() }
+        for _ in 0..<3 { url.deleteLastPathComponent() }
         let script = url.deletingLastPathComponent().appendingPathComponent("shared/corpus/make-tree.py").path
         return FileManager.default.fileExists(atPath: script) ? script : nil
     }
