@@ -56,7 +56,7 @@ struct LiveSession {
         }
         // The main thread only waits; notifications come on the query's queue.
         while true {
-            withExtendedLifetime(tokens) { sleep(3600) }
+            _ = withExtendedLifetime(tokens) { sleep(3600) }
         }
     }
 }

@@ -40,12 +40,12 @@ struct Crawler<Sink: CrawlSink>: Sendable {
             let handle: DirectoryHandle
             switch DirectoryHandle.open(path: root.path) {
             case .success(let opened): handle = opened
-            case .failure(let error): throw Self.rootError(error, root.path)
+            case .failure(let error): throw MetadataError.scope(error, path: root.path)
             }
             let status: FileStatus
             switch FileStatus.of(descriptor: handle.descriptor) {
             case .success(let s): status = s
-            case .failure(let error): throw Self.rootError(error, root.path)
+            case .failure(let error): throw MetadataError.scope(error, path: root.path)
             }
             rootDevices.append(status.device)
             let folder = sink.beginRoot(root, status: status)
@@ -78,17 +78,6 @@ struct Crawler<Sink: CrawlSink>: Sendable {
     private struct Context: Sendable {
         var roots: [CrawlRoot]
         var rootDevices: [DeviceNumber]
-    }
-
-    static func rootError(_ error: Errno, _ path: FilePath) -> MetadataError {
-        switch error {
-        case .noSuchFileOrDirectory:
-            MetadataError(code: .scopeNotFound, message: "scope folder does not exist", path: path, underlying: error)
-        case .notDirectory:
-            MetadataError(code: .scopeNotFolder, message: "scope is not a folder", path: path, underlying: error)
-        default:
-            MetadataError(code: .scopeUnreadable, message: "cannot read scope folder", path: path, underlying: error)
-        }
     }
 
     private func work(queue: CrawlQueue<Job>, context: Context) {

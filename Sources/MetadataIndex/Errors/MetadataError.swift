@@ -106,3 +106,18 @@ extension String {
         String(unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
     }
 }
+
+extension MetadataError {
+    /// The error for a scope folder that cannot be opened: not found, not a
+    /// folder, or unreadable, naming the path.
+    static func scope(_ error: Errno, path: FilePath) -> MetadataError {
+        switch error {
+        case .noSuchFileOrDirectory:
+            MetadataError(code: .scopeNotFound, message: "scope folder does not exist", path: path, underlying: error)
+        case .notDirectory:
+            MetadataError(code: .scopeNotFolder, message: "scope is not a folder", path: path, underlying: error)
+        default:
+            MetadataError(code: .scopeUnreadable, message: "cannot read scope folder", path: path, underlying: error)
+        }
+    }
+}

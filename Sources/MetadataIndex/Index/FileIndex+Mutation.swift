@@ -114,15 +114,7 @@ extension FileIndex {
     /// Every entry of the subtree below `id` (not `id` itself), depth first.
     func descendants(of id: EntryID) -> [EntryID] {
         var result: [EntryID] = []
-        var stack: [UInt32] = [id.rawValue]
-        while let entry = stack.popLast() {
-            var child = firstChildColumn[entry]
-            while child != Self.none {
-                result.append(EntryID(child))
-                stack.append(child)
-                child = nextSiblingColumn[child]
-            }
-        }
+        forEachDescendant(of: id) { result.append($0) }
         return result
     }
 

@@ -258,8 +258,9 @@ public final class FileIndex {
 }
 
 extension FilePath {
-    /// A path from raw bytes, which need not be UTF-8.
-    static func fromBytes(_ bytes: [UInt8]) -> FilePath {
+    /// A path from raw bytes, which need not be UTF-8 (a name on disk, a
+    /// command-line argument).
+    public static func fromBytes(_ bytes: [UInt8]) -> FilePath {
         bytes.withUnsafeBufferPointer { buffer in
             var terminated = Array(buffer.lazy.map { CChar(bitPattern: $0) })
             terminated.append(0)

@@ -148,7 +148,7 @@ extension MetadataQuery {
         for anchor in anchors where engine.index.contains(anchor.entry) {
             engine.index.forEachDescendant(of: anchor.entry) { id in
                 if seen != nil && !seen!.insert(id.rawValue).inserted { return }
-                if let item = evaluate(id.rawValue, in: engine, evaluator: evaluator) {
+                if let item = evaluate(id.rawValue, in: engine, anchors: anchors, evaluator: evaluator) {
                     first[id.rawValue] = item
                     order.append(id.rawValue)
                 }
@@ -168,12 +168,14 @@ extension MetadataQuery {
             finishing: results)
     }
 
-    /// The item for an index entry if it belongs to this query's scopes and
+    /// The item for an index entry if it lies in one of `anchors` (the
+    /// query's scopes, read once per scan or batch by the caller) and
     /// matches; caller holds the engine lock.
-    func evaluate(_ id: UInt32, in engine: LiveIndex, evaluator: PredicateEvaluator) -> MetadataItem? {
+    func evaluate(
+        _ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor], evaluator: PredicateEvaluator
+    ) -> MetadataItem? {
         let index = engine.index
         guard index.contains(EntryID(id)), !index.isRoot(EntryID(id)) else { return nil }
-        let anchors = stateLock.withLock { self.anchors }
         var inScope = false
         for anchor in anchors {
             var current = id
@@ -233,7 +235,8 @@ extension MetadataQuery {
             touched.append(id)
         }
         var outcomes: [(UInt32, MetadataItem?)] = []
-        for id in touched { outcomes.append((id, evaluate(id, in: engine, evaluator: evaluator))) }
+        let scopes = stateLock.withLock { anchors }
+        for id in touched { outcomes.append((id, evaluate(id, in: engine, anchors: scopes, evaluator: evaluator))) }
         var anything = false
         stateLock.withLock {
             guard self.generation == generation else { return }

@@ -38,7 +38,7 @@ extension CrawlRoot {
     ///   `.scopeNotFolder`) naming the path.
     public func checkAccessible() throws(MetadataError) {
         if case .failure(let error) = DirectoryHandle.open(path: path) {
-            throw Crawler<IndexSink>.rootError(error, path)
+            throw MetadataError.scope(error, path: path)
         }
     }
 }

@@ -97,7 +97,7 @@ final class InotifyLibrary: Sendable {
         var buffer = [CChar](repeating: 0, count: 64)
         let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
         guard length > 0 else { return false }
-        return String(cString: buffer).contains("inotify")
+        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self).contains("inotify")
     }
 
     /// Whether `initialize()` has succeeded in this process.

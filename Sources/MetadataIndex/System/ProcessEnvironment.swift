@@ -55,24 +55,27 @@ public enum ProcessExit {
 }
 
 extension ProcessEnvironment {
-    /// Blocks SIGINT and SIGTERM in the calling thread and every thread it
-    /// starts afterwards, so `onInterrupt` can take them with `sigwait`.
-    /// Call first thing in `main`, before any thread exists.
-    public static func blockInterruptSignals() {
+    /// SIGINT and SIGTERM, the signals a live command ends on.
+    private static var interruptSignals: sigset_t {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        return set
+    }
+
+    /// Blocks SIGINT and SIGTERM in the calling thread and every thread it
+    /// starts afterwards, so `onInterrupt` can take them with `sigwait`.
+    /// Call first thing in `main`, before any thread exists.
+    public static func blockInterruptSignals() {
+        var set = interruptSignals
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     /// Undoes `blockInterruptSignals` for the calling thread (a one-shot
     /// query dies on Ctrl-C as usual; threads started later inherit this).
     public static func unblockInterruptSignals() {
-        var set = sigset_t()
-        sigemptyset(&set)
-        sigaddset(&set, SIGINT)
-        sigaddset(&set, SIGTERM)
+        var set = interruptSignals
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
@@ -81,10 +84,7 @@ extension ProcessEnvironment {
     /// of dying mid-line: live commands stop their query, flush and exit.
     public static func onInterrupt(_ body: @escaping @Sendable () -> Void) {
         WorkerThreads.detach {
-            var set = sigset_t()
-            sigemptyset(&set)
-            sigaddset(&set, SIGINT)
-            sigaddset(&set, SIGTERM)
+            var set = interruptSignals
             var number: Int32 = 0
             while sigwait(&set, &number) != 0 {}
             body()

@@ -42,12 +42,12 @@ extension LiveIndex {
         let handle: DirectoryHandle
         switch DirectoryHandle.open(path: path) {
         case .success(let opened): handle = opened
-        case .failure(let error): throw Crawler<LiveSink>.rootError(error, path)
+        case .failure(let error): throw MetadataError.scope(error, path: path)
         }
         let status: FileStatus
         switch FileStatus.of(descriptor: handle.descriptor) {
         case .success(let s): status = s
-        case .failure(let error): throw Crawler<LiveSink>.rootError(error, path)
+        case .failure(let error): throw MetadataError.scope(error, path: path)
         }
         lock.lock()
         let id = index.addRoot(path: path, metadata: EntryMetadata(status), device: status.device)

@@ -52,12 +52,12 @@ struct ScopeOptions: ParsableArguments {
     func searchScopes(raw: RawArguments) throws -> ([SearchScope], UbiquityContainer?) {
         let cwd = ProcessEnvironment.currentDirectory
         var scopes = onlyIn.map {
-            SearchScope.directory(cwd.pushing(FilePath.fromRawBytes(raw.bytes(for: $0))).lexicallyNormalized())
+            SearchScope.directory(cwd.pushing(FilePath.fromBytes(raw.bytes(for: $0))).lexicallyNormalized())
         }
         var containerValue: UbiquityContainer?
         if let container {
             containerValue = try UbiquityContainer(
-                pathOrIdentifier: FilePath.fromRawBytes(raw.bytes(for: container)), relativeTo: cwd)
+                pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: container)), relativeTo: cwd)
         } else if onlyIn.isEmpty {
             if scope != nil { throw ValidationError("--scope needs --container") }
             containerValue = UbiquityContainer(path: Self.exampleContainer)
@@ -78,13 +78,13 @@ struct ScopeOptions: ParsableArguments {
         let cwd = ProcessEnvironment.currentDirectory
         var roots: [CrawlRoot] = []
         for folder in onlyIn {
-            let path = FilePath.fromRawBytes(raw.bytes(for: folder))
+            let path = FilePath.fromBytes(raw.bytes(for: folder))
             roots.append(CrawlRoot(path: cwd.pushing(path).lexicallyNormalized()))
         }
         var containerPath: FilePath?
         if let container {
             containerPath = try UbiquityContainer(
-                pathOrIdentifier: FilePath.fromRawBytes(raw.bytes(for: container)), relativeTo: cwd
+                pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: container)), relativeTo: cwd
             ).path
         } else if onlyIn.isEmpty {
             if scope != nil {
@@ -104,14 +104,5 @@ struct ScopeOptions: ParsableArguments {
             roots += UbiquityContainer(path: containerPath).crawlRoots(for: scopes)
         }
         return CrawlRoot.removingOverlaps(roots)
-    }
-}
-
-extension FilePath {
-    /// A path from raw argument bytes (not necessarily UTF-8).
-    static func fromRawBytes(_ bytes: [UInt8]) -> FilePath {
-        var terminated = bytes.map { CChar(bitPattern: $0) }
-        terminated.append(0)
-        return terminated.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
     }
 }
