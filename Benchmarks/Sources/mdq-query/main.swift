@@ -85,12 +85,17 @@ let queries: [(String, MetadataPredicate)] = [
      try MetadataPredicate(format: "kMDItemFSSize > 1000000 AND kMDItemFSContentChangeDate >= %@ AND kMDItemFSName ENDSWITH[c] '.pdf'", weekAgo)),
     ("BEGINSWITH[c] 'report'", try MetadataPredicate("kMDItemFSName BEGINSWITH[c] 'report'")),
 ]
-for (label, predicate) in queries {
+// MDQ_QUERY_ONLY=TEXT runs only the predicates whose label contains TEXT;
+// MDQ_QUERY_RUNS=N times each N times (for profiling).
+let only = ProcessInfo.processInfo.environment["MDQ_QUERY_ONLY"]
+let runs = max(1, Int(ProcessInfo.processInfo.environment["MDQ_QUERY_RUNS"] ?? "") ?? 9)
+for (label, predicate) in queries where only.map(label.contains) ?? true {
     var times: [Double] = []
     var matches = 0
-    for _ in 0..<9 { times.append(milliseconds { matches = index.count(matching: predicate) }) }
+    for _ in 0..<runs { times.append(milliseconds { matches = index.count(matching: predicate) }) }
     times.sort()
-    print(String(format: "%-62@ %8.2f ms (median of 9; min %.2f)  %d matches", label as NSString, times[4], times[0], matches))
+    let padded = label.padding(toLength: 62, withPad: " ", startingAt: 0)
+    print(padded + String(format: " %8.2f ms (median of %d; min %.2f)  %d matches", times[runs / 2], runs, times[0], matches))
 }
 let text = "kMDItemFSSize > 1000000 AND kMDItemFSName LIKE[cd] '*report*.pdf' OR kMDItemDisplayName BEGINSWITH 'IMG_'"
 let parses = 20_000

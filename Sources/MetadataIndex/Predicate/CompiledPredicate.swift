@@ -31,10 +31,39 @@ struct CompiledPredicate: Sendable {
             case exists
         }
 
-        var attribute: MetadataAttribute
+        /// Which value a test reads, resolved once so evaluation never
+        /// compares attribute keys (they are strings).
+        enum Field: Sendable {
+            case name, displayName, path, url, size, creationDate, contentChangeDate, other
+
+            init(_ attribute: MetadataAttribute) {
+                switch attribute {
+                case .fsName: self = .name
+                case .displayName: self = .displayName
+                case .path: self = .path
+                case .url: self = .url
+                case .fsSize: self = .size
+                case .creationDate: self = .creationDate
+                case .contentChangeDate: self = .contentChangeDate
+                default: self = .other
+                }
+            }
+        }
+
+        var attribute: MetadataAttribute {
+            didSet { field = Field(attribute) }
+        }
+        private(set) var field: Field
         var kind: Kind
         /// `!=` and `== nil`.
         var negated: Bool
+
+        init(attribute: MetadataAttribute, kind: Kind, negated: Bool) {
+            self.attribute = attribute
+            self.field = Field(attribute)
+            self.kind = kind
+            self.negated = negated
+        }
     }
 
     let program: Program

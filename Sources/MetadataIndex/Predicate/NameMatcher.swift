@@ -30,6 +30,8 @@ struct NameMatcher: Sendable, Hashable {
     let anchoredStart: Bool
     /// No trailing star: the last segment ends at the end.
     let anchoredEnd: Bool
+    /// Every literal byte is ASCII (after folding).
+    let literalIsASCII: Bool
 
     /// Compiles a pattern, folding its literals for `options`.
     init(_ pattern: LikePattern, options: StringCompareOptions) {
@@ -49,6 +51,12 @@ struct NameMatcher: Sendable, Hashable {
         if !anchoredStart { segments.removeFirst() }
         if !anchoredEnd && !segments.isEmpty { segments.removeLast() }
         self.segments = segments
+        literalIsASCII = segments.allSatisfy { segment in
+            segment.allSatisfy { piece in
+                if case .literal(let bytes) = piece { return bytes.allSatisfy { $0 < 0x80 } }
+                return true
+            }
+        }
 
         func single() -> [UInt8]? {
             guard segments.count == 1, segments[0].count == 1, case .literal(let bytes) = segments[0][0] else {
@@ -72,6 +80,86 @@ struct NameMatcher: Sendable, Hashable {
         }
     }
 
+    /// For a name that is not all ASCII, the answer when its ASCII ends
+    /// settle it without folding; nil when only folding can tell.
+    ///
+    /// Folding maps an ASCII byte to itself (lowercased for `[c]`), never
+    /// moves a combining mark across it, and an ASCII character always
+    /// starts a character. So a run of ASCII bytes at either end of the
+    /// name survives folding unchanged at the same end, and a literal made
+    /// of ASCII is compared against that run directly. Names of mostly
+    /// ASCII with an accent somewhere (`résumé_2024.png`) are decided here.
+    func decideWithoutFolding(_ name: UnsafeRawBufferPointer) -> Bool? {
+        guard literalIsASCII else { return nil }
+        let lower = options.contains(.caseInsensitive)
+        switch shape {
+        case .anything: return true
+        case .suffix(let literal): return literal.withUnsafeBytes { Self.decideSuffix(name, $0, lower: lower) }
+        case .prefix(let literal): return literal.withUnsafeBytes { Self.decidePrefix(name, $0, lower: lower) }
+        case .exact(let literal): return literal.withUnsafeBytes { Self.decideExact(name, $0, lower: lower) }
+        case .contains(let literal): return literal.withUnsafeBytes { Self.decideContains(name, $0, lower: lower) }
+        case .general: return nil
+        }
+    }
+
+    /// The length of the run of ASCII bytes at the start of `name`.
+    @inline(__always)
+    static func leadingASCII(_ name: UnsafeRawBufferPointer) -> Int {
+        var run = 0
+        while run < name.count && name[run] < 0x80 { run += 1 }
+        return run
+    }
+
+    /// `decideWithoutFolding` for an ASCII literal that must end the name.
+    @inline(__always)
+    static func decideSuffix(_ name: UnsafeRawBufferPointer, _ literal: UnsafeRawBufferPointer, lower: Bool) -> Bool? {
+        var run = 0
+        while run < name.count && name[name.count - 1 - run] < 0x80 { run += 1 }
+        let k = min(run, literal.count)
+        for i in 0..<k where ASCIIText.fold(name[name.count - k + i], lower) != literal[literal.count - k + i] {
+            return false
+        }
+        return run >= literal.count ? true : nil
+    }
+
+    /// `decideWithoutFolding` for an ASCII literal that must start the name.
+    @inline(__always)
+    static func decidePrefix(_ name: UnsafeRawBufferPointer, _ literal: UnsafeRawBufferPointer, lower: Bool) -> Bool? {
+        let run = leadingASCII(name)
+        let k = min(run, literal.count)
+        for i in 0..<k where ASCIIText.fold(name[i], lower) != literal[i] { return false }
+        // The byte after the literal is ASCII, so a character starts there.
+        return literal.count < run ? true : nil
+    }
+
+    /// `decideWithoutFolding` for an ASCII literal that must be the name.
+    @inline(__always)
+    static func decideExact(_ name: UnsafeRawBufferPointer, _ literal: UnsafeRawBufferPointer, lower: Bool) -> Bool? {
+        let run = leadingASCII(name)
+        let k = min(run, literal.count)
+        for i in 0..<k where ASCIIText.fold(name[i], lower) != literal[i] { return false }
+        // The folded name is at least `run` bytes long.
+        return run > literal.count ? false : nil
+    }
+
+    /// `decideWithoutFolding` for an ASCII literal anywhere in the name:
+    /// an occurrence made of ASCII bytes and followed by an ASCII byte or
+    /// the end is an occurrence in the folded name.
+    static func decideContains(_ name: UnsafeRawBufferPointer, _ literal: UnsafeRawBufferPointer, lower: Bool) -> Bool?
+    {
+        let n = literal.count
+        guard n > 0 else { return true }
+        var at = 0
+        while at + n <= name.count {
+            // Folding leaves bytes >= 0x80 alone, so equal bytes are ASCII.
+            var i = 0
+            while i < n && ASCIIText.fold(name[at + i], lower) == literal[i] { i += 1 }
+            if i == n && (at + n == name.count || name[at + n] < 0x80) { return true }
+            at += 1
+        }
+        return nil
+    }
+
     /// Matches an ASCII name in place.
     @inline(__always)
     func matchesASCII(_ name: UnsafeRawBufferPointer) -> Bool {
@@ -83,11 +171,8 @@ struct NameMatcher: Sendable, Hashable {
     /// must have this matcher's options).
     func matchesFolding(_ name: UnsafeRawBufferPointer, folder: UnicodeFolder) -> Bool {
         folder.fold(name)
-        return folder.bytes.withUnsafeBufferPointer { bytes in
-            folder.boundaries.withUnsafeBufferPointer { boundaries in
-                matches(FoldedText(bytes: bytes, boundaries: boundaries))
-            }
-        }
+        let (bytes, boundaries) = folder.folded
+        return matches(FoldedText(bytes: bytes, boundaries: boundaries))
     }
 
     @inline(__always)
@@ -213,8 +298,13 @@ struct ASCIIText: MatchText {
 
     @inline(__always)
     private func byte(_ i: Int) -> UInt8 {
-        let b = base.unsafelyUnwrapped.load(fromByteOffset: i, as: UInt8.self)
-        return lower && b &- 0x41 < 26 ? b | 0x20 : b
+        Self.fold(base.unsafelyUnwrapped.load(fromByteOffset: i, as: UInt8.self), lower)
+    }
+
+    /// The byte lowercased when `lower` and it is `A`...`Z`.
+    @inline(__always)
+    static func fold(_ b: UInt8, _ lower: Bool) -> UInt8 {
+        lower && b &- 0x41 < 26 ? b | 0x20 : b
     }
 
     @inline(__always)

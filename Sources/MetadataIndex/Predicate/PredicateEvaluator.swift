@@ -30,6 +30,20 @@ final class PredicateEvaluator {
         return evaluate(predicate.program, subject)
     }
 
+    /// Whether the subject passes one test, ignoring its negation; the
+    /// index scan's path for tests it has no column loop for.
+    func passes<S: PredicateSubject>(_ test: CompiledPredicate.Test, _ subject: S) -> Bool {
+        cachedMetadata = nil
+        return evaluateTest(test, subject)
+    }
+
+    /// Whether a name matches a string test, folding through this
+    /// evaluator's folders when the name is not ASCII.
+    @inline(__always)
+    func matchesName(_ matcher: NameMatcher, _ name: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
+        match(matcher, name, isASCII: isASCII)
+    }
+
     private func evaluate<S: PredicateSubject>(_ program: CompiledPredicate.Program, _ subject: S) -> Bool {
         switch program {
         case .constant(let value):
@@ -67,21 +81,21 @@ final class PredicateEvaluator {
             guard subject.kind != .folder, let size = metadata(subject)?.size else { return false }
             return values.contains(Double(size))
         case .dateRange(let lower, let lowerInclusive, let upper, let upperInclusive):
-            guard let value = date(test.attribute, subject) else { return false }
+            guard let value = date(test.field, subject) else { return false }
             if let lower, lowerInclusive ? value < lower : value <= lower { return false }
             if let upper, upperInclusive ? value > upper : value >= upper { return false }
             return true
         case .dateSet(let values):
-            guard let value = date(test.attribute, subject) else { return false }
+            guard let value = date(test.field, subject) else { return false }
             return values.contains(value)
         case .exists:
             switch test.attribute.valueType {
             case .number: return subject.kind != .folder && metadata(subject)?.size != nil
-            case .date: return date(test.attribute, subject) != nil
+            case .date: return date(test.field, subject) != nil
             default: return true
             }
         case .pattern, .stringSet, .regex:
-            return withText(test.attribute, subject) { text, isASCII in
+            return withText(test.field, subject) { text, isASCII in
                 switch test.kind {
                 case .pattern(let matcher): return match(matcher, text, isASCII: isASCII)
                 case .stringSet(let set): return contains(set, text, isASCII: isASCII)
@@ -92,17 +106,17 @@ final class PredicateEvaluator {
         }
     }
 
-    private func date<S: PredicateSubject>(_ attribute: MetadataAttribute, _ subject: S) -> Int64? {
+    private func date<S: PredicateSubject>(_ field: CompiledPredicate.Test.Field, _ subject: S) -> Int64? {
         guard let metadata = metadata(subject) else { return nil }
-        let time = attribute == .creationDate ? metadata.birthTime : metadata.modificationTime
+        let time = field == .creationDate ? metadata.birthTime : metadata.modificationTime
         return time?.nanosecondsSinceEpoch
     }
 
     /// Calls `body` with the attribute's string value.
     private func withText<S: PredicateSubject>(
-        _ attribute: MetadataAttribute, _ subject: S, _ body: (UnsafeRawBufferPointer, Bool) -> Bool
+        _ field: CompiledPredicate.Test.Field, _ subject: S, _ body: (UnsafeRawBufferPointer, Bool) -> Bool
     ) -> Bool {
-        switch attribute {
+        switch field {
         case .path:
             path.removeAll(keepingCapacity: true)
             subject.appendPath(to: &path)
@@ -120,7 +134,7 @@ final class PredicateEvaluator {
         }
     }
 
-    private func folder(for options: StringCompareOptions) -> UnicodeFolder {
+    func folder(for options: StringCompareOptions) -> UnicodeFolder {
         let slot = Int(options.rawValue)
         if let existing = folders[slot] { return existing }
         let made = UnicodeFolder(options: options)
@@ -131,6 +145,7 @@ final class PredicateEvaluator {
     @inline(__always)
     private func match(_ matcher: NameMatcher, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
         if isASCII { return matcher.matchesASCII(text) }
+        if let decided = matcher.decideWithoutFolding(text) { return decided }
         return matcher.matchesFolding(text, folder: folder(for: matcher.options))
     }
 
@@ -138,7 +153,7 @@ final class PredicateEvaluator {
         if isASCII && set.options.isEmpty { return set.contains(folded: text) }
         let folder = folder(for: set.options)
         folder.fold(text)
-        return folder.bytes.withUnsafeBytes { set.contains(folded: $0) }
+        return set.contains(folded: UnsafeRawBufferPointer(folder.folded.bytes))
     }
 }
 

@@ -13,33 +13,145 @@ import Foundation
 final class UnicodeFolder {
     let options: StringCompareOptions
 
-    /// Folded bytes of the last `fold` call.
-    private(set) var bytes: [UInt8] = []
-    /// `boundaries[i]`: a character (grapheme cluster) starts at byte `i`;
-    /// `boundaries[bytes.count]` is true.
-    private(set) var boundaries: [Bool] = []
+    /// Output of the last `fold`: the folded bytes, and `boundaries[i]`
+    /// true where a character (grapheme cluster) starts at byte `i`, with
+    /// `boundaries[count]` true. Valid until the next `fold`.
+    private var bytes: UnsafeMutableBufferPointer<UInt8>
+    private var boundaries: UnsafeMutableBufferPointer<Bool>
+    private var count = 0
 
     /// A folded unit: scalar value (or 0x8000_0000 | byte for a raw byte),
     /// its combining class in bits 32-39, and bit 40 set when it extends the
-    /// previous character.
-    private var units: [UInt64] = []
-    private var memo: [UInt32: (start: Int32, count: Int32)] = [:]
-    private var pool: [UInt64] = []
+    /// previous character. Used only when marks need reordering.
+    private var units: UnsafeMutableBufferPointer<UInt64>
+
+    /// How one scalar folds: its units, and the same already encoded as
+    /// UTF-8 with boundary flags, so the common case is a copy.
+    private struct Mapping {
+        var unitStart: Int32
+        var unitCount: UInt8
+        var byteCount: UInt8
+        /// Combining classes of the first and last unit.
+        var firstClass: UInt8
+        var lastClass: UInt8
+        var byteStart: Int32
+        var isMapped: Bool
+
+        static let unmapped = Mapping(
+            unitStart: 0, unitCount: 0, byteCount: 0, firstClass: 0, lastClass: 0, byteStart: 0, isMapped: false)
+    }
+
+    /// Per scalar, its mapping, in pages of 256 scalars allocated on
+    /// first use (held by `let`: reads are plain loads).
+    private let pages: UnsafeMutablePointer<UnsafeMutablePointer<Mapping>?>
+    private static let pageCount = 0x110000 >> 8
+    private var unitPool: [UInt64] = []
+    /// Encoded mappings and their boundary flags, grown by `map`.
+    private var bytePool = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: 4096)
+    private var boundaryPool = UnsafeMutableBufferPointer<Bool>.allocate(capacity: 4096)
+    private var poolCount = 0
 
     init(options: StringCompareOptions) {
         self.options = options
+        bytes = .allocate(capacity: 1024)
+        boundaries = .allocate(capacity: 1025)
+        units = .allocate(capacity: 1024)
+        pages = .allocate(capacity: Self.pageCount)
+        pages.initialize(repeating: nil, count: Self.pageCount)
     }
 
-    /// Folds `input` into `bytes` and `boundaries`.
+    deinit {
+        bytes.deallocate()
+        boundaries.deallocate()
+        units.deallocate()
+        bytePool.deallocate()
+        boundaryPool.deallocate()
+        for page in 0..<Self.pageCount { pages[page]?.deallocate() }
+        pages.deallocate()
+    }
+
+    /// The folded bytes and boundaries of the last `fold`.
+    var folded: (bytes: UnsafeBufferPointer<UInt8>, boundaries: UnsafeBufferPointer<Bool>) {
+        (UnsafeBufferPointer(rebasing: bytes[..<count]), UnsafeBufferPointer(rebasing: boundaries[...count]))
+    }
+
+    /// Folds `input`; read the result through `folded`.
     func fold(_ input: UnsafeRawBufferPointer) {
-        units.removeAll(keepingCapacity: true)
+        // A scalar (1 to 4 bytes) folds to at most 18 units of 4 bytes.
+        let capacity = input.count * 72
+        if bytes.count < capacity {
+            bytes.deallocate()
+            boundaries.deallocate()
+            units.deallocate()
+            bytes = .allocate(capacity: capacity)
+            boundaries = .allocate(capacity: capacity + 1)
+            units = .allocate(capacity: capacity)
+        }
+        if !foldInOrder(input) { foldReordering(input) }
+    }
+
+    /// Folds by copying each scalar's encoded mapping; false (and nothing
+    /// usable) when combining marks meet out of canonical order.
+    private func foldInOrder(_ input: UnsafeRawBufferPointer) -> Bool {
+        let out = bytes.baseAddress!
+        let starts = boundaries.baseAddress!
+        let lower = options.contains(.caseInsensitive)
+        var pool = bytePool.baseAddress!
+        var flags = boundaryPool.baseAddress!
+        var n = 0
+        var lastClass: UInt8 = 0
+        var i = 0
+        while i < input.count {
+            let b = input[i]
+            if b < 0x80 {
+                out[n] = lower && b &- 0x41 < 26 ? b | 0x20 : b
+                starts[n] = true
+                n += 1
+                i += 1
+                lastClass = 0
+                continue
+            }
+            let (unit, length) = UTF8ByteDecoder.decode(input, at: i)
+            i += length
+            switch unit {
+            case .invalid(let byte):
+                out[n] = byte
+                starts[n] = true
+                n += 1
+                lastClass = 0
+            case .scalar(let scalar):
+                var mapping = pages[Int(scalar.value >> 8)]?[Int(scalar.value & 0xFF)] ?? .unmapped
+                if !mapping.isMapped {
+                    mapping = map(scalar)
+                    pool = bytePool.baseAddress!
+                    flags = boundaryPool.baseAddress!
+                }
+                if mapping.unitCount == 0 { continue }
+                if mapping.firstClass != 0 && lastClass > mapping.firstClass { return false }
+                let length = Int(mapping.byteCount)
+                let start = Int(mapping.byteStart)
+                (out + n).update(from: pool + start, count: length)
+                (starts + n).update(from: flags + start, count: length)
+                n += length
+                lastClass = mapping.lastClass
+            }
+        }
+        starts[n] = true
+        count = n
+        return true
+    }
+
+    /// Folds through units, reordering combining marks canonically.
+    private func foldReordering(_ input: UnsafeRawBufferPointer) {
+        let units = self.units.baseAddress!
+        var n = 0
         let lower = options.contains(.caseInsensitive)
         var i = 0
         while i < input.count {
             let b = input[i]
             if b < 0x80 {
-                let folded = lower && b &- 0x41 < 26 ? b | 0x20 : b
-                units.append(UInt64(folded))
+                units[n] = UInt64(lower && b &- 0x41 < 26 ? b | 0x20 : b)
+                n += 1
                 i += 1
                 continue
             }
@@ -47,26 +159,33 @@ final class UnicodeFolder {
             i += length
             switch unit {
             case .invalid(let byte):
-                units.append(0x8000_0000 | UInt64(byte))
+                units[n] = 0x8000_0000 | UInt64(byte)
+                n += 1
             case .scalar(let scalar):
-                appendMapping(of: scalar)
+                let mapping = mapping(of: scalar)
+                for k in 0..<Int(mapping.unitCount) {
+                    units[n] = unitPool[Int(mapping.unitStart) + k]
+                    n += 1
+                }
             }
         }
-        reorderCombiningMarks()
-        encode()
+        Self.reorderCombiningMarks(units, n)
+        count = Self.encode(units, n, into: bytes.baseAddress!, boundaries.baseAddress!)
     }
 
-    private func appendMapping(of scalar: Unicode.Scalar) {
-        if let entry = memo[scalar.value] {
-            for k in 0..<Int(entry.count) { units.append(pool[Int(entry.start) + k]) }
-            return
-        }
-        let start = pool.count
+    @inline(__always)
+    private func mapping(of scalar: Unicode.Scalar) -> Mapping {
+        if let mapping = pages[Int(scalar.value >> 8)]?[Int(scalar.value & 0xFF)], mapping.isMapped { return mapping }
+        return map(scalar)
+    }
+
+    private func map(_ scalar: Unicode.Scalar) -> Mapping {
         var text = String(Character(scalar))
         var foundationOptions: String.CompareOptions = []
         if options.contains(.caseInsensitive) { foundationOptions.insert(.caseInsensitive) }
         if options.contains(.diacriticInsensitive) { foundationOptions.insert(.diacriticInsensitive) }
         if !foundationOptions.isEmpty { text = text.folding(options: foundationOptions, locale: nil) }
+        var mapped: [UInt64] = []
         for u in text.decomposedStringWithCanonicalMapping.unicodeScalars {
             let properties = u.properties
             let category = properties.generalCategory
@@ -77,22 +196,58 @@ final class UnicodeFolder {
             let extends =
                 ccc != 0 || category == .nonspacingMark || category == .enclosingMark
                 || category == .spacingMark || u.value == 0x200D
-            pool.append(UInt64(u.value) | ccc << 32 | (extends ? 1 << 40 : 0))
+            mapped.append(UInt64(u.value) | ccc << 32 | (extends ? 1 << 40 : 0))
         }
-        memo[scalar.value] = (Int32(start), Int32(pool.count - start))
-        for k in start..<pool.count { units.append(pool[k]) }
+        mapped = Array(mapped.prefix(18))
+        var units = mapped
+        if poolCount + 73 > bytePool.count {
+            func grow<T>(_ buffer: UnsafeMutableBufferPointer<T>) -> UnsafeMutableBufferPointer<T> {
+                let bigger = UnsafeMutableBufferPointer<T>.allocate(capacity: buffer.count * 2)
+                _ = bigger.initialize(fromContentsOf: buffer)
+                buffer.deallocate()
+                return bigger
+            }
+            bytePool = grow(bytePool)
+            boundaryPool = grow(boundaryPool)
+        }
+        // `encode` also flags one past the end; the next mapping overwrites it.
+        let byteCount =
+            units.isEmpty
+            ? 0
+            : units.withUnsafeMutableBufferPointer {
+                Self.encode(
+                    $0.baseAddress!, $0.count, into: bytePool.baseAddress! + poolCount,
+                    boundaryPool.baseAddress! + poolCount)
+            }
+        func classOf(_ unit: UInt64?) -> UInt8 { unit.map { UInt8(truncatingIfNeeded: $0 >> 32) } ?? 0 }
+        let mapping = Mapping(
+            unitStart: Int32(unitPool.count), unitCount: UInt8(mapped.count), byteCount: UInt8(byteCount),
+            firstClass: classOf(mapped.first), lastClass: classOf(mapped.last), byteStart: Int32(poolCount),
+            isMapped: true)
+        unitPool += mapped
+        poolCount += byteCount
+        let page = Int(scalar.value >> 8)
+        if pages[page] == nil {
+            let table = UnsafeMutablePointer<Mapping>.allocate(capacity: 256)
+            table.initialize(repeating: .unmapped, count: 256)
+            pages[page] = table
+        }
+        pages[page]![Int(scalar.value & 0xFF)] = mapping
+        return mapping
     }
 
     /// Canonical ordering: within each run of combining marks, a stable sort
     /// by combining class (what makes NFD unique).
-    private func reorderCombiningMarks() {
+    private static func reorderCombiningMarks(_ units: UnsafeMutablePointer<UInt64>, _ n: Int) {
         var i = 1
-        while i < units.count {
+        while i < n {
             let ccc = (units[i] >> 32) & 0xFF
             if ccc != 0 {
                 var j = i
                 while j > 0, case let previous = (units[j - 1] >> 32) & 0xFF, previous > ccc {
-                    units.swapAt(j, j - 1)
+                    let swapped = units[j]
+                    units[j] = units[j - 1]
+                    units[j - 1] = swapped
                     j -= 1
                 }
             }
@@ -100,39 +255,53 @@ final class UnicodeFolder {
         }
     }
 
-    private func encode() {
-        bytes.removeAll(keepingCapacity: true)
-        boundaries.removeAll(keepingCapacity: true)
-        for unit in units {
+    /// Encodes units as UTF-8 (raw bytes as themselves) with a boundary
+    /// flag per byte and one past the end; returns the byte count.
+    private static func encode(
+        _ units: UnsafeMutablePointer<UInt64>, _ n: Int, into out: UnsafeMutablePointer<UInt8>,
+        _ starts: UnsafeMutablePointer<Bool>
+    ) -> Int {
+        var count = 0
+        for k in 0..<n {
+            let unit = units[k]
             let value = UInt32(truncatingIfNeeded: unit)
-            let startsCharacter = unit & (1 << 40) == 0
-            let before = bytes.count
+            starts[count] = unit & (1 << 40) == 0
             if value & 0x8000_0000 != 0 {
-                bytes.append(UInt8(truncatingIfNeeded: value))
+                out[count] = UInt8(truncatingIfNeeded: value)
+                count += 1
             } else if value < 0x80 {
-                bytes.append(UInt8(value))
+                out[count] = UInt8(value)
+                count += 1
             } else if value < 0x800 {
-                bytes.append(UInt8(0xC0 | value >> 6))
-                bytes.append(UInt8(0x80 | value & 0x3F))
+                out[count] = UInt8(0xC0 | value >> 6)
+                out[count + 1] = UInt8(0x80 | value & 0x3F)
+                starts[count + 1] = false
+                count += 2
             } else if value < 0x10000 {
-                bytes.append(UInt8(0xE0 | value >> 12))
-                bytes.append(UInt8(0x80 | (value >> 6) & 0x3F))
-                bytes.append(UInt8(0x80 | value & 0x3F))
+                out[count] = UInt8(0xE0 | value >> 12)
+                out[count + 1] = UInt8(0x80 | (value >> 6) & 0x3F)
+                out[count + 2] = UInt8(0x80 | value & 0x3F)
+                starts[count + 1] = false
+                starts[count + 2] = false
+                count += 3
             } else {
-                bytes.append(UInt8(0xF0 | value >> 18))
-                bytes.append(UInt8(0x80 | (value >> 12) & 0x3F))
-                bytes.append(UInt8(0x80 | (value >> 6) & 0x3F))
-                bytes.append(UInt8(0x80 | value & 0x3F))
+                out[count] = UInt8(0xF0 | value >> 18)
+                out[count + 1] = UInt8(0x80 | (value >> 12) & 0x3F)
+                out[count + 2] = UInt8(0x80 | (value >> 6) & 0x3F)
+                out[count + 3] = UInt8(0x80 | value & 0x3F)
+                starts[count + 1] = false
+                starts[count + 2] = false
+                starts[count + 3] = false
+                count += 4
             }
-            boundaries.append(startsCharacter)
-            for _ in before + 1..<bytes.count { boundaries.append(false) }
         }
-        boundaries.append(true)
+        starts[count] = true
+        return count
     }
 
     /// Folds a pattern literal once, at compile time.
     func folded(_ literal: [UInt8]) -> [UInt8] {
         literal.withUnsafeBytes { fold($0) }
-        return bytes
+        return Array(folded.bytes)
     }
 }

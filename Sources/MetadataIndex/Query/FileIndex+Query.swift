@@ -1,27 +1,15 @@
 extension FileIndex {
     /// Every entry (scope roots excluded) that matches the predicate, in id order.
     ///
-    /// - Complexity: O(entries); allocates nothing per entry.
+    /// - Complexity: O(entries), on every core; allocates nothing per entry.
     public func entries(matching predicate: MetadataPredicate) -> [EntryID] {
-        let evaluator = CompiledPredicate(predicate).makeEvaluator()
-        var result: [EntryID] = []
-        forEachEntry { id in
-            if !bits(id.rawValue).isRoot && evaluator.matches(IndexSubject(index: self, id: id.rawValue)) {
-                result.append(id)
-            }
-        }
-        return result
+        IndexScan(index: self, predicate: CompiledPredicate(predicate)).matchingEntries().map(EntryID.init)
     }
 
     /// The number of entries (scope roots excluded) that match.
     ///
-    /// - Complexity: O(entries); allocates nothing per entry.
+    /// - Complexity: O(entries), on every core; allocates nothing per entry.
     public func count(matching predicate: MetadataPredicate) -> Int {
-        let evaluator = CompiledPredicate(predicate).makeEvaluator()
-        var count = 0
-        forEachEntry { id in
-            if !bits(id.rawValue).isRoot && evaluator.matches(IndexSubject(index: self, id: id.rawValue)) { count += 1 }
-        }
-        return count
+        IndexScan(index: self, predicate: CompiledPredicate(predicate)).matchCount()
     }
 }

@@ -73,53 +73,9 @@ struct PredicateFuzzTests {
     @Test(arguments: [7, 8, 9] as [UInt64])
     func randomPredicatesRoundTrip(seed: UInt64) throws {
         var random = SeededGenerator(seed: seed)
-        func value(for attribute: MetadataAttribute) -> PredicateValue {
-            switch attribute.valueType {
-            case .string:
-                let pieces = ["a", "*", "?", "\\", "'", "\"", "caf\u{E9}", " ", "\n", "x"]
-                var bytes: [UInt8] = []
-                for _ in 0..<Int.random(in: 0..<5, using: &random) {
-                    bytes += Array(pieces.randomElement(using: &random)!.utf8)
-                }
-                if Bool.random(using: &random) { bytes.append(0xFF) }
-                return .string(bytes)
-            case .number: return .number(Double(Int.random(in: -5...5_000_000, using: &random)))
-            case .date:
-                return .date(
-                    Timestamp(
-                        nanosecondsSinceEpoch: Int64.random(in: 0...2_000_000_000, using: &random) * 1_000_000_000))
-            case .boolean: return .bool(Bool.random(using: &random))
-            }
-        }
-        func node(depth: Int) -> PredicateNode {
-            if depth > 3 || Int.random(in: 0..<3, using: &random) == 0 {
-                let attribute = MetadataAttribute.all.randomElement(using: &random)!
-                var ops: [ComparisonOperator] = [.equal, .notEqual]
-                switch attribute.valueType {
-                case .string: ops += [.beginsWith, .endsWith, .contains, .in]
-                case .number, .date: ops += [.less, .lessOrEqual, .greater, .greaterOrEqual, .between, .in]
-                case .boolean: break
-                }
-                let op = ops.randomElement(using: &random)!
-                var v = value(for: attribute)
-                if op == .between { v = .list([value(for: attribute), value(for: attribute)]) }
-                if op == .in {
-                    v = .list((0..<Int.random(in: 1...3, using: &random)).map { _ in value(for: attribute) })
-                }
-                let options: StringCompareOptions =
-                    attribute.valueType == .string
-                    ? StringCompareOptions(rawValue: UInt8.random(in: 0...3, using: &random)) : []
-                return .comparison(Comparison(attribute: attribute, op: op, options: options, value: v))
-            }
-            switch Int.random(in: 0..<4, using: &random) {
-            case 0: return .not(node(depth: depth + 1))
-            case 1: return .and((0..<Int.random(in: 2...3, using: &random)).map { _ in node(depth: depth + 1) })
-            case 2: return .or((0..<Int.random(in: 2...3, using: &random)).map { _ in node(depth: depth + 1) })
-            default: return .constant(Bool.random(using: &random))
-            }
-        }
+        let generator = RandomPredicates()
         for _ in 0..<500 {
-            let original = MetadataPredicate(node: node(depth: 0))
+            let original = MetadataPredicate(node: generator.node(&random))
             let reparsed = try MetadataPredicate(original.predicateFormat)
             #expect(reparsed == original, "\(original.predicateFormat)")
         }

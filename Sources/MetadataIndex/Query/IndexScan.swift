@@ -1,0 +1,505 @@
+/// Evaluates a compiled predicate over a whole index, one 64 Ki-slot chunk
+/// at a time, on every core.
+///
+/// Interpreting a predicate tree once per entry costs more than the tests
+/// themselves (a switch per node, a retain per array payload). The scan
+/// turns it round: a chunk's candidate ids sit in a selection vector and
+/// each term filters the vector in one tight loop specialised for its test:
+/// name shapes with the literal hoisted out of the loop, size and date
+/// ranges read straight from the columns. AND filters in sequence, so later
+/// (costlier) terms see only the survivors of earlier ones; OR runs each
+/// branch on what earlier branches left; NOT and negated tests subtract.
+///
+/// The caller keeps the index unchanged for the duration (the engine lock).
+struct IndexScan {
+    let index: FileIndex
+    let predicate: CompiledPredicate
+    /// Threads to use; chunks are dealt out round-robin.
+    var threads = ProcessLimits.processorCount
+
+    init(index: FileIndex, predicate: CompiledPredicate) {
+        self.index = index
+        self.predicate = predicate
+    }
+
+    /// Matching entries, scope roots excluded, in id order.
+    func matchingEntries() -> [UInt32] {
+        let chunks = chunkCount
+        guard chunks > 0 else { return [] }
+        let lists = UnsafeMutablePointer<[UInt32]>.allocate(capacity: chunks)
+        lists.initialize(repeating: [], count: chunks)
+        defer { lists.deinitialize(count: chunks).deallocate() }
+        let results = SendablePointer(lists)
+        run(chunks: chunks) { scanner, chunk in
+            let (ids, count) = scanner.scan(chunk)
+            results.pointer[chunk] = Array(UnsafeBufferPointer(start: ids, count: count))
+        }
+        var all: [UInt32] = []
+        all.reserveCapacity((0..<chunks).reduce(0) { $0 + lists[$1].count })
+        for chunk in 0..<chunks { all += lists[chunk] }
+        return all
+    }
+
+    /// The number of matching entries, scope roots excluded.
+    func matchCount() -> Int {
+        let chunks = chunkCount
+        guard chunks > 0 else { return 0 }
+        let counts = UnsafeMutablePointer<Int>.allocate(capacity: chunks)
+        counts.initialize(repeating: 0, count: chunks)
+        defer { counts.deallocate() }
+        let results = SendablePointer(counts)
+        run(chunks: chunks) { scanner, chunk in
+            results.pointer[chunk] = scanner.scan(chunk).count
+        }
+        return (0..<chunks).reduce(0) { $0 + counts[$1] }
+    }
+
+    private var chunkCount: Int { (index.slotCount + ChunkScanner.chunkSize - 1) / ChunkScanner.chunkSize }
+
+    private func run(chunks: Int, _ body: @escaping (ChunkScanner, Int) -> Void) {
+        let workers = max(1, min(threads, chunks))
+        let shared = SendableScan(index: index, predicate: predicate, body: body)
+        WorkerThreads.run(count: workers) { worker in
+            let scanner = ChunkScanner(index: shared.index, predicate: shared.predicate)
+            var chunk = worker
+            while chunk < chunks {
+                shared.body(scanner, chunk)
+                chunk += workers
+            }
+        }
+    }
+}
+
+/// What every scan thread reads: the index is not mutated during a scan
+/// and each thread writes only its own chunks' result slots.
+private struct SendableScan: @unchecked Sendable {
+    let index: FileIndex
+    let predicate: CompiledPredicate
+    let body: (ChunkScanner, Int) -> Void
+}
+
+private struct SendablePointer<T>: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<T>
+    init(_ pointer: UnsafeMutablePointer<T>) { self.pointer = pointer }
+}
+
+/// One thread's scan state: selection vectors and the evaluator used for
+/// folding names and for tests without a column loop.
+final class ChunkScanner {
+    static let chunkSize = 1 << 16
+
+    let index: FileIndex
+    let predicate: CompiledPredicate
+    private let evaluator: PredicateEvaluator
+    /// Selection vectors, one per nesting level of OR/NOT.
+    private var buffers: [UnsafeMutablePointer<UInt32>] = []
+    private var depth = 0
+
+    init(index: FileIndex, predicate: CompiledPredicate) {
+        self.index = index
+        self.predicate = predicate
+        evaluator = predicate.makeEvaluator()
+    }
+
+    deinit {
+        for buffer in buffers { buffer.deallocate() }
+    }
+
+    /// Matching ids of one chunk, in order; valid until the next call.
+    func scan(_ chunk: Int) -> (UnsafeMutablePointer<UInt32>, count: Int) {
+        depth = 0
+        let ids = takeBuffer()
+        let base = chunk * Self.chunkSize
+        let length = min(Self.chunkSize, index.slotCount - base)
+        let bits = index.bitsColumn.chunk(chunk)
+        var count = 0
+        for i in 0..<length {
+            let b = bits[i]
+            // A live entry (kind set) that is not a scope root.
+            if b & 0x700 != 0 && b & (1 << 24) == 0 {
+                ids[count] = UInt32(base + i)
+                count += 1
+            }
+        }
+        return (ids, filter(predicate.program, ids, count))
+    }
+
+    private func takeBuffer() -> UnsafeMutablePointer<UInt32> {
+        if depth == buffers.count { buffers.append(.allocate(capacity: Self.chunkSize)) }
+        defer { depth += 1 }
+        return buffers[depth]
+    }
+
+    /// Runs `body` with a scratch selection vector.
+    private func withScratch<R>(_ body: (UnsafeMutablePointer<UInt32>) -> R) -> R {
+        let buffer = takeBuffer()
+        defer { depth -= 1 }
+        return body(buffer)
+    }
+
+    /// Keeps the ids that satisfy `program`, in order; returns how many.
+    private func filter(_ program: CompiledPredicate.Program, _ ids: UnsafeMutablePointer<UInt32>, _ count: Int) -> Int
+    {
+        guard count > 0 else { return 0 }
+        switch program {
+        case .constant(let value):
+            return value ? count : 0
+        case .test(let test):
+            guard test.negated else { return filter(test, ids, count) }
+            return withScratch { scratch in
+                scratch.update(from: ids, count: count)
+                let kept = filter(test, scratch, count)
+                return Self.remove(scratch, kept, from: ids, count)
+            }
+        case .not(let inner):
+            return withScratch { scratch in
+                scratch.update(from: ids, count: count)
+                let kept = filter(inner, scratch, count)
+                return Self.remove(scratch, kept, from: ids, count)
+            }
+        case .and(let parts):
+            var n = count
+            for part in parts {
+                n = filter(part, ids, n)
+                if n == 0 { break }
+            }
+            return n
+        case .or(let parts):
+            // `remaining`: candidates no branch has accepted yet.
+            return withScratch { remaining in
+                remaining.update(from: ids, count: count)
+                var left = count
+                withScratch { trial in
+                    for part in parts {
+                        trial.update(from: remaining, count: left)
+                        let accepted = filter(part, trial, left)
+                        left = Self.remove(trial, accepted, from: remaining, left)
+                        if left == 0 { break }
+                    }
+                }
+                return Self.remove(remaining, left, from: ids, count)
+            }
+        }
+    }
+
+    /// Removes `removed[0..<m]`, a subsequence of `ids[0..<n]`, from `ids`;
+    /// returns the new count.
+    private static func remove(
+        _ removed: UnsafeMutablePointer<UInt32>, _ m: Int, from ids: UnsafeMutablePointer<UInt32>, _ n: Int
+    ) -> Int {
+        guard m > 0 else { return n }
+        var out = 0
+        var j = 0
+        for i in 0..<n {
+            let id = ids[i]
+            if j < m && removed[j] == id {
+                j += 1
+            } else {
+                ids[out] = id
+                out += 1
+            }
+        }
+        return out
+    }
+
+    // MARK: Tests
+
+    /// Keeps the ids that pass `test`, ignoring its negation.
+    private func filter(_ test: CompiledPredicate.Test, _ ids: UnsafeMutablePointer<UInt32>, _ count: Int) -> Int {
+        switch (test.field, test.kind) {
+        case (.name, .pattern(let matcher)):
+            return filterNames(ids, count, matcher, displayName: false)
+        case (.displayName, .pattern(let matcher)):
+            return filterNames(ids, count, matcher, displayName: true)
+        case (.size, .numberRange(let lower, let lowerInclusive, let upper, let upperInclusive)):
+            let index = index
+            return filterEntries(ids, count) { id, bits in
+                // Folders have no size; entries not yet stat'ed have none known.
+                guard EntryBits(rawValue: bits).kind != .folder, EntryBits(rawValue: bits).isStatted else {
+                    return false
+                }
+                let size =
+                    EntryBits(rawValue: bits).hasLargeSize
+                    ? index.largeSizes[id, default: 0] : UInt64(index.sizeColumn[id])
+                let value = Double(size)
+                if let lower, lowerInclusive ? value < lower : value <= lower { return false }
+                if let upper, upperInclusive ? value > upper : value >= upper { return false }
+                return true
+            }
+        case (.contentChangeDate, .dateRange(let lower, let lowerInclusive, let upper, let upperInclusive)),
+            (.creationDate, .dateRange(let lower, let lowerInclusive, let upper, let upperInclusive)):
+            let column = test.field == .creationDate ? index.birthColumn : index.modificationColumn
+            let needsBirth = test.field == .creationDate
+            return filterEntries(ids, count) { id, bits in
+                let b = EntryBits(rawValue: bits)
+                guard b.isStatted, !needsBirth || b.hasBirthTime else { return false }
+                let value = column[id]
+                if let lower, lowerInclusive ? value < lower : value <= lower { return false }
+                if let upper, upperInclusive ? value > upper : value >= upper { return false }
+                return true
+            }
+        default:
+            let evaluator = evaluator
+            let index = index
+            return filterEntries(ids, count) { id, _ in evaluator.passes(test, IndexSubject(index: index, id: id)) }
+        }
+    }
+
+    /// Keeps the ids for which `accept(id, bits)` holds.
+    @inline(__always)
+    private func filterEntries(
+        _ ids: UnsafeMutablePointer<UInt32>, _ count: Int, _ accept: (UInt32, UInt32) -> Bool
+    ) -> Int {
+        let bitsColumn = index.bitsColumn
+        var out = 0
+        for i in 0..<count {
+            let id = ids[i]
+            if accept(id, bitsColumn[id]) {
+                ids[out] = id
+                out += 1
+            }
+        }
+        return out
+    }
+
+    /// Keeps the ids for which `accept(name, isASCII)` holds, where `name`
+    /// is the file name or the display name.
+    @inline(__always)
+    private func filterNames(
+        _ ids: UnsafeMutablePointer<UInt32>, _ count: Int, displayName: Bool,
+        _ accept: (UnsafeRawBufferPointer, Bool) -> Bool
+    ) -> Int {
+        let bitsColumn = index.bitsColumn
+        let offsets = index.nameOffsetColumn
+        let names = index.names
+        var out = 0
+        for i in 0..<count {
+            let id = ids[i]
+            let b = EntryBits(rawValue: bitsColumn[id])
+            var name = names.bytes(at: offsets[id], length: b.nameLength)
+            if displayName { name = DisplayName.range(of: name, isFolder: b.kind == .folder) }
+            if accept(name, b.isASCIIName) {
+                ids[out] = id
+                out += 1
+            }
+        }
+        return out
+    }
+
+    /// A string test on names, one loop per common shape. ASCII names are
+    /// compared in place; other names are decided from their ASCII ends
+    /// when possible, else folded and searched.
+    private func filterNames(
+        _ ids: UnsafeMutablePointer<UInt32>, _ count: Int, _ matcher: NameMatcher, displayName: Bool
+    ) -> Int {
+        let evaluator = evaluator
+        guard matcher.literalIsASCII else {
+            return filterNames(ids, count, displayName: displayName) { name, isASCII in
+                evaluator.matchesName(matcher, name, isASCII: isASCII)
+            }
+        }
+        let lower = matcher.options.contains(.caseInsensitive)
+        let folder = evaluator.folder(for: matcher.options)
+        switch matcher.shape {
+        case .anything:
+            return count
+        case .suffix(let literal):
+            let tail = TailWord(literal, lower: lower)
+            return literal.withUnsafeBytes { literal in
+                filterNames(ids, count, displayName: displayName) { name, isASCII in
+                    let n = literal.count
+                    let end = name.baseAddress! + name.count
+                    guard isASCII else {
+                        // A last byte that is ASCII is the folded name's last byte.
+                        let last = end.load(fromByteOffset: -1, as: UInt8.self)
+                        if last < 0x80 && ASCIIText.fold(last, lower) != literal[n - 1] { return false }
+                        if let decided = NameMatcher.decideSuffix(name, literal, lower: lower) { return decided }
+                        folder.fold(name)
+                        return FoldedSearch.hasSuffix(folder.folded, literal)
+                    }
+                    guard name.count >= n else { return false }
+                    if let tail, name.count >= 8 { return tail.matches(end) }
+                    return ASCIIBytes.equal(end - n, literal.baseAddress!, n, lower: lower)
+                }
+            }
+        case .prefix(let literal):
+            return literal.withUnsafeBytes { literal in
+                filterNames(ids, count, displayName: displayName) { name, isASCII in
+                    guard isASCII else {
+                        if let decided = NameMatcher.decidePrefix(name, literal, lower: lower) { return decided }
+                        folder.fold(name)
+                        return FoldedSearch.hasPrefix(folder.folded, literal)
+                    }
+                    let n = literal.count
+                    return name.count >= n && ASCIIBytes.equal(name.baseAddress!, literal.baseAddress!, n, lower: lower)
+                }
+            }
+        case .exact(let literal):
+            return literal.withUnsafeBytes { literal in
+                filterNames(ids, count, displayName: displayName) { name, isASCII in
+                    guard isASCII else {
+                        if let decided = NameMatcher.decideExact(name, literal, lower: lower) { return decided }
+                        folder.fold(name)
+                        return FoldedSearch.equals(folder.folded, literal)
+                    }
+                    let n = literal.count
+                    return name.count == n
+                        && (n == 0 || ASCIIBytes.equal(name.baseAddress!, literal.baseAddress!, n, lower: lower))
+                }
+            }
+        case .contains(let literal):
+            return literal.withUnsafeBytes { literal in
+                filterNames(ids, count, displayName: displayName) { name, isASCII in
+                    guard isASCII else {
+                        folder.fold(name)
+                        return FoldedSearch.contains(folder.folded, literal)
+                    }
+                    return ASCIIBytes.contains(name, literal, lower: lower)
+                }
+            }
+        case .general:
+            return filterNames(ids, count, displayName: displayName) { name, isASCII in
+                isASCII ? matcher.matchesASCII(name) : evaluator.matchesName(matcher, name, isASCII: false)
+            }
+        }
+    }
+}
+
+/// Literal tests on a folded name: a literal must start and end on
+/// character boundaries (as `FoldedText` requires).
+enum FoldedSearch {
+    typealias Folded = (bytes: UnsafeBufferPointer<UInt8>, boundaries: UnsafeBufferPointer<Bool>)
+
+    @inline(__always)
+    static func occurs(_ text: Folded, _ literal: UnsafeRawBufferPointer, at position: Int) -> Bool {
+        text.boundaries[position] && text.boundaries[position + literal.count]
+            && NameBytes.equal(text.bytes.baseAddress! + position, literal.baseAddress!, count: literal.count)
+    }
+
+    static func equals(_ text: Folded, _ literal: UnsafeRawBufferPointer) -> Bool {
+        text.bytes.count == literal.count && occurs(text, literal, at: 0)
+    }
+
+    static func hasPrefix(_ text: Folded, _ literal: UnsafeRawBufferPointer) -> Bool {
+        text.bytes.count >= literal.count && occurs(text, literal, at: 0)
+    }
+
+    static func hasSuffix(_ text: Folded, _ literal: UnsafeRawBufferPointer) -> Bool {
+        text.bytes.count >= literal.count && occurs(text, literal, at: text.bytes.count - literal.count)
+    }
+
+    static func contains(_ text: Folded, _ literal: UnsafeRawBufferPointer) -> Bool {
+        let n = literal.count
+        guard n > 0 else { return true }
+        let first = literal[0]
+        var position = 0
+        while position + n <= text.bytes.count {
+            if text.bytes[position] == first && occurs(text, literal, at: position) { return true }
+            position += 1
+        }
+        return false
+    }
+}
+
+/// A literal of at most 8 bytes compared against the last 8 bytes of an
+/// ASCII name with one load.
+struct TailWord {
+    let word: UInt64
+    let mask: UInt64
+    let lower: Bool
+
+    init?(_ literal: [UInt8], lower: Bool) {
+        guard !literal.isEmpty && literal.count <= 8 else { return nil }
+        var word: UInt64 = 0
+        for byte in literal.reversed() { word = word << 8 | UInt64(byte) }
+        let shift = UInt64(64 - 8 * literal.count)
+        self.word = word << shift
+        mask = ~0 << shift
+        self.lower = lower
+    }
+
+    /// Whether the 8 bytes ending at `end` end with the literal.
+    @inline(__always)
+    func matches(_ end: UnsafeRawPointer) -> Bool {
+        var last8 = end.loadUnaligned(fromByteOffset: -8, as: UInt64.self)
+        if lower { last8 = ASCIIBytes.lowercased(last8) }
+        return last8 & mask == word
+    }
+}
+
+/// Byte comparisons of ASCII names against folded ASCII literals.
+enum ASCIIBytes {
+    /// `a[0..<n]`, lowercased when `lower`, equals `literal[0..<n]`.
+    @inline(__always)
+    static func equal(_ a: UnsafeRawPointer, _ literal: UnsafeRawPointer, _ n: Int, lower: Bool) -> Bool {
+        if !lower { return NameBytes.equal(a, literal, count: n) }
+        var i = 0
+        while i + 8 <= n {
+            var word = a.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+            word = lowercased(word)
+            if word != literal.loadUnaligned(fromByteOffset: i, as: UInt64.self) { return false }
+            i += 8
+        }
+        while i < n {
+            if ASCIIText.fold(a.load(fromByteOffset: i, as: UInt8.self), true)
+                != literal.load(fromByteOffset: i, as: UInt8.self)
+            {
+                return false
+            }
+            i += 1
+        }
+        return true
+    }
+
+    /// Eight ASCII bytes with `A`...`Z` lowercased (SWAR: a byte gets 0x20
+    /// added when it lies in 0x41...0x5A).
+    @inline(__always)
+    static func lowercased(_ word: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let high: UInt64 = 0x8080_8080_8080_8080
+        // Bytes are ASCII (< 0x80), so adding never carries across bytes.
+        let aboveA = (word &+ ones &* (0x80 - 0x41)) & high
+        let aboveZ = (word &+ ones &* (0x80 - 0x5B)) & high
+        let upper = aboveA & ~aboveZ
+        return word | (upper >> 2)
+    }
+
+    /// Whether `literal` occurs in the ASCII `name` (lowercased when
+    /// `lower`). Candidates for the first byte are found 8 bytes at a time
+    /// (a zero-byte test on the name XOR the broadcast byte), then checked.
+    @inline(__always)
+    static func contains(_ name: UnsafeRawBufferPointer, _ literal: UnsafeRawBufferPointer, lower: Bool) -> Bool {
+        let n = literal.count
+        guard n > 0 else { return true }
+        guard name.count >= n else { return false }
+        let base = name.baseAddress!
+        let pattern = literal.baseAddress!
+        let first = pattern.load(as: UInt8.self)
+        let last = name.count - n
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let broadcast = UInt64(first) &* ones
+        var position = 0
+        while position + 8 <= name.count && position <= last {
+            var word = base.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            if lower { word = lowercased(word) }
+            let x = word ^ broadcast
+            var hits = (x &- ones) & ~x & 0x8080_8080_8080_8080
+            while hits != 0 {
+                let at = position + hits.trailingZeroBitCount >> 3
+                if at > last { return false }
+                if equal(base + at, pattern, n, lower: lower) { return true }
+                hits &= hits &- 1
+            }
+            position += 8
+        }
+        while position <= last {
+            if ASCIIText.fold(base.load(fromByteOffset: position, as: UInt8.self), lower) == first
+                && equal(base + position, pattern, n, lower: lower)
+            {
+                return true
+            }
+            position += 1
+        }
+        return false
+    }
+}

@@ -1,0 +1,142 @@
+import Testing
+
+@testable import MetadataIndex
+
+/// The whole-index scan (column loops, selection vectors, threads) must
+/// agree with evaluating the predicate entry by entry, for any predicate
+/// and any names.
+struct IndexScanTests {
+    static let namePieces = [
+        "IMG_", "report", "Report", "REPORT", ".png", ".PNG", ".txt", "caf\u{E9}", "cafe\u{301}", "\u{DF}",
+        "\u{130}", "\u{C5}", "A\u{30A}", "\u{5831}\u{544A}", " ", "a", "x", "0", "1", "2024", ".", "K\u{212A}",
+    ]
+
+    static func makeIndex(entries: Int, seed: UInt64) -> FileIndex {
+        var random = SeededGenerator(seed: seed)
+        let index = FileIndex()
+        let root = index.addRoot(path: "/scan", metadata: EntryMetadata(kind: .folder, size: 0))
+        var folders = [root]
+        var removable: [EntryID] = []
+        for i in 0..<entries {
+            var name: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                name += Array(namePieces.randomElement(using: &random)!.utf8)
+            }
+            if Int.random(in: 0..<40, using: &random) == 0 { name.append(0xFF) }
+            name += Array("\(i)".utf8)
+            let parent = folders.randomElement(using: &random)!
+            let kind: EntryKind = Int.random(in: 0..<10, using: &random) == 0 ? .folder : .file
+            var metadata = EntryMetadata(
+                kind: kind, size: [0, 17, 4096, 2_000_000, 5_000_000_000].randomElement(using: &random)!,
+                modificationTime: Timestamp(
+                    nanosecondsSinceEpoch: Int64.random(in: 0...2_000_000_000, using: &random) * 1_000_000_000),
+                inode: UInt64(i))
+            if Bool.random(using: &random) {
+                metadata.birthTime = Timestamp(
+                    nanosecondsSinceEpoch: Int64.random(in: 0...2_000_000_000, using: &random) * 1_000_000_000)
+            }
+            // Some entries not stat'ed yet: no size or dates known.
+            if Int.random(in: 0..<20, using: &random) == 0 { metadata = EntryMetadata(kind: kind, inode: UInt64(i)) }
+            let id = index.insert(name: name, in: parent, metadata: metadata)
+            if kind == .folder {
+                folders.append(id)
+            } else if removable.count < 10 && Int.random(in: 0..<500, using: &random) == 0 {
+                removable.append(id)
+            }
+        }
+        // Free slots inside chunks.
+        for id in removable { index.remove(id) }
+        return index
+    }
+
+    static let generator = RandomPredicates(
+        stringPieces: [
+            "*", "*", "?", "IMG_", "report", ".png", ".PNG", "\u{E9}", "e", "E\u{301}", "\u{DF}", "ss", "i",
+            "\u{130}", "\u{C5}", "\u{5831}", "0", "1", "k", "a", " ",
+        ],
+        invalidBytes: true, maxDepth: 3,
+        stringOperators: [.like, .like, .like, .beginsWith, .endsWith, .contains, .in, .matches], nullOneIn: 20)
+
+    func entryByEntry(_ index: FileIndex, _ predicate: MetadataPredicate) -> [UInt32] {
+        let evaluator = CompiledPredicate(predicate).makeEvaluator()
+        var result: [UInt32] = []
+        index.forEachEntry { id in
+            if !index.isRoot(id) && evaluator.matches(IndexSubject(index: index, id: id.rawValue)) {
+                result.append(id.rawValue)
+            }
+        }
+        return result
+    }
+
+    func check(_ index: FileIndex, _ predicate: MetadataPredicate, threads: [Int] = [1]) {
+        let expected = entryByEntry(index, predicate)
+        for threads in threads {
+            var scan = IndexScan(index: index, predicate: CompiledPredicate(predicate))
+            scan.threads = threads
+            let found = scan.matchingEntries()
+            #expect(found == expected, "\(threads) threads: \(predicate.predicateFormat)")
+            #expect(scan.matchCount() == expected.count)
+        }
+    }
+
+    /// Many predicates over a small index.
+    @Test(arguments: [1, 2] as [UInt64])
+    func randomPredicatesAgreeOnASmallIndex(seed: UInt64) {
+        let index = Self.makeIndex(entries: 2000, seed: seed)
+        var random = SeededGenerator(seed: seed &+ 100)
+        for _ in 0..<150 {
+            check(index, MetadataPredicate(node: Self.generator.node(&random)))
+        }
+    }
+
+    /// Fewer predicates over an index of several chunks (chunk edges,
+    /// free slots, one thread per chunk).
+    @Test func randomPredicatesAgreeAcrossChunks() {
+        let index = Self.makeIndex(entries: 70_000, seed: 9)
+        var random = SeededGenerator(seed: 99)
+        for _ in 0..<4 {
+            check(index, MetadataPredicate(node: Self.generator.node(&random)), threads: [1, 2])
+        }
+        for query in [
+            "kMDItemFSName LIKE '*.png'", "kMDItemFSName LIKE[cd] '*report*'", "kMDItemFSName LIKE 'IMG_??1*'",
+            "kMDItemFSSize > 1000000 AND NOT kMDItemFSName ENDSWITH[c] '.png'",
+            "kMDItemFSName BEGINSWITH[c] 'caf' OR kMDItemDisplayName ==[cd] 'report'",
+        ] {
+            check(index, try! MetadataPredicate(query), threads: [2])
+        }
+    }
+
+    /// Deciding a non-ASCII name from its ASCII ends never disagrees with
+    /// folding it.
+    @Test func asciiEndsDecideLikeFolding() {
+        var random = SeededGenerator(seed: 5)
+        var decided = 0
+        for _ in 0..<5000 {
+            var name: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...4, using: &random) {
+                name += Array(Self.namePieces.randomElement(using: &random)!.utf8)
+            }
+            if Int.random(in: 0..<10, using: &random) == 0 { name.append(0xFF) }
+            var literal: [UInt8] = []
+            for _ in 0..<Int.random(in: 1...2, using: &random) {
+                literal += Array(
+                    ["png", ".PNG", "IMG_", "report", "e", "E", "ss", "a", "1", "k", " "].randomElement(using: &random)!
+                        .utf8)
+            }
+            let options = StringCompareOptions(rawValue: UInt8.random(in: 0...3, using: &random))
+            let op = [ComparisonOperator.equal, .beginsWith, .endsWith, .contains].randomElement(using: &random)!
+            let matcher = NameMatcher(try! LikePattern.forOperator(op, value: literal), options: options)
+            let folder = UnicodeFolder(options: options)
+            name.withUnsafeBytes { bytes in
+                guard !NameBytes.isASCII(bytes), let decision = matcher.decideWithoutFolding(bytes) else { return }
+                decided += 1
+                let folded = matcher.matchesFolding(bytes, folder: folder)
+                #expect(
+                    decision == folded,
+                    "\(String(decoding: name, as: UTF8.self)) \(op) \(String(decoding: literal, as: UTF8.self)) \(options)"
+                )
+            }
+        }
+        #expect(decided > 250, "the shortcut should decide most of these")
+    }
+}
