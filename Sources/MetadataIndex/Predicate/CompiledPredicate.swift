@@ -213,22 +213,46 @@ struct CompiledPredicate: Sendable {
 struct StringSet: Sendable {
     let options: StringCompareOptions
     private let buckets: [UInt64: [[UInt8]]]
+    /// Bit `n` set when a member is `n` bytes long (`n` < 256), so most
+    /// names are rejected on their length alone.
+    private let lengths: (UInt64, UInt64, UInt64, UInt64)
+    private let hasLongMembers: Bool
 
     init(_ strings: [[UInt8]], options: StringCompareOptions) {
         self.options = options
         let folder = UnicodeFolder(options: options)
         var buckets: [UInt64: [[UInt8]]] = [:]
+        var lengths = [UInt64](repeating: 0, count: 4)
+        var hasLongMembers = false
         for string in strings {
             // Always the canonical (decomposed) form, so NFC and NFD agree.
             let key = folder.folded(string)
             let hash = key.withUnsafeBytes { NameBytes.hash(parent: 0, name: $0) }
             buckets[hash, default: []].append(key)
+            if key.count < 256 { lengths[key.count >> 6] |= 1 << UInt64(key.count & 63) } else { hasLongMembers = true }
         }
         self.buckets = buckets
+        self.lengths = (lengths[0], lengths[1], lengths[2], lengths[3])
+        self.hasLongMembers = hasLongMembers
+    }
+
+    /// Whether some member is `count` bytes long.
+    @inline(__always)
+    func hasMember(ofLength count: Int) -> Bool {
+        guard count < 256 else { return hasLongMembers }
+        let word: UInt64
+        switch count >> 6 {
+        case 0: word = lengths.0
+        case 1: word = lengths.1
+        case 2: word = lengths.2
+        default: word = lengths.3
+        }
+        return word & (1 << UInt64(count & 63)) != 0
     }
 
     /// Whether `text` (already in comparison form) is in the set.
     func contains(folded text: UnsafeRawBufferPointer) -> Bool {
+        guard hasMember(ofLength: text.count) else { return false }
         guard let candidates = buckets[NameBytes.hash(parent: 0, name: text)] else { return false }
         return candidates.contains { candidate in
             candidate.count == text.count

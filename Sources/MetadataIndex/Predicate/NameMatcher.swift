@@ -98,7 +98,19 @@ struct NameMatcher: Sendable, Hashable {
         case .prefix(let literal): return literal.withUnsafeBytes { Self.decidePrefix(name, $0, lower: lower) }
         case .exact(let literal): return literal.withUnsafeBytes { Self.decideExact(name, $0, lower: lower) }
         case .contains(let literal): return literal.withUnsafeBytes { Self.decideContains(name, $0, lower: lower) }
-        case .general: return nil
+        case .general:
+            // A literal the pattern starts or ends with is necessary.
+            if anchoredStart, case .literal(let first)? = segments.first?.first,
+                first.withUnsafeBytes({ Self.decidePrefix(name, $0, lower: lower) }) == false
+            {
+                return false
+            }
+            if anchoredEnd, case .literal(let last)? = segments.last?.last,
+                last.withUnsafeBytes({ Self.decideSuffix(name, $0, lower: lower) }) == false
+            {
+                return false
+            }
+            return nil
         }
     }
 

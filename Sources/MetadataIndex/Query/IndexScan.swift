@@ -211,6 +211,14 @@ final class ChunkScanner {
             return filterNames(ids, count, matcher, displayName: false)
         case (.displayName, .pattern(let matcher)):
             return filterNames(ids, count, matcher, displayName: true)
+        case (.name, .stringSet(let set)), (.displayName, .stringSet(let set)):
+            let folder = evaluator.folder(for: set.options)
+            let plain = set.options.isEmpty
+            return filterNames(ids, count, displayName: test.field == .displayName) { name, isASCII in
+                if isASCII && plain { return set.contains(folded: name) }
+                folder.fold(name)
+                return set.contains(folded: UnsafeRawBufferPointer(folder.folded.bytes))
+            }
         case (.size, .numberRange(let lower, let lowerInclusive, let upper, let upperInclusive)):
             let index = index
             return filterEntries(ids, count) { id, bits in

@@ -138,20 +138,16 @@ extension MetadataQuery {
             for anchor in anchors { engine.release(anchor) }
             return
         }
-        let evaluator = stateLock.withLock { compiled!.makeEvaluator() }
+        let predicate = stateLock.withLock { compiled! }
         var first: [UInt32: MetadataItem] = [:]
         var order: [UInt32] = []
-        // Scopes were made disjoint (`removingOverlaps`), but two scopes can
-        // still meet in the engine (a folder reached through a symlinked
-        // root); only then is a seen-set needed.
-        var seen: Set<UInt32>? = anchors.count > 1 ? [] : nil
-        for anchor in anchors where engine.index.contains(anchor.entry) {
-            engine.index.forEachDescendant(of: anchor.entry) { id in
-                if seen != nil && !seen!.insert(id.rawValue).inserted { return }
-                if let item = evaluate(id.rawValue, in: engine, anchors: anchors, evaluator: evaluator) {
-                    first[id.rawValue] = item
-                    order.append(id.rawValue)
-                }
+        // One scan of the whole index on every core, then the scope test
+        // for the matches only (each id once, so scopes that meet through
+        // a symlinked root still report a file once).
+        for id in IndexScan(index: engine.index, predicate: predicate).matchingEntries() {
+            if let item = item(id, in: engine, anchors: anchors) {
+                first[id] = item
+                order.append(id)
             }
         }
         let observer = engine.addObserver { [weak self] changes in
@@ -174,10 +170,20 @@ extension MetadataQuery {
     func evaluate(
         _ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor], evaluator: PredicateEvaluator
     ) -> MetadataItem? {
+        guard engine.index.contains(EntryID(id)),
+            evaluator.matches(IndexSubject(index: engine.index, id: id))
+        else { return nil }
+        return item(id, in: engine, anchors: anchors)
+    }
+
+    /// The item for an index entry that matches, if it lies in one of
+    /// `anchors`; caller holds the engine lock.
+    private func item(_ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor]) -> MetadataItem? {
         let index = engine.index
         guard index.contains(EntryID(id)), !index.isRoot(EntryID(id)) else { return nil }
         var inScope = false
-        for anchor in anchors {
+        // A scope's own folder is not one of its results.
+        for anchor in anchors where anchor.entry.rawValue != id {
             var current = id
             var childOfAnchor = id
             var hidden = false
@@ -197,7 +203,6 @@ extension MetadataQuery {
             break
         }
         guard inScope else { return nil }
-        guard evaluator.matches(IndexSubject(index: index, id: id)) else { return nil }
         let serial = stateLock.withLock { () -> UInt64 in
             if let existing = live[id] { return existing.serial }
             defer { nextSerial += 1 }

@@ -135,7 +135,13 @@ extension LiveSuites {
             #expect(
                 recorder.wait {
                     engine.lock.withLock {
-                        engine.index.count(matching: try! MetadataPredicate("kMDItemFSName == 'new.txt'")) == 1
+                        // All four changes applied, whatever batches they came in.
+                        engine.index.count(
+                            matching: try! MetadataPredicate(
+                                "kMDItemFSName == 'new.txt' OR (kMDItemFSName == 'keep.txt' AND kMDItemFSSize == 6)"))
+                            == 2
+                            && engine.index.count(
+                                matching: try! MetadataPredicate("kMDItemFSName IN {'doomed.txt', 'flash.txt'}")) == 0
                     }
                 })
             #expect(recorder.resultNames(relativeTo: base) == ["keep.txt", "doomed.txt"])

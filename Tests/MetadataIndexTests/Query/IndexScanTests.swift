@@ -124,7 +124,15 @@ struct IndexScanTests {
                         .utf8)
             }
             let options = StringCompareOptions(rawValue: UInt8.random(in: 0...3, using: &random))
-            let op = [ComparisonOperator.equal, .beginsWith, .endsWith, .contains].randomElement(using: &random)!
+            let op = [ComparisonOperator.equal, .beginsWith, .endsWith, .contains, .like].randomElement(using: &random)!
+            if op == .like {
+                // Wildcards around and inside: the general shape.
+                for _ in 0..<Int.random(in: 1...3, using: &random) {
+                    literal.insert(
+                        ["*", "?"].randomElement(using: &random)!.utf8.first!,
+                        at: Int.random(in: 0...literal.count, using: &random))
+                }
+            }
             let matcher = NameMatcher(try! LikePattern.forOperator(op, value: literal), options: options)
             let folder = UnicodeFolder(options: options)
             name.withUnsafeBytes { bytes in
