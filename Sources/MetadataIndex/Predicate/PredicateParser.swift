@@ -332,7 +332,7 @@ struct PredicateParser {
         case .integer(let value): return .number(Double(value))
         case .double(let value): return .number(value)
         case .date(let date):
-            return .date(Timestamp(nanosecondsSinceEpoch: Int64((date.timeIntervalSince1970 * 1e9).clamped)))
+            return .date(Timestamp(date))
         case .bool(let value): return .bool(value)
         case .null: return .null
         case .list(let items):

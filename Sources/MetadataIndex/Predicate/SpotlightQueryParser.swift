@@ -309,8 +309,10 @@ struct SpotlightQueryParser {
         return Self.timestamp(date)
     }
 
+    /// Clamped to what a `Timestamp` holds (1677...2262): `$time.iso(1012-...)`
+    /// or a huge offset is a date far in the past or future, not a crash.
     private static func timestamp(_ date: Date) -> Timestamp {
-        Timestamp(nanosecondsSinceEpoch: Int64((date.timeIntervalSince1970 * 1e9).rounded()))
+        Timestamp(date)
     }
 
     /// Builds the comparison: `==`/`!=` with wildcards match like `LIKE`.

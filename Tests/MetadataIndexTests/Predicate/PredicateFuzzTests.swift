@@ -12,14 +12,17 @@ struct PredicateFuzzTests {
         "kMDItemFSName IN {'a.txt', 'b.txt'} && kMDItemFSSize BETWEEN {1, 0x10}",
         "kMDItemFSContentChangeDate >= CAST(700000000, \"NSDate\") || FALSEPREDICATE",
         "kMDItemFSName MATCHES '.*[0-9]{4}\\\\.jpg'", "kMDItemFSName == 'caf\\u00E9\\x41\\n'",
+        "kMDItemFSName == \"*.png\"cd && kMDItemFSContentChangeDate >= $time.today(-7)",
+        "InRange(kMDItemFSSize, 100, 2000) || kMDItemFSContentChangeDate > $time.iso(2025-01-31T00:00:00Z)",
     ]
 
     /// Characters that make interesting token boundaries.
     static let alphabet =
-        Array("()[]{}'\"\\%@K*?=!<>&|, .-+0123456789xeEabcdLIKEANDORNOTkMDItemFSName\u{E9}\u{301}".utf8)
+        Array("()[]{}'\"\\%@K*?=!<>&|, .-+0123456789xeEabcdLIKEANDORNOTkMDItemFSName\u{E9}\u{301}$time.iso:TZ".utf8)
         + [0x00, 0xFF, 0xC3, 0x0A]
 
     func check(_ input: [UInt8]) {
+        checkSpotlight(input)
         do {
             let predicate = try MetadataPredicate(formatBytes: input)
             // Whatever parses also prints and parses back to itself.
@@ -34,6 +37,20 @@ struct PredicateFuzzTests {
                 Issue.record("a rejection without an offset: \(error.message)")
             }
             _ = error.description  // the caret rendering must not crash either
+        }
+    }
+
+    /// The same input as an mdfind query: parses and evaluates, or is
+    /// rejected at an offset inside it.
+    func checkSpotlight(_ input: [UInt8]) {
+        do {
+            let predicate = try MetadataPredicate(
+                spotlightQueryBytes: input, now: Date(timeIntervalSince1970: 1_738_281_600),
+                timeZone: TimeZone(identifier: "UTC")!)
+            _ = CompiledPredicate(predicate).makeEvaluator().matches(TestSubject("f\u{E9}.txt"))
+        } catch {
+            #expect(error.code == .querySyntax)
+            #expect(error.offset.map { $0 >= 0 && $0 <= input.count } == true, "\(error.message)")
         }
     }
 

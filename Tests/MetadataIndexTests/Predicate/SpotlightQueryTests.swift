@@ -18,6 +18,18 @@ struct SpotlightQueryTests {
         return "CAST(\(PredicateValue.formatNumber(date.timeIntervalSince1970 - 978_307_200)), \"NSDate\")"
     }
 
+    /// Dates outside what a timestamp holds clamp instead of trapping
+    /// (found by the libFuzzer target).
+    @Test func datesFarOutsideTheRangeClamp() throws {
+        let early = try parse("kMDItemFSContentChangeDate > $time.iso(1012-01-31T00:00:00Z)")
+        let late = try parse("kMDItemFSContentChangeDate < $time.this_year(99999)")
+        let file = TestSubject("a.txt")
+        var dated = file
+        dated.entryMetadata = EntryMetadata(kind: .file, size: 1, modificationTime: Timestamp(Self.now))
+        #expect(CompiledPredicate(early).makeEvaluator().matches(dated))
+        #expect(CompiledPredicate(late).makeEvaluator().matches(dated))
+    }
+
     @Test(arguments: [
         ("kMDItemFSName == \"*.png\"cd", "kMDItemFSName LIKE[cd] '*.png'"),
         ("kMDItemFSName ==[c] \"*.png\"", "kMDItemFSName LIKE[c] '*.png'"),
