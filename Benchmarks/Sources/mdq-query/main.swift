@@ -84,6 +84,8 @@ let queries: [(String, MetadataPredicate)] = [
     ("size > 1 MB AND date >= week ago AND name ENDSWITH[c] '.pdf'",
      try MetadataPredicate(format: "kMDItemFSSize > 1000000 AND kMDItemFSContentChangeDate >= %@ AND kMDItemFSName ENDSWITH[c] '.pdf'", weekAgo)),
     ("BEGINSWITH[c] 'report'", try MetadataPredicate("kMDItemFSName BEGINSWITH[c] 'report'")),
+    ("LIKE[c] '*.jpg' OR '*.png' OR '*.pdf' OR '*.docx' (OR chain)",
+     try MetadataPredicate("kMDItemFSName LIKE[c] '*.jpg' OR kMDItemFSName LIKE[c] '*.png' OR kMDItemFSName LIKE[c] '*.pdf' OR kMDItemFSName ENDSWITH[c] '.docx'")),
 ]
 // MDQ_QUERY_ONLY=TEXT runs only the predicates whose label contains TEXT;
 // MDQ_QUERY_RUNS=N times each N times (for profiling).

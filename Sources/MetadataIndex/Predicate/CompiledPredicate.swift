@@ -18,6 +18,8 @@ struct CompiledPredicate: Sendable {
         enum Kind: Sendable {
             /// Strings: `==`, `LIKE`, `BEGINSWITH`, `ENDSWITH`, `CONTAINS`.
             case pattern(NameMatcher)
+            /// Strings: any of several suffix patterns (a merged OR chain).
+            case suffixes([NameMatcher])
             /// Strings: `IN {...}`.
             case stringSet(StringSet)
             case regex(RegexMatcher)
@@ -94,8 +96,35 @@ struct CompiledPredicate: Sendable {
         case .and(let parts):
             return .and(cheapestFirst(parts.map { compile($0, needsPath: &needsPath, needsMetadata: &needsMetadata) }))
         case .or(let parts):
-            return .or(cheapestFirst(parts.map { compile($0, needsPath: &needsPath, needsMetadata: &needsMetadata) }))
+            let compiled = parts.map { compile($0, needsPath: &needsPath, needsMetadata: &needsMetadata) }
+            return .or(cheapestFirst(mergingSuffixes(compiled)))
         }
+    }
+
+    /// `name LIKE '*.jpg' OR name LIKE '*.png' OR ...` (or ENDSWITH): the
+    /// suffix tests of one field and options become one test that checks
+    /// them all in a single pass.
+    private static func mergingSuffixes(_ programs: [Program]) -> [Program] {
+        var groups: [String: [Int]] = [:]
+        for (i, program) in programs.enumerated() {
+            guard case .test(let test) = program, !test.negated, test.field == .name || test.field == .displayName,
+                case .pattern(let matcher) = test.kind, case .suffix = matcher.shape
+            else { continue }
+            groups["\(test.field)\(matcher.options.rawValue)", default: []].append(i)
+        }
+        var merged = programs
+        var dropped = Set<Int>()
+        for (_, members) in groups where members.count > 1 {
+            guard case .test(var test) = programs[members[0]] else { continue }
+            test.kind = .suffixes(
+                members.compactMap { i in
+                    guard case .test(let t) = programs[i], case .pattern(let matcher) = t.kind else { return nil }
+                    return matcher
+                })
+            merged[members[0]] = .test(test)
+            dropped.formUnion(members.dropFirst())
+        }
+        return merged.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
     }
 
     private static func compile(_ c: Comparison) -> Program {

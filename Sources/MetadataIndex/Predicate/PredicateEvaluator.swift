@@ -94,10 +94,11 @@ final class PredicateEvaluator {
             case .date: return date(test.field, subject) != nil
             default: return true
             }
-        case .pattern, .stringSet, .regex:
+        case .pattern, .suffixes, .stringSet, .regex:
             return withText(test.field, subject) { text, isASCII in
                 switch test.kind {
                 case .pattern(let matcher): return match(matcher, text, isASCII: isASCII)
+                case .suffixes(let matchers): return matchers.contains { match($0, text, isASCII: isASCII) }
                 case .stringSet(let set): return contains(set, text, isASCII: isASCII)
                 case .regex(let regex): return regex.matches(text)
                 default: return false

@@ -211,6 +211,8 @@ final class ChunkScanner {
             return filterNames(ids, count, matcher, displayName: false)
         case (.displayName, .pattern(let matcher)):
             return filterNames(ids, count, matcher, displayName: true)
+        case (.name, .suffixes(let matchers)), (.displayName, .suffixes(let matchers)):
+            return filterNames(ids, count, suffixes: matchers, displayName: test.field == .displayName)
         case (.name, .stringSet(let set)), (.displayName, .stringSet(let set)):
             let folder = evaluator.folder(for: set.options)
             let plain = set.options.isEmpty
@@ -292,6 +294,35 @@ final class ChunkScanner {
             }
         }
         return out
+    }
+
+    /// Several suffixes in one pass: the last 8 bytes of an ASCII name are
+    /// loaded once and compared with each literal.
+    private func filterNames(
+        _ ids: UnsafeMutablePointer<UInt32>, _ count: Int, suffixes matchers: [NameMatcher], displayName: Bool
+    ) -> Int {
+        let evaluator = evaluator
+        let lower = matchers[0].options.contains(.caseInsensitive)
+        let words = matchers.compactMap { matcher -> TailWord? in
+            guard matcher.literalIsASCII, case .suffix(let literal) = matcher.shape else { return nil }
+            return TailWord(literal, lower: lower)
+        }
+        guard words.count == matchers.count else {
+            return filterNames(ids, count, displayName: displayName) { name, isASCII in
+                matchers.contains { evaluator.matchesName($0, name, isASCII: isASCII) }
+            }
+        }
+        return words.withUnsafeBufferPointer { words in
+            filterNames(ids, count, displayName: displayName) { name, isASCII in
+                guard isASCII && name.count >= 8 else {
+                    return matchers.contains { evaluator.matchesName($0, name, isASCII: isASCII) }
+                }
+                var last8 = name.baseAddress!.loadUnaligned(fromByteOffset: name.count - 8, as: UInt64.self)
+                if lower { last8 = ASCIIBytes.lowercased(last8) }
+                for word in words where last8 & word.mask == word.word { return true }
+                return false
+            }
+        }
     }
 
     /// A string test on names, one loop per common shape. ASCII names are

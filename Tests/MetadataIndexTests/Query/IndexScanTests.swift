@@ -106,6 +106,26 @@ struct IndexScanTests {
         }
     }
 
+    /// An OR chain of suffixes (merged into one test) finds exactly the
+    /// union of what each suffix finds alone.
+    @Test func suffixChainsFindTheUnionOfTheirParts() throws {
+        let index = Self.makeIndex(entries: 3000, seed: 4)
+        for options in ["", "[c]", "[cd]"] {
+            let parts = [
+                "LIKE\(options) '*.png'", "ENDSWITH\(options) '1'", "LIKE\(options) '*e\u{301}'",
+                "ENDSWITH\(options) 'caf\u{E9}0'",
+            ]
+            var union = Set<EntryID>()
+            for part in parts {
+                union.formUnion(index.entries(matching: try MetadataPredicate("kMDItemFSName \(part)")))
+            }
+            let chain = try MetadataPredicate(parts.map { "kMDItemFSName \($0)" }.joined(separator: " OR "))
+            #expect(Set(index.entries(matching: chain)) == union, "\(options)")
+            #expect(!union.isEmpty)
+            check(index, chain)
+        }
+    }
+
     /// Deciding a non-ASCII name from its ASCII ends never disagrees with
     /// folding it.
     @Test func asciiEndsDecideLikeFolding() {
