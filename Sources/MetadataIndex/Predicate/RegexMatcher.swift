@@ -11,6 +11,7 @@ struct RegexMatcher: @unchecked Sendable {
     let options: StringCompareOptions
 
     init?(_ pattern: [UInt8], options: StringCompareOptions) {
+        guard !pattern.contains(0) else { return nil }
         var regexOptions: NSRegularExpression.Options = []
         if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
         let text = String(decoding: pattern, as: UTF8.self)
@@ -23,6 +24,8 @@ struct RegexMatcher: @unchecked Sendable {
 
     /// Why the pattern does not compile, or nil when it does.
     static func validate(_ pattern: [UInt8]) -> String? {
+        // No name holds a NUL, and Foundation's regex compiler leaks on one.
+        if pattern.contains(0) { return "it contains a NUL character, which no name can hold" }
         do {
             _ = try NSRegularExpression(pattern: String(decoding: pattern, as: UTF8.self))
             return nil
