@@ -36,7 +36,8 @@ struct CompiledPredicate: Sendable {
         /// Which value a test reads, resolved once so evaluation never
         /// compares attribute keys (they are strings).
         enum Field: Sendable {
-            case name, displayName, path, url, size, creationDate, contentChangeDate, other
+            case name, displayName, path, url, size, creationDate, contentChangeDate, contentType, contentTypeTree
+            case other
 
             init(_ attribute: MetadataAttribute) {
                 switch attribute {
@@ -47,6 +48,8 @@ struct CompiledPredicate: Sendable {
                 case .fsSize: self = .size
                 case .creationDate: self = .creationDate
                 case .contentChangeDate: self = .contentChangeDate
+                case .contentType: self = .contentType
+                case .contentTypeTree: self = .contentTypeTree
                 default: self = .other
                 }
             }

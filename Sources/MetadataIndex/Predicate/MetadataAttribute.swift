@@ -36,9 +36,19 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     public static let contentChangeDate = MetadataAttribute(
         "kMDItemFSContentChangeDate", "NSMetadataItemFSContentChangeDateKey", .date)
 
+    /// `kMDItemContentType`: the uniform type identifier (`public.png`).
+    public static let contentType = MetadataAttribute(
+        "kMDItemContentType", "NSMetadataItemContentTypeKey", .string)
+    /// `kMDItemContentTypeTree`: the type and every type it conforms to; a
+    /// comparison holds when it holds for one of them (`== 'public.image'`
+    /// finds every image), `!=` when it holds for none.
+    public static let contentTypeTree = MetadataAttribute(
+        "kMDItemContentTypeTree", "NSMetadataItemContentTypeTreeKey", .string)
+
     /// Attributes predicates can test today.
     public static let all: [MetadataAttribute] = [
-        .fsName, .displayName, .path, .url, .fsSize, .creationDate, .contentChangeDate,
+        .fsName, .displayName, .path, .url, .fsSize, .creationDate, .contentChangeDate, .contentType,
+        .contentTypeTree,
     ]
 
     /// Every spelling accepted in a predicate: the `kMDItem...` key and the

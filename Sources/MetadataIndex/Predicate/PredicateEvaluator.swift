@@ -95,6 +95,23 @@ final class PredicateEvaluator {
             default: return true
             }
         case .pattern, .suffixes, .stringSet, .regex:
+            if test.field == .contentTypeTree {
+                // A list: the test holds when it holds for one element.
+                let type = subject.withName { name, _ in ContentType.type(ofName: name, kind: subject.kind) }
+                for identifier in ContentType.types[type].treeBytes {
+                    let passes = identifier.withUnsafeBytes { text in
+                        switch test.kind {
+                        case .pattern(let matcher): return match(matcher, text, isASCII: true)
+                        case .suffixes(let matchers): return matchers.contains { match($0, text, isASCII: true) }
+                        case .stringSet(let set): return contains(set, text, isASCII: true)
+                        case .regex(let regex): return regex.matches(text)
+                        default: return false
+                        }
+                    }
+                    if passes { return true }
+                }
+                return false
+            }
             return withText(test.field, subject) { text, isASCII in
                 switch test.kind {
                 case .pattern(let matcher): return match(matcher, text, isASCII: isASCII)
@@ -127,6 +144,9 @@ final class PredicateEvaluator {
             subject.appendPath(to: &path)
             FileURL.encode(path, isFolder: subject.kind == .folder, into: &url)
             return url.withUnsafeBytes { body($0, true) }
+        case .contentType:
+            let type = subject.withName { name, _ in ContentType.type(ofName: name, kind: subject.kind) }
+            return ContentType.types[type].identifierBytes.withUnsafeBytes { body($0, true) }
         case .displayName:
             let isFolder = subject.kind == .folder
             return subject.withName { name, isASCII in body(DisplayName.range(of: name, isFolder: isFolder), isASCII) }

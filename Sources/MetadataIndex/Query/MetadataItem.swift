@@ -15,12 +15,38 @@ public struct MetadataItem: Hashable, Sendable, CustomStringConvertible {
     public let pathBytes: [UInt8]
     public let kind: EntryKind
     public let metadata: EntryMetadata
+    /// Set for items inside the query's ubiquity container.
+    public let ubiquity: Ubiquity?
+    /// A conflict copy of this item sits beside it.
+    public let hasUnresolvedConflicts: Bool
+    /// For a conflict copy, the path of the item it conflicts with (when
+    /// that item exists).
+    public let conflictOriginalPathBytes: [UInt8]?
 
-    init(serial: UInt64, pathBytes: [UInt8], kind: EntryKind, metadata: EntryMetadata) {
+    /// Where an item sits in a ubiquity container.
+    public struct Ubiquity: Hashable, Sendable {
+        /// The container folder's name (`NSMetadataUbiquitousItemContainerDisplayNameKey`).
+        public var containerDisplayName: String
+        /// The item lies in a registered external documents folder.
+        public var isExternalDocument: Bool
+
+        public init(containerDisplayName: String, isExternalDocument: Bool = false) {
+            self.containerDisplayName = containerDisplayName
+            self.isExternalDocument = isExternalDocument
+        }
+    }
+
+    init(
+        serial: UInt64, pathBytes: [UInt8], kind: EntryKind, metadata: EntryMetadata, ubiquity: Ubiquity? = nil,
+        hasUnresolvedConflicts: Bool = false, conflictOriginalPathBytes: [UInt8]? = nil
+    ) {
         self.serial = serial
         self.pathBytes = pathBytes
         self.kind = kind
         self.metadata = metadata
+        self.ubiquity = ubiquity
+        self.hasUnresolvedConflicts = hasUnresolvedConflicts
+        self.conflictOriginalPathBytes = conflictOriginalPathBytes
     }
 
     public static func == (lhs: MetadataItem, rhs: MetadataItem) -> Bool { lhs.serial == rhs.serial }
@@ -29,6 +55,8 @@ public struct MetadataItem: Hashable, Sendable, CustomStringConvertible {
     /// Whether this snapshot has the same attributes as another (identity aside).
     public func hasSameAttributes(as other: MetadataItem) -> Bool {
         pathBytes == other.pathBytes && kind == other.kind && metadata == other.metadata
+            && ubiquity == other.ubiquity && hasUnresolvedConflicts == other.hasUnresolvedConflicts
+            && conflictOriginalPathBytes == other.conflictOriginalPathBytes
     }
 
     /// The absolute path.
@@ -49,19 +77,51 @@ public struct MetadataItem: Hashable, Sendable, CustomStringConvertible {
         String(decoding: DisplayName.bytes(of: nameBytes, isFolder: kind == .folder), as: UTF8.self)
     }
 
-    /// The attribute keys this item has values for.
+    /// `kMDItemContentType`: the uniform type identifier (see `ContentType`).
+    public var contentType: String { ContentType.identifier(forName: nameBytes, kind: kind) }
+
+    /// `kMDItemContentTypeTree`: the type and every type it conforms to.
+    public var contentTypeTree: [String] { ContentType.tree(forName: nameBytes, kind: kind) }
+
+    /// The attribute keys this item has values for, in a stable order.
     public var attributes: [String] {
-        var keys = ["kMDItemFSName", "kMDItemDisplayName", "kMDItemPath", "kMDItemURL"]
-        if kind != .folder && metadata.size != nil { keys.append("kMDItemFSSize") }
-        if metadata.birthTime != nil { keys.append("kMDItemFSCreationDate") }
-        if metadata.modificationTime != nil { keys.append("kMDItemFSContentChangeDate") }
-        return keys
+        Self.knownKeys.filter { value(forAttribute: $0) != nil }
     }
 
+    /// Every key `value(forAttribute:)` answers, by its raw string.
+    public static let knownKeys = [
+        "kMDItemFSName", "kMDItemDisplayName", "kMDItemPath", "kMDItemURL", "kMDItemFSSize",
+        "kMDItemFSCreationDate", "kMDItemFSContentChangeDate", "kMDItemContentType", "kMDItemContentTypeTree",
+        isUbiquitousKey, hasUnresolvedConflictsKey, conflictOriginalPathKey, containerDisplayNameKey,
+        downloadingStatusKey, isDownloadingKey, downloadRequestedKey, percentDownloadedKey, isUploadedKey,
+        isUploadingKey, percentUploadedKey, isExternalDocumentKey, isSharedKey,
+    ]
+
+    public static let isUbiquitousKey = "NSMetadataItemIsUbiquitousKey"
+    public static let hasUnresolvedConflictsKey = "NSMetadataUbiquitousItemHasUnresolvedConflictsKey"
+    /// mdq's own key: for a conflict copy, the path of the item it conflicts with.
+    public static let conflictOriginalPathKey = "kMDQItemConflictOriginalPath"
+    public static let containerDisplayNameKey = "NSMetadataUbiquitousItemContainerDisplayNameKey"
+    public static let downloadingStatusKey = "NSMetadataUbiquitousItemDownloadingStatusKey"
+    /// The downloading status of a file that is fully present locally.
+    public static let downloadingStatusCurrent = "NSMetadataUbiquitousItemDownloadingStatusCurrent"
+    public static let isDownloadingKey = "NSMetadataUbiquitousItemIsDownloadingKey"
+    public static let downloadRequestedKey = "NSMetadataUbiquitousItemDownloadRequestedKey"
+    public static let percentDownloadedKey = "NSMetadataUbiquitousItemPercentDownloadedKey"
+    public static let isUploadedKey = "NSMetadataUbiquitousItemIsUploadedKey"
+    public static let isUploadingKey = "NSMetadataUbiquitousItemIsUploadingKey"
+    public static let percentUploadedKey = "NSMetadataUbiquitousItemPercentUploadedKey"
+    public static let isExternalDocumentKey = "NSMetadataUbiquitousItemIsExternalDocumentKey"
+    public static let isSharedKey = "NSMetadataUbiquitousItemIsSharedKey"
+
     /// The value of an attribute, by Apple's raw key (`kMDItemFSName`) or
-    /// the `NSMetadataItem...Key` name: `String` for names and paths, `URL`
-    /// for `kMDItemURL`, `Int` for the size (absent for folders), `Date`
-    /// for dates (the birth date is absent where the filesystem keeps none).
+    /// the `NSMetadataItem...Key` name: `String` for names, paths and
+    /// types, `URL` for `kMDItemURL`, `Int` for the size (absent for
+    /// folders), `Date` for dates (the birth date is absent where the
+    /// filesystem keeps none), `[String]` for the type tree, `Bool` and
+    /// `Double` for the ubiquitous keys. Inside a ubiquity container the
+    /// ubiquitous item keys have the values of a fully synced local file;
+    /// outside one they are absent and `NSMetadataItemIsUbiquitousKey` is false.
     public func value(forAttribute key: String) -> Any? {
         switch key {
         case "kMDItemFSName", "NSMetadataItemFSNameKey": return name
@@ -75,6 +135,21 @@ public struct MetadataItem: Hashable, Sendable, CustomStringConvertible {
             return metadata.modificationTime.map { Date(timeIntervalSince1970: $0.secondsSinceEpoch) }
         case "kMDItemFSCreationDate", "NSMetadataItemFSCreationDateKey":
             return metadata.birthTime.map { Date(timeIntervalSince1970: $0.secondsSinceEpoch) }
+        case "kMDItemContentType", "NSMetadataItemContentTypeKey": return contentType
+        case "kMDItemContentTypeTree", "NSMetadataItemContentTypeTreeKey": return contentTypeTree
+        case Self.isUbiquitousKey: return ubiquity != nil
+        case Self.hasUnresolvedConflictsKey: return hasUnresolvedConflicts
+        case Self.conflictOriginalPathKey: return conflictOriginalPathBytes.map { String(decoding: $0, as: UTF8.self) }
+        default: break
+        }
+        guard let ubiquity else { return nil }
+        switch key {
+        case Self.containerDisplayNameKey: return ubiquity.containerDisplayName
+        case Self.downloadingStatusKey: return Self.downloadingStatusCurrent
+        case Self.isDownloadingKey, Self.downloadRequestedKey, Self.isUploadingKey, Self.isSharedKey: return false
+        case Self.isUploadedKey: return true
+        case Self.percentDownloadedKey, Self.percentUploadedKey: return 100.0
+        case Self.isExternalDocumentKey: return ubiquity.isExternalDocument
         default: return nil
         }
     }
@@ -113,6 +188,12 @@ public struct MetadataSortDescriptor: Hashable, Sendable {
             result = x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
         case (let x as Date, let y as Date): result = x.compare(y)
         case (let x as URL, let y as URL): result = x.path.compare(y.path, options: [.caseInsensitive, .numeric])
+        case (let x as Bool, let y as Bool):
+            result = x == y ? .orderedSame : (x ? .orderedDescending : .orderedAscending)
+        case (let x as Double, let y as Double):
+            result = x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
+        case (let x as [String], let y as [String]):
+            result = (x.first ?? "").compare(y.first ?? "", options: [.caseInsensitive, .numeric])
         default: result = .orderedSame
         }
         guard result != .orderedSame else { return .orderedSame }

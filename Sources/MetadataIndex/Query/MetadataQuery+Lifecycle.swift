@@ -144,8 +144,9 @@ extension MetadataQuery {
         // One scan of the whole index on every core, then the scope test
         // for the matches only (each id once, so scopes that meet through
         // a symlinked root still report a file once).
+        var conflicts = ConflictCache()
         for id in IndexScan(index: engine.index, predicate: predicate).matchingEntries() {
-            if let item = item(id, in: engine, anchors: anchors) {
+            if let item = item(id, in: engine, anchors: anchors, conflicts: &conflicts) {
                 first[id] = item
                 order.append(id)
             }
@@ -168,17 +169,20 @@ extension MetadataQuery {
     /// query's scopes, read once per scan or batch by the caller) and
     /// matches; caller holds the engine lock.
     func evaluate(
-        _ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor], evaluator: PredicateEvaluator
+        _ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor], evaluator: PredicateEvaluator,
+        conflicts: inout ConflictCache
     ) -> MetadataItem? {
         guard engine.index.contains(EntryID(id)),
             evaluator.matches(IndexSubject(index: engine.index, id: id))
         else { return nil }
-        return item(id, in: engine, anchors: anchors)
+        return item(id, in: engine, anchors: anchors, conflicts: &conflicts)
     }
 
     /// The item for an index entry that matches, if it lies in one of
     /// `anchors`; caller holds the engine lock.
-    private func item(_ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor]) -> MetadataItem? {
+    private func item(
+        _ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor], conflicts: inout ConflictCache
+    ) -> MetadataItem? {
         let index = engine.index
         guard index.contains(EntryID(id)), !index.isRoot(EntryID(id)) else { return nil }
         var inScope = false
@@ -203,14 +207,24 @@ extension MetadataQuery {
             break
         }
         guard inScope else { return nil }
-        let serial = stateLock.withLock { () -> UInt64 in
-            if let existing = live[id] { return existing.serial }
+        let (serial, container) = stateLock.withLock { () -> (UInt64, UbiquityContainer?) in
+            if let existing = live[id] { return (existing.serial, configuration.container) }
             defer { nextSerial += 1 }
-            return nextSerial
+            return (nextSerial, configuration.container)
+        }
+        let path = index.path(of: EntryID(id)).bytes
+        var ubiquity: MetadataItem.Ubiquity?
+        if let container {
+            let prefix = container.path.bytes
+            if path.count > prefix.count && path.starts(with: prefix) && path[prefix.count] == 0x2F {
+                ubiquity = MetadataItem.Ubiquity(containerDisplayName: container.path.lastComponent?.string ?? "")
+            }
         }
         return MetadataItem(
-            serial: serial, pathBytes: index.path(of: EntryID(id)).bytes, kind: index.kind(of: EntryID(id)),
-            metadata: index.metadata(of: EntryID(id)))
+            serial: serial, pathBytes: path, kind: index.kind(of: EntryID(id)),
+            metadata: index.metadata(of: EntryID(id)), ubiquity: ubiquity,
+            hasUnresolvedConflicts: conflicts.hasCopies(id, in: index),
+            conflictOriginalPathBytes: index.conflictOriginal(of: id).map { index.path(of: EntryID($0)).bytes })
     }
 
     /// Folds one batch of index changes into the pending update. Called by
@@ -241,7 +255,11 @@ extension MetadataQuery {
         }
         var outcomes: [(UInt32, MetadataItem?)] = []
         let scopes = stateLock.withLock { anchors }
-        for id in touched { outcomes.append((id, evaluate(id, in: engine, anchors: scopes, evaluator: evaluator))) }
+        var conflicts = ConflictCache()
+        for id in touched {
+            outcomes.append(
+                (id, evaluate(id, in: engine, anchors: scopes, evaluator: evaluator, conflicts: &conflicts)))
+        }
         var anything = false
         stateLock.withLock {
             guard self.generation == generation else { return }

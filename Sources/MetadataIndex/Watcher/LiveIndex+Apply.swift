@@ -230,6 +230,7 @@ extension LiveIndex {
             switch outcome {
             case .inserted:
                 changes.added.insert(id.rawValue)
+                noteConflictCopy(id.rawValue)
                 if status.kind == .folder { crawls.append(id.rawValue) }
             case .updated(let changed):
                 if changed { changes.changed.insert(id.rawValue) }
@@ -248,9 +249,17 @@ extension LiveIndex {
         }
     }
 
+    /// A conflict copy appearing, going or being renamed changes whether
+    /// the item it conflicts with has unresolved conflicts: report that
+    /// item changed. Caller holds the lock.
+    func noteConflictCopy(_ id: UInt32) {
+        if let original = index.conflictOriginal(of: id) { changes.changed.insert(original) }
+    }
+
     /// Removes an entry and its subtree, recording the removals and dropping
     /// the watches. Caller holds the lock.
     func removeEntry(_ id: UInt32) {
+        noteConflictCopy(id)
         changes.removed.insert(id)
         if index.kind(of: EntryID(id)) == .folder {
             for descendant in index.descendants(of: EntryID(id)) { changes.removed.insert(descendant.rawValue) }
@@ -286,7 +295,9 @@ extension LiveIndex {
         if let occupant, occupant.rawValue != entry {
             removeEntry(occupant.rawValue)
         }
+        noteConflictCopy(entry)
         index.move(EntryID(entry), to: EntryID(folder), name: name)
+        noteConflictCopy(entry)
         changes.changed.insert(entry)
         // Verify against the disk: the index may lag, and a pairing made on a
         // stale view must not leave a wrong entry under the new name.

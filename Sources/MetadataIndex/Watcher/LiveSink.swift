@@ -79,7 +79,9 @@ final class LiveSink: CrawlSink, @unchecked Sendable {
                     name: name, in: folder, metadata: metadata, device: entry.status?.device)
                 if recording {
                     switch outcome {
-                    case .inserted: engine.changes.added.insert(id.rawValue)
+                    case .inserted:
+                        engine.changes.added.insert(id.rawValue)
+                        engine.noteConflictCopy(id.rawValue)
                     case .updated(let changed): if changed { engine.changes.changed.insert(id.rawValue) }
                     }
                 }

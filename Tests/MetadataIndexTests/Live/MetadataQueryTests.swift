@@ -18,6 +18,59 @@ extension LiveSuites {
             return query
         }
 
+        /// A conflict copy appearing or going changes its original's
+        /// `HasUnresolvedConflicts` flag, reported as a change, for both
+        /// naming styles; the copy says what it conflicts with.
+        @Test(arguments: [
+            "report (conflicted copy 2025-01-31).txt", "report.sync-conflict-20250131-101112-ABCDEFG.txt",
+        ])
+        func conflictCopiesChangeTheirOriginalLive(copyName: String) throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("report.txt")
+            try temp.file("other.txt")
+            let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            func report() -> MetadataItem? { query.results.first { $0.name == "report.txt" } }
+            #expect(report()?.hasUnresolvedConflicts == false)
+            try temp.file(copyName)
+            #expect(recorder.wait { report()?.hasUnresolvedConflicts == true })
+            #expect(recorder.updates.contains { $0.changed.contains { $0.name == "report.txt" } })
+            let copy = query.results.first { $0.name == copyName }
+            #expect(
+                copy?.value(forAttribute: MetadataItem.conflictOriginalPathKey) as? String
+                    == temp.path.appending("report.txt").string)
+            #expect(query.results.first { $0.name == "other.txt" }?.hasUnresolvedConflicts == false)
+            // Resolved: the copy is deleted.
+            #expect(unlink(temp.path.appending(copyName).string) == 0)
+            #expect(recorder.wait { report()?.hasUnresolvedConflicts == false })
+            query.stop()
+        }
+
+        /// Inside the query's container, items carry the ubiquitous keys of a
+        /// fully synced local file.
+        @Test func containerItemsCarryUbiquitousKeys() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("Documents/a.txt")
+            let query = MetadataQuery()
+            query.predicate = try MetadataPredicate("kMDItemFSName LIKE '*.txt'")
+            query.container = UbiquityContainer(path: temp.path)
+            query.searchScopes = [.ubiquitousDocuments]
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            let item = try #require(query.results.first)
+            #expect(item.value(forAttribute: MetadataItem.isUbiquitousKey) as? Bool == true)
+            #expect(
+                item.value(forAttribute: MetadataItem.downloadingStatusKey) as? String
+                    == MetadataItem.downloadingStatusCurrent)
+            #expect(
+                item.value(forAttribute: MetadataItem.containerDisplayNameKey) as? String
+                    == temp.path.lastComponent?.string)
+            query.stop()
+        }
+
         @Test func startWithoutPredicateOrTwiceFails() throws {
             let temp = try TemporaryDirectory()
             let query = MetadataQuery()

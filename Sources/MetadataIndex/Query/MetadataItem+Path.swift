@@ -1,0 +1,57 @@
+public import SystemPackage
+
+extension MetadataItem {
+    /// A snapshot of the item at `path` (`mdls`): its own status (a
+    /// symlink is described, not followed), conflict copies beside it from
+    /// a listing of its folder, and ubiquity when it lies in `container`.
+    ///
+    /// - Throws: `MetadataError` (`.scopeNotFound`, `.scopeUnreadable`)
+    ///   naming the path.
+    public init(path: FilePath, container: UbiquityContainer? = nil) throws(MetadataError) {
+        let absolute = path.isAbsolute ? path : ProcessEnvironment.currentDirectory.pushing(path)
+        let normalized = absolute.lexicallyNormalized()
+        let bytes = normalized.bytes
+        let status: FileStatus
+        switch FileStatus.of(pathBytes: bytes) {
+        case .success(let found): status = found
+        case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
+            throw MetadataError(code: .scopeNotFound, message: "no such file or folder", path: normalized)
+        case .failure(let error):
+            throw MetadataError(code: .scopeUnreadable, message: "cannot read", path: normalized, underlying: error)
+        }
+        var ubiquity: Ubiquity?
+        if let container {
+            let prefix = container.path.lexicallyNormalized().bytes
+            if bytes.count > prefix.count && bytes.starts(with: prefix) && bytes[prefix.count] == 0x2F {
+                ubiquity = Ubiquity(containerDisplayName: container.path.lastComponent?.string ?? "")
+            }
+        }
+        var hasConflicts = false
+        var original: [UInt8]?
+        if let slash = bytes.lastIndex(of: 0x2F) {
+            let folder = slash == 0 ? [UInt8(0x2F)] : Array(bytes[..<slash])
+            let name = Array(bytes[(slash + 1)...])
+            if let originalName = ConflictCopy.originalName(of: name) {
+                let candidate = folder + (folder == [0x2F] ? [] : [0x2F]) + originalName
+                if case .success = FileStatus.of(pathBytes: candidate) { original = candidate }
+            }
+            hasConflicts = Self.siblingConflictCopies(of: name, in: folder)
+        }
+        self.init(
+            serial: 0, pathBytes: bytes, kind: status.kind, metadata: EntryMetadata(status), ubiquity: ubiquity,
+            hasUnresolvedConflicts: hasConflicts, conflictOriginalPathBytes: original)
+    }
+
+    /// Whether `folder` holds a conflict copy of `name`.
+    private static func siblingConflictCopies(of name: [UInt8], in folder: [UInt8]) -> Bool {
+        guard case .success(let handle) = DirectoryHandle.open(pathBytes: folder) else { return false }
+        var reader = DirectoryReader(capacity: 64 * 1024)
+        var found = false
+        _ = reader.forEachEntry(of: handle.descriptor) { entry in
+            guard !found else { return }
+            let sibling = UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)
+            if let original = ConflictCopy.originalName(of: sibling), original == name { found = true }
+        }
+        return found
+    }
+}
