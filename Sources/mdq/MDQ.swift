@@ -31,6 +31,7 @@ struct MDQ: ParsableCommand {
               mdq "kMDItemFSSize > 1000000 AND kMDItemFSName ENDSWITH[c] '.mov'"
               mdq --spotlight 'kMDItemFSName == "*.png"cd && kMDItemFSContentChangeDate >= $time.today(-7)'
               mdq --live "kMDItemFSName LIKE '*.txt'"
+              mdq ls photo.png              (every attribute of an item, like mdls; mdq ls --help)
 
             Exit status: 0 success, 1 runtime error (missing container or scope), \
             2 usage or query syntax error.
@@ -119,6 +120,31 @@ struct MDQ: ParsableCommand {
         printer.finish()
     }
 
+    /// `mdq ls PATH...`, with the same exit statuses.
+    static func runList(_ arguments: [String]) -> Never {
+        ProcessEnvironment.unblockInterruptSignals()
+        let command: ListCommand
+        do {
+            command = try ListCommand.parse(arguments)
+        } catch {
+            if ListCommand.exitCode(for: error) == .success { ListCommand.exit(withError: error) }
+            Diagnostics.error(ListCommand.message(for: error) + "\n" + "Run 'mdq ls --help' for usage.")
+            Diagnostics.exit(2)
+        }
+        do {
+            try command.run()
+        } catch let error as MetadataError {
+            Diagnostics.error(error.description)
+            Diagnostics.exit(1)
+        } catch let error as ExitCode {
+            Diagnostics.exit(error.rawValue)
+        } catch {
+            Diagnostics.error("\(error)")
+            Diagnostics.exit(1)
+        }
+        Diagnostics.exit(0)
+    }
+
     /// Runs the command with mdq's exit statuses: 0 success, 1 runtime error,
     /// 2 usage or query syntax error, each with a one-line message on stderr
     /// (plus the caret lines for a query error).
@@ -126,6 +152,10 @@ struct MDQ: ParsableCommand {
         // Before any thread starts: SIGINT/SIGTERM are taken by a sigwait
         // thread in live mode, and restored to their default otherwise.
         ProcessEnvironment.blockInterruptSignals()
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "ls" {
+            runList(Array(arguments.dropFirst()))
+        }
         let command: MDQ
         do {
             command = try parse()
