@@ -8,6 +8,7 @@ struct LiveSession {
     let scopes: [SearchScope]
     let container: UbiquityContainer?
     let includeHidden: Bool
+    var sortDescriptors: [MetadataSortDescriptor] = []
     let interval: Double?
     let printer: LivePrinter
 
@@ -17,6 +18,7 @@ struct LiveSession {
         query.searchScopes = scopes
         query.container = container
         query.includesHiddenItems = includeHidden
+        query.sortDescriptors = sortDescriptors
         if let interval { query.notificationBatchingInterval = interval }
         let center = NotificationCenter.default
         let printer = self.printer

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MetadataIndex
+import Synchronization
 import SystemPackage
 
 /// `mdq`: `mdfind` for Linux. Parses, calls the library, prints.
@@ -65,6 +66,11 @@ struct MDQ: ParsableCommand {
         if name != nil && query != nil {
             throw ValidationError("give either a QUERY or --name TEXT, not both")
         }
+        try output.validateKeys()
+        if output.group != nil && (output.count || output.live || output.json || output.nullTerminated) {
+            throw ValidationError(
+                "--group prints counts per value; it does not combine with --count, --live, --json or -0")
+        }
         if output.count && (output.json || output.nullTerminated) {
             throw ValidationError("--count prints a number; it does not combine with --json or -0")
         }
@@ -99,11 +105,16 @@ struct MDQ: ParsableCommand {
                 output.count ? .count : output.json ? .json : .lines(terminator: output.nullTerminated ? 0 : 0x0A)
             LiveSession(
                 predicate: predicate, scopes: scopes, container: container, includeHidden: scope.hidden,
+                sortDescriptors: output.sortDescriptors,
                 interval: output.interval,
                 printer: LivePrinter(mode: mode, showProgress: ProcessEnvironment.isTerminal(.standardError))
             ).run()
         }
         ProcessEnvironment.unblockInterruptSignals()
+        if output.needsItems && !output.count {
+            try runCollecting(predicate: predicate, roots: roots, raw: raw)
+            return
+        }
         let search = OneShotSearch(
             roots: roots, predicate: predicate, crawlOptions: scope.crawlOptions,
             includeMetadata: output.json)
@@ -118,6 +129,89 @@ struct MDQ: ParsableCommand {
             printer.printCount(summary.matchCount)
         }
         printer.finish()
+    }
+
+    /// A one-shot search whose results are collected as items: printed
+    /// with `--attr` columns, sorted by `--sort`, or counted per `--group`.
+    private func runCollecting(predicate: MetadataPredicate, roots: [CrawlRoot], raw: RawArguments) throws {
+        let (_, container) = try scope.searchScopes(raw: raw)
+        let search = OneShotSearch(
+            roots: roots, predicate: predicate, crawlOptions: scope.crawlOptions, includeMetadata: true)
+        let collected = Collected()
+        let conflictKeys: Set<String> = [MetadataItem.hasUnresolvedConflictsKey, MetadataItem.conflictOriginalPathKey]
+        let needsListing = !conflictKeys.isDisjoint(
+            with: output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""])
+        _ = try search.run(
+            onBatch: { @Sendable batch in
+                var items: [MetadataItem] = []
+                for i in 0..<batch.count {
+                    let result = batch[i]
+                    if needsListing,
+                        let item = try? MetadataItem(
+                            path: FilePath.fromBytes(Array(result.pathBytes)), container: container)
+                    {
+                        items.append(item)
+                    } else {
+                        items.append(MetadataItem(result, container: container))
+                    }
+                }
+                collected.append(items)
+            },
+            onWarning: { warning in Diagnostics.warn(warning.description) })
+        // Stable order first (the crawl's order depends on threads), then the sort keys.
+        let items = collected.items.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
+            .sorted(by: output.sortDescriptors)
+        ProcessEnvironment.ignoreBrokenPipe()
+        var out: [UInt8] = []
+        if let group = output.group {
+            var counts: [String: Int] = [:]
+            var order: [String] = []
+            for item in items {
+                let key = item.value(forAttribute: group).map { Self.columnText($0) } ?? "(null)"
+                if counts[key] == nil { order.append(key) }
+                counts[key, default: 0] += 1
+            }
+            if output.sort.isEmpty { order.sort { counts[$0]! != counts[$1]! ? counts[$0]! > counts[$1]! : $0 < $1 } }
+            for key in order { out += Array("\(key)\t\(counts[key]!)\n".utf8) }
+            FileOutput.write(&out)
+            return
+        }
+        for item in items {
+            if output.json {
+                JSONLine.append(item, to: &out)
+                if !output.attributes.isEmpty {
+                    out.removeLast()  // the closing brace
+                    out += Array(",\"attributes\":{".utf8)
+                    for (i, key) in output.attributes.enumerated() {
+                        if i > 0 { out.append(UInt8(ascii: ",")) }
+                        JSONLine.appendString(Array(key.utf8)[...], to: &out)
+                        out.append(UInt8(ascii: ":"))
+                        ListCommand.appendJSONValue(item.value(forAttribute: key), to: &out)
+                    }
+                    out += Array("}}".utf8)
+                }
+                out.append(0x0A)
+            } else {
+                out += item.pathBytes
+                for key in output.attributes {
+                    out.append(0x09)
+                    out += Array((item.value(forAttribute: key).map { Self.columnText($0) } ?? "(null)").utf8)
+                }
+                out.append(output.nullTerminated ? 0 : 0x0A)
+            }
+            if out.count >= 1 << 16 { FileOutput.write(&out) }
+        }
+        FileOutput.write(&out)
+    }
+
+    /// An attribute value in a tab-separated column: one line, unquoted.
+    static func columnText(_ value: Any) -> String {
+        switch value {
+        case let list as [String]: return list.joined(separator: ",")
+        case let string as String:
+            return string.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " ")
+        default: return ListCommand.text(of: value, indent: "")
+        }
     }
 
     /// `mdq ls PATH...`, with the same exit statuses.
@@ -181,4 +275,11 @@ struct MDQ: ParsableCommand {
         }
         Diagnostics.exit(0)
     }
+}
+
+/// Items gathered from the search's batch callbacks.
+private final class Collected: Sendable {
+    private let storage = Mutex<[MetadataItem]>([])
+    func append(_ items: [MetadataItem]) { storage.withLock { $0 += items } }
+    var items: [MetadataItem] { storage.withLock { $0 } }
 }

@@ -312,15 +312,52 @@ final class ChunkScanner {
                 matchers.contains { evaluator.matchesName($0, name, isASCII: isASCII) }
             }
         }
-        return words.withUnsafeBufferPointer { words in
-            filterNames(ids, count, displayName: displayName) { name, isASCII in
-                guard isASCII && name.count >= 8 else {
-                    return matchers.contains { evaluator.matchesName($0, name, isASCII: isASCII) }
+        // Every literal in one buffer, so the loop touches no array payloads.
+        var bytes: [UInt8] = []
+        var ranges: [Range<Int>] = []
+        for matcher in matchers {
+            guard case .suffix(let literal) = matcher.shape else { continue }
+            ranges.append(bytes.count..<bytes.count + literal.count)
+            bytes += literal
+        }
+        let folder = evaluator.folder(for: matchers[0].options)
+        return bytes.withUnsafeBytes { bytes in
+            ranges.withUnsafeBufferPointer { ranges in
+                words.withUnsafeBufferPointer { words in
+                    filterNames(ids, count, displayName: displayName) { name, isASCII in
+                        if isASCII && name.count >= 8 {
+                            var last8 = name.baseAddress!.loadUnaligned(fromByteOffset: name.count - 8, as: UInt64.self)
+                            if lower { last8 = ASCIIBytes.lowercased(last8) }
+                            for word in words where last8 & word.mask == word.word { return true }
+                            return false
+                        }
+                        var folded = false
+                        for range in ranges {
+                            let literal = UnsafeRawBufferPointer(rebasing: bytes[range])
+                            if isASCII {
+                                let n = literal.count
+                                if name.count >= n,
+                                    ASCIIBytes.equal(
+                                        name.baseAddress! + (name.count - n), literal.baseAddress!, n, lower: lower)
+                                {
+                                    return true
+                                }
+                                continue
+                            }
+                            switch NameMatcher.decideSuffix(name, literal, lower: lower) {
+                            case true?: return true
+                            case false?: continue
+                            case nil:
+                                if !folded {
+                                    folder.fold(name)
+                                    folded = true
+                                }
+                                if FoldedSearch.hasSuffix(folder.folded, literal) { return true }
+                            }
+                        }
+                        return false
+                    }
                 }
-                var last8 = name.baseAddress!.loadUnaligned(fromByteOffset: name.count - 8, as: UInt64.self)
-                if lower { last8 = ASCIIBytes.lowercased(last8) }
-                for word in words where last8 & word.mask == word.word { return true }
-                return false
             }
         }
     }

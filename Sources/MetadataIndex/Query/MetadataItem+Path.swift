@@ -1,3 +1,4 @@
+public import Foundation
 public import SystemPackage
 
 extension MetadataItem {
@@ -53,5 +54,42 @@ extension MetadataItem {
             if let original = ConflictCopy.originalName(of: sibling), original == name { found = true }
         }
         return found
+    }
+}
+
+extension MetadataItem {
+    /// The item for a one-shot search result; ubiquity from `container`.
+    /// Conflicts are not looked for (that needs the folder's listing: use
+    /// `init(path:container:)` for items whose conflicts matter).
+    public init(_ result: SearchResult, container: UbiquityContainer? = nil) {
+        let bytes = Array(result.pathBytes)
+        var ubiquity: Ubiquity?
+        if let container {
+            let prefix = container.path.lexicallyNormalized().bytes
+            if bytes.count > prefix.count && bytes.starts(with: prefix) && bytes[prefix.count] == 0x2F {
+                ubiquity = Ubiquity(containerDisplayName: container.path.lastComponent?.string ?? "")
+            }
+        }
+        self.init(
+            serial: 0, pathBytes: bytes, kind: result.kind,
+            metadata: result.metadata ?? EntryMetadata(kind: result.kind), ubiquity: ubiquity)
+    }
+}
+
+extension Array where Element == MetadataItem {
+    /// The items ordered by `descriptors` (first key first), ties kept in
+    /// their current order.
+    public func sorted(by descriptors: [MetadataSortDescriptor]) -> [MetadataItem] {
+        guard !descriptors.isEmpty else { return self }
+        return enumerated().sorted { a, b in
+            for descriptor in descriptors {
+                switch descriptor.compare(a.element, b.element) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return a.offset < b.offset
+        }.map(\.element)
     }
 }

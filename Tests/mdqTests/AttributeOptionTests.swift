@@ -1,0 +1,68 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `--attr`, `--sort`, `--group` on one-shot queries.
+struct AttributeOptionTests {
+    func mdq(_ arguments: [String]) throws -> Shell.Output {
+        try Shell.run(MDQCommandTests.binary, arguments)
+    }
+
+    func fixture() throws -> TemporaryDirectory {
+        let temp = try TemporaryDirectory()
+        try temp.file("file10.txt", contents: "1")
+        try temp.file("file2.txt", contents: "333")
+        try temp.file("File1.txt", contents: "22")
+        try temp.file("b.png", contents: "4444")
+        try temp.file("notes")
+        return temp
+    }
+
+    func names(_ output: Shell.Output) -> [String] {
+        output.stdoutText.split(separator: "\n").map { line in
+            String(line.split(separator: "\t")[0].split(separator: "/").last!)
+        }
+    }
+
+    @Test func sortComparesNamesLikeFinder() throws {
+        let temp = try fixture()
+        let base = ["--onlyin", temp.path.string]
+        let byName = try mdq(base + ["--sort", "kMDItemFSName", "kMDItemFSName LIKE '*.txt'"])
+        #expect(byName.status == 0)
+        #expect(names(byName) == ["File1.txt", "file2.txt", "file10.txt"])
+        let descending = try mdq(base + ["--sort", "NSMetadataItemFSNameKey:desc", "kMDItemFSName LIKE '*.txt'"])
+        #expect(names(descending) == ["file10.txt", "file2.txt", "File1.txt"])
+        // Several keys: type first, then size descending.
+        let twoKeys = try mdq(base + ["--sort", "kMDItemContentType", "--sort", "kMDItemFSSize:desc", "TRUEPREDICATE"])
+        #expect(names(twoKeys) == ["notes", "file2.txt", "File1.txt", "file10.txt", "b.png"])
+    }
+
+    @Test func attributesAreColumnsAndJSONFields() throws {
+        let temp = try fixture()
+        let output = try mdq([
+            "--onlyin", temp.path.string, "--sort", "kMDItemFSName", "--attr", "kMDItemContentType", "--attr",
+            "kMDItemFSSize", "kMDItemFSName LIKE '*.png' OR kMDItemFSName == 'notes'",
+        ])
+        #expect(output.status == 0)
+        #expect(
+            output.stdoutText
+                == "\(temp.path.string)/b.png\tpublic.png\t4\n\(temp.path.string)/notes\tpublic.data\t0\n")
+        let json = try mdq([
+            "--onlyin", temp.path.string, "--json", "--attr", "kMDItemContentTypeTree", "kMDItemFSName == 'b.png'",
+        ])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdoutText.utf8)) as? [String: Any])
+        let attributes = try #require(object["attributes"] as? [String: Any])
+        #expect((attributes["kMDItemContentTypeTree"] as? [String])?.prefix(2) == ["public.png", "public.image"])
+    }
+
+    @Test func groupCountsPerValue() throws {
+        let temp = try fixture()
+        let output = try mdq(["--onlyin", temp.path.string, "--group", "kMDItemContentType", "TRUEPREDICATE"])
+        #expect(output.status == 0)
+        #expect(output.stdoutText == "public.plain-text\t3\npublic.data\t1\npublic.png\t1\n")
+        let bad = try mdq(["--onlyin", temp.path.string, "--group", "kMDItemNope", "TRUEPREDICATE"])
+        #expect(bad.status == 2)
+        #expect(bad.stderrText.hasPrefix("mdq: unknown attribute 'kMDItemNope'"))
+    }
+}
