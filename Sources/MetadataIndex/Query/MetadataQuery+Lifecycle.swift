@@ -437,13 +437,59 @@ extension MetadataQuery {
         if count > 0 { updates.append(current) }
         pending = [:]
         pendingOrder = []
-        if !removedSerials.isEmpty { visible.removeAll { removedSerials.contains($0.serial) } }
-        if !changedItems.isEmpty {
-            for i in visible.indices { if let item = changedItems[visible[i].serial] { visible[i] = item } }
+        let descriptors = configuration.sortDescriptors
+        if descriptors.isEmpty {
+            if !removedSerials.isEmpty { visible.removeAll { removedSerials.contains($0.serial) } }
+            if !changedItems.isEmpty {
+                for i in visible.indices { if let item = changedItems[visible[i].serial] { visible[i] = item } }
+            }
+            visible += addedItems
+        } else {
+            // Sorted: take out what went or changed, then put the changed
+            // and added items in at their places (binary search), so an
+            // update costs O(n + k log n), not a sort of everything.
+            if !removedSerials.isEmpty || !changedItems.isEmpty {
+                visible.removeAll { removedSerials.contains($0.serial) || changedItems[$0.serial] != nil }
+            }
+            let incoming = (Array(changedItems.values) + addedItems).sorted(by: descriptors)
+            if !incoming.isEmpty { visible = Self.merge(incoming, into: visible, descriptors) }
         }
-        visible += addedItems
-        applySort()
+        positions = nil
         return updates
+    }
+
+    /// `incoming` (sorted) merged into `sorted`, each new item after the
+    /// equal ones already there.
+    private static func merge(
+        _ incoming: [MetadataItem], into sorted: [MetadataItem], _ descriptors: [MetadataSortDescriptor]
+    ) -> [MetadataItem] {
+        func precedes(_ a: MetadataItem, _ b: MetadataItem) -> Bool {
+            for descriptor in descriptors {
+                switch descriptor.compare(a, b) {
+                case .orderedAscending: return true
+                case .orderedDescending: return false
+                case .orderedSame: continue
+                }
+            }
+            return false
+        }
+        var result: [MetadataItem] = []
+        result.reserveCapacity(sorted.count + incoming.count)
+        var start = 0
+        for item in incoming {
+            // The first position in sorted[start...] whose element the item precedes.
+            var low = start
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                if precedes(item, sorted[middle]) { high = middle } else { low = middle + 1 }
+            }
+            result += sorted[start..<low]
+            result.append(item)
+            start = low
+        }
+        result += sorted[start...]
+        return result
     }
 
     /// Sorts the visible results (stable) and rebuilds the position table.
@@ -462,7 +508,7 @@ extension MetadataQuery {
                 return false
             }
         }
-        positions = Dictionary(uniqueKeysWithValues: visible.enumerated().map { ($0.element.serial, $0.offset) })
+        positions = nil
     }
 }
 

@@ -131,7 +131,9 @@ public final class MetadataQuery: @unchecked Sendable {
     var generation = 0
     var disableCount = 0
     var visible: [MetadataItem] = []
-    var positions: [UInt64: Int] = [:]
+    /// Result index by serial, rebuilt on first use after a change (so an
+    /// update costs nothing for clients that never ask).
+    var positions: [UInt64: Int]? = [:]
     /// Current membership, updated on every index batch (even while updates are disabled).
     var live: [UInt32: MetadataItem] = [:]
     var pending: [UInt64: Pending] = [:]
@@ -209,7 +211,15 @@ public final class MetadataQuery: @unchecked Sendable {
     /// The position of a result, or nil.
     ///
     /// - Complexity: O(1).
-    public func index(ofResult item: MetadataItem) -> Int? { stateLock.withLock { positions[item.serial] } }
+    public func index(ofResult item: MetadataItem) -> Int? {
+        stateLock.withLock {
+            if positions == nil {
+                positions = Dictionary(
+                    uniqueKeysWithValues: visible.enumerated().map { ($0.element.serial, $0.offset) })
+            }
+            return positions?[item.serial]
+        }
+    }
 
     /// An immutable snapshot of the results.
     public var results: [MetadataItem] { stateLock.withLock { visible } }

@@ -18,6 +18,60 @@ extension LiveSuites {
             return query
         }
 
+        /// Sorted results stay in order through a stream of live changes
+        /// (inserted at their place, not re-sorted), with names compared
+        /// like Finder and missing values first.
+        @Test func sortedResultsStayOrderedThroughLiveChanges() throws {
+            let temp = try TemporaryDirectory()
+            var random = SeededGenerator(seed: 11)
+            var names: [String] = []
+            for i in 0..<40 {
+                let name = ["file\(i).txt", "File\(i * 7).TXT", "a\(i)", "Z\(i).txt"][i % 4]
+                try temp.file(name, contents: String(repeating: "x", count: Int.random(in: 0..<5, using: &random)))
+                names.append(name)
+            }
+            try temp.file("sub/inner.txt")
+            let query = try makeQuery("TRUEPREDICATE", in: temp.path)
+            let descriptors = [
+                MetadataSortDescriptor(key: "kMDItemFSSize", ascending: false),
+                MetadataSortDescriptor(key: "kMDItemFSName"),
+            ]
+            query.sortDescriptors = descriptors
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            func ordered() -> Bool {
+                let results = query.results
+                let resorted = results.sorted(by: descriptors)
+                return results.map(\.pathBytes) == resorted.map(\.pathBytes)
+            }
+            #expect(ordered())
+            for step in 0..<200 {
+                let name = names.randomElement(using: &random)!
+                let path = temp.path.appending(name).string
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0:
+                    try temp.file(name, contents: String(repeating: "y", count: Int.random(in: 0..<6, using: &random)))
+                case 1: unlink(path)
+                case 2:
+                    let renamed = "r\(step)-\(name)"
+                    if rename(path, temp.path.appending(renamed).string) == 0 { names.append(renamed) }
+                default: try temp.file("new\(step).txt", contents: "zz")
+                }
+            }
+            // Quiet: the results are what a fresh crawl gives, in order.
+            let expected = Set(try FileManager.default.subpathsOfDirectory(atPath: temp.path.string))
+            #expect(
+                recorder.wait {
+                    Set(query.results.map { String($0.path.string.dropFirst(temp.path.string.count + 1)) }) == expected
+                })
+            #expect(ordered())
+            for (i, item) in query.results.enumerated() { #expect(query.index(ofResult: item) == i) }
+            // Folders have no size: missing values sort first ascending, so last descending.
+            #expect(query.results.last?.kind == .folder)
+            query.stop()
+        }
+
         /// A conflict copy appearing or going changes its original's
         /// `HasUnresolvedConflicts` flag, reported as a change, for both
         /// naming styles; the copy says what it conflicts with.
