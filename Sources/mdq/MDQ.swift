@@ -60,6 +60,10 @@ struct MDQ: ParsableCommand {
     var query: String?
 
     mutating func validate() throws {
+        if scope.managesExternal {
+            if name != nil || query != nil { throw ValidationError("registration commands take no QUERY") }
+            return
+        }
         if name == nil && query == nil {
             throw ValidationError("give a QUERY or --name TEXT")
         }
@@ -87,6 +91,10 @@ struct MDQ: ParsableCommand {
         // A one-shot query does not watch, so a refusal here is not fatal.
         _ = try? MetadataEngine.initializeWatching()
         let raw = RawArguments()
+        if scope.managesExternal {
+            try scope.manageExternal(raw: raw)
+            return
+        }
         let predicate: MetadataPredicate
         if let name {
             predicate = try MetadataPredicate.nameMatching(raw.bytes(for: name))

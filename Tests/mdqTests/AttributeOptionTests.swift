@@ -65,4 +65,26 @@ struct AttributeOptionTests {
         #expect(bad.status == 2)
         #expect(bad.stderrText.hasPrefix("mdq: unknown attribute 'kMDItemNope'"))
     }
+
+    @Test func externalDocumentsAreRegisteredFromTheCommandLine() throws {
+        let temp = try TemporaryDirectory()
+        try temp.file("C/Documents/in.txt")
+        try temp.file("Elsewhere/out.txt")
+        let container = temp.path.appending("C").string
+        let elsewhere = temp.path.appending("Elsewhere").string
+        #expect(try mdq(["--container", container, "--register-external", elsewhere]).status == 0)
+        #expect(try mdq(["--container", container, "--list-external"]).stdoutText == elsewhere + "\n")
+        let external = try mdq(["--container", container, "--scope", "external", "TRUEPREDICATE"])
+        #expect(external.stdoutText == elsewhere + "/out.txt\n")
+        let both = try mdq([
+            "--container", container, "--scope", "documents", "--scope", "external", "--sort", "kMDItemFSName",
+            "kMDItemFSName LIKE '*.txt'",
+        ])
+        #expect(both.stdoutText == container + "/Documents/in.txt\n" + elsewhere + "/out.txt\n")
+        let inside = try mdq(["--container", container, "--register-external", container + "/Documents"])
+        #expect(inside.status == 2)
+        #expect(inside.stderrText.contains("outside the container"))
+        #expect(try mdq(["--container", container, "--unregister-external", elsewhere]).status == 0)
+        #expect(try mdq(["--container", container, "--list-external"]).stdoutText == "")
+    }
 }

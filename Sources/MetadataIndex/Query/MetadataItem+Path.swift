@@ -20,13 +20,7 @@ extension MetadataItem {
         case .failure(let error):
             throw MetadataError(code: .scopeUnreadable, message: "cannot read", path: normalized, underlying: error)
         }
-        var ubiquity: Ubiquity?
-        if let container {
-            let prefix = container.path.lexicallyNormalized().bytes
-            if bytes.count > prefix.count && bytes.starts(with: prefix) && bytes[prefix.count] == 0x2F {
-                ubiquity = Ubiquity(containerDisplayName: container.path.lastComponent?.string ?? "")
-            }
-        }
+        let ubiquity = container.flatMap { Ubiquity(path: bytes, container: $0) }
         var hasConflicts = false
         var original: [UInt8]?
         if let slash = bytes.lastIndex(of: 0x2F) {
@@ -63,13 +57,7 @@ extension MetadataItem {
     /// `init(path:container:)` for items whose conflicts matter).
     public init(_ result: SearchResult, container: UbiquityContainer? = nil) {
         let bytes = Array(result.pathBytes)
-        var ubiquity: Ubiquity?
-        if let container {
-            let prefix = container.path.lexicallyNormalized().bytes
-            if bytes.count > prefix.count && bytes.starts(with: prefix) && bytes[prefix.count] == 0x2F {
-                ubiquity = Ubiquity(containerDisplayName: container.path.lastComponent?.string ?? "")
-            }
-        }
+        let ubiquity = container.flatMap { Ubiquity(path: bytes, container: $0) }
         self.init(
             serial: 0, pathBytes: bytes, kind: result.kind,
             metadata: result.metadata ?? EntryMetadata(kind: result.kind), ubiquity: ubiquity)
@@ -91,5 +79,24 @@ extension Array where Element == MetadataItem {
             }
             return a.offset < b.offset
         }.map(\.element)
+    }
+}
+
+extension MetadataItem.Ubiquity {
+    /// Where `path` sits relative to `container`: inside it, or inside one
+    /// of its registered external document folders; nil otherwise.
+    init?(path: [UInt8], container: UbiquityContainer, externalFolders: [FilePath]? = nil) {
+        func inside(_ folder: FilePath) -> Bool {
+            let prefix = folder.lexicallyNormalized().bytes
+            return path.count > prefix.count && path.starts(with: prefix) && path[prefix.count] == 0x2F
+        }
+        let name = container.path.lastComponent?.string ?? ""
+        if inside(container.path) {
+            self.init(containerDisplayName: name)
+        } else if (externalFolders ?? container.externalDocumentFolders).contains(where: inside) {
+            self.init(containerDisplayName: name, isExternalDocument: true)
+        } else {
+            return nil
+        }
     }
 }

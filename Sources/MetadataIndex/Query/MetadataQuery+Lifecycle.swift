@@ -14,6 +14,7 @@ extension MetadataQuery {
             phase = .gathering
             visible = []
             positions = [:]
+            externalFolders = configuration.container?.externalDocumentFolders ?? []
             live = [:]
             pending = [:]
             pendingOrder = []
@@ -207,18 +208,15 @@ extension MetadataQuery {
             break
         }
         guard inScope else { return nil }
-        let (serial, container) = stateLock.withLock { () -> (UInt64, UbiquityContainer?) in
-            if let existing = live[id] { return (existing.serial, configuration.container) }
+        let (serial, container, external) = stateLock.withLock {
+            () -> (UInt64, UbiquityContainer?, [FilePath]) in
+            if let existing = live[id] { return (existing.serial, configuration.container, self.externalFolders) }
             defer { nextSerial += 1 }
-            return (nextSerial, configuration.container)
+            return (nextSerial, configuration.container, self.externalFolders)
         }
         let path = index.path(of: EntryID(id)).bytes
-        var ubiquity: MetadataItem.Ubiquity?
-        if let container {
-            let prefix = container.path.bytes
-            if path.count > prefix.count && path.starts(with: prefix) && path[prefix.count] == 0x2F {
-                ubiquity = MetadataItem.Ubiquity(containerDisplayName: container.path.lastComponent?.string ?? "")
-            }
+        let ubiquity = container.flatMap {
+            MetadataItem.Ubiquity(path: path, container: $0, externalFolders: external)
         }
         return MetadataItem(
             serial: serial, pathBytes: path, kind: index.kind(of: EntryID(id)),

@@ -134,6 +134,8 @@ public final class MetadataQuery: @unchecked Sendable {
     /// Result index by serial, rebuilt on first use after a change (so an
     /// update costs nothing for clients that never ask).
     var positions: [UInt64: Int]? = [:]
+    /// The container's external document folders, read when the query starts.
+    var externalFolders: [FilePath] = []
     /// Current membership, updated on every index batch (even while updates are disabled).
     var live: [UInt32: MetadataItem] = [:]
     var pending: [UInt64: Pending] = [:]

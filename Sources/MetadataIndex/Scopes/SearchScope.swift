@@ -19,6 +19,10 @@ public struct SearchScope: Hashable, Sendable, CustomStringConvertible {
     public static let ubiquitousDocuments = SearchScope("NSMetadataQueryUbiquitousDocumentsScope")
     /// `<container>/**` minus `<container>/Documents/**`.
     public static let ubiquitousData = SearchScope("NSMetadataQueryUbiquitousDataScope")
+    /// The external document folders registered with the container
+    /// (`UbiquityContainer.registerExternalDocuments(_:)`).
+    public static let accessibleExternalDocuments = SearchScope(
+        "NSMetadataQueryAccessibleUbiquitousExternalDocumentsScope")
     /// `$HOME`.
     public static let userHome = SearchScope("NSMetadataQueryUserHomeScope")
 

@@ -1,3 +1,4 @@
+public import Foundation
 public import SystemPackage
 
 /// A ubiquity container: a folder whose `Documents/` subfolder is the
@@ -59,6 +60,68 @@ public struct UbiquityContainer: Hashable, Sendable {
         return true
     }
 
+    // MARK: External documents
+
+    /// Where the registrations live: a hidden file in the container (left
+    /// out of scans by default), so every process using the container sees
+    /// the same folders. One absolute path per record, NUL-terminated.
+    public var externalDocumentsRegistry: FilePath { path.appending(".mdq/external-documents") }
+
+    /// The registered external document folders, in registration order.
+    public var externalDocumentFolders: [FilePath] {
+        guard let data = FileManager.default.contents(atPath: externalDocumentsRegistry.string) else { return [] }
+        return data.split(separator: 0).map { FilePath.fromBytes(Array($0)) }
+    }
+
+    /// Registers a folder outside the container as accessible external
+    /// documents (`NSMetadataQueryAccessibleUbiquitousExternalDocumentsScope`).
+    /// Registering twice is harmless.
+    ///
+    /// - Throws: `MetadataError` when the folder does not exist, lies inside
+    ///   the container, or the registry cannot be written (each naming the path).
+    public func registerExternalDocuments(_ folder: FilePath) throws(MetadataError) {
+        let absolute = (folder.isAbsolute ? folder : ProcessEnvironment.currentDirectory.pushing(folder))
+            .lexicallyNormalized()
+        guard Self.isFolder(absolute) else {
+            throw MetadataError(code: .scopeNotFound, message: "no such folder to register", path: absolute)
+        }
+        guard !CrawlRoot(path: path).covers(absolute) else {
+            throw MetadataError(
+                code: .invalidArgument, message: "external documents must lie outside the container", path: absolute)
+        }
+        var folders = externalDocumentFolders
+        guard !folders.contains(absolute) else { return }
+        folders.append(absolute)
+        try writeRegistry(folders)
+    }
+
+    /// Removes a registration; unknown folders are ignored.
+    public func unregisterExternalDocuments(_ folder: FilePath) throws(MetadataError) {
+        let absolute = (folder.isAbsolute ? folder : ProcessEnvironment.currentDirectory.pushing(folder))
+            .lexicallyNormalized()
+        let folders = externalDocumentFolders
+        guard folders.contains(absolute) else { return }
+        try writeRegistry(folders.filter { $0 != absolute })
+    }
+
+    private func writeRegistry(_ folders: [FilePath]) throws(MetadataError) {
+        var data = Data()
+        for folder in folders {
+            data.append(contentsOf: folder.bytes)
+            data.append(0)
+        }
+        let registry = externalDocumentsRegistry
+        do {
+            try FileManager.default.createDirectory(
+                atPath: registry.removingLastComponent().string, withIntermediateDirectories: true)
+            // Atomic: a reader in another process sees the old or the new list.
+            try data.write(to: URL(fileURLWithPath: registry.string), options: .atomic)
+        } catch {
+            throw MetadataError(
+                code: .scopeUnreadable, message: "cannot write the external documents registry", path: registry)
+        }
+    }
+
     /// The crawl roots covering `scopes` of this container.
     ///
     /// Documents and data together are the whole container (one root);
@@ -66,11 +129,16 @@ public struct UbiquityContainer: Hashable, Sendable {
     public func crawlRoots(for scopes: Set<SearchScope>) -> [CrawlRoot] {
         let documents = scopes.contains(.ubiquitousDocuments)
         let data = scopes.contains(.ubiquitousData)
+        var roots: [CrawlRoot]
         switch (documents, data) {
-        case (true, true): return [CrawlRoot(path: path)]
-        case (true, false): return [CrawlRoot(path: documentsPath)]
-        case (false, true): return [CrawlRoot(path: path, excludedChildNames: [Array("Documents".utf8)])]
-        case (false, false): return []
+        case (true, true): roots = [CrawlRoot(path: path)]
+        case (true, false): roots = [CrawlRoot(path: documentsPath)]
+        case (false, true): roots = [CrawlRoot(path: path, excludedChildNames: [Array("Documents".utf8)])]
+        case (false, false): roots = []
         }
+        if scopes.contains(.accessibleExternalDocuments) {
+            roots += externalDocumentFolders.map { CrawlRoot(path: $0) }
+        }
+        return roots
     }
 }

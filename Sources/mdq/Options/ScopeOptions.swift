@@ -20,9 +20,48 @@ struct ScopeOptions: ParsableArguments {
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Which part of the container: documents (its Documents folder), data (the rest) or all.",
-            valueName: "documents|data|all"))
-    var scope: ContainerScope?
+            "Which part of the container (repeatable): documents (its Documents folder), data (the rest), "
+                + "external (its registered external document folders) or all.",
+            valueName: "documents|data|external|all"))
+    var scope: [ContainerScope] = []
+
+    @Option(
+        name: .customLong("register-external"),
+        help: ArgumentHelp(
+            "Register a folder outside the container as external documents (with --container), then exit.",
+            valueName: "DIR"))
+    var registerExternal: [String] = []
+
+    @Option(
+        name: .customLong("unregister-external"),
+        help: ArgumentHelp("Remove an external documents registration (with --container), then exit.", valueName: "DIR")
+    )
+    var unregisterExternal: [String] = []
+
+    @Flag(name: .customLong("list-external"), help: "Print the container's external document folders, then exit.")
+    var listExternal = false
+
+    /// Whether a registration command was given instead of a query.
+    var managesExternal: Bool { !registerExternal.isEmpty || !unregisterExternal.isEmpty || listExternal }
+
+    /// Runs the registration commands against the container.
+    func manageExternal(raw: RawArguments) throws {
+        guard let container else { throw ValidationError("external document registration needs --container") }
+        let cwd = ProcessEnvironment.currentDirectory
+        let value = try UbiquityContainer(
+            pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: container)), relativeTo: cwd)
+        for folder in registerExternal {
+            try value.registerExternalDocuments(cwd.pushing(FilePath.fromBytes(raw.bytes(for: folder))))
+        }
+        for folder in unregisterExternal {
+            try value.unregisterExternalDocuments(cwd.pushing(FilePath.fromBytes(raw.bytes(for: folder))))
+        }
+        if listExternal {
+            var out: [UInt8] = []
+            for folder in value.externalDocumentFolders { out += Array(folder.string.utf8) + [0x0A] }
+            FileOutput.write(&out)
+        }
+    }
 
     @Flag(name: .long, help: "Include hidden entries (names starting with '.') and what is inside hidden folders.")
     var hidden = false
@@ -31,7 +70,21 @@ struct ScopeOptions: ParsableArguments {
     var stayOnFileSystem = false
 
     enum ContainerScope: String, ExpressibleByArgument, CaseIterable {
-        case documents, data, all
+        case documents, data, external, all
+    }
+
+    /// The ubiquitous scopes `--scope` names (all of them by default).
+    var ubiquitousScopes: Set<SearchScope> {
+        var scopes: Set<SearchScope> = []
+        for part in scope.isEmpty ? [.all] : scope {
+            switch part {
+            case .documents: scopes.insert(.ubiquitousDocuments)
+            case .data: scopes.insert(.ubiquitousData)
+            case .external: scopes.insert(.accessibleExternalDocuments)
+            case .all: scopes.formUnion([.ubiquitousDocuments, .ubiquitousData, .accessibleExternalDocuments])
+            }
+        }
+        return scopes
     }
 
     var crawlOptions: CrawlOptions {
@@ -59,17 +112,14 @@ struct ScopeOptions: ParsableArguments {
             containerValue = try UbiquityContainer(
                 pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: container)), relativeTo: cwd)
         } else if onlyIn.isEmpty {
-            if scope != nil { throw ValidationError("--scope needs --container") }
+            if !scope.isEmpty { throw ValidationError("--scope needs --container") }
             containerValue = UbiquityContainer(path: Self.exampleContainer)
-        } else if scope != nil {
+        } else if !scope.isEmpty {
             throw ValidationError("--scope needs --container")
         }
         if containerValue != nil {
-            switch scope ?? .all {
-            case .documents: scopes.append(.ubiquitousDocuments)
-            case .data: scopes.append(.ubiquitousData)
-            case .all: scopes += [.ubiquitousDocuments, .ubiquitousData]
-            }
+            let order: [SearchScope] = [.ubiquitousDocuments, .ubiquitousData, .accessibleExternalDocuments]
+            scopes += order.filter(ubiquitousScopes.contains)
         }
         return (scopes, containerValue)
     }
@@ -87,21 +137,15 @@ struct ScopeOptions: ParsableArguments {
                 pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: container)), relativeTo: cwd
             ).path
         } else if onlyIn.isEmpty {
-            if scope != nil {
+            if !scope.isEmpty {
                 throw ValidationError("--scope needs --container")
             }
             containerPath = Self.exampleContainer
-        } else if scope != nil {
+        } else if !scope.isEmpty {
             throw ValidationError("--scope needs --container")
         }
         if let containerPath {
-            let scopes: Set<SearchScope>
-            switch scope ?? .all {
-            case .documents: scopes = [.ubiquitousDocuments]
-            case .data: scopes = [.ubiquitousData]
-            case .all: scopes = [.ubiquitousDocuments, .ubiquitousData]
-            }
-            roots += UbiquityContainer(path: containerPath).crawlRoots(for: scopes)
+            roots += UbiquityContainer(path: containerPath).crawlRoots(for: ubiquitousScopes)
         }
         return CrawlRoot.removingOverlaps(roots)
     }

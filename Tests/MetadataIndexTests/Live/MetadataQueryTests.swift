@@ -102,6 +102,40 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// External document folders registered with a container persist in
+        /// it (another container value, as another process would make, sees
+        /// them) and are searched by the external documents scope.
+        @Test func externalDocumentsAreRegisteredAndSearched() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("C/Documents/in.txt")
+            try temp.file("Elsewhere/out.txt")
+            let container = UbiquityContainer(path: temp.path.appending("C"))
+            try container.registerExternalDocuments(temp.path.appending("Elsewhere"))
+            try container.registerExternalDocuments(temp.path.appending("Elsewhere"))
+            #expect(
+                UbiquityContainer(path: temp.path.appending("C")).externalDocumentFolders == [
+                    temp.path.appending("Elsewhere")
+                ])
+            #expect(throws: MetadataError.self) {
+                try container.registerExternalDocuments(temp.path.appending("C/Documents"))
+            }
+            #expect(throws: MetadataError.self) { try container.registerExternalDocuments(temp.path.appending("nope")) }
+            let query = MetadataQuery()
+            query.predicate = try MetadataPredicate("kMDItemFSName LIKE '*.txt'")
+            query.container = container
+            query.searchScopes = [.ubiquitousDocuments, .accessibleExternalDocuments]
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            let byName = Dictionary(uniqueKeysWithValues: query.results.map { ($0.name, $0) })
+            #expect(Set(byName.keys) == ["in.txt", "out.txt"])
+            #expect(byName["out.txt"]?.value(forAttribute: MetadataItem.isExternalDocumentKey) as? Bool == true)
+            #expect(byName["in.txt"]?.value(forAttribute: MetadataItem.isExternalDocumentKey) as? Bool == false)
+            query.stop()
+            try container.unregisterExternalDocuments(temp.path.appending("Elsewhere"))
+            #expect(container.externalDocumentFolders.isEmpty)
+        }
+
         /// Inside the query's container, items carry the ubiquitous keys of a
         /// fully synced local file.
         @Test func containerItemsCarryUbiquitousKeys() throws {
