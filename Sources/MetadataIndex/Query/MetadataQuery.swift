@@ -111,6 +111,8 @@ public final class MetadataQuery: @unchecked Sendable {
         var scopes: [SearchScope] = []
         var container: UbiquityContainer?
         var sortDescriptors: [MetadataSortDescriptor] = []
+        var groupingAttributes: [String] = []
+        var valueListAttributes: [String] = []
         var includeHidden = false
         var interval: TimeInterval = 1.0
         var operationQueue: OperationQueue?
@@ -277,7 +279,8 @@ public final class MetadataQuery: @unchecked Sendable {
         if resume { scheduleDelivery(now: true) }
     }
 
-    private func reconfigure(_ change: (inout Configuration) -> Void) {
+    /// Applies a configuration change; a running query restarts.
+    func reconfigure(_ change: (inout Configuration) -> Void) {
         let running = stateLock.withLock { () -> Bool in
             change(&configuration)
             return phase == .gathering || phase == .live

@@ -72,6 +72,46 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// Value lists and grouped results follow the live results,
+        /// including the tuple for items without a value.
+        @Test func groupingAndValueListsStayCurrent() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("a.png", contents: "1")
+            try temp.file("b.png", contents: "1")
+            try temp.file("c.txt", contents: "22")
+            try temp.file("photos/d.png", contents: "22")
+            let query = try makeQuery("TRUEPREDICATE", in: temp.path)
+            query.valueListAttributes = ["kMDItemContentType", "kMDItemFSSize"]
+            query.groupingAttributes = ["kMDItemContentType", "kMDItemFSSize"]
+            query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            func counts(_ attribute: String) -> [String: Int] {
+                Dictionary(
+                    uniqueKeysWithValues: (query.valueLists[attribute] ?? []).map {
+                        ($0.value.map { "\($0)" } ?? "nil", $0.count)
+                    })
+            }
+            #expect(counts("kMDItemContentType") == ["public.png": 3, "public.plain-text": 1, "public.folder": 1])
+            #expect(counts("kMDItemFSSize") == ["1": 2, "2": 2, "nil": 1], "the folder has no size")
+            let groups = query.groupedResults
+            #expect(groups.map { $0.value as? String } == ["public.png", "public.plain-text", "public.folder"])
+            let png = try #require(groups.first)
+            #expect(png.resultCount == 3)
+            #expect(png.subgroups?.map { $0.value as? Int } == [1, 2])
+            #expect(png.subgroups?.first?.results.map(\.name) == ["a.png", "b.png"])
+            try temp.file("e.txt", contents: "1")
+            #expect(unlink(temp.path.appending("a.png").string) == 0)
+            #expect(
+                recorder.wait {
+                    counts("kMDItemContentType") == ["public.png": 2, "public.plain-text": 2, "public.folder": 1]
+                })
+            #expect(counts("kMDItemFSSize") == ["1": 2, "2": 2, "nil": 1])
+            #expect(query.groupedResults.first { $0.value as? String == "public.plain-text" }?.resultCount == 2)
+            query.stop()
+        }
+
         /// A conflict copy appearing or going changes its original's
         /// `HasUnresolvedConflicts` flag, reported as a change, for both
         /// naming styles; the copy says what it conflicts with.

@@ -1,0 +1,121 @@
+public import Foundation
+
+/// One value of a value-list attribute and how many results have it
+/// (`NSMetadataQueryAttributeValueTuple`); `value` is nil for the results
+/// that lack the attribute.
+public struct MetadataQueryAttributeValueTuple: @unchecked Sendable, CustomStringConvertible {
+    public let attribute: String
+    /// `String`, `Int`, `Double`, `Bool`, `Date`, `URL` or `[String]`; nil for "no value".
+    public let value: Any?
+    public let count: Int
+
+    public var description: String { "\(attribute) = \(value.map { "\($0)" } ?? "(null)"): \(count)" }
+}
+
+/// Results that share a value of a grouping attribute
+/// (`NSMetadataQueryResultGroup`), with subgroups for the next attribute.
+public struct MetadataQueryResultGroup: @unchecked Sendable {
+    public let attribute: String
+    /// The shared value; nil for the results that lack the attribute.
+    public let value: Any?
+    /// Groups by the next grouping attribute; nil at the last level.
+    public let subgroups: [MetadataQueryResultGroup]?
+    /// The group's results, in the query's order.
+    public let results: [MetadataItem]
+
+    public var resultCount: Int { results.count }
+    public func result(at index: Int) -> MetadataItem { results[index] }
+}
+
+/// A value as a dictionary key; nil (missing) is a key of its own.
+private enum GroupKey: Hashable {
+    case missing
+    case value(AnyHashable)
+
+    init(_ value: Any?) {
+        switch value {
+        case nil: self = .missing
+        case let hashable as AnyHashable: self = .value(hashable)
+        default: self = .missing
+        }
+    }
+
+    var value: Any? {
+        if case .value(let hashable) = self { return hashable.base }
+        return nil
+    }
+}
+
+extension MetadataQuery {
+    /// Attributes whose values are counted in `valueLists`. Changing them on
+    /// a running query restarts it.
+    public var valueListAttributes: [String] {
+        get { stateLock.withLock { configuration.valueListAttributes } }
+        set { reconfigure { $0.valueListAttributes = newValue } }
+    }
+
+    /// Attributes to group results by, outermost first. Changing them on a
+    /// running query restarts it.
+    public var groupingAttributes: [String] {
+        get { stateLock.withLock { configuration.groupingAttributes } }
+        set { reconfigure { $0.groupingAttributes = newValue } }
+    }
+
+    /// For each value-list attribute, its distinct values among the current
+    /// results with their counts (most frequent first, the missing value as
+    /// a tuple whose `value` is nil).
+    ///
+    /// Derived from the current results when read, so it is always as live
+    /// as `results` (and frozen with them while updates are disabled); it
+    /// costs O(results) per read and no memory between reads.
+    public var valueLists: [String: [MetadataQueryAttributeValueTuple]] {
+        let (attributes, items) = stateLock.withLock { (configuration.valueListAttributes, visible) }
+        var lists: [String: [MetadataQueryAttributeValueTuple]] = [:]
+        for attribute in attributes {
+            var counts: [GroupKey: Int] = [:]
+            var order: [GroupKey] = []
+            for item in items {
+                let key = GroupKey(item.value(forAttribute: attribute))
+                if counts[key] == nil { order.append(key) }
+                counts[key, default: 0] += 1
+            }
+            let ranked = order.enumerated().sorted { a, b in
+                let (ca, cb) = (counts[a.element]!, counts[b.element]!)
+                return ca != cb ? ca > cb : a.offset < b.offset
+            }
+            lists[attribute] = ranked.map {
+                MetadataQueryAttributeValueTuple(
+                    attribute: attribute, value: $0.element.value, count: counts[$0.element]!)
+            }
+        }
+        return lists
+    }
+
+    /// The current results grouped by `groupingAttributes`, nested one
+    /// level per attribute; groups in order of first appearance in the
+    /// results (so a sorted query gives sorted groups). Derived on read,
+    /// like `valueLists`.
+    public var groupedResults: [MetadataQueryResultGroup] {
+        let (attributes, items) = stateLock.withLock { (configuration.groupingAttributes, visible) }
+        return Self.group(items, by: attributes[...])
+    }
+
+    private static func group(_ items: [MetadataItem], by attributes: ArraySlice<String>) -> [MetadataQueryResultGroup]
+    {
+        guard let attribute = attributes.first else { return [] }
+        var members: [GroupKey: [MetadataItem]] = [:]
+        var order: [GroupKey] = []
+        for item in items {
+            let key = GroupKey(item.value(forAttribute: attribute))
+            if members[key] == nil { order.append(key) }
+            members[key, default: []].append(item)
+        }
+        let rest = attributes.dropFirst()
+        return order.map { key in
+            let results = members[key]!
+            return MetadataQueryResultGroup(
+                attribute: attribute, value: key.value, subgroups: rest.isEmpty ? nil : group(results, by: rest),
+                results: results)
+        }
+    }
+}
