@@ -9,6 +9,11 @@ import SystemPackage
 ///   of them, and how many a fresh crawl finds that the query lacks.
 /// - idle: CPU used by the process over 10 s with a live query and no change.
 /// - memory DIR: peak RSS per entry with every folder of DIR watched.
+/// - sorted DIR: a TRUEPREDICATE query over DIR sorted by name (Finder
+///   order): time to the first sorted result set, then the time from
+///   creating one file to the update (the sorted insert), over 20 files;
+///   then the time and transient memory of reading value lists and grouped
+///   results by content type.
 
 func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
@@ -48,6 +53,57 @@ func startQuery(_ predicate: String, _ folder: String, interval: Double = 0) thr
     finished.wait()
     NotificationCenter.default.removeObserver(token)
     return query
+}
+
+func sorted(_ folder: String) throws {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let query = MetadataQuery()
+    query.predicate = .alwaysTrue
+    query.searchScopes = [.directory(FilePath(folder))]
+    query.notificationBatchingInterval = 0
+    query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
+    query.valueListAttributes = ["kMDItemContentType"]
+    query.groupingAttributes = ["kMDItemContentType"]
+    let finished = DispatchSemaphore(value: 0)
+    let token = NotificationCenter.default.addObserver(
+        forName: .metadataQueryDidFinishGathering, object: query, queue: nil
+    ) { _ in finished.signal() }
+    query.start()
+    finished.wait()
+    NotificationCenter.default.removeObserver(token)
+    let first = seconds(clock.now - start)
+    print(String(format: "first sorted result set: %.2f s for %d results (crawl, watch, match, sort)", first, query.resultCount))
+    let arrived = DispatchSemaphore(value: 0)
+    let updates = NotificationCenter.default.addObserver(forName: .metadataQueryDidUpdate, object: query, queue: nil) {
+        _ in arrived.signal()
+    }
+    let scratch = "\(folder)/mdq-sorted-bench"
+    mkdir(scratch, 0o755)
+    _ = arrived.wait(timeout: .now() + 5)
+    var samples: [Double] = []
+    for i in 0..<20 {
+        let t0 = clock.now
+        close(open("\(scratch)/file \(i).txt", O_WRONLY | O_CREAT, 0o644))
+        arrived.wait()
+        samples.append(seconds(clock.now - t0) * 1000)
+    }
+    NotificationCenter.default.removeObserver(updates)
+    samples.sort()
+    print(String(format: "one file created -> sorted update: median %.1f ms, max %.1f ms (20 files)", samples[10], samples[19]))
+    let before = residentKilobytes("VmRSS")
+    let t1 = clock.now
+    let lists = query.valueLists["kMDItemContentType"] ?? []
+    let listTime = seconds(clock.now - t1) * 1000
+    let t2 = clock.now
+    let groups = query.groupedResults
+    let groupTime = seconds(clock.now - t2) * 1000
+    let peak = residentKilobytes("VmHWM")
+    print(String(format: "value list (%d values): %.0f ms; grouped results (%d groups): %.0f ms; RSS %d MB before, peak %d MB",
+        lists.count, listTime, groups.count, groupTime, before / 1024, peak / 1024))
+    query.stop()
+    for i in 0..<20 { unlink("\(scratch)/file \(i).txt") }
+    rmdir(scratch)
 }
 
 func latency() throws {
@@ -146,6 +202,7 @@ case "latency": try latency()
 case "burst": try burst()
 case "idle": try idle()
 case "memory" where arguments.count == 2: try memory(arguments.last!)
+case "sorted" where arguments.count == 2: try sorted(arguments.last!)
 default:
     FileHandle.standardError.write(Data("usage: mdq-live latency|burst|idle|memory DIR\n".utf8))
     exit(2)

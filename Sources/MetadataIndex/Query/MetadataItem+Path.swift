@@ -69,16 +69,19 @@ extension Array where Element == MetadataItem {
     /// their current order.
     public func sorted(by descriptors: [MetadataSortDescriptor]) -> [MetadataItem] {
         guard !descriptors.isEmpty else { return self }
-        return enumerated().sorted { a, b in
-            for descriptor in descriptors {
-                switch descriptor.compare(a.element, b.element) {
+        // Keys made once per item and descriptor, not per comparison.
+        let keys = descriptors.map { descriptor in map { descriptor.sortKey($0) } }
+        let order = indices.sorted { a, b in
+            for (d, descriptor) in descriptors.enumerated() {
+                switch descriptor.order(keys[d][a], keys[d][b]) {
                 case .orderedAscending: return true
                 case .orderedDescending: return false
                 case .orderedSame: continue
                 }
             }
-            return a.offset < b.offset
-        }.map(\.element)
+            return a < b
+        }
+        return order.map { self[$0] }
     }
 }
 

@@ -175,28 +175,84 @@ public struct MetadataSortDescriptor: Hashable, Sendable {
         self.ascending = ascending
     }
 
-    /// Orders two items; names and paths compare case-insensitively with
-    /// numbers by value (`file2` before `file10`); missing values first.
+    /// Orders two items; names and paths compare like Finder:
+    /// case-insensitively, with runs of digits by value (`file2` before
+    /// `file10`); missing values first.
     func compare(_ a: MetadataItem, _ b: MetadataItem) -> ComparisonResult {
-        let result: ComparisonResult
-        switch (a.value(forAttribute: key), b.value(forAttribute: key)) {
-        case (nil, nil): result = .orderedSame
-        case (nil, _): result = .orderedAscending
-        case (_, nil): result = .orderedDescending
-        case (let x as String, let y as String): result = x.compare(y, options: [.caseInsensitive, .numeric])
-        case (let x as Int, let y as Int):
-            result = x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
-        case (let x as Date, let y as Date): result = x.compare(y)
-        case (let x as URL, let y as URL): result = x.path.compare(y.path, options: [.caseInsensitive, .numeric])
-        case (let x as Bool, let y as Bool):
-            result = x == y ? .orderedSame : (x ? .orderedDescending : .orderedAscending)
-        case (let x as Double, let y as Double):
-            result = x < y ? .orderedAscending : x > y ? .orderedDescending : .orderedSame
-        case (let x as [String], let y as [String]):
-            result = (x.first ?? "").compare(y.first ?? "", options: [.caseInsensitive, .numeric])
-        default: result = .orderedSame
-        }
+        order(sortKey(a), sortKey(b))
+    }
+
+    /// The direction applied to two keys.
+    func order(_ x: SortKey, _ y: SortKey) -> ComparisonResult {
+        let result: ComparisonResult = x < y ? .orderedAscending : (y < x ? .orderedDescending : .orderedSame)
         guard result != .orderedSame else { return .orderedSame }
         return ascending ? result : (result == .orderedAscending ? .orderedDescending : .orderedAscending)
+    }
+
+    /// The item's value for this descriptor as a key that compares with
+    /// `<` the way `compare` orders items; made once per item for a sort.
+    func sortKey(_ item: MetadataItem) -> SortKey {
+        switch item.value(forAttribute: key) {
+        case nil: return .missing
+        case let x as String: return .text(SortKey.finderBytes(x))
+        case let x as Int: return .number(Double(x))
+        case let x as Double: return .number(x)
+        case let x as Bool: return .number(x ? 1 : 0)
+        case let x as Date: return .number(x.timeIntervalSinceReferenceDate)
+        case let x as URL: return .text(SortKey.finderBytes(x.path))
+        case let x as [String]: return .text(SortKey.finderBytes(x.first ?? ""))
+        default: return .missing
+        }
+    }
+}
+
+/// A sortable attribute value: missing first, then numbers, then text.
+enum SortKey: Comparable {
+    case missing
+    case number(Double)
+    /// Finder order as bytes: lowercased, digit runs length-prefixed.
+    case text([UInt8])
+
+    static func < (lhs: SortKey, rhs: SortKey) -> Bool {
+        switch (lhs, rhs) {
+        case (.missing, .missing): return false
+        case (.missing, _): return true
+        case (_, .missing): return false
+        case (.number(let x), .number(let y)): return x < y
+        case (.number, .text): return true
+        case (.text, .number): return false
+        case (.text(let x), .text(let y)): return x.lexicographicallyPrecedes(y)
+        }
+    }
+
+    /// `text` lowercased (ASCII in place, other characters through
+    /// Foundation), each run of digits written as its length (leading
+    /// zeros dropped) then the digits, so bytes compare like numbers.
+    static func finderBytes(_ text: String) -> [UInt8] {
+        let lowered = text.utf8.allSatisfy { $0 < 0x80 } ? text : text.lowercased()
+        var out: [UInt8] = []
+        out.reserveCapacity(lowered.utf8.count + 4)
+        var digits: [UInt8] = []
+        func flushDigits() {
+            guard !digits.isEmpty else { return }
+            let significant = digits.drop { $0 == UInt8(ascii: "0") }
+            let run = significant.isEmpty ? [UInt8(ascii: "0")] : Array(significant)
+            // Where a digit would sort (after space and punctuation, before
+            // letters), then the run's length, so smaller numbers come first.
+            out.append(UInt8(ascii: "0"))
+            out.append(UInt8(min(run.count, 255)))
+            out += run
+            digits.removeAll(keepingCapacity: true)
+        }
+        for byte in lowered.utf8 {
+            if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                digits.append(byte)
+                continue
+            }
+            flushDigits()
+            out.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+        }
+        flushDigits()
+        return out
     }
 }

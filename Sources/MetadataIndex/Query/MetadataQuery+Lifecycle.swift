@@ -494,18 +494,7 @@ extension MetadataQuery {
     /// Caller holds `stateLock`.
     private func applySort() {
         let descriptors = configuration.sortDescriptors
-        if !descriptors.isEmpty {
-            visible.sort { a, b in
-                for descriptor in descriptors {
-                    switch descriptor.compare(a, b) {
-                    case .orderedAscending: return true
-                    case .orderedDescending: return false
-                    case .orderedSame: continue
-                    }
-                }
-                return false
-            }
-        }
+        if !descriptors.isEmpty { visible = visible.sorted(by: descriptors) }
         positions = nil
     }
 }

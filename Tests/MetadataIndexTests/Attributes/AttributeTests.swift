@@ -148,4 +148,25 @@ struct AttributeTests {
 
         #expect(throws: MetadataError.self) { try MetadataItem(path: temp.path.appending("missing")) }
     }
+
+    /// Sort keys order names as Foundation's case-insensitive numeric
+    /// compare (Finder) does.
+    @Test func finderOrderMatchesFoundation() {
+        let names = [
+            "file2", "file10", "File1", "file01", "a", "B", "x.txt", "x2.txt", "x10.txt", "report 2024", "report 999",
+            "Report", "z", "_tmp", "9", "10", "1.5", "1.10", "img_0001.JPG", "IMG_0002.jpg", "notes-final",
+            "notes final",
+        ]
+        for a in names {
+            for b in names {
+                let foundation = a.compare(b, options: [.caseInsensitive, .numeric])
+                let ours: ComparisonResult =
+                    SortKey.text(SortKey.finderBytes(a)) < SortKey.text(SortKey.finderBytes(b))
+                    ? .orderedAscending
+                    : (SortKey.text(SortKey.finderBytes(b)) < SortKey.text(SortKey.finderBytes(a))
+                        ? .orderedDescending : .orderedSame)
+                #expect(ours == foundation, "\(a) vs \(b)")
+            }
+        }
+    }
 }
