@@ -9,6 +9,7 @@ struct LiveSession {
     let container: UbiquityContainer?
     let includeHidden: Bool
     var sortDescriptors: [MetadataSortDescriptor] = []
+    var excludedFolderNames: Set<String> = []
     let interval: Double?
     let printer: LivePrinter
 
@@ -19,6 +20,7 @@ struct LiveSession {
         query.container = container
         query.includesHiddenItems = includeHidden
         query.sortDescriptors = sortDescriptors
+        query.excludedFolderNames = excludedFolderNames
         if let interval { query.notificationBatchingInterval = interval }
         let center = NotificationCenter.default
         let printer = self.printer

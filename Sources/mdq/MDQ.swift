@@ -113,7 +113,7 @@ struct MDQ: ParsableCommand {
                 output.count ? .count : output.json ? .json : .lines(terminator: output.nullTerminated ? 0 : 0x0A)
             LiveSession(
                 predicate: predicate, scopes: scopes, container: container, includeHidden: scope.hidden,
-                sortDescriptors: output.sortDescriptors,
+                sortDescriptors: output.sortDescriptors, excludedFolderNames: Set(scope.excludedFolders),
                 interval: output.interval,
                 printer: LivePrinter(mode: mode, showProgress: ProcessEnvironment.isTerminal(.standardError))
             ).run()

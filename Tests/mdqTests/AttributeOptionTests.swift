@@ -87,4 +87,18 @@ struct AttributeOptionTests {
         #expect(try mdq(["--container", container, "--unregister-external", elsewhere]).status == 0)
         #expect(try mdq(["--container", container, "--list-external"]).stdoutText == "")
     }
+
+    @Test func excludedFoldersAreLeftOutAtAnyDepth() throws {
+        let temp = try TemporaryDirectory()
+        try temp.file("src/main.js")
+        try temp.file("src/node_modules/lib/index.js")
+        try temp.file("node_modules/x.js")
+        let output = try mdq([
+            "--onlyin", temp.path.string, "--exclude", "node_modules", "--sort", "kMDItemPath",
+            "kMDItemFSName LIKE '*'",
+        ])
+        #expect(output.status == 0)
+        let relative = output.stdoutText.split(separator: "\n").map { $0.dropFirst(temp.path.string.count + 1) }
+        #expect(relative == ["node_modules", "src", "src/main.js", "src/node_modules"])
+    }
 }

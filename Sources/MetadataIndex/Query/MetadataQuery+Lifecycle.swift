@@ -186,6 +186,7 @@ extension MetadataQuery {
     ) -> MetadataItem? {
         let index = engine.index
         guard index.contains(EntryID(id)), !index.isRoot(EntryID(id)) else { return nil }
+        let excluded = stateLock.withLock { configuration.excludedFolderNames }
         var inScope = false
         // A scope's own folder is not one of its results.
         for anchor in anchors where anchor.entry.rawValue != id {
@@ -194,6 +195,10 @@ extension MetadataQuery {
             var hidden = false
             while current != anchor.entry.rawValue {
                 if !anchor.includeHidden, index.withName(of: EntryID(current), { $0.first == 0x2E }) { hidden = true }
+                // Below an excluded folder (the folder itself is still a result).
+                if current != id, !excluded.isEmpty, excluded.contains(index.name(of: EntryID(current))) {
+                    hidden = true
+                }
                 childOfAnchor = current
                 guard let parent = index.parent(of: EntryID(current)) else { break }
                 current = parent.rawValue

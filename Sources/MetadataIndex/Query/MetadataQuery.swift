@@ -91,6 +91,16 @@ public final class MetadataQuery: @unchecked Sendable {
         set { reconfigure { $0.includeHidden = newValue } }
     }
 
+    /// Folder names whose contents are left out, at any depth (`node_modules`,
+    /// `.git`); the folders themselves are still results. Changing them on a
+    /// running query restarts it.
+    public var excludedFolderNames: Set<String> {
+        get {
+            stateLock.withLock { Set(configuration.excludedFolderNames.map { String(decoding: $0, as: UTF8.self) }) }
+        }
+        set { reconfigure { $0.excludedFolderNames = Set(newValue.map { Array($0.utf8) }) } }
+    }
+
     /// Seconds over which changes are merged into one update; 0 delivers as
     /// soon as possible. Default 1.
     public var notificationBatchingInterval: TimeInterval {
@@ -114,6 +124,7 @@ public final class MetadataQuery: @unchecked Sendable {
         var groupingAttributes: [String] = []
         var valueListAttributes: [String] = []
         var includeHidden = false
+        var excludedFolderNames: Set<[UInt8]> = []
         var interval: TimeInterval = 1.0
         var operationQueue: OperationQueue?
     }

@@ -69,6 +69,13 @@ struct ScopeOptions: ParsableArguments {
     @Flag(name: .customLong("xdev"), help: "Do not descend into folders on other filesystems.")
     var stayOnFileSystem = false
 
+    @Option(
+        name: .customLong("exclude"),
+        help: ArgumentHelp(
+            "Leave out what is inside folders with this name, at any depth (repeatable), e.g. node_modules.",
+            valueName: "NAME"))
+    var excludedFolders: [String] = []
+
     enum ContainerScope: String, ExpressibleByArgument, CaseIterable {
         case documents, data, external, all
     }
@@ -88,7 +95,9 @@ struct ScopeOptions: ParsableArguments {
     }
 
     var crawlOptions: CrawlOptions {
-        CrawlOptions(includeHidden: hidden, stayOnFileSystem: stayOnFileSystem)
+        CrawlOptions(
+            includeHidden: hidden, stayOnFileSystem: stayOnFileSystem,
+            excludedFolderNames: Set(excludedFolders.map { RawArguments().bytes(for: $0) }))
     }
 
     /// The example container shipped in the source tree, searched when no

@@ -112,6 +112,25 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// Excluded folder names leave out their contents, at any depth,
+        /// also for files that appear later.
+        @Test func excludedFoldersStayExcludedLive() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("src/main.js")
+            try temp.file("src/node_modules/lib/index.js")
+            let query = try makeQuery("kMDItemFSName LIKE '*.js'", in: temp.path)
+            query.excludedFolderNames = ["node_modules"]
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            #expect(query.results.map(\.name) == ["main.js"])
+            try temp.file("src/node_modules/lib/later.js")
+            try temp.file("src/visible.js")
+            #expect(recorder.wait { query.results.contains { $0.name == "visible.js" } })
+            #expect(!query.results.contains { $0.name == "later.js" })
+            query.stop()
+        }
+
         /// A conflict copy appearing or going changes its original's
         /// `HasUnresolvedConflicts` flag, reported as a change, for both
         /// naming styles; the copy says what it conflicts with.
