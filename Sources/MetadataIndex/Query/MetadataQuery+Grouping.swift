@@ -65,11 +65,15 @@ extension MetadataQuery {
     /// results with their counts (most frequent first, the missing value as
     /// a tuple whose `value` is nil).
     ///
-    /// Derived from the current results when read, so it is always as live
-    /// as `results` (and frozen with them while updates are disabled); it
-    /// costs O(results) per read and no memory between reads.
+    /// Derived from the current results, so it is always as live as
+    /// `results` (and frozen with them while updates are disabled): the
+    /// first read after a change costs O(results); the lists are kept (a
+    /// tuple per distinct value) until the results change again.
     public var valueLists: [String: [MetadataQueryAttributeValueTuple]] {
-        let (attributes, items) = stateLock.withLock { (configuration.valueListAttributes, visible) }
+        let (attributes, items, version, cached) = stateLock.withLock {
+            (configuration.valueListAttributes, visible, resultsVersion, cachedValueLists)
+        }
+        if let cached, cached.version == version { return cached.lists }
         var lists: [String: [MetadataQueryAttributeValueTuple]] = [:]
         for attribute in attributes {
             var counts: [GroupKey: Int] = [:]

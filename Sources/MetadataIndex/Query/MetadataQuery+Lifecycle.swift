@@ -14,6 +14,7 @@ extension MetadataQuery {
             phase = .gathering
             visible = []
             positions = [:]
+            resultsVersion += 1
             externalFolders = configuration.container?.externalDocumentFolders ?? []
             live = [:]
             pending = [:]
@@ -458,6 +459,7 @@ extension MetadataQuery {
             if !incoming.isEmpty { visible = Self.merge(incoming, into: visible, descriptors) }
         }
         positions = nil
+        resultsVersion += 1
         return updates
     }
 
@@ -501,6 +503,7 @@ extension MetadataQuery {
         let descriptors = configuration.sortDescriptors
         if !descriptors.isEmpty { visible = visible.sorted(by: descriptors) }
         positions = nil
+        resultsVersion += 1
     }
 }
 

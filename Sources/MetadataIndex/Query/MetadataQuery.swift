@@ -68,6 +68,13 @@ public final class MetadataQuery: @unchecked Sendable {
     }
 
     /// Where to look. Changing it on a running query restarts it.
+    ///
+    /// Ubiquitous scopes (which need `container`) and local ones (folders,
+    /// the home folder) may be mixed: Apple documents no rule against it and
+    /// a sync tool often wants its container and a local folder in one
+    /// query. Every file is reported once, whichever scopes cover it, and
+    /// only items inside the container (or its registered external document
+    /// folders) get the ubiquitous item keys.
     public var searchScopes: [SearchScope] {
         get { stateLock.withLock { configuration.scopes } }
         set { reconfigure { $0.scopes = newValue } }
@@ -147,6 +154,11 @@ public final class MetadataQuery: @unchecked Sendable {
     /// Result index by serial, rebuilt on first use after a change (so an
     /// update costs nothing for clients that never ask).
     var positions: [UInt64: Int]? = [:]
+    /// Bumped whenever `visible` changes; caches derived from the results
+    /// compare it.
+    var resultsVersion = 0
+    /// `valueLists` as last computed, and the `resultsVersion` it is for.
+    var cachedValueLists: (version: Int, lists: [String: [MetadataQueryAttributeValueTuple]])?
     /// The container's external document folders, read when the query starts.
     var externalFolders: [FilePath] = []
     /// Current membership, updated on every index batch (even while updates are disabled).
