@@ -115,7 +115,9 @@ struct MDQ: ParsableCommand {
                 predicate: predicate, scopes: scopes, container: container, includeHidden: scope.hidden,
                 sortDescriptors: output.sortDescriptors, excludedFolderNames: Set(scope.excludedFolders),
                 interval: output.interval,
-                printer: LivePrinter(mode: mode, showProgress: ProcessEnvironment.isTerminal(.standardError))
+                printer: LivePrinter(
+                    mode: mode, attributes: output.attributes,
+                    showProgress: ProcessEnvironment.isTerminal(.standardError))
             ).run()
         }
         ProcessEnvironment.unblockInterruptSignals()
@@ -175,7 +177,7 @@ struct MDQ: ParsableCommand {
             var counts: [String: Int] = [:]
             var order: [String] = []
             for item in items {
-                let key = item.value(forAttribute: group).map { Self.columnText($0) } ?? "(null)"
+                let key = AttributeText.column(item.value(forAttribute: group))
                 if counts[key] == nil { order.append(key) }
                 counts[key, default: 0] += 1
             }
@@ -186,40 +188,15 @@ struct MDQ: ParsableCommand {
         }
         for item in items {
             if output.json {
-                JSONLine.append(item, to: &out)
-                if !output.attributes.isEmpty {
-                    out.removeLast()  // the closing brace
-                    out += Array(",\"attributes\":{".utf8)
-                    for (i, key) in output.attributes.enumerated() {
-                        if i > 0 { out.append(UInt8(ascii: ",")) }
-                        JSONLine.appendString(Array(key.utf8)[...], to: &out)
-                        out.append(UInt8(ascii: ":"))
-                        ListCommand.appendJSONValue(item.value(forAttribute: key), to: &out)
-                    }
-                    out += Array("}}".utf8)
-                }
+                AttributeText.appendJSON(item, attributes: output.attributes, to: &out)
                 out.append(0x0A)
             } else {
-                out += item.pathBytes
-                for key in output.attributes {
-                    out.append(0x09)
-                    out += Array((item.value(forAttribute: key).map { Self.columnText($0) } ?? "(null)").utf8)
-                }
+                AttributeText.appendLine(item, attributes: output.attributes, to: &out)
                 out.append(output.nullTerminated ? 0 : 0x0A)
             }
             if out.count >= 1 << 16 { FileOutput.write(&out) }
         }
         FileOutput.write(&out)
-    }
-
-    /// An attribute value in a tab-separated column: one line, unquoted.
-    static func columnText(_ value: Any) -> String {
-        switch value {
-        case let list as [String]: return list.joined(separator: ",")
-        case let string as String:
-            return string.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " ")
-        default: return ListCommand.text(of: value, indent: "")
-        }
     }
 
     /// `mdq ls PATH...`, with the same exit statuses.

@@ -31,6 +31,26 @@ struct MDQLiveTests {
         #expect(live.rawOutput.last == 0x0A, "no partial line at the end")
     }
 
+    @Test func liveAttributesAndSortFollowChanges() throws {
+        let temp = try TemporaryDirectory()
+        try temp.file("b10.txt", contents: "1")
+        try temp.file("b2.txt", contents: "22")
+        let base = temp.path.string
+        let live = try LiveProcess(
+            MDQCommandTests.binary,
+            [
+                "--live", "--interval", "0", "--onlyin", base, "--sort", "kMDItemFSName", "--attr",
+                "kMDItemContentType", "--attr", "kMDItemFSSize", "kMDItemFSName LIKE 'b*'",
+            ])
+        #expect(live.waitForLine { $0 == "\(base)/b10.txt\tpublic.plain-text\t1" })
+        try temp.file("b3.png", contents: "333")
+        #expect(live.waitForLine { $0 == "+ \(base)/b3.png\tpublic.png\t3" })
+        #expect(live.interrupt() == 0)
+        let lines = String(decoding: live.rawOutput, as: UTF8.self).split(separator: "\n").map(String.init)
+        #expect(
+            Array(lines.prefix(2)) == ["\(base)/b2.txt\tpublic.plain-text\t2", "\(base)/b10.txt\tpublic.plain-text\t1"])
+    }
+
     @Test func liveTextPrintsResultsThenMarkedChanges() throws {
         let temp = try TemporaryDirectory()
         try temp.file("a.txt")

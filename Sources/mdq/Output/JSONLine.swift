@@ -24,16 +24,6 @@ enum JSONLine {
             displayName: Array(item.displayName.utf8)[...], kind: item.kind, metadata: item.metadata, to: &out)
     }
 
-    /// A JSON array of live results.
-    static func append(_ items: [MetadataItem], to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "["))
-        for (i, item) in items.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            append(item, to: &out)
-        }
-        out.append(UInt8(ascii: "]"))
-    }
-
     private static func appendObject(
         path: ArraySlice<UInt8>, name: ArraySlice<UInt8>, displayName: ArraySlice<UInt8>, kind: EntryKind,
         metadata: EntryMetadata?, to out: inout [UInt8]

@@ -17,11 +17,24 @@ final class LivePrinter: @unchecked Sendable {
     private let lock = NSLock()
     private let mode: Mode
     private let showProgress: Bool
+    /// `--attr` keys: columns after the path, or an `attributes` object.
+    private let attributes: [String]
     private var progressShown = false
 
-    init(mode: Mode, showProgress: Bool) {
+    init(mode: Mode, attributes: [String] = [], showProgress: Bool) {
         self.mode = mode
+        self.attributes = attributes
         self.showProgress = showProgress
+    }
+
+    /// A JSON array of items with their `--attr` attributes.
+    private func appendJSON(_ items: [MetadataItem], to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (i, item) in items.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            AttributeText.appendJSON(item, attributes: attributes, to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
     }
 
     func didStart() {
@@ -44,12 +57,12 @@ final class LivePrinter: @unchecked Sendable {
         switch mode {
         case .lines(let terminator):
             for item in results {
-                out += item.pathBytes
+                AttributeText.appendLine(item, attributes: attributes, to: &out)
                 out.append(terminator)
             }
         case .json:
             out += Array("{\"event\":\"didFinishGathering\",\"count\":\(results.count),\"results\":".utf8)
-            JSONLine.append(results, to: &out)
+            appendJSON(results, to: &out)
             out += Array("}\n".utf8)
         case .count:
             out += Array("\(results.count)\n".utf8)
@@ -65,17 +78,18 @@ final class LivePrinter: @unchecked Sendable {
                 (UInt8(ascii: "-"), removed), (UInt8(ascii: "~"), changed), (UInt8(ascii: "+"), added),
             ] {
                 for item in items {
-                    out += [mark, UInt8(ascii: " ")] + item.pathBytes
+                    out += [mark, UInt8(ascii: " ")]
+                    AttributeText.appendLine(item, attributes: attributes, to: &out)
                     out.append(terminator)
                 }
             }
         case .json:
             out += Array("{\"event\":\"didUpdate\",\"added\":".utf8)
-            JSONLine.append(added, to: &out)
+            appendJSON(added, to: &out)
             out += Array(",\"changed\":".utf8)
-            JSONLine.append(changed, to: &out)
+            appendJSON(changed, to: &out)
             out += Array(",\"removed\":".utf8)
-            JSONLine.append(removed, to: &out)
+            appendJSON(removed, to: &out)
             out += Array("}\n".utf8)
         case .count:
             out += Array("\(count)\n".utf8)
