@@ -40,11 +40,14 @@ func temporaryFolder() -> String {
 }
 
 /// Starts a query and waits for its first results.
-func startQuery(_ predicate: String, _ folder: String, interval: Double = 0) throws -> MetadataQuery {
+func startQuery(
+    _ predicate: String, _ folder: String, interval: Double = 0, configure: (MetadataQuery) -> Void = { _ in }
+) throws -> MetadataQuery {
     let query = MetadataQuery()
     query.predicate = try MetadataPredicate(predicate)
     query.searchScopes = [.directory(FilePath(folder))]
     query.notificationBatchingInterval = interval
+    configure(query)
     let finished = DispatchSemaphore(value: 0)
     let token = NotificationCenter.default.addObserver(
         forName: .metadataQueryDidFinishGathering, object: query, queue: nil
@@ -58,20 +61,11 @@ func startQuery(_ predicate: String, _ folder: String, interval: Double = 0) thr
 func sorted(_ folder: String) throws {
     let clock = ContinuousClock()
     let start = clock.now
-    let query = MetadataQuery()
-    query.predicate = .alwaysTrue
-    query.searchScopes = [.directory(FilePath(folder))]
-    query.notificationBatchingInterval = 0
-    query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
-    query.valueListAttributes = ["kMDItemContentType"]
-    query.groupingAttributes = ["kMDItemContentType"]
-    let finished = DispatchSemaphore(value: 0)
-    let token = NotificationCenter.default.addObserver(
-        forName: .metadataQueryDidFinishGathering, object: query, queue: nil
-    ) { _ in finished.signal() }
-    query.start()
-    finished.wait()
-    NotificationCenter.default.removeObserver(token)
+    let query = try startQuery("TRUEPREDICATE", folder) { query in
+        query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
+        query.valueListAttributes = ["kMDItemContentType"]
+        query.groupingAttributes = ["kMDItemContentType"]
+    }
     let first = seconds(clock.now - start)
     print(String(format: "first sorted result set: %.2f s for %d results (crawl, watch, match, sort)", first, query.resultCount))
     let arrived = DispatchSemaphore(value: 0)

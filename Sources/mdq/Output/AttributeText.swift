@@ -29,13 +29,20 @@ enum AttributeText {
         JSONLine.append(item, to: &out)
         guard !attributes.isEmpty else { return }
         out.removeLast()  // the closing brace
-        out += Array(",\"attributes\":{".utf8)
-        for (i, key) in attributes.enumerated() {
+        out.append(UInt8(ascii: ","))
+        appendAttributes(item, attributes, to: &out)
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// `"attributes":{key: value, ...}` with JSON values (null when missing).
+    static func appendAttributes(_ item: MetadataItem, _ keys: [String], to out: inout [UInt8]) {
+        out += Array("\"attributes\":{".utf8)
+        for (i, key) in keys.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONLine.appendString(Array(key.utf8)[...], to: &out)
             out.append(UInt8(ascii: ":"))
             ListCommand.appendJSONValue(item.value(forAttribute: key), to: &out)
         }
-        out += Array("}}".utf8)
+        out.append(UInt8(ascii: "}"))
     }
 }

@@ -142,14 +142,9 @@ struct ListCommand: ParsableCommand {
         if !JSONLine.appendString(item.pathBytes[...], to: &out) {
             out += Array(",\"pathBase64\":\"\(Data(item.pathBytes).base64EncodedString())\"".utf8)
         }
-        out += Array(",\"attributes\":{".utf8)
-        for (i, key) in keys.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONLine.appendString(Array(key.utf8)[...], to: &out)
-            out.append(UInt8(ascii: ":"))
-            Self.appendJSONValue(item.value(forAttribute: key), to: &out)
-        }
-        out += Array("}}\n".utf8)
+        out.append(UInt8(ascii: ","))
+        AttributeText.appendAttributes(item, keys, to: &out)
+        out += Array("}\n".utf8)
     }
 
     static func appendJSONValue(_ value: Any?, to out: inout [UInt8]) {
