@@ -52,6 +52,31 @@ struct CrawlerTests {
         index._checkInvariants()
     }
 
+    /// The documents and data scopes of a generated container cover
+    /// exactly what `find` lists in `Documents/` and outside it.
+    @Test(.enabled(if: Shell.makeTreeScript != nil))
+    func eachContainerScopeCoversWhatFindFinds() throws {
+        let temp = try TemporaryDirectory()
+        let tree = temp.path.appending("container")
+        let made = try Shell.run(
+            "/usr/bin/env",
+            ["python3", Shell.makeTreeScript!, tree.string, "--files", "2000", "--container", "--seed", "3"])
+        try #require(made.status == 0, "\(made.stderrText)")
+        let container = UbiquityContainer(path: tree)
+        let all = try findPaths(tree, hidden: false)
+        let documents = Array("Documents".utf8)
+        let inDocuments = all.filter { $0.starts(with: documents + [0x2F]) }
+        try #require(!inDocuments.isEmpty)
+
+        let documentsIndex = FileIndex()
+        try documentsIndex.gather(container.crawlRoots(for: [.ubiquitousDocuments]))
+        #expect(indexedPaths(documentsIndex) == Set(inDocuments.map { Array($0.dropFirst(documents.count + 1)) }))
+
+        let dataIndex = FileIndex()
+        try dataIndex.gather(container.crawlRoots(for: [.ubiquitousData]))
+        #expect(indexedPaths(dataIndex) == all.subtracting(inDocuments).subtracting([documents]))
+    }
+
     @Test func recordsKindsSizesAndTimesWithoutFollowingSymlinks() throws {
         let temp = try TemporaryDirectory()
         try temp.file("a/file.txt", contents: "hello")
