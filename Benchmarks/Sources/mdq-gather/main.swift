@@ -2,12 +2,13 @@ import Foundation
 import MetadataIndex
 import SystemPackage
 
-/// `mdq-gather DIR [--hidden] [--threads N] [--repeat N]`
+/// `mdq-gather DIR [--hidden] [--threads N] [--repeat N] [--query PREDICATE]...`
 ///
 /// Gathers DIR into a fresh index (name, kind, size, times, inode of every
 /// entry) and prints one line per run: entries, seconds, entries per second,
 /// index bytes per entry, and peak resident bytes per entry (VmHWM / entries,
-/// the whole process included).
+/// the whole process included). With `--query`, then times each predicate
+/// over the warm index (median of 30 `count(matching:)` calls).
 func residentKilobytes(_ field: String) -> Int {
     let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
     for line in status.split(separator: "\n") where line.hasPrefix(field) {
@@ -24,19 +25,22 @@ guard let directory = arguments.popFirst() else {
 var hidden = false
 var threads: Int?
 var repeats = 1
+var queries: [String] = []
 while let flag = arguments.popFirst() {
     switch flag {
     case "--hidden": hidden = true
     case "--threads": threads = Int(arguments.popFirst() ?? "")
     case "--repeat": repeats = Int(arguments.popFirst() ?? "") ?? 1
+    case "--query": queries.append(arguments.popFirst() ?? "")
     default:
         FileHandle.standardError.write(Data("unknown option \(flag)\n".utf8))
         exit(2)
     }
 }
 let baseline = residentKilobytes("VmRSS:")
+var index = FileIndex()
 for _ in 0..<repeats {
-    let index = FileIndex()
+    index = FileIndex()
     let start = ContinuousClock.now
     let summary = try index.gather(
         [CrawlRoot(path: FilePath(directory))], options: CrawlOptions(includeHidden: hidden, threadCount: threads))
@@ -49,4 +53,18 @@ for _ in 0..<repeats {
             format: "entries %d  time %.3f s  rate %.0f entries/s  index %.1f B/entry  peak RSS %.1f B/entry (baseline %.1f MB)  warnings %d",
             entries, seconds, Double(entries) / seconds, Double(index.allocatedBytes) / Double(entries),
             Double(peak) * 1024 / Double(entries), Double(baseline) / 1024, summary.warnings.count))
+}
+
+for text in queries {
+    let predicate = try MetadataPredicate(text)
+    var times: [Double] = []
+    var matches = 0
+    for _ in 0..<30 {
+        let start = ContinuousClock.now
+        matches = index.count(matching: predicate)
+        let elapsed = ContinuousClock.now - start
+        times.append((Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1000)
+    }
+    times.sort()
+    print(String(format: "query median %.3f ms  matches %d  %@", times[15], matches, text))
 }

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""mdq beside find, fd, plocate and watchman, in one session, interleaved.
+
+Usage: Benchmarks/compare.sh [--rounds N] [--sizes 200000,1000000] [--out DIR]
+
+For each corpus size (make-tree.py containers, generated under $MDQ_CORPUS,
+default /tmp/mdq-corpus, when absent) it runs every command of a group once
+per round, round after round (so drift of this shared machine hits all of
+them alike), each run timed by hyperfine (--runs 1), and reports medians and
+ratios. Warm in-index query times come from mdq-gather --query (median of
+30 in-process calls); plocate and watchman are timed per invocation, as
+their users run them. Writes compare.md (table) and compare.png (ratios).
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+MAKE_TREE = os.environ.get("MDQ_MAKE_TREE", os.path.join(os.path.dirname(TOP), "shared", "corpus", "make-tree.py"))
+
+
+def run(command, **kwargs):
+    return subprocess.run(command, shell=True, check=True, text=True, capture_output=True, **kwargs).stdout
+
+
+def timed(command):
+    """Wall seconds of one run of a shell command, measured by hyperfine."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run(
+            ["hyperfine", "--runs", "1", "--style", "none", "--export-json", out.name, command],
+            check=True, capture_output=True)
+        return json.load(open(out.name))["results"][0]["mean"]
+
+
+def interleaved(group, rounds):
+    """{label: median seconds}, running each command once per round."""
+    samples = {label: [] for label, _ in group}
+    for _ in range(rounds):
+        for label, command in group:
+            samples[label].append(timed(command))
+    return {label: statistics.median(values) for label, values in samples.items()}
+
+
+def ensure_corpus(files):
+    root = os.environ.get("MDQ_CORPUS", "/tmp/mdq-corpus")
+    path = os.path.join(root, f"c{files}")
+    if not os.path.isdir(path):
+        os.makedirs(root, exist_ok=True)
+        print(f"generating {path} ...", file=sys.stderr)
+        subprocess.run(["python3", MAKE_TREE, path, "--files", str(files), "--container"], check=True)
+    return os.path.realpath(path)
+
+
+def watchman(*args, stdin=None):
+    return subprocess.run(["watchman", *args], input=stdin, text=True, capture_output=True, check=True).stdout
+
+
+def watchman_pid():
+    try:
+        return int(json.loads(watchman("get-pid"))["pid"])
+    except Exception:
+        return None
+
+
+def rss_kb(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--sizes", default="200000,1000000")
+    parser.add_argument("--out", default=HERE)
+    options = parser.parse_args()
+
+    print("building mdq and the instruments (release) ...", file=sys.stderr)
+    run(f"cd {TOP} && swift build -c release --static-swift-stdlib --product mdq")
+    run(f"cd {HERE} && swift build -c release --static-swift-stdlib --product mdq-gather --product mdq-live")
+    mdq = os.path.join(TOP, ".build/release/mdq")
+    gather = os.path.join(HERE, ".build/release/mdq-gather")
+    live = os.path.join(HERE, ".build/release/mdq-live")
+    state = tempfile.mkdtemp(prefix="mdq-compare-")
+
+    rows = []  # (corpus, what, mdq seconds, anchor label, anchor seconds)
+    notes = []
+    for files in [int(size) for size in options.sizes.split(",")]:
+        corpus = ensure_corpus(files)
+        entries = int(run(f"find {corpus} | wc -l")) - 1
+        name = f"{files // 1000}k files ({entries:,} entries)"
+        run(f"find {corpus} > /dev/null")  # warm the page cache for everyone
+        db = os.path.join(state, f"plocate-{files}.db")
+        run(f"updatedb -l 0 -U {corpus} -o {db}")
+        watchman("watch-del-all")
+        png_query = json.dumps(["query", corpus, {"expression": ["match", "*.png", "basename"], "fields": ["name"]}])
+        report_query = json.dumps(["query", corpus, {"expression": ["imatch", "*report*", "basename"], "fields": ["name"]}])
+        with open(os.path.join(state, "png.json"), "w") as f:
+            f.write(png_query)
+        with open(os.path.join(state, "report.json"), "w") as f:
+            f.write(report_query)
+        watchman_crawl = (
+            f"watchman watch-del {corpus} >/dev/null 2>&1; watchman watch {corpus} >/dev/null && "
+            f"watchman -j < {state}/png.json > /dev/null")
+
+        # Full gather: every entry with size and mtime.
+        medians = interleaved([
+            ("mdq", f"{gather} {corpus} --hidden"),
+            ("find", f"find {corpus} -fprintf /dev/null '%s %T@ %p\\n'"),
+            ("watchman", watchman_crawl),
+        ], options.rounds)
+        rows.append((name, "full gather (crawl + stat every entry)", medians["mdq"], "find -printf '%s %T@ %p'", medians["find"]))
+        rows.append((name, "full gather (crawl + stat every entry)", medians["mdq"], "watchman watch + first query", medians["watchman"]))
+
+        # One-shot name query from a cold process (page cache warm).
+        medians = interleaved([
+            ("mdq", f"{mdq} --onlyin {corpus} --hidden --count \"kMDItemFSName LIKE '*.png'\""),
+            ("find", f"find {corpus} -name '*.png' | wc -l"),
+            ("fd", f"fdfind -HIu -g '*.png' {corpus} | wc -l"),
+        ], options.rounds)
+        for anchor, label in [("find", "find -name"), ("fd", "fdfind -HIu -g")]:
+            rows.append((name, "one-shot `*.png` count", medians["mdq"], label, medians[anchor]))
+
+        # Warm queries: mdq's index in process; plocate and a watching watchman per invocation.
+        watchman("watch", corpus)
+        watchman("-j", stdin=png_query)
+        output = run(
+            f"{gather} {corpus} --hidden --query \"kMDItemFSName LIKE '*.png'\" "
+            f"--query \"kMDItemFSName LIKE[cd] '*report*'\"")
+        warm = [float(m) / 1000 for m in re.findall(r"query median ([0-9.]+) ms", output)]
+        medians = interleaved([
+            ("plocate png", f"plocate -d {db} '*.png' | wc -l"),
+            ("watchman png", f"watchman -j < {state}/png.json > /dev/null"),
+            ("plocate report", f"plocate -i -d {db} 'report' | wc -l"),
+            ("watchman report", f"watchman -j < {state}/report.json > /dev/null"),
+        ], options.rounds)
+        for (i, key) in enumerate(["png", "report"]):
+            what = "warm `LIKE '*.png'`" if key == "png" else "warm `LIKE[cd] '*report*'`"
+            rows.append((name, what, warm[i], "plocate", medians[f"plocate {key}"]))
+            rows.append((name, what, warm[i], "watchman (warm)", medians[f"watchman {key}"]))
+
+        # Memory with every folder watched.
+        pid = watchman_pid()
+        watchman_bytes = rss_kb(pid) * 1024 / entries if pid else float("nan")
+        output = run(f"{live} memory {corpus}")
+        match = re.search(r"([0-9.]+) B/entry", output)
+        mdq_bytes = float(match.group(1)) if match else float("nan")
+        notes.append((name, mdq_bytes, watchman_bytes))
+        watchman("watch-del", corpus)
+
+        # Live latency (not size dependent; once).
+        if files == max(int(size) for size in options.sizes.split(",")):
+            notes.append(("live", run(f"{live} latency").strip(), None))
+
+    shutil.rmtree(state, ignore_errors=True)
+    write_report(rows, notes, options.out)
+
+
+def fmt(seconds):
+    return f"{seconds * 1000:.2f} ms" if seconds < 1 else f"{seconds:.3f} s"
+
+
+def write_report(rows, notes, out):
+    machine = run("nproc").strip() + " cores, " + run("uname -sr").strip()
+    lines = [
+        f"Run {time.strftime('%Y-%m-%d %H:%M')} on {machine}; medians of interleaved rounds.",
+        "",
+        "| corpus | what | mdq | anchor | anchor time | mdq is |",
+        "|---|---|---|---|---|---|",
+    ]
+    chart = []
+    for corpus, what, ours, label, theirs in rows:
+        ratio = theirs / ours
+        lines.append(f"| {corpus} | {what} | {fmt(ours)} | {label} | {fmt(theirs)} | {ratio:.1f}× faster |")
+        chart.append((f"{corpus.split(' ')[0]} {what.split('(')[0].strip()} vs {label}", ratio))
+    lines += ["", "| corpus | mdq RSS per entry, every folder watched | watchman daemon RSS per entry |", "|---|---|---|"]
+    for corpus, ours, theirs in notes:
+        if corpus == "live":
+            lines.insert(1, f"Live: {ours}")
+            continue
+        lines.append(f"| {corpus} | {ours:.0f} B | {theirs:.0f} B |")
+    table = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "compare.md"), "w") as f:
+        f.write(table)
+    print(table)
+    data = os.path.join(out, "compare.dat")
+    with open(data, "w") as f:
+        for i, (label, ratio) in enumerate(chart):
+            f.write(f'{i} "{label}" {ratio:.3f}\n')
+    script = f"""
+set terminal pngcairo size 1400,{200 + 28 * len(chart)} font ",10"
+set output "{os.path.join(out, 'compare.png')}"
+set title "mdq speed-up over each tool (higher is better; log scale)"
+set style fill solid 0.8
+set logscale x 10
+set xrange [0.5:*]
+set grid xtics
+set ytics nomirror
+set yrange [-1:{len(chart)}]
+unset key
+plot "{data}" using 3:1:(0.5):(0.35):yticlabels(2) with boxxyerror, \\
+     "{data}" using ($3*1.08):1:(sprintf("%.1fx", $3)) with labels left
+"""
+    subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    os.remove(data)
+
+
+if __name__ == "__main__":
+    main()
