@@ -14,7 +14,8 @@ let package = Package(
     name: "mdq-benchmarks",
     platforms: [.macOS(.v15)],
     dependencies: [
-        .package(path: ".."),
+        // Named, so the identity does not depend on what the clone is called.
+        .package(name: "mdq", path: ".."),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
         .package(url: "https://github.com/ordo-one/package-benchmark", from: "1.38.0", traits: ["MallocInterposer"]),
     ],
@@ -22,7 +23,7 @@ let package = Package(
         .target(
             name: "BenchSupport",
             dependencies: [
-                .product(name: "MetadataIndex", package: "main"),
+                .product(name: "MetadataIndex", package: "mdq"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -31,7 +32,7 @@ let package = Package(
             name: "MDQBenchmarks",
             dependencies: [
                 "BenchSupport",
-                .product(name: "MetadataIndex", package: "main"),
+                .product(name: "MetadataIndex", package: "mdq"),
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Benchmark", package: "package-benchmark"),
             ],
@@ -43,7 +44,7 @@ let package = Package(
             name: "mdq-query",
             dependencies: [
                 "BenchSupport",
-                .product(name: "MetadataIndex", package: "main"),
+                .product(name: "MetadataIndex", package: "mdq"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -51,7 +52,7 @@ let package = Package(
         .executableTarget(
             name: "mdq-gather",
             dependencies: [
-                .product(name: "MetadataIndex", package: "main"),
+                .product(name: "MetadataIndex", package: "mdq"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
@@ -59,7 +60,7 @@ let package = Package(
         .executableTarget(
             name: "mdq-live",
             dependencies: [
-                .product(name: "MetadataIndex", package: "main"),
+                .product(name: "MetadataIndex", package: "mdq"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]

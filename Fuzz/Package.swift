@@ -6,11 +6,11 @@ import PackageDescription
 let package = Package(
     name: "mdq-fuzz",
     platforms: [.macOS(.v15)],
-    dependencies: [.package(path: "..")],
+    dependencies: [.package(name: "mdq", path: "..")],
     targets: [
         .executableTarget(
             name: "fuzz-predicate",
-            dependencies: [.product(name: "MetadataIndex", package: "main")],
+            dependencies: [.product(name: "MetadataIndex", package: "mdq")],
             swiftSettings: [.swiftLanguageMode(.v6)]
         )
     ]

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 public import SystemPackage
 
 /// A ubiquity container: a folder whose `Documents/` subfolder is the
