@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One value of a value-list attribute and how many results have it
 /// (`NSMetadataQueryAttributeValueTuple`); `value` is nil for the results
