@@ -88,7 +88,8 @@ def main():
 
     print("building mdq and the instruments (release) ...", file=sys.stderr)
     run(f"cd {TOP} && swift build -c release --static-swift-stdlib --product mdq")
-    run(f"cd {HERE} && swift build -c release --static-swift-stdlib --product mdq-gather --product mdq-live")
+    for product in ["mdq-gather", "mdq-live"]:
+        run(f"cd {HERE} && swift build -c release --static-swift-stdlib --product {product}")
     mdq = os.path.join(TOP, ".build/release/mdq")
     gather = os.path.join(HERE, ".build/release/mdq-gather")
     live = os.path.join(HERE, ".build/release/mdq-live")
@@ -209,7 +210,8 @@ set grid xtics
 set ytics nomirror
 set yrange [-1:{len(chart)}]
 unset key
-plot "{data}" using 3:1:(0.5):(0.35):yticlabels(2) with boxxyerror, \\
+set arrow from 1, graph 0 to 1, graph 1 nohead dt 2
+plot "{data}" using 3:1:(1):3:($1-0.35):($1+0.35):yticlabels(2) with boxxyerror, \\
      "{data}" using ($3*1.08):1:(sprintf("%.1fx", $3)) with labels left
 """
     subprocess.run(["gnuplot"], input=script, text=True, check=True)
