@@ -43,7 +43,9 @@ struct MDQLiveTests {
                 "kMDItemContentType", "--attr", "kMDItemFSSize", "kMDItemFSName LIKE 'b*'",
             ])
         #expect(live.waitForLine { $0 == "\(base)/b10.txt\tpublic.plain-text\t1" })
-        try temp.file("b3.png", contents: "333")
+        // Written aside and renamed in, so it arrives whole (one addition, size 3).
+        try temp.file("tmp-b3", contents: "333")
+        #expect(rename("\(base)/tmp-b3", "\(base)/b3.png") == 0)
         #expect(live.waitForLine { $0 == "+ \(base)/b3.png\tpublic.png\t3" })
         #expect(live.interrupt() == 0)
         let lines = String(decoding: live.rawOutput, as: UTF8.self).split(separator: "\n").map(String.init)
