@@ -30,7 +30,7 @@ for (label, predicate) in queries where only.map(label.contains) ?? true {
     for _ in 0..<runs { times.append(milliseconds { matches = index.count(matching: predicate) }) }
     times.sort()
     let padded = label.padding(toLength: 62, withPad: " ", startingAt: 0)
-    print(padded + String(format: " %8.2f ms (median of %d; min %.2f)  %d matches", times[runs / 2], runs, times[0], matches))
+    print(padded + String(format: " %8.2f ms (median of %d; min %.2f, max %.2f)  %d matches", times[runs / 2], runs, times[0], times[runs - 1], matches))
 }
 let text = "kMDItemFSSize > 1000000 AND kMDItemFSName LIKE[cd] '*report*.pdf' OR kMDItemDisplayName BEGINSWITH 'IMG_'"
 let parses = 20_000

@@ -12,6 +12,7 @@
 /// | 16-23 | device table index |
 /// | 24    | scope root |
 /// | 25    | mark (reconciliation: seen by the current rescan) |
+/// | 26    | the name's bigram signature is computed (`NameSignatures`) |
 struct EntryBits: Equatable {
     var rawValue: UInt32
 
@@ -68,5 +69,9 @@ struct EntryBits: Equatable {
     var isMarked: Bool {
         get { bit(25) }
         set { set(25, newValue) }
+    }
+    var hasSignature: Bool {
+        @inline(__always) get { bit(26) }
+        set { set(26, newValue) }
     }
 }

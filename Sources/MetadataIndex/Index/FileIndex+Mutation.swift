@@ -131,6 +131,7 @@ extension FileIndex {
         nameOffsetColumn[raw] = names.store(name)
         b.nameLength = name.count
         b.isASCIIName = NameBytes.isASCII(name)
+        b.hasSignature = false
         bitsColumn[raw] = b.rawValue
         rootPaths[raw] = nil
         parentColumn[raw] = parent.rawValue
@@ -229,6 +230,7 @@ extension FileIndex {
             nameOffsetColumn[raw] = names.store(newName)
             b.nameLength = newName.count
             b.isASCIIName = NameBytes.isASCII(newName)
+            b.hasSignature = false
             bitsColumn[raw] = b.rawValue
         }
         parentColumn[raw] = newParent.rawValue

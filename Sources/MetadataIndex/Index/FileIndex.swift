@@ -37,6 +37,8 @@ public final class FileIndex {
     var largeSizes: [UInt32: UInt64] = [:]
     var largeInodes: [UInt32: UInt64] = [:]
     let names = NameArena()
+    /// Bigram signatures of names, built by substring queries (lazily).
+    let signatures = NameSignatures()
 
     var buckets: UnsafeMutablePointer<UInt32>
     var bucketMask: Int
@@ -252,6 +254,7 @@ public final class FileIndex {
         forEachColumn { total += $0.elementSize * chunkCount << 16 }
         total += (bucketMask + 1) * MemoryLayout<UInt32>.stride
         total += names.allocatedBytes
+        total += signatures.allocatedBytes
         total += (largeSizes.capacity + largeInodes.capacity) * 24
         return total
     }

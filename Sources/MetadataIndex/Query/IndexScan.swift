@@ -296,6 +296,59 @@ final class ChunkScanner {
         return out
     }
 
+    /// The bigram bits every name matching `matcher` has (its literals
+    /// folded for case and diacritics; 0 when there is nothing to require).
+    private func requiredSignature(_ matcher: NameMatcher) -> UInt64 {
+        let folder = evaluator.folder(for: [.caseInsensitive, .diacriticInsensitive])
+        var required: UInt64 = 0
+        for segment in matcher.segments {
+            for case .literal(let bytes) in segment {
+                let folded = folder.folded(bytes)
+                folded.withUnsafeBytes { required |= NameSignatures.signature($0, lowercasingASCII: false) }
+            }
+        }
+        return required
+    }
+
+    /// Keeps the ids whose name signature has every bit of `required`,
+    /// computing (and keeping) the signatures not made yet. `ids` lie in
+    /// one chunk, scanned by this thread alone.
+    private func filterBySignature(_ ids: UnsafeMutablePointer<UInt32>, _ count: Int, required: UInt64) -> Int {
+        guard count > 0 else { return 0 }
+        let bitsColumn = index.bitsColumn
+        let offsets = index.nameOffsetColumn
+        let names = index.names
+        let signatures = index.signatures.chunk(Int(ids[0] >> 16))
+        let folder = evaluator.folder(for: [.caseInsensitive, .diacriticInsensitive])
+        var out = 0
+        for i in 0..<count {
+            let id = ids[i]
+            let local = Int(id & 0xFFFF)
+            var b = EntryBits(rawValue: bitsColumn[id])
+            let signature: UInt64
+            if b.hasSignature {
+                signature = signatures[local]
+            } else {
+                let name = names.bytes(at: offsets[id], length: b.nameLength)
+                if b.isASCIIName {
+                    signature = NameSignatures.signature(name, lowercasingASCII: true)
+                } else {
+                    folder.fold(name)
+                    signature = NameSignatures.signature(
+                        UnsafeRawBufferPointer(folder.folded.bytes), lowercasingASCII: false)
+                }
+                signatures[local] = signature
+                b.hasSignature = true
+                bitsColumn[id] = b.rawValue
+            }
+            if signature & required == required {
+                ids[out] = id
+                out += 1
+            }
+        }
+        return out
+    }
+
     /// Several suffixes in one pass: the last 8 bytes of an ASCII name are
     /// loaded once and compared with each literal.
     private func filterNames(
@@ -376,6 +429,15 @@ final class ChunkScanner {
         }
         let lower = matcher.options.contains(.caseInsensitive)
         let folder = evaluator.folder(for: matcher.options)
+        var count = count
+        // Substring and general patterns: first drop the names that lack a
+        // bigram of the literals (one AND per name, signatures kept).
+        switch matcher.shape {
+        case .contains, .general:
+            let required = requiredSignature(matcher)
+            if required != 0 { count = filterBySignature(ids, count, required: required) }
+        default: break
+        }
         switch matcher.shape {
         case .anything:
             return count

@@ -126,6 +126,22 @@ struct IndexScanTests {
         }
     }
 
+    /// Bigram signatures kept from one substring query follow renames.
+    @Test func signaturesFollowRenames() throws {
+        let index = FileIndex()
+        let root = index.addRoot(path: "/t", metadata: EntryMetadata(kind: .folder))
+        let a = index.insert(name: Array("quarterly report.pdf".utf8), in: root, metadata: EntryMetadata(kind: .file))
+        let b = index.insert(name: Array("R\u{E9}sum\u{E9}.txt".utf8), in: root, metadata: EntryMetadata(kind: .file))
+        let report = try MetadataPredicate("kMDItemFSName CONTAINS[cd] 'report'")
+        let resume = try MetadataPredicate("kMDItemDisplayName LIKE[cd] '*resume*'")
+        #expect(index.entries(matching: report) == [a])
+        #expect(index.entries(matching: resume) == [b])
+        index.move(a, to: root, name: Array("minutes.pdf".utf8))
+        index.move(b, to: root, name: Array("old REPORT.txt".utf8))
+        #expect(index.entries(matching: report) == [b])
+        #expect(index.entries(matching: resume) == [])
+    }
+
     /// Deciding a non-ASCII name from its ASCII ends never disagrees with
     /// folding it.
     @Test func asciiEndsDecideLikeFolding() {
