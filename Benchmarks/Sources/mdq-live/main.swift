@@ -183,10 +183,12 @@ func memory(_ folder: String) throws {
     let query = try startQuery("kMDItemFSName == 'no such name'", folder)
     let gathered = clock.now - start
     let peak = residentKilobytes("VmHWM:")
+    let settled = residentKilobytes("VmRSS:")
     print(String(
         format: "live gather of %d entries with every folder watched: %.3f s; peak RSS %.1f MB = %.1f B/entry "
-            + "(baseline %.1f MB)",
-        count, seconds(gathered), Double(peak) / 1024, Double(peak) * 1024 / Double(count), Double(baseline) / 1024))
+            + "(baseline %.1f MB); RSS once gathered %.1f MB = %.1f B/entry",
+        count, seconds(gathered), Double(peak) / 1024, Double(peak) * 1024 / Double(count), Double(baseline) / 1024,
+        Double(settled) / 1024, Double(settled) * 1024 / Double(count)))
     query.stop()
 }
 
