@@ -98,29 +98,23 @@ final class PredicateEvaluator {
             if test.field == .contentTypeTree {
                 // A list: the test holds when it holds for one element.
                 let type = subject.withName { name, _ in ContentType.type(ofName: name, kind: subject.kind) }
-                for identifier in ContentType.types[type].treeBytes {
-                    let passes = identifier.withUnsafeBytes { text in
-                        switch test.kind {
-                        case .pattern(let matcher): return match(matcher, text, isASCII: true)
-                        case .suffixes(let matchers): return matchers.contains { match($0, text, isASCII: true) }
-                        case .stringSet(let set): return contains(set, text, isASCII: true)
-                        case .regex(let regex): return regex.matches(text)
-                        default: return false
-                        }
-                    }
-                    if passes { return true }
-                }
-                return false
-            }
-            return withText(test.field, subject) { text, isASCII in
-                switch test.kind {
-                case .pattern(let matcher): return match(matcher, text, isASCII: isASCII)
-                case .suffixes(let matchers): return matchers.contains { match($0, text, isASCII: isASCII) }
-                case .stringSet(let set): return contains(set, text, isASCII: isASCII)
-                case .regex(let regex): return regex.matches(text)
-                default: return false
+                return ContentType.types[type].treeBytes.contains { identifier in
+                    identifier.withUnsafeBytes { passes(test.kind, $0, isASCII: true) }
                 }
             }
+            return withText(test.field, subject) { text, isASCII in passes(test.kind, text, isASCII: isASCII) }
+        }
+    }
+
+    /// A string test on one text.
+    @inline(__always)
+    private func passes(_ kind: CompiledPredicate.Test.Kind, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
+        switch kind {
+        case .pattern(let matcher): return match(matcher, text, isASCII: isASCII)
+        case .suffixes(let matchers): return matchers.contains { match($0, text, isASCII: isASCII) }
+        case .stringSet(let set): return contains(set, text, isASCII: isASCII)
+        case .regex(let regex): return regex.matches(text)
+        default: return false
         }
     }
 
