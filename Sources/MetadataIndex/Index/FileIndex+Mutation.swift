@@ -127,12 +127,8 @@ extension FileIndex {
         unlinkFromHash(raw)
         var b = bits(raw)
         b.isRoot = false
-        names.release(offset: nameOffsetColumn[raw], length: b.nameLength)
-        nameOffsetColumn[raw] = names.store(name)
-        b.nameLength = name.count
-        b.isASCIIName = NameBytes.isASCII(name)
-        b.hasSignature = false
         bitsColumn[raw] = b.rawValue
+        replaceName(of: raw, with: name)
         rootPaths[raw] = nil
         parentColumn[raw] = parent.rawValue
         linkIntoParent(raw)
@@ -221,17 +217,11 @@ extension FileIndex {
         }
         unlinkFromHash(raw)
         unlinkFromParent(raw)
-        var b = bits(raw)
         let oldName = nameBytes(raw)
         if oldName.count != newName.count
             || !NameBytes.equal(oldName.baseAddress!, newName.baseAddress!, count: newName.count)
         {
-            names.release(offset: nameOffsetColumn[raw], length: b.nameLength)
-            nameOffsetColumn[raw] = names.store(newName)
-            b.nameLength = newName.count
-            b.isASCIIName = NameBytes.isASCII(newName)
-            b.hasSignature = false
-            bitsColumn[raw] = b.rawValue
+            replaceName(of: raw, with: newName)
         }
         parentColumn[raw] = newParent.rawValue
         linkIntoParent(raw)
@@ -239,6 +229,18 @@ extension FileIndex {
         #if MDQ_INVARIANTS
             _checkInvariants()
         #endif
+    }
+
+    /// Stores a new name for a live entry (the old span goes back to the
+    /// arena) and drops what was derived from the old one.
+    private func replaceName(of raw: UInt32, with name: UnsafeRawBufferPointer) {
+        var b = bits(raw)
+        names.release(offset: nameOffsetColumn[raw], length: b.nameLength)
+        nameOffsetColumn[raw] = names.store(name)
+        b.nameLength = name.count
+        b.isASCIIName = NameBytes.isASCII(name)
+        b.hasSignature = false
+        bitsColumn[raw] = b.rawValue
     }
 
     /// Moves and/or renames an entry; see `move(_:to:name:)`.
