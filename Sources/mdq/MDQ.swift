@@ -183,7 +183,7 @@ struct MDQ: ParsableCommand {
             }
             if output.sort.isEmpty { order.sort { counts[$0]! != counts[$1]! ? counts[$0]! > counts[$1]! : $0 < $1 } }
             for key in order { out += Array("\(key)\t\(counts[key]!)\n".utf8) }
-            FileOutput.write(&out)
+            StandardOutput.flush(&out)
             return
         }
         for item in items {
@@ -194,9 +194,9 @@ struct MDQ: ParsableCommand {
                 AttributeText.appendLine(item, attributes: output.attributes, to: &out)
                 out.append(output.nullTerminated ? 0 : 0x0A)
             }
-            if out.count >= 1 << 16 { FileOutput.write(&out) }
+            if out.count >= 1 << 16 { StandardOutput.flush(&out) }
         }
-        FileOutput.write(&out)
+        StandardOutput.flush(&out)
     }
 
     /// `mdq ls PATH...`, with the same exit statuses.

@@ -59,7 +59,7 @@ struct ScopeOptions: ParsableArguments {
         if listExternal {
             var out: [UInt8] = []
             for folder in value.externalDocumentFolders { out += Array(folder.string.utf8) + [0x0A] }
-            FileOutput.write(&out)
+            StandardOutput.flush(&out)
         }
     }
 

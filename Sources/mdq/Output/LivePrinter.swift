@@ -1,6 +1,5 @@
 import Foundation
 import MetadataIndex
-import SystemPackage
 
 /// Prints a live query's notifications: the results once gathered, then one
 /// line per change (`+`, `-`, `~` and the path), or one JSON object per
@@ -101,14 +100,7 @@ final class LivePrinter: @unchecked Sendable {
     private func write(_ bytes: [UInt8]) {
         lock.lock()
         defer { lock.unlock() }
-        do {
-            _ = try FileDescriptor.standardOutput.writeAll(bytes)
-        } catch Errno.brokenPipe {
-            ProcessExit.exit(0)
-        } catch {
-            Diagnostics.error("cannot write results: \(error)")
-            ProcessExit.exit(1)
-        }
+        StandardOutput.write(bytes)
     }
 
     /// Waits for a write in progress, then holds the lock so none starts.

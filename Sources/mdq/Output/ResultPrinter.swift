@@ -1,6 +1,5 @@
 import Foundation
 import MetadataIndex
-import SystemPackage
 
 /// Writes results to stdout in the chosen format, buffered.
 ///
@@ -49,15 +48,6 @@ final class ResultPrinter: @unchecked Sendable {
     }
 
     private func flush() {
-        guard !buffer.isEmpty else { return }
-        do {
-            _ = try FileDescriptor.standardOutput.writeAll(buffer)
-        } catch Errno.brokenPipe {
-            ProcessExit.exit(0)
-        } catch {
-            Diagnostics.error("cannot write results: \(error)")
-            ProcessExit.exit(1)
-        }
-        buffer.removeAll(keepingCapacity: true)
+        StandardOutput.flush(&buffer)
     }
 }

@@ -72,7 +72,7 @@ struct ListCommand: ParsableCommand {
             do {
                 item = try MetadataItem(path: FilePath.fromBytes(arguments.bytes(for: path)), container: containerValue)
             } catch {
-                FileOutput.write(&out)
+                StandardOutput.flush(&out)
                 Diagnostics.error(error.description)
                 failed = true
                 continue
@@ -99,7 +99,7 @@ struct ListCommand: ParsableCommand {
                         (key.padding(toLength: width, withPad: " ", startingAt: 0) + " = " + value + "\n").utf8)
                 }
             }
-            FileOutput.write(&out)
+            StandardOutput.flush(&out)
         }
         if failed { throw ExitCode(1) }
     }
@@ -167,24 +167,5 @@ struct ListCommand: ParsableCommand {
             out.append(UInt8(ascii: "]"))
         default: JSONLine.appendString(Array("\(value!)".utf8)[...], to: &out)
         }
-    }
-}
-
-/// Writes accumulated output to stdout and empties the buffer.
-enum FileOutput {
-    static func write(_ bytes: inout [UInt8]) {
-        guard !bytes.isEmpty else { return }
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Glibc.write(1, buffer.baseAddress! + offset, buffer.count - offset)
-                if written <= 0 {
-                    if written < 0 && errno == EINTR { continue }
-                    Diagnostics.exit(0)  // closed pipe: stop quietly
-                }
-                offset += written
-            }
-        }
-        bytes.removeAll(keepingCapacity: true)
     }
 }
