@@ -52,6 +52,7 @@ let package = Package(
         .executableTarget(
             name: "mdq-gather",
             dependencies: [
+                "BenchSupport",
                 .product(name: "MetadataIndex", package: "mdq"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -60,6 +61,7 @@ let package = Package(
         .executableTarget(
             name: "mdq-live",
             dependencies: [
+                "BenchSupport",
                 .product(name: "MetadataIndex", package: "mdq"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -39,46 +39,14 @@ enum Fixtures {
     }
 
     nonisolated(unsafe) static let synthetic: (FileIndex, [EntryID]) = SyntheticIndex.make(count: 1_000_000)
-
-    static func temporaryFolder() -> String {
-        var template = Array("/tmp/mdq-bench-live-XXXXXX".utf8CString)
-        return String(cString: mkdtemp(&template)!)
-    }
-
-    static func residentKilobytes() -> Int {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-        }
-        return 0
-    }
-
-    /// Starts a query over `folder` and waits for its first results.
-    static func startQuery(
-        _ folder: String, sortedBy key: String? = nil, predicate: MetadataPredicate = .alwaysTrue
-    ) -> MetadataQuery {
-        let query = MetadataQuery()
-        query.predicate = predicate
-        query.searchScopes = [.directory(FilePath(folder))]
-        query.notificationBatchingInterval = 0
-        if let key { query.sortDescriptors = [MetadataSortDescriptor(key: key)] }
-        let finished = DispatchSemaphore(value: 0)
-        let token = NotificationCenter.default.addObserver(
-            forName: .metadataQueryDidFinishGathering, object: query, queue: nil
-        ) { _ in finished.signal() }
-        query.start()
-        finished.wait()
-        NotificationCenter.default.removeObserver(token)
-        return query
-    }
 }
 
 /// One live query for every iteration of the latency benchmark.
 enum LiveLatency {
-    static let folder = Fixtures.temporaryFolder()
+    static let folder = Measure.temporaryFolder()
     static let arrived = DispatchSemaphore(value: 0)
     static let query: MetadataQuery = {
-        let query = Fixtures.startQuery(folder)
+        let query = Measure.startQuery(.alwaysTrue, in: folder)
         observer = NotificationCenter.default.addObserver(
             forName: .metadataQueryDidUpdate, object: query, queue: nil
         ) { note in
@@ -113,7 +81,7 @@ let benchmarks: @Sendable () -> Void = {
         _ = try? index.gather([CrawlRoot(path: FilePath(tree))], options: CrawlOptions(includeHidden: true))
         let elapsed = clock.now - start
         benchmark.stopMeasurement()
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = Measure.seconds(elapsed)
         benchmark.measurement(entriesPerSecond, Int(Double(index.count) / seconds))
     }
 
@@ -160,7 +128,7 @@ let benchmarks: @Sendable () -> Void = {
         }
         let elapsed = clock.now - start
         benchmark.stopMeasurement()
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = Measure.seconds(elapsed)
         benchmark.measurement(eventsPerSecond, Int(100_000 / seconds))
     }
 
@@ -168,9 +136,9 @@ let benchmarks: @Sendable () -> Void = {
         "Apply: files created under a live query sorted by name (updates/s)",
         configuration: .init(metrics: [.wallClock, updatesPerSecond], maxIterations: 5)
     ) { benchmark in
-        let folder = Fixtures.temporaryFolder()
+        let folder = Measure.temporaryFolder()
         for i in 0..<20_000 { close(open("\(folder)/seed \(i).txt", O_WRONLY | O_CREAT, 0o644)) }
-        let query = Fixtures.startQuery(folder, sortedBy: "kMDItemFSName")
+        let query = Measure.startQuery(.alwaysTrue, in: folder) { $0.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")] }
         let arrived = DispatchSemaphore(value: 0)
         let token = NotificationCenter.default.addObserver(
             forName: .metadataQueryDidUpdate, object: query, queue: nil
@@ -188,7 +156,7 @@ let benchmarks: @Sendable () -> Void = {
         NotificationCenter.default.removeObserver(token)
         query.stop()
         try? FileManager.default.removeItem(atPath: folder)
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = Measure.seconds(elapsed)
         benchmark.measurement(updatesPerSecond, Int(Double(updates) / seconds))
     }
 
@@ -215,9 +183,9 @@ let benchmarks: @Sendable () -> Void = {
         configuration: .init(metrics: [bytesPerEntry], warmupIterations: 0, maxIterations: 1)
     ) { benchmark in
         let tree = Fixtures.tree(files: 100_000)
-        let before = Fixtures.residentKilobytes()
-        let query = Fixtures.startQuery(tree, predicate: .alwaysFalse)
-        let after = Fixtures.residentKilobytes()
+        let before = Measure.residentKilobytes("VmRSS:")
+        let query = Measure.startQuery(.alwaysFalse, in: tree)
+        let after = Measure.residentKilobytes("VmRSS:")
         let counted = (try? FileManager.default.subpathsOfDirectory(atPath: tree))?.filter { path in
             !path.split(separator: "/").contains { $0.hasPrefix(".") }
         }.count ?? 1

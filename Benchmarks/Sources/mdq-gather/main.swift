@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import MetadataIndex
 import SystemPackage
@@ -9,14 +10,6 @@ import SystemPackage
 /// index bytes per entry, and peak resident bytes per entry (VmHWM / entries,
 /// the whole process included). With `--query`, then times each predicate
 /// over the warm index (median of 30 `count(matching:)` calls).
-func residentKilobytes(_ field: String) -> Int {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    for line in status.split(separator: "\n") where line.hasPrefix(field) {
-        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-    }
-    return 0
-}
-
 var arguments = CommandLine.arguments.dropFirst()
 guard let directory = arguments.popFirst() else {
     FileHandle.standardError.write(Data("usage: mdq-gather DIR [--hidden] [--threads N] [--repeat N]\n".utf8))
@@ -37,7 +30,7 @@ while let flag = arguments.popFirst() {
         exit(2)
     }
 }
-let baseline = residentKilobytes("VmRSS:")
+let baseline = Measure.residentKilobytes("VmRSS:")
 var index = FileIndex()
 for _ in 0..<repeats {
     index = FileIndex()
@@ -45,9 +38,9 @@ for _ in 0..<repeats {
     let summary = try index.gather(
         [CrawlRoot(path: FilePath(directory))], options: CrawlOptions(includeHidden: hidden, threadCount: threads))
     let elapsed = ContinuousClock.now - start
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let seconds = Measure.seconds(elapsed)
     let entries = index.count
-    let peak = residentKilobytes("VmHWM:")
+    let peak = Measure.residentKilobytes("VmHWM:")
     print(
         String(
             format: "entries %d  time %.3f s  rate %.0f entries/s  index %.1f B/entry  peak RSS %.1f B/entry (baseline %.1f MB)  warnings %d",
@@ -63,7 +56,7 @@ for text in queries {
         let start = ContinuousClock.now
         matches = index.count(matching: predicate)
         let elapsed = ContinuousClock.now - start
-        times.append((Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18) * 1000)
+        times.append(Measure.seconds(elapsed) * 1000)
     }
     times.sort()
     print(String(format: "query median %.3f ms  matches %d  %@", times[15], matches, text))

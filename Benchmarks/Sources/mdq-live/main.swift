@@ -1,3 +1,4 @@
+import BenchSupport
 import Foundation
 import MetadataIndex
 import SystemPackage
@@ -15,10 +16,6 @@ import SystemPackage
 ///   then the time and transient memory of reading value lists and grouped
 ///   results by content type.
 
-func seconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}
-
 func cpuSeconds() -> Double {
     var usage = rusage()
     getrusage(RUSAGE_SELF.rawValue, &usage)
@@ -26,47 +23,15 @@ func cpuSeconds() -> Double {
         + Double(usage.ru_stime.tv_usec) / 1e6
 }
 
-func residentKilobytes(_ field: String) -> Int {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    for line in status.split(separator: "\n") where line.hasPrefix(field) {
-        return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
-    }
-    return 0
-}
-
-func temporaryFolder() -> String {
-    var template = Array("/tmp/mdq-live-bench-XXXXXX".utf8CString)
-    return String(cString: mkdtemp(&template)!)
-}
-
-/// Starts a query and waits for its first results.
-func startQuery(
-    _ predicate: String, _ folder: String, interval: Double = 0, configure: (MetadataQuery) -> Void = { _ in }
-) throws -> MetadataQuery {
-    let query = MetadataQuery()
-    query.predicate = try MetadataPredicate(predicate)
-    query.searchScopes = [.directory(FilePath(folder))]
-    query.notificationBatchingInterval = interval
-    configure(query)
-    let finished = DispatchSemaphore(value: 0)
-    let token = NotificationCenter.default.addObserver(
-        forName: .metadataQueryDidFinishGathering, object: query, queue: nil
-    ) { _ in finished.signal() }
-    query.start()
-    finished.wait()
-    NotificationCenter.default.removeObserver(token)
-    return query
-}
-
 func sorted(_ folder: String) throws {
     let clock = ContinuousClock()
     let start = clock.now
-    let query = try startQuery("TRUEPREDICATE", folder) { query in
+    let query = Measure.startQuery(.alwaysTrue, in: folder) { query in
         query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
         query.valueListAttributes = ["kMDItemContentType"]
         query.groupingAttributes = ["kMDItemContentType"]
     }
-    let first = seconds(clock.now - start)
+    let first = Measure.seconds(clock.now - start)
     print(String(format: "first sorted result set: %.2f s for %d results (crawl, watch, match, sort)", first, query.resultCount))
     let arrived = DispatchSemaphore(value: 0)
     let updates = NotificationCenter.default.addObserver(forName: .metadataQueryDidUpdate, object: query, queue: nil) {
@@ -80,19 +45,19 @@ func sorted(_ folder: String) throws {
         let t0 = clock.now
         close(open("\(scratch)/file \(i).txt", O_WRONLY | O_CREAT, 0o644))
         arrived.wait()
-        samples.append(seconds(clock.now - t0) * 1000)
+        samples.append(Measure.seconds(clock.now - t0) * 1000)
     }
     NotificationCenter.default.removeObserver(updates)
     samples.sort()
     print(String(format: "one file created -> sorted update: median %.1f ms, max %.1f ms (20 files)", samples[10], samples[19]))
-    let before = residentKilobytes("VmRSS")
+    let before = Measure.residentKilobytes("VmRSS")
     let t1 = clock.now
     let lists = query.valueLists["kMDItemContentType"] ?? []
-    let listTime = seconds(clock.now - t1) * 1000
+    let listTime = Measure.seconds(clock.now - t1) * 1000
     let t2 = clock.now
     let groups = query.groupedResults
-    let groupTime = seconds(clock.now - t2) * 1000
-    let peak = residentKilobytes("VmHWM")
+    let groupTime = Measure.seconds(clock.now - t2) * 1000
+    let peak = Measure.residentKilobytes("VmHWM")
     print(String(format: "value list (%d values): %.0f ms; grouped results (%d groups): %.0f ms; RSS %d MB before, peak %d MB",
         lists.count, listTime, groups.count, groupTime, before / 1024, peak / 1024))
     query.stop()
@@ -101,8 +66,8 @@ func sorted(_ folder: String) throws {
 }
 
 func latency() throws {
-    let folder = temporaryFolder()
-    let query = try startQuery("TRUEPREDICATE", folder)
+    let folder = Measure.temporaryFolder()
+    let query = Measure.startQuery(.alwaysTrue, in: folder)
     let arrived = DispatchSemaphore(value: 0)
     let token = NotificationCenter.default.addObserver(forName: .metadataQueryDidUpdate, object: query, queue: nil) {
         note in
@@ -115,7 +80,7 @@ func latency() throws {
         let fd = open("\(folder)/file\(i)", O_WRONLY | O_CREAT, 0o644)
         close(fd)
         arrived.wait()
-        samples.append(seconds(clock.now - start) * 1000)
+        samples.append(Measure.seconds(clock.now - start) * 1000)
     }
     NotificationCenter.default.removeObserver(token)
     query.stop()
@@ -128,8 +93,8 @@ func latency() throws {
 }
 
 func burst() throws {
-    let folder = temporaryFolder()
-    let query = try startQuery("TRUEPREDICATE", folder, interval: 0.05)
+    let folder = Measure.temporaryFolder()
+    let query = Measure.startQuery(.alwaysTrue, in: folder) { $0.notificationBatchingInterval = 0.05 }
     let clock = ContinuousClock()
     let start = clock.now
     let folders = 100
@@ -157,16 +122,16 @@ func burst() throws {
     print(String(
         format: "burst of %d files in %d folders: written in %.3f s, query converged %.3f s after the first write; "
             + "%d results, %d on disk, %d lost, %d extra",
-        folders * 1000, folders, seconds(written), seconds(converged), results.count, found.count,
+        folders * 1000, folders, Measure.seconds(written), Measure.seconds(converged), results.count, found.count,
         found.subtracting(results).count, results.subtracting(found).count))
     query.stop()
     try? FileManager.default.removeItem(atPath: folder)
 }
 
 func idle() throws {
-    let folder = temporaryFolder()
+    let folder = Measure.temporaryFolder()
     for i in 0..<100 { mkdir("\(folder)/d\(i)", 0o755) }
-    let query = try startQuery("TRUEPREDICATE", folder)
+    let query = Measure.startQuery(.alwaysTrue, in: folder)
     let before = cpuSeconds()
     sleep(10)
     let used = cpuSeconds() - before
@@ -176,18 +141,18 @@ func idle() throws {
 }
 
 func memory(_ folder: String) throws {
-    let baseline = residentKilobytes("VmRSS:")
+    let baseline = Measure.residentKilobytes("VmRSS:")
     let count = try OneShotSearch(roots: [CrawlRoot(path: FilePath(folder))], predicate: .alwaysTrue).run().matchCount
     let clock = ContinuousClock()
     let start = clock.now
-    let query = try startQuery("kMDItemFSName == 'no such name'", folder)
+    let query = Measure.startQuery(try MetadataPredicate("kMDItemFSName == 'no such name'"), in: folder)
     let gathered = clock.now - start
-    let peak = residentKilobytes("VmHWM:")
-    let settled = residentKilobytes("VmRSS:")
+    let peak = Measure.residentKilobytes("VmHWM:")
+    let settled = Measure.residentKilobytes("VmRSS:")
     print(String(
         format: "live gather of %d entries with every folder watched: %.3f s; peak RSS %.1f MB = %.1f B/entry "
             + "(baseline %.1f MB); RSS once gathered %.1f MB = %.1f B/entry",
-        count, seconds(gathered), Double(peak) / 1024, Double(peak) * 1024 / Double(count), Double(baseline) / 1024,
+        count, Measure.seconds(gathered), Double(peak) / 1024, Double(peak) * 1024 / Double(count), Double(baseline) / 1024,
         Double(settled) / 1024, Double(settled) * 1024 / Double(count)))
     query.stop()
 }

@@ -11,13 +11,7 @@ let count = Int(CommandLine.arguments.dropFirst().first ?? "") ?? 1_000_000
 let (index, folders) = SyntheticIndex.make(count: count)
 print("index of \(index.count) entries (\(folders.count) folders)")
 
-func milliseconds(_ body: () -> Void) -> Double {
-    let clock = ContinuousClock()
-    let start = clock.now
-    body()
-    let d = clock.now - start
-    return (Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18) * 1000
-}
+func milliseconds(_ body: () -> Void) -> Double { Measure.seconds(body) * 1000 }
 
 let queries = try SyntheticIndex.queries()
 // MDQ_QUERY_ONLY=TEXT runs only the predicates whose label contains TEXT;
