@@ -146,9 +146,9 @@ extension MetadataQuery {
         // One scan of the whole index on every core, then the scope test
         // for the matches only (each id once, so scopes that meet through
         // a symlinked root still report a file once).
-        var conflicts = ConflictCache()
+        var batch = itemBatch()
         for id in IndexScan(index: engine.index, predicate: predicate).matchingEntries() {
-            if let item = item(id, in: engine, anchors: anchors, conflicts: &conflicts) {
+            if let item = item(id, in: engine, anchors: anchors, batch: &batch) {
                 first[id] = item
                 order.append(id)
             }
@@ -172,22 +172,39 @@ extension MetadataQuery {
     /// matches; caller holds the engine lock.
     func evaluate(
         _ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor], evaluator: PredicateEvaluator,
-        conflicts: inout ConflictCache
+        batch: inout ItemBatch
     ) -> MetadataItem? {
         guard engine.index.contains(EntryID(id)),
             evaluator.matches(IndexSubject(index: engine.index, id: id))
         else { return nil }
-        return item(id, in: engine, anchors: anchors, conflicts: &conflicts)
+        return item(id, in: engine, anchors: anchors, batch: &batch)
+    }
+
+    /// What building the items of one scan or batch of changes needs from
+    /// the configuration, read once, and the conflict copies seen so far.
+    struct ItemBatch {
+        let excludedFolderNames: Set<[UInt8]>
+        let container: UbiquityContainer?
+        let externalFolders: [FilePath]
+        var conflicts = ConflictCache()
+    }
+
+    func itemBatch() -> ItemBatch {
+        stateLock.withLock {
+            ItemBatch(
+                excludedFolderNames: configuration.excludedFolderNames, container: configuration.container,
+                externalFolders: externalFolders)
+        }
     }
 
     /// The item for an index entry that matches, if it lies in one of
     /// `anchors`; caller holds the engine lock.
     private func item(
-        _ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor], conflicts: inout ConflictCache
+        _ id: UInt32, in engine: LiveIndex, anchors: [LiveIndex.Anchor], batch: inout ItemBatch
     ) -> MetadataItem? {
         let index = engine.index
         guard index.contains(EntryID(id)), !index.isRoot(EntryID(id)) else { return nil }
-        let excluded = stateLock.withLock { configuration.excludedFolderNames }
+        let excluded = batch.excludedFolderNames
         var inScope = false
         // A scope's own folder is not one of its results.
         for anchor in anchors where anchor.entry.rawValue != id {
@@ -214,20 +231,19 @@ extension MetadataQuery {
             break
         }
         guard inScope else { return nil }
-        let (serial, container, external) = stateLock.withLock {
-            () -> (UInt64, UbiquityContainer?, [FilePath]) in
-            if let existing = live[id] { return (existing.serial, configuration.container, self.externalFolders) }
+        let serial = stateLock.withLock { () -> UInt64 in
+            if let existing = live[id] { return existing.serial }
             defer { nextSerial += 1 }
-            return (nextSerial, configuration.container, self.externalFolders)
+            return nextSerial
         }
         let path = index.path(of: EntryID(id)).bytes
-        let ubiquity = container.flatMap {
-            MetadataItem.Ubiquity(path: path, container: $0, externalFolders: external)
+        let ubiquity = batch.container.flatMap {
+            MetadataItem.Ubiquity(path: path, container: $0, externalFolders: batch.externalFolders)
         }
         return MetadataItem(
             serial: serial, pathBytes: path, kind: index.kind(of: EntryID(id)),
             metadata: index.metadata(of: EntryID(id)), ubiquity: ubiquity,
-            hasUnresolvedConflicts: conflicts.hasCopies(id, in: index),
+            hasUnresolvedConflicts: batch.conflicts.hasCopies(id, in: index),
             conflictOriginalPathBytes: index.conflictOriginal(of: id).map { index.path(of: EntryID($0)).bytes })
     }
 
@@ -259,10 +275,9 @@ extension MetadataQuery {
         }
         var outcomes: [(UInt32, MetadataItem?)] = []
         let scopes = stateLock.withLock { anchors }
-        var conflicts = ConflictCache()
+        var batch = itemBatch()
         for id in touched {
-            outcomes.append(
-                (id, evaluate(id, in: engine, anchors: scopes, evaluator: evaluator, conflicts: &conflicts)))
+            outcomes.append((id, evaluate(id, in: engine, anchors: scopes, evaluator: evaluator, batch: &batch)))
         }
         var anything = false
         stateLock.withLock {
