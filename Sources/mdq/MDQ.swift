@@ -147,26 +147,12 @@ struct MDQ: ParsableCommand {
         let (_, container) = try scope.searchScopes(raw: raw)
         let search = OneShotSearch(
             roots: roots, predicate: predicate, crawlOptions: scope.crawlOptions, includeMetadata: true)
-        let collected = Collected()
         let conflictKeys: Set<String> = [MetadataItem.hasUnresolvedConflictsKey, MetadataItem.conflictOriginalPathKey]
         let needsListing = !conflictKeys.isDisjoint(
             with: output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""])
+        let collected = Collected(MetadataItemReader(container: container, detectsConflicts: needsListing))
         _ = try search.run(
-            onBatch: { @Sendable batch in
-                var items: [MetadataItem] = []
-                for i in 0..<batch.count {
-                    let result = batch[i]
-                    if needsListing,
-                        let item = try? MetadataItem(
-                            path: FilePath.fromBytes(Array(result.pathBytes)), container: container)
-                    {
-                        items.append(item)
-                    } else {
-                        items.append(MetadataItem(result, container: container))
-                    }
-                }
-                collected.append(items)
-            },
+            onBatch: { @Sendable batch in collected.append(batch) },
             onWarning: { warning in Diagnostics.warn(warning.description) })
         // Stable order first (the crawl's order depends on threads), then the sort keys.
         let items = collected.items.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
@@ -263,8 +249,18 @@ struct MDQ: ParsableCommand {
 }
 
 /// Items gathered from the search's batch callbacks.
-private final class Collected: Sendable {
+private final class Collected: @unchecked Sendable {
+    // The reader is used only while holding `storage`'s lock.
+    private let reader: MetadataItemReader
     private let storage = Mutex<[MetadataItem]>([])
-    func append(_ items: [MetadataItem]) { storage.withLock { $0 += items } }
+
+    init(_ reader: MetadataItemReader) { self.reader = reader }
+
+    func append(_ batch: SearchResultBatch) {
+        storage.withLock { items in
+            for i in 0..<batch.count { items.append(reader.item(for: batch[i])) }
+        }
+    }
+
     var items: [MetadataItem] { storage.withLock { $0 } }
 }

@@ -101,4 +101,24 @@ struct AttributeOptionTests {
         let relative = output.stdoutText.split(separator: "\n").map { $0.dropFirst(temp.path.string.count + 1) }
         #expect(relative == ["node_modules", "src", "src/main.js", "src/node_modules"])
     }
+
+    @Test func conflictAttributesInOneShotResults() throws {
+        let temp = try TemporaryDirectory()
+        try temp.file("report.txt")
+        try temp.file("report (conflicted copy 2025-01-31).txt")
+        try temp.file("other.txt")
+        let base = temp.path.string
+        let output = try mdq([
+            "--onlyin", base, "--sort", "kMDItemFSName", "--attr", "NSMetadataUbiquitousItemHasUnresolvedConflictsKey",
+            "--attr", "kMDQItemConflictOriginalPath", "TRUEPREDICATE",
+        ])
+        #expect(output.status == 0)
+        #expect(
+            output.stdoutText == """
+                \(base)/other.txt\t0\t(null)
+                \(base)/report (conflicted copy 2025-01-31).txt\t0\t\(base)/report.txt
+                \(base)/report.txt\t1\t(null)
+
+                """)
+    }
 }

@@ -5,62 +5,107 @@ extension MetadataItem {
     /// A snapshot of the item at `path` (`mdls`): its own status (a
     /// symlink is described, not followed), conflict copies beside it from
     /// a listing of its folder, and ubiquity when it lies in `container`.
+    /// For many items, use one `MetadataItemReader`.
     ///
     /// - Throws: `MetadataError` (`.scopeNotFound`, `.scopeUnreadable`)
     ///   naming the path.
     public init(path: FilePath, container: UbiquityContainer? = nil) throws(MetadataError) {
+        self = try MetadataItemReader(container: container).item(atPath: path)
+    }
+}
+
+/// Builds item snapshots outside any index (one-shot search results, `mdq
+/// ls` paths): the container's external document folders are read once,
+/// and each folder is listed at most once for conflict copies.
+///
+/// Not thread-safe: one reader per thread, or one behind a lock.
+public final class MetadataItemReader {
+    private let container: UbiquityContainer?
+    private let externalFolders: [FilePath]
+    private let detectsConflicts: Bool
+    /// Per folder: the names it holds, the names with a conflict copy
+    /// beside them, and whether it could be listed.
+    private var listings: [[UInt8]: (names: Set<[UInt8]>, withCopies: Set<[UInt8]>, listed: Bool)] = [:]
+
+    /// - Parameters:
+    ///   - container: items inside it (or its external document folders)
+    ///     get the ubiquitous keys.
+    ///   - detectsConflicts: look for conflict copies (lists folders).
+    public init(container: UbiquityContainer? = nil, detectsConflicts: Bool = true) {
+        self.container = container
+        externalFolders = container?.externalDocumentFolders ?? []
+        self.detectsConflicts = detectsConflicts
+    }
+
+    /// The item for a one-shot search result (its metadata as the search
+    /// read it).
+    public func item(for result: SearchResult) -> MetadataItem {
+        item(
+            pathBytes: Array(result.pathBytes), kind: result.kind,
+            metadata: result.metadata ?? EntryMetadata(kind: result.kind))
+    }
+
+    /// The item at `path`, stat'ed now (a symlink is described, not followed).
+    ///
+    /// - Throws: `MetadataError` (`.scopeNotFound`, `.scopeUnreadable`)
+    ///   naming the path.
+    public func item(atPath path: FilePath) throws(MetadataError) -> MetadataItem {
         let absolute = path.isAbsolute ? path : ProcessEnvironment.currentDirectory.pushing(path)
         let normalized = absolute.lexicallyNormalized()
         let bytes = normalized.bytes
-        let status: FileStatus
         switch FileStatus.of(pathBytes: bytes) {
-        case .success(let found): status = found
+        case .success(let status):
+            return item(pathBytes: bytes, kind: status.kind, metadata: EntryMetadata(status))
         case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
             throw MetadataError(code: .scopeNotFound, message: "no such file or folder", path: normalized)
         case .failure(let error):
             throw MetadataError(code: .scopeUnreadable, message: "cannot read", path: normalized, underlying: error)
         }
-        let ubiquity = container.flatMap { Ubiquity(path: bytes, container: $0) }
+    }
+
+    private func item(pathBytes bytes: [UInt8], kind: EntryKind, metadata: EntryMetadata) -> MetadataItem {
+        let ubiquity = container.flatMap {
+            MetadataItem.Ubiquity(path: bytes, container: $0, externalFolders: externalFolders)
+        }
         var hasConflicts = false
         var original: [UInt8]?
-        if let slash = bytes.lastIndex(of: 0x2F) {
+        if detectsConflicts, let slash = bytes.lastIndex(of: 0x2F) {
             let folder = slash == 0 ? [UInt8(0x2F)] : Array(bytes[..<slash])
             let name = Array(bytes[(slash + 1)...])
+            let listing = self.listing(of: folder)
+            hasConflicts = listing.withCopies.contains(name)
             if let originalName = ConflictCopy.originalName(of: name) {
                 let candidate = folder + (folder == [0x2F] ? [] : [0x2F]) + originalName
-                if case .success = FileStatus.of(pathBytes: candidate) { original = candidate }
+                // A folder that cannot be listed may still be searchable.
+                let exists =
+                    listing.listed
+                    ? listing.names.contains(originalName)
+                    : { if case .success = FileStatus.of(pathBytes: candidate) { true } else { false } }()
+                if exists { original = candidate }
             }
-            hasConflicts = Self.siblingConflictCopies(of: name, in: folder)
         }
-        self.init(
-            serial: 0, pathBytes: bytes, kind: status.kind, metadata: EntryMetadata(status), ubiquity: ubiquity,
+        return MetadataItem(
+            serial: 0, pathBytes: bytes, kind: kind, metadata: metadata, ubiquity: ubiquity,
             hasUnresolvedConflicts: hasConflicts, conflictOriginalPathBytes: original)
     }
 
-    /// Whether `folder` holds a conflict copy of `name`.
-    private static func siblingConflictCopies(of name: [UInt8], in folder: [UInt8]) -> Bool {
-        guard case .success(let handle) = DirectoryHandle.open(pathBytes: folder) else { return false }
-        var reader = DirectoryReader(capacity: 64 * 1024)
-        var found = false
-        _ = reader.forEachEntry(of: handle.descriptor) { entry in
-            guard !found else { return }
-            let sibling = UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)
-            if let original = ConflictCopy.originalName(of: sibling), original == name { found = true }
+    private func listing(of folder: [UInt8]) -> (names: Set<[UInt8]>, withCopies: Set<[UInt8]>, listed: Bool) {
+        if let known = listings[folder] { return known }
+        var names = Set<[UInt8]>()
+        var withCopies = Set<[UInt8]>()
+        var listed = false
+        if case .success(let handle) = DirectoryHandle.open(pathBytes: folder) {
+            var reader = DirectoryReader(capacity: 64 * 1024)
+            listed = true
+            _ = reader.forEachEntry(of: handle.descriptor) { entry in
+                let name = UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)
+                names.insert(Array(name))
+                if let original = ConflictCopy.originalName(of: name) { withCopies.insert(original) }
+            }
         }
-        return found
-    }
-}
-
-extension MetadataItem {
-    /// The item for a one-shot search result; ubiquity from `container`.
-    /// Conflicts are not looked for (that needs the folder's listing: use
-    /// `init(path:container:)` for items whose conflicts matter).
-    public init(_ result: SearchResult, container: UbiquityContainer? = nil) {
-        let bytes = Array(result.pathBytes)
-        let ubiquity = container.flatMap { Ubiquity(path: bytes, container: $0) }
-        self.init(
-            serial: 0, pathBytes: bytes, kind: result.kind,
-            metadata: result.metadata ?? EntryMetadata(kind: result.kind), ubiquity: ubiquity)
+        let listing = (names, withCopies, listed)
+        listings[folder] = listing
+        return listing
     }
 }
 
