@@ -5,12 +5,13 @@ import MetadataIndex
 import SystemPackage
 
 // `swift package benchmark` (from Benchmarks/): gather, query, apply, live
-// latency and memory. Corpora are generated once with make-tree.py under
-// $MDQ_BENCH_DIR (default /tmp/mdq-bench) and reused.
+// latency and memory. Corpora are make-tree.py containers under $MDQ_CORPUS
+// (default /tmp/mdq-corpus), named c<files> and shared with compare.sh and
+// compare-foundation.sh: made by whichever runs first, then reused.
 
 /// State built once per process and shared by the benchmarks of a suite.
 enum Fixtures {
-    static let benchDirectory = ProcessInfo.processInfo.environment["MDQ_BENCH_DIR"] ?? "/tmp/mdq-bench"
+    static let corpusDirectory = ProcessInfo.processInfo.environment["MDQ_CORPUS"] ?? "/tmp/mdq-corpus"
 
     /// `make-tree.py`: $MDQ_MAKE_TREE, else `shared/corpus/make-tree.py`
     /// beside the repository.
@@ -23,19 +24,17 @@ enum Fixtures {
 
     /// A make-tree container of `files` files, generated on first use.
     static func tree(files: Int) -> String {
-        let folder = "\(benchDirectory)/tree-\(files)"
-        if !FileManager.default.fileExists(atPath: "\(folder)/.complete") {
-            try? FileManager.default.removeItem(atPath: folder)
-            try? FileManager.default.createDirectory(atPath: benchDirectory, withIntermediateDirectories: true)
+        let folder = "\(corpusDirectory)/c\(files)"
+        if !FileManager.default.fileExists(atPath: folder) {
+            try? FileManager.default.createDirectory(atPath: corpusDirectory, withIntermediateDirectories: true)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", makeTree, folder, "--files", "\(files)", "--container", "--seed", "1"]
+            process.arguments = ["python3", makeTree, folder, "--files", "\(files)", "--container"]
             try? process.run()
             process.waitUntilExit()
             precondition(process.terminationStatus == 0, "make-tree.py failed (\(makeTree))")
-            _ = FileManager.default.createFile(atPath: "\(folder)/.complete", contents: nil)
         }
-        return folder
+        return (folder as NSString).resolvingSymlinksInPath
     }
 
     nonisolated(unsafe) static let synthetic: (FileIndex, [EntryID]) = SyntheticIndex.make(count: 1_000_000)
