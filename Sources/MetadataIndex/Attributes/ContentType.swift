@@ -18,6 +18,10 @@ public enum ContentType {
         /// The type itself first, then what it conforms to, breadth first.
         let tree: [String]
         let treeBytes: [[UInt8]]
+        /// A package or bundle type: what a folder with this extension is.
+        let isFolderType: Bool
+        /// Conforms to `public.directory`: never the type of a plain file.
+        let isDirectoryType: Bool
     }
 
     /// An extension of up to 16 bytes, ASCII-lowercased and zero-padded.
@@ -50,7 +54,9 @@ public enum ContentType {
             }
             return Info(
                 identifier: identifier, identifierBytes: Array(identifier.utf8), tree: tree,
-                treeBytes: tree.map { Array($0.utf8) })
+                treeBytes: tree.map { Array($0.utf8) },
+                isFolderType: tree.contains("com.apple.package") || tree.contains("com.apple.bundle"),
+                isDirectoryType: tree.contains("public.directory"))
         }
     }()
 
@@ -83,10 +89,9 @@ public enum ContentType {
             else { return kind == .folder ? folder : data }
             if kind == .folder {
                 // Only package and bundle types apply to folders (`X.app`, `Y.framework`).
-                let tree = types[type].tree
-                return tree.contains("com.apple.package") || tree.contains("com.apple.bundle") ? type : folder
+                return types[type].isFolderType ? type : folder
             }
-            return types[type].tree.contains("public.directory") ? data : type
+            return types[type].isDirectoryType ? data : type
         default: return item
         }
     }
