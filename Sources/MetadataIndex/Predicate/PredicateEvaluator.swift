@@ -164,7 +164,9 @@ final class PredicateEvaluator {
         return matcher.matchesFolding(text, folder: folder(for: matcher.options))
     }
 
-    private func contains(_ set: StringSet, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
+    /// Whether a name is in an `IN` set, folding it when the set needs.
+    @inline(__always)
+    func contains(_ set: StringSet, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
         if isASCII && set.options.isEmpty { return set.contains(folded: text) }
         let folder = folder(for: set.options)
         folder.fold(text)

@@ -214,12 +214,9 @@ final class ChunkScanner {
         case (.name, .suffixes(let matchers)), (.displayName, .suffixes(let matchers)):
             return filterNames(ids, count, suffixes: matchers, displayName: test.field == .displayName)
         case (.name, .stringSet(let set)), (.displayName, .stringSet(let set)):
-            let folder = evaluator.folder(for: set.options)
-            let plain = set.options.isEmpty
+            let evaluator = evaluator
             return filterNames(ids, count, displayName: test.field == .displayName) { name, isASCII in
-                if isASCII && plain { return set.contains(folded: name) }
-                folder.fold(name)
-                return set.contains(folded: UnsafeRawBufferPointer(folder.folded.bytes))
+                evaluator.contains(set, name, isASCII: isASCII)
             }
         case (.size, .numberRange(let lower, let lowerInclusive, let upper, let upperInclusive)):
             let index = index
