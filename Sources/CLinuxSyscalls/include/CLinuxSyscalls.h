@@ -26,4 +26,8 @@ int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out
 /// getdents64(2). Returns bytes read, 0 at the end, or -1 with errno set.
 long mdq_getdents64(int fd, void *buffer, size_t count);
 
+/// Asks the CPU to fetch the cache line at `address` for reading (a hint:
+/// never faults).
+static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }
+
 #endif

@@ -42,7 +42,7 @@ final class NameSignatures: @unchecked Sendable {
     /// The bit of a pair of folded bytes.
     @inline(__always)
     static func bit(_ a: UInt8, _ b: UInt8) -> UInt64 {
-        1 &<< ((UInt32(a) &<< 8 | UInt32(b)) &* 0x9E37_79B1 &>> 26)
+        1 &<< (((UInt32(a) &<< 8 | UInt32(b)) &* 0x9E37_79B1) &>> 26)
     }
 
     /// The signature of folded bytes.

@@ -142,6 +142,33 @@ struct IndexScanTests {
         #expect(index.entries(matching: resume) == [])
     }
 
+    /// The signature is of bigrams, not of letters: a name made of the
+    /// literal's letters in another order is rejected by it, and random
+    /// names rarely pass a 6-letter literal (the filter is what makes
+    /// substring queries cheap, so a weak hash is a performance bug that
+    /// no result would show).
+    @Test func signaturesAreSelective() {
+        func signature(_ text: String) -> UInt64 {
+            Array(text.utf8).withUnsafeBytes { NameSignatures.signature($0, lowercasingASCII: true) }
+        }
+        let required = signature("report")
+        #expect(signature("Quarterly REPORT.pdf") & required == required)
+        for anagram in ["trope", "porter", "troper", "tropre_2024.txt"] {
+            #expect(signature(anagram) & required != required, "\(anagram)")
+        }
+        var random = SeededGenerator(seed: 11)
+        let letters = Array("abcdefghijklmnopqrstuvwxyz0123456789_ .".utf8)
+        var passed = 0
+        for _ in 0..<10_000 {
+            let name = (0..<15).map { _ in letters.randomElement(using: &random)! }
+            if name.withUnsafeBytes({ NameSignatures.signature($0, lowercasingASCII: true) }) & required == required {
+                passed += 1
+            }
+        }
+        // About one in a thousand by chance (15 bytes set about a fifth of the bits).
+        #expect(passed < 100, "\(passed) of 10,000 random names pass")
+    }
+
     /// Deciding a non-ASCII name from its ASCII ends never disagrees with
     /// folding it.
     @Test func asciiEndsDecideLikeFolding() {
