@@ -1,5 +1,9 @@
 import BenchSupport
 import Foundation
+import Glibc
+
+/// glibc's malloc_stats(3): per-arena totals on stderr.
+@_silgen_name("malloc_stats") func mallocStats()
 import MetadataIndex
 import SystemPackage
 
@@ -142,13 +146,21 @@ func idle() throws {
 
 func memory(_ folder: String) throws {
     let baseline = Measure.residentKilobytes("VmRSS:")
-    let count = try OneShotSearch(roots: [CrawlRoot(path: FilePath(folder))], predicate: .alwaysTrue).run().matchCount
     let clock = ContinuousClock()
     let start = clock.now
     let query = Measure.startQuery(try MetadataPredicate("kMDItemFSName == 'no such name'"), in: folder)
     let gathered = clock.now - start
     let peak = Measure.residentKilobytes("VmHWM:")
     let settled = Measure.residentKilobytes("VmRSS:")
+    if ProcessInfo.processInfo.environment["MDQ_MALLINFO"] != nil {
+        mallocStats()
+    }
+    if let path = ProcessInfo.processInfo.environment["MDQ_SMAPS"] {
+        _ = system("cat /proc/\(getpid())/smaps > '\(path)'")
+    }
+    // Counted after the measurement, so that the counting pass's buffers
+    // are not in the peak.
+    let count = try OneShotSearch(roots: [CrawlRoot(path: FilePath(folder))], predicate: .alwaysTrue).run().matchCount
     print(String(
         format: "live gather of %d entries with every folder watched: %.3f s; peak RSS %.1f MB = %.1f B/entry "
             + "(baseline %.1f MB); RSS once gathered %.1f MB = %.1f B/entry",

@@ -39,17 +39,6 @@ final class InotifyLibrary: Sendable {
         }
     }
 
-    /// Drops every record and watch (`inotifytools_cleanup`) and starts
-    /// again: the only way to shed the records the library keeps for watches
-    /// the kernel already dropped.
-    func reinitialize() throws(MetadataError) {
-        try state.withLock { (state) throws(MetadataError) in
-            if state.initialized { inotifytools_cleanup() }
-            state.initialized = false
-            try Self.start(&state)
-        }
-    }
-
     /// The library's inotify descriptor.
     var descriptor: CInt {
         state.withLock { $0.descriptor }

@@ -17,6 +17,15 @@ import SystemPackage
 /// descriptor, so no full path is needed (deep paths work) and the folder
 /// watched is exactly the one the crawler opened.
 ///
+/// The library reads and decodes events; watches are added and removed
+/// with `inotify_add_watch`/`inotify_rm_watch` on its descriptor rather than
+/// `inotifytools_watch_file`. Its per-watch records (a struct of counters,
+/// the path string and two tree nodes: about 320 bytes a watch here) would
+/// duplicate the engine's own wd-to-folder maps, go stale on every
+/// `IN_IGNORED` (it never drops them) and hold paths that renames make
+/// wrong. `inotifytools_next_event` looks nothing up by watch (no stats, no
+/// regex), so events of watches it never saw pass through unchanged.
+///
 /// There is one watcher per process (the library's state is global); the
 /// engines using it are its owners. A folder watched by two owners is one
 /// kernel watch; its events go to both. Each owner may have its own watch
@@ -27,15 +36,11 @@ final class InotifyWatcher: @unchecked Sendable {
     /// Called on the watcher thread right after a watch is added, before any
     /// of its events are delivered, with the request's context.
     typealias WatchAddedHandler = @Sendable (_ watch: Int32, _ context: UInt64) -> Void
-    /// Called on the watcher thread when every watch was dropped (a shed):
-    /// the owner must re-add its watches and rescan.
-    typealias ResetHandler = @Sendable () -> Void
 
     /// One engine using the watcher.
     struct Owner {
         var onWatchAdded: WatchAddedHandler
         var onEvents: EventHandler
-        var onReset: ResetHandler
         var watchLimit: Int?
         var watches: Set<Int32> = []
     }
@@ -44,7 +49,6 @@ final class InotifyWatcher: @unchecked Sendable {
         case add(owner: Int, descriptor: CInt, context: UInt64, completion: Completion)
         case remove(owner: Int, watch: Int32)
         case unregister(owner: Int)
-        case shed(completion: Completion)
         case pause(gate: Completion, paused: Completion)
     }
 
@@ -77,18 +81,14 @@ final class InotifyWatcher: @unchecked Sendable {
     private let wakePending = Atomic<Bool>(false)
     private let controlFolder: FilePath
     private let controlDescriptor: CInt
-    /// Only the watcher thread changes it (after `shed`).
-    private var controlWatch: Int32
+    private let controlWatch: Int32
+    /// libinotifytools' inotify descriptor, where watches are added.
+    private let inotifyDescriptor: CInt
     /// Owners and the routing of watches to them; guarded by `owners`'s lock,
     /// written only on the watcher thread (plus `register`).
     private let owners = Mutex<[Int: Owner]>([:])
-    private let routes = Mutex<[Int32: Set<Int>]>([:])
+    private let routes = Mutex<[Int32: WatchOwners]>([:])
     private let nextOwner = Atomic<Int>(1)
-    /// Watches the kernel dropped (IN_IGNORED): libinotifytools keeps a record
-    /// of each forever, until `shed`.
-    private let staleRecordCount = Atomic<Int>(0)
-    /// Sheds done so far.
-    let shedCount = Atomic<Int>(0)
     private var thread: pthread_t?
 
     private static let sharedWatcher = Mutex<InotifyWatcher?>(nil)
@@ -107,12 +107,11 @@ final class InotifyWatcher: @unchecked Sendable {
 
     /// Adds an owner; returns its id for the other calls.
     func register(
-        watchLimit: Int? = nil, onWatchAdded: @escaping WatchAddedHandler, onEvents: @escaping EventHandler,
-        onReset: @escaping ResetHandler
+        watchLimit: Int? = nil, onWatchAdded: @escaping WatchAddedHandler, onEvents: @escaping EventHandler
     ) -> Int {
         let id = nextOwner.add(1, ordering: .relaxed).oldValue
         owners.withLock {
-            $0[id] = Owner(onWatchAdded: onWatchAdded, onEvents: onEvents, onReset: onReset, watchLimit: watchLimit)
+            $0[id] = Owner(onWatchAdded: onWatchAdded, onEvents: onEvents, watchLimit: watchLimit)
         }
         return id
     }
@@ -121,10 +120,10 @@ final class InotifyWatcher: @unchecked Sendable {
     func unregister(_ owner: Int) {
         enqueue(.unregister(owner: owner))
         // A round trip through the thread: everything before is served.
-        shedCompletionBarrier()
+        serveBarrier()
     }
 
-    private func shedCompletionBarrier() {
+    private func serveBarrier() {
         let gate = pauseReading()
         gate.finish(.success(0))
     }
@@ -132,6 +131,7 @@ final class InotifyWatcher: @unchecked Sendable {
     /// Starts the watcher thread.
     private init() throws(MetadataError) {
         try InotifyLibrary.shared.initialize()
+        inotifyDescriptor = InotifyLibrary.shared.descriptor
         var template = Array("/tmp/mdq-control-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
             throw MetadataError(
@@ -147,7 +147,7 @@ final class InotifyWatcher: @unchecked Sendable {
                 code: .watcherUnavailable, message: "cannot open the watcher's control folder", path: controlFolder,
                 underlying: Errno(rawValue: errno))
         }
-        controlWatch = try Self.watchControlFolder(controlFolder)
+        controlWatch = try Self.watchControlFolder(controlFolder, descriptor: inotifyDescriptor)
         let box = Unmanaged.passRetained(self)
         var thread = pthread_t()
         pthread_create(
@@ -182,19 +182,6 @@ final class InotifyWatcher: @unchecked Sendable {
         owners.withLock { $0[owner]?.watches.count ?? 0 }
     }
 
-    /// Records libinotifytools still holds for watches the kernel dropped.
-    var staleRecords: Int { staleRecordCount.load(ordering: .relaxed) }
-
-    /// Drops libinotifytools' records of dead watches: `inotifytools_cleanup`
-    /// then initialise again. Every watch is lost in the process; every
-    /// owner is told (`onReset`) and must re-add its watches and reconcile
-    /// (events in between are not seen). Returns when done.
-    func shed() {
-        let completion = Completion()
-        enqueue(.shed(completion: completion))
-        _ = completion.wait()
-    }
-
     /// Holds the watcher thread (it reads no events) until the returned
     /// gate is finished: lets a test overflow the kernel queue.
     func pauseReading() -> Completion {
@@ -205,14 +192,13 @@ final class InotifyWatcher: @unchecked Sendable {
         return gate
     }
 
-    private static func watchControlFolder(_ folder: FilePath) throws(MetadataError) -> Int32 {
+    private static func watchControlFolder(_ folder: FilePath, descriptor: CInt) throws(MetadataError) -> Int32 {
         let mask = UInt32(IN_ATTRIB | IN_ONLYDIR)
-        let added = folder.withPlatformString { inotifytools_watch_file($0, Int32(bitPattern: mask)) }
-        let watch = folder.withPlatformString { inotify_add_watch(InotifyLibrary.shared.descriptor, $0, mask) }
-        guard added != 0, watch > 0 else {
+        let watch = folder.withPlatformString { inotify_add_watch(descriptor, $0, mask) }
+        guard watch > 0 else {
             throw MetadataError(
                 code: .watcherUnavailable, message: "cannot watch the watcher's control folder", path: folder,
-                underlying: Errno(rawValue: inotifytools_error()))
+                underlying: Errno(rawValue: errno))
         }
         return watch
     }
@@ -259,8 +245,8 @@ final class InotifyWatcher: @unchecked Sendable {
             if mask.contains(.queueOverflow) {
                 handlers = owners.withLock { $0.values.map(\.onEvents) }
             } else {
-                let targets = routes.withLock { routes -> Set<Int> in
-                    let targets = routes[event.wd] ?? []
+                let targets = routes.withLock { routes -> WatchOwners in
+                    let targets = routes[event.wd] ?? WatchOwners()
                     if mask.contains(.ignored) { routes[event.wd] = nil }
                     return targets
                 }
@@ -270,7 +256,6 @@ final class InotifyWatcher: @unchecked Sendable {
                     }
                     return targets.compactMap { owners[$0]?.onEvents }
                 }
-                if mask.contains(.ignored) { staleRecordCount.add(1, ordering: .relaxed) }
             }
             for handler in handlers { handler(batch) }
             batch.removeAll(keepingCapacity: true)
@@ -295,22 +280,6 @@ final class InotifyWatcher: @unchecked Sendable {
                 let watches = owners.withLock { $0[owner]?.watches ?? [] }
                 for watch in watches { remove(watch, owner: owner) }
                 owners.withLock { _ = $0.removeValue(forKey: owner) }
-            case .shed(let completion):
-                staleRecordCount.store(0, ordering: .relaxed)
-                shedCount.add(1, ordering: .relaxed)
-                routes.withLock { $0.removeAll() }
-                let resets = owners.withLock { owners -> [ResetHandler] in
-                    for key in owners.keys { owners[key]?.watches.removeAll() }
-                    return owners.values.map(\.onReset)
-                }
-                do throws(MetadataError) {
-                    try InotifyLibrary.shared.reinitialize()
-                    controlWatch = try Self.watchControlFolder(controlFolder)
-                    completion.finish(.success(0))
-                } catch {
-                    completion.finish(.failure(error.underlying ?? .ioError))
-                }
-                for reset in resets { reset() }
             case .pause(let gate, let paused):
                 paused.finish(.success(0))
                 _ = gate.wait()
@@ -329,7 +298,7 @@ final class InotifyWatcher: @unchecked Sendable {
             }
             return false
         }
-        if unused { _ = inotifytools_remove_watch_by_wd(watch) }
+        if unused { _ = inotify_rm_watch(inotifyDescriptor, watch) }
     }
 
     private func add(owner: Int, descriptor: CInt, context: UInt64) -> Result<Int32, Errno> {
@@ -341,19 +310,57 @@ final class InotifyWatcher: @unchecked Sendable {
         }
         let path = "/proc/self/fd/\(descriptor)"
         let mask = InotifyMask.folderWatch.rawValue
-        let added = inotifytools_watch_file(path, Int32(bitPattern: mask))
-        guard added != 0 else {
-            return .failure(Errno(rawValue: inotifytools_error()))
-        }
-        // The library's filename table keeps stale records, so a reused
-        // "/proc/self/fd/N" string can resolve to an old watch. Ask the
-        // kernel instead: adding the same folder with the same mask changes
-        // nothing and returns its watch descriptor.
-        let watch = inotify_add_watch(InotifyLibrary.shared.descriptor, path, mask)
+        // A folder already watched (by another owner) gets its existing
+        // watch descriptor back: the same mask changes nothing.
+        let watch = inotify_add_watch(inotifyDescriptor, path, mask)
         guard watch > 0 else { return .failure(Errno(rawValue: errno)) }
-        routes.withLock { _ = $0[watch, default: []].insert(owner) }
+        routes.withLock { $0[watch, default: WatchOwners()].insert(owner) }
         owners.withLock { _ = $0[owner]?.watches.insert(watch) }
         handler?(watch, context)
         return .success(watch)
     }
+}
+
+/// The owners of one watch. Almost every watch has one, kept inline: a set
+/// per watch would be an allocation per watched folder (about 80 bytes
+/// each, 2 MB for a tree of 27,000 folders).
+struct WatchOwners: Sequence {
+    /// 0 when there is none (owner ids start at 1).
+    private var first = 0
+    private var others: Set<Int>?
+
+    var isEmpty: Bool { first == 0 && (others?.isEmpty ?? true) }
+
+    mutating func insert(_ owner: Int) {
+        if first == owner || others?.contains(owner) == true { return }
+        if first == 0 {
+            first = owner
+        } else {
+            others = (others ?? []).union([owner])
+        }
+    }
+
+    mutating func remove(_ owner: Int) {
+        if first == owner {
+            first = others?.popFirst() ?? 0
+        } else {
+            others?.remove(owner)
+        }
+        if others?.isEmpty == true { others = nil }
+    }
+
+    struct Iterator: IteratorProtocol {
+        fileprivate var first: Int
+        fileprivate var others: Set<Int>.Iterator?
+
+        mutating func next() -> Int? {
+            if first != 0 {
+                defer { first = 0 }
+                return first
+            }
+            return others?.next()
+        }
+    }
+
+    func makeIterator() -> Iterator { Iterator(first: first, others: others?.makeIterator()) }
 }

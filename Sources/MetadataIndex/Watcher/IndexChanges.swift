@@ -7,7 +7,7 @@ struct IndexChanges {
     var added: Set<UInt32> = []
     var changed: Set<UInt32> = []
     var removed: Set<UInt32> = []
-    /// The engine rescanned (overflow, shed, root recovery): treat every
+    /// The engine rescanned (overflow, root recovery): treat every
     /// entry under the affected roots as possibly changed.
     var rescannedRoots: Set<UInt32> = []
 

@@ -37,10 +37,7 @@ extension LiveIndex {
         for folder in crawls where crawled.insert(folder).inserted {
             crawlFolder(folder)
         }
-        if watcher.staleRecords > staleRecordLimit {
-            // Every owner (this engine too) is told and rescans next batch.
-            watcher.shed()
-        } else if rescan {
+        if rescan {
             reconcileAll()
             let missing = lock.withLock { topRoots.filter { $0.value.missing }.map(\.key) }
             for root in missing { recoverRoot(root) }

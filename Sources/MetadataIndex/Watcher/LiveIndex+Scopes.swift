@@ -191,7 +191,7 @@ extension LiveIndex {
     }
 
     /// Rescans a root and makes the index equal to the disk, recording only
-    /// what differs (after an overflow, a shed, or a root's return).
+    /// what differs (after an overflow or a root's return).
     func reconcile(root: UInt32) {
         let path: [UInt8]? = lock.withLock {
             guard topRoots[root] != nil, index.contains(EntryID(root)) else { return nil }

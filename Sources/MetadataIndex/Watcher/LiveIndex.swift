@@ -64,7 +64,7 @@ final class LiveIndex: @unchecked Sendable {
     /// (a rename of an ancestor not applied yet): rescanned once their path
     /// is current again, or their root rescanned when the engine is idle.
     var dirtyFolders: Set<UInt32> = []
-    /// Full rescans done (after overflows and sheds); for tests and stats.
+    /// Full rescans done (after overflows); for tests and stats.
     var rescanCount = 0
     /// Changes were applied since the last audit.
     var needsAudit = false
@@ -73,8 +73,6 @@ final class LiveIndex: @unchecked Sendable {
     var unwatchable: Set<UInt32> = []
     /// Folders found unwatched by audits; for tests and stats.
     var auditFindings = 0
-    /// Shed libinotifytools' dead-watch records past this many.
-    var staleRecordLimit = 10_000
 
     // The event queue between the watcher thread and the applier thread.
     private let queueCondition = NSCondition()
@@ -107,8 +105,7 @@ final class LiveIndex: @unchecked Sendable {
                 // ancestor; `recoverRoot` records those itself.
                 if context >> 32 == 0 { box.engine?.watchAdded(watch, folder: UInt32(context)) }
             },
-            onEvents: { events in box.engine?.enqueue(events) },
-            onReset: { box.engine?.watchesWereReset() })
+            onEvents: { events in box.engine?.enqueue(events) })
         box.engine = self
         let thread = Thread { [unowned self] in self.applyLoop() }
         thread.name = "mdq-applier"
@@ -121,18 +118,6 @@ final class LiveIndex: @unchecked Sendable {
         // Set once right after init, before any callback can fire.
         weak var engine: LiveIndex?
         init(_ engine: LiveIndex?) { self.engine = engine }
-    }
-
-    /// The watcher dropped every watch (a shed): forget them and rescan
-    /// everything, which adds them again.
-    private func watchesWereReset() {
-        lock.withLock {
-            watchToFolder.removeAll()
-            folderToWatch.removeAll()
-            recoveryWatches.removeAll()
-            for id in topRoots.keys { topRoots[id]?.recoveryWatch = nil }
-        }
-        enqueue([InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: [])])
     }
 
     /// This engine's live watches.

@@ -1,3 +1,4 @@
+import CInotifyTools
 import Foundation
 import Glibc
 import SystemPackage
@@ -222,22 +223,26 @@ extension LiveSuites {
             query.stop()
         }
 
-        @Test func staleWatchRecordsAreShedAndWatchingGoesOn() throws {
+        /// Folders made and deleted over and over leave no watch behind:
+        /// the kernel drops each (IN_IGNORED), the engine forgets it, and
+        /// libinotifytools holds no record of any.
+        @Test func churnedFoldersLeaveNoWatchesBehind() throws {
             let engine = try LiveIndex(crawlThreads: 2)
             defer { engine.shutdown() }
-            engine.lock.withLock { engine.staleRecordLimit = 10 }
-            let shedsBefore = engine.watcher.shedCount.load(ordering: .relaxed)
             let temp = try TemporaryDirectory()
             let (query, recorder) = try startQuery("TRUEPREDICATE", scopes: [.directory(temp.path)], engine: engine)
+            #expect(engine.watchCount == 1)
             for round in 0..<5 {
-                for i in 0..<10 { try temp.folder("churn\(round)-\(i)") }
-                #expect(recorder.wait { query.resultCount == 10 })
-                for i in 0..<10 { rmdir(temp.path.appending("churn\(round)-\(i)").string) }
-                #expect(recorder.wait { query.resultCount == 0 })
+                for i in 0..<10 { try temp.folder("churn\(round)-\(i)/inner") }
+                #expect(recorder.wait { query.resultCount == 20 && engine.watchCount == 21 })
+                for i in 0..<10 {
+                    try FileManager.default.removeItem(atPath: temp.path.appending("churn\(round)-\(i)").string)
+                }
+                #expect(recorder.wait { query.resultCount == 0 && engine.watchCount == 1 })
             }
-            #expect(engine.watcher.shedCount.load(ordering: .relaxed) > shedsBefore, "records were shed")
-            // Still live after the shed.
-            try temp.file("after/shed.txt")
+            #expect(inotifytools_get_num_watches() == 0, "libinotifytools keeps no per-watch records")
+            // Still live.
+            try temp.file("after/churn.txt")
             #expect(
                 recorder.wait { paths(query) == (try! freshCrawl(temp.path, .alwaysTrue)) && query.resultCount == 2 })
             query.stop()
