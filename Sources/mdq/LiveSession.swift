@@ -47,7 +47,7 @@ struct LiveSession {
                     removed: info[MetadataQuery.removedItemsKey] as? [MetadataItem] ?? [],
                     count: query.resultCount)
             })
-        ProcessEnvironment.onInterrupt {
+        ProcessEnvironment.onInterrupt { _ in
             // Stop first (no notification after this returns), then make
             // sure no line is half written, then leave.
             query.stop()

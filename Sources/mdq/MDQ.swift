@@ -120,7 +120,9 @@ struct MDQ: ParsableCommand {
                     showProgress: ProcessEnvironment.isTerminal(.standardError))
             ).run()
         }
-        ProcessEnvironment.unblockInterruptSignals()
+        // Ctrl-C or SIGTERM mid-search: no half-written line, then the
+        // status a killed process has.
+        ProcessEnvironment.onInterrupt { signal in StandardOutput.exitOnInterrupt(signal: signal) }
         if output.needsItems && !output.count {
             try runCollecting(predicate: predicate, roots: roots, raw: raw)
             return

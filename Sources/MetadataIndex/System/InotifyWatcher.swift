@@ -177,6 +177,11 @@ final class InotifyWatcher: @unchecked Sendable {
         enqueue(.remove(owner: owner, watch: watch))
     }
 
+    /// Sets the owner's own watch limit (nil: only the kernel's).
+    func setWatchLimit(_ limit: Int?, owner: Int) {
+        owners.withLock { $0[owner]?.watchLimit = limit }
+    }
+
     /// The owner's live watches.
     func watchCount(owner: Int) -> Int {
         owners.withLock { $0[owner]?.watches.count ?? 0 }

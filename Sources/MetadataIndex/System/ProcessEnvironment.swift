@@ -79,15 +79,16 @@ extension ProcessEnvironment {
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 
-    /// Runs `body` once, on a dedicated thread, when the process gets SIGINT
-    /// or SIGTERM (blocked beforehand with `blockInterruptSignals`), instead
-    /// of dying mid-line: live commands stop their query, flush and exit.
-    public static func onInterrupt(_ body: @escaping @Sendable () -> Void) {
+    /// Runs `body` once, on a dedicated thread, with the signal's number
+    /// when the process gets SIGINT or SIGTERM (blocked beforehand with
+    /// `blockInterruptSignals`), instead of dying mid-line: commands stop,
+    /// finish the line being written and exit.
+    public static func onInterrupt(_ body: @escaping @Sendable (Int32) -> Void) {
         WorkerThreads.detach {
             var set = interruptSignals
             var number: Int32 = 0
             while sigwait(&set, &number) != 0 {}
-            body()
+            body(number)
         }
     }
 }

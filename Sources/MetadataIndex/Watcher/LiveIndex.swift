@@ -123,6 +123,13 @@ final class LiveIndex: @unchecked Sendable {
     /// This engine's live watches.
     var watchCount: Int { watcher.watchCount(owner: owner) }
 
+    /// Changes the engine's own watch limit (tests use one below the
+    /// kernel's); nil leaves only the kernel's. Folders already refused are
+    /// watched when their query is restarted.
+    func setWatchLimit(_ limit: Int?) {
+        watcher.setWatchLimit(limit, owner: owner)
+    }
+
     /// Adds a watch for this engine.
     func addWatch(_ descriptor: FileDescriptor, context: UInt64) -> Result<Int32, Errno> {
         watcher.addWatch(descriptor: descriptor, owner: owner, context: context)
@@ -173,6 +180,12 @@ final class LiveIndex: @unchecked Sendable {
     /// Drops the watches of every folder in a subtree that is leaving the
     /// index (deleted, or moved out of scope).
     func dropWatches(under id: UInt32) {
+        if !watchFailures.isEmpty {
+            // A folder that could not be watched and is gone no longer makes
+            // the results incomplete.
+            let gone = FilePath.fromBytes(pathBytes(of: id))
+            watchFailures = watchFailures.filter { !$0.path.starts(with: gone) }
+        }
         var folders = [id]
         if index.kind(of: EntryID(id)) == .folder {
             folders += index.descendants(of: EntryID(id)).map(\.rawValue)

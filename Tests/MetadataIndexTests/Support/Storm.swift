@@ -15,13 +15,23 @@ struct Storm {
     /// op tolerates failure).
     var folders: [String] = [""]
     var outsideFolders: [String] = []
+    /// Folders the storm never removes, renames or moves (a container's
+    /// `Documents`: its queries need their scope root).
+    let protected: Set<String>
     let names = ["a.txt", "b.txt", "c.png", "d", "report.pdf", "x", "caf\u{E9}.md", "e.txt", "f"]
     let folderNames = ["docs", "sub", "deep", "photos", "tmp", "z"]
 
-    init(scope: String, outside: String, seed: UInt64) {
+    init(scope: String, outside: String, seed: UInt64, protected: Set<String> = []) {
         self.scope = scope
         self.outside = outside
+        self.protected = protected
         random = SeededGenerator(seed: seed)
+        collectFolders(under: "")
+    }
+
+    /// Folders the storm may remove, rename or move.
+    private var movableFolders: [String] {
+        folders.dropFirst().filter { folder in !protected.contains { folder == $0 || $0.hasPrefix(folder + "/") } }
     }
 
     private mutating func pick<T>(_ values: [T]) -> T { values.randomElement(using: &random)! }
@@ -70,13 +80,15 @@ struct Storm {
                 }
             }
         case 70..<74:  // rm -r a folder
-            guard folders.count > 1 else { return }
-            let victim = pick(Array(folders.dropFirst()))
+            let movable = movableFolders
+            guard !movable.isEmpty else { return }
+            let victim = pick(movable)
             removeTree(full(victim))
             folders.removeAll { $0 == victim || $0.hasPrefix(victim + "/") }
         case 74..<82:  // rename or move a folder inside the scope
-            guard folders.count > 1 else { return }
-            let source = pick(Array(folders.dropFirst()))
+            let movable = movableFolders
+            guard !movable.isEmpty else { return }
+            let source = pick(movable)
             let destinationParent = pick(folders)
             if destinationParent == source || destinationParent.hasPrefix(source + "/") { return }
             let destination = join(destinationParent, pick(folderNames) + "\(Int.random(in: 0..<3, using: &random))")
@@ -87,8 +99,8 @@ struct Storm {
                 }
             }
         case 82..<88:  // move a folder or file out of the scope
-            let candidates =
-                folders.count > 1 && Bool.random(using: &random) ? Array(folders.dropFirst()) : [join(folder, name)]
+            let movable = movableFolders
+            let candidates = !movable.isEmpty && Bool.random(using: &random) ? movable : [join(folder, name)]
             let source = pick(candidates)
             let destination = "out\(Int.random(in: 0..<1_000_000, using: &random))"
             if rename(full(source), outside + "/" + destination) == 0 {
@@ -117,9 +129,9 @@ struct Storm {
                 _ = unlink(path)
                 if mkdir(path, 0o755) == 0 { folders.append(join(folder, name)) }
             }
-        default:  // symlink
+        default:  // a symlink: dangling, out of the scope, to a folder above (a loop), to /
             _ = unlink(path)
-            _ = symlink("../elsewhere", path)
+            _ = symlink(pick(["../elsewhere", outside, ".", "..", "/"]), path)
         }
     }
 
@@ -142,9 +154,14 @@ struct Storm {
 
 /// The paths a fresh crawl finds for a predicate under a folder.
 func freshCrawl(_ folder: FilePath, _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
+    try freshCrawl(roots: [CrawlRoot(path: folder)], predicate, hidden: hidden)
+}
+
+/// The paths a fresh crawl of `roots` finds for a predicate.
+func freshCrawl(roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
     let found = Mutex<Set<String>>([])
     try OneShotSearch(
-        roots: [CrawlRoot(path: folder)], predicate: predicate, crawlOptions: CrawlOptions(includeHidden: hidden)
+        roots: roots, predicate: predicate, crawlOptions: CrawlOptions(includeHidden: hidden)
     )
     .run(onBatch: { batch in
         found.withLock { for i in 0..<batch.count { $0.insert(String(decoding: batch[i].pathBytes, as: UTF8.self)) } }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 
 /// A running `mdq --live`, read line by line as it writes.
@@ -51,9 +52,9 @@ final class LiveProcess: @unchecked Sendable {
         return lines.contains(where: condition)
     }
 
-    /// Sends SIGINT and waits for the exit status.
-    func interrupt(timeout: Double = 10) -> Int32? {
-        process.interrupt()
+    /// Sends `signal` (SIGINT by default) and waits for the exit status.
+    func interrupt(signal: Int32 = SIGINT, timeout: Double = 10) -> Int32? {
+        kill(process.processIdentifier, signal)
         let deadline = Date(timeIntervalSinceNow: timeout)
         while process.isRunning && Date() < deadline { usleep(5_000) }
         guard !process.isRunning else {

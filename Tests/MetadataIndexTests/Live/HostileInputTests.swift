@@ -1,0 +1,174 @@
+import Foundation
+import Glibc
+import Synchronization
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+/// Names, paths and files that trip up naive indexers: crawled, watched and
+/// matched like any other, never dropped, never followed out of the scope.
+extension LiveSuites {
+    @Suite(.serialized, .timeLimit(.minutes(2)))
+    struct HostileInputTests {
+        /// Names that are legal on Linux and hard on tools, as bytes.
+        static let hostileNames: [[UInt8]] = [
+            [0x62, 0x61, 0x64, 0xFF, 0xFE, 0x2E, 0x74, 0x78, 0x74],  // "bad\xFF\xFE.txt": not UTF-8
+            [0xC3, 0x28, 0x2E, 0x74, 0x78, 0x74],  // a truncated two-byte sequence
+            Array("new\nline.txt".utf8),
+            Array("tab\there.txt".utf8),
+            Array("quote\"s and 'single'.txt".utf8),
+            Array("back\\slash\\.txt".utf8),
+            Array("-leading-dash.txt".utf8),
+            Array("--help.txt".utf8),
+            Array(" spaces  .txt".utf8),
+            Array("*?[wild]{card}.txt".utf8),
+            Array("$(touch pwned).txt".utf8),
+            Array("caf\u{E9}.txt".utf8),  // NFC
+            Array("cafe\u{301}.txt".utf8),  // NFD, same text: a different name on disk
+            Array(String(repeating: "n", count: 251).utf8) + Array(".txt".utf8),  // 255 bytes
+            Array("\u{202E}gnp.txt".utf8),  // right-to-left override
+            Array("emoji \u{1F600}.txt".utf8),
+        ]
+
+        func pathSet(_ query: MetadataQuery) -> Set<[UInt8]> { Set(query.results.map(\.pathBytes)) }
+
+        func crawledPaths(_ folder: FilePath, _ predicate: MetadataPredicate) throws -> Set<[UInt8]> {
+            let found = Mutex<Set<[UInt8]>>([])
+            try OneShotSearch(roots: [CrawlRoot(path: folder)], predicate: predicate).run(onBatch: { batch in
+                found.withLock { for i in 0..<batch.count { $0.insert(Array(batch[i].pathBytes)) } }
+            })
+            return found.withLock { $0 }
+        }
+
+        func startQuery(_ text: String, in folder: FilePath) throws -> (MetadataQuery, QueryRecorder) {
+            let query = MetadataQuery()
+            query.predicate = try MetadataPredicate(text)
+            query.searchScopes = [.directory(folder)]
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            return (query, recorder)
+        }
+
+        /// Makes a folder chain of 40 × 200-byte names (about 8 KB, twice
+        /// PATH_MAX) under `base` with a file at the bottom; returns the
+        /// file's path bytes.
+        func makeDeepPath(under base: FilePath) throws -> [UInt8] {
+            let component = String(repeating: "d", count: 200)
+            var fd = open(base.string, O_RDONLY | O_DIRECTORY)
+            try #require(fd >= 0)
+            var path = Array(base.string.utf8)
+            for _ in 0..<40 {
+                if mkdirat(fd, component, 0o755) != 0 { try #require(errno == EEXIST) }
+                let next = openat(fd, component, O_RDONLY | O_DIRECTORY)
+                close(fd)
+                fd = next
+                try #require(fd >= 0)
+                path += [0x2F] + Array(component.utf8)
+            }
+            let leaf = openat(fd, "deep leaf.txt", O_WRONLY | O_CREAT, 0o644)
+            try #require(leaf >= 0)
+            close(leaf)
+            close(fd)
+            return path + Array("/deep leaf.txt".utf8)
+        }
+
+        /// Every hostile name, and a path deeper than PATH_MAX, found by the
+        /// first crawl and again when created live; `*.txt` matches them
+        /// all; the two spellings of café are two items, both matched by a
+        /// diacritic-insensitive comparison.
+        @Test func hostileNamesAndDeepPathsAreCrawledWatchedAndMatched() throws {
+            let temp = try TemporaryDirectory()
+            for name in Self.hostileNames { try temp.file(Array("before/".utf8) + name) }
+            let deepBefore = try makeDeepPath(under: try temp.folder("before"))
+            let (query, recorder) = try startQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
+            let (cafe, cafeRecorder) = try startQuery("kMDItemFSName ==[cd] 'cafe.txt'", in: temp.path)
+            #expect(query.resultCount == Self.hostileNames.count + 1)
+            #expect(query.results.contains { $0.pathBytes == deepBefore })
+            #expect(cafe.resultCount == 2)
+
+            try temp.folder("after")
+            for name in Self.hostileNames { try temp.file(Array("after/".utf8) + name) }
+            let deepAfter = try makeDeepPath(under: temp.path.appending("after"))
+            let expected = try crawledPaths(temp.path, try MetadataPredicate("kMDItemFSName LIKE '*.txt'"))
+            #expect(expected.count == 2 * (Self.hostileNames.count + 1))
+            #expect(expected.contains(deepAfter))
+            #expect(
+                recorder.wait { pathSet(query) == expected }, "missing \(expected.subtracting(pathSet(query)).count)")
+            #expect(cafeRecorder.wait { cafe.resultCount == 4 })
+            // Every hostile name round-trips byte for byte.
+            let names = Set(query.results.map(\.nameBytes))
+            for name in Self.hostileNames { #expect(names.contains(name), "\(name)") }
+            query.stop()
+            cafe.stop()
+        }
+
+        /// FIFOs, sockets, device files, symlink loops and symlinks out of
+        /// the scope are items (never opened, never followed); nothing
+        /// outside the scope appears, live or crawled.
+        @Test func oddFilesAreItemsAndSymlinksAreNeverFollowed() throws {
+            let temp = try TemporaryDirectory()
+            let scope = try temp.folder("scope")
+            try temp.file("outside/secret.txt")
+            func makeOddFiles(in folder: String) throws {
+                let base = try temp.folder("scope/\(folder)")
+                #expect(mkfifo(base.appending("fifo").string, 0o644) == 0)
+                let socketFD = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+                var address = sockaddr_un()
+                address.sun_family = sa_family_t(AF_UNIX)
+                let socketPath = base.appending("socket").string
+                withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                    for (i, byte) in socketPath.utf8.prefix(raw.count - 1).enumerated() { raw[i] = byte }
+                }
+                let bound = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        bind(socketFD, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                    }
+                }
+                #expect(bound == 0)
+                close(socketFD)
+                if getuid() == 0 {
+                    #expect(mknod(base.appending("null-device").string, S_IFCHR | 0o666, (1 << 8) | 3) == 0)
+                }
+                try temp.symlink("scope/\(folder)/loop-a", to: "loop-b")
+                try temp.symlink("scope/\(folder)/loop-b", to: "loop-a")
+                try temp.symlink("scope/\(folder)/self", to: ".")
+                try temp.symlink("scope/\(folder)/up", to: "..")
+                try temp.symlink("scope/\(folder)/out", to: temp.path.appending("outside").string)
+                try temp.symlink("scope/\(folder)/root", to: "/")
+            }
+            try makeOddFiles(in: "before")
+            let (query, recorder) = try startQuery("TRUEPREDICATE", in: scope)
+            let firstNames = Set(query.results.map(\.name))
+            for name in ["fifo", "socket", "loop-a", "loop-b", "self", "up", "out", "root"] {
+                #expect(firstNames.contains(name), "\(name)")
+            }
+            try makeOddFiles(in: "after")
+            let expected = try crawledPaths(scope, .alwaysTrue)
+            #expect(recorder.wait { pathSet(query) == expected })
+            #expect(!query.results.contains { $0.name == "secret.txt" }, "a symlink out of the scope was followed")
+            let kinds = Dictionary(query.results.map { ($0.name, $0.contentType) }, uniquingKeysWith: { a, _ in a })
+            #expect(kinds["out"] == "public.symlink")
+            #expect(kinds["fifo"] == "public.item")
+            #expect(query.errors.isEmpty)
+            query.stop()
+        }
+
+        /// A scope given as a symlink to a folder is searched (the user named
+        /// it), like `find -H`; what is inside is never followed.
+        @Test func aScopeThatIsASymlinkIsSearched() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("real/a.txt")
+            try temp.symlink("link", to: temp.path.appending("real").string)
+            let (query, recorder) = try startQuery("kMDItemFSName LIKE '*.txt'", in: temp.path.appending("link"))
+            #expect(query.results.map(\.name) == ["a.txt"])
+            #expect(query.errors.isEmpty, "\(query.errors)")
+            try temp.file("real/b.txt")
+            #expect(recorder.wait { query.resultCount == 2 })
+            query.stop()
+        }
+    }
+}
