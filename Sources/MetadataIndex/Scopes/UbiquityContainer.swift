@@ -30,10 +30,7 @@ public struct UbiquityContainer: Hashable, Sendable {
     /// - Throws: `MetadataError` `.containerNotFound` naming the path tried.
     public init(identifier: String) throws(MetadataError) {
         let candidate = Self.containersRoot.appending(identifier)
-        guard Self.isFolder(candidate) else {
-            throw MetadataError(
-                code: .containerNotFound, message: "no ubiquity container '\(identifier)'", path: candidate)
-        }
+        try Self.checkFolder(candidate, missing: "no ubiquity container '\(identifier)'")
         self.init(path: candidate)
     }
 
@@ -45,12 +42,24 @@ public struct UbiquityContainer: Hashable, Sendable {
         let text = value.string
         if text.contains("/") || Self.isFolder(base.pushing(value)) {
             let absolute = base.pushing(value).lexicallyNormalized()
-            guard Self.isFolder(absolute) else {
-                throw MetadataError(code: .containerNotFound, message: "no container folder", path: absolute)
-            }
+            try Self.checkFolder(absolute, missing: "no container folder")
             self.init(path: absolute)
         } else {
             try self.init(identifier: text)
+        }
+    }
+
+    /// Throws unless `path` is a folder this process can open: a missing
+    /// one (or not a folder) is `missing`, any other failure (permissions)
+    /// says it cannot be opened, with the reason.
+    private static func checkFolder(_ path: FilePath, missing: String) throws(MetadataError) {
+        switch DirectoryHandle.open(path: path) {
+        case .success: return
+        case .failure(let error) where error == .noSuchFileOrDirectory || error == .notDirectory:
+            throw MetadataError(code: .containerNotFound, message: missing, path: path)
+        case .failure(let error):
+            throw MetadataError(
+                code: .scopeUnreadable, message: "cannot open the container folder", path: path, underlying: error)
         }
     }
 

@@ -1,0 +1,118 @@
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// Bad input anywhere on the command line: a one-line message naming the
+/// mistake, the documented status (2 usage/query, 1 runtime), no output.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct MDQBadInputTests {
+    func mdq(_ arguments: [String]) throws -> Shell.Output {
+        try Shell.run(MDQCommandTests.binary, arguments)
+    }
+
+    @Test(
+        arguments: [
+            (["--bogus", "TRUEPREDICATE"], "Unknown option '--bogus'"),
+            (["--live", "--interval", "abc", "TRUEPREDICATE"], "'abc' is invalid for '--interval"),
+            (["--live", "--interval=-1", "TRUEPREDICATE"], "--interval must be 0 or more seconds"),
+            (["--live", "--interval=nan", "TRUEPREDICATE"], "--interval must be 0 or more seconds"),
+            (["--scope", "bogus", "TRUEPREDICATE"], "'bogus' is invalid for '--scope"),
+            (["--sort", "kBogus", "TRUEPREDICATE"], "unknown attribute 'kBogus'"),
+            (["--attr", "nope", "TRUEPREDICATE"], "unknown attribute 'nope'"),
+            ([], "give a QUERY or --name TEXT"),
+            (["kMDItemFSName LIKE"], "kMDItemFSName LIKE"),
+            (["kMDItemFSName == 'a' AND"], "^"),
+            (["--spotlight", "kMDItemFSName == "], "^"),
+        ] as [([String], String)])
+    func usageAndQueryErrorsExitTwo(arguments: [String], message: String) throws {
+        let temp = try TemporaryDirectory()
+        let output = try mdq(["--onlyin", temp.path.string] + arguments)
+        #expect(output.status == 2, "\(arguments): \(output.stderrText)")
+        #expect(output.stdout.isEmpty)
+        #expect(output.stderrText.hasPrefix("mdq: "))
+        #expect(output.stderrText.contains(message), "\(output.stderrText)")
+    }
+
+    @Test func missingScopesAndContainersExitOneNamingThePath() throws {
+        let temp = try TemporaryDirectory()
+        let missing = temp.path.appending("nowhere").string
+        let file = try temp.file("plain.txt").string
+        for (arguments, expected) in [
+            (["--onlyin", missing, "TRUEPREDICATE"], missing),
+            (["--onlyin", file, "TRUEPREDICATE"], "scope is not a folder: \(file)"),
+            (["--container", missing, "TRUEPREDICATE"], "no container folder: \(missing)"),
+            (["--live", "--onlyin", missing, "TRUEPREDICATE"], missing),
+        ] {
+            let output = try mdq(arguments)
+            #expect(output.status == 1, "\(arguments)")
+            #expect(output.stdout.isEmpty)
+            #expect(output.stderrText.contains(expected), "\(output.stderrText)")
+            #expect(output.stderrText.split(separator: "\n").count == 1, "one line: \(output.stderrText)")
+        }
+    }
+
+    /// An unreadable container is not "missing": the message says it cannot
+    /// be opened, and why. Needs an unprivileged user (root reads anything).
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func unreadableContainerSaysWhy() throws {
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let container = try temp.folder("locked")
+        try temp.file("locked/Documents/a.txt")
+        #expect(chmod(container.string, 0o000) == 0)
+        let output = try Shell.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--container",
+                container.string,
+                "TRUEPREDICATE",
+            ])
+        #expect(output.status == 1)
+        #expect(output.stderrText == "mdq: cannot open the container folder: \(container.string) (Permission denied)\n")
+    }
+
+    /// Nothing mdq does to search writes into a scope: a one-shot search, a
+    /// live query and `mdq ls` leave every entry's inode, size, mtime and
+    /// ctime as they were, and add nothing.
+    @Test func searchingNeverWritesIntoTheScope() throws {
+        let temp = try TemporaryDirectory()
+        try temp.file("Documents/report.pdf", contents: "pdf")
+        try temp.file("Documents/a (conflicted copy 2024-01-01).txt")
+        try temp.file("Library/cache.db")
+        func snapshot() throws -> [String: [Int]] {
+            var result: [String: [Int]] = [:]
+            let enumerator = try #require(FileManager.default.enumerator(atPath: temp.path.string))
+            for case let relative as String in enumerator {
+                var info = stat()
+                #expect(lstat(temp.path.appending(relative).string, &info) == 0)
+                result[relative] = [
+                    Int(info.st_ino), Int(info.st_size), info.st_mtim.tv_sec, info.st_mtim.tv_nsec, info.st_ctim.tv_sec,
+                    info.st_ctim.tv_nsec,
+                ]
+            }
+            var root = stat()
+            lstat(temp.path.string, &root)
+            result["."] = [
+                Int(root.st_mtim.tv_sec), root.st_mtim.tv_nsec, Int(root.st_ctim.tv_sec), root.st_ctim.tv_nsec,
+            ]
+            return result
+        }
+        let before = try snapshot()
+        for arguments in [
+            [
+                "--container", temp.path.string, "--scope", "all", "--json", "--attr", "kMDItemContentType",
+                "--attr", "NSMetadataUbiquitousItemHasUnresolvedConflictsKey", "TRUEPREDICATE",
+            ],
+            ["--container", temp.path.string, "--count", "--name", "report"],
+            ["ls", "--container", temp.path.string, temp.path.appending("Documents/report.pdf").string],
+        ] {
+            #expect(try mdq(arguments).status == 0, "\(arguments)")
+        }
+        let live = try LiveProcess(
+            MDQCommandTests.binary, ["--live", "--container", temp.path.string, "--scope", "all", "TRUEPREDICATE"])
+        #expect(live.waitForLine { $0.hasSuffix("report.pdf") })
+        #expect(live.interrupt() == 0)
+        #expect(try snapshot() == before)
+    }
+}
