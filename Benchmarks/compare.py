@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mdq beside find, fd, plocate and watchman, in one session, interleaved.
 
-Usage: Benchmarks/compare.sh [--rounds N] [--sizes 200000,1000000] [--out DIR]
+Usage: Benchmarks/compare.sh [--rounds N] [--sizes 200000,1000000] [--out DIR (default Benchmarks/results)]
 
 For each corpus size (make-tree.py containers, generated under $MDQ_CORPUS,
 default /tmp/mdq-corpus, when absent) it runs every command of a group once
@@ -83,7 +83,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sizes", default="200000,1000000")
-    parser.add_argument("--out", default=HERE)
+    parser.add_argument("--out", default=os.path.join(HERE, "results"))
     options = parser.parse_args()
 
     print("building mdq and the instruments (release) ...", file=sys.stderr)
