@@ -67,6 +67,30 @@ package final class TemporaryDirectory {
         guard full.withCString({ Glibc.symlink(target, $0) }) == 0 else { throw Errno(rawValue: errno) }
     }
 
+    /// Makes a chain of 40 folders with 200-byte names (about 8 KB, twice
+    /// PATH_MAX) under `relative` (created if needed), opening each by
+    /// descriptor, with an empty file `leaf` at the bottom; returns the
+    /// file's full path bytes.
+    package func deepFile(under relative: String, leaf: String) throws -> [UInt8] {
+        let component = String(repeating: "d", count: 200)
+        var fd = open(try folder(relative).string, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { throw Errno(rawValue: errno) }
+        var full = Array(path.appending(relative).string.utf8)
+        for _ in 0..<40 {
+            if mkdirat(fd, component, 0o755) != 0 && errno != EEXIST { throw Errno(rawValue: errno) }
+            let next = openat(fd, component, O_RDONLY | O_DIRECTORY)
+            close(fd)
+            guard next >= 0 else { throw Errno(rawValue: errno) }
+            fd = next
+            full += [0x2F] + Array(component.utf8)
+        }
+        defer { close(fd) }
+        let file = openat(fd, leaf, O_WRONLY | O_CREAT, 0o644)
+        guard file >= 0 else { throw Errno(rawValue: errno) }
+        close(file)
+        return full + [0x2F] + Array(leaf.utf8)
+    }
+
     private func makeFolders(_ full: [UInt8]) throws {
         var prefix: [UInt8] = []
         for (i, byte) in full.enumerated() {
@@ -85,4 +109,5 @@ extension Array where Element == UInt8 {
         terminated.append(0)
         return try terminated.withUnsafeBufferPointer { try body($0.baseAddress!) }
     }
+
 }

@@ -116,3 +116,43 @@ struct MDQBadInputTests {
         #expect(try snapshot() == before)
     }
 }
+
+/// Hostile names through the command line: `-0` prints the exact bytes,
+/// `--json` one parseable object per result whose fields cannot be forged
+/// by a name, with the exact bytes in base64 when they are not UTF-8.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct MDQHostileNameTests {
+    @Test func hostileNamesAndDeepPathsPrintExactly() throws {
+        let temp = try TemporaryDirectory()
+        for name in HostileNames.all { try temp.file(name) }
+        let deep = try temp.deepFile(under: "deep", leaf: "leaf.txt")
+        let base = Array(temp.path.string.utf8) + [0x2F]
+        let expected = Set(HostileNames.all.map { base + $0 } + [deep])
+
+        let nul = try Shell.run(
+            MDQCommandTests.binary, ["--onlyin", temp.path.string, "-0", "kMDItemFSName LIKE '*.txt'"])
+        #expect(nul.status == 0, "\(nul.stderrText)")
+        #expect(nul.stdout.last == 0)
+        let printed = nul.stdout.split(separator: 0).map(Array.init)
+        #expect(printed.count == expected.count)
+        #expect(Set(printed) == expected)
+
+        let json = try Shell.run(
+            MDQCommandTests.binary, ["--onlyin", temp.path.string, "--json", "kMDItemFSName LIKE '*.txt'"])
+        #expect(json.status == 0, "\(json.stderrText)")
+        let objects = try json.stdout.split(separator: 0x0A).map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any])
+        }
+        #expect(objects.count == expected.count, "one line per result: newlines in names are escaped")
+        var exact = Set<[UInt8]>()
+        for object in objects {
+            #expect(object["kind"] as? String == "file", "no field forged by a name")
+            if let encoded = object["pathBase64"] as? String {
+                exact.insert(Array(try #require(Data(base64Encoded: encoded))))
+            } else {
+                exact.insert(Array(try #require(object["path"] as? String).utf8))
+            }
+        }
+        #expect(exact == expected)
+    }
+}

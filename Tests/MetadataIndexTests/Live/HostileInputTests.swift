@@ -12,26 +12,6 @@ import Testing
 extension LiveSuites {
     @Suite(.serialized, .timeLimit(.minutes(2)))
     struct HostileInputTests {
-        /// Names that are legal on Linux and hard on tools, as bytes.
-        static let hostileNames: [[UInt8]] = [
-            [0x62, 0x61, 0x64, 0xFF, 0xFE, 0x2E, 0x74, 0x78, 0x74],  // "bad\xFF\xFE.txt": not UTF-8
-            [0xC3, 0x28, 0x2E, 0x74, 0x78, 0x74],  // a truncated two-byte sequence
-            Array("new\nline.txt".utf8),
-            Array("tab\there.txt".utf8),
-            Array("quote\"s and 'single'.txt".utf8),
-            Array("back\\slash\\.txt".utf8),
-            Array("-leading-dash.txt".utf8),
-            Array("--help.txt".utf8),
-            Array(" spaces  .txt".utf8),
-            Array("*?[wild]{card}.txt".utf8),
-            Array("$(touch pwned).txt".utf8),
-            Array("caf\u{E9}.txt".utf8),  // NFC
-            Array("cafe\u{301}.txt".utf8),  // NFD, same text: a different name on disk
-            Array(String(repeating: "n", count: 251).utf8) + Array(".txt".utf8),  // 255 bytes
-            Array("\u{202E}gnp.txt".utf8),  // right-to-left override
-            Array("emoji \u{1F600}.txt".utf8),
-        ]
-
         func pathSet(_ query: MetadataQuery) -> Set<[UInt8]> { Set(query.results.map(\.pathBytes)) }
 
         func crawledPaths(_ folder: FilePath, _ predicate: MetadataPredicate) throws -> Set<[UInt8]> {
@@ -53,55 +33,32 @@ extension LiveSuites {
             return (query, recorder)
         }
 
-        /// Makes a folder chain of 40 × 200-byte names (about 8 KB, twice
-        /// PATH_MAX) under `base` with a file at the bottom; returns the
-        /// file's path bytes.
-        func makeDeepPath(under base: FilePath) throws -> [UInt8] {
-            let component = String(repeating: "d", count: 200)
-            var fd = open(base.string, O_RDONLY | O_DIRECTORY)
-            try #require(fd >= 0)
-            var path = Array(base.string.utf8)
-            for _ in 0..<40 {
-                if mkdirat(fd, component, 0o755) != 0 { try #require(errno == EEXIST) }
-                let next = openat(fd, component, O_RDONLY | O_DIRECTORY)
-                close(fd)
-                fd = next
-                try #require(fd >= 0)
-                path += [0x2F] + Array(component.utf8)
-            }
-            let leaf = openat(fd, "deep leaf.txt", O_WRONLY | O_CREAT, 0o644)
-            try #require(leaf >= 0)
-            close(leaf)
-            close(fd)
-            return path + Array("/deep leaf.txt".utf8)
-        }
-
         /// Every hostile name, and a path deeper than PATH_MAX, found by the
         /// first crawl and again when created live; `*.txt` matches them
         /// all; the two spellings of café are two items, both matched by a
         /// diacritic-insensitive comparison.
         @Test func hostileNamesAndDeepPathsAreCrawledWatchedAndMatched() throws {
             let temp = try TemporaryDirectory()
-            for name in Self.hostileNames { try temp.file(Array("before/".utf8) + name) }
-            let deepBefore = try makeDeepPath(under: try temp.folder("before"))
+            for name in HostileNames.all { try temp.file(Array("before/".utf8) + name) }
+            let deepBefore = try temp.deepFile(under: "before", leaf: "deep leaf.txt")
             let (query, recorder) = try startQuery("kMDItemFSName LIKE '*.txt'", in: temp.path)
             let (cafe, cafeRecorder) = try startQuery("kMDItemFSName ==[cd] 'cafe.txt'", in: temp.path)
-            #expect(query.resultCount == Self.hostileNames.count + 1)
+            #expect(query.resultCount == HostileNames.all.count + 1)
             #expect(query.results.contains { $0.pathBytes == deepBefore })
             #expect(cafe.resultCount == 2)
 
             try temp.folder("after")
-            for name in Self.hostileNames { try temp.file(Array("after/".utf8) + name) }
-            let deepAfter = try makeDeepPath(under: temp.path.appending("after"))
+            for name in HostileNames.all { try temp.file(Array("after/".utf8) + name) }
+            let deepAfter = try temp.deepFile(under: "after", leaf: "deep leaf.txt")
             let expected = try crawledPaths(temp.path, try MetadataPredicate("kMDItemFSName LIKE '*.txt'"))
-            #expect(expected.count == 2 * (Self.hostileNames.count + 1))
+            #expect(expected.count == 2 * (HostileNames.all.count + 1))
             #expect(expected.contains(deepAfter))
             #expect(
                 recorder.wait { pathSet(query) == expected }, "missing \(expected.subtracting(pathSet(query)).count)")
             #expect(cafeRecorder.wait { cafe.resultCount == 4 })
             // Every hostile name round-trips byte for byte.
             let names = Set(query.results.map(\.nameBytes))
-            for name in Self.hostileNames { #expect(names.contains(name), "\(name)") }
+            for name in HostileNames.all { #expect(names.contains(name), "\(name)") }
             query.stop()
             cafe.stop()
         }
