@@ -67,6 +67,7 @@ let package = Package(
             name: "mdqTests",
             dependencies: [
                 "mdq",
+                "MetadataIndex",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -254,7 +254,7 @@ struct MDQ: ParsableCommand {
 private final class Collected: @unchecked Sendable {
     // The reader is used only while holding `storage`'s lock.
     private let reader: MetadataItemReader
-    private let storage = Mutex<[MetadataItem]>([])
+    private let storage = Locked<[MetadataItem]>([])
 
     init(_ reader: MetadataItemReader) { self.reader = reader }
 

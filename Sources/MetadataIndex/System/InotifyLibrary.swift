@@ -22,7 +22,7 @@ final class InotifyLibrary: Sendable {
         var descriptor: CInt = -1
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private init() {}
 

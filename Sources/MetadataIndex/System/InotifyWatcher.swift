@@ -86,12 +86,12 @@ final class InotifyWatcher: @unchecked Sendable {
     private let inotifyDescriptor: CInt
     /// Owners and the routing of watches to them; guarded by `owners`'s lock,
     /// written only on the watcher thread (plus `register`).
-    private let owners = Mutex<[Int: Owner]>([:])
-    private let routes = Mutex<[Int32: WatchOwners]>([:])
+    private let owners = Locked<[Int: Owner]>([:])
+    private let routes = Locked<[Int32: WatchOwners]>([:])
     private let nextOwner = Atomic<Int>(1)
     private var thread: pthread_t?
 
-    private static let sharedWatcher = Mutex<InotifyWatcher?>(nil)
+    private static let sharedWatcher = Locked<InotifyWatcher?>(nil)
 
     /// The process's watcher, started on first use.
     ///

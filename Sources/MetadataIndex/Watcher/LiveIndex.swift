@@ -90,7 +90,7 @@ final class LiveIndex: @unchecked Sendable {
         }
     }
 
-    private static let sharedEngine = Mutex<LiveIndex?>(nil)
+    private static let sharedEngine = Locked<LiveIndex?>(nil)
 
     /// A private engine (tests inject a watch limit here). It shares the
     /// process's one inotify watcher but has its own index.

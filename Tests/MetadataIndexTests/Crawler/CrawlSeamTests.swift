@@ -13,8 +13,8 @@ struct CrawlSeamTests {
     /// A sink that creates a file in every folder from `willList` and
     /// records what each listing then contained.
     final class RecordingSink: CrawlSink, @unchecked Sendable {
-        let listed = Mutex<[[UInt8]: Set<[UInt8]>]>([:])
-        let willListCalls = Mutex<[[UInt8]]>([])
+        let listed = Locked<[[UInt8]: Set<[UInt8]>]>([:])
+        let willListCalls = Locked<[[UInt8]]>([])
 
         func makeWorker() {}
 

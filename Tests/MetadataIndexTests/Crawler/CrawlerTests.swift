@@ -146,7 +146,7 @@ struct CrawlerTests {
         let leafID = try #require(index.entries(matching: try MetadataPredicate("kMDItemFSName == 'leaf.txt'")).first)
         #expect(index.path(of: leafID).bytes.count > Int(PATH_MAX))
         // The one-shot search reaches it too and prints the full path.
-        let found = Mutex<[[UInt8]]>([])
+        let found = Locked<[[UInt8]]>([])
         try OneShotSearch(
             roots: [CrawlRoot(path: temp.path)], predicate: try MetadataPredicate("kMDItemFSName == 'leaf.txt'")
         )
@@ -212,7 +212,7 @@ struct CrawlerTests {
         for query in queries {
             let predicate = try MetadataPredicate(query)
             let expected = Set(index.entries(matching: predicate).map { index.path(of: $0).bytes })
-            let found = Mutex<Set<[UInt8]>>([])
+            let found = Locked<Set<[UInt8]>>([])
             let summary = try OneShotSearch(roots: [CrawlRoot(path: temp.path)], predicate: predicate)
                 .run(onBatch: { batch in
                     found.withLock { for i in 0..<batch.count { $0.insert(Array(batch[i].pathBytes)) } }

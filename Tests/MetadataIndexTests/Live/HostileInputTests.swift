@@ -15,7 +15,7 @@ extension LiveSuites {
         func pathSet(_ query: MetadataQuery) -> Set<[UInt8]> { Set(query.results.map(\.pathBytes)) }
 
         func crawledPaths(_ folder: FilePath, _ predicate: MetadataPredicate) throws -> Set<[UInt8]> {
-            let found = Mutex<Set<[UInt8]>>([])
+            let found = Locked<Set<[UInt8]>>([])
             try OneShotSearch(roots: [CrawlRoot(path: folder)], predicate: predicate).run(onBatch: { batch in
                 found.withLock { for i in 0..<batch.count { $0.insert(Array(batch[i].pathBytes)) } }
             })

@@ -414,7 +414,7 @@ extension LiveSuites {
             let query = try makeQuery("kMDItemFSName LIKE[c] '*.txt'", in: temp.path)
             query.operationQueue = queue
             query.sortDescriptors = [MetadataSortDescriptor(key: "kMDItemFSName")]
-            let onQueue = Mutex<[Bool]>([])
+            let onQueue = Locked<[Bool]>([])
             let token = NotificationCenter.default.addObserver(forName: nil, object: query, queue: nil) { _ in
                 onQueue.withLock { $0.append(OperationQueue.current === queue) }
             }

@@ -15,7 +15,7 @@ final class QueryRecorder: @unchecked Sendable {
         var removed: [MetadataItem] = []
     }
 
-    let records = Mutex<[Record]>([])
+    let records = Locked<[Record]>([])
     private var tokens: [any NSObjectProtocol] = []
     let query: MetadataQuery
 

@@ -159,7 +159,7 @@ func freshCrawl(_ folder: FilePath, _ predicate: MetadataPredicate, hidden: Bool
 
 /// The paths a fresh crawl of `roots` finds for a predicate.
 func freshCrawl(roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
-    let found = Mutex<Set<String>>([])
+    let found = Locked<Set<String>>([])
     try OneShotSearch(
         roots: roots, predicate: predicate, crawlOptions: CrawlOptions(includeHidden: hidden)
     )

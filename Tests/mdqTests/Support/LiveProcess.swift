@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import Synchronization
+import MetadataIndex
 
 /// A running `mdq --live`, read line by line as it writes.
 final class LiveProcess: @unchecked Sendable {
@@ -9,7 +9,7 @@ final class LiveProcess: @unchecked Sendable {
 
     /// The bytes read so far, shared with the pipe's reading handler.
     final class Buffer: Sendable {
-        private let data = Mutex<Data>(Data())
+        private let data = Locked<Data>(Data())
         func withLock<R>(_ body: (inout Data) -> R) -> R { data.withLock { body(&$0) } }
     }
     private let pipe = Pipe()
