@@ -71,7 +71,13 @@ extension PredicateNode {
         case .comparison(let c):
             return "\(c.attribute.rawValue) \(c.op.rawValue)\(c.options.formatSuffix) \(c.value.format)"
         case .not(let inner):
-            return "NOT (\(inner.format))"
+            // Parentheses only around AND and OR: `NOT NOT a == 1` nests as
+            // deep as the `!!a == 1` it came from, so any query the parser
+            // accepts prints as one it accepts (its depth is bounded).
+            switch inner {
+            case .and, .or: return "NOT (\(inner.format))"
+            case .not, .comparison, .constant: return "NOT \(inner.format)"
+            }
         case .and(let parts):
             return parts.map { "(\($0.format))" }.joined(separator: " AND ")
         case .or(let parts):

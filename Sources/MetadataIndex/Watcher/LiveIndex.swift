@@ -244,8 +244,32 @@ final class LiveIndex: @unchecked Sendable {
                 cleanDirtyFolders(force: true)
                 continue
             }
-            applyBatch(events)
+            // A rename's MOVED_FROM and MOVED_TO can land in different
+            // batches (the watcher hands events over as it reads them): an
+            // unpaired MOVED_FROM waits a moment for its partner, so the
+            // rename is reported as a change rather than a removal and an
+            // addition. A move out of the scopes has no partner and pays
+            // the wait once.
+            var batch = events
+            var waits = 0
+            while waits < 2 && Self.hasUnpairedMoveFrom(batch),
+                let more = takeEvents(timeout: .milliseconds(5)), !more.isEmpty
+            {
+                batch += more
+                waits += 1
+            }
+            applyBatch(batch)
         }
+    }
+
+    /// Whether a MOVED_FROM in `events` has no MOVED_TO with its cookie.
+    static func hasUnpairedMoveFrom(_ events: [InotifyEvent]) -> Bool {
+        var unpaired: Set<UInt32> = []
+        for event in events {
+            if event.mask.contains(.movedFrom) { unpaired.insert(event.cookie) }
+            if event.mask.contains(.movedTo) { unpaired.remove(event.cookie) }
+        }
+        return !unpaired.isEmpty
     }
 
     /// Finds folders of the index with no watch (which should not exist:

@@ -95,7 +95,9 @@ extension LiveSuites {
                     "seed \(seed) \(text): missing \(expected.subtracting(actual).sorted().prefix(5)), extra \(actual.subtracting(expected).sorted().prefix(5))"
                 )
                 query.deliveryQueue.sync {}
-                #expect(!recorder.updates.isEmpty, "the storm reached \(text)")
+                if Set(initial) != Set(query.results) {
+                    #expect(!recorder.updates.isEmpty, "results changed with no update: \(text)")
+                }
                 expectConsistentUpdates(recorder, initial: initial, final: query.results)
                 #expect(query.errors.isEmpty, "\(query.errors)")
                 query.stop()

@@ -21,6 +21,20 @@ struct PredicateFuzzTests {
         Array("()[]{}'\"\\%@K*?=!<>&|, .-+0123456789xeEabcdLIKEANDORNOTkMDItemFSName\u{E9}\u{301}$time.iso:TZ".utf8)
         + [0x00, 0xFF, 0xC3, 0x0A]
 
+    /// Found by libFuzzer: 250 `!` before a comparison parsed, but printed
+    /// as `NOT (NOT (...))` it nested twice as deep and no longer parsed.
+    /// Whatever parses, even at the depth limit, prints as something that
+    /// parses back equal.
+    @Test func deepNegationsRoundTrip() throws {
+        for count in [1, 2, 250, PredicateParser.maximumDepth - 1] {
+            let text = String(repeating: "!", count: count) + "kMDItemFSName LIKE[cd] '*.png'"
+            let predicate = try MetadataPredicate(text)
+            #expect(try MetadataPredicate(predicate.predicateFormat) == predicate, "\(count)")
+        }
+        let grouped = try MetadataPredicate("!(kMDItemFSName == 'a' OR !kMDItemFSSize > 1)")
+        #expect(grouped.predicateFormat == "NOT ((kMDItemFSName == \"a\") OR (NOT kMDItemFSSize > 1))")
+    }
+
     func check(_ input: [UInt8]) {
         checkSpotlight(input)
         do {
