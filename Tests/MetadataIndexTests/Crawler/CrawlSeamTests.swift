@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Synchronization
 import SystemPackage
@@ -60,6 +61,48 @@ struct CrawlSeamTests {
         for (folder, names) in listed {
             #expect(names.contains(Array("made-in-willList".utf8)), "\(String(decoding: folder, as: UTF8.self))")
         }
+    }
+
+    /// Folders that vanish after their parent was listed and before they
+    /// are opened: no error, no crash, the rest of the tree still crawled.
+    @Test func foldersVanishingMidCrawlAreSkipped() throws {
+        let temp = try TemporaryDirectory()
+        for folder in ["a/x", "a/y/deep", "a/z"] { try temp.file("\(folder)/f.txt") }
+        final class VanishingSink: CrawlSink, @unchecked Sendable {
+            let inner = RecordingSink()
+            let victim: String
+            let warnings = Locked<[CrawlWarning]>([])
+            init(victim: String) { self.victim = victim }
+            func makeWorker() {}
+            func beginRoot(_ root: CrawlRoot, status: FileStatus) -> [UInt8] { root.path.bytes }
+            func willList(_ folder: [UInt8], directory: FileDescriptor, worker: inout Void) {}
+            func didList(
+                _ folder: [UInt8], batch: borrowing CrawlBatch, directory: FileDescriptor, worker: inout Void,
+                subfolders: inout [[UInt8]?]
+            ) {
+                var ignored: Void = ()
+                inner.didList(folder, batch: batch, directory: directory, worker: &ignored, subfolders: &subfolders)
+                // a is listed (y among its subfolders to visit); y goes now.
+                if String(decoding: folder, as: UTF8.self).hasSuffix("/a") {
+                    try? FileManager.default.removeItem(atPath: victim)
+                }
+            }
+            func path(of folder: [UInt8], child name: UnsafeRawBufferPointer?) -> FilePath {
+                inner.path(of: folder, child: name)
+            }
+            func warn(_ warning: CrawlWarning, worker: inout Void) { warnings.withLock { $0.append(warning) } }
+        }
+        let sink = VanishingSink(victim: temp.path.appending("a/y").string)
+        try Crawler(sink: sink, options: CrawlOptions(threadCount: 1)).crawl([CrawlRoot(path: temp.path)])
+        let listed = Set(sink.inner.listed.withLock { $0.keys }.map { String(decoding: $0, as: UTF8.self) })
+        let base = temp.path.string
+        #expect(listed.isSuperset(of: [base, "\(base)/a", "\(base)/a/x", "\(base)/a/z"]))
+        #expect(!listed.contains("\(base)/a/y/deep"))
+        // A folder gone before it was opened is not worth a warning; any
+        // warning there is about a vanished entry, never an error.
+        #expect(
+            sink.warnings.withLock { $0 }.allSatisfy { $0.operation == .vanished || $0.error == .noSuchFileOrDirectory }
+        )
     }
 
     @Test func theEngineInitialisesInotify() throws {
