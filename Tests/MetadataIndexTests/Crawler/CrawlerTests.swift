@@ -124,26 +124,14 @@ struct CrawlerTests {
 
     @Test func pathsLongerThanPathMaxAreCrawled() throws {
         let temp = try TemporaryDirectory()
-        // 40 levels of 200-byte names: about 8 KB, twice PATH_MAX.
-        let component = String(repeating: "d", count: 200)
-        var fd = open(temp.path.string, O_RDONLY | O_DIRECTORY)
-        try #require(fd >= 0)
-        for _ in 0..<40 {
-            #expect(mkdirat(fd, component, 0o755) == 0)
-            let next = openat(fd, component, O_RDONLY | O_DIRECTORY)
-            close(fd)
-            fd = next
-            try #require(fd >= 0)
-        }
-        let leaf = openat(fd, "leaf.txt", O_WRONLY | O_CREAT, 0o644)
-        #expect(leaf >= 0)
-        close(leaf)
-        close(fd)
+        // 40 levels of 200-byte names under deep/: about 8 KB, twice PATH_MAX.
+        let leafPath = try temp.deepFile(under: "deep", leaf: "leaf.txt")
         let index = FileIndex()
         let summary = try index.gather([CrawlRoot(path: temp.path)])
         #expect(summary.warnings.isEmpty)
-        #expect(index.count == 42)
+        #expect(index.count == 43)
         let leafID = try #require(index.entries(matching: try MetadataPredicate("kMDItemFSName == 'leaf.txt'")).first)
+        #expect(index.path(of: leafID).bytes == leafPath)
         #expect(index.path(of: leafID).bytes.count > Int(PATH_MAX))
         // The one-shot search reaches it too and prints the full path.
         let found = Locked<[[UInt8]]>([])

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import SystemPackage
 import TestSupport
 import Testing
@@ -13,14 +12,6 @@ extension LiveSuites {
     @Suite(.serialized, .timeLimit(.minutes(2)))
     struct HostileInputTests {
         func pathSet(_ query: MetadataQuery) -> Set<[UInt8]> { Set(query.results.map(\.pathBytes)) }
-
-        func crawledPaths(_ folder: FilePath, _ predicate: MetadataPredicate) throws -> Set<[UInt8]> {
-            let found = Locked<Set<[UInt8]>>([])
-            try OneShotSearch(roots: [CrawlRoot(path: folder)], predicate: predicate).run(onBatch: { batch in
-                found.withLock { for i in 0..<batch.count { $0.insert(Array(batch[i].pathBytes)) } }
-            })
-            return found.withLock { $0 }
-        }
 
         func startQuery(_ text: String, in folder: FilePath) throws -> (MetadataQuery, QueryRecorder) {
             let query = MetadataQuery()
@@ -50,7 +41,8 @@ extension LiveSuites {
             try temp.folder("after")
             for name in HostileNames.all { try temp.file(Array("after/".utf8) + name) }
             let deepAfter = try temp.deepFile(under: "after", leaf: "deep leaf.txt")
-            let expected = try crawledPaths(temp.path, try MetadataPredicate("kMDItemFSName LIKE '*.txt'"))
+            let expected = try freshCrawlBytes(
+                roots: [CrawlRoot(path: temp.path)], try MetadataPredicate("kMDItemFSName LIKE '*.txt'"))
             #expect(expected.count == 2 * (HostileNames.all.count + 1))
             #expect(expected.contains(deepAfter))
             #expect(
@@ -104,7 +96,7 @@ extension LiveSuites {
                 #expect(firstNames.contains(name), "\(name)")
             }
             try makeOddFiles(in: "after")
-            let expected = try crawledPaths(scope, .alwaysTrue)
+            let expected = try freshCrawlBytes(roots: [CrawlRoot(path: scope)], .alwaysTrue)
             #expect(recorder.wait { pathSet(query) == expected })
             #expect(!query.results.contains { $0.name == "secret.txt" }, "a symlink out of the scope was followed")
             let kinds = Dictionary(query.results.map { ($0.name, $0.contentType) }, uniquingKeysWith: { a, _ in a })

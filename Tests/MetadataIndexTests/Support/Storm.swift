@@ -159,12 +159,17 @@ func freshCrawl(_ folder: FilePath, _ predicate: MetadataPredicate, hidden: Bool
 
 /// The paths a fresh crawl of `roots` finds for a predicate.
 func freshCrawl(roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
-    let found = Locked<Set<String>>([])
+    Set(try freshCrawlBytes(roots: roots, predicate, hidden: hidden).map { String(decoding: $0, as: UTF8.self) })
+}
+
+/// The paths, byte for byte, a fresh crawl of `roots` finds for a predicate.
+func freshCrawlBytes(roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<[UInt8]> {
+    let found = Locked<Set<[UInt8]>>([])
     try OneShotSearch(
         roots: roots, predicate: predicate, crawlOptions: CrawlOptions(includeHidden: hidden)
     )
     .run(onBatch: { batch in
-        found.withLock { for i in 0..<batch.count { $0.insert(String(decoding: batch[i].pathBytes, as: UTF8.self)) } }
+        found.withLock { for i in 0..<batch.count { $0.insert(Array(batch[i].pathBytes)) } }
     })
     return found.withLock { $0 }
 }
