@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "CLinuxSyscalls.h"
 #include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -26,4 +28,11 @@ int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out
 
 long mdq_getdents64(int fd, void *buffer, size_t count) {
     return syscall(SYS_getdents64, fd, buffer, count);
+}
+
+void mdq_set_thread_name(const char *name) {
+    char truncated[16];
+    strncpy(truncated, name, sizeof truncated - 1);
+    truncated[sizeof truncated - 1] = 0;
+    pthread_setname_np(pthread_self(), truncated);
 }

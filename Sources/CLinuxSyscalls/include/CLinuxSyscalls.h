@@ -26,6 +26,11 @@ int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out
 /// getdents64(2). Returns bytes read, 0 at the end, or -1 with errno set.
 long mdq_getdents64(int fd, void *buffer, size_t count);
 
+/// Names the calling thread (at most 15 bytes are kept), for `top -H`
+/// and debuggers. pthread_setname_np needs _GNU_SOURCE, which Swift's
+/// Glibc module does not define.
+void mdq_set_thread_name(const char *name);
+
 /// Asks the CPU to fetch the cache line at `address` for reading (a hint:
 /// never faults).
 static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

@@ -42,10 +42,10 @@ protocol CrawlSink: Sendable {
 
     /// A folder could not be opened or fully listed (besides the warning):
     /// what the sink knew of its contents is not confirmed by this crawl.
-    func didFail(_ folder: Folder, worker: inout Worker)
+    func didFail(_ folder: Folder, error: Errno, worker: inout Worker)
 }
 
 extension CrawlSink {
     func finish(worker: inout Worker) {}
-    func didFail(_ folder: Folder, worker: inout Worker) {}
+    func didFail(_ folder: Folder, error: Errno, worker: inout Worker) {}
 }

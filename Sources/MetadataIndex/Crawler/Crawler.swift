@@ -55,28 +55,31 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         }
         let threads = options.threadCount
         let queue = CrawlQueue(jobs: jobs.reversed(), workerCount: threads)
-        let context = Context(roots: roots, rootDevices: rootDevices)
-        WorkerThreads.run(count: threads) { _ in
+        let context = Context(rules: roots.map { options.rules(for: $0) }, rootDevices: rootDevices)
+        WorkerThreads.run(count: threads, name: "mdq-crawl") { _ in
             self.work(queue: queue, context: context)
         }
     }
 
-    /// Crawls already-known folders (a folder that appeared, or a rescan):
-    /// each handle is open on the folder whose sink handle is given. The
-    /// folder itself is not reported; its contents are.
-    func crawl(folders: [(DirectoryHandle, Sink.Folder)], under root: CrawlRoot, rootDevice: DeviceNumber) {
+    /// Crawls an already-known folder (one that appeared, or a rescan):
+    /// `handle` is open on the folder whose sink handle is given. The folder
+    /// itself is not reported; its contents are, under `rules` (the scope
+    /// root's own exclusions apply only when `isScopeRoot`).
+    func crawl(
+        folder: (DirectoryHandle, Sink.Folder), isScopeRoot: Bool, rules: ScopeRules, rootDevice: DeviceNumber
+    ) {
         ProcessLimits.raisedOpenFileLimit
-        let jobs = folders.map { Job(parent: $0.0, name: [0], folder: $0.1, rootIndex: 0, isRoot: true) }
-        let queue = CrawlQueue(jobs: jobs.reversed(), workerCount: options.threadCount)
-        // Only the root's own children may be excluded; these are inner folders.
-        let context = Context(roots: [CrawlRoot(path: root.path)], rootDevices: [rootDevice])
-        WorkerThreads.run(count: options.threadCount) { _ in
+        let job = Job(parent: folder.0, name: [0], folder: folder.1, rootIndex: 0, isRoot: true)
+        let queue = CrawlQueue(jobs: [job], workerCount: options.threadCount)
+        let context = Context(rules: [isScopeRoot ? rules : rules.belowRoot], rootDevices: [rootDevice])
+        WorkerThreads.run(count: options.threadCount, name: "mdq-crawl") { _ in
             self.work(queue: queue, context: context)
         }
     }
 
     private struct Context: Sendable {
-        var roots: [CrawlRoot]
+        /// Per root: what belongs to it.
+        var rules: [ScopeRules]
         var rootDevices: [DeviceNumber]
     }
 
@@ -119,7 +122,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                 // ENOTDIR: it was replaced by a symlink or file. The entry itself
                 // was reported by its parent's listing.
                 sink.warn(CrawlWarning(operation: .open, path: path, error: error), worker: &worker)
-                sink.didFail(job.folder, worker: &worker)
+                sink.didFail(job.folder, error: error, worker: &worker)
                 return
             }
         }
@@ -127,19 +130,15 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         sink.willList(job.folder, directory: directory, worker: &worker)
 
         batch.removeAll()
-        let root = context.roots[job.rootIndex]
+        let rules = context.rules[job.rootIndex]
         let rootDevice = context.rootDevices[job.rootIndex]
-        let includeHidden = options.includeHidden
         let statAll = options.statEntries
         let result = reader.forEachEntry(of: directory) { entry in
-            if !includeHidden && entry.name[0] == 0x2E { return }
             let nameBuffer = UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)
-            if job.isRoot && !root.excludedChildNames.isEmpty && root.excludedChildNames.contains(Array(nameBuffer)) {
-                return
-            }
+            guard rules.admits(nameBuffer, isRootChild: job.isRoot) else { return }
             var kind = EntryKind(directoryEntryType: entry.type)
             var status: FileStatus?
-            let needsStat = statAll || kind == nil || (kind == .folder && options.stayOnFileSystem)
+            let needsStat = statAll || kind == nil || (kind == .folder && rules.stayOnFileSystem)
             if needsStat {
                 switch FileStatus.of(entry.name, in: directory) {
                 case .success(let s):
@@ -162,13 +161,8 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                 }
             }
             let resolvedKind = kind ?? .other
-            var descend = resolvedKind == .folder
-            if descend && options.stayOnFileSystem, let device = status?.device, device != rootDevice {
-                descend = false
-            }
-            if descend && !options.excludedFolderNames.isEmpty
-                && options.excludedFolderNames.contains(Array(nameBuffer))
-            {
+            var descend = resolvedKind == .folder && rules.descends(into: nameBuffer)
+            if descend && rules.stayOnFileSystem, let device = status?.device, device != rootDevice {
                 descend = false
             }
             let start = Int32(batch.nameBytes.count)
@@ -183,7 +177,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
             sink.warn(
                 CrawlWarning(operation: .list, path: sink.path(of: job.folder, child: nil), error: error),
                 worker: &worker)
-            sink.didFail(job.folder, worker: &worker)
+            sink.didFail(job.folder, error: error, worker: &worker)
         }
         subfolders.removeAll(keepingCapacity: true)
         sink.didList(job.folder, batch: batch, directory: directory, worker: &worker, subfolders: &subfolders)

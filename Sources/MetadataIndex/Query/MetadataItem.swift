@@ -8,9 +8,16 @@ public import SystemPackage
 /// the same result of the same query, even after it changed (renamed,
 /// written): like `NSMetadataItem` identity, this is what lets
 /// `index(ofResult:)` find an item from an earlier notification.
-public struct MetadataItem: Hashable, Sendable, CustomStringConvertible {
+public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConvertible {
     /// The query-local identity of the result.
     let serial: UInt64
+
+    /// The result's identity for the life of its query: the same in every
+    /// notification and in `results` while the file stays a result, through
+    /// renames, moves and replacements by an atomic save; never reused for
+    /// another result. 0 for items made outside a query (`mdq ls`, one-shot
+    /// searches).
+    public var id: UInt64 { serial }
     /// The absolute path as raw bytes (not necessarily UTF-8).
     public let pathBytes: [UInt8]
     public let kind: EntryKind
@@ -47,6 +54,20 @@ public struct MetadataItem: Hashable, Sendable, CustomStringConvertible {
         self.ubiquity = ubiquity
         self.hasUnresolvedConflicts = hasUnresolvedConflicts
         self.conflictOriginalPathBytes = conflictOriginalPathBytes
+    }
+
+    /// The same snapshot standing for another result identity.
+    func withIdentity(_ serial: UInt64) -> MetadataItem {
+        MetadataItem(
+            serial: serial, pathBytes: pathBytes, kind: kind, metadata: metadata, ubiquity: ubiquity,
+            hasUnresolvedConflicts: hasUnresolvedConflicts, conflictOriginalPathBytes: conflictOriginalPathBytes)
+    }
+
+    /// The same snapshot at another path (the path a client last saw).
+    func replacingPath(_ pathBytes: [UInt8]) -> MetadataItem {
+        MetadataItem(
+            serial: serial, pathBytes: pathBytes, kind: kind, metadata: metadata, ubiquity: ubiquity,
+            hasUnresolvedConflicts: hasUnresolvedConflicts, conflictOriginalPathBytes: conflictOriginalPathBytes)
     }
 
     public static func == (lhs: MetadataItem, rhs: MetadataItem) -> Bool { lhs.serial == rhs.serial }

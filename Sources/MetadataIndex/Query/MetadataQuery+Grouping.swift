@@ -50,14 +50,14 @@ extension MetadataQuery {
     /// Attributes whose values are counted in `valueLists`. Changing them on
     /// a running query restarts it.
     public var valueListAttributes: [String] {
-        get { stateLock.withLock { configuration.valueListAttributes } }
+        get { state.withLock { $0.configuration.valueListAttributes } }
         set { reconfigure { $0.valueListAttributes = newValue } }
     }
 
     /// Attributes to group results by, outermost first. Changing them on a
     /// running query restarts it.
     public var groupingAttributes: [String] {
-        get { stateLock.withLock { configuration.groupingAttributes } }
+        get { state.withLock { $0.configuration.groupingAttributes } }
         set { reconfigure { $0.groupingAttributes = newValue } }
     }
 
@@ -65,15 +65,11 @@ extension MetadataQuery {
     /// results with their counts (most frequent first, the missing value as
     /// a tuple whose `value` is nil).
     ///
-    /// Derived from the current results, so it is always as live as
-    /// `results` (and frozen with them while updates are disabled): the
-    /// first read after a change costs O(results); the lists are kept (a
-    /// tuple per distinct value) until the results change again.
+    /// Derived from the current results on each read, so it is always as
+    /// live as `results` (and frozen with them while updates are
+    /// disabled); each read costs O(results).
     public var valueLists: [String: [MetadataQueryAttributeValueTuple]] {
-        let (attributes, items, version, cached) = stateLock.withLock {
-            (configuration.valueListAttributes, visible, resultsVersion, cachedValueLists)
-        }
-        if let cached, cached.version == version { return cached.lists }
+        let (attributes, items) = state.withLock { ($0.configuration.valueListAttributes, $0.results.visible) }
         var lists: [String: [MetadataQueryAttributeValueTuple]] = [:]
         for attribute in attributes {
             var counts: [GroupKey: Int] = [:]
@@ -100,7 +96,7 @@ extension MetadataQuery {
     /// results (so a sorted query gives sorted groups). Derived on read,
     /// like `valueLists`.
     public var groupedResults: [MetadataQueryResultGroup] {
-        let (attributes, items) = stateLock.withLock { (configuration.groupingAttributes, visible) }
+        let (attributes, items) = state.withLock { ($0.configuration.groupingAttributes, $0.results.visible) }
         return Self.group(items, by: attributes[...])
     }
 

@@ -1,5 +1,5 @@
 public import Foundation
-import SystemPackage
+public import SystemPackage
 
 extension Notification.Name {
     /// Posted by `start()` before it returns.
@@ -12,6 +12,12 @@ extension Notification.Name {
     /// Posted when the results change; `userInfo` holds the added, changed
     /// and removed items under `MetadataQuery.addedItemsKey` etc.
     public static let metadataQueryDidUpdate = Notification.Name("NSMetadataQueryDidUpdateNotification")
+    /// mdq's own: posted once for each problem that keeps the results from
+    /// being complete or live (a folder that cannot be read, the inotify
+    /// watch limit, a scope folder that is gone), when it is found;
+    /// `userInfo[MetadataQuery.problemKey]` is the `MetadataError`. The
+    /// current ones are always in `errors`.
+    public static let metadataQueryDidReportProblem = Notification.Name("MDQQueryDidReportProblemNotification")
 }
 
 /// A live metadata query: `NSMetadataQuery` for Linux.
@@ -29,24 +35,58 @@ extension Notification.Name {
 /// disable counter (Apple's proxy array disables updates while it lives).
 /// The same events are available as an `AsyncSequence` through `events`.
 ///
-/// Queries in one process share one index and one set of inotify watches.
-public final class MetadataQuery: @unchecked Sendable {
+/// Queries in one process share one engine: one index and one set of
+/// inotify watches.
+public final class MetadataQuery: Sendable {
     // MARK: Keys and events
 
     /// `userInfo` key of the added items (`[MetadataItem]`).
     public static let addedItemsKey = "kMDQueryUpdateAddedItems"
     /// `userInfo` key of the changed items.
     public static let changedItemsKey = "kMDQueryUpdateChangedItems"
-    /// `userInfo` key of the removed items (as they last were).
+    /// `userInfo` key of the removed items (as the client last saw them).
     public static let removedItemsKey = "kMDQueryUpdateRemovedItems"
+    /// mdq's own `userInfo` key: the whole `Update`, with the previous paths
+    /// of renamed and moved items.
+    public static let updateKey = "MDQQueryUpdate"
+    /// `userInfo` key of a problem notification's `MetadataError`.
+    public static let problemKey = "MDQQueryProblem"
     /// At most this many items (added + changed + removed) per update.
     public static let maximumChangesPerUpdate = 50_000
 
     /// One update: the items added, changed and removed since the last one.
+    ///
+    /// Items are identified by `id` for the life of the query. Within an
+    /// update, `added` and `changed` come in path order (a folder before
+    /// what is inside it) and `removed` in reverse path order (what is
+    /// inside a folder before the folder), the same in every run; no path
+    /// is both removed and added. A file replaced by a rename onto its path
+    /// (an atomic save) is a change of the item that was there.
     public struct Update: Sendable, Equatable {
         public var added: [MetadataItem]
+        /// Changed items, with their new attributes (and path).
         public var changed: [MetadataItem]
+        /// Removed items as the client last saw them (their last reported path).
         public var removed: [MetadataItem]
+        /// For changed items that were renamed or moved: the path the client
+        /// last saw, by item id.
+        public var previousPathBytes: [UInt64: [UInt8]] = [:]
+
+        public init(
+            added: [MetadataItem], changed: [MetadataItem], removed: [MetadataItem],
+            previousPathBytes: [UInt64: [UInt8]] = [:]
+        ) {
+            self.added = added
+            self.changed = changed
+            self.removed = removed
+            self.previousPathBytes = previousPathBytes
+        }
+
+        /// The path a changed item had when the client last saw it, if it
+        /// was renamed or moved since.
+        public func previousPath(of item: MetadataItem) -> FilePath? {
+            previousPathBytes[item.id].map(FilePath.fromBytes)
+        }
     }
 
     /// The query's notifications, for Swift concurrency code.
@@ -57,13 +97,16 @@ public final class MetadataQuery: @unchecked Sendable {
         /// Gathering is done; results are complete.
         case didFinishGathering(resultCount: Int)
         case didUpdate(Update)
+        /// A problem keeps the results from being complete or live (see
+        /// `errors`); reported once, when found.
+        case problem(MetadataError)
     }
 
     // MARK: Configuration
 
     /// What to match. Changing it on a running query restarts it.
     public var predicate: MetadataPredicate? {
-        get { stateLock.withLock { configuration.predicate } }
+        get { state.withLock { $0.configuration.predicate } }
         set { reconfigure { $0.predicate = newValue } }
     }
 
@@ -76,49 +119,58 @@ public final class MetadataQuery: @unchecked Sendable {
     /// only items inside the container (or its registered external document
     /// folders) get the ubiquitous item keys.
     public var searchScopes: [SearchScope] {
-        get { stateLock.withLock { configuration.scopes } }
+        get { state.withLock { $0.configuration.scopes } }
         set { reconfigure { $0.scopes = newValue } }
     }
 
     /// The container the ubiquitous scopes refer to.
     public var container: UbiquityContainer? {
-        get { stateLock.withLock { configuration.container } }
+        get { state.withLock { $0.configuration.container } }
         set { reconfigure { $0.container = newValue } }
     }
 
     /// How results are ordered; stable (discovery order) without descriptors.
     public var sortDescriptors: [MetadataSortDescriptor] {
-        get { stateLock.withLock { configuration.sortDescriptors } }
+        get { state.withLock { $0.configuration.sortDescriptors } }
         set { reconfigure { $0.sortDescriptors = newValue } }
     }
 
-    /// Include entries whose names start with `.` and what is inside hidden folders.
-    public var includesHiddenItems: Bool {
-        get { stateLock.withLock { configuration.includeHidden } }
+    /// Whether entries whose names start with `.`, and what is inside hidden
+    /// folders, are results. Changing it on a running query restarts it.
+    ///
+    /// nil (the default) does what Apple's query does: the ubiquitous scopes
+    /// report them (Apple documents those scopes as "all files" of the
+    /// container, and sync clients keep marker files such as `.encrypt`
+    /// there), the folder and home scopes leave them out, as Spotlight does.
+    /// true or false decides for every scope.
+    public var includesHiddenItems: Bool? {
+        get { state.withLock { $0.configuration.includeHidden } }
         set { reconfigure { $0.includeHidden = newValue } }
     }
 
     /// Folder names whose contents are left out, at any depth (`node_modules`,
-    /// `.git`); the folders themselves are still results. Changing them on a
+    /// `.git`): neither crawled nor watched, so they cost no watches and no
+    /// memory; the folders themselves are still results. Changing them on a
     /// running query restarts it.
     public var excludedFolderNames: Set<String> {
         get {
-            stateLock.withLock { Set(configuration.excludedFolderNames.map { String(decoding: $0, as: UTF8.self) }) }
+            state.withLock { Set($0.configuration.excludedFolderNames.map { String(decoding: $0, as: UTF8.self) }) }
         }
         set { reconfigure { $0.excludedFolderNames = Set(newValue.map { Array($0.utf8) }) } }
     }
 
     /// Seconds over which changes are merged into one update; 0 delivers as
-    /// soon as possible. Default 1.
+    /// soon as possible (each step of an atomic save may then arrive in an
+    /// update of its own). Default 1.
     public var notificationBatchingInterval: TimeInterval {
-        get { stateLock.withLock { configuration.interval } }
-        set { stateLock.withLock { configuration.interval = max(0, newValue) } }
+        get { state.withLock { $0.configuration.interval } }
+        set { state.withLock { $0.configuration.interval = max(0, newValue) } }
     }
 
     /// Where notifications are delivered; nil for the query's own serial queue.
     public var operationQueue: OperationQueue? {
-        get { stateLock.withLock { configuration.operationQueue } }
-        set { stateLock.withLock { configuration.operationQueue = newValue } }
+        get { state.withLock { $0.configuration.operationQueue?.queue } }
+        set { state.withLock { $0.configuration.operationQueue = newValue.map(QueueBox.init) } }
     }
 
     // MARK: State
@@ -130,126 +182,98 @@ public final class MetadataQuery: @unchecked Sendable {
         var sortDescriptors: [MetadataSortDescriptor] = []
         var groupingAttributes: [String] = []
         var valueListAttributes: [String] = []
-        var includeHidden = false
+        var includeHidden: Bool?
         var excludedFolderNames: Set<[UInt8]> = []
         var interval: TimeInterval = 1.0
-        var operationQueue: OperationQueue?
+        var operationQueue: QueueBox?
+    }
+
+    /// An `OperationQueue`, which is thread-safe but not marked `Sendable`.
+    struct QueueBox: @unchecked Sendable {
+        let queue: OperationQueue
     }
 
     enum Phase { case idle, gathering, live, stopped }
 
-    enum Pending {
-        case added(MetadataItem)
-        case changed(MetadataItem)
-        case removed(MetadataItem)
+    /// Everything mutable about a query, behind `state`'s lock. Lock order:
+    /// the query never calls the engine while holding it.
+    struct State {
+        var configuration = Configuration()
+        var phase = Phase.idle
+        /// Bumped by every start and stop, so late work of an old run is dropped.
+        var generation = 0
+        var disableCount = 0
+        var results = ResultSet(factory: ItemFactory(container: nil, externalFolders: []), descriptors: [])
+        var engine: LiveEngine?
+        var subscription: Subscription?
+        /// Scopes that could not be searched in this run.
+        var scopeErrors: [MetadataError] = []
+        /// The engine's current problems in this query's scopes.
+        var problems: [EngineProblem] = []
+        /// Problems already reported by notification (by `reportKey`).
+        var reported: Set<EngineProblem> = []
+        var deliveryScheduled = false
+        var lastProgressPost: ContinuousClock.Instant?
+        var streams: [ObjectIdentifier: WeakEventBuffer] = [:]
     }
 
-    // Guarded by `stateLock` (never held while calling out).
-    let stateLock = NSLock()
-    var configuration = Configuration()
-    var phase = Phase.idle
-    var generation = 0
-    var disableCount = 0
-    var visible: [MetadataItem] = []
-    /// Result index by serial, rebuilt on first use after a change (so an
-    /// update costs nothing for clients that never ask).
-    var positions: [UInt64: Int]? = [:]
-    /// Bumped whenever `visible` changes; caches derived from the results
-    /// compare it.
-    var resultsVersion = 0
-    /// `valueLists` as last computed, and the `resultsVersion` it is for.
-    var cachedValueLists: (version: Int, lists: [String: [MetadataQueryAttributeValueTuple]])?
-    /// The container's external document folders, read when the query starts.
-    var externalFolders: [FilePath] = []
-    /// Current membership, updated on every index batch (even while updates are disabled).
-    var live: [UInt32: MetadataItem] = [:]
-    var pending: [UInt64: Pending] = [:]
-    var pendingOrder: [UInt64] = []
-    var deliveryScheduled = false
-    var nextSerial: UInt64 = 1
-    var anchors: [LiveIndex.Anchor] = []
-    var observer: UInt64?
-    var engine: LiveIndex?
-    var compiled: CompiledPredicate?
-    var lastProgressPost = Date.distantPast
-    var scopeErrors: [MetadataError] = []
-    var continuations: [UUID: AsyncStream<Event>.Continuation] = [:]
-
-    /// Held while a notification is posted, so `stop()` from another thread
-    /// waits for it and nothing is posted after `stop()` returns.
-    let deliveryLock = NSRecursiveLock()
+    let state = Locked(State())
+    /// Where notifications are posted when there is no operation queue, and
+    /// where engine messages are taken.
     let deliveryQueue = DispatchQueue(label: "mdq.query.delivery")
-    let engineProvider: @Sendable () throws(MetadataError) -> LiveIndex
+    let gate = PostingGate()
+    let engineProvider: @Sendable () throws(MetadataError) -> LiveEngine
 
     /// A query on the process's shared engine.
     public convenience init() {
-        self.init(engineProvider: { () throws(MetadataError) in try LiveIndex.shared() })
+        self.init(engineProvider: { () throws(MetadataError) in try LiveEngine.shared() })
     }
 
-    init(engineProvider: @escaping @Sendable () throws(MetadataError) -> LiveIndex) {
+    init(engineProvider: @escaping @Sendable () throws(MetadataError) -> LiveEngine) {
         self.engineProvider = engineProvider
     }
 
     deinit {
-        if let observer, let engine { engine.lock.withLock { engine.removeObserver(observer) } }
-        if let engine { for anchor in anchors { engine.release(anchor) } }
+        let (engine, subscription) = state.withLock { ($0.engine, $0.subscription) }
+        if let engine, let subscription { engine.unsubscribe(subscription) }
     }
 
     /// Whether `start()` succeeded and `stop()` has not been called since.
-    public var isStarted: Bool { stateLock.withLock { phase == .gathering || phase == .live } }
+    public var isStarted: Bool { state.withLock { $0.phase == .gathering || $0.phase == .live } }
     /// Whether the first crawl is still running.
-    public var isGathering: Bool { stateLock.withLock { phase == .gathering } }
+    public var isGathering: Bool { state.withLock { $0.phase == .gathering } }
     /// Whether `stop()` was called (and `start()` not called again).
-    public var isStopped: Bool { stateLock.withLock { phase == .stopped } }
+    public var isStopped: Bool { state.withLock { $0.phase == .stopped } }
 
-    /// Scopes that could not be searched in the last gathering (missing or
-    /// unreadable folders), and watches that failed (the watch limit): when
-    /// not empty, results may be incomplete.
+    /// What keeps the results from being complete or live: scopes that could
+    /// not be searched in the last gathering (missing or unreadable
+    /// folders), folders inside the scopes that cannot be read or watched
+    /// (the inotify watch limit), scope folders that are gone. Empty when
+    /// the results are complete and live.
     public var errors: [MetadataError] {
-        var result = stateLock.withLock { scopeErrors }
-        if let engine {
-            let failures = engine.lock.withLock { engine.watchFailures }
-            if !failures.isEmpty {
-                let limit =
-                    (try? String(contentsOfFile: "/proc/sys/fs/inotify/max_user_watches", encoding: .utf8))?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
-                let needed = engine.watchCount + failures.count
-                result.append(
-                    MetadataError(
-                        code: .watcherUnavailable,
-                        message: "results are incomplete: \(failures.count) folders are not watched "
-                            + "(inotify watch limit \(limit) in /proc/sys/fs/inotify/max_user_watches; "
-                            + "these scopes need about \(needed)); raise it, e.g. "
-                            + "sudo sysctl fs.inotify.max_user_watches=\(max(needed * 2, 524_288)), and restart the query",
-                        path: failures.first?.path, underlying: failures.first?.error))
-            }
-        }
-        return result
+        let (scopeErrors, problems, engine) = state.withLock { ($0.scopeErrors, $0.problems, $0.engine) }
+        let watching = engine?.watchCount ?? 0
+        return scopeErrors + problems.map { $0.error(watching: watching) }
     }
 
     // MARK: Results
 
     /// The number of results.
-    public var resultCount: Int { stateLock.withLock { visible.count } }
+    public var resultCount: Int { state.withLock { $0.results.visible.count } }
 
     /// The result at `index`.
-    public func result(at index: Int) -> MetadataItem { stateLock.withLock { visible[index] } }
+    public func result(at index: Int) -> MetadataItem { state.withLock { $0.results.visible[index] } }
 
     /// The position of a result, or nil.
     ///
-    /// - Complexity: O(1).
+    /// - Complexity: O(1) (after an O(n) rebuild following an update that
+    ///   moved results).
     public func index(ofResult item: MetadataItem) -> Int? {
-        stateLock.withLock {
-            if positions == nil {
-                positions = Dictionary(
-                    uniqueKeysWithValues: visible.enumerated().map { ($0.element.serial, $0.offset) })
-            }
-            return positions?[item.serial]
-        }
+        state.withLock { $0.results.position(of: item.id) }
     }
 
     /// An immutable snapshot of the results.
-    public var results: [MetadataItem] { stateLock.withLock { visible } }
+    public var results: [MetadataItem] { state.withLock { $0.results.visible } }
 
     /// Calls `body` with each result and its index; set `stop` to end early.
     public func enumerateResults(_ body: (MetadataItem, Int, inout Bool) -> Void) {
@@ -266,51 +290,72 @@ public final class MetadataQuery: @unchecked Sendable {
         result(at: index).value(forAttribute: key)
     }
 
-    /// The query's events, for `for await`. Each call gives a new sequence
-    /// that receives the events from then on; it ends when the query stops.
-    public var events: AsyncStream<Event> {
-        AsyncStream { continuation in
-            let id = UUID()
-            let stopped = stateLock.withLock { () -> Bool in
-                if phase == .stopped { return true }
-                continuations[id] = continuation
-                return false
-            }
-            if stopped { continuation.finish() }
-            continuation.onTermination = { [weak self] _ in
-                self?.stateLock.withLock { _ = self?.continuations.removeValue(forKey: id) }
-            }
-        }
-    }
-
     // MARK: Update control
 
     /// Pauses updates: results stay as they are; changes queue up, merged
     /// per file. Calls nest.
     public func disableUpdates() {
-        stateLock.withLock { disableCount += 1 }
+        state.withLock { $0.disableCount += 1 }
     }
 
     /// Resumes updates after the last matching `disableUpdates()`; queued
     /// changes arrive as one update. An extra call is ignored.
     public func enableUpdates() {
-        let resume = stateLock.withLock { () -> Bool in
-            guard disableCount > 0 else { return false }
-            disableCount -= 1
-            return disableCount == 0 && !pendingOrder.isEmpty
+        let resume = state.withLock { s -> Bool in
+            guard s.disableCount > 0 else { return false }
+            s.disableCount -= 1
+            return s.disableCount == 0 && s.results.hasPendingChanges
         }
         if resume { scheduleDelivery(now: true) }
     }
 
     /// Applies a configuration change; a running query restarts.
     func reconfigure(_ change: (inout Configuration) -> Void) {
-        let running = stateLock.withLock { () -> Bool in
-            change(&configuration)
-            return phase == .gathering || phase == .live
+        let running = state.withLock { s -> Bool in
+            change(&s.configuration)
+            return s.phase == .gathering || s.phase == .live
         }
         if running {
             stop()
             _ = start()
+        }
+    }
+}
+
+extension EngineProblem {
+    /// The problem for people, as the query's `errors` list it.
+    func error(watching: Int) -> MetadataError {
+        switch self {
+        case .watchLimit(let unwatched, let example, let limit):
+            let needed = watching + unwatched
+            return MetadataError(
+                code: .watcherUnavailable,
+                message: "results are incomplete: \(unwatched) folders are not watched "
+                    + "(inotify watch limit \(limit) in /proc/sys/fs/inotify/max_user_watches; "
+                    + "these scopes need about \(needed)); raise it, e.g. "
+                    + "sudo sysctl fs.inotify.max_user_watches=\(max(needed * 2, 524_288)), and restart the query",
+                path: example, underlying: .noSpace)
+        case .unreadableFolder(let path, let error):
+            return MetadataError(
+                code: .scopeUnreadable,
+                message: "cannot read folder (what is inside it is missing from the results until it can be read)",
+                path: path, underlying: error)
+        case .unwatchableFolder(let path, let error):
+            return MetadataError(
+                code: .watcherUnavailable, message: "cannot watch folder (changes inside it are not seen)",
+                path: path, underlying: error)
+        case .missingScope(let path):
+            return MetadataError(
+                code: .scopeNotFound, message: "scope folder is gone (its results return when it does)", path: path)
+        }
+    }
+
+    /// What makes two problems the same report: the watch limit is one
+    /// problem however many folders it keeps unwatched.
+    var reportKey: EngineProblem {
+        switch self {
+        case .watchLimit(_, _, let limit): .watchLimit(unwatched: 0, example: FilePath(), limit: limit)
+        default: self
         }
     }
 }

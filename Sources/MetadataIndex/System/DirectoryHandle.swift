@@ -59,7 +59,14 @@ final class DirectoryHandle: Sendable {
     /// symlink (`O_NOFOLLOW`): a symlink that replaced a folder since it was
     /// listed fails with `ELOOP`/`ENOTDIR` instead of leading out of scope.
     func openChild(_ name: UnsafePointer<CChar>) -> Result<DirectoryHandle, Errno> {
-        syscallResult { Glibc.openat(descriptor.rawValue, name, Self.openFlags | O_NOFOLLOW) }
+        Self.openChild(name, of: descriptor)
+    }
+
+    /// Opens the child folder `name` of the folder open at `directory`,
+    /// without following a symlink.
+    static func openChild(_ name: UnsafePointer<CChar>, of directory: FileDescriptor) -> Result<DirectoryHandle, Errno>
+    {
+        syscallResult { Glibc.openat(directory.rawValue, name, openFlags | O_NOFOLLOW) }
             .map { DirectoryHandle(FileDescriptor(rawValue: $0)) }
     }
 }

@@ -1,53 +1,82 @@
+import CLinuxSyscalls
 import Glibc
 
-/// Dedicated OS threads for blocking work (crawling), never the Swift
-/// cooperative pool.
-enum WorkerThreads {
+/// The one way the library starts threads: dedicated OS threads for
+/// blocking work (crawling, reading inotify, applying events), never the
+/// Swift cooperative pool. Threads carry names (`top -H`, `gdb`), and a
+/// failure to start one is handled, never ignored.
+package enum WorkerThreads {
     private final class Box: @unchecked Sendable {
         // Written before the thread starts and read only by that thread.
+        let name: String
         let body: @Sendable () -> Void
-        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        init(_ name: String, _ body: @escaping @Sendable () -> Void) {
+            self.name = name
+            self.body = body
+        }
     }
 
-    /// Runs `body` on a new detached thread.
-    static func detach(_ body: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(Box(body))
+    /// Starts `body` on a new thread called `name` (at most 15 bytes are
+    /// shown by the kernel).
+    ///
+    /// - Parameter detached: the thread is never joined (it runs for the
+    ///   life of its owner); otherwise the caller must pass the returned
+    ///   handle to `join`.
+    /// - Returns: the thread, or nil when the system refused one (`EAGAIN`:
+    ///   the process or user thread limit); the body has not run then.
+    @discardableResult
+    package static func start(
+        name: String, detached: Bool = true, _ body: @escaping @Sendable () -> Void
+    ) -> Handle? {
+        let box = Unmanaged.passRetained(Box(name, body))
         var thread = pthread_t()
         let rc = pthread_create(
             &thread, nil,
             { context in
-                Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+                let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
+                mdq_set_thread_name(box.name)
+                box.body()
                 return nil
             }, box.toOpaque())
-        if rc == 0 {
-            pthread_detach(thread)
-        } else {
+        guard rc == 0 else {
             box.release()
+            return nil
+        }
+        if detached { pthread_detach(thread) }
+        return Handle(thread: thread)
+    }
+
+    /// A started thread.
+    package struct Handle: Sendable {
+        fileprivate let thread: pthread_t
+
+        /// Waits for a thread started with `detached: false` to end.
+        package func join() {
+            pthread_join(thread, nil)
         }
     }
 
+    /// Starts `body` on a detached thread; if no thread can be had, runs it
+    /// on the calling thread instead, so the work is never lost.
+    /// Long-lived threads (the inotify reader, the applier) use `start` and
+    /// handle a refusal instead: run inline, they would never return.
+    package static func detach(name: String = "mdq-worker", _ body: @escaping @Sendable () -> Void) {
+        if start(name: name, body) == nil { body() }
+    }
+
     /// Runs `body(0..<count)` on `count` threads (the caller's thread is
-    /// number 0) and returns when all have finished.
-    static func run(count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-        var threads: [pthread_t] = []
+    /// number 0) and returns when all have finished. A thread the system
+    /// refuses has its share done on the calling thread.
+    package static func run(count: Int, name: String = "mdq-worker", _ body: @escaping @Sendable (Int) -> Void) {
+        var threads: [Handle] = []
         for index in 1..<max(1, count) {
-            let box = Unmanaged.passRetained(Box { body(index) })
-            var thread = pthread_t()
-            let rc = pthread_create(
-                &thread, nil,
-                { context in
-                    let box = Unmanaged<Box>.fromOpaque(context!).takeRetainedValue()
-                    box.body()
-                    return nil
-                }, box.toOpaque())
-            if rc == 0 {
+            if let thread = start(name: "\(name)-\(index)", detached: false, { body(index) }) {
                 threads.append(thread)
             } else {
-                // No thread: do its share here rather than lose it.
-                box.takeRetainedValue().body()
+                body(index)
             }
         }
         body(0)
-        for thread in threads { pthread_join(thread, nil) }
+        for thread in threads { thread.join() }
     }
 }

@@ -17,7 +17,7 @@ extension LiveSuites {
 
         /// Starts a query and waits for its first results.
         func startQuery(
-            _ predicate: String, scopes: [SearchScope], engine: LiveIndex? = nil, container: UbiquityContainer? = nil
+            _ predicate: String, scopes: [SearchScope], engine: LiveEngine? = nil, container: UbiquityContainer? = nil
         ) throws -> (MetadataQuery, QueryRecorder) {
             let query = engine.map { engine in MetadataQuery(engineProvider: { engine }) } ?? MetadataQuery()
             query.predicate = try MetadataPredicate(predicate)
@@ -196,7 +196,7 @@ extension LiveSuites {
         }
 
         @Test func overflowIsReconciled() throws {
-            let engine = try LiveIndex(crawlThreads: 2)
+            let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
             let temp = try TemporaryDirectory()
             try temp.file("survivor.txt")
@@ -218,7 +218,7 @@ extension LiveSuites {
             let expected = try freshCrawl(temp.path, .alwaysTrue)
             #expect(recorder.wait(timeout: 60) { paths(query) == expected })
             #expect(!paths(query).contains(temp.path.appending("victim.txt").string))
-            #expect(engine.lock.withLock { engine.rescanCount } >= 1, "the queue overflowed and was reconciled")
+            #expect(engine.rescanCount >= 1, "the queue overflowed and was reconciled")
             // The updates carry exactly the net difference: the 6,000 files
             // that stayed, the victim; nothing created and deleted during
             // the burst, nothing twice.
@@ -239,7 +239,7 @@ extension LiveSuites {
         /// the kernel drops each (IN_IGNORED), the engine forgets it, and
         /// libinotifytools holds no record of any.
         @Test func churnedFoldersLeaveNoWatchesBehind() throws {
-            let engine = try LiveIndex(crawlThreads: 2)
+            let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
             let temp = try TemporaryDirectory()
             let (query, recorder) = try startQuery("TRUEPREDICATE", scopes: [.directory(temp.path)], engine: engine)
@@ -261,7 +261,7 @@ extension LiveSuites {
         }
 
         @Test func watchLimitMakesTheQueryIncompleteWithAClearError() throws {
-            let engine = try LiveIndex(watchLimit: 3, crawlThreads: 2)
+            let engine = try LiveEngine(watchLimit: 3, crawlThreads: 2)
             defer { engine.shutdown() }
             let temp = try TemporaryDirectory()
             for i in 0..<8 { try temp.file("d\(i)/f.txt") }
@@ -297,7 +297,7 @@ extension LiveSuites {
             let original = try String(contentsOfFile: setting, encoding: .utf8).trimmingCharacters(
                 in: .whitespacesAndNewlines)
             defer { try? original.write(toFile: setting, atomically: false, encoding: .utf8) }
-            let engine = try LiveIndex(crawlThreads: 2)
+            let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
             let temp = try TemporaryDirectory()
             for i in 0..<30 { try temp.file("d\(i)/f.txt") }
@@ -362,7 +362,7 @@ extension LiveSuites {
         }
 
         @Test func overlappingQueriesShareOneIndexAndWatches() throws {
-            let engine = try LiveIndex(crawlThreads: 2)
+            let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
             let temp = try TemporaryDirectory()
             for i in 0..<5 { try temp.file("Documents/d\(i)/f.txt") }

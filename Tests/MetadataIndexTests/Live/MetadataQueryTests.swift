@@ -333,16 +333,16 @@ extension LiveSuites {
             try temp.file("flash.txt")
             #expect(unlink("\(base)/flash.txt") == 0)
             // The engine sees the changes; the query's results must not move.
-            let engine = try LiveIndex.shared()
+            let engine = try LiveEngine.shared()
             #expect(
                 recorder.wait {
-                    engine.lock.withLock {
+                    engine.state.withLock { state in
                         // All four changes applied, whatever batches they came in.
-                        engine.index.count(
+                        state.index.count(
                             matching: try! MetadataPredicate(
                                 "kMDItemFSName == 'new.txt' OR (kMDItemFSName == 'keep.txt' AND kMDItemFSSize == 6)"))
                             == 2
-                            && engine.index.count(
+                            && state.index.count(
                                 matching: try! MetadataPredicate("kMDItemFSName IN {'doomed.txt', 'flash.txt'}")) == 0
                     }
                 })

@@ -1,0 +1,553 @@
+import SystemPackage
+
+/// A top-level root of the engine's index: one crawled folder tree.
+struct EngineRoot {
+    var path: FilePath
+    /// What the crawl covers: the union of the rules of every scope using
+    /// the root (it only ever grows while the root lives).
+    var rules: ScopeRules
+    var device: DeviceNumber
+    var inode: UInt64
+    /// Scopes of subscriptions that use this root.
+    var users: Int
+    /// The folder itself is gone; a watch on its nearest existing
+    /// ancestor waits for it to return.
+    var missing = false
+    var recoveryWatch: Int32?
+
+    /// Whether the crawl of this root lists the folder at `path` (the root
+    /// itself, or a folder inside it that the rules descend into).
+    func lists(_ folder: FilePath) -> Bool {
+        guard folder.starts(with: path) else { return false }
+        let names = folder.components.dropFirst(path.components.count).map { FilePath(root: nil, [$0]).bytes }
+        guard let last = names.last else { return true }
+        return rules.admits(path: names) && rules.descends(into: last)
+    }
+}
+
+/// Where a subscription's scope sits in the index.
+struct Anchor: Sendable {
+    /// The scope folder's entry (a root, or a folder inside one).
+    var entry: EntryID
+    var path: FilePath
+    var rules: ScopeRules
+}
+
+/// A subscription as the engine keeps it.
+final class SubscriptionRecord {
+    let mailbox: Subscription
+    var anchors: [Anchor]
+    let predicate: CompiledPredicate
+    let evaluator: PredicateEvaluator
+    /// The entries the subscriber was last told match.
+    var members = EntrySet()
+    /// The problems it was last told about.
+    var problems: [EngineProblem] = []
+
+    init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate) {
+        self.mailbox = mailbox
+        self.anchors = anchors
+        self.predicate = predicate
+        self.evaluator = predicate.makeEvaluator()
+    }
+}
+
+/// Why a folder of the index is not fully live.
+enum FolderProblem: Equatable {
+    /// It could not be opened or listed (permissions): retried when its
+    /// entry changes (an `IN_ATTRIB` from a chmod, say), never on a timer.
+    case unreadable(Errno)
+    /// It was listed but could not be watched (`ENOSPC`: the watch limit).
+    case unwatchable(Errno)
+}
+
+/// Everything the live engine keeps, guarded by the engine's lock: the
+/// index, the watches, the roots, events held back, subscriptions and the
+/// changes not yet told to them. Not thread-safe; reached only through
+/// `LiveEngine.state.withLock`.
+///
+/// Methods here run with the lock held: they may stat (one entry or
+/// folder) but never crawl, never wait for the watcher thread, and never
+/// call client code.
+final class EngineState {
+    let index = FileIndex()
+    var watchToFolder: [Int32: UInt32] = [:]
+    var folderToWatch: [UInt32: Int32] = [:]
+    /// Folders being listed; their events wait in `deferred` until the
+    /// listing is in the index.
+    var listing: Set<UInt32> = []
+    var deferred: [UInt32: [InotifyEvent]] = [:]
+    var roots: [UInt32: EngineRoot] = [:]
+    var recoveryWatches: [Int32: UInt32] = [:]
+    /// MOVED_FROM events waiting for their MOVED_TO: cookie to entry.
+    var pendingMoves: [UInt32: UInt32] = [:]
+    /// The entries in `pendingMoves`.
+    var entriesInFlight: Set<UInt32> = []
+    /// Folders whose path in the index was stale when an event needed it
+    /// (a rename of an ancestor not applied yet): rescanned once their path
+    /// is current again, or their root rescanned when the engine is idle.
+    var dirtyFolders: Set<UInt32> = []
+    /// Folders whose own attributes changed (an entry came or went inside
+    /// them): re-read at the end of the batch, once each.
+    var touchedFolders: Set<UInt32> = []
+    var folderProblems: [UInt32: FolderProblem] = [:] {
+        didSet { problemsChanged = true }
+    }
+    var problemsChanged = false
+    var changes = IndexChanges()
+    /// Changes were applied since the last audit.
+    var needsAudit = false
+    /// Full rescans done (after overflows); for tests and stats.
+    var rescanCount = 0
+    var subscriptions: [UInt64: SubscriptionRecord] = [:]
+    var nextSubscription: UInt64 = 1
+    /// Removes a watch (queued to the watcher thread; never waits).
+    let removeWatch: (Int32) -> Void
+
+    init(removeWatch: @escaping (Int32) -> Void) {
+        self.removeWatch = removeWatch
+        // Freed ids are held back until every subscriber has been told of
+        // their removal (`releaseRemovedIDs`), so an id never stands for two
+        // entries in one message.
+        index.beginQuarantine()
+    }
+
+    // MARK: Paths and rules
+
+    func pathBytes(of id: UInt32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        index.appendPath(of: id, to: &bytes)
+        return bytes
+    }
+
+    /// Whether the folder's path in the index still leads to that folder
+    /// (same inode): false while a rename of an ancestor is not applied yet.
+    func pathIsCurrent(_ folder: UInt32) -> Bool {
+        guard case .success(let status) = FileStatus.of(pathBytes: pathBytes(of: folder)) else { return false }
+        return status.kind == .folder && status.inode == index.metadata(of: EntryID(folder)).inode
+    }
+
+    /// The rules of the root `id` lies in.
+    func rules(at id: UInt32) -> ScopeRules {
+        roots[index.root(of: EntryID(id)).rawValue]?.rules ?? ScopeRules()
+    }
+
+    /// Whether a folder of the index has its contents in the index (not a
+    /// folder whose name the rules exclude).
+    func descends(into folder: UInt32) -> Bool {
+        if index.isRoot(EntryID(folder)) { return true }
+        return index.withName(of: EntryID(folder)) { rules(at: folder).descends(into: $0) }
+    }
+
+    /// Whether entries called `name` in `folder` belong in the index.
+    func accepts(_ name: [UInt8], in folder: UInt32) -> Bool {
+        let root = index.root(of: EntryID(folder)).rawValue
+        guard let info = roots[root] else { return true }
+        guard folder == root || index.withName(of: EntryID(folder), { info.rules.descends(into: $0) }) else {
+            return false
+        }
+        return info.rules.admits(name, isRootChild: folder == root)
+    }
+
+    // MARK: Applying events
+
+    /// Applies one event. `crawls` collects folders to crawl (new, moved in,
+    /// or to retry) once the lock is released.
+    func apply(_ event: InotifyEvent, crawls: inout [UInt32], rescan: inout Bool, recover: inout Set<UInt32>) {
+        if event.mask.contains(.queueOverflow) {
+            rescan = true
+            return
+        }
+        if let root = recoveryWatches[event.watch] {
+            recover.insert(root)
+            if event.mask.contains(.ignored) {
+                recoveryWatches[event.watch] = nil
+                roots[root]?.recoveryWatch = nil
+            }
+            if watchToFolder[event.watch] == nil { return }
+        }
+        guard let folder = watchToFolder[event.watch] else { return }
+        if event.mask.contains(.ignored) {
+            watchToFolder[event.watch] = nil
+            if folderToWatch[folder] == event.watch { folderToWatch[folder] = nil }
+            if roots[folder] != nil && !(roots[folder]?.missing ?? true) {
+                rootGone(folder)
+                recover.insert(folder)
+            }
+            return
+        }
+        if listing.contains(folder) {
+            deferred[folder, default: []].append(event)
+            return
+        }
+        guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else { return }
+        if event.name.isEmpty {
+            if event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
+                // An inner folder's fate is told by its parent's DELETE or
+                // MOVED_FROM; a scope root has no parent in the index.
+                if roots[folder] != nil {
+                    rootGone(folder)
+                    recover.insert(folder)
+                }
+            } else if event.mask.contains(.attributes) || event.mask.contains(.modify) {
+                touchedFolders.insert(folder)
+            }
+            return
+        }
+        // An entry came, went or was renamed here: the folder's own dates
+        // changed, whatever the entry is (hidden, excluded, or inside a
+        // folder watched only for its own attributes).
+        if !event.mask.isDisjoint(with: [.create, .delete, .movedFrom, .movedTo]) { touchedFolders.insert(folder) }
+        let name = event.name
+        guard accepts(name, in: folder) else { return }
+        let current = index.child(named: name, in: EntryID(folder))
+        if event.mask.contains(.movedTo), let entry = pendingMoves.removeValue(forKey: event.cookie),
+            entriesInFlight.remove(entry) != nil, index.contains(EntryID(entry))
+        {
+            if let current, current.rawValue != entry, entriesInFlight.remove(current.rawValue) != nil {
+                removeEntry(current.rawValue)
+            }
+            moveEntry(entry, to: folder, name: name, crawls: &crawls)
+            return
+        }
+        if let current, entriesInFlight.contains(current.rawValue) {
+            // The name is reused while its old entry is still in flight: that
+            // entry left (if its MOVED_TO comes, the destination is re-read).
+            entriesInFlight.remove(current.rawValue)
+            pendingMoves = pendingMoves.filter { $0.value != current.rawValue }
+            removeEntry(current.rawValue)
+        }
+        if event.mask.contains(.movedFrom) {
+            if let moving = index.child(named: name, in: EntryID(folder)) {
+                pendingMoves[event.cookie] = moving.rawValue
+                entriesInFlight.insert(moving.rawValue)
+            }
+            return
+        }
+        if event.mask.contains(.delete) {
+            if let child = index.child(named: name, in: EntryID(folder)) { removeEntry(child.rawValue) }
+            return
+        }
+        refresh(name, in: folder, crawls: &crawls)
+    }
+
+    /// Ends the pairing of moves: MOVED_FROM events left without their
+    /// MOVED_TO moved out of the scopes.
+    func settlePendingMoves() {
+        for entry in pendingMoves.values where index.contains(EntryID(entry)) {
+            removeEntry(entry)
+        }
+        pendingMoves.removeAll()
+        entriesInFlight.removeAll()
+    }
+
+    /// Re-reads `folder/name` from disk and makes the index agree.
+    func refresh(_ name: [UInt8], in folder: UInt32, crawls: inout [UInt32]) {
+        var path = pathBytes(of: folder)
+        if path.last != 0x2F { path.append(0x2F) }
+        path += name
+        let existing = index.child(named: name, in: EntryID(folder))
+        let result = FileStatus.of(pathBytes: path)
+        // The path is the index's idea of where the folder is; if an ancestor
+        // was renamed and that is not applied yet, what it names is not ours.
+        guard index.isRoot(EntryID(folder)) || pathIsCurrent(folder) else {
+            dirtyFolders.insert(folder)
+            return
+        }
+        switch result {
+        case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
+            if let existing { removeEntry(existing.rawValue) }
+        case .failure:
+            break
+        case .success(let status):
+            // Another kind, or another folder (inode) under the same name: the
+            // old entry and its subtree are not what is there now.
+            if let existing,
+                index.kind(of: existing) != status.kind
+                    || (status.kind == .folder && index.metadata(of: existing).inode != status.inode)
+            {
+                removeEntry(existing.rawValue)
+            }
+            let (id, outcome) = name.withUnsafeBytes {
+                index.upsert(name: $0, in: EntryID(folder), metadata: EntryMetadata(status), device: status.device)
+            }
+            switch outcome {
+            case .inserted:
+                changes.added.insert(id.rawValue)
+                noteConflictCopy(id.rawValue)
+                if status.kind == .folder { crawls.append(id.rawValue) }
+            case .updated(let changed):
+                if changed { changes.changed.insert(id.rawValue) }
+                // A folder not watched yet (or unreadable until now: a
+                // chmod is what brought this event) is crawled again.
+                if status.kind == .folder && folderToWatch[id.rawValue] == nil { crawls.append(id.rawValue) }
+            }
+        }
+    }
+
+    /// Re-reads a folder's own attributes (its dates change whenever an
+    /// entry comes or goes inside it).
+    func refreshOwnAttributes(_ folder: UInt32) {
+        guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else { return }
+        guard case .success(let status) = FileStatus.of(pathBytes: pathBytes(of: folder)), status.kind == .folder,
+            status.inode == index.metadata(of: EntryID(folder)).inode
+        else {
+            // The path is stale (an ancestor's rename is not applied yet):
+            // the folder is rescanned, and re-read, once it is current.
+            if !index.isRoot(EntryID(folder)) { dirtyFolders.insert(folder) }
+            return
+        }
+        update(folder, to: status)
+    }
+
+    /// Stores fresh attributes of an entry, recording a change when they differ.
+    func update(_ id: UInt32, to status: FileStatus) {
+        let before = index.metadata(of: EntryID(id))
+        let after = EntryMetadata(status)
+        guard before != after else { return }
+        index.update(EntryID(id), metadata: after, device: status.device)
+        changes.changed.insert(id)
+    }
+
+    /// A conflict copy appearing, going or being renamed changes whether
+    /// the item it conflicts with has unresolved conflicts: report that
+    /// item changed.
+    func noteConflictCopy(_ id: UInt32) {
+        if let original = index.conflictOriginal(of: id) { changes.changed.insert(original) }
+    }
+
+    /// Removes an entry and its subtree, recording the removals and dropping
+    /// the watches.
+    func removeEntry(_ id: UInt32) {
+        noteConflictCopy(id)
+        changes.removed.insert(id)
+        if index.kind(of: EntryID(id)) == .folder {
+            index.forEachDescendant(of: EntryID(id)) { changes.removed.insert($0.rawValue) }
+        }
+        dropWatches(under: id)
+        index.remove(EntryID(id))
+    }
+
+    /// Removes what is inside a folder (its rules now exclude its
+    /// contents), keeping the folder and its own watch.
+    func removeContents(of folder: UInt32) {
+        for child in index.children(of: EntryID(folder)) { removeEntry(child.rawValue) }
+    }
+
+    func moveEntry(_ entry: UInt32, to folder: UInt32, name: [UInt8], crawls: inout [UInt32]) {
+        // The index can lag the disk (a folder's events wait while it is
+        // listed), so a move that is impossible in the index (into its own
+        // subtree, or over an ancestor) is applied as a removal and a fresh
+        // look at the destination.
+        var ancestor: EntryID? = EntryID(folder)
+        var impossible = false
+        while let current = ancestor {
+            if current.rawValue == entry { impossible = true }
+            ancestor = index.parent(of: current)
+        }
+        let occupant = index.child(named: name, in: EntryID(folder))
+        if let occupant, occupant.rawValue != entry {
+            var above = index.parent(of: EntryID(entry))
+            while let current = above {
+                if current == occupant { impossible = true }
+                above = index.parent(of: current)
+            }
+        }
+        if impossible {
+            removeEntry(entry)
+            refresh(name, in: folder, crawls: &crawls)
+            return
+        }
+        if let occupant, occupant.rawValue != entry {
+            // Replaced by the rename (an atomic save): the old entry goes;
+            // queries report the replacement as a change of the item that
+            // was there (`ResultSet`), not as a removal.
+            removeEntry(occupant.rawValue)
+        }
+        let isFolder = index.kind(of: EntryID(entry)) == .folder
+        let listedBefore = isFolder && descends(into: entry)
+        noteConflictCopy(entry)
+        index.move(EntryID(entry), to: EntryID(folder), name: name)
+        noteConflictCopy(entry)
+        changes.changed.insert(entry)
+        // Verify against the disk: the index may lag, and a pairing made on a
+        // stale view must not leave a wrong entry under the new name.
+        refresh(name, in: folder, crawls: &crawls)
+        guard index.child(named: name, in: EntryID(folder))?.rawValue == entry, isFolder else { return }
+        let listedNow = descends(into: entry)
+        if listedBefore && !listedNow {
+            // Renamed to an excluded name: its contents leave the index; the
+            // folder stays, watched for its own attributes.
+            removeContents(of: entry)
+            return
+        }
+        index.forEachDescendant(of: EntryID(entry)) { changes.changed.insert($0.rawValue) }
+        // Renamed out of an excluded name (never listed), or renamed between
+        // its parent's listing and its own opening (never listed or
+        // watched): crawl it where it is now.
+        if (!listedBefore && listedNow) || (folderToWatch[entry] == nil && !listing.contains(entry)) {
+            crawls.append(entry)
+        }
+    }
+
+    /// Drops the watches and problems of every folder in a subtree that is
+    /// leaving the index (deleted, or moved out of scope).
+    func dropWatches(under id: UInt32) {
+        func drop(_ folder: UInt32) {
+            if let watch = folderToWatch.removeValue(forKey: folder) {
+                if watchToFolder[watch] == folder { watchToFolder[watch] = nil }
+                removeWatch(watch)
+            }
+            listing.remove(folder)
+            deferred[folder] = nil
+            if folderProblems[folder] != nil { folderProblems[folder] = nil }
+        }
+        drop(id)
+        if index.kind(of: EntryID(id)) == .folder {
+            index.forEachDescendant(of: EntryID(id)) { if index.kind(of: $0) == .folder { drop($0.rawValue) } }
+        }
+    }
+
+    /// A scope root disappeared: its contents are removed (and reported);
+    /// the root entry stays, marked missing, until the folder returns.
+    func rootGone(_ root: UInt32) {
+        for child in index.children(of: EntryID(root)) { removeEntry(child.rawValue) }
+        if let watch = folderToWatch.removeValue(forKey: root) {
+            if watchToFolder[watch] == root { watchToFolder[watch] = nil }
+            removeWatch(watch)
+        }
+        if folderProblems[root] != nil { folderProblems[root] = nil }
+        roots[root]?.missing = true
+        problemsChanged = true
+    }
+
+    // MARK: Roots
+
+    /// The folder entry at `path` inside the root `root`, walking names.
+    func entry(at path: FilePath, from root: UInt32) -> EntryID? {
+        guard let rootPath = roots[root]?.path else { return nil }
+        var current = EntryID(root)
+        for component in path.components.dropFirst(rootPath.components.count) {
+            guard let next = index.child(named: FilePath(root: nil, [component]).bytes, in: current) else {
+                return nil
+            }
+            current = next
+        }
+        return index.kind(of: current) == .folder ? current : nil
+    }
+
+    /// A live root other than `except` that is this folder: same path, and
+    /// still the same file (inode and device). The path check matters:
+    /// inode numbers of deleted folders are reused at once.
+    func innerRoot(matching status: FileStatus, path: [UInt8], except: UInt32) -> UInt32? {
+        roots.first { id, info in
+            id != except && !info.missing && info.inode == status.inode && info.device == status.device
+                && info.path.bytes == path
+        }?.key
+    }
+
+    /// Makes a root a folder of a larger root that contains it, keeping its
+    /// entries, ids and watches.
+    func graft(_ inner: UInt32, into folder: EntryID, name: UnsafeRawBufferPointer, outer: UInt32) {
+        guard let info = roots.removeValue(forKey: inner) else { return }
+        if let existing = index.child(named: name, in: folder) { removeEntry(existing.rawValue) }
+        index.graft(root: EntryID(inner), into: folder, name: name)
+        // The outer root's rules already cover the inner one's (`acquire`).
+        roots[outer]?.users += info.users
+    }
+
+    /// The root a released anchor belonged to.
+    func root(of anchor: Anchor) -> UInt32? {
+        if index.contains(anchor.entry) { return index.root(of: anchor.entry).rawValue }
+        return roots.first { $0.value.lists(anchor.path) }?.key
+    }
+
+    /// Clears the reconciliation marks below `folder` before a rescan.
+    func clearMarks(under folder: UInt32) {
+        index.forEachDescendant(of: EntryID(folder)) { index.setMark($0.rawValue, false) }
+    }
+
+    /// Removes unmarked entries below `folder` (topmost first): a rescan
+    /// did not see them.
+    func sweep(under folder: UInt32) {
+        guard index.contains(EntryID(folder)) else { return }
+        var stack = index.children(of: EntryID(folder))
+        while let id = stack.popLast() {
+            if !index.isMarked(id) {
+                removeEntry(id.rawValue)
+            } else if index.kind(of: id) == .folder {
+                stack += index.children(of: id)
+            }
+        }
+    }
+
+    /// Folders of the index that should be watched and are not (their
+    /// changes would go unseen): marked dirty for a rescan. O(entries).
+    func audit() {
+        guard needsAudit else { return }
+        needsAudit = false
+        index.forEachEntry { id in
+            let raw = id.rawValue
+            guard index.kind(of: id) == .folder, folderToWatch[raw] == nil, !listing.contains(raw),
+                folderProblems[raw] == nil
+            else { return }
+            if roots[index.root(of: id).rawValue]?.missing ?? true { return }
+            dirtyFolders.insert(raw)
+        }
+    }
+
+    /// Lets ids freed since the last call be reused; every subscriber has
+    /// been told of their removal.
+    func releaseRemovedIDs() {
+        index.endQuarantine()
+        index.beginQuarantine()
+    }
+}
+
+/// What one batch of filesystem events did to the index.
+///
+/// An id may be in several sets (created, then changed, then removed in one
+/// batch); `removed` wins. Removed ids are held back from reuse until every
+/// subscriber has been told.
+struct IndexChanges {
+    var added: Set<UInt32> = []
+    var changed: Set<UInt32> = []
+    var removed: Set<UInt32> = []
+
+    var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
+}
+
+/// A set of entry ids as one bit per id: a subscription's members cost
+/// an eighth of a byte per index slot.
+struct EntrySet {
+    private var words: [UInt64] = []
+
+    func contains(_ id: UInt32) -> Bool {
+        let word = Int(id >> 6)
+        return word < words.count && words[word] & (1 << UInt64(id & 63)) != 0
+    }
+
+    mutating func insert(_ id: UInt32) {
+        let word = Int(id >> 6)
+        if word >= words.count { words += [UInt64](repeating: 0, count: word - words.count + 1) }
+        words[word] |= 1 << UInt64(id & 63)
+    }
+
+    mutating func remove(_ id: UInt32) {
+        let word = Int(id >> 6)
+        guard word < words.count else { return }
+        words[word] &= ~(1 << UInt64(id & 63))
+    }
+
+    /// Calls `body` with every id in the set, in increasing order.
+    func forEach(_ body: (UInt32) -> Void) {
+        for (w, word) in words.enumerated() where word != 0 {
+            var bits = word
+            while bits != 0 {
+                let bit = bits.trailingZeroBitCount
+                body(UInt32(w << 6 | bit))
+                bits &= bits - 1
+            }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+import SystemPackage
+
+extension LiveEngine {
+    /// Makes a scope live (crawled and watched), sharing what is already
+    /// watched: a scope inside a live root reuses its entries (the root's
+    /// rules grow to cover the scope's, and what they newly admit is
+    /// crawled); a scope that contains live roots absorbs them.
+    ///
+    /// - Parameter progress: receives the count of entries gathered so far.
+    /// - Throws: `MetadataError` naming the scope when it cannot be opened.
+    func acquire(_ request: ScopeRequest, progress: ProgressCounter?) throws(MetadataError) -> Anchor {
+        let path = request.path.lexicallyNormalized()
+        let shared = state.withLock { s -> (Anchor, loosened: UInt32?)? in
+            for (id, root) in s.roots where !root.missing && root.lists(path) {
+                guard let entry = s.entry(at: path, from: id) else { continue }
+                // Inside the root, the scope's own root-child exclusions are
+                // about its folder, not the root's: the root crawls those
+                // anyway.
+                var needed = request.rules
+                if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
+                let rules = root.rules.union(needed)
+                s.roots[id]!.users += 1
+                let loosened = rules != root.rules
+                if loosened { s.roots[id]!.rules = rules }
+                return (Anchor(entry: entry, path: path, rules: request.rules), loosened ? id : nil)
+            }
+            return nil
+        }
+        if let (anchor, loosened) = shared {
+            if let loosened {
+                // What the looser rules admit is crawled; other subscribers
+                // hear of it as additions (their own rules decide).
+                reconcile(root: loosened)
+                publish()
+            }
+            return anchor
+        }
+
+        let handle: DirectoryHandle
+        switch DirectoryHandle.open(path: path) {
+        case .success(let opened): handle = opened
+        case .failure(let error): throw MetadataError.scope(error, path: path)
+        }
+        let status: FileStatus
+        switch FileStatus.of(descriptor: handle.descriptor) {
+        case .success(let s): status = s
+        case .failure(let error): throw MetadataError.scope(error, path: path)
+        }
+        let id = state.withLock { s -> EntryID in
+            // Roots inside this one are grafted into it as the crawl meets
+            // them, entries, ids and watches kept: its rules must cover
+            // theirs below it, or their own subscribers would lose entries.
+            var rules = request.rules
+            let outer = EngineRoot(
+                path: path, rules: request.rules, device: status.device, inode: status.inode, users: 1)
+            for inner in s.roots.values where inner.path != path && outer.lists(inner.path) {
+                rules = rules.union(inner.rules.belowRoot)
+            }
+            rules.excludedRootChildNames = request.rules.excludedRootChildNames
+            let id = s.index.addRoot(path: path, metadata: EntryMetadata(status), device: status.device)
+            s.roots[id.rawValue] = EngineRoot(
+                path: path, rules: rules, device: status.device, inode: status.inode, users: 1)
+            return id
+        }
+        let sink = LiveSink(engine: self, recording: false, progress: progress)
+        crawl(handle: handle, folder: id, root: id.rawValue, sink: sink)
+        return Anchor(entry: id, path: path, rules: request.rules)
+    }
+
+    /// Gives a scope back; a root nobody uses any more is dropped with its
+    /// watches, so idle scopes cost no watches.
+    func release(_ anchor: Anchor) {
+        state.withLock { s in
+            guard let rootID = s.root(of: anchor), var info = s.roots[rootID] else { return }
+            info.users -= 1
+            if info.users > 0 {
+                s.roots[rootID] = info
+                return
+            }
+            s.roots[rootID] = nil
+            if let recovery = info.recoveryWatch {
+                s.recoveryWatches[recovery] = nil
+                if s.watchToFolder[recovery] == nil { removeWatch(recovery) }
+            }
+            s.dropWatches(under: rootID)
+            s.index.remove(EntryID(rootID))
+        }
+    }
+
+    /// Crawls an open folder that is already in the index, with the watch
+    /// seam, then lets held-back events go.
+    func crawl(handle: DirectoryHandle, folder: EntryID, root: UInt32, sink: LiveSink) {
+        guard let info = state.withLock({ $0.roots[root] }) else { return }
+        Crawler(sink: sink, options: CrawlOptions(threadCount: crawlThreads)).crawl(
+            folder: (handle, folder), isScopeRoot: folder.rawValue == root, rules: info.rules,
+            rootDevice: info.device)
+    }
+
+    /// Opens a folder of the index by its path, checking it is that folder
+    /// (same inode), and stores its own attributes from the open folder.
+    /// A stale path marks it dirty (rescanned once current); a folder it may
+    /// not read becomes a problem, retried only when its entry changes.
+    func openVerified(_ folder: UInt32) -> (DirectoryHandle, root: UInt32)? {
+        let known = state.withLock { s -> ([UInt8], UInt32, UInt64)? in
+            guard s.index.contains(EntryID(folder)), s.index.kind(of: EntryID(folder)) == .folder else { return nil }
+            return (
+                s.pathBytes(of: folder), s.index.root(of: EntryID(folder)).rawValue,
+                s.index.metadata(of: EntryID(folder)).inode
+            )
+        }
+        guard let (path, root, inode) = known else { return nil }
+        switch DirectoryHandle.open(pathBytes: path) {
+        case .failure(let error) where error == .permissionDenied || error == .notPermitted:
+            state.withLock { s in
+                if s.pathIsCurrent(folder) {
+                    s.folderProblems[folder] = .unreadable(error)
+                } else {
+                    s.dirtyFolders.insert(folder)
+                }
+            }
+            return nil
+        case .failure:
+            // The path is stale while an ancestor's rename is not applied
+            // yet, or it now names another folder: rescan later; giving up
+            // here would leave it unlisted and unwatched for good.
+            state.withLock { _ = $0.dirtyFolders.insert(folder) }
+            return nil
+        case .success(let handle):
+            guard case .success(let status) = FileStatus.of(descriptor: handle.descriptor), status.inode == inode
+            else {
+                state.withLock { _ = $0.dirtyFolders.insert(folder) }
+                return nil
+            }
+            state.withLock { s in
+                if s.index.contains(EntryID(folder)) { s.update(folder, to: status) }
+            }
+            return (handle, root)
+        }
+    }
+
+    /// Crawls a folder that appeared (created, moved in, readable again),
+    /// recording changes. A folder whose name the rules exclude is only
+    /// watched, for its own attributes.
+    func crawlFolder(_ folder: UInt32) {
+        guard let (handle, root) = openVerified(folder) else { return }
+        if !state.withLock({ $0.descends(into: folder) }) {
+            watchOnly(folder, handle: handle)
+            return
+        }
+        crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
+    }
+
+    /// Watches a folder whose contents are excluded: its own dates change
+    /// when something inside it comes or goes, and it is a result.
+    func watchOnly(_ folder: UInt32, handle: DirectoryHandle) {
+        switch addWatch(handle.descriptor, context: UInt64(folder)) {
+        case .success:
+            state.withLock { s in
+                if s.folderProblems[folder] != nil { s.folderProblems[folder] = nil }
+            }
+        case .failure(let error):
+            state.withLock { $0.recordWatchFailure(folder, error) }
+        }
+    }
+
+    /// Rescans one folder's subtree: what the crawl does not see is removed.
+    func reconcile(folder: UInt32) {
+        state.withLock { $0.clearMarks(under: folder) }
+        guard let (handle, root) = openVerified(folder) else { return }
+        if !state.withLock({ $0.descends(into: folder) }) {
+            watchOnly(folder, handle: handle)
+            return
+        }
+        crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
+        state.withLock { $0.sweep(under: folder) }
+    }
+
+    /// Rescans a root and makes the index equal to the disk, recording only
+    /// what differs (after an overflow, a root's return, looser rules).
+    func reconcile(root: UInt32) {
+        let path: [UInt8]? = state.withLock { s in
+            guard s.roots[root] != nil, s.index.contains(EntryID(root)) else { return nil }
+            s.clearMarks(under: root)
+            return s.pathBytes(of: root)
+        }
+        guard let path else { return }
+        guard case .success(let handle) = DirectoryHandle.open(pathBytes: path) else {
+            state.withLock { s in
+                if s.roots[root] != nil && !(s.roots[root]?.missing ?? true) { s.rootGone(root) }
+            }
+            return
+        }
+        crawl(handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true))
+        // Unmarked entries were not seen by the rescan: gone.
+        state.withLock { $0.sweep(under: root) }
+    }
+
+    func reconcileAll() {
+        let roots = state.withLock { s -> [UInt32] in
+            s.rescanCount += 1
+            return s.roots.filter { !$0.value.missing }.map(\.key)
+        }
+        for root in roots { reconcile(root: root) }
+    }
+
+    /// Brings a missing root back if its folder exists again; otherwise
+    /// watches its nearest existing ancestor for it to reappear.
+    func recoverRoot(_ root: UInt32) {
+        guard let info = state.withLock({ $0.roots[root] }), info.missing else { return }
+        let path = info.path
+        if case .success(let handle) = DirectoryHandle.open(path: path),
+            case .success(let status) = FileStatus.of(descriptor: handle.descriptor)
+        {
+            state.withLock { s in
+                s.roots[root]?.missing = false
+                s.roots[root]?.device = status.device
+                s.roots[root]?.inode = status.inode
+                s.problemsChanged = true
+                if let recovery = s.roots[root]?.recoveryWatch {
+                    s.recoveryWatches[recovery] = nil
+                    s.roots[root]?.recoveryWatch = nil
+                    if s.watchToFolder[recovery] == nil { removeWatch(recovery) }
+                }
+                s.update(root, to: status)
+                s.clearMarks(under: root)
+            }
+            crawl(handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true))
+            return
+        }
+        // Watch the nearest ancestor that exists, for the next step back.
+        var ancestor = path
+        while ancestor.removeLastComponent(), !ancestor.isEmpty {
+            guard case .success(let handle) = DirectoryHandle.open(path: ancestor) else { continue }
+            let context = UInt64(1) << 32 | UInt64(root)
+            if case .success(let watch) = addWatch(handle.descriptor, context: context) {
+                state.withLock { s in
+                    if let old = s.roots[root]?.recoveryWatch, old != watch {
+                        s.recoveryWatches[old] = nil
+                        if s.watchToFolder[old] == nil { removeWatch(old) }
+                    }
+                    s.roots[root]?.recoveryWatch = watch
+                    s.recoveryWatches[watch] = root
+                }
+                // It may have come back before the watch was in place.
+                if case .success = DirectoryHandle.open(path: path) { recoverRoot(root) }
+            }
+            return
+        }
+    }
+}
+
+extension EngineState {
+    /// A folder could not be watched: the watch limit (or a permission)
+    /// keeps it from being live; the audit does not retry it.
+    func recordWatchFailure(_ folder: UInt32, _ error: Errno) {
+        guard error == .noSpace || error == .permissionDenied || error == .notPermitted else { return }
+        if folderProblems[folder] == nil { folderProblems[folder] = .unwatchable(error) }
+    }
+}

@@ -1,0 +1,234 @@
+import SystemPackage
+
+extension LiveEngine {
+    /// Subscribes to the entries of `scopes` that match `predicate`: crawls
+    /// and watches what is not live yet (blocking the calling thread), then,
+    /// in one critical section, computes the matching entries, queues them as
+    /// the first message and starts recording changes for the subscription,
+    /// so no change falls between the two.
+    ///
+    /// - Parameters:
+    ///   - scopes: the folders and their rules; overlapping scopes are fine
+    ///     (each entry is reported once).
+    ///   - capacity: entries the mailbox holds before the subscriber is told
+    ///     to resynchronise.
+    ///   - progress: the running count of entries gathered (from crawler
+    ///     threads, at most every 100 ms).
+    ///   - wake: called (never under the engine's lock) when the mailbox
+    ///     receives a message after being empty.
+    /// - Returns: the subscription, and the scopes that could not be made
+    ///   live (missing or unreadable folders), as errors naming them.
+    package func subscribe(
+        scopes: [ScopeRequest], predicate: MetadataPredicate, capacity: Int = 1 << 20,
+        progress: (@Sendable (Int) -> Void)? = nil, wake: @escaping @Sendable () -> Void
+    ) -> (Subscription, [MetadataError]) {
+        var anchors: [Anchor] = []
+        var errors: [MetadataError] = []
+        let counter = progress.map(ProgressCounter.init)
+        for scope in scopes {
+            do {
+                anchors.append(try acquire(scope, progress: counter))
+            } catch {
+                errors.append(error)
+            }
+        }
+        let limit = InotifyLibrary.shared.maxUserWatches
+        let compiled = CompiledPredicate(predicate)
+        let subscription = state.withLock { s -> Subscription in
+            let id = s.nextSubscription
+            s.nextSubscription += 1
+            let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
+            let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled)
+            s.subscriptions[id] = record
+            _ = mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: false))
+            record.problems = s.problems(for: record, watchLimit: limit)
+            if !record.problems.isEmpty { _ = mailbox.post(.problems(record.problems)) }
+            return mailbox
+        }
+        subscription.notify()
+        return (subscription, errors)
+    }
+
+    /// Ends a subscription: nothing more is queued; scopes nobody else uses
+    /// are dropped with their watches.
+    package func unsubscribe(_ subscription: Subscription) {
+        subscription.close()
+        let anchors = state.withLock { s in s.subscriptions.removeValue(forKey: subscription.id)?.anchors ?? [] }
+        for anchor in anchors { release(anchor) }
+    }
+
+    /// Queues a fresh snapshot of every matching entry for a subscriber that
+    /// was told to resynchronise (its mailbox overflowed); it replaces all
+    /// the subscriber knew.
+    package func resynchronize(_ subscription: Subscription) {
+        let woken = state.withLock { s -> Bool in
+            guard let record = s.subscriptions[subscription.id] else { return false }
+            return record.mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: true))
+        }
+        if woken { subscription.notify() }
+    }
+
+    /// Every problem the engine has, in all its scopes.
+    package var problems: [EngineProblem] {
+        let limit = InotifyLibrary.shared.maxUserWatches
+        return state.withLock { s in s.problems(inside: nil, watchLimit: limit) }
+    }
+}
+
+extension EngineState {
+    /// Every entry in the record's scopes that matches, as snapshots; makes
+    /// them the record's members.
+    ///
+    /// - Complexity: one scan of the index on every core, then the scope
+    ///   test for the matches only.
+    func matchingSnapshots(for record: SubscriptionRecord) -> [EntrySnapshot] {
+        reresolveAnchors(of: record)
+        record.members = EntrySet()
+        var conflicts = ConflictCache()
+        var result: [EntrySnapshot] = []
+        for id in IndexScan(index: index, predicate: record.predicate).matchingEntries()
+        where isInScope(id, anchors: record.anchors) {
+            record.members.insert(id)
+            result.append(snapshot(id, conflicts: &conflicts))
+        }
+        return result
+    }
+
+    /// Tells every subscription what the recorded changes did to its
+    /// matches, and its problems when they changed; lets removed ids be
+    /// reused. Returns the subscriptions to wake once the lock is released.
+    func dispatch(watchLimit: Int) -> [Subscription] {
+        let problemsDirty = problemsChanged
+        problemsChanged = false
+        guard !changes.isEmpty || problemsDirty else { return [] }
+        let batch = changes
+        changes = IndexChanges()
+        var touched: [UInt32] = []
+        touched.reserveCapacity(batch.added.count + batch.changed.count)
+        for id in batch.added where !batch.removed.contains(id) { touched.append(id) }
+        for id in batch.changed where !batch.removed.contains(id) && !batch.added.contains(id) { touched.append(id) }
+        var woken: [Subscription] = []
+        for record in subscriptions.values {
+            var wake = false
+            if !batch.isEmpty {
+                reresolveAnchors(of: record)
+                var added: [EntrySnapshot] = []
+                var changed: [EntrySnapshot] = []
+                var removed: [UInt32] = []
+                var conflicts = ConflictCache()
+                for id in batch.removed where record.members.contains(id) {
+                    record.members.remove(id)
+                    removed.append(id)
+                }
+                for id in touched {
+                    let matches =
+                        isInScope(id, anchors: record.anchors)
+                        && record.evaluator.matches(IndexSubject(index: index, id: id))
+                    switch (record.members.contains(id), matches) {
+                    case (false, true):
+                        record.members.insert(id)
+                        added.append(snapshot(id, conflicts: &conflicts))
+                    case (true, true):
+                        changed.append(snapshot(id, conflicts: &conflicts))
+                    case (true, false):
+                        record.members.remove(id)
+                        removed.append(id)
+                    case (false, false):
+                        break
+                    }
+                }
+                if !added.isEmpty || !changed.isEmpty || !removed.isEmpty {
+                    wake = record.mailbox.post(.changes(added: added, changed: changed, removed: removed)) || wake
+                }
+            }
+            if problemsDirty {
+                let problems = problems(for: record, watchLimit: watchLimit)
+                if problems != record.problems {
+                    record.problems = problems
+                    wake = record.mailbox.post(.problems(problems)) || wake
+                }
+            }
+            if wake { woken.append(record.mailbox) }
+        }
+        releaseRemovedIDs()
+        return woken
+    }
+
+    /// What a subscriber needs to know of an entry.
+    func snapshot(_ id: UInt32, conflicts: inout ConflictCache) -> EntrySnapshot {
+        EntrySnapshot(
+            entry: id, pathBytes: pathBytes(of: id), kind: index.kind(of: EntryID(id)),
+            metadata: index.metadata(of: EntryID(id)), hasUnresolvedConflicts: conflicts.hasCopies(id, in: index),
+            conflictOriginalPathBytes: index.conflictOriginal(of: id).map { pathBytes(of: $0) })
+    }
+
+    /// Whether `id` lies inside one of `anchors` under that scope's rules. A
+    /// scope's own folder is not one of its results.
+    ///
+    /// - Complexity: O(depth × anchors).
+    func isInScope(_ id: UInt32, anchors: [Anchor]) -> Bool {
+        guard index.contains(EntryID(id)), !index.isRoot(EntryID(id)) else { return false }
+        for anchor in anchors where anchor.entry.rawValue != id {
+            var current = id
+            while let parent = index.parent(of: EntryID(current)) {
+                let admitted = index.withName(of: EntryID(current)) { name in
+                    anchor.rules.admits(name, isRootChild: parent == anchor.entry)
+                        && (current == id || anchor.rules.descends(into: name))
+                }
+                guard admitted else { break }
+                if parent == anchor.entry { return true }
+                current = parent.rawValue
+            }
+        }
+        return false
+    }
+
+    /// Points anchors whose folder was deleted and made again (a new entry)
+    /// at the folder's entry now.
+    func reresolveAnchors(of record: SubscriptionRecord) {
+        for (i, anchor) in record.anchors.enumerated()
+        where !index.contains(anchor.entry) || index.path(of: anchor.entry) != anchor.path {
+            if let root = roots.first(where: { !$0.value.missing && $0.value.lists(anchor.path) })?.key,
+                let entry = entry(at: anchor.path, from: root)
+            {
+                record.anchors[i].entry = entry
+            }
+        }
+    }
+
+    /// The problems inside a record's scopes.
+    func problems(for record: SubscriptionRecord, watchLimit: Int) -> [EngineProblem] {
+        problems(inside: record.anchors.map(\.path), watchLimit: watchLimit)
+    }
+
+    /// The problems of folders inside `scopes` (all when nil), ordered by
+    /// path: folders that cannot be read or watched, the watch limit
+    /// (summed up once), scope roots that are gone.
+    func problems(inside scopes: [FilePath]?, watchLimit: Int) -> [EngineProblem] {
+        func inside(_ path: FilePath) -> Bool { scopes?.contains { path.starts(with: $0) } ?? true }
+        var result: [EngineProblem] = []
+        var unwatched = 0
+        var example: [UInt8]?
+        for (folder, problem) in folderProblems where index.contains(EntryID(folder)) {
+            let bytes = pathBytes(of: folder)
+            let path = FilePath.fromBytes(bytes)
+            guard inside(path) else { continue }
+            switch problem {
+            case .unreadable(let error): result.append(.unreadableFolder(path, error))
+            case .unwatchable(.noSpace):
+                unwatched += 1
+                if example.map({ bytes.lexicographicallyPrecedes($0) }) ?? true { example = bytes }
+            case .unwatchable(let error): result.append(.unwatchableFolder(path, error))
+            }
+        }
+        for root in roots.values where root.missing && inside(root.path) {
+            result.append(.missingScope(root.path))
+        }
+        result.sort { $0.path.bytes.lexicographicallyPrecedes($1.path.bytes) }
+        if let example {
+            result.insert(
+                .watchLimit(unwatched: unwatched, example: FilePath.fromBytes(example), limit: watchLimit), at: 0)
+        }
+        return result
+    }
+}

@@ -1,0 +1,310 @@
+import Foundation
+import SystemPackage
+
+/// The live engine: one index and one set of inotify watches, shared by
+/// every subscription whose scopes overlap, kept equal to the disk.
+///
+/// Clients (in-process queries, the daemon's remote subscribers) use it
+/// through a narrow surface: `subscribe` with scopes, rules and a
+/// predicate, and receive in their `Subscription`'s mailbox the initial
+/// matching entries and then, in order, what each batch of changes did to
+/// them; `unsubscribe`; read `problems`. The engine never calls client code
+/// while it holds its lock: it fills mailboxes under the lock and wakes
+/// their owners after releasing it.
+///
+/// Folders are watched before they are listed (the crawler's `willList`
+/// seam). While a folder is being listed its events are held back and
+/// applied after the listing is in the index, so a deletion that races the
+/// listing is never undone by it. Events are applied on a dedicated thread.
+package final class LiveEngine: Sendable {
+    /// Everything mutable; see `EngineState`.
+    let state: Locked<EngineState>
+    let watcher: InotifyWatcher
+    /// This engine's id with the watcher.
+    let owner: Int
+    let crawlThreads: Int
+    /// Events between the watcher thread and the applier.
+    private let events: EventQueue
+
+    /// The process's engine.
+    package static func shared() throws(MetadataError) -> LiveEngine {
+        try sharedEngine.withLock { (engine) throws(MetadataError) -> LiveEngine in
+            if let engine { return engine }
+            let made = try LiveEngine()
+            engine = made
+            return made
+        }
+    }
+
+    private static let sharedEngine = Locked<LiveEngine?>(nil)
+
+    /// A private engine (tests inject a watch limit here; the daemon owns
+    /// one). It shares the process's one inotify watcher but has its own
+    /// index.
+    ///
+    /// - Parameters:
+    ///   - watchLimit: a limit of this engine's own below the kernel's.
+    ///   - eventCapacity: events held between the watcher and the applier
+    ///     before the backlog is dropped and the scopes rescanned (as after a
+    ///     kernel queue overflow).
+    /// - Throws: `MetadataError` `.watcherUnavailable` when inotify or the
+    ///   applier thread cannot start.
+    package init(watchLimit: Int? = nil, crawlThreads: Int? = nil, eventCapacity: Int = 1 << 20)
+        throws(MetadataError)
+    {
+        self.crawlThreads = crawlThreads ?? max(2, ProcessLimits.processorCount)
+        watcher = try InotifyWatcher.shared()
+        let events = EventQueue(capacity: eventCapacity)
+        self.events = events
+        let box = WeakBox()
+        owner = watcher.register(
+            watchLimit: watchLimit,
+            onWatchAdded: { watch, context in
+                // Contexts above 32 bits are root-recovery watches on an
+                // ancestor; `recoverRoot` records those itself.
+                if context >> 32 == 0 { box.engine?.watchAdded(watch, folder: UInt32(context)) }
+            },
+            onEvents: { batch in events.append(batch) })
+        let watcher = watcher
+        let owner = owner
+        state = Locked(EngineState(removeWatch: { watch in watcher.removeWatch(watch, owner: owner) }))
+        box.engine = self
+        let started = WorkerThreads.start(name: "mdq-applier") { [weak self] in
+            while let engine = self, engine.applyNext() {}
+        }
+        if started == nil {
+            watcher.unregister(owner)
+            throw MetadataError(
+                code: .watcherUnavailable, message: "cannot start the engine's thread (the thread limit)")
+        }
+    }
+
+    /// Weak back-reference for the watcher's callbacks, which are made
+    /// before the engine exists.
+    private final class WeakBox: @unchecked Sendable {
+        // Set once right after init, before any callback can fire.
+        weak var engine: LiveEngine?
+    }
+
+    /// Stops the applier and gives back the watches; for private engines.
+    package func shutdown() {
+        watcher.unregister(owner)
+        events.stop()
+    }
+
+    // MARK: Facts
+
+    /// This engine's live watches.
+    package var watchCount: Int { watcher.watchCount(owner: owner) }
+
+    /// Entries in the index, scope roots included.
+    package var entryCount: Int { state.withLock { $0.index.count } }
+
+    /// Full rescans done after overflows; for tests and stats.
+    var rescanCount: Int { state.withLock { $0.rescanCount } }
+
+    /// Changes the engine's own watch limit (tests use one below the
+    /// kernel's); nil leaves only the kernel's. Folders already refused are
+    /// watched when their scope is acquired again.
+    func setWatchLimit(_ limit: Int?) {
+        watcher.setWatchLimit(limit, owner: owner)
+    }
+
+    /// Adds a watch for this engine, waiting for the watcher thread. Never
+    /// call it with the state lock held: the watcher thread takes it to
+    /// record the watch.
+    func addWatch(_ descriptor: FileDescriptor, context: UInt64) -> Result<Int32, Errno> {
+        watcher.addWatch(descriptor: descriptor, owner: owner, context: context)
+    }
+
+    /// Removes one of this engine's watches.
+    func removeWatch(_ watch: Int32) {
+        watcher.removeWatch(watch, owner: owner)
+    }
+
+    /// Called on the watcher thread as soon as a watch exists, before any of
+    /// its events are delivered.
+    private func watchAdded(_ watch: Int32, folder: UInt32) {
+        state.withLock { s in
+            if let old = s.folderToWatch[folder], old != watch, s.watchToFolder[old] == folder {
+                s.watchToFolder[old] = nil
+            }
+            s.watchToFolder[watch] = folder
+            s.folderToWatch[folder] = watch
+        }
+    }
+
+    // MARK: Applying events
+
+    /// Waits for events and applies one batch; false once the engine stops.
+    private func applyNext() -> Bool {
+        let waiting = state.withLock { !$0.dirtyFolders.isEmpty || $0.needsAudit }
+        guard let first = events.take(timeout: waiting ? .milliseconds(50) : nil) else { return false }
+        if first.isEmpty {
+            // Quiet: check every folder is watched (rescanning any that is
+            // not), and rescan the roots of folders still unresolved.
+            state.withLock { $0.audit() }
+            cleanDirtyFolders(force: true)
+            return true
+        }
+        // A rename's MOVED_FROM and MOVED_TO can land in different batches
+        // (the watcher hands events over as it reads them): an unpaired
+        // MOVED_FROM waits a moment for its partner, so the rename is
+        // reported as a change rather than a removal and an addition. A move
+        // out of the scopes has no partner and pays the wait once.
+        var batch = first
+        var waits = 0
+        while waits < 2 && Self.hasUnpairedMoveFrom(batch),
+            let more = events.take(timeout: .milliseconds(5)), !more.isEmpty
+        {
+            batch += more
+            waits += 1
+        }
+        applyBatch(batch)
+        return true
+    }
+
+    /// Whether a MOVED_FROM in `events` has no MOVED_TO with its cookie.
+    static func hasUnpairedMoveFrom(_ events: [InotifyEvent]) -> Bool {
+        var unpaired: Set<UInt32> = []
+        for event in events {
+            if event.mask.contains(.movedFrom) { unpaired.insert(event.cookie) }
+            if event.mask.contains(.movedTo) { unpaired.remove(event.cookie) }
+        }
+        return !unpaired.isEmpty
+    }
+
+    /// Applies one batch of events, runs the crawls they call for, then
+    /// tells the subscribers.
+    func applyBatch(_ first: [InotifyEvent]) {
+        var batch = first
+        var crawls: [UInt32] = []
+        var rescan = false
+        var recover: Set<UInt32> = []
+        while true {
+            let waitingForMoves = state.withLock { s in
+                for event in batch { s.apply(event, crawls: &crawls, rescan: &rescan, recover: &recover) }
+                return !s.pendingMoves.isEmpty
+            }
+            guard waitingForMoves else { break }
+            // A MOVED_FROM waits for its MOVED_TO, which may come in the next
+            // read (up to 20 ms, watchman's settle time; the wait ends with
+            // the next event); after that it is a move out of the scope.
+            guard let more = events.take(timeout: .milliseconds(20)), !more.isEmpty else { break }
+            batch = more
+        }
+        state.withLock { $0.settlePendingMoves() }
+        var crawled: Set<UInt32> = []
+        for folder in crawls where crawled.insert(folder).inserted {
+            crawlFolder(folder)
+        }
+        if rescan {
+            reconcileAll()
+            let missing = state.withLock { s in s.roots.filter { $0.value.missing }.map(\.key) }
+            for root in missing { recoverRoot(root) }
+        }
+        for root in recover { recoverRoot(root) }
+        cleanDirtyFolders(force: false)
+        publish(audit: true)
+    }
+
+    /// Re-reads the folders whose contents changed, tells every
+    /// subscription what the recorded changes did to its matches, then
+    /// wakes the subscribers whose mailbox was empty: after the lock is
+    /// released, so no client code runs under it.
+    func publish(audit: Bool = false) {
+        let limit = InotifyLibrary.shared.maxUserWatches
+        let woken = state.withLock { s -> [Subscription] in
+            let touched = s.touchedFolders
+            s.touchedFolders.removeAll()
+            for folder in touched { s.refreshOwnAttributes(folder) }
+            if audit { s.needsAudit = true }
+            return s.dispatch(watchLimit: limit)
+        }
+        for subscription in woken { subscription.notify() }
+    }
+
+    /// Rescans dirty folders whose path is current again; with `force`, the
+    /// roots of those that are not.
+    func cleanDirtyFolders(force: Bool) {
+        let (ready, roots) = state.withLock { s -> ([UInt32], Set<UInt32>) in
+            var ready: [UInt32] = []
+            var roots: Set<UInt32> = []
+            for folder in s.dirtyFolders {
+                guard s.index.contains(EntryID(folder)), s.index.kind(of: EntryID(folder)) == .folder else {
+                    s.dirtyFolders.remove(folder)
+                    continue
+                }
+                if s.pathIsCurrent(folder) {
+                    ready.append(folder)
+                    s.dirtyFolders.remove(folder)
+                } else if force {
+                    roots.insert(s.index.root(of: EntryID(folder)).rawValue)
+                    s.dirtyFolders.remove(folder)
+                }
+            }
+            return (ready, roots)
+        }
+        for folder in ready { reconcile(folder: folder) }
+        for root in roots { reconcile(root: root) }
+        if force { publish() }
+    }
+}
+
+/// The events between the watcher thread and the applier, bounded: past
+/// `capacity` events (an applier that cannot keep up with a storm) the
+/// backlog is dropped and replaced by one overflow event, which makes the
+/// applier rescan, exactly as after the kernel's own queue overflows. Memory
+/// stays bounded; nothing is silently lost.
+final class EventQueue: Sendable {
+    private struct Contents {
+        var events: [InotifyEvent] = []
+        var stopping = false
+    }
+
+    private let contents = ConditionLocked(Contents())
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+    }
+
+    /// Queues events; called on the watcher thread.
+    func append(_ batch: [InotifyEvent]) {
+        contents.mutateAndBroadcast { queue in
+            if queue.events.count + batch.count > capacity {
+                queue.events = [InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: [])]
+            } else {
+                queue.events.append(contentsOf: batch)
+            }
+        }
+    }
+
+    /// Takes every queued event, waiting up to `timeout` (forever when nil)
+    /// for one: empty after a timeout, nil once stopped.
+    func take(timeout: Duration?) -> [InotifyEvent]? {
+        let deadline = timeout.map { ContinuousClock.now + $0 }
+        return contents.wait(until: { !$0.events.isEmpty || $0.stopping }, deadline: deadline) { queue in
+            if queue.stopping && queue.events.isEmpty { return nil }
+            defer { queue.events.removeAll(keepingCapacity: true) }
+            return queue.events
+        }
+    }
+
+    /// Puts events back at the head (a folder's held-back events, once its
+    /// listing is in the index).
+    func requeue(_ held: [InotifyEvent]) {
+        contents.mutateAndBroadcast { $0.events.insert(contentsOf: held, at: 0) }
+    }
+
+    func stop() {
+        contents.mutateAndBroadcast { $0.stopping = true }
+    }
+}
+
+extension LiveEngine {
+    /// Puts a folder's held-back events back at the head of the queue.
+    func requeue(_ held: [InotifyEvent]) {
+        events.requeue(held)
+    }
+}

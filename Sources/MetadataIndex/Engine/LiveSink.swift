@@ -1,0 +1,174 @@
+import Synchronization
+import SystemPackage
+
+/// The crawl sink of the live engine: watches each folder before listing
+/// it, inserts entries, records changes when crawling because of events, and
+/// grafts existing roots that a new, larger root contains.
+final class LiveSink: CrawlSink, Sendable {
+    let engine: LiveEngine
+    /// Record insertions and changes for subscribers (event-driven crawls
+    /// and rescans); a first gather records nothing.
+    let recording: Bool
+    private let progress: ProgressCounter?
+
+    init(engine: LiveEngine, recording: Bool, progress: ProgressCounter? = nil) {
+        self.engine = engine
+        self.recording = recording
+        self.progress = progress
+    }
+
+    /// Folders whose contents the rules exclude, found in one listing:
+    /// watched (for their own attributes) once the lock is released.
+    struct Worker {
+        var watchOnly: [(EntryID, [CChar])] = []
+    }
+
+    func makeWorker() -> Worker { Worker() }
+
+    func beginRoot(_ root: CrawlRoot, status: FileStatus) -> EntryID {
+        preconditionFailure("the live engine crawls from open folders")
+    }
+
+    func willList(_ folder: EntryID, directory: FileDescriptor, worker: inout Worker) {
+        engine.state.withLock { s in
+            s.listing.insert(folder.rawValue)
+            // Opened: whatever kept it unreadable is over.
+            if case .unreadable = s.folderProblems[folder.rawValue] { s.folderProblems[folder.rawValue] = nil }
+        }
+        // The watch goes in before the listing (and without the lock: the
+        // watcher thread takes it to record the new watch).
+        if case .failure(let error) = engine.addWatch(directory, context: UInt64(folder.rawValue)) {
+            engine.state.withLock { $0.recordWatchFailure(folder.rawValue, error) }
+        }
+    }
+
+    func didList(
+        _ folder: EntryID, batch: borrowing CrawlBatch, directory: FileDescriptor,
+        worker: inout Worker, subfolders: inout [EntryID?]
+    ) {
+        let (inserted, held) = engine.state.withLock { s -> (Int, [InotifyEvent]?) in
+            let index = s.index
+            guard index.contains(folder), index.kind(of: folder) == .folder else {
+                s.listing.remove(folder.rawValue)
+                s.deferred[folder.rawValue] = nil
+                return (0, nil)
+            }
+            let root = index.root(of: folder).rawValue
+            var inserted = 0
+            // Only checked when other roots exist (grafting a root the new one contains).
+            let folderPath: [UInt8]? = s.roots.count > 1 ? s.pathBytes(of: folder.rawValue) : nil
+            for entry in batch.entries {
+                batch.withName(of: entry) { name in
+                    if entry.descend, let status = entry.status, let folderPath,
+                        let inner = s.innerRoot(
+                            matching: status,
+                            path: folderPath + (folderPath.last == 0x2F ? [] : [0x2F]) + Array(name),
+                            except: root)
+                    {
+                        s.graft(inner, into: folder, name: name, outer: root)
+                        subfolders.append(nil)
+                        return
+                    }
+                    let metadata = entry.status.map(EntryMetadata.init) ?? EntryMetadata(kind: entry.kind)
+                    if let existing = index.child(named: name, in: folder), index.kind(of: existing) != metadata.kind {
+                        s.removeEntry(existing.rawValue)
+                    }
+                    let (id, outcome) = index.upsert(
+                        name: name, in: folder, metadata: metadata, device: entry.status?.device)
+                    if recording {
+                        switch outcome {
+                        case .inserted:
+                            s.changes.added.insert(id.rawValue)
+                            s.noteConflictCopy(id.rawValue)
+                        case .updated(let changed): if changed { s.changes.changed.insert(id.rawValue) }
+                        }
+                    }
+                    inserted += 1
+                    if entry.descend {
+                        subfolders.append(id)
+                    } else if metadata.kind == .folder && s.folderToWatch[id.rawValue] == nil
+                        && !s.descends(into: id.rawValue)
+                    {
+                        worker.watchOnly.append((id, Array(name.bindMemory(to: CChar.self)) + [0]))
+                    }
+                }
+            }
+            s.listing.remove(folder.rawValue)
+            return (inserted, s.deferred.removeValue(forKey: folder.rawValue))
+        }
+        // Events that arrived while the folder was listed apply after it.
+        if let held { engine.requeue(held) }
+        for (id, name) in worker.watchOnly {
+            let opened = name.withUnsafeBufferPointer { DirectoryHandle.openChild($0.baseAddress!, of: directory) }
+            guard case .success(let child) = opened else { continue }
+            engine.watchOnly(id.rawValue, handle: child)
+        }
+        worker.watchOnly.removeAll(keepingCapacity: true)
+        progress?.add(inserted)
+    }
+
+    func path(of folder: EntryID, child name: UnsafeRawBufferPointer?) -> FilePath {
+        engine.state.withLock { s in
+            var bytes = s.pathBytes(of: folder.rawValue)
+            if let name {
+                if bytes.last != 0x2F { bytes.append(0x2F) }
+                bytes.append(contentsOf: name)
+            }
+            return FilePath.fromBytes(bytes)
+        }
+    }
+
+    func warn(_ warning: CrawlWarning, worker: inout Worker) {}
+
+    /// A folder this crawl could not open or list. Not allowed to (a
+    /// permission): a problem the subscribers hear about, retried when the
+    /// folder's entry changes. Renamed or removed meanwhile: its known
+    /// contents stay (a rescan's sweep must not remove what was not looked
+    /// at) and it is rescanned once its path is current again.
+    func didFail(_ folder: EntryID, error: Errno, worker: inout Worker) {
+        engine.state.withLock { s in
+            guard s.index.contains(folder) else { return }
+            s.index.setMark(folder.rawValue, true)
+            s.index.forEachDescendant(of: folder) { s.index.setMark($0.rawValue, true) }
+            s.listing.remove(folder.rawValue)
+            if let held = s.deferred.removeValue(forKey: folder.rawValue) { engine.requeue(held) }
+            if error == .permissionDenied || error == .notPermitted {
+                s.folderProblems[folder.rawValue] = .unreadable(error)
+            } else {
+                s.dirtyFolders.insert(folder.rawValue)
+            }
+        }
+    }
+}
+
+/// Counts the entries a gather has inserted and reports the running total
+/// at most every 100 ms, from the crawler thread that passes the mark (no
+/// timer thread).
+final class ProgressCounter: Sendable {
+    private let report: @Sendable (Int) -> Void
+    private let count = Atomic<Int>(0)
+    private let lastReport = Atomic<Int64>(0)
+    private static let period: Int64 = 100_000_000
+
+    init(_ report: @escaping @Sendable (Int) -> Void) {
+        self.report = report
+        lastReport.store(Self.now(), ordering: .relaxed)
+    }
+
+    func add(_ inserted: Int) {
+        let total = count.add(inserted, ordering: .relaxed).newValue
+        let now = Self.now()
+        let last = lastReport.load(ordering: .relaxed)
+        guard now - last >= Self.period,
+            lastReport.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        else { return }
+        report(total)
+    }
+
+    private static let origin = ContinuousClock.now
+
+    private static func now() -> Int64 {
+        let (seconds, attoseconds) = (ContinuousClock.now - origin).components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
