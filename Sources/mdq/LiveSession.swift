@@ -36,16 +36,16 @@ struct LiveSession {
         tokens.append(
             center.addObserver(forName: .metadataQueryDidFinishGathering, object: query, queue: nil) { _ in
                 printer.didFinish(query.results)
-                for error in query.errors { Diagnostics.warn(error.description) }
             })
         tokens.append(
             center.addObserver(forName: .metadataQueryDidUpdate, object: query, queue: nil) { note in
-                let info = note.userInfo ?? [:]
-                printer.didUpdate(
-                    added: info[MetadataQuery.addedItemsKey] as? [MetadataItem] ?? [],
-                    changed: info[MetadataQuery.changedItemsKey] as? [MetadataItem] ?? [],
-                    removed: info[MetadataQuery.removedItemsKey] as? [MetadataItem] ?? [],
-                    count: query.resultCount)
+                guard let update = note.userInfo?[MetadataQuery.updateKey] as? MetadataQuery.Update else { return }
+                printer.didUpdate(update, count: query.resultCount)
+            })
+        tokens.append(
+            center.addObserver(forName: .metadataQueryDidReportProblem, object: query, queue: nil) { note in
+                guard let error = note.userInfo?[MetadataQuery.problemKey] as? MetadataError else { return }
+                printer.warn(error)
             })
         ProcessEnvironment.onInterrupt { _ in
             // Stop first (no notification after this returns), then make

@@ -131,6 +131,9 @@ extension MetadataQuery {
             engine.unsubscribe(subscription)
             return
         }
+        for error in errors + scopeErrors {
+            post(.problem(error), generation: generation, synchronously: false)
+        }
         // The first message may have come before the subscription was
         // stored (its wake-up then found none): take it now.
         deliveryQueue.async { [weak self] in self?.drain(generation: generation) }

@@ -1,9 +1,27 @@
 import Foundation
 import MetadataIndex
 
-/// Prints a live query's notifications: the results once gathered, then one
-/// line per change (`+`, `-`, `~` and the path), or one JSON object per
-/// notification, or each new count.
+/// Prints a live query's notifications, in one of three forms.
+///
+/// Text (one record per line, or per NUL with `-0`): the results once
+/// gathered, then per update `- path` for each removed item (children
+/// first), `~ path` for each item changed in place, a `< old path` line
+/// directly followed by a `> new path` line for each item renamed or moved
+/// (so a reader can follow it), and `+ path` for each added item (parents
+/// first). `--attr` columns follow the path of `~`, `>`, `+` and `-` lines.
+///
+/// JSON (`--json`, one object per line): `{"event":"didStartGathering"}`,
+/// `{"event":"gatheringProgress","gathered":N}`, one
+/// `{"event":"result",...item}` line per initial result, then
+/// `{"event":"didFinishGathering","count":N}`; per update one
+/// `{"event":"didUpdate","added":[...],"changed":[...],"removed":[...]}`
+/// line (at most 50,000 items); `{"event":"warning",...}` for each problem.
+/// Every item has an `id`, stable for the life of the process; a changed
+/// item whose path changed has `previousPath`; a removed item has the path
+/// last printed for it.
+///
+/// Count (`--count`): the number of results once gathered, then each new
+/// number when it changes.
 final class LivePrinter: @unchecked Sendable {
     enum Mode {
         case lines(terminator: UInt8)
@@ -19,21 +37,13 @@ final class LivePrinter: @unchecked Sendable {
     /// `--attr` keys: columns after the path, or an `attributes` object.
     private let attributes: [String]
     private var progressShown = false
+    /// The count last printed in count mode.
+    private var lastCount: Int?
 
     init(mode: Mode, attributes: [String] = [], showProgress: Bool) {
         self.mode = mode
         self.attributes = attributes
         self.showProgress = showProgress
-    }
-
-    /// A JSON array of items with their `--attr` attributes.
-    private func appendJSON(_ items: [MetadataItem], to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "["))
-        for (i, item) in items.enumerated() {
-            if i > 0 { out.append(UInt8(ascii: ",")) }
-            AttributeText.appendJSON(item, attributes: attributes, to: &out)
-        }
-        out.append(UInt8(ascii: "]"))
     }
 
     func didStart() {
@@ -58,49 +68,124 @@ final class LivePrinter: @unchecked Sendable {
             for item in results {
                 AttributeText.appendLine(item, attributes: attributes, to: &out)
                 out.append(terminator)
+                if out.count >= 1 << 16 { write(&out) }
             }
         case .json:
-            out += Array("{\"event\":\"didFinishGathering\",\"count\":\(results.count),\"results\":".utf8)
-            appendJSON(results, to: &out)
-            out += Array("}\n".utf8)
+            // One line per result: a reader never holds the whole set in
+            // one line.
+            for item in results {
+                appendItem(item, event: "result", to: &out)
+                out.append(0x0A)
+                if out.count >= 1 << 16 { write(&out) }
+            }
+            out += Array("{\"event\":\"didFinishGathering\",\"count\":\(results.count)}\n".utf8)
         case .count:
+            lock.withLock { lastCount = results.count }
             out += Array("\(results.count)\n".utf8)
         }
-        write(out)
+        write(&out)
     }
 
-    func didUpdate(added: [MetadataItem], changed: [MetadataItem], removed: [MetadataItem], count: Int) {
+    func didUpdate(_ update: MetadataQuery.Update, count: Int) {
         var out: [UInt8] = []
         switch mode {
         case .lines(let terminator):
-            for (mark, items) in [
-                (UInt8(ascii: "-"), removed), (UInt8(ascii: "~"), changed), (UInt8(ascii: "+"), added),
-            ] {
-                for item in items {
-                    out += [mark, UInt8(ascii: " ")]
-                    AttributeText.appendLine(item, attributes: attributes, to: &out)
+            func line(_ mark: UInt8, _ item: MetadataItem) {
+                out += [mark, UInt8(ascii: " ")]
+                AttributeText.appendLine(item, attributes: attributes, to: &out)
+                out.append(terminator)
+            }
+            for item in update.removed { line(UInt8(ascii: "-"), item) }
+            for item in update.changed {
+                if let previous = update.previousPathBytes[item.id] {
+                    out += [UInt8(ascii: "<"), UInt8(ascii: " ")] + previous
                     out.append(terminator)
+                    line(UInt8(ascii: ">"), item)
+                } else {
+                    line(UInt8(ascii: "~"), item)
                 }
             }
+            for item in update.added { line(UInt8(ascii: "+"), item) }
         case .json:
             out += Array("{\"event\":\"didUpdate\",\"added\":".utf8)
-            appendJSON(added, to: &out)
+            appendArray(update.added, update, to: &out)
             out += Array(",\"changed\":".utf8)
-            appendJSON(changed, to: &out)
+            appendArray(update.changed, update, to: &out)
             out += Array(",\"removed\":".utf8)
-            appendJSON(removed, to: &out)
+            appendArray(update.removed, update, to: &out)
             out += Array("}\n".utf8)
         case .count:
-            out += Array("\(count)\n".utf8)
+            let changed = lock.withLock { () -> Bool in
+                defer { lastCount = count }
+                return lastCount != count
+            }
+            if changed { out += Array("\(count)\n".utf8) }
         }
-        write(out)
+        write(&out)
+    }
+
+    /// A problem: a `warning` event in JSON, a line on stderr otherwise.
+    func warn(_ error: MetadataError) {
+        guard case .json = mode else {
+            Diagnostics.warn(error.description)
+            return
+        }
+        var out = Array("{\"event\":\"warning\",\"code\":".utf8)
+        JSONLine.appendString(Array(error.code.description.utf8)[...], to: &out)
+        out += Array(",\"message\":".utf8)
+        JSONLine.appendString(Array(error.message.utf8)[...], to: &out)
+        if let path = error.path {
+            out += Array(",\"path\":".utf8)
+            let bytes = Array(path.string.utf8)
+            JSONLine.appendString(bytes[...], to: &out)
+        }
+        if let underlying = error.underlying {
+            out += Array(",\"error\":".utf8)
+            JSONLine.appendString(Array(underlying.description.utf8)[...], to: &out)
+        }
+        out += Array("}\n".utf8)
+        write(&out)
+    }
+
+    /// A JSON array of items, each with its id (and previous path).
+    private func appendArray(_ items: [MetadataItem], _ update: MetadataQuery.Update, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "["))
+        for (i, item) in items.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            appendItem(item, previousPath: update.previousPathBytes[item.id], to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+    }
+
+    /// `{"event":...,"id":N,"previousPath":...,` then the item's own fields.
+    private func appendItem(
+        _ item: MetadataItem, event: String? = nil, previousPath: [UInt8]? = nil, to out: inout [UInt8]
+    ) {
+        out.append(UInt8(ascii: "{"))
+        if let event { out += Array("\"event\":\"\(event)\",".utf8) }
+        out += Array("\"id\":\(item.id),".utf8)
+        if let previousPath {
+            out += Array("\"previousPath\":".utf8)
+            if !JSONLine.appendString(previousPath[...], to: &out) {
+                out += Array(",\"previousPathBase64\":\"\(Data(previousPath).base64EncodedString())\"".utf8)
+            }
+            out.append(UInt8(ascii: ","))
+        }
+        var object: [UInt8] = []
+        AttributeText.appendJSON(item, attributes: attributes, to: &object)
+        out += object.dropFirst()
     }
 
     /// Writes whole lines at once, so an interrupt never leaves half a line.
-    private func write(_ bytes: [UInt8]) {
+    private func write(_ bytes: inout [UInt8]) {
         lock.lock()
         defer { lock.unlock() }
-        StandardOutput.write(bytes)
+        StandardOutput.flush(&bytes)
+    }
+
+    private func write(_ bytes: [UInt8]) {
+        var bytes = bytes
+        write(&bytes)
     }
 
     /// Waits for a write in progress, then holds the lock so none starts.

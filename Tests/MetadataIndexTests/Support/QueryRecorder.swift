@@ -13,6 +13,7 @@ final class QueryRecorder: @unchecked Sendable {
         var added: [MetadataItem] = []
         var changed: [MetadataItem] = []
         var removed: [MetadataItem] = []
+        var update: MetadataQuery.Update?
     }
 
     let records = Locked<[Record]>([])
@@ -34,6 +35,7 @@ final class QueryRecorder: @unchecked Sendable {
                         record.added = note.userInfo?[MetadataQuery.addedItemsKey] as? [MetadataItem] ?? []
                         record.changed = note.userInfo?[MetadataQuery.changedItemsKey] as? [MetadataItem] ?? []
                         record.removed = note.userInfo?[MetadataQuery.removedItemsKey] as? [MetadataItem] ?? []
+                        record.update = note.userInfo?[MetadataQuery.updateKey] as? MetadataQuery.Update
                     }
                     self.records.withLock { $0.append(record) }
                 })
@@ -46,6 +48,8 @@ final class QueryRecorder: @unchecked Sendable {
 
     var kinds: [Kind] { records.withLock { $0.map(\.kind) } }
     var updates: [Record] { records.withLock { $0.filter { $0.kind == .update } } }
+    /// Every update delivered, in order.
+    var deliveredUpdates: [MetadataQuery.Update] { records.withLock { $0.compactMap(\.update) } }
 
     /// Waits until `condition` holds, polling every 5 ms, up to `timeout`.
     @discardableResult

@@ -1,3 +1,5 @@
+import TestSupport
+
 @testable import MetadataIndex
 
 /// Random predicate trees from the grammar, for round-trip and

@@ -1,15 +1,25 @@
 import Foundation
 import Glibc
-import Synchronization
-import SystemPackage
 
-@testable import MetadataIndex
+/// A small, fast, seeded generator (SplitMix64): the same seed gives the
+/// same storm on every run.
+package struct SeededGenerator: RandomNumberGenerator {
+    package var state: UInt64
+    package init(seed: UInt64) { state = seed }
+    package mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
 
 /// A seeded generator of filesystem operations inside a scope folder and an
 /// outside folder (for moves across the scope boundary).
-struct Storm {
-    let scope: String
-    let outside: String
+package struct Storm {
+    package let scope: String
+    package let outside: String
     var random: SeededGenerator
     /// Relative folders known to exist (may be stale after random ops; every
     /// op tolerates failure).
@@ -21,7 +31,7 @@ struct Storm {
     let names = ["a.txt", "b.txt", "c.png", "d", "report.pdf", "x", "caf\u{E9}.md", "e.txt", "f"]
     let folderNames = ["docs", "sub", "deep", "photos", "tmp", "z"]
 
-    init(scope: String, outside: String, seed: UInt64, protected: Set<String> = []) {
+    package init(scope: String, outside: String, seed: UInt64, protected: Set<String> = []) {
         self.scope = scope
         self.outside = outside
         self.protected = protected
@@ -38,16 +48,27 @@ struct Storm {
     private func full(_ relative: String) -> String { relative.isEmpty ? scope : scope + "/" + relative }
     private func join(_ folder: String, _ name: String) -> String { folder.isEmpty ? name : folder + "/" + name }
 
-    mutating func run(operations: Int) {
+    package mutating func run(operations: Int) {
         for _ in 0..<operations { step() }
     }
 
-    mutating func step() {
+    package mutating func step() {
         let folder = pick(folders)
         let name = pick(names)
         let path = full(join(folder, name))
         switch Int.random(in: 0..<100, using: &random) {
-        case 0..<25:  // create or overwrite a file
+        case 0..<8:  // an atomic save: written aside, renamed over the name
+            // Editors hide the temporary (`.name.swp`) or not (`name~`).
+            let aside = Bool.random(using: &random) ? "." + name + ".tmp" : name + "~"
+            let temporary = full(join(folder, aside))
+            let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            if fd >= 0 {
+                let bytes = Int.random(in: 1..<64, using: &random)
+                _ = [UInt8](repeating: 0x62, count: bytes).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+                close(fd)
+                _ = rename(temporary, path)
+            }
+        case 8..<25:  // create or overwrite a file
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             if fd >= 0 {
                 let bytes = Int.random(in: 0..<64, using: &random)
@@ -150,26 +171,4 @@ struct Storm {
     private func removeTree(_ path: String) {
         try? FileManager.default.removeItem(atPath: path)
     }
-}
-
-/// The paths a fresh crawl finds for a predicate under a folder.
-func freshCrawl(_ folder: FilePath, _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
-    try freshCrawl(roots: [CrawlRoot(path: folder)], predicate, hidden: hidden)
-}
-
-/// The paths a fresh crawl of `roots` finds for a predicate.
-func freshCrawl(roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
-    Set(try freshCrawlBytes(roots: roots, predicate, hidden: hidden).map { String(decoding: $0, as: UTF8.self) })
-}
-
-/// The paths, byte for byte, a fresh crawl of `roots` finds for a predicate.
-func freshCrawlBytes(roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<[UInt8]> {
-    let found = Locked<Set<[UInt8]>>([])
-    try OneShotSearch(
-        roots: roots, predicate: predicate, crawlOptions: CrawlOptions(includeHidden: hidden)
-    )
-    .run(onBatch: { batch in
-        found.withLock { for i in 0..<batch.count { $0.insert(Array(batch[i].pathBytes)) } }
-    })
-    return found.withLock { $0 }
 }

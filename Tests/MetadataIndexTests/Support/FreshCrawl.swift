@@ -1,0 +1,131 @@
+import Foundation
+import Glibc
+import Synchronization
+import SystemPackage
+
+@testable import MetadataIndex
+
+/// The paths a fresh crawl finds for a predicate under a folder.
+func freshCrawl(_ folder: FilePath, _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
+    try freshCrawl(roots: [CrawlRoot(path: folder)], predicate, hidden: hidden)
+}
+
+/// The paths a fresh crawl of `roots` finds for a predicate.
+func freshCrawl(roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<String> {
+    Set(try freshCrawlBytes(roots: roots, predicate, hidden: hidden).map { String(decoding: $0, as: UTF8.self) })
+}
+
+/// The paths, byte for byte, a fresh crawl of `roots` finds for a predicate.
+func freshCrawlBytes(roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false) throws -> Set<[UInt8]> {
+    let found = Locked<Set<[UInt8]>>([])
+    try OneShotSearch(
+        roots: roots, predicate: predicate, crawlOptions: CrawlOptions(includeHidden: hidden)
+    )
+    .run(onBatch: { batch in
+        found.withLock { for i in 0..<batch.count { $0.insert(Array(batch[i].pathBytes)) } }
+    })
+    return found.withLock { $0 }
+}
+
+/// Every item a fresh crawl of `roots` finds for a predicate, by path, with
+/// every attribute read now (as `mdq ls` reads them: statx, conflict
+/// copies from a listing of each folder, ubiquity from `container`).
+func freshItems(
+    roots: [CrawlRoot], _ predicate: MetadataPredicate, hidden: Bool = false, container: UbiquityContainer? = nil
+) throws -> [[UInt8]: MetadataItem] {
+    let found = Locked<[SearchResult]>([])
+    try OneShotSearch(
+        roots: roots, predicate: predicate, crawlOptions: CrawlOptions(includeHidden: hidden), includeMetadata: true
+    )
+    .run(onBatch: { batch in
+        found.withLock { for i in 0..<batch.count { $0.append(batch[i]) } }
+    })
+    let reader = MetadataItemReader(container: container)
+    var items: [[UInt8]: MetadataItem] = [:]
+    for result in found.withLock({ $0 }) {
+        let item = reader.item(for: result)
+        items[item.pathBytes] = item
+    }
+    return items
+}
+
+/// The attributes of `results` that differ from a fresh crawl's items, as
+/// readable lines (empty when every path and every attribute agree).
+func attributeDifferences(_ results: [MetadataItem], _ fresh: [[UInt8]: MetadataItem]) -> [String] {
+    var differences: [String] = []
+    var seen: Set<[UInt8]> = []
+    for item in results {
+        seen.insert(item.pathBytes)
+        guard let expected = fresh[item.pathBytes] else {
+            differences.append("extra \(item.path)")
+            continue
+        }
+        if !item.hasSameAttributes(as: expected) {
+            differences.append(
+                "stale \(item.path): \(item.kind) \(item.metadata) vs \(expected.kind) \(expected.metadata)"
+                    + " conflicts \(item.hasUnresolvedConflicts)/\(expected.hasUnresolvedConflicts)")
+        }
+    }
+    for path in fresh.keys where !seen.contains(path) {
+        differences.append("missing \(String(decoding: path, as: UTF8.self))")
+    }
+    return differences.sorted()
+}
+
+/// Replays a query's updates on its first results, by identity, checking
+/// what a sync client relies on: a removed item is one the client has, at
+/// the path it last saw; a changed item is one it has, and carries its old
+/// path exactly when it moved; an added item is new; no update holds a path
+/// in both `removed` and `added`; each list is in path order (removed in
+/// reverse). Returns the problems found and the replayed state.
+func replay(_ updates: [MetadataQuery.Update], on initial: [MetadataItem]) -> (
+    problems: [String], state: [UInt64: MetadataItem]
+) {
+    var state = Dictionary(uniqueKeysWithValues: initial.map { ($0.id, $0) })
+    var problems: [String] = []
+    func ordered(_ items: [MetadataItem], reversed: Bool) -> Bool {
+        zip(items, items.dropFirst()).allSatisfy { a, b in
+            reversed
+                ? b.pathBytes.lexicographicallyPrecedes(a.pathBytes)
+                : a.pathBytes.lexicographicallyPrecedes(b.pathBytes)
+        }
+    }
+    for update in updates {
+        let removedPaths = Set(update.removed.map(\.pathBytes))
+        for item in update.added where removedPaths.contains(item.pathBytes) {
+            problems.append("removed and added in one update: \(item.path)")
+        }
+        if !ordered(update.added, reversed: false) { problems.append("added out of path order") }
+        if !ordered(update.changed, reversed: false) { problems.append("changed out of path order") }
+        if !ordered(update.removed, reversed: true) { problems.append("removed out of reverse path order") }
+        for item in update.removed {
+            if let known = state[item.id] {
+                if known.pathBytes != item.pathBytes {
+                    problems.append("removed at another path than last seen: \(item.path)")
+                }
+            } else {
+                problems.append("removed something not there: \(item.path)")
+            }
+            state[item.id] = nil
+        }
+        for item in update.changed {
+            if let known = state[item.id] {
+                let previous = update.previousPathBytes[item.id]
+                if known.pathBytes != item.pathBytes && previous != known.pathBytes {
+                    problems.append("moved without its last seen path: \(item.path)")
+                }
+                if known.pathBytes == item.pathBytes && previous != nil {
+                    problems.append("previous path on an item that did not move: \(item.path)")
+                }
+            } else {
+                problems.append("changed something not there: \(item.path)")
+            }
+            state[item.id] = item
+        }
+        for item in update.added {
+            if state[item.id] != nil { problems.append("added twice: \(item.path)") }
+            state[item.id] = item
+        }
+    }
+    return (problems, state)
+}
