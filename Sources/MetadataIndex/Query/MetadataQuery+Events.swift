@@ -101,23 +101,35 @@ final class EventBuffer: Sendable {
         }
     }
 
-    /// The same events with every run of updates merged into one and only
-    /// the last progress count of each run kept.
+    /// The same events with runs of updates merged and only the last
+    /// progress count of each run kept.
+    ///
+    /// A run is cut where merging would make one item stand for another
+    /// (an item removed, then another added at its path): the reader knows
+    /// both identities from the query, so each keeps its own update.
     static func compact(_ events: [MetadataQuery.Event]) -> [MetadataQuery.Event] {
         var result: [MetadataQuery.Event] = []
         var updates: [MetadataQuery.Update] = []
+        var merged: MetadataQuery.Update?
         func flushUpdates() {
-            guard !updates.isEmpty else { return }
-            let merged = ResultDelta.update(ResultDelta.collapse(updates)).update
-            updates.removeAll()
-            if !(merged.added.isEmpty && merged.changed.isEmpty && merged.removed.isEmpty) {
+            if let merged, !(merged.added.isEmpty && merged.changed.isEmpty && merged.removed.isEmpty) {
                 result.append(.didUpdate(merged))
             }
+            updates.removeAll()
+            merged = nil
         }
         for event in events {
             switch event {
             case .didUpdate(let update):
-                updates.append(update)
+                let (candidate, transfers) = ResultDelta.update(ResultDelta.collapse(updates + [update]))
+                if transfers.isEmpty {
+                    updates.append(update)
+                    merged = candidate
+                } else {
+                    flushUpdates()
+                    updates = [update]
+                    merged = update
+                }
             case .gatheringProgress:
                 flushUpdates()
                 if case .gatheringProgress = result.last { result.removeLast() }
