@@ -61,6 +61,21 @@ package final class TemporaryDirectory {
         return path.appending(relative)
     }
 
+    /// Creates `count` empty files called `name(i)` in one folder (made if
+    /// needed): one `openat` each on the folder's descriptor, for fixtures
+    /// of tens of thousands of files.
+    package func files(_ count: Int, in relative: String, name: (Int) -> String) throws {
+        let folder = try folder(relative)
+        let fd = open(folder.string, O_RDONLY | O_DIRECTORY)
+        guard fd >= 0 else { throw Errno(rawValue: errno) }
+        defer { close(fd) }
+        for i in 0..<count {
+            let file = openat(fd, name(i), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            guard file >= 0 else { throw Errno(rawValue: errno) }
+            close(file)
+        }
+    }
+
     package func symlink(_ relative: String, to target: String) throws {
         let full = bytes(Array(relative.utf8))
         if let slash = full.lastIndex(of: 0x2F) { try makeFolders(Array(full[..<slash])) }

@@ -12,7 +12,7 @@ struct MDQSignalTests {
     static func bigTree() throws -> TemporaryDirectory {
         let temp = try TemporaryDirectory()
         for folder in 0..<20 {
-            for i in 0..<1000 { try temp.file("folder-\(folder)/a-file-with-a-long-name-to-fill-the-pipe-\(i).txt") }
+            try temp.files(1000, in: "folder-\(folder)") { "a-file-with-a-long-name-to-fill-the-pipe-\($0).txt" }
         }
         return temp
     }

@@ -6,6 +6,7 @@ import MetadataIndex
 final class LiveProcess: @unchecked Sendable {
     let process = Process()
     private let output = Buffer()
+    private let errors = Buffer()
 
     /// The bytes read so far, shared with the pipe's reading handler.
     final class Buffer: Sendable {
@@ -15,7 +16,14 @@ final class LiveProcess: @unchecked Sendable {
     private let pipe = Pipe()
     private let errorPipe = Pipe()
 
-    init(_ executable: String, _ arguments: [String]) throws {
+    init(_ executable: String, _ arguments: [String], unprivileged: Bool = false) throws {
+        var executable = executable
+        var arguments = arguments
+        if unprivileged {
+            // As "nobody", so folders can be unreadable (root reads them all).
+            arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", executable] + arguments
+            executable = "/usr/bin/setpriv"
+        }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = pipe
@@ -24,6 +32,10 @@ final class LiveProcess: @unchecked Sendable {
         pipe.fileHandleForReading.readabilityHandler = { [output] handle in
             let chunk = handle.availableData
             output.withLock { $0.append(chunk) }
+        }
+        errorPipe.fileHandleForReading.readabilityHandler = { [errors] handle in
+            let chunk = handle.availableData
+            errors.withLock { $0.append(chunk) }
         }
         try process.run()
     }
@@ -67,7 +79,40 @@ final class LiveProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
+    /// Everything written on stderr so far.
     var errorText: String {
-        String(decoding: errorPipe.fileHandleForReading.availableData, as: UTF8.self)
+        errors.withLock { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Waits (polling every 20 ms, up to `timeout`) until `condition` holds.
+    @discardableResult
+    func waitUntil(timeout: Double = 20, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
+
+    /// Waits (polling every 5 ms, up to `timeout`) until stderr satisfies `condition`.
+    @discardableResult
+    func waitForErrors(timeout: Double = 20, _ condition: (String) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while Date() < deadline {
+            if condition(errorText) { return true }
+            usleep(5_000)
+        }
+        return condition(errorText)
+    }
+
+    /// The inotify watches the process holds (from /proc/PID/fdinfo).
+    var inotifyWatchCount: Int {
+        let fdinfo = "/proc/\(process.processIdentifier)/fdinfo"
+        guard let descriptors = try? FileManager.default.contentsOfDirectory(atPath: fdinfo) else { return 0 }
+        return descriptors.reduce(0) { total, descriptor in
+            let text = (try? String(contentsOfFile: "\(fdinfo)/\(descriptor)", encoding: .utf8)) ?? ""
+            return total + text.split(separator: "\n").filter { $0.hasPrefix("inotify wd:") }.count
+        }
     }
 }
