@@ -10,8 +10,10 @@ import SystemPackage
 /// `mdq-live latency|burst|idle|memory [DIR]`: the live query figures.
 ///
 /// - latency: file created -> did update received, interval 0, 1000 files.
-/// - burst: 100,000 files created at once -> time until the query holds all
-///   of them, and how many a fresh crawl finds that the query lacks.
+/// - burst: 100,000 files created at once, then 10,000 of them saved
+///   atomically (written aside, renamed over) -> time until the query holds
+///   all of them with the saved sizes, and how many a fresh crawl finds that
+///   the query lacks.
 /// - idle: CPU used by the process over 10 s with a live query and no change.
 /// - memory DIR: peak RSS per entry with every folder of DIR watched.
 /// - sorted DIR: a TRUEPREDICATE query over DIR sorted by name (Finder
@@ -109,9 +111,26 @@ func burst() throws {
             close(fd)
         }
     }
+    // Then an atomic save of every tenth file, as editors and sync tools
+    // save: written aside, renamed over the file.
+    var saved: Set<[UInt8]> = []
+    for f in 0..<folders {
+        for i in stride(from: 0, to: 1000, by: 10) {
+            let path = "\(folder)/d\(f)/f\(i)"
+            let fd = open(path + ".tmp", O_WRONLY | O_CREAT, 0o644)
+            _ = "saved".withCString { write(fd, $0, 5) }
+            close(fd)
+            rename(path + ".tmp", path)
+            saved.insert(Array(path.utf8))
+        }
+    }
     let written = clock.now - start
     let expected = folders * 1000 + folders
-    while query.resultCount < expected && clock.now - start < .seconds(120) { usleep(1000) }
+    func convergedNow() -> Bool {
+        guard query.resultCount == expected else { return false }
+        return query.results.allSatisfy { !saved.contains($0.pathBytes) || $0.metadata.size == 5 }
+    }
+    while !convergedNow() && clock.now - start < .seconds(120) { usleep(10_000) }
     let converged = clock.now - start
     final class Collected: @unchecked Sendable {
         // Batches arrive one at a time (the search serialises them).
@@ -124,9 +143,9 @@ func burst() throws {
     let found = collected.paths
     let results = Set(query.results.map(\.pathBytes))
     print(String(
-        format: "burst of %d files in %d folders: written in %.3f s, query converged %.3f s after the first write; "
-            + "%d results, %d on disk, %d lost, %d extra",
-        folders * 1000, folders, Measure.seconds(written), Measure.seconds(converged), results.count, found.count,
+        format: "burst of %d files in %d folders and %d atomic saves: written in %.3f s, query converged (paths and "
+            + "sizes) %.3f s after the first write; %d results, %d on disk, %d lost, %d extra",
+        folders * 1000, folders, saved.count, Measure.seconds(written), Measure.seconds(converged), results.count, found.count,
         found.subtracting(results).count, results.subtracting(found).count))
     query.stop()
     try? FileManager.default.removeItem(atPath: folder)

@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 
 /// The crawl's shared work: folders not yet claimed by a thread.
@@ -7,47 +6,54 @@ import Synchronization
 /// queue when its stack runs dry or another thread is idle (then it donates
 /// its shallowest folders, the largest pieces of work). The crawl ends when
 /// every thread is waiting and the queue is empty.
-final class CrawlQueue<Job: Sendable>: @unchecked Sendable {
-    // `shared`, `waiting` and `finished` are guarded by `condition`.
-    private let condition = NSCondition()
-    private var shared: [Job]
-    private var waiting = 0
-    private var finished = false
+final class CrawlQueue<Job: Sendable>: Sendable {
+    private struct Shared {
+        var jobs: [Job]
+        /// Threads waiting for a job.
+        var waiting = 0
+        var finished = false
+    }
+
+    private let shared: ConditionLocked<Shared>
     private let workerCount: Int
     /// Threads waiting for work; read without the lock as a hint to donate.
     let idleWorkers = Atomic<Int>(0)
 
     init(jobs: [Job], workerCount: Int) {
-        shared = jobs
+        shared = ConditionLocked(Shared(jobs: jobs))
         self.workerCount = workerCount
     }
 
     /// The next job, waiting while other threads may still produce work;
     /// nil when the crawl is done.
     func take() -> Job? {
-        condition.lock()
-        defer { condition.unlock() }
         while true {
-            if let job = shared.popLast() { return job }
-            if finished { return nil }
-            waiting += 1
-            if waiting == workerCount {
-                finished = true
-                condition.broadcast()
+            // Either a job, the end, or this thread counts itself as waiting
+            // (the last one to wait ends the crawl for all).
+            let immediate = shared.mutateAndBroadcast { queue -> Job?? in
+                if let job = queue.jobs.popLast() { return .some(job) }
+                if queue.finished { return .some(nil) }
+                queue.waiting += 1
+                idleWorkers.store(queue.waiting, ordering: .relaxed)
+                if queue.waiting == workerCount {
+                    queue.finished = true
+                    return .some(nil)
+                }
                 return nil
             }
-            idleWorkers.store(waiting, ordering: .relaxed)
-            condition.wait()
-            waiting -= 1
-            idleWorkers.store(waiting, ordering: .relaxed)
+            if let immediate { return immediate }
+            let woken = shared.wait(until: { !$0.jobs.isEmpty || $0.finished }) { queue -> Job?? in
+                queue.waiting -= 1
+                idleWorkers.store(queue.waiting, ordering: .relaxed)
+                if let job = queue.jobs.popLast() { return .some(job) }
+                return queue.finished ? .some(nil) : nil
+            }
+            if let woken { return woken }
         }
     }
 
     /// Hands jobs to idle threads.
     func donate(_ jobs: ArraySlice<Job>) {
-        condition.lock()
-        shared.append(contentsOf: jobs)
-        condition.broadcast()
-        condition.unlock()
+        shared.mutateAndBroadcast { $0.jobs.append(contentsOf: jobs) }
     }
 }

@@ -1,28 +1,27 @@
-import Foundation
 import SystemPackage
 
 /// A crawl sink that inserts every entry into a `FileIndex`.
 ///
 /// Crawler threads list and stat in parallel; insertion is serialised by one
 /// lock taken once per folder, which is cheap next to the system calls.
-final class IndexSink: CrawlSink, @unchecked Sendable {
-    // `index` and `warnings` are only touched under `lock`.
-    private let lock = NSLock()
-    private let index: FileIndex
-    private var warnings: [CrawlWarning] = []
+final class IndexSink: CrawlSink, Sendable {
+    private struct State {
+        let index: FileIndex
+        var warnings: [CrawlWarning] = []
+    }
+
+    private let state: Locked<State>
     private let onWarning: (@Sendable (CrawlWarning) -> Void)?
 
     init(index: FileIndex, onWarning: (@Sendable (CrawlWarning) -> Void)?) {
-        self.index = index
+        state = Locked(State(index: index))
         self.onWarning = onWarning
     }
 
     func makeWorker() {}
 
     func beginRoot(_ root: CrawlRoot, status: FileStatus) -> EntryID {
-        lock.withLock {
-            index.addRoot(path: root.path, metadata: EntryMetadata(status), device: status.device)
-        }
+        state.withLock { $0.index.addRoot(path: root.path, metadata: EntryMetadata(status), device: status.device) }
     }
 
     func willList(_ folder: EntryID, directory: FileDescriptor, worker: inout Void) {}
@@ -31,26 +30,27 @@ final class IndexSink: CrawlSink, @unchecked Sendable {
         _ folder: EntryID, batch: borrowing CrawlBatch, directory: FileDescriptor,
         worker: inout Void, subfolders: inout [EntryID?]
     ) {
-        lock.lock()
-        defer { lock.unlock() }
-        // A folder that had no children cannot hold any of these names yet
-        // (one listing never repeats a name), so the lookup is skipped.
-        let fresh = index.hasNoChildren(folder)
-        for entry in batch.entries {
-            let metadata = entry.status.map(EntryMetadata.init) ?? EntryMetadata(kind: entry.kind)
-            let id = batch.withName(of: entry) { name in
-                fresh
-                    ? index.insertNew(name: name, in: folder, metadata: metadata, device: entry.status?.device)
-                    : index.insert(name: name, in: folder, metadata: metadata, device: entry.status?.device)
+        state.withLock { state in
+            let index = state.index
+            // A folder that had no children cannot hold any of these names yet
+            // (one listing never repeats a name), so the lookup is skipped.
+            let fresh = index.hasNoChildren(folder)
+            for entry in batch.entries {
+                let metadata = entry.status.map(EntryMetadata.init) ?? EntryMetadata(kind: entry.kind)
+                let id = batch.withName(of: entry) { name in
+                    fresh
+                        ? index.insertNew(name: name, in: folder, metadata: metadata, device: entry.status?.device)
+                        : index.insert(name: name, in: folder, metadata: metadata, device: entry.status?.device)
+                }
+                if entry.descend { subfolders.append(id) }
             }
-            if entry.descend { subfolders.append(id) }
         }
     }
 
     func path(of folder: EntryID, child name: UnsafeRawBufferPointer?) -> FilePath {
-        lock.withLock {
+        state.withLock { state in
             var bytes: [UInt8] = []
-            index.appendPath(of: folder.rawValue, to: &bytes)
+            state.index.appendPath(of: folder.rawValue, to: &bytes)
             if let name {
                 if bytes.last != 0x2F { bytes.append(0x2F) }
                 bytes.append(contentsOf: name)
@@ -60,12 +60,12 @@ final class IndexSink: CrawlSink, @unchecked Sendable {
     }
 
     func warn(_ warning: CrawlWarning, worker: inout Void) {
-        lock.withLock { warnings.append(warning) }
+        state.withLock { $0.warnings.append(warning) }
         onWarning?(warning)
     }
 
     var collectedWarnings: [CrawlWarning] {
-        lock.withLock { warnings }
+        state.withLock { $0.warnings }
     }
 }
 

@@ -30,7 +30,7 @@ import SystemPackage
 /// engines using it are its owners. A folder watched by two owners is one
 /// kernel watch; its events go to both. Each owner may have its own watch
 /// limit (tests inject one).
-final class InotifyWatcher: @unchecked Sendable {
+final class InotifyWatcher: Sendable {
     /// What to do with events: called on the watcher thread, in order.
     typealias EventHandler = @Sendable ([InotifyEvent]) -> Void
     /// Called on the watcher thread right after a watch is added, before any
@@ -53,31 +53,20 @@ final class InotifyWatcher: @unchecked Sendable {
     }
 
     /// A one-shot rendezvous between a requester and the watcher thread.
-    final class Completion: @unchecked Sendable {
-        // `result` is written once under `condition` before `signal`.
-        private let condition = NSCondition()
-        private var result: Result<Int32, Errno>?
+    final class Completion: Sendable {
+        private let result = ConditionLocked<Result<Int32, Errno>?>(nil)
 
         func finish(_ value: Result<Int32, Errno>) {
-            condition.lock()
-            result = value
-            condition.signal()
-            condition.unlock()
+            result.mutateAndBroadcast { $0 = value }
         }
 
         func wait() -> Result<Int32, Errno> {
-            condition.lock()
-            defer { condition.unlock() }
-            while result == nil { condition.wait() }
-            return result!
+            result.wait(until: { $0 != nil }) { $0! }
         }
     }
 
-    /// Queued requests, guarded by `requestLock` (a pthread mutex, which
-    /// ThreadSanitizer understands; `Synchronization.Mutex` on Linux syncs
-    /// through futexes it cannot see).
-    private var requests: [Request] = []
-    private let requestLock = NSLock()
+    /// Queued requests (a leaf lock: nothing else is taken while held).
+    private let requests = Locked<[Request]>([])
     private let wakePending = Atomic<Bool>(false)
     private let controlFolder: FilePath
     private let controlDescriptor: CInt
@@ -89,7 +78,6 @@ final class InotifyWatcher: @unchecked Sendable {
     private let owners = Locked<[Int: Owner]>([:])
     private let routes = Locked<[Int32: WatchOwners]>([:])
     private let nextOwner = Atomic<Int>(1)
-    private var thread: pthread_t?
 
     private static let sharedWatcher = Locked<InotifyWatcher?>(nil)
 
@@ -148,16 +136,11 @@ final class InotifyWatcher: @unchecked Sendable {
                 underlying: Errno(rawValue: errno))
         }
         controlWatch = try Self.watchControlFolder(controlFolder, descriptor: inotifyDescriptor)
-        let box = Unmanaged.passRetained(self)
-        var thread = pthread_t()
-        pthread_create(
-            &thread, nil,
-            { context in
-                let watcher = Unmanaged<InotifyWatcher>.fromOpaque(context!).takeRetainedValue()
-                watcher.run()
-                return nil
-            }, box.toOpaque())
-        self.thread = thread
+        // The watcher lives as long as the process: its thread holds it.
+        guard WorkerThreads.start(name: "mdq-inotify", { [self] in run() }) != nil else {
+            throw MetadataError(
+                code: .watcherUnavailable, message: "cannot start the watcher's thread (the thread limit)")
+        }
     }
 
     /// Watches the folder open at `descriptor`, waiting until the watch is
@@ -209,7 +192,7 @@ final class InotifyWatcher: @unchecked Sendable {
     }
 
     private func enqueue(_ request: Request) {
-        requestLock.withLock { requests.append(request) }
+        requests.withLock { $0.append(request) }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             // Touch the control file: an IN_ATTRIB on the control watch ends
             // the watcher thread's wait.
@@ -271,7 +254,7 @@ final class InotifyWatcher: @unchecked Sendable {
     /// the process).
     private func serveRequests() -> Bool {
         wakePending.store(false, ordering: .releasing)
-        let pending = requestLock.withLock { () -> [Request] in
+        let pending = requests.withLock { requests -> [Request] in
             defer { requests.removeAll(keepingCapacity: true) }
             return requests
         }

@@ -22,23 +22,28 @@ import MetadataIndex
 ///
 /// Count (`--count`): the number of results once gathered, then each new
 /// number when it changes.
-final class LivePrinter: @unchecked Sendable {
+final class LivePrinter: Sendable {
     enum Mode {
         case lines(terminator: UInt8)
         case json
         case count
     }
 
-    // Notifications arrive one at a time on the query's serial queue;
-    // `lock` also orders the final flush on interrupt.
-    private let lock = NSLock()
+    /// Notifications arrive one at a time on the query's serial queue; the
+    /// lock also orders the final flush on interrupt.
+    private struct State {
+        var progressShown = false
+        /// The count last printed in count mode.
+        var lastCount: Int?
+        /// Set on interrupt: nothing more is written.
+        var closed = false
+    }
+
+    private let state = Locked(State())
     private let mode: Mode
     private let showProgress: Bool
     /// `--attr` keys: columns after the path, or an `attributes` object.
     private let attributes: [String]
-    private var progressShown = false
-    /// The count last printed in count mode.
-    private var lastCount: Int?
 
     init(mode: Mode, attributes: [String] = [], showProgress: Bool) {
         self.mode = mode
@@ -55,13 +60,13 @@ final class LivePrinter: @unchecked Sendable {
             write(Array("{\"event\":\"gatheringProgress\",\"gathered\":\(gathered)}\n".utf8))
         }
         if showProgress {
-            lock.withLock { progressShown = true }
+            state.withLock { $0.progressShown = true }
             Diagnostics.status("gathering… \(gathered) items")
         }
     }
 
     func didFinish(_ results: [MetadataItem]) {
-        if lock.withLock({ progressShown }) { Diagnostics.status(nil) }
+        if state.withLock({ $0.progressShown }) { Diagnostics.status(nil) }
         var out: [UInt8] = []
         switch mode {
         case .lines(let terminator):
@@ -80,7 +85,7 @@ final class LivePrinter: @unchecked Sendable {
             }
             out += Array("{\"event\":\"didFinishGathering\",\"count\":\(results.count)}\n".utf8)
         case .count:
-            lock.withLock { lastCount = results.count }
+            state.withLock { $0.lastCount = results.count }
             out += Array("\(results.count)\n".utf8)
         }
         write(&out)
@@ -115,9 +120,9 @@ final class LivePrinter: @unchecked Sendable {
             appendArray(update.removed, update, to: &out)
             out += Array("}\n".utf8)
         case .count:
-            let changed = lock.withLock { () -> Bool in
-                defer { lastCount = count }
-                return lastCount != count
+            let changed = state.withLock { state -> Bool in
+                defer { state.lastCount = count }
+                return state.lastCount != count
             }
             if changed { out += Array("\(count)\n".utf8) }
         }
@@ -178,9 +183,9 @@ final class LivePrinter: @unchecked Sendable {
 
     /// Writes whole lines at once, so an interrupt never leaves half a line.
     private func write(_ bytes: inout [UInt8]) {
-        lock.lock()
-        defer { lock.unlock() }
-        StandardOutput.flush(&bytes)
+        state.withLock { state in
+            if state.closed { bytes.removeAll() } else { StandardOutput.flush(&bytes) }
+        }
     }
 
     private func write(_ bytes: [UInt8]) {
@@ -188,8 +193,8 @@ final class LivePrinter: @unchecked Sendable {
         write(&bytes)
     }
 
-    /// Waits for a write in progress, then holds the lock so none starts.
+    /// Waits for a write in progress; none starts afterwards.
     func quiesce() {
-        lock.lock()
+        state.withLock { $0.closed = true }
     }
 }
