@@ -88,10 +88,13 @@ public final class FileIndex {
     struct ColumnHandle {
         let addChunk: (Int) -> Void
         let deallocate: (Int) -> Void
+        /// A chunk's storage, for snapshots.
+        let chunk: (Int) -> UnsafeMutableRawPointer
         let elementSize: Int
         init<E>(_ column: ChunkedColumn<E>) {
             addChunk = column.addChunk
             deallocate = { column.deallocate(chunkCount: $0) }
+            chunk = { UnsafeMutableRawPointer(column.chunk($0)) }
             elementSize = MemoryLayout<E>.stride
         }
         func deallocate(chunkCount: Int) { deallocate(chunkCount) }

@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// All entry names, as raw bytes, in 1 MiB chunks.
 ///
 /// A name is addressed by a 32-bit offset (`chunk << 20 | offset`) and a length
@@ -66,4 +68,37 @@ final class NameArena {
     }
 
     var allocatedBytes: Int { chunkCount * Self.chunkSize }
+
+    /// The bytes in use: every chunk, the last one up to its top (for snapshots).
+    func forEachUsedChunk(_ body: (UnsafeRawBufferPointer) throws(Errno) -> Void) throws(Errno) {
+        for chunk in 0..<chunkCount {
+            try body(UnsafeRawBufferPointer(start: table[chunk], count: chunk == chunkCount - 1 ? top : Self.chunkSize))
+        }
+    }
+
+    /// The free spans by length (for snapshots).
+    var spans: [[UInt32]] { freeSpans }
+
+    /// The bytes used, as `forEachUsedChunk` gives them.
+    var usedBytes: Int { chunkCount == 0 ? 0 : (chunkCount - 1) * Self.chunkSize + top }
+
+    /// Restores the arena from `usedBytes` bytes and its free spans; the
+    /// arena must be empty.
+    func restore(_ bytes: UnsafeRawBufferPointer, freeSpans spans: [[UInt32]]) {
+        precondition(chunkCount == 0, "restore into a used arena")
+        var offset = 0
+        while offset < bytes.count {
+            let length = min(Self.chunkSize, bytes.count - offset)
+            let storage = UnsafeMutablePointer<UInt8>.allocate(capacity: Self.chunkSize)
+            storage.initialize(
+                from: bytes.baseAddress!.advanced(by: offset).assumingMemoryBound(to: UInt8.self), count: length)
+            (table + chunkCount).initialize(to: storage)
+            chunkCount += 1
+            top = length
+            offset += length
+        }
+        if chunkCount == 0 { top = Self.chunkSize }
+        freeSpans = spans
+        freeBytes = spans.enumerated().reduce(0) { $0 + $1.offset * $1.element.count }
+    }
 }

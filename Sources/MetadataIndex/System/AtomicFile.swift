@@ -1,0 +1,149 @@
+import Glibc
+import SystemPackage
+
+/// A file replaced atomically: written to a temporary beside it, flushed to
+/// disk (`fsync`), renamed over the old one and the folder flushed, so a
+/// crash at any moment leaves the old file or the new one, never a mix.
+/// The file is private to its owner (mode 0600).
+struct AtomicFileWriter: ~Copyable {
+    let destination: FilePath
+    private let temporary: FilePath
+    private let descriptor: FileDescriptor
+    private var buffer: [UInt8] = []
+    private var finished = false
+    /// Bytes written so far (header included).
+    private(set) var offset: Int = 0
+
+    /// Creates the temporary file beside `destination`.
+    ///
+    /// - Throws: the `Errno` of `open`.
+    init(replacing destination: FilePath) throws(Errno) {
+        self.destination = destination
+        temporary = FilePath(destination.string + ".tmp-\(getpid())")
+        let opened = temporary.withPlatformString { path in
+            syscallResult { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        }
+        switch opened {
+        case .success(let fd): descriptor = FileDescriptor(rawValue: fd)
+        case .failure(let error): throw error
+        }
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    deinit {
+        if !finished {
+            closeDescriptor(descriptor.rawValue)
+            _ = temporary.withPlatformString { unlink($0) }
+        }
+    }
+
+    /// Appends bytes (buffered).
+    mutating func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        offset += bytes.count
+        if buffer.count + bytes.count > buffer.capacity { try flush() }
+        if bytes.count >= buffer.capacity {
+            try writeAll(bytes)
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    /// Overwrites bytes already written at `position` (a header patched
+    /// once the payload's checksum is known).
+    mutating func overwrite(_ bytes: UnsafeRawBufferPointer, at position: Int) throws(Errno) {
+        try flush()
+        var done = 0
+        while done < bytes.count {
+            let rc = syscallResult {
+                pwrite(descriptor.rawValue, bytes.baseAddress! + done, bytes.count - done, off_t(position + done))
+            }
+            switch rc {
+            case .success(let n): done += n
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    /// Flushes, syncs and renames the file into place, then syncs its folder.
+    mutating func commit() throws(Errno) {
+        try flush()
+        if case .failure(let error) = syscallResult({ fsync(descriptor.rawValue) }) { throw error }
+        closeDescriptor(descriptor.rawValue)
+        finished = true
+        let renamed = temporary.withPlatformString { from in
+            destination.withPlatformString { to in syscallResult { rename(from, to) } }
+        }
+        if case .failure(let error) = renamed {
+            _ = temporary.withPlatformString { unlink($0) }
+            throw error
+        }
+        // The rename itself must reach the disk.
+        let folder = destination.removingLastComponent()
+        if case .success(let handle) = DirectoryHandle.open(path: folder.isEmpty ? "." : folder) {
+            _ = fsync(handle.descriptor.rawValue)
+        }
+    }
+
+    private mutating func flush() throws(Errno) {
+        guard !buffer.isEmpty else { return }
+        let pending = buffer
+        buffer.removeAll(keepingCapacity: true)
+        try withBytes(of: pending) { (bytes) throws(Errno) in try writeAll(bytes) }
+    }
+
+    private func writeAll(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+        var done = 0
+        while done < bytes.count {
+            switch syscallResult({ Glibc.write(descriptor.rawValue, bytes.baseAddress! + done, bytes.count - done) }) {
+            case .success(let n): done += n
+            case .failure(let error): throw error
+            }
+        }
+    }
+
+    /// Removes temporaries a writer killed mid-write left beside `destination`.
+    static func removeLeftovers(of destination: FilePath) {
+        let folder = destination.removingLastComponent()
+        guard let name = destination.lastComponent?.string,
+            case .success(let handle) = DirectoryHandle.open(path: folder)
+        else { return }
+        var reader = DirectoryReader(capacity: 64 * 1024)
+        var stale: [String] = []
+        _ = reader.forEachEntry(of: handle.descriptor) { entry in
+            let entryName = String(
+                decoding: UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength), as: UTF8.self)
+            if entryName.hasPrefix(name + ".tmp-") { stale.append(entryName) }
+        }
+        for entry in stale { _ = unlinkat(handle.descriptor.rawValue, entry, 0) }
+    }
+}
+
+/// Reads a whole file into memory.
+///
+/// - Throws: the `Errno` of `open`, `fstat` or `read`.
+func readWholeFile(_ path: FilePath, limit: Int = 1 << 34) throws(Errno) -> [UInt8] {
+    let opened = path.withPlatformString { path in syscallResult { open(path, O_RDONLY | O_CLOEXEC) } }
+    let fd: CInt
+    switch opened {
+    case .success(let value): fd = value
+    case .failure(let error): throw error
+    }
+    defer { closeDescriptor(fd) }
+    var info = stat()
+    if case .failure(let error) = syscallResult({ fstat(fd, &info) }) { throw error }
+    let size = Int(info.st_size)
+    guard size <= limit else { throw Errno.fileTooLarge }
+    var bytes = [UInt8](repeating: 0, count: size)
+    var done = 0
+    while done < size {
+        let result = bytes.withUnsafeMutableBytes { buffer in
+            syscallResult { read(fd, buffer.baseAddress! + done, size - done) }
+        }
+        switch result {
+        case .success(0): return Array(bytes[..<done])
+        case .success(let n): done += n
+        case .failure(let error): throw error
+        }
+    }
+    return bytes
+}

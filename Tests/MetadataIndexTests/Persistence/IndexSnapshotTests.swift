@@ -1,0 +1,137 @@
+import Foundation
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+/// Snapshots of an index: what is written comes back exactly; anything
+/// else is refused with a reason, never trusted, never a crash.
+struct IndexSnapshotTests {
+    /// The xxHash64 reference values (seed 0).
+    @Test(arguments: [
+        ("", 0xEF46_DB37_51D8_E999 as UInt64), ("a", 0xD24E_C4F1_A98C_6E5B), ("abc", 0x44BC_2CF5_AD77_0999),
+        ("Nobody inspects the spammish repetition", 0xFBCE_A83C_8A37_8BF1),
+    ])
+    func checksumMatchesTheReferenceVectors(text: String, expected: UInt64) {
+        var whole = Checksum64()
+        Array(text.utf8).withUnsafeBytes { whole.update($0) }
+        #expect(whole.finalize() == expected)
+        // Fed one byte at a time: the same.
+        var pieces = Checksum64()
+        for byte in text.utf8 { [byte].withUnsafeBytes { pieces.update($0) } }
+        #expect(pieces.finalize() == expected)
+    }
+
+    /// An index of a generated tree with removals (free slots, arena
+    /// holes), large values and several roots.
+    static func sampleIndex() throws -> (FileIndex, TemporaryDirectory) {
+        let temp = try TemporaryDirectory()
+        for i in 0..<300 {
+            try temp.file("a/d\(i % 7)/caf\u{E9}-\(i).txt", contents: String(repeating: "x", count: i % 5))
+        }
+        for i in 0..<50 { try temp.file("b/\(i)") }
+        let index = FileIndex()
+        try index.gather([CrawlRoot(path: temp.path.appending("a")), CrawlRoot(path: temp.path.appending("b"))])
+        let root = index.roots.first { index.path(of: $0) == temp.path.appending("a") }!
+        for child in index.children(of: root).prefix(2) { index.remove(child) }
+        let first = index.children(of: index.children(of: root)[0])[0]
+        index.update(first, metadata: EntryMetadata(kind: .file, size: 1 << 40, inode: 1 << 40))
+        index.beginQuarantine()
+        index.remove(index.children(of: index.children(of: root)[0])[1])
+        return (index, temp)
+    }
+
+    static func bytes(of index: FileIndex, extra: [UInt8] = [1, 2, 3]) throws -> [UInt8] {
+        let temp = try TemporaryDirectory()
+        let file = temp.path.appending("snapshot")
+        var writer = try AtomicFileWriter(replacing: file)
+        try IndexSnapshot.write(index, extra: extra, written: Timestamp(nanosecondsSinceEpoch: 42), to: &writer)
+        try writer.commit()
+        return try readWholeFile(file)
+    }
+
+    /// Every entry as (path, metadata).
+    static func contents(_ index: FileIndex) -> [String: EntryMetadata] {
+        var result: [String: EntryMetadata] = [:]
+        index.forEachEntry { result[index.path(of: $0).string] = index.metadata(of: $0) }
+        return result
+    }
+
+    @Test func roundTripKeepsEveryEntry() throws {
+        let (index, _) = try Self.sampleIndex()
+        let loaded = try IndexSnapshot.load(try Self.bytes(of: index))
+        #expect(loaded.extra == [1, 2, 3])
+        #expect(loaded.written == Timestamp(nanosecondsSinceEpoch: 42))
+        #expect(Self.contents(loaded.index) == Self.contents(index))
+        loaded.index._checkInvariants()
+        // Lookups and queries work, and the index keeps changing correctly.
+        let predicate = try MetadataPredicate("kMDItemFSName LIKE[cd] 'cafe-1*.txt'")
+        #expect(loaded.index.count(matching: predicate) == index.count(matching: predicate))
+        let root = try #require(loaded.index.roots.first { loaded.index.path(of: $0).lastComponent == "a" })
+        let folder = try #require(loaded.index.children(of: root).first { loaded.index.kind(of: $0) == .folder })
+        loaded.index.insert(name: Array("new".utf8), in: folder, metadata: EntryMetadata(kind: .file))
+        loaded.index.remove(folder)
+        loaded.index._checkInvariants()
+    }
+
+    @Test func emptyIndexRoundTrips() throws {
+        let loaded = try IndexSnapshot.load(try Self.bytes(of: FileIndex(), extra: []))
+        #expect(loaded.index.count == 0)
+        loaded.index._checkInvariants()
+    }
+
+    @Test func truncatedSnapshotsAreRefused() throws {
+        let (index, _) = try Self.sampleIndex()
+        let bytes = try Self.bytes(of: index)
+        for length in [0, 7, 47, 48, 100, bytes.count / 2, bytes.count - 1] {
+            #expect(throws: IndexSnapshot.Refusal.self) { try IndexSnapshot.load(Array(bytes.prefix(length))) }
+        }
+        #expect(throws: IndexSnapshot.Refusal.self) { try IndexSnapshot.load(bytes + [0]) }
+    }
+
+    @Test func corruptedSnapshotsAreRefused() throws {
+        let (index, _) = try Self.sampleIndex()
+        let bytes = try Self.bytes(of: index)
+        var random = SeededGenerator(seed: 3)
+        for _ in 0..<50 {
+            var damaged = bytes
+            let at = Int.random(in: 48..<damaged.count, using: &random)
+            damaged[at] ^= UInt8.random(in: 1...255, using: &random)
+            #expect(throws: IndexSnapshot.Refusal.self) { try IndexSnapshot.load(damaged) }
+        }
+        var foreign = bytes
+        foreign[8] = 9  // another format version
+        let refusal = #expect(throws: IndexSnapshot.Refusal.self) { try IndexSnapshot.load(foreign) }
+        #expect(refusal?.reason.contains("format 9") == true)
+    }
+
+    /// Bytes with a valid checksum but broken links (a bug, or a file
+    /// written by hand) are refused by the structural check.
+    @Test func structurallyBrokenSnapshotsAreRefused() throws {
+        for damage in 0..<4 {
+            let (copy, _) = try Self.sampleIndex()
+            let victim = copy.children(of: copy.roots[0])[0].rawValue
+            switch damage {
+            case 0: copy.parentColumn[victim] = victim  // its own parent
+            case 1: copy.nameOffsetColumn[victim] = UInt32.max - 10  // name outside the arena
+            case 2: copy.nextSiblingColumn[victim] = victim  // a sibling cycle
+            default: copy.hashNextColumn[victim] = 5_000_000  // out of range
+            }
+            #expect(throws: IndexSnapshot.Refusal.self) { try IndexSnapshot.load(try Self.bytes(of: copy)) }
+        }
+    }
+
+    /// Random bytes of every size, and random damage to a valid header:
+    /// refused, never a crash.
+    @Test(arguments: 1...3 as ClosedRange<UInt64>)
+    func arbitraryBytesAreRefused(seed: UInt64) throws {
+        var random = SeededGenerator(seed: seed)
+        for _ in 0..<200 {
+            let length = Int.random(in: 0..<400, using: &random)
+            var bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            if length >= 8 && Bool.random(using: &random) { bytes.replaceSubrange(0..<8, with: IndexSnapshot.magic) }
+            #expect(throws: IndexSnapshot.Refusal.self) { try IndexSnapshot.load(bytes) }
+        }
+    }
+}
