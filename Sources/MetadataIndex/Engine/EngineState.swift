@@ -70,7 +70,7 @@ enum FolderProblem: Equatable {
 /// folder) but never crawl, never wait for the watcher thread, and never
 /// call client code.
 final class EngineState {
-    let index = FileIndex()
+    let index: FileIndex
     var watchToFolder: [Int32: UInt32] = [:]
     var folderToWatch: [UInt32: Int32] = [:]
     /// Folders being listed; their events wait in `deferred` until the
@@ -104,7 +104,12 @@ final class EngineState {
     /// Removes a watch (queued to the watcher thread; never waits).
     let removeWatch: (Int32) -> Void
 
-    init(removeWatch: @escaping (Int32) -> Void) {
+    /// Restored roots not yet checked against the disk: their entries may
+    /// be stale and they have no watches until `LiveEngine.verify()`.
+    var unverifiedRoots: Set<UInt32> = []
+
+    init(index: FileIndex = FileIndex(), removeWatch: @escaping (Int32) -> Void) {
+        self.index = index
         self.removeWatch = removeWatch
         // Freed ids are held back until every subscriber has been told of
         // their removal (`releaseRemovedIDs`), so an id never stands for two
@@ -491,7 +496,9 @@ final class EngineState {
             guard index.kind(of: id) == .folder, folderToWatch[raw] == nil, !listing.contains(raw),
                 folderProblems[raw] == nil
             else { return }
-            if roots[index.root(of: id).rawValue]?.missing ?? true { return }
+            let root = index.root(of: id).rawValue
+            // Restored roots are watched by their verification, not here.
+            if roots[root]?.missing ?? true || unverifiedRoots.contains(root) { return }
             dirtyFolders.insert(raw)
         }
     }

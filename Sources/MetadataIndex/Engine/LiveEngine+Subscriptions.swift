@@ -114,11 +114,11 @@ extension EngineState {
                 reresolveAnchors(of: record)
                 var added: [EntrySnapshot] = []
                 var changed: [EntrySnapshot] = []
-                var removed: [UInt32] = []
+                var removed: [UInt64] = []
                 var conflicts = ConflictCache()
                 for id in batch.removed where record.members.contains(id) {
                     record.members.remove(id)
-                    removed.append(id)
+                    removed.append(UInt64(id))
                 }
                 for id in touched {
                     let matches =
@@ -132,7 +132,7 @@ extension EngineState {
                         changed.append(snapshot(id, conflicts: &conflicts))
                     case (true, false):
                         record.members.remove(id)
-                        removed.append(id)
+                        removed.append(UInt64(id))
                     case (false, false):
                         break
                     }
@@ -157,7 +157,7 @@ extension EngineState {
     /// What a subscriber needs to know of an entry.
     func snapshot(_ id: UInt32, conflicts: inout ConflictCache) -> EntrySnapshot {
         EntrySnapshot(
-            entry: id, pathBytes: pathBytes(of: id), kind: index.kind(of: EntryID(id)),
+            entry: UInt64(id), pathBytes: pathBytes(of: id), kind: index.kind(of: EntryID(id)),
             metadata: index.metadata(of: EntryID(id)), hasUnresolvedConflicts: conflicts.hasCopies(id, in: index),
             conflictOriginalPathBytes: index.conflictOriginal(of: id).map { pathBytes(of: $0) })
     }

@@ -49,9 +49,14 @@ package final class LiveEngine: Sendable {
     ///     kernel queue overflow).
     /// - Throws: `MetadataError` `.watcherUnavailable` when inotify or the
     ///   applier thread cannot start.
-    package init(watchLimit: Int? = nil, crawlThreads: Int? = nil, eventCapacity: Int = 1 << 20)
+    package convenience init(watchLimit: Int? = nil, crawlThreads: Int? = nil, eventCapacity: Int = 1 << 20)
         throws(MetadataError)
     {
+        try self.init(index: FileIndex(), watchLimit: watchLimit, crawlThreads: crawlThreads, eventCapacity: eventCapacity)
+    }
+
+    /// An engine over an existing index (restored from a snapshot).
+    init(index: FileIndex, watchLimit: Int?, crawlThreads: Int?, eventCapacity: Int) throws(MetadataError) {
         self.crawlThreads = crawlThreads ?? max(2, ProcessLimits.processorCount)
         watcher = try InotifyWatcher.shared()
         let events = EventQueue(capacity: eventCapacity)
@@ -67,7 +72,7 @@ package final class LiveEngine: Sendable {
             onEvents: { batch in events.append(batch) })
         let watcher = watcher
         let owner = owner
-        state = Locked(EngineState(removeWatch: { watch in watcher.removeWatch(watch, owner: owner) }))
+        state = Locked(EngineState(index: index, removeWatch: { watch in watcher.removeWatch(watch, owner: owner) }))
         box.engine = self
         let started = WorkerThreads.start(name: "mdq-applier") { [weak self] in
             while let engine = self, engine.applyNext() {}

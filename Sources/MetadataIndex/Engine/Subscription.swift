@@ -3,9 +3,10 @@ public import SystemPackage
 /// What the engine knows of one matching entry at the moment it reported
 /// it: enough to build an item without touching the index again.
 package struct EntrySnapshot: Sendable, Equatable {
-    /// The engine's entry id; reused by the engine after the entry is
-    /// reported gone, so subscribers map it to identities of their own.
-    package var entry: UInt32
+    /// The engine's entry id, reused by the engine after the entry is
+    /// reported gone (so subscribers map it to identities of their own); or,
+    /// for a query served by the daemon, the daemon's item id.
+    package var entry: UInt64
     package var pathBytes: [UInt8]
     package var kind: EntryKind
     package var metadata: EntryMetadata
@@ -24,7 +25,7 @@ package enum SubscriptionMessage: Sendable {
     /// Entries that started matching, entries that changed and still
     /// match, and entries that stopped matching (or are gone), since the
     /// previous message.
-    case changes(added: [EntrySnapshot], changed: [EntrySnapshot], removed: [UInt32])
+    case changes(added: [EntrySnapshot], changed: [EntrySnapshot], removed: [UInt64])
     /// The subscriber fell behind and messages were dropped: it must call
     /// `LiveEngine.resynchronize(_:)`, which queues a fresh snapshot.
     case resynchronize

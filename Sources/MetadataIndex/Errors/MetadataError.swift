@@ -17,6 +17,8 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case containerNotFound
             case watcherUnavailable
             case invalidArgument
+            case persistence
+            case daemon
         }
 
         private let value: Value
@@ -36,6 +38,12 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
         public static let watcherUnavailable = Code(.watcherUnavailable)
         /// An API argument is out of range or inconsistent.
         public static let invalidArgument = Code(.invalidArgument)
+        /// A snapshot or state file of the daemon could not be written, or
+        /// was refused when read (`message` says why); `path` names it.
+        public static let persistence = Code(.persistence)
+        /// The index daemon could not be reached, refused a request, or
+        /// went away; `message` says which.
+        public static let daemon = Code(.daemon)
 
         public var description: String {
             switch value {
@@ -46,6 +54,8 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case .containerNotFound: "container not found"
             case .watcherUnavailable: "watcher unavailable"
             case .invalidArgument: "invalid argument"
+            case .persistence: "persistence"
+            case .daemon: "daemon"
             }
         }
     }
@@ -119,5 +129,17 @@ extension MetadataError {
         default:
             MetadataError(code: .scopeUnreadable, message: "cannot read scope folder", path: path, underlying: error)
         }
+    }
+}
+
+extension MetadataError {
+    /// A snapshot or state file that could not be written or was refused.
+    static func persistence(_ message: String, path: FilePath, underlying: Errno? = nil) -> MetadataError {
+        MetadataError(code: .persistence, message: message, path: path, underlying: underlying)
+    }
+
+    /// The daemon could not be reached or refused a request.
+    static func daemon(_ message: String, path: FilePath? = nil, underlying: Errno? = nil) -> MetadataError {
+        MetadataError(code: .daemon, message: message, path: path, underlying: underlying)
     }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A point in time as the filesystem reports it: nanoseconds since the Unix
 /// epoch, stored in 8 bytes (good from 1677 to 2262).
 public struct Timestamp: Hashable, Comparable, Sendable {
@@ -15,6 +17,11 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         } else {
             nanosecondsSinceEpoch = product.addingReportingOverflow(Int64(nanoseconds)).partialValue
         }
+    }
+
+    /// The current time.
+    public static var now: Timestamp {
+        Timestamp(nanosecondsSinceEpoch: Int64((Date().timeIntervalSince1970 * 1e9).rounded()))
     }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {

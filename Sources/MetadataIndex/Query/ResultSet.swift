@@ -25,14 +25,14 @@ struct ResultSet {
     /// change that moved items.
     private var positions: [UInt64: Int]? = [:]
     /// The current results: engine entry to identity.
-    private var identities: [UInt32: UInt64] = [:]
+    private var identities: [UInt64: UInt64] = [:]
     /// Identities whose current state may differ from the delivered one.
     private var overlay: [UInt64: Current] = [:]
     private var nextIdentity: UInt64 = 1
 
     private struct Current {
         /// The engine entry, nil when the item is gone.
-        var entry: UInt32?
+        var entry: UInt64?
         var item: MetadataItem?
     }
 
@@ -66,7 +66,7 @@ struct ResultSet {
     }
 
     /// Records an engine message's changes in the current state.
-    mutating func apply(added: [EntrySnapshot], changed: [EntrySnapshot], removed: [UInt32]) {
+    mutating func apply(added: [EntrySnapshot], changed: [EntrySnapshot], removed: [UInt64]) {
         for entry in removed {
             if let id = identities.removeValue(forKey: entry) { overlay[id] = Current(entry: nil, item: nil) }
         }
@@ -87,7 +87,7 @@ struct ResultSet {
     /// from the current state becomes pending changes. An entry keeps its
     /// identity when it is still the same file (inode) or at the same path.
     mutating func resynchronize(_ snapshots: [EntrySnapshot]) {
-        var fresh: [UInt32: UInt64] = [:]
+        var fresh: [UInt64: UInt64] = [:]
         var kept: Set<UInt64> = []
         for snapshot in snapshots {
             var id: UInt64?

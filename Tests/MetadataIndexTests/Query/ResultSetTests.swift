@@ -8,7 +8,7 @@ import Testing
 /// each sequence of engine changes.
 struct ResultSetTests {
     /// An engine snapshot of a file.
-    static func snapshot(_ entry: UInt32, _ path: String, size: UInt64 = 1, inode: UInt64? = nil) -> EntrySnapshot {
+    static func snapshot(_ entry: UInt64, _ path: String, size: UInt64 = 1, inode: UInt64? = nil) -> EntrySnapshot {
         EntrySnapshot(
             entry: entry, pathBytes: Array(path.utf8), kind: .file,
             metadata: EntryMetadata(
@@ -17,7 +17,7 @@ struct ResultSetTests {
             hasUnresolvedConflicts: false)
     }
 
-    static func folder(_ entry: UInt32, _ path: String) -> EntrySnapshot {
+    static func folder(_ entry: UInt64, _ path: String) -> EntrySnapshot {
         EntrySnapshot(
             entry: entry, pathBytes: Array(path.utf8), kind: .folder,
             metadata: EntryMetadata(
@@ -129,9 +129,9 @@ struct ResultSetTests {
     }
 
     @Test func largeUpdatesAreSplitInOrder() throws {
-        var set = makeSet((0..<5).map { Self.snapshot(UInt32($0), "/s/old\($0)") })
+        var set = makeSet((0..<5).map { Self.snapshot(UInt64($0), "/s/old\($0)") })
         set.apply(
-            added: (10..<17).map { Self.snapshot(UInt32($0), "/s/new\($0)") }, changed: [],
+            added: (10..<17).map { Self.snapshot(UInt64($0), "/s/new\($0)") }, changed: [],
             removed: [0, 1, 2, 3, 4])
         let updates = set.takeUpdates(limit: 4)
         #expect(updates.map { $0.added.count + $0.changed.count + $0.removed.count } == [4, 4, 4])
@@ -173,13 +173,13 @@ struct ResultSetTests {
         let initial = set.visible
         var updates: [MetadataQuery.Update] = []
         // The engine's view: entry -> path, paths unique.
-        var entries: [UInt32: String] = [:]
-        var nextEntry: UInt32 = 1
+        var entries: [UInt64: String] = [:]
+        var nextEntry: UInt64 = 1
         let names = (0..<12).map { "/s/f\($0)" }
         for round in 0..<200 {
             var added: [EntrySnapshot] = []
             var changed: [EntrySnapshot] = []
-            var removed: [UInt32] = []
+            var removed: [UInt64] = []
             for _ in 0..<Int.random(in: 1...4, using: &random) {
                 let free = names.filter { !entries.values.contains($0) }
                 switch Int.random(in: 0..<4, using: &random) {

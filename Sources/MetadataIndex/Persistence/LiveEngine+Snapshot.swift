@@ -1,0 +1,161 @@
+package import SystemPackage
+
+extension LiveEngine {
+    /// Saves the index and the engine's roots (with their rules) to `path`,
+    /// atomically (see `AtomicFileWriter`).
+    ///
+    /// The index is written to the page cache under the engine's lock (tens
+    /// of milliseconds for a million entries: events queue meanwhile and
+    /// queries wait), then flushed to disk and renamed into place after
+    /// the lock is released.
+    ///
+    /// - Throws: `MetadataError` `.persistence` naming the file.
+    package func saveSnapshot(to path: FilePath) throws(MetadataError) {
+        AtomicFileWriter.removeLeftovers(of: path)
+        var writer: AtomicFileWriter
+        do {
+            writer = try AtomicFileWriter(replacing: path)
+        } catch {
+            throw MetadataError.persistence("cannot write the index snapshot", path: path, underlying: error)
+        }
+        let now = Timestamp.now
+        let written: Result<Void, Errno> = state.withLock { s in
+            do throws(Errno) {
+                try IndexSnapshot.write(s.index, extra: s.encodedRoots(), written: now, to: &writer)
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        do {
+            try written.get()
+            try writer.commit()
+        } catch {
+            throw MetadataError.persistence("cannot write the index snapshot", path: path, underlying: error)
+        }
+    }
+
+    /// An engine whose index and roots come from the snapshot at `path`.
+    /// Its roots are neither watched nor checked until `verify()`; queries
+    /// answered before then may be stale.
+    ///
+    /// - Throws: `MetadataError` `.persistence` with the reason when the
+    ///   file is missing, unreadable, truncated, corrupted, of another
+    ///   format or inconsistent: the caller crawls instead.
+    package static func restoring(
+        from path: FilePath, watchLimit: Int? = nil, crawlThreads: Int? = nil
+    ) throws(MetadataError) -> (engine: LiveEngine, written: Timestamp) {
+        let bytes: [UInt8]
+        do {
+            bytes = try readWholeFile(path)
+        } catch {
+            throw MetadataError.persistence("cannot read the index snapshot", path: path, underlying: error)
+        }
+        let loaded: IndexSnapshot.Loaded
+        let roots: [UInt32: EngineRoot]
+        do {
+            loaded = try IndexSnapshot.load(bytes)
+            roots = try EngineState.decodeRoots(loaded.extra, index: loaded.index)
+        } catch {
+            throw MetadataError.persistence("index snapshot discarded (\(error.reason))", path: path)
+        }
+        let engine = try LiveEngine(
+            index: loaded.index, watchLimit: watchLimit, crawlThreads: crawlThreads, eventCapacity: 1 << 20)
+        engine.state.withLock { s in
+            s.roots = roots
+            s.unverifiedRoots = Set(roots.keys)
+        }
+        return (engine, loaded.written)
+    }
+
+    /// Whether some restored root has not been checked against the disk
+    /// yet (results may be stale).
+    package var isVerifying: Bool { state.withLock { !$0.unverifiedRoots.isEmpty } }
+
+    /// Checks every restored root against the disk: watches every folder
+    /// and re-lists and re-stats everything (each root on every core), and
+    /// tells subscribers what changed while nothing watched, as ordinary
+    /// changes. Roots gone meanwhile are watched for. Returns when done.
+    package func verify() {
+        let roots = state.withLock { Array($0.unverifiedRoots) }
+        for root in roots {
+            reconcile(root: root)
+            state.withLock { _ = $0.unverifiedRoots.remove(root) }
+            publish()
+        }
+        let missing = state.withLock { s in s.roots.filter { $0.value.missing }.map(\.key) }
+        for root in missing { recoverRoot(root) }
+        publish()
+    }
+
+    /// Drops restored roots no scope uses (a scope removed while the
+    /// engine was down).
+    package func dropUnusedRoots() {
+        state.withLock { s in
+            for (id, root) in s.roots where root.users <= 0 {
+                s.roots[id] = nil
+                s.unverifiedRoots.remove(id)
+                s.dropWatches(under: id)
+                s.index.remove(EntryID(id))
+            }
+        }
+    }
+}
+
+extension EngineState {
+    /// The roots and their rules, for a snapshot's `XTRA` section.
+    func encodedRoots() -> [UInt8] {
+        var out = ByteWriter()
+        out.append(UInt32(roots.count))
+        for (id, root) in roots.sorted(by: { $0.key < $1.key }) {
+            out.append(id)
+            out.appendBlob(root.path.bytes)
+            out.append(UInt8((root.rules.includeHidden ? 1 : 0) | (root.rules.stayOnFileSystem ? 2 : 0) | (root.missing ? 4 : 0)))
+            for names in [root.rules.excludedFolderNames, root.rules.excludedRootChildNames] {
+                out.append(UInt32(names.count))
+                for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) { out.appendBlob(name) }
+            }
+            out.append(root.device.major)
+            out.append(root.device.minor)
+            out.append(root.inode)
+        }
+        return out.bytes
+    }
+
+    /// Roots from a snapshot, each checked to be a root of `index`.
+    static func decodeRoots(_ bytes: [UInt8], index: FileIndex) throws(IndexSnapshot.Refusal) -> [UInt32: EngineRoot] {
+        try withBytes(of: bytes) { (raw) throws(IndexSnapshot.Refusal) in
+            var reader = ByteReader(raw)
+            var roots: [UInt32: EngineRoot] = [:]
+            let count: UInt32 = try reader.read()
+            for _ in 0..<count {
+                let id: UInt32 = try reader.read()
+                let path = FilePath.fromBytes(try reader.readBlob())
+                let flags: UInt8 = try reader.read()
+                var sets: [Set<[UInt8]>] = []
+                for _ in 0..<2 {
+                    let n: UInt32 = try reader.read()
+                    guard Int(n) <= reader.remaining / 4 else { throw IndexSnapshot.Refusal(reason: "root rules") }
+                    var names: Set<[UInt8]> = []
+                    for _ in 0..<n { names.insert(try reader.readBlob()) }
+                    sets.append(names)
+                }
+                let device = DeviceNumber(major: try reader.read(), minor: try reader.read())
+                let inode: UInt64 = try reader.read()
+                guard index.contains(EntryID(id)), index.isRoot(EntryID(id)), index.path(of: EntryID(id)) == path else {
+                    throw IndexSnapshot.Refusal(reason: "root \(path) is not in the index")
+                }
+                roots[id] = EngineRoot(
+                    path: path,
+                    rules: ScopeRules(
+                        includeHidden: flags & 1 != 0, excludedFolderNames: sets[0], excludedRootChildNames: sets[1],
+                        stayOnFileSystem: flags & 2 != 0),
+                    device: device, inode: inode, users: 0, missing: flags & 4 != 0)
+            }
+            guard reader.isAtEnd, Set(roots.keys) == Set(index.rootPaths.keys) else {
+                throw IndexSnapshot.Refusal(reason: "the roots do not match the index")
+            }
+            return roots
+        }
+    }
+}
