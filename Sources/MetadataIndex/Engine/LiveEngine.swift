@@ -52,7 +52,8 @@ package final class LiveEngine: Sendable {
     package convenience init(watchLimit: Int? = nil, crawlThreads: Int? = nil, eventCapacity: Int = 1 << 20)
         throws(MetadataError)
     {
-        try self.init(index: FileIndex(), watchLimit: watchLimit, crawlThreads: crawlThreads, eventCapacity: eventCapacity)
+        try self.init(
+            index: FileIndex(), watchLimit: watchLimit, crawlThreads: crawlThreads, eventCapacity: eventCapacity)
     }
 
     /// An engine over an existing index (restored from a snapshot).

@@ -110,7 +110,10 @@ extension EngineState {
         for (id, root) in roots.sorted(by: { $0.key < $1.key }) {
             out.append(id)
             out.appendBlob(root.path.bytes)
-            out.append(UInt8((root.rules.includeHidden ? 1 : 0) | (root.rules.stayOnFileSystem ? 2 : 0) | (root.missing ? 4 : 0)))
+            out.append(
+                UInt8(
+                    (root.rules.includeHidden ? 1 : 0) | (root.rules.stayOnFileSystem ? 2 : 0) | (root.missing ? 4 : 0))
+            )
             for names in [root.rules.excludedFolderNames, root.rules.excludedRootChildNames] {
                 out.append(UInt32(names.count))
                 for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) { out.appendBlob(name) }

@@ -54,6 +54,28 @@ enum ResultDelta {
         var gone: [UInt64] = []
         // Deterministic whatever the dictionary order: by path.
         removed.sort { changes[$0]!.before!.pathBytes.lexicographicallyPrecedes(changes[$1]!.before!.pathBytes) }
+        // A removed item and an added one that are the same file (inode and
+        // birth time, which a rename keeps and a reused inode does not) moved
+        // where nothing could pair the rename (a rescan, a restart): a change
+        // of the item the client has, at its new path.
+        var addedFiles: [FileIdentity: UInt64] = [:]
+        for id in added.sorted() {
+            if let key = FileIdentity(changes[id]!.after!) { addedFiles[key] = addedFiles[key] ?? id }
+        }
+        if !addedFiles.isEmpty {
+            removed = removed.filter { moved in
+                guard let key = FileIdentity(changes[moved]!.before!),
+                    let arriving = addedFiles.removeValue(forKey: key)
+                else { return true }
+                changes[moved]!.after = changes[arriving]!.after!.withIdentity(moved)
+                changes[arriving] = nil
+                added.remove(arriving)
+                arrivedAt[changes[moved]!.after!.pathBytes] = nil
+                changed.insert(moved)
+                transfers.append(Transfer(from: arriving, to: moved))
+                return false
+            }
+        }
         var work = removed.reversed() as [UInt64]
         while let replaced = work.popLast() {
             let path = changes[replaced]!.before!.pathBytes
@@ -88,6 +110,27 @@ enum ResultDelta {
             }
         }
         return (update, transfers)
+    }
+
+    /// What stays the same when a file is renamed: its inode, and its birth
+    /// time (or, where the filesystem keeps none, its modification time and
+    /// size), which tell it from a new file that reuses a freed inode.
+    struct FileIdentity: Hashable {
+        var inode: UInt64
+        var kind: EntryKind
+        var birth: Int64?
+        var modification: Int64?
+        var size: UInt64?
+
+        init?(_ item: MetadataItem) {
+            let metadata = item.metadata
+            guard metadata.inode != 0, metadata.isStatted else { return nil }
+            inode = metadata.inode
+            kind = item.kind
+            birth = metadata.birthTime?.nanosecondsSinceEpoch
+            modification = birth == nil ? metadata.modificationTime?.nanosecondsSinceEpoch : nil
+            size = birth == nil && item.kind != .folder ? metadata.size : nil
+        }
     }
 
     /// The identity `to` now stands for the current item of `from`.

@@ -235,6 +235,33 @@ struct ResultSetTests {
         #expect(Set(state.keys) == Set(set.visible.map(\.id)))
     }
 
+    /// A rename nothing paired (a rescan, a restart) is recognised by the
+    /// file's inode and birth time; a new file that reuses a freed inode is
+    /// not mistaken for it.
+    @Test func renamesAreRecognisedByInodeAndBirthTime() throws {
+        func file(_ entry: UInt64, _ path: String, inode: UInt64, born: Int64) -> EntrySnapshot {
+            EntrySnapshot(
+                entry: entry, pathBytes: Array(path.utf8), kind: .file,
+                metadata: EntryMetadata(
+                    kind: .file, size: 3, modificationTime: Timestamp(nanosecondsSinceEpoch: 5),
+                    birthTime: Timestamp(nanosecondsSinceEpoch: born), inode: inode),
+                hasUnresolvedConflicts: false)
+        }
+        var set = makeSet([file(1, "/s/a", inode: 77, born: 100), file(2, "/s/b", inode: 88, born: 200)])
+        let (a, b) = (set.visible[0].id, set.visible[1].id)
+        set.apply(
+            added: [file(3, "/s/moved/a", inode: 77, born: 100), file(4, "/s/c", inode: 88, born: 999)], changed: [],
+            removed: [1, 2])
+        let update = try #require(set.takeUpdates(limit: 50_000).first)
+        #expect(update.changed.map(\.id) == [a])
+        #expect(update.changed.first.flatMap { update.previousPath(of: $0) } == "/s/a")
+        #expect(update.removed.map(\.id) == [b], "a reused inode is another file")
+        #expect(paths(update.added) == ["/s/c"])
+        // The identity follows the moved file's entry.
+        set.apply(added: [], changed: [], removed: [3])
+        #expect(set.takeUpdates(limit: 50_000).first?.removed.map(\.id) == [a])
+    }
+
     /// A slow reader's queued updates merged (`EventBuffer.compact`) say
     /// what their sequence said, and never make one item stand for another.
     @Test func compactedUpdatesSayWhatTheirSequenceSaid() throws {
