@@ -31,6 +31,10 @@ long mdq_getdents64(int fd, void *buffer, size_t count);
 /// Glibc module does not define.
 void mdq_set_thread_name(const char *name);
 
+/// The user and process at the other end of a connected Unix socket
+/// (SO_PEERCRED). Returns 0, or -1 with errno set.
+int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
+
 /// Asks the CPU to fetch the cache line at `address` for reading (a hint:
 /// never faults).
 static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

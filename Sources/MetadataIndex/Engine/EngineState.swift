@@ -14,6 +14,8 @@ struct EngineRoot {
     /// ancestor waits for it to return.
     var missing = false
     var recoveryWatch: Int32?
+    /// Its first crawl is under way: what it holds is not complete yet.
+    var gathering = false
 
     /// Whether the crawl of this root lists the folder at `path` (the root
     /// itself, or a folder inside it that the rules descend into).
@@ -99,6 +101,9 @@ final class EngineState {
     var needsAudit = false
     /// Full rescans done (after overflows); for tests and stats.
     var rescanCount = 0
+    /// Batches of changes dispatched so far (a daemon saves its snapshot
+    /// when this moved).
+    var changeCount = 0
     var subscriptions: [UInt64: SubscriptionRecord] = [:]
     var nextSubscription: UInt64 = 1
     /// Removes a watch (queued to the watcher thread; never waits).

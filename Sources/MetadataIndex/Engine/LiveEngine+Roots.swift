@@ -59,11 +59,12 @@ extension LiveEngine {
             rules.excludedRootChildNames = request.rules.excludedRootChildNames
             let id = s.index.addRoot(path: path, metadata: EntryMetadata(status), device: status.device)
             s.roots[id.rawValue] = EngineRoot(
-                path: path, rules: rules, device: status.device, inode: status.inode, users: 1)
+                path: path, rules: rules, device: status.device, inode: status.inode, users: 1, gathering: true)
             return id
         }
         let sink = LiveSink(engine: self, recording: false, progress: progress)
         crawl(handle: handle, folder: id, root: id.rawValue, sink: sink)
+        state.withLock { $0.roots[id.rawValue]?.gathering = false }
         return Anchor(entry: id, path: path, rules: request.rules)
     }
 

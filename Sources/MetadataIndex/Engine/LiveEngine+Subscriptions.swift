@@ -103,6 +103,7 @@ extension EngineState {
         guard !changes.isEmpty || problemsDirty else { return [] }
         let batch = changes
         changes = IndexChanges()
+        if !batch.isEmpty { changeCount += 1 }
         var touched: [UInt32] = []
         touched.reserveCapacity(batch.added.count + batch.changed.count)
         for id in batch.added where !batch.removed.contains(id) { touched.append(id) }

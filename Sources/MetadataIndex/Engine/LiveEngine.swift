@@ -106,6 +106,9 @@ package final class LiveEngine: Sendable {
     /// Entries in the index, scope roots included.
     package var entryCount: Int { state.withLock { $0.index.count } }
 
+    /// Batches of changes applied so far.
+    package var changeCount: Int { state.withLock { $0.changeCount } }
+
     /// Full rescans done after overflows; for tests and stats.
     var rescanCount: Int { state.withLock { $0.rescanCount } }
 

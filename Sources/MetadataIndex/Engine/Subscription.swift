@@ -147,12 +147,15 @@ package enum EngineProblem: Sendable, Hashable {
     /// A scope's folder is gone (deleted or moved away); it is watched for
     /// from its nearest existing ancestor and crawled when it returns.
     case missingScope(FilePath)
+    /// A query served by the index daemon lost it (or never reached it) at
+    /// this socket: its results are not live until it reconnects.
+    case daemonUnreachable(FilePath)
 
     /// The folder the problem is about.
     package var path: FilePath {
         switch self {
         case .watchLimit(_, let path, _), .unreadableFolder(let path, _), .unwatchableFolder(let path, _),
-            .missingScope(let path):
+            .missingScope(let path), .daemonUnreachable(let path):
             path
         }
     }

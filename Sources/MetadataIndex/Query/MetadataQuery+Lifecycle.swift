@@ -33,7 +33,7 @@ extension MetadataQuery {
     /// results stay readable. `start()` begins anew.
     public func stop() {
         let taken = gate.withGate {
-            state.withLock { s -> (LiveEngine?, Subscription?, [WeakEventBuffer])? in
+            state.withLock { s -> ((any QuerySource)?, Subscription?, [WeakEventBuffer])? in
                 guard s.phase == .gathering || s.phase == .live else { return nil }
                 s.phase = .stopped
                 s.generation += 1
@@ -52,6 +52,7 @@ extension MetadataQuery {
     /// The engine's scope requests for the configured scopes, and errors for
     /// scopes that cannot be made (ubiquitous scopes without a container).
     func scopeRequests(_ configuration: Configuration) -> ([ScopeRequest], [MetadataError]) {
+        if let exact = configuration.scopeRequests { return (exact, []) }
         func rules(hidden: Bool, rootChildren: Set<[UInt8]> = []) -> ScopeRules {
             ScopeRules(
                 includeHidden: hidden, excludedFolderNames: configuration.excludedFolderNames,
@@ -94,7 +95,7 @@ extension MetadataQuery {
     /// gathering thread.
     private func gather(generation: Int) {
         let configuration = state.withLock { $0.configuration }
-        let engine: LiveEngine
+        let engine: any QuerySource
         do {
             engine = try engineProvider()
         } catch {
@@ -115,7 +116,7 @@ extension MetadataQuery {
         }
         guard current else { return }
         let (subscription, scopeErrors) = engine.subscribe(
-            scopes: requests, predicate: configuration.predicate!,
+            scopes: requests, predicate: configuration.predicate!, capacity: 1 << 20,
             progress: { [weak self] count in self?.progress(count, generation: generation) },
             wake: { [weak self] in
                 guard let self else { return }
@@ -154,7 +155,7 @@ extension MetadataQuery {
     /// queue): the first results end gathering; changes wait for delivery.
     func drain(generation: Int) {
         guard
-            let (engine, subscription) = state.withLock({ s -> (LiveEngine, Subscription)? in
+            let (engine, subscription) = state.withLock({ s -> ((any QuerySource), Subscription)? in
                 guard s.generation == generation, let engine = s.engine, let subscription = s.subscription else {
                     return nil
                 }
@@ -238,7 +239,9 @@ extension MetadataQuery {
             guard let self else { return }
             self.gate.withGate {
                 var updates: [Update] = []
+                var handler: (@Sendable (Event) -> Void)?
                 let proceed = self.state.withLock { s -> [EventBuffer]? in
+                    handler = s.eventHandler
                     guard s.generation == generation, s.phase != .stopped else { return nil }
                     if finishing { s.phase = .live }
                     if event == nil {
@@ -266,6 +269,7 @@ extension MetadataQuery {
                     }
                     NotificationCenter.default.post(name: name, object: self, userInfo: userInfo)
                     for stream in streams { stream.yield(event) }
+                    handler?(event)
                 }
                 for update in updates {
                     NotificationCenter.default.post(
@@ -275,6 +279,7 @@ extension MetadataQuery {
                             Self.removedItemsKey: update.removed, Self.updateKey: update,
                         ])
                     for stream in streams { stream.yield(.didUpdate(update)) }
+                    handler?(.didUpdate(update))
                 }
             }
             if finishing {

@@ -186,6 +186,9 @@ public final class MetadataQuery: Sendable {
         var excludedFolderNames: Set<[UInt8]> = []
         var interval: TimeInterval = 1.0
         var operationQueue: QueueBox?
+        /// Scopes given exactly (the daemon serving a remote subscriber),
+        /// instead of `scopes` and the rules above.
+        var scopeRequests: [ScopeRequest]?
     }
 
     /// An `OperationQueue`, which is thread-safe but not marked `Sendable`.
@@ -204,7 +207,7 @@ public final class MetadataQuery: Sendable {
         var generation = 0
         var disableCount = 0
         var results = ResultSet(factory: ItemFactory(container: nil, externalFolders: []), descriptors: [])
-        var engine: LiveEngine?
+        var engine: (any QuerySource)?
         var subscription: Subscription?
         /// Scopes that could not be searched in this run.
         var scopeErrors: [MetadataError] = []
@@ -215,6 +218,9 @@ public final class MetadataQuery: Sendable {
         var deliveryScheduled = false
         var lastProgressPost: ContinuousClock.Instant?
         var streams: [ObjectIdentifier: WeakEventBuffer] = [:]
+        /// Called with every event as it is posted, on the posting queue
+        /// (the daemon forwarding a remote subscription).
+        var eventHandler: (@Sendable (Event) -> Void)?
     }
 
     let state = Locked(State())
@@ -222,14 +228,33 @@ public final class MetadataQuery: Sendable {
     /// where engine messages are taken.
     let deliveryQueue = DispatchQueue(label: "mdq.query.delivery")
     let gate = PostingGate()
-    let engineProvider: @Sendable () throws(MetadataError) -> LiveEngine
+    let engineProvider: @Sendable () throws(MetadataError) -> any QuerySource
 
     /// A query on the process's shared engine.
     public convenience init() {
         self.init(engineProvider: { () throws(MetadataError) in try LiveEngine.shared() })
     }
 
-    init(engineProvider: @escaping @Sendable () throws(MetadataError) -> LiveEngine) {
+    /// Where a query runs.
+    public enum Source: Sendable, Hashable {
+        /// This process's engine (shared by its queries).
+        case inProcess
+        /// The user's index daemon (`mdq daemon`), reached through `paths`:
+        /// no crawl and no watch in this process, the same notifications
+        /// and controls. When the daemon cannot be reached, or goes away,
+        /// `errors` says so and the query reconnects when it can.
+        case daemon(DaemonPaths)
+    }
+
+    /// A query on `source`.
+    public convenience init(source: Source) {
+        switch source {
+        case .inProcess: self.init()
+        case .daemon(let paths): self.init(engineProvider: { DaemonSource(paths: paths) })
+        }
+    }
+
+    init(engineProvider: @escaping @Sendable () throws(MetadataError) -> any QuerySource) {
         self.engineProvider = engineProvider
     }
 
@@ -347,6 +372,11 @@ extension EngineProblem {
         case .missingScope(let path):
             return MetadataError(
                 code: .scopeNotFound, message: "scope folder is gone (its results return when it does)", path: path)
+        case .daemonUnreachable(let path):
+            return MetadataError(
+                code: .daemon,
+                message: "the index daemon is not reachable; results are not live until it is (reconnecting)",
+                path: path)
         }
     }
 

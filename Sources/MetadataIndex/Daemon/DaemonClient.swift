@@ -1,0 +1,222 @@
+import Foundation
+package import SystemPackage
+
+/// A connection to the user's index daemon: one request after another.
+///
+/// Not thread-safe: one thread uses a client at a time.
+package final class DaemonClient {
+    let socket: UnixSocket
+    private var reader: LineReader
+    private var nextID = 1
+
+    private init(socket: UnixSocket) {
+        self.socket = socket
+        reader = LineReader(socket: socket, maximum: 1 << 30, timeout: 120_000)
+    }
+
+    /// Connects to the daemon at `paths.socket`.
+    ///
+    /// - Throws: `MetadataError` `.daemon`: "no daemon is running" when
+    ///   nothing listens there, or the connection's error.
+    package static func connect(_ paths: DaemonPaths = .standard) throws(MetadataError) -> DaemonClient {
+        switch UnixSocket.connect(to: paths.socket) {
+        case .success(let socket): return DaemonClient(socket: socket)
+        case .failure(let error) where error == .noSuchFileOrDirectory || error == .connectionRefused:
+            throw MetadataError.daemon("no daemon is running", path: paths.socket, underlying: error)
+        case .failure(let error):
+            throw MetadataError.daemon("cannot reach the daemon", path: paths.socket, underlying: error)
+        }
+    }
+
+    /// Sends a request: `fields` is the JSON text of its fields after
+    /// `"command"` (without braces), or empty.
+    private func send(_ command: String, _ fields: [UInt8] = []) throws(MetadataError) -> Int {
+        let id = nextID
+        nextID += 1
+        var out = JSONWriter()
+        out.raw("{\"id\":")
+        out.integer(id)
+        out.raw(",\"command\":")
+        out.string(command)
+        if !fields.isEmpty {
+            out.raw(",")
+            out.bytes += fields
+        }
+        out.raw("}\n")
+        if case .failure(let error) = withBytes(of: out.bytes, { socket.write($0) }) {
+            throw MetadataError.daemon("the daemon went away", underlying: error)
+        }
+        return id
+    }
+
+    /// The next response line, parsed; an error response becomes a throw.
+    private func response() throws(MetadataError) -> JSONValue {
+        switch reader.next(idle: 600_000) {
+        case .end: throw MetadataError.daemon("the daemon went away")
+        case .failure(let error): throw MetadataError.daemon("unreadable answer from the daemon: \(error.message)")
+        case .line(let line):
+            let value: JSONValue
+            do {
+                value = try JSONValue.parse(line)
+            } catch {
+                throw MetadataError.daemon("unreadable answer from the daemon: \(error)")
+            }
+            if let error = value["error"] {
+                throw DaemonClient.error(error)
+            }
+            return value
+        }
+    }
+
+    static func error(_ value: JSONValue) -> MetadataError {
+        let message = value["message"]?.string ?? "the daemon refused the request"
+        if value["code"]?.string == "query-syntax" {
+            return MetadataError(code: .querySyntax, message: message, offset: value["offset"]?.integer.map { Int($0) })
+        }
+        var error = MetadataError.daemon(message)
+        if value["code"]?.string == "not-covered" { error.message = DaemonClient.notCoveredPrefix + message }
+        return error
+    }
+
+    /// Starts the message of a `not-covered` refusal: the caller crawls.
+    package static let notCoveredPrefix = "not indexed: "
+
+    /// The daemon's protocol version and process id.
+    package func hello() throws(MetadataError) -> (protocolVersion: Int, pid: Int) {
+        _ = try send("hello")
+        let value = try response()
+        return (Int(value["protocol"]?.integer ?? 0), Int(value["pid"]?.integer ?? 0))
+    }
+
+    /// `status`, as the daemon reports it (see `IndexDaemon`).
+    package func status() throws(MetadataError) -> DaemonStatus {
+        _ = try send("status")
+        return DaemonStatus(try response()["status"] ?? .null)
+    }
+
+    /// The indexed scopes and whether each is live.
+    package func indexedScopes() throws(MetadataError) -> [(scope: ScopeRequest, live: Bool)] {
+        _ = try send("index.list")
+        var result: [(ScopeRequest, Bool)] = []
+        for item in try response()["scopes"]?.array ?? [] {
+            if let scope = try? DaemonProtocol.scope(item) { result.append((scope, item["live"]?.bool ?? false)) }
+        }
+        return result
+    }
+
+    /// Indexes a scope (the daemon crawls it before answering).
+    package func addScope(_ scope: ScopeRequest) throws(MetadataError) -> Int {
+        var fields = JSONWriter()
+        fields.key("scope")
+        DaemonProtocol.write(scope, to: &fields)
+        _ = try send("index.add", fields.bytes)
+        return Int(try response()["entries"]?.integer ?? 0)
+    }
+
+    /// Stops indexing the scopes at `path`; returns how many there were.
+    package func removeScopes(at path: FilePath) throws(MetadataError) -> Int {
+        var fields = JSONWriter()
+        fields.bytesField("path", path.bytes)
+        _ = try send("index.remove", fields.bytes)
+        return Int(try response()["removed"]?.integer ?? 0)
+    }
+
+    /// Asks the daemon to save its snapshot and exit.
+    package func stop() throws(MetadataError) {
+        _ = try send("stop")
+        _ = try response()
+    }
+
+    /// A one-shot answer.
+    package struct Answer {
+        package var count: Int
+        /// For `.paths`: NUL-terminated paths.
+        package var paths: [UInt8] = []
+        package var entries: [EntrySnapshot] = []
+        package var stale: Bool
+    }
+
+    /// A one-shot query answered from the daemon's live index.
+    ///
+    /// - Parameters:
+    ///   - scopes: nil for everything the daemon indexes.
+    ///   - syntax: `predicate` (NSPredicate format) or `spotlight`.
+    /// - Throws: `MetadataError`: `.querySyntax` for a malformed query;
+    ///   `.daemon` when the daemon does not cover a scope (the message
+    ///   starts with `notCoveredPrefix`) or cannot answer.
+    package func query(
+        _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, output: OneShotOutput, limit: Int? = nil
+    ) throws(MetadataError) -> Answer {
+        var fields = JSONWriter(capacity: 512)
+        fields.key("predicate")
+        fields.string(text)
+        fields.raw(",\"syntax\":")
+        fields.string(syntax)
+        fields.raw(",\"output\":")
+        switch output {
+        case .count: fields.string("count")
+        case .paths: fields.string("paths")
+        case .entries: fields.string("items")
+        }
+        if let limit {
+            fields.raw(",\"limit\":")
+            fields.integer(limit)
+        }
+        if let scopes {
+            fields.raw(",\"scopes\":[")
+            for (i, scope) in scopes.enumerated() {
+                if i > 0 { fields.raw(",") }
+                DaemonProtocol.write(scope, to: &fields)
+            }
+            fields.raw("]")
+        }
+        _ = try send("query", fields.bytes)
+        var answer = Answer(count: 0, stale: false)
+        while true {
+            let value = try response()
+            if let length = value["bytes"]?.integer {
+                guard let payload = reader.read(exactly: Int(length)) else {
+                    throw MetadataError.daemon("the daemon went away mid-answer")
+                }
+                answer.paths = payload
+            } else if let item = value["item"] {
+                do {
+                    answer.entries.append(try DaemonProtocol.item(item))
+                } catch {
+                    throw MetadataError.daemon("unreadable answer from the daemon: \(error.message)")
+                }
+            } else if value["done"]?.bool == true {
+                answer.count = Int(value["count"]?.integer ?? 0)
+                answer.stale = value["stale"]?.bool ?? false
+                return answer
+            }
+        }
+    }
+}
+
+/// What `mdq daemon status` prints.
+package struct DaemonStatus {
+    package var pid: Int
+    package var uptime: Double
+    package var entries: Int
+    package var watches: Int
+    package var residentBytes: Int
+    package var verifying: Bool
+    package var snapshotAge: Double?
+    package var scopes: [(scope: ScopeRequest, live: Bool)]
+    package var problems: [String]
+
+    init(_ value: JSONValue) {
+        pid = Int(value["pid"]?.integer ?? 0)
+        uptime = value["uptime"]?.double ?? 0
+        entries = Int(value["entries"]?.integer ?? 0)
+        watches = Int(value["watches"]?.integer ?? 0)
+        residentBytes = Int(value["residentBytes"]?.integer ?? 0)
+        verifying = value["verifying"]?.bool ?? false
+        snapshotAge = value["snapshotAge"]?.double
+        scopes = (value["scopes"]?.array ?? []).compactMap { item in
+            (try? DaemonProtocol.scope(item)).map { ($0, item["live"]?.bool ?? false) }
+        }
+        problems = (value["problems"]?.array ?? []).compactMap { $0["message"]?.string }
+    }
+}

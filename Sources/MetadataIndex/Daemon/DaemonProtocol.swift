@@ -1,0 +1,251 @@
+import Foundation
+import SystemPackage
+
+/// The daemon's wire protocol, version 1: newline-delimited JSON over the
+/// Unix socket, documented for other languages in the README ("The daemon
+/// protocol"). Requests are one object per line (at most 1 MiB) with an
+/// `id` (echoed in every line of the response) and a `command`; every
+/// response line carries the `id`, and a failed request answers
+/// `{"id":…,"error":{"code":…,"message":…}}`.
+///
+/// Paths and names are strings; bytes that are not UTF-8 come as U+FFFD in
+/// the string and exactly in a `…Base64` twin. Times are integers:
+/// nanoseconds since 1970-01-01 UTC.
+enum DaemonProtocol {
+    static let version = 1
+    /// The longest request line accepted.
+    static let maximumRequest = 1 << 20
+
+    // MARK: Scopes
+
+    /// `{"path":…,"hidden":…,"exclude":[…],"excludeChildren":[…]}`.
+    static func write(_ scope: ScopeRequest, to out: inout JSONWriter) {
+        out.raw("{")
+        out.bytesField("path", scope.path.bytes)
+        out.raw(",")
+        out.key("hidden")
+        out.bool(scope.rules.includeHidden)
+        out.raw(",")
+        out.key("exclude")
+        writeNames(scope.rules.excludedFolderNames, to: &out)
+        out.raw(",")
+        out.key("excludeChildren")
+        writeNames(scope.rules.excludedRootChildNames, to: &out)
+        if scope.rules.stayOnFileSystem {
+            out.raw(",")
+            out.key("xdev")
+            out.bool(true)
+        }
+        out.raw("}")
+    }
+
+    private static func writeNames(_ names: Set<[UInt8]>, to out: inout JSONWriter) {
+        out.raw("[")
+        for (i, name) in names.sorted(by: { $0.lexicographicallyPrecedes($1) }).enumerated() {
+            if i > 0 { out.raw(",") }
+            out.string(name)
+        }
+        out.raw("]")
+    }
+
+    /// A scope from a request.
+    ///
+    /// - Throws: a protocol error naming what is missing or wrong.
+    static func scope(_ value: JSONValue) throws(ProtocolError) -> ScopeRequest {
+        guard let path = value.bytesField("path"), path.first == 0x2F, !path.contains(0) else {
+            throw ProtocolError(code: "bad-request", message: "a scope needs an absolute \"path\"")
+        }
+        func names(_ key: String) throws(ProtocolError) -> Set<[UInt8]> {
+            guard let list = value[key] else { return [] }
+            guard let items = list.array else {
+                throw ProtocolError(code: "bad-request", message: "\"\(key)\" must be a list of names")
+            }
+            var result: Set<[UInt8]> = []
+            for item in items {
+                guard let name = item.bytes, !name.isEmpty, name.count <= 255, !name.contains(0x2F) else {
+                    throw ProtocolError(code: "bad-request", message: "\"\(key)\" holds something that is not a name")
+                }
+                result.insert(name)
+            }
+            return result
+        }
+        return ScopeRequest(
+            path: FilePath.fromBytes(path).lexicallyNormalized(),
+            rules: ScopeRules(
+                includeHidden: value["hidden"]?.bool ?? false, excludedFolderNames: try names("exclude"),
+                excludedRootChildNames: try names("excludeChildren"), stayOnFileSystem: value["xdev"]?.bool ?? false))
+    }
+
+    // MARK: Items
+
+    /// An item object: `id` (when not 0), `path`, `kind`, `size`, `modified`,
+    /// `created`, `inode`, `conflicts`, `conflictOriginal`, and
+    /// `previousPath` for a changed item that moved.
+    static func writeItem(
+        id: UInt64, path: [UInt8], kind: EntryKind, metadata: EntryMetadata, conflicts: Bool,
+        conflictOriginal: [UInt8]?, previousPath: [UInt8]? = nil, to out: inout JSONWriter
+    ) {
+        out.raw("{")
+        if id != 0 {
+            out.key("id")
+            out.integer(id)
+            out.raw(",")
+        }
+        out.bytesField("path", path)
+        out.raw(",")
+        out.key("kind")
+        out.string(kind.description)
+        if let size = metadata.size {
+            out.raw(",")
+            out.key("size")
+            out.integer(size)
+        }
+        if let modified = metadata.modificationTime {
+            out.raw(",")
+            out.key("modified")
+            out.integer(modified.nanosecondsSinceEpoch)
+        }
+        if let created = metadata.birthTime {
+            out.raw(",")
+            out.key("created")
+            out.integer(created.nanosecondsSinceEpoch)
+        }
+        out.raw(",")
+        out.key("inode")
+        out.integer(metadata.inode)
+        if conflicts {
+            out.raw(",")
+            out.key("conflicts")
+            out.bool(true)
+        }
+        if let conflictOriginal {
+            out.raw(",")
+            out.bytesField("conflictOriginal", conflictOriginal)
+        }
+        if let previousPath {
+            out.raw(",")
+            out.bytesField("previousPath", previousPath)
+        }
+        out.raw("}")
+    }
+
+    static func writeItem(_ snapshot: EntrySnapshot, to out: inout JSONWriter) {
+        writeItem(
+            id: 0, path: snapshot.pathBytes, kind: snapshot.kind, metadata: snapshot.metadata,
+            conflicts: snapshot.hasUnresolvedConflicts, conflictOriginal: snapshot.conflictOriginalPathBytes, to: &out)
+    }
+
+    static func writeItem(_ item: MetadataItem, previousPath: [UInt8]? = nil, to out: inout JSONWriter) {
+        writeItem(
+            id: item.id, path: item.pathBytes, kind: item.kind, metadata: item.metadata,
+            conflicts: item.hasUnresolvedConflicts, conflictOriginal: item.conflictOriginalPathBytes,
+            previousPath: previousPath, to: &out)
+    }
+
+    /// An item as the daemon described it (its `id` as the entry).
+    static func item(_ value: JSONValue) throws(ProtocolError) -> EntrySnapshot {
+        guard let path = value.bytesField("path"), let kindName = value["kind"]?.string,
+            let kind = EntryKind.allCases.first(where: { $0.description == kindName })
+        else { throw ProtocolError(code: "bad-response", message: "an item without path or kind") }
+        var metadata = EntryMetadata(kind: kind, inode: UInt64(bitPattern: value["inode"]?.integer ?? 0))
+        metadata.size = value["size"]?.integer.map { UInt64(bitPattern: $0) }
+        metadata.modificationTime = value["modified"]?.integer.map(Timestamp.init(nanosecondsSinceEpoch:))
+        metadata.birthTime = value["created"]?.integer.map(Timestamp.init(nanosecondsSinceEpoch:))
+        return EntrySnapshot(
+            entry: UInt64(bitPattern: value["id"]?.integer ?? 0), pathBytes: path, kind: kind, metadata: metadata,
+            hasUnresolvedConflicts: value["conflicts"]?.bool ?? false,
+            conflictOriginalPathBytes: value.bytesField("conflictOriginal"))
+    }
+
+    // MARK: Problems
+
+    static func write(_ problem: EngineProblem, to out: inout JSONWriter) {
+        out.raw("{")
+        out.key("kind")
+        switch problem {
+        case .watchLimit(let unwatched, _, let limit):
+            out.string("watchLimit")
+            out.raw(",")
+            out.key("unwatched")
+            out.integer(unwatched)
+            out.raw(",")
+            out.key("limit")
+            out.integer(limit)
+        case .unreadableFolder(_, let error), .unwatchableFolder(_, let error):
+            if case .unreadableFolder = problem {
+                out.string("unreadableFolder")
+            } else {
+                out.string("unwatchableFolder")
+            }
+            out.raw(",")
+            out.key("errno")
+            out.integer(error.rawValue)
+        case .missingScope:
+            out.string("missingScope")
+        case .daemonUnreachable:
+            out.string("daemonUnreachable")
+        }
+        out.raw(",")
+        out.bytesField("path", problem.path.bytes)
+        out.raw(",")
+        out.key("message")
+        out.string(problem.error(watching: 0).description)
+        out.raw("}")
+    }
+
+    static func problem(_ value: JSONValue) -> EngineProblem? {
+        guard let path = value.bytesField("path").map(FilePath.fromBytes) else { return nil }
+        let error = Errno(rawValue: Int32(truncatingIfNeeded: value["errno"]?.integer ?? 0))
+        switch value["kind"]?.string {
+        case "watchLimit":
+            return .watchLimit(
+                unwatched: Int(value["unwatched"]?.integer ?? 0), example: path,
+                limit: Int(value["limit"]?.integer ?? 0))
+        case "unreadableFolder": return .unreadableFolder(path, error)
+        case "unwatchableFolder": return .unwatchableFolder(path, error)
+        case "missingScope": return .missingScope(path)
+        default: return nil
+        }
+    }
+
+    // MARK: Responses
+
+    /// The start of a response line: `{"id":…,` (the id as the request gave it).
+    static func begin(_ id: [UInt8], _ out: inout JSONWriter) {
+        out.raw("{\"id\":")
+        out.bytes.append(contentsOf: id)
+        out.raw(",")
+    }
+}
+
+/// A request the daemon refuses, or a response a client cannot read.
+struct ProtocolError: Error, CustomStringConvertible {
+    /// `bad-request`, `unknown-command`, `query-syntax`, `not-covered`,
+    /// `too-large`, `timeout`, `scope`, `bad-response`.
+    var code: String
+    var message: String
+    /// For `query-syntax`: the byte offset of the mistake.
+    var offset: Int?
+
+    var description: String { message }
+
+    /// The response line for this error.
+    func line(id: [UInt8]) -> [UInt8] {
+        var out = JSONWriter()
+        DaemonProtocol.begin(id, &out)
+        out.key("error")
+        out.raw("{")
+        out.key("code")
+        out.string(code)
+        out.raw(",")
+        out.key("message")
+        out.string(message)
+        if let offset {
+            out.raw(",")
+            out.key("offset")
+            out.integer(offset)
+        }
+        out.raw("}}\n")
+        return out.bytes
+    }
+}

@@ -1,0 +1,529 @@
+import Foundation
+import SystemPackage
+
+/// One client connection to the daemon, served on its own thread.
+final class DaemonSession: Sendable {
+    let daemon: IndexDaemon
+    let socket: UnixSocket
+
+    init(daemon: IndexDaemon, socket: UnixSocket) {
+        self.daemon = daemon
+        self.socket = socket
+    }
+
+    func run() {
+        daemon.state.withLock { $0.connections += 1 }
+        defer { daemon.state.withLock { $0.connections -= 1 } }
+        var reader = LineReader(socket: socket, maximum: DaemonProtocol.maximumRequest, timeout: daemon.requestTimeout)
+        while true {
+            switch reader.next() {
+            case .end:
+                return
+            case .failure(let error):
+                send(error.line(id: Array("null".utf8)))
+                return
+            case .line(let line):
+                let keepGoing = handle(line, reader: &reader)
+                if !keepGoing { return }
+            }
+        }
+    }
+
+    /// Writes a response (a client gone is the end of the session).
+    @discardableResult
+    func send(_ bytes: [UInt8]) -> Bool {
+        withBytes(of: bytes) { socket.write($0) }.isSuccess
+    }
+
+    /// Serves one request; false ends the session.
+    private func handle(_ line: [UInt8], reader: inout LineReader) -> Bool {
+        let request: JSONValue
+        do {
+            request = try JSONValue.parse(line)
+        } catch {
+            return send(ProtocolError(code: "bad-request", message: "not JSON: \(error)").line(id: Array("null".utf8)))
+        }
+        let id = Self.encodeID(request["id"])
+        do throws(ProtocolError) {
+            switch request["command"]?.string {
+            case "hello":
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"protocol\":")
+                out.integer(DaemonProtocol.version)
+                out.raw(",\"pid\":")
+                out.integer(ProcessIdentity.processID)
+                out.raw("}\n")
+                return send(out.bytes)
+            case "status":
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"status\":{")
+                daemon.status(into: &out)
+                out.raw("}}\n")
+                return send(out.bytes)
+            case "index.list":
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"scopes\":[")
+                for (i, (scope, live)) in daemon.scopeList.enumerated() {
+                    if i > 0 { out.raw(",") }
+                    DaemonProtocol.write(scope, to: &out)
+                    out.bytes.removeLast()
+                    out.raw(",\"live\":")
+                    out.bool(live)
+                    out.raw("}")
+                }
+                out.raw("]}\n")
+                return send(out.bytes)
+            case "index.add":
+                guard let value = request["scope"] else {
+                    throw ProtocolError(code: "bad-request", message: "index.add needs a \"scope\"")
+                }
+                let scope = try DaemonProtocol.scope(value)
+                do {
+                    try daemon.addScope(scope)
+                } catch {
+                    throw ProtocolError(code: "scope", message: error.description)
+                }
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"added\":")
+                DaemonProtocol.write(scope, to: &out)
+                out.raw(",\"entries\":")
+                out.integer(daemon.engine.entryCount)
+                out.raw("}\n")
+                return send(out.bytes)
+            case "index.remove":
+                guard let path = request.bytesField("path"), path.first == 0x2F else {
+                    throw ProtocolError(code: "bad-request", message: "index.remove needs an absolute \"path\"")
+                }
+                let removed: Int
+                do {
+                    removed = try daemon.removeScopes(at: FilePath.fromBytes(path))
+                } catch {
+                    throw ProtocolError(code: "scope", message: error.description)
+                }
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"removed\":")
+                out.integer(removed)
+                out.raw("}\n")
+                return send(out.bytes)
+            case "query":
+                return try query(request, id: id)
+            case "subscribe":
+                return try subscribe(request, id: id, reader: &reader)
+            case "stop":
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"stopping\":true}\n")
+                send(out.bytes)
+                let daemon = self.daemon
+                WorkerThreads.detach(name: "mdq-stop") { daemon.stop() }
+                return false
+            case let other?:
+                throw ProtocolError(code: "unknown-command", message: "unknown command \"\(other)\"")
+            case nil:
+                throw ProtocolError(code: "bad-request", message: "a request needs a \"command\"")
+            }
+        } catch {
+            return send(error.line(id: id))
+        }
+    }
+
+    /// The request's id, echoed as JSON (a number or a string; null otherwise).
+    static func encodeID(_ value: JSONValue?) -> [UInt8] {
+        var out = JSONWriter()
+        switch value {
+        case .integer(let n): out.integer(n)
+        case .string(let bytes): out.string(bytes)
+        default: out.raw("null")
+        }
+        return out.bytes
+    }
+
+    /// The predicate and scopes of a `query` or `subscribe` request.
+    private func predicateAndScopes(_ request: JSONValue) throws(ProtocolError) -> (MetadataPredicate, [ScopeRequest]) {
+        guard let text = request["predicate"]?.bytes else {
+            throw ProtocolError(code: "bad-request", message: "a query needs a \"predicate\"")
+        }
+        let predicate: MetadataPredicate
+        do {
+            switch request["syntax"]?.string ?? "predicate" {
+            case "predicate": predicate = try MetadataPredicate(formatBytes: text)
+            case "spotlight": predicate = try MetadataPredicate(spotlightQueryBytes: text)
+            case let other: throw ProtocolError(code: "bad-request", message: "unknown syntax \"\(other)\"")
+            }
+        } catch let error as ProtocolError {
+            throw error
+        } catch let error as MetadataError {
+            throw ProtocolError(code: "query-syntax", message: error.message, offset: error.offset)
+        } catch {
+            throw ProtocolError(code: "query-syntax", message: "\(error)")
+        }
+        var scopes: [ScopeRequest] = []
+        if let list = request["scopes"]?.array {
+            for item in list { scopes.append(try DaemonProtocol.scope(item)) }
+        } else {
+            scopes = daemon.scopeList.filter(\.live).map(\.scope)
+        }
+        return (predicate, scopes)
+    }
+
+    /// `query`: answered from the live index, or refused as `not-covered`.
+    private func query(_ request: JSONValue, id: [UInt8]) throws(ProtocolError) -> Bool {
+        let (predicate, scopes) = try predicateAndScopes(request)
+        let output: OneShotOutput
+        switch request["output"]?.string ?? "items" {
+        case "count": output = .count
+        case "paths": output = .paths
+        case "items": output = .entries
+        case let other: throw ProtocolError(code: "bad-request", message: "unknown output \"\(other)\"")
+        }
+        let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
+        let answer: OneShotAnswer
+        switch daemon.engine.answer(scopes: scopes, predicate: predicate, output: output, limit: limit) {
+        case .failure(let uncovered):
+            throw ProtocolError(
+                code: "not-covered",
+                message: "the daemon does not index \(uncovered.scope.path.string) with these rules")
+        case .success(let value): answer = value
+        }
+        var out = JSONWriter(capacity: 1 << 16)
+        switch output {
+        case .count:
+            break
+        case .paths:
+            DaemonProtocol.begin(id, &out)
+            out.raw("\"paths\":")
+            out.integer(answer.count)
+            out.raw(",\"bytes\":")
+            out.integer(answer.paths.count)
+            out.raw("}\n")
+            guard send(out.bytes), send(answer.paths) else { return false }
+            out = JSONWriter()
+        case .entries:
+            for entry in answer.entries {
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"item\":")
+                DaemonProtocol.writeItem(entry, to: &out)
+                out.raw("}\n")
+                if out.bytes.count >= 1 << 16 {
+                    guard send(out.bytes) else { return false }
+                    out = JSONWriter(capacity: 1 << 16)
+                }
+            }
+        }
+        DaemonProtocol.begin(id, &out)
+        out.raw("\"done\":true,\"count\":")
+        out.integer(answer.count)
+        out.raw(",\"stale\":")
+        out.bool(answer.stale)
+        out.raw("}\n")
+        return send(out.bytes)
+    }
+
+    /// `subscribe`: a live query on the daemon's engine, its events
+    /// forwarded until the client sends `unsubscribe` or goes away.
+    private func subscribe(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
+        let (predicate, scopes) = try predicateAndScopes(request)
+        let query = MetadataQuery(engineProvider: { [engine = daemon.engine] in engine })
+        query.predicate = predicate
+        query.notificationBatchingInterval = max(0, request["interval"]?.double ?? 0.1)
+        query.state.withLock { $0.configuration.scopeRequests = scopes }
+        let capacity = Int(request["capacity"]?.integer ?? (16 << 20))
+        let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: max(1 << 12, capacity))
+        query.state.withLock { s in s.eventHandler = { event in forwarder.forward(event) } }
+        guard WorkerThreads.start(name: "mdq-subscriber", { forwarder.writeLoop() }) != nil else {
+            throw ProtocolError(code: "busy", message: "the daemon cannot take more subscriptions")
+        }
+        query.start()
+        defer {
+            query.stop()
+            forwarder.close()
+        }
+        // Only `unsubscribe` is read now; the stream ends with the connection.
+        while true {
+            switch reader.next(idle: -1) {
+            case .end, .failure:
+                return false
+            case .line(let line):
+                guard let value = try? JSONValue.parse(line), value["command"]?.string == "unsubscribe" else {
+                    forwarder.enqueue(
+                        ProtocolError(
+                            code: "bad-request", message: "only unsubscribe is accepted during a subscription"
+                        )
+                        .line(id: Self.encodeID((try? JSONValue.parse(line))?["id"])))
+                    continue
+                }
+                query.stop()
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"event\":\"ended\"}\n")
+                forwarder.enqueue(out.bytes)
+                forwarder.drainAndClose()
+                return true
+            }
+        }
+    }
+}
+
+/// Forwards a daemon-side query's events to its client through a bounded
+/// outbox written by a thread of its own: a client that reads slowly never
+/// blocks the engine or other clients. Past `capacity` bytes queued, the
+/// queue is replaced by a `resynchronize` event and a fresh copy of the
+/// results: memory stays bounded by the result set, whatever the churn.
+final class SubscriptionForwarder: Sendable {
+    let query: MetadataQuery
+    let id: [UInt8]
+    let socket: UnixSocket
+    let capacity: Int
+    private let outbox = ConditionLocked(Outbox())
+
+    private struct Outbox {
+        var chunks: [[UInt8]] = []
+        var bytes = 0
+        var closed = false
+        var closing = false
+    }
+
+    init(query: MetadataQuery, id: [UInt8], socket: UnixSocket, capacity: Int) {
+        self.query = query
+        self.id = id
+        self.socket = socket
+        self.capacity = capacity
+    }
+
+    /// Encodes an event (on the query's delivery queue, so the results read
+    /// here are those the event leaves).
+    func forward(_ event: MetadataQuery.Event) {
+        var out = JSONWriter(capacity: 1024)
+        switch event {
+        case .didStartGathering:
+            line(&out) { $0.raw("\"event\":\"didStartGathering\"") }
+        case .gatheringProgress(let gathered):
+            line(&out) {
+                $0.raw("\"event\":\"gatheringProgress\",\"gathered\":")
+                $0.integer(gathered)
+            }
+        case .didFinishGathering:
+            snapshot(fresh: false, into: &out)
+        case .didUpdate(let update):
+            line(&out) { out in
+                out.raw("\"event\":\"didUpdate\",\"added\":[")
+                for (i, item) in update.added.enumerated() {
+                    if i > 0 { out.raw(",") }
+                    DaemonProtocol.writeItem(item, to: &out)
+                }
+                out.raw("],\"changed\":[")
+                for (i, item) in update.changed.enumerated() {
+                    if i > 0 { out.raw(",") }
+                    DaemonProtocol.writeItem(item, previousPath: update.previousPathBytes[item.id], to: &out)
+                }
+                out.raw("],\"removed\":[")
+                for (i, item) in update.removed.enumerated() {
+                    if i > 0 { out.raw(",") }
+                    DaemonProtocol.writeItem(item, to: &out)
+                }
+                out.raw("]")
+            }
+        case .problem:
+            let problems = query.state.withLock { $0.problems }
+            line(&out) { out in
+                out.raw("\"event\":\"problems\",\"problems\":[")
+                for (i, problem) in problems.enumerated() {
+                    if i > 0 { out.raw(",") }
+                    DaemonProtocol.write(problem, to: &out)
+                }
+                out.raw("]")
+            }
+        }
+        let overflowed = outbox.mutateAndBroadcast { box -> Bool in
+            guard !box.closed else { return false }
+            box.chunks.append(out.bytes)
+            box.bytes += out.bytes.count
+            return box.bytes > capacity
+        }
+        if overflowed {
+            var fresh = JSONWriter(capacity: 1 << 16)
+            line(&fresh) { $0.raw("\"event\":\"resynchronize\"") }
+            snapshot(fresh: true, into: &fresh)
+            outbox.mutateAndBroadcast { box in
+                box.chunks = [fresh.bytes]
+                box.bytes = fresh.bytes.count
+            }
+        }
+    }
+
+    /// Every current result as a `result` line, then `didFinishGathering`.
+    private func snapshot(fresh: Bool, into out: inout JSONWriter) {
+        let results = query.results
+        let stale = query.state.withLock { $0.engine as? LiveEngine }?.isVerifying ?? false
+        for item in results {
+            line(&out) { out in
+                out.raw("\"event\":\"result\",\"item\":")
+                DaemonProtocol.writeItem(item, to: &out)
+            }
+        }
+        line(&out) { out in
+            out.raw("\"event\":\"didFinishGathering\",\"count\":")
+            out.integer(results.count)
+            out.raw(",\"fresh\":")
+            out.bool(fresh)
+            out.raw(",\"stale\":")
+            out.bool(stale)
+        }
+    }
+
+    private func line(_ out: inout JSONWriter, _ body: (inout JSONWriter) -> Void) {
+        DaemonProtocol.begin(id, &out)
+        body(&out)
+        out.raw("}\n")
+    }
+
+    /// Queues a line as is.
+    func enqueue(_ bytes: [UInt8]) {
+        outbox.mutateAndBroadcast { box in
+            guard !box.closed else { return }
+            box.chunks.append(bytes)
+            box.bytes += bytes.count
+        }
+    }
+
+    /// Writes queued lines until closed; a write failure (the client went
+    /// away) ends it.
+    func writeLoop() {
+        while true {
+            let chunks = outbox.wait(until: { !$0.chunks.isEmpty || $0.closed || $0.closing }) { box -> [[UInt8]]? in
+                if box.chunks.isEmpty && (box.closed || box.closing) {
+                    box.closed = true
+                    return nil
+                }
+                defer {
+                    box.chunks.removeAll()
+                    box.bytes = 0
+                }
+                return box.chunks
+            }
+            guard let chunks else { return }
+            for chunk in chunks {
+                if case .failure = withBytes(of: chunk, { socket.write($0) }) {
+                    close()
+                    socket.shutdown()
+                    return
+                }
+            }
+        }
+    }
+
+    /// Lets what is queued go out, then stops.
+    func drainAndClose() {
+        outbox.mutateAndBroadcast { $0.closing = true }
+        outbox.wait(until: { $0.closed }) { _ in }
+    }
+
+    /// Stops at once, dropping what is queued.
+    func close() {
+        outbox.mutateAndBroadcast { box in
+            box.closed = true
+            box.chunks.removeAll()
+        }
+    }
+}
+
+/// Reads newline-terminated lines (and binary payloads) from a socket,
+/// bounded in line length and in the time a line may take once begun.
+struct LineReader {
+    let socket: UnixSocket
+    let maximum: Int
+    let timeout: Int32
+    /// Bytes received and not consumed: `storage[start...]`.
+    private var storage: [UInt8] = []
+    private var start = 0
+    private var scratch = [UInt8](repeating: 0, count: 1 << 16)
+
+    init(socket: UnixSocket, maximum: Int, timeout: Int32) {
+        self.socket = socket
+        self.maximum = maximum
+        self.timeout = timeout
+    }
+
+    enum Outcome {
+        case line([UInt8])
+        case end
+        case failure(ProtocolError)
+    }
+
+    private enum Received { case data, timedOut, end }
+
+    private var pending: Int { storage.count - start }
+
+    private mutating func receive(wait: Int32) -> Received {
+        if start > 0 && start >= storage.count / 2 {
+            storage.removeSubrange(..<start)
+            start = 0
+        }
+        let result = scratch.withUnsafeMutableBytes { socket.read(into: $0, timeout: wait) }
+        switch result {
+        case .failure: return .end
+        case .success(nil): return .timedOut
+        case .success(0?): return .end
+        case .success(let count?):
+            storage.append(contentsOf: scratch[..<count])
+            return .data
+        }
+    }
+
+    /// The next line (without its newline). Waits up to `idle` ms for a line
+    /// to begin (-1: forever), then `timeout` ms for it to end.
+    mutating func next(idle: Int32 = 600_000) -> Outcome {
+        // Bytes after `start` already searched for a newline (compaction
+        // moves `start`, not what follows it).
+        var scanned = 0
+        while true {
+            if let newline = storage[(start + scanned)...].firstIndex(of: 0x0A) {
+                let line = Array(storage[start..<newline])
+                start = newline + 1
+                scanned = 0
+                if line.isEmpty || line == [0x0D] { continue }
+                return .line(line)
+            }
+            guard pending <= maximum else {
+                return .failure(ProtocolError(code: "too-large", message: "a request is limited to \(maximum) bytes"))
+            }
+            scanned = pending
+            let began = pending > 0
+            switch receive(wait: began ? timeout : idle) {
+            case .data:
+                continue
+            case .timedOut:
+                if !began { return .end }
+                return .failure(ProtocolError(code: "timeout", message: "the request was not finished in time"))
+            case .end:
+                if began {
+                    return .failure(ProtocolError(code: "bad-request", message: "the connection ended mid-request"))
+                }
+                return .end
+            }
+        }
+    }
+
+    /// Exactly `count` bytes after the last line read (a binary payload),
+    /// or nil when the stream ends first.
+    mutating func read(exactly count: Int) -> [UInt8]? {
+        while pending < count {
+            guard case .data = receive(wait: timeout) else { return nil }
+        }
+        let payload = Array(storage[start..<start + count])
+        start += count
+        return payload
+    }
+}
+
+extension Result {
+    var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}

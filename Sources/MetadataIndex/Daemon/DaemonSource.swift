@@ -1,0 +1,177 @@
+import Foundation
+import SystemPackage
+
+/// A live query's source when it runs against the index daemon: the
+/// daemon's `subscribe` stream turned back into the messages an engine's
+/// subscription carries (the daemon's item ids standing for entries), so
+/// the query's bookkeeping, notifications and controls are the same.
+///
+/// The connection lives on a thread of its own. When the daemon cannot be
+/// reached, or goes away, the query is told (`daemonUnreachable`, in
+/// `errors`) and the source reconnects, backing off up to 2 s; a new
+/// stream's results arrive as a fresh snapshot, which the query turns into
+/// ordinary updates against what it had.
+final class DaemonSource: QuerySource {
+    let paths: DaemonPaths
+    private let sessions = Locked<[UInt64: RemoteSession]>([:])
+    private static let nextID = Locked<UInt64>(1)
+
+    init(paths: DaemonPaths) {
+        self.paths = paths
+    }
+
+    var watchCount: Int { 0 }
+
+    func subscribe(
+        scopes: [ScopeRequest], predicate: MetadataPredicate, capacity: Int, progress: (@Sendable (Int) -> Void)?,
+        wake: @escaping @Sendable () -> Void
+    ) -> (Subscription, [MetadataError]) {
+        let id = Self.nextID.withLock { id -> UInt64 in
+            defer { id += 1 }
+            return id
+        }
+        let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
+        let session = RemoteSession(
+            paths: paths, mailbox: mailbox, scopes: scopes, predicate: predicate, progress: progress)
+        sessions.withLock { $0[id] = session }
+        if WorkerThreads.start(name: "mdq-remote", { session.run() }) == nil {
+            if mailbox.post(.snapshot([], isFresh: false)) { mailbox.notify() }
+            return (mailbox, [MetadataError.daemon("cannot start a thread for the daemon connection")])
+        }
+        return (mailbox, [])
+    }
+
+    func unsubscribe(_ subscription: Subscription) {
+        subscription.close()
+        sessions.withLock { $0.removeValue(forKey: subscription.id) }?.end()
+    }
+
+    func resynchronize(_ subscription: Subscription) {
+        // The query fell behind its own mailbox: a new stream starts with a
+        // fresh snapshot.
+        sessions.withLock { $0[subscription.id] }?.reconnect()
+    }
+}
+
+/// One remote subscription's connection and its reconnections.
+final class RemoteSession: Sendable {
+    let paths: DaemonPaths
+    let mailbox: Subscription
+    let scopes: [ScopeRequest]
+    let predicate: MetadataPredicate
+    let progress: (@Sendable (Int) -> Void)?
+    private let state = ConditionLocked(State())
+
+    private struct State {
+        var ended = false
+        var socket: UnixSocket?
+        /// Whether the query got its first results (later ones are fresh).
+        var delivered = false
+    }
+
+    init(
+        paths: DaemonPaths, mailbox: Subscription, scopes: [ScopeRequest], predicate: MetadataPredicate,
+        progress: (@Sendable (Int) -> Void)?
+    ) {
+        self.paths = paths
+        self.mailbox = mailbox
+        self.scopes = scopes
+        self.predicate = predicate
+        self.progress = progress
+    }
+
+    func end() {
+        let socket = state.mutateAndBroadcast { s -> UnixSocket? in
+            s.ended = true
+            return s.socket
+        }
+        socket?.shutdown()
+    }
+
+    func reconnect() {
+        state.withLock { $0.socket }?.shutdown()
+    }
+
+    private func post(_ message: SubscriptionMessage) {
+        if mailbox.post(message) { mailbox.notify() }
+    }
+
+    func run() {
+        var backoff = 200
+        while !state.withLock({ $0.ended }) {
+            let streamed = stream()
+            if state.withLock({ $0.ended }) { return }
+            // Not reachable, or gone: say so (with no results yet, the
+            // query still finishes gathering), then try again.
+            let first = state.withLock { s -> Bool in
+                defer { s.delivered = true }
+                return !s.delivered
+            }
+            if first { post(.snapshot([], isFresh: false)) }
+            post(.problems([.daemonUnreachable(paths.socket)]))
+            if streamed { backoff = 200 }
+            let deadline = ContinuousClock.now + .milliseconds(backoff)
+            state.wait(until: { $0.ended }, deadline: deadline) { _ in }
+            backoff = min(backoff * 2, 2000)
+        }
+    }
+
+    /// One connection's stream; true when it got as far as its first
+    /// results.
+    private func stream() -> Bool {
+        guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else { return false }
+        state.withLock { $0.socket = socket }
+        defer { state.withLock { $0.socket = nil } }
+        var request = JSONWriter(capacity: 512)
+        request.raw("{\"id\":1,\"command\":\"subscribe\",\"interval\":0,\"predicate\":")
+        request.string(predicate.predicateFormat)
+        request.raw(",\"scopes\":[")
+        for (i, scope) in scopes.enumerated() {
+            if i > 0 { request.raw(",") }
+            DaemonProtocol.write(scope, to: &request)
+        }
+        request.raw("]}\n")
+        guard case .success = withBytes(of: request.bytes, { socket.write($0) }) else { return false }
+        var reader = LineReader(socket: socket, maximum: 1 << 30, timeout: 120_000)
+        var results: [EntrySnapshot] = []
+        var gathered = false
+        while true {
+            guard case .line(let line) = reader.next(idle: -1), let value = try? JSONValue.parse(line) else {
+                return gathered
+            }
+            if value["error"] != nil {
+                // The daemon refused the subscription: not live, said once.
+                return gathered
+            }
+            switch value["event"]?.string {
+            case "gatheringProgress":
+                progress?(Int(value["gathered"]?.integer ?? 0))
+            case "result":
+                if let item = value["item"], let snapshot = try? DaemonProtocol.item(item) { results.append(snapshot) }
+            case "resynchronize":
+                results = []
+            case "didFinishGathering":
+                let fresh = state.withLock { s -> Bool in
+                    defer { s.delivered = true }
+                    return s.delivered
+                }
+                post(.snapshot(results, isFresh: fresh))
+                post(.problems([]))
+                results = []
+                gathered = true
+            case "didUpdate":
+                func snapshots(_ key: String) -> [EntrySnapshot] {
+                    (value[key]?.array ?? []).compactMap { try? DaemonProtocol.item($0) }
+                }
+                post(
+                    .changes(
+                        added: snapshots("added"), changed: snapshots("changed"),
+                        removed: snapshots("removed").map(\.entry)))
+            case "problems":
+                post(.problems((value["problems"]?.array ?? []).compactMap(DaemonProtocol.problem)))
+            default:
+                break
+            }
+        }
+    }
+}

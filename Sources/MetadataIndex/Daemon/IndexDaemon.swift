@@ -1,0 +1,327 @@
+import Foundation
+public import SystemPackage
+
+/// The index daemon: one per user, it keeps the scopes it is asked to index
+/// live in one engine, persists the index, and answers one-shot queries and
+/// live subscriptions over a Unix socket only its user can reach.
+///
+/// - Start-up: takes the lock (a second daemon refuses to start), listens
+///   (or takes the socket systemd passed), restores the snapshot if one is
+///   there and sound (a damaged one is discarded with one warning), keeps
+///   its scopes live (restored roots answer at once), then checks them
+///   against the disk in the background; until that ends, answers say they
+///   may be stale.
+/// - It saves the snapshot every `snapshotInterval` while changes
+///   accumulate, and on `stop()`.
+/// - Connections: one thread each; other users are refused (`SO_PEERCRED`).
+///   Requests are bounded (1 MiB, `requestTimeout` to finish a line); a subscriber that
+///   reads too slowly is told to resynchronise rather than growing the
+///   daemon's memory.
+public final class IndexDaemon: Sendable {
+    public let paths: DaemonPaths
+    let engine: LiveEngine
+    private let listener: UnixSocket
+    private let lock: ProcessLock
+    private let log: @Sendable (String) -> Void
+    /// Milliseconds a request line may take once begun.
+    let requestTimeout: Int32
+    let state: ConditionLocked<State>
+    let started = ContinuousClock.now
+
+    struct State {
+        /// The indexed scopes and, once live, what keeps them so.
+        var scopes: [ScopeRequest] = []
+        var retained: [ScopeRequest: RetainedScope] = [:]
+        var snapshotWritten: Timestamp?
+        var changesAtSnapshot = 0
+        var stopping = false
+        var stopped = false
+        var connections = 0
+    }
+
+    /// Starts a daemon (returns once it listens).
+    ///
+    /// - Parameters:
+    ///   - snapshotInterval: seconds between snapshots while changes
+    ///     accumulate.
+    ///   - log: receives one line per notable event (start, snapshot
+    ///     discarded, scope problems, stop).
+    /// - Throws: `MetadataError` `.daemon` when another daemon holds the lock,
+    ///   the folders are not private, or the socket cannot be made.
+    public static func start(
+        paths: DaemonPaths = .standard, crawlThreads: Int? = nil, snapshotInterval: Double = 60,
+        requestTimeout: Double = 10, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(MetadataError) -> IndexDaemon {
+        try paths.prepare()
+        let lock: ProcessLock
+        switch ProcessLock.acquire(paths.lock) {
+        case .success(let held?): lock = held
+        case .success(nil):
+            let holder = ProcessLock.holder(of: paths.lock).map { " (pid \($0))" } ?? ""
+            throw MetadataError.daemon("a daemon is already running\(holder)", path: paths.socket)
+        case .failure(let error):
+            throw MetadataError.daemon("cannot take the daemon lock", path: paths.lock, underlying: error)
+        }
+        let listener: UnixSocket
+        if let inherited = UnixSocket.inherited() {
+            listener = inherited
+        } else {
+            // We hold the lock: a socket left there is a crashed daemon's.
+            _ = paths.socket.withPlatformString { unlink($0) }
+            switch UnixSocket.listen(at: paths.socket) {
+            case .success(let socket): listener = socket
+            case .failure(let error):
+                throw MetadataError.daemon("cannot listen", path: paths.socket, underlying: error)
+            }
+        }
+        let engine: LiveEngine
+        var written: Timestamp?
+        do {
+            let restored = try LiveEngine.restoring(from: paths.snapshot, crawlThreads: crawlThreads)
+            engine = restored.engine
+            written = restored.written
+            log("restored the index from \(paths.snapshot.string)")
+        } catch {
+            if error.underlying != .noSuchFileOrDirectory { log("warning: \(error.description); crawling the scopes") }
+            engine = try LiveEngine(crawlThreads: crawlThreads)
+        }
+        let scopes = Self.readScopes(paths.scopes, log: log)
+        let daemon = IndexDaemon(
+            paths: paths, engine: engine, listener: listener, lock: lock,
+            requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), log: log)
+        daemon.state.withLock { s in
+            s.scopes = scopes
+            s.snapshotWritten = written
+        }
+        guard WorkerThreads.start(name: "mdq-accept", { daemon.acceptLoop() }) != nil else {
+            throw MetadataError.daemon("cannot start the daemon's threads (the thread limit)")
+        }
+        WorkerThreads.detach(name: "mdq-scopes") {
+            for scope in scopes { daemon.makeLive(scope) }
+            engine.dropUnusedRoots()
+            engine.verify()
+            log("\(scopes.count) scopes live and checked against the disk")
+        }
+        WorkerThreads.detach(name: "mdq-snapshots") { daemon.snapshotLoop(interval: snapshotInterval) }
+        log("listening on \(paths.socket.string) (pid \(ProcessIdentity.processID))")
+        return daemon
+    }
+
+    private init(
+        paths: DaemonPaths, engine: LiveEngine, listener: UnixSocket, lock: ProcessLock, requestTimeout: Int32,
+        log: @escaping @Sendable (String) -> Void
+    ) {
+        self.requestTimeout = requestTimeout
+        self.paths = paths
+        self.engine = engine
+        self.listener = listener
+        self.lock = lock
+        self.log = log
+        state = ConditionLocked(State())
+    }
+
+    /// Stops serving, saves the snapshot and removes the socket; returns
+    /// when done. Calling it again does nothing.
+    public func stop() {
+        let first = state.mutateAndBroadcast { s -> Bool in
+            defer { s.stopping = true }
+            return !s.stopping
+        }
+        guard first else {
+            waitUntilStopped()
+            return
+        }
+        listener.shutdown()
+        saveSnapshot()
+        _ = paths.socket.withPlatformString { unlink($0) }
+        engine.shutdown()
+        lock.release()
+        log("stopped")
+        state.mutateAndBroadcast { $0.stopped = true }
+    }
+
+    /// Blocks until `stop()` has finished.
+    public func waitUntilStopped() {
+        state.wait(until: { $0.stopped }) { _ in }
+    }
+
+    // MARK: Scopes
+
+    /// Keeps a scope live; a scope that cannot be opened stays listed (it is
+    /// retried at the next start) and its problem logged.
+    func makeLive(_ scope: ScopeRequest) {
+        do {
+            let retained = try engine.retain(scope)
+            state.withLock { $0.retained[scope] = retained }
+        } catch {
+            log("warning: \(error.description)")
+        }
+    }
+
+    /// Adds a scope to the indexed ones (crawling it now) and saves the list.
+    func addScope(_ scope: ScopeRequest) throws(MetadataError) {
+        let known = state.withLock { $0.scopes.contains(scope) }
+        if !known {
+            state.withLock { $0.scopes.append(scope) }
+            try writeScopes()
+        }
+        if state.withLock({ $0.retained[scope] == nil }) {
+            let retained = try engine.retain(scope)
+            state.withLock { $0.retained[scope] = retained }
+        }
+    }
+
+    /// Removes the scopes at `path`; returns how many.
+    func removeScopes(at path: FilePath) throws(MetadataError) -> Int {
+        let normalized = path.lexicallyNormalized()
+        let removed = state.withLock { s -> [RetainedScope] in
+            let gone = s.scopes.filter { $0.path == normalized }
+            s.scopes.removeAll { $0.path == normalized }
+            return gone.compactMap { s.retained.removeValue(forKey: $0) }
+        }
+        for scope in removed { engine.release(scope) }
+        try writeScopes()
+        return removed.count
+    }
+
+    /// The indexed scopes, and whether each is live yet.
+    var scopeList: [(scope: ScopeRequest, live: Bool)] {
+        state.withLock { s in s.scopes.map { ($0, s.retained[$0] != nil) } }
+    }
+
+    private func writeScopes() throws(MetadataError) {
+        var out = JSONWriter()
+        out.raw("{\"version\":1,\"scopes\":[")
+        for (i, scope) in state.withLock({ $0.scopes }).enumerated() {
+            if i > 0 { out.raw(",") }
+            DaemonProtocol.write(scope, to: &out)
+        }
+        out.raw("]}\n")
+        do {
+            var writer = try AtomicFileWriter(replacing: paths.scopes)
+            try withBytes(of: out.bytes) { (bytes) throws(Errno) in try writer.write(bytes) }
+            try writer.commit()
+        } catch {
+            throw MetadataError.persistence("cannot save the indexed scopes", path: paths.scopes, underlying: error)
+        }
+    }
+
+    private static func readScopes(_ path: FilePath, log: (String) -> Void) -> [ScopeRequest] {
+        guard let bytes = try? readWholeFile(path, limit: 1 << 24) else { return [] }
+        do {
+            let value = try JSONValue.parse(bytes)
+            guard let list = value["scopes"]?.array else {
+                throw ProtocolError(code: "bad-state", message: "no scopes")
+            }
+            var scopes: [ScopeRequest] = []
+            for item in list { scopes.append(try DaemonProtocol.scope(item)) }
+            return scopes
+        } catch {
+            log("warning: \(path.string) is unreadable (\(error)); starting with no indexed scopes")
+            return []
+        }
+    }
+
+    // MARK: Snapshots
+
+    /// Saves the snapshot now (logging a failure).
+    func saveSnapshot() {
+        let changes = engine.changeCount
+        do {
+            try engine.saveSnapshot(to: paths.snapshot)
+            state.withLock { s in
+                s.snapshotWritten = Timestamp.now
+                s.changesAtSnapshot = changes
+            }
+        } catch {
+            log("warning: \(error.description)")
+        }
+    }
+
+    private func snapshotLoop(interval: Double) {
+        while true {
+            let deadline = ContinuousClock.now + .milliseconds(Int(interval * 1000))
+            let stopping = state.wait(until: { $0.stopping }, deadline: deadline) { $0.stopping }
+            if stopping { return }
+            let due = state.withLock { $0.changesAtSnapshot } != engine.changeCount && !engine.isVerifying
+            if due { saveSnapshot() }
+        }
+    }
+
+    // MARK: Connections
+
+    private func acceptLoop() {
+        let me = ProcessIdentity.userID
+        while true {
+            let accepted = listener.accept()
+            if state.withLock({ $0.stopping }) { return }
+            guard case .success(let connection) = accepted else {
+                if case .failure(let error) = accepted, error != .interrupted && error != .connectionAbort {
+                    log("warning: accept failed (\(error)); still listening")
+                }
+                continue
+            }
+            guard case .success(let peer) = connection.peer(), peer.uid == me else {
+                let refusal = ProtocolError(code: "forbidden", message: "this daemon serves only its own user")
+                _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
+                continue
+            }
+            let session = DaemonSession(daemon: self, socket: connection)
+            if WorkerThreads.start(name: "mdq-client", { session.run() }) == nil {
+                let refusal = ProtocolError(code: "busy", message: "the daemon cannot take more connections")
+                _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
+            }
+        }
+    }
+
+    /// What `mdq daemon status` shows.
+    func status(into out: inout JSONWriter) {
+        let (scopes, written) = state.withLock { s in (s.scopes.map { ($0, s.retained[$0] != nil) }, s.snapshotWritten)
+        }
+        out.key("pid")
+        out.integer(ProcessIdentity.processID)
+        out.raw(",")
+        out.key("uptime")
+        out.double(Self.seconds(ContinuousClock.now - started))
+        out.raw(",")
+        out.key("entries")
+        out.integer(engine.entryCount)
+        out.raw(",")
+        out.key("watches")
+        out.integer(engine.watchCount)
+        out.raw(",")
+        out.key("residentBytes")
+        out.integer(ProcessIdentity.residentBytes)
+        out.raw(",")
+        out.key("verifying")
+        out.bool(engine.isVerifying)
+        if let written {
+            out.raw(",")
+            out.key("snapshotAge")
+            out.double(Double(Timestamp.now.nanosecondsSinceEpoch - written.nanosecondsSinceEpoch) / 1e9)
+        }
+        out.raw(",")
+        out.key("scopes")
+        out.raw("[")
+        for (i, (scope, live)) in scopes.enumerated() {
+            if i > 0 { out.raw(",") }
+            DaemonProtocol.write(scope, to: &out)
+            out.bytes.removeLast()
+            out.raw(",\"live\":")
+            out.bool(live)
+            out.raw("}")
+        }
+        out.raw("],")
+        out.key("problems")
+        out.raw("[")
+        for (i, problem) in engine.problems.enumerated() {
+            if i > 0 { out.raw(",") }
+            DaemonProtocol.write(problem, to: &out)
+        }
+        out.raw("]")
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,376 @@
+import Foundation
+
+/// A JSON value as the daemon's protocol reads it: integers kept exact (64
+/// bits, for nanosecond times), strings as their UTF-8 bytes.
+enum JSONValue: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string([UInt8])
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    subscript(key: String) -> JSONValue? {
+        if case .object(let fields) = self { return fields[key] }
+        return nil
+    }
+
+    var string: String? {
+        if case .string(let bytes) = self { return String(decoding: bytes, as: UTF8.self) }
+        return nil
+    }
+
+    var bytes: [UInt8]? {
+        if case .string(let bytes) = self { return bytes }
+        return nil
+    }
+
+    var integer: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .double(let value) where value.rounded() == value && abs(value) < 9e18: Int64(value)
+        default: nil
+        }
+    }
+
+    var double: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+
+    var bool: Bool? {
+        if case .bool(let value) = self { return value }
+        return nil
+    }
+
+    var array: [JSONValue]? {
+        if case .array(let values) = self { return values }
+        return nil
+    }
+
+    /// Parses one JSON text (RFC 8259), refusing anything else, nesting
+    /// deeper than `maximumDepth`, and trailing bytes.
+    static func parse(_ bytes: UnsafeRawBufferPointer, maximumDepth: Int = 64) throws(JSONError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
+        let value = try parser.value(depth: 0)
+        parser.skipSpace()
+        guard parser.position == bytes.count else { throw parser.error("trailing characters") }
+        return value
+    }
+
+    static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
+        try withBytes(of: bytes) { (raw) throws(JSONError) in try parse(raw) }
+    }
+}
+
+/// Why a JSON text was refused, and where.
+struct JSONError: Error, CustomStringConvertible {
+    var message: String
+    var offset: Int
+    var description: String { "\(message) at byte \(offset)" }
+}
+
+private struct JSONParser {
+    let bytes: UnsafeRawBufferPointer
+    let maximumDepth: Int
+    var position = 0
+
+    init(bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
+        self.bytes = bytes
+        self.maximumDepth = maximumDepth
+    }
+
+    func error(_ message: String) -> JSONError { JSONError(message: message, offset: position) }
+
+    mutating func skipSpace() {
+        while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
+    }
+
+    mutating func expect(_ literal: String, _ value: JSONValue) throws(JSONError) -> JSONValue {
+        for byte in literal.utf8 {
+            guard position < bytes.count, bytes[position] == byte else { throw error("expected \(literal)") }
+            position += 1
+        }
+        return value
+    }
+
+    mutating func value(depth: Int) throws(JSONError) -> JSONValue {
+        guard depth < maximumDepth else { throw error("nested too deeply") }
+        skipSpace()
+        guard position < bytes.count else { throw error("unexpected end") }
+        switch bytes[position] {
+        case UInt8(ascii: "{"):
+            position += 1
+            var fields: [String: JSONValue] = [:]
+            skipSpace()
+            if position < bytes.count && bytes[position] == UInt8(ascii: "}") {
+                position += 1
+                return .object(fields)
+            }
+            while true {
+                skipSpace()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                    throw error("expected a key")
+                }
+                let key = String(decoding: try string(), as: UTF8.self)
+                skipSpace()
+                guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw error("expected :") }
+                position += 1
+                fields[key] = try value(depth: depth + 1)
+                skipSpace()
+                guard position < bytes.count else { throw error("unexpected end") }
+                if bytes[position] == UInt8(ascii: ",") {
+                    position += 1
+                    continue
+                }
+                guard bytes[position] == UInt8(ascii: "}") else { throw error("expected , or }") }
+                position += 1
+                return .object(fields)
+            }
+        case UInt8(ascii: "["):
+            position += 1
+            var values: [JSONValue] = []
+            skipSpace()
+            if position < bytes.count && bytes[position] == UInt8(ascii: "]") {
+                position += 1
+                return .array(values)
+            }
+            while true {
+                values.append(try value(depth: depth + 1))
+                skipSpace()
+                guard position < bytes.count else { throw error("unexpected end") }
+                if bytes[position] == UInt8(ascii: ",") {
+                    position += 1
+                    continue
+                }
+                guard bytes[position] == UInt8(ascii: "]") else { throw error("expected , or ]") }
+                position += 1
+                return .array(values)
+            }
+        case UInt8(ascii: "\""):
+            return .string(try string())
+        case UInt8(ascii: "t"): return try expect("true", .bool(true))
+        case UInt8(ascii: "f"): return try expect("false", .bool(false))
+        case UInt8(ascii: "n"): return try expect("null", .null)
+        default:
+            return try number()
+        }
+    }
+
+    mutating func number() throws(JSONError) -> JSONValue {
+        let start = position
+        var integral = true
+        if position < bytes.count && bytes[position] == UInt8(ascii: "-") { position += 1 }
+        let digitsStart = position
+        while position < bytes.count, (0x30...0x39).contains(bytes[position]) { position += 1 }
+        guard position > digitsStart else { throw error("expected a value") }
+        if position < bytes.count && bytes[position] == UInt8(ascii: ".") {
+            integral = false
+            position += 1
+            let fraction = position
+            while position < bytes.count, (0x30...0x39).contains(bytes[position]) { position += 1 }
+            guard position > fraction else { throw error("malformed number") }
+        }
+        if position < bytes.count && (bytes[position] | 0x20) == UInt8(ascii: "e") {
+            integral = false
+            position += 1
+            if position < bytes.count && (bytes[position] == UInt8(ascii: "+") || bytes[position] == UInt8(ascii: "-"))
+            {
+                position += 1
+            }
+            let exponent = position
+            while position < bytes.count, (0x30...0x39).contains(bytes[position]) { position += 1 }
+            guard position > exponent else { throw error("malformed number") }
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+        if integral, let value = Int64(text) { return .integer(value) }
+        guard let value = Double(text) else { throw error("malformed number") }
+        return .double(value)
+    }
+
+    mutating func string() throws(JSONError) -> [UInt8] {
+        position += 1  // the opening quote
+        var out: [UInt8] = []
+        while position < bytes.count {
+            let byte = bytes[position]
+            position += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return out
+            case UInt8(ascii: "\\"):
+                guard position < bytes.count else { throw error("unterminated escape") }
+                let escape = bytes[position]
+                position += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): out.append(escape)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
+                            bytes[position + 1] == UInt8(ascii: "u")
+                        else { throw error("lone surrogate") }
+                        position += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("lone surrogate") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        throw error("lone surrogate")
+                    }
+                    out.append(contentsOf: Array(String(Character(Unicode.Scalar(scalar)!)).utf8))
+                default:
+                    throw error("unknown escape")
+                }
+            case 0..<0x20:
+                throw error("control character in a string")
+            default:
+                out.append(byte)
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    mutating func hex4() throws(JSONError) -> UInt32 {
+        guard position + 4 <= bytes.count else { throw error("short \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[position]
+            position += 1
+            let digit: UInt32
+            switch byte {
+            case 0x30...0x39: digit = UInt32(byte - 0x30)
+            case 0x41...0x46: digit = UInt32(byte - 0x41 + 10)
+            case 0x61...0x66: digit = UInt32(byte - 0x61 + 10)
+            default: throw error("bad \\u escape")
+            }
+            value = value << 4 | digit
+        }
+        return value
+    }
+}
+
+/// Writes JSON text into a byte buffer.
+struct JSONWriter {
+    var bytes: [UInt8] = []
+
+    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    mutating func integer<T: BinaryInteger>(_ value: T) {
+        bytes.append(contentsOf: Array(String(value).utf8))
+    }
+
+    mutating func double(_ value: Double) {
+        bytes.append(contentsOf: Array((value.isFinite ? "\(value)" : "null").utf8))
+    }
+
+    mutating func bool(_ value: Bool) {
+        if value { raw("true") } else { raw("false") }
+    }
+
+    /// A JSON string; returns false when some byte was not UTF-8 (written
+    /// as U+FFFD: the caller adds a base64 twin).
+    @discardableResult
+    mutating func string(_ text: [UInt8]) -> Bool {
+        var exact = true
+        bytes.append(UInt8(ascii: "\""))
+        let hex = Array("0123456789abcdef".utf8)
+        var i = 0
+        while i < text.count {
+            let b = text[i]
+            if b < 0x80 {
+                switch b {
+                case 0x22: bytes += [0x5C, 0x22]
+                case 0x5C: bytes += [0x5C, 0x5C]
+                case 0x0A: bytes += [0x5C, UInt8(ascii: "n")]
+                case 0x0D: bytes += [0x5C, UInt8(ascii: "r")]
+                case 0x09: bytes += [0x5C, UInt8(ascii: "t")]
+                case 0..<0x20, 0x7F:
+                    bytes += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+                default: bytes.append(b)
+                }
+                i += 1
+                continue
+            }
+            let length = Self.validSequenceLength(text, at: i)
+            if length > 0 {
+                bytes.append(contentsOf: text[i..<i + length])
+                i += length
+            } else {
+                bytes += [0xEF, 0xBF, 0xBD]
+                exact = false
+                i += 1
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+        return exact
+    }
+
+    mutating func string(_ text: String) {
+        string(Array(text.utf8))
+    }
+
+    /// `"key":` (the key is ASCII from this file).
+    mutating func key(_ name: StaticString) {
+        bytes.append(UInt8(ascii: "\""))
+        raw(name)
+        bytes += [UInt8(ascii: "\""), UInt8(ascii: ":")]
+    }
+
+    /// A string field with a `…Base64` twin when the bytes are not UTF-8.
+    mutating func bytesField(_ name: StaticString, _ value: [UInt8]) {
+        key(name)
+        if !string(value) {
+            bytes.append(UInt8(ascii: ","))
+            bytes.append(UInt8(ascii: "\""))
+            raw(name)
+            raw("Base64\":\"")
+            bytes.append(contentsOf: Array(Data(value).base64EncodedString().utf8))
+            bytes.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// The length of the valid UTF-8 sequence starting at `i`, or 0.
+    static func validSequenceLength(_ bytes: [UInt8], at i: Int) -> Int {
+        let b0 = bytes[i]
+        func continuation(_ k: Int) -> UInt8? {
+            i + k < bytes.count && bytes[i + k] & 0xC0 == 0x80 ? bytes[i + k] : nil
+        }
+        switch b0 {
+        case 0xC2...0xDF:
+            return continuation(1) != nil ? 2 : 0
+        case 0xE0...0xEF:
+            guard let c1 = continuation(1), continuation(2) != nil else { return 0 }
+            if b0 == 0xE0 && c1 < 0xA0 { return 0 }
+            if b0 == 0xED && c1 >= 0xA0 { return 0 }
+            return 3
+        case 0xF0...0xF4:
+            guard let c1 = continuation(1), continuation(2) != nil, continuation(3) != nil else { return 0 }
+            if b0 == 0xF0 && c1 < 0x90 { return 0 }
+            if b0 == 0xF4 && c1 >= 0x90 { return 0 }
+            return 4
+        default:
+            return 0
+        }
+    }
+}
+
+extension JSONValue {
+    /// A field that may carry bytes that are not UTF-8: its `…Base64` twin
+    /// when present, else the string.
+    func bytesField(_ name: String) -> [UInt8]? {
+        if let encoded = self[name + "Base64"]?.string, let data = Data(base64Encoded: encoded) { return Array(data) }
+        return self[name]?.bytes
+    }
+}

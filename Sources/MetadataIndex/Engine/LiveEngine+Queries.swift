@@ -1,0 +1,122 @@
+package import SystemPackage
+
+/// What a one-shot query over the live index returns.
+package enum OneShotOutput: Sendable {
+    /// The number of matches only.
+    case count
+    /// The matching paths, each followed by a NUL byte.
+    case paths
+    /// Every matching entry with its attributes.
+    case entries
+}
+
+/// A one-shot query's answer from the live index.
+package struct OneShotAnswer: Sendable {
+    package var count = 0
+    /// For `.paths`: NUL-terminated paths, in index order.
+    package var paths: [UInt8] = []
+    /// For `.entries`.
+    package var entries: [EntrySnapshot] = []
+    /// Some scope was restored from a snapshot and is not yet checked
+    /// against the disk: the answer may be out of date.
+    package var stale = false
+}
+
+extension LiveEngine {
+    /// Answers a query from the live index, without crawling or watching
+    /// anything new.
+    ///
+    /// - Returns: the answer, or the first scope the live roots do not
+    ///   cover (not indexed, gone, or indexed under stricter rules: fewer
+    ///   hidden items, more exclusions); the caller crawls that instead.
+    /// - Complexity: one scan of the index on every core; a scope filter per
+    ///   match (skipped when the scopes are exactly the live roots); a path
+    ///   per match for `.paths` and `.entries`.
+    package func answer(
+        scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil
+    ) -> Result<OneShotAnswer, ScopeNotCovered> {
+        state.withLock { s -> Result<OneShotAnswer, ScopeNotCovered> in
+            var anchors: [Anchor] = []
+            for scope in scopes {
+                guard let anchor = s.coveringAnchor(for: scope) else { return .failure(ScopeNotCovered(scope: scope)) }
+                anchors.append(anchor)
+            }
+            var answer = OneShotAnswer()
+            answer.stale = anchors.contains { s.unverifiedRoots.contains(s.index.root(of: $0.entry).rawValue) }
+            let compiled = CompiledPredicate(predicate)
+            // The scopes are the live roots themselves, admitting all they
+            // hold: every match but a root is in scope.
+            let liveRoots = Set(s.roots.filter { !$0.value.missing && !$0.value.gathering }.keys)
+            let wholeRoots =
+                Set(anchors.map(\.entry.rawValue)) == liveRoots
+                && anchors.allSatisfy { anchor in
+                    s.roots[anchor.entry.rawValue].map { anchor.rules.covers($0.rules) } ?? false
+                }
+            let limit = limit ?? Int.max
+            if output == .count && wholeRoots {
+                // The scan leaves roots out already.
+                answer.count = min(limit, IndexScan(index: s.index, predicate: compiled).matchCount())
+                return .success(answer)
+            }
+            var conflicts = ConflictCache()
+            for id in IndexScan(index: s.index, predicate: compiled).matchingEntries() {
+                guard answer.count < limit else { break }
+                if wholeRoots ? s.index.isRoot(EntryID(id)) : !s.isInScope(id, anchors: anchors) { continue }
+                answer.count += 1
+                switch output {
+                case .count: break
+                case .paths:
+                    s.index.appendPath(of: id, to: &answer.paths)
+                    answer.paths.append(0)
+                case .entries:
+                    answer.entries.append(s.snapshot(id, conflicts: &conflicts))
+                }
+            }
+            return .success(answer)
+        }
+    }
+
+    /// The scopes the engine keeps live, as requests (for a daemon's default scopes).
+    package var liveScopes: [ScopeRequest] {
+        state.withLock { s in
+            s.roots.values.filter { !$0.missing && $0.users > 0 }.map { ScopeRequest(path: $0.path, rules: $0.rules) }
+        }
+    }
+
+    /// Keeps a scope live without a subscription (the daemon's indexed
+    /// scopes): crawls and watches what is not live yet.
+    ///
+    /// - Throws: `MetadataError` naming the scope when it cannot be opened.
+    package func retain(_ scope: ScopeRequest) throws(MetadataError) -> RetainedScope {
+        RetainedScope(anchor: try acquire(scope, progress: nil))
+    }
+
+    /// Gives back a retained scope.
+    package func release(_ scope: RetainedScope) {
+        release(scope.anchor)
+    }
+}
+
+/// A scope the engine keeps live for its owner (`LiveEngine.retain`).
+package struct RetainedScope: Sendable {
+    let anchor: Anchor
+}
+
+/// A scope the live index does not cover.
+package struct ScopeNotCovered: Error, Sendable {
+    package var scope: ScopeRequest
+}
+
+extension EngineState {
+    /// An anchor for `scope` in a live root whose rules cover its own, or nil.
+    func coveringAnchor(for scope: ScopeRequest) -> Anchor? {
+        let path = scope.path.lexicallyNormalized()
+        for (id, root) in roots where !root.missing && !root.gathering && root.users > 0 && root.lists(path) {
+            var needed = scope.rules
+            if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
+            guard root.rules.covers(needed), let entry = entry(at: path, from: id) else { continue }
+            return Anchor(entry: entry, path: path, rules: scope.rules)
+        }
+        return nil
+    }
+}

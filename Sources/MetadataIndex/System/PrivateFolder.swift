@@ -1,0 +1,53 @@
+import Glibc
+import SystemPackage
+
+/// The process's user.
+enum ProcessIdentity {
+    static var userID: UInt32 { getuid() }
+    static var processID: Int32 { getpid() }
+
+    /// The process's resident memory in bytes (`/proc/self/statm`).
+    static var residentBytes: Int {
+        guard let bytes = try? readWholeFile("/proc/self/statm", limit: 4096) else { return 0 }
+        let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+/// A folder only its owner may enter.
+enum PrivateFolder {
+    /// Creates `folder` (and its parents) with mode 0700 if missing, then
+    /// checks it is a real folder (not a symlink) owned by this user that
+    /// nobody else may enter.
+    ///
+    /// - Throws: `MetadataError` `.daemon` naming the folder and what is wrong.
+    static func ensure(_ folder: FilePath) throws(MetadataError) {
+        var prefix = FilePath(root: folder.root)
+        for component in folder.components {
+            prefix.append(component)
+            let rc = prefix.withPlatformString { mkdir($0, 0o700) }
+            if rc != 0 && errno != EEXIST {
+                throw MetadataError.daemon("cannot create folder", path: prefix, underlying: Errno(rawValue: errno))
+            }
+        }
+        var info = stat()
+        guard folder.withPlatformString({ lstat($0, &info) }) == 0 else {
+            throw MetadataError.daemon("cannot read folder", path: folder, underlying: Errno(rawValue: errno))
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw MetadataError.daemon("not a folder (a symlink?); refusing to use it", path: folder)
+        }
+        guard info.st_uid == getuid() else {
+            throw MetadataError.daemon("folder belongs to another user; refusing to use it", path: folder)
+        }
+        if info.st_mode & 0o077 != 0 {
+            // Ours but open to others: close it rather than expose the socket.
+            guard folder.withPlatformString({ chmod($0, 0o700) }) == 0 else {
+                throw MetadataError.daemon(
+                    "folder is open to other users and cannot be closed", path: folder,
+                    underlying: Errno(rawValue: errno))
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import CLinuxSyscalls
+import Glibc
+import SystemPackage
+
+/// A connected or listening Unix stream socket, closed when the last
+/// reference goes away. The daemon's transport.
+final class UnixSocket: Sendable {
+    let descriptor: FileDescriptor
+
+    init(_ descriptor: FileDescriptor) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        closeDescriptor(descriptor.rawValue)
+    }
+
+    /// `sockaddr_un` for `path`, or ENAMETOOLONG (108 bytes at most).
+    private static func withAddress<R>(
+        _ path: FilePath, _ body: (UnsafePointer<sockaddr>, socklen_t) -> R
+    ) -> Result<R, Errno> {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = path.bytes
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard bytes.count < capacity else { return .failure(.fileNameTooLong) }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1)
+        return .success(
+            withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, length) }
+            })
+    }
+
+    private static func makeSocket() -> Result<UnixSocket, Errno> {
+        syscallResult { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+            .map { UnixSocket(FileDescriptor(rawValue: $0)) }
+    }
+
+    /// Listens at `path` (which must not exist), readable and writable by
+    /// the owner only.
+    static func listen(at path: FilePath, backlog: Int32 = 128) -> Result<UnixSocket, Errno> {
+        makeSocket().flatMap { socket in
+            let bound = withAddress(path) { address, length in
+                syscallResult { bind(socket.descriptor.rawValue, address, length) }
+            }.flatMap { $0 }
+            if case .failure(let error) = bound { return .failure(error) }
+            _ = path.withPlatformString { chmod($0, 0o600) }
+            return syscallResult { Glibc.listen(socket.descriptor.rawValue, backlog) }.map { _ in socket }
+        }
+    }
+
+    /// Connects to the socket at `path`.
+    static func connect(to path: FilePath) -> Result<UnixSocket, Errno> {
+        makeSocket().flatMap { socket in
+            withAddress(path) { address, length in
+                syscallResult { Glibc.connect(socket.descriptor.rawValue, address, length) }
+            }.flatMap { $0 }.map { _ in socket }
+        }
+    }
+
+    /// The next connection (waits).
+    func accept() -> Result<UnixSocket, Errno> {
+        syscallResult { Glibc.accept(descriptor.rawValue, nil, nil) }.map { fd in
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            return UnixSocket(FileDescriptor(rawValue: fd))
+        }
+    }
+
+    /// The user id and process id at the other end.
+    func peer() -> Result<(uid: UInt32, pid: Int32), Errno> {
+        var uid: UInt32 = 0
+        var pid: Int32 = 0
+        return syscallResult { mdq_peer_credentials(descriptor.rawValue, &uid, &pid) }.map { _ in (uid, pid) }
+    }
+
+    /// Reads what is there (waiting up to `timeout` milliseconds, -1
+    /// forever): empty at the end of the stream, nil on timeout.
+    func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Int32) -> Result<Int?, Errno> {
+        var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        switch syscallResult({ poll(&poller, 1, timeout) }) {
+        case .failure(let error): return .failure(error)
+        case .success(0): return .success(nil)
+        case .success: break
+        }
+        return syscallResult { recv(descriptor.rawValue, buffer.baseAddress, buffer.count, 0) }.map { $0 }
+    }
+
+    /// Writes all of `bytes`, waiting up to `timeout` milliseconds each time
+    /// the peer's buffer is full (-1 forever). Never raises SIGPIPE.
+    ///
+    /// - Returns: `.timedOut` when the peer does not read in time; the error
+    ///   of `send` otherwise (`EPIPE` once the peer is gone).
+    func write(_ bytes: UnsafeRawBufferPointer, timeout: Int32 = -1) -> Result<Void, Errno> {
+        var done = 0
+        while done < bytes.count {
+            let sent = syscallResult {
+                send(
+                    descriptor.rawValue, bytes.baseAddress! + done, bytes.count - done,
+                    Int32(MSG_NOSIGNAL | MSG_DONTWAIT))
+            }
+            switch sent {
+            case .success(let n): done += n
+            case .failure(.resourceTemporarilyUnavailable):
+                var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLOUT), revents: 0)
+                switch syscallResult({ poll(&poller, 1, timeout) }) {
+                case .failure(let error): return .failure(error)
+                case .success(0): return .failure(.timedOut)
+                case .success: continue
+                }
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(())
+    }
+
+    /// Shuts both directions down, waking a thread blocked reading it.
+    func shutdown() {
+        _ = Glibc.shutdown(descriptor.rawValue, Int32(SHUT_RDWR))
+    }
+
+    /// The listening socket a service manager handed over (systemd socket
+    /// activation: `LISTEN_PID` is this process, `LISTEN_FDS` is 1, the
+    /// socket is descriptor 3), or nil.
+    static func inherited() -> UnixSocket? {
+        guard let pid = getenv("LISTEN_PID").map({ String(cString: $0) }), Int32(pid) == getpid(),
+            let count = getenv("LISTEN_FDS").map({ String(cString: $0) }), count == "1"
+        else { return nil }
+        unsetenv("LISTEN_PID")
+        unsetenv("LISTEN_FDS")
+        unsetenv("LISTEN_FDNAMES")
+        _ = fcntl(3, F_SETFD, FD_CLOEXEC)
+        return UnixSocket(FileDescriptor(rawValue: 3))
+    }
+}
+
+/// An exclusive lock on a file held for the life of the process (`flock`):
+/// one daemon per user. Released by the kernel if the process dies.
+final class ProcessLock: Sendable {
+    private let descriptor: FileDescriptor
+
+    private init(_ descriptor: FileDescriptor) {
+        self.descriptor = descriptor
+    }
+
+    deinit {
+        closeDescriptor(descriptor.rawValue)
+    }
+
+    /// Gives the lock back before the object goes (a daemon stopped in a
+    /// process that goes on).
+    func release() {
+        _ = flock(descriptor.rawValue, LOCK_UN)
+    }
+
+    /// Takes the lock on `path` (created 0600), or nil when another process
+    /// holds it; writes this process's id into the file.
+    static func acquire(_ path: FilePath) -> Result<ProcessLock?, Errno> {
+        let opened = path.withPlatformString { path in
+            syscallResult { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        }
+        switch opened {
+        case .failure(let error): return .failure(error)
+        case .success(let fd):
+            if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+                let error = Errno(rawValue: errno)
+                closeDescriptor(fd)
+                return error == .wouldBlock ? .success(nil) : .failure(error)
+            }
+            _ = ftruncate(fd, 0)
+            let pid = Array("\(getpid())\n".utf8)
+            _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+            return .success(ProcessLock(FileDescriptor(rawValue: fd)))
+        }
+    }
+
+    /// The process id written in a lock file (the daemon holding it).
+    static func holder(of path: FilePath) -> Int32? {
+        guard let bytes = try? readWholeFile(path, limit: 64) else { return nil }
+        return Int32(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and newlines.
+    func trimmingWhitespace() -> String {
+        let scalars = unicodeScalars
+        guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[start...end])
+    }
+}

@@ -1,0 +1,369 @@
+import Foundation
+import Glibc
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+extension LiveSuites {
+    /// The index daemon in this process, on private folders of a test's own.
+    @Suite(.serialized, .timeLimit(.minutes(3)))
+    struct IndexDaemonTests {
+        static func paths(_ temp: TemporaryDirectory) -> DaemonPaths {
+            DaemonPaths(runtimeDirectory: temp.path.appending("run"), stateDirectory: temp.path.appending("state"))
+        }
+
+        static func tree(_ temp: TemporaryDirectory) throws -> FilePath {
+            for i in 0..<60 {
+                try temp.file(
+                    "tree/d\(i % 5)/\(i % 3 == 0 ? "report" : "note")-\(i).\(i % 2 == 0 ? "png" : "txt")",
+                    contents: "\(i)")
+            }
+            try temp.file("tree/.hidden/x.png")
+            try temp.file("tree/node_modules/pkg/y.png")
+            return temp.path.appending("tree")
+        }
+
+        /// A raw request line and the lines of its answer, read until `done`
+        /// or an error.
+        static func exchange(_ paths: DaemonPaths, _ line: String) throws -> [JSONValue] {
+            guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else {
+                throw MetadataError.daemon("no daemon")
+            }
+            _ = withBytes(of: Array(line.utf8)) { socket.write($0) }
+            var reader = LineReader(socket: socket, maximum: 1 << 24, timeout: 10_000)
+            var answers: [JSONValue] = []
+            while case .line(let bytes) = reader.next(idle: 10_000) {
+                let value = try JSONValue.parse(bytes)
+                answers.append(value)
+                if value["error"] != nil || value["done"] != nil
+                    || value["count"] == nil && value["paths"] == nil
+                        && value["item"] == nil
+                {
+                    break
+                }
+            }
+            return answers
+        }
+
+        @Test func answersEqualACrawl() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            let client = try DaemonClient.connect(paths)
+            let scope = ScopeRequest(path: tree, rules: ScopeRules(excludedFolderNames: [Array("node_modules".utf8)]))
+            #expect(try client.addScope(scope) > 0)
+            #expect(try client.indexedScopes().map(\.scope) == [scope])
+            for text in ["kMDItemFSName LIKE '*.png'", "kMDItemFSName BEGINSWITH[c] 'REPORT'", "TRUEPREDICATE"] {
+                let predicate = try MetadataPredicate(text)
+                let crawl = Set(
+                    try freshCrawlBytes(
+                        roots: [CrawlRoot(path: tree)], predicate, hidden: false
+                    ).filter { !$0.starts(with: Array("\(tree.string)/node_modules/".utf8)) })
+                // Every scope the daemon indexes (no scopes given), and named.
+                for scopes in [nil, [scope]] as [[ScopeRequest]?] {
+                    let counted = try client.query(Array(text.utf8), scopes: scopes, output: .count)
+                    #expect(counted.count == crawl.count, "\(text)")
+                    let listed = try client.query(Array(text.utf8), scopes: scopes, output: .paths)
+                    let paths = Set(listed.paths.split(separator: 0).map(Array.init))
+                    #expect(paths == crawl, "\(text)")
+                    #expect(listed.count == crawl.count)
+                }
+                let items = try client.query(Array(text.utf8), scopes: [scope], output: .entries)
+                let fresh = try freshItems(roots: [CrawlRoot(path: tree)], predicate)
+                for entry in items.entries {
+                    let expected = try #require(fresh[entry.pathBytes])
+                    #expect(entry.metadata == expected.metadata && entry.kind == expected.kind)
+                }
+            }
+            // A scope indexed under stricter rules does not cover hidden items.
+            let hidden = ScopeRequest(path: tree, rules: ScopeRules(includeHidden: true))
+            let refusal = #expect(throws: MetadataError.self) {
+                try client.query(Array("TRUEPREDICATE".utf8), scopes: [hidden], output: .count)
+            }
+            #expect(refusal?.message.hasPrefix(DaemonClient.notCoveredPrefix) == true)
+            // A syntax error comes back with its position.
+            let syntax = #expect(throws: MetadataError.self) {
+                try client.query(Array("kMDItemFSName LIKE".utf8), scopes: nil, output: .count)
+            }
+            #expect(syntax?.code == .querySyntax && syntax?.offset != nil)
+        }
+
+        @Test func badRequestsGetAnErrorAndCostNothingElse() throws {
+            let temp = try TemporaryDirectory()
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            for (line, code) in [
+                ("not json\n", "bad-request"), ("{\"id\":1}\n", "bad-request"),
+                ("{\"id\":2,\"command\":\"fly\"}\n", "unknown-command"),
+                ("{\"id\":3,\"command\":\"query\"}\n", "bad-request"),
+                (
+                    "{\"id\":4,\"command\":\"query\",\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"relative\"}]}\n",
+                    "bad-request"
+                ),
+                ("[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n", "bad-request"),
+            ] {
+                let answers = try Self.exchange(paths, line)
+                #expect(answers.first?["error"]?["code"]?.string == code, "\(line)")
+            }
+            // Too large: refused once it passes the bound.
+            let huge = String(repeating: "x", count: DaemonProtocol.maximumRequest + 10)
+            #expect(try Self.exchange(paths, huge).first?["error"]?["code"]?.string == "too-large")
+            // The daemon still answers.
+            let client = try DaemonClient.connect(paths)
+            #expect(try client.hello().protocolVersion == DaemonProtocol.version)
+        }
+
+        @Test func aHalfSentRequestTimesOutAlone() throws {
+            let temp = try TemporaryDirectory()
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2, requestTimeout: 0.5)
+            defer { daemon.stop() }
+            guard case .success(let stalled) = UnixSocket.connect(to: paths.socket) else {
+                Issue.record("no connection")
+                return
+            }
+            _ = withBytes(of: Array("{\"id\":1,\"comm".utf8)) { stalled.write($0) }
+            // Others are served meanwhile.
+            #expect(try DaemonClient.connect(paths).hello().pid == Int(getpid()))
+            var reader = LineReader(socket: stalled, maximum: 1 << 20, timeout: 30_000)
+            guard case .line(let line) = reader.next(idle: 30_000) else {
+                Issue.record("no answer to a half-sent request")
+                return
+            }
+            #expect(try JSONValue.parse(line)["error"]?["code"]?.string == "timeout")
+        }
+
+        @Test func oneDaemonPerUserAndStaleSocketsAreRecovered() throws {
+            let temp = try TemporaryDirectory()
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            let second = #expect(throws: MetadataError.self) { try IndexDaemon.start(paths: paths) }
+            #expect(second?.message.contains("already running") == true)
+            daemon.stop()
+            // A socket file left behind (a crashed daemon) is replaced.
+            #expect(close(open(paths.socket.string, O_CREAT | O_WRONLY, 0o600)) == 0)
+            let again = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { again.stop() }
+            #expect(try DaemonClient.connect(paths).hello().protocolVersion == 1)
+            // Private folders.
+            var info = stat()
+            #expect(stat(paths.runtimeDirectory.string, &info) == 0 && info.st_mode & 0o077 == 0)
+            #expect(stat(paths.socket.string, &info) == 0 && info.st_mode & 0o077 == 0)
+        }
+
+        /// A restart answers at once from the snapshot (flagged stale), then
+        /// catches up with what changed while it was down.
+        @Test func restartResumesScopesFromTheSnapshot() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let scope = ScopeRequest(path: tree, rules: ScopeRules())
+            do {
+                let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+                _ = try DaemonClient.connect(paths).addScope(scope)
+                daemon.stop()
+            }
+            var info = stat()
+            #expect(stat(paths.snapshot.string, &info) == 0 && info.st_mode & 0o077 == 0, "a private snapshot")
+            #expect(unlink("\(tree.string)/d0/report-0.png") == 0)
+            try temp.file("tree/d1/report-new.png")
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            let client = try DaemonClient.connect(paths)
+            let expected = try freshCrawlBytes(
+                roots: [CrawlRoot(path: tree)], try MetadataPredicate("kMDItemFSName LIKE '*.png'"))
+            let deadline = Date(timeIntervalSinceNow: 20)
+            var answer = try client.query(Array("kMDItemFSName LIKE '*.png'".utf8), scopes: nil, output: .paths)
+            while Set(answer.paths.split(separator: 0).map(Array.init)) != expected || answer.stale {
+                guard Date() < deadline else { break }
+                usleep(10_000)
+                answer = try client.query(Array("kMDItemFSName LIKE '*.png'".utf8), scopes: nil, output: .paths)
+            }
+            #expect(Set(answer.paths.split(separator: 0).map(Array.init)) == expected)
+            #expect(!answer.stale)
+            #expect(try client.status().watches > 0)
+        }
+
+        @Test func aDamagedSnapshotIsDiscardedWithOneWarning() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            do {
+                let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+                _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+                daemon.stop()
+            }
+            // Cut in half, as a crash mid-copy would leave a file.
+            var bytes = try readWholeFile(paths.snapshot)
+            bytes.removeLast(bytes.count / 2)
+            #expect(truncate(paths.snapshot.string, off_t(bytes.count)) == 0)
+            let lines = Locked<[String]>([])
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2) { line in
+                lines.withLock { $0.append(line) }
+            }
+            defer { daemon.stop() }
+            let client = try DaemonClient.connect(paths)
+            let deadline = Date(timeIntervalSinceNow: 20)
+            while (try? client.query(Array("TRUEPREDICATE".utf8), scopes: nil, output: .count).count) ?? 0 == 0
+                && Date() < deadline
+            {
+                usleep(10_000)
+            }
+            let warnings = lines.withLock { $0.filter { $0.contains("snapshot discarded") } }
+            #expect(warnings.count == 1, "\(lines.withLock { $0 })")
+            let count = try client.query(Array("TRUEPREDICATE".utf8), scopes: nil, output: .count).count
+            #expect(count == (try freshCrawlBytes(roots: [CrawlRoot(path: tree)], .alwaysTrue).count))
+        }
+
+        /// A MetadataQuery served by the daemon: the same notifications, the
+        /// updates replay to the disk through a storm, and the process holds
+        /// no watch of its own.
+        @Test func aQueryServedByTheDaemonFollowsAStorm() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let outside = try temp.folder("outside")
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            let query = MetadataQuery(source: .daemon(paths))
+            query.predicate = try MetadataPredicate("kMDItemFSName LIKE '*.txt' OR kMDItemFSSize > 20")
+            query.searchScopes = [.directory(tree)]
+            query.includesHiddenItems = false
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            let initial = query.results
+            #expect(!initial.isEmpty)
+            var storm = Storm(scope: tree.string, outside: outside.string, seed: 9)
+            storm.run(operations: 1500)
+            var differences: [String] = []
+            let converged = recorder.wait(timeout: 30) {
+                guard let fresh = try? freshItems(roots: [CrawlRoot(path: tree)], query.predicate!) else {
+                    return false
+                }
+                differences = attributeDifferences(query.results, fresh)
+                return differences.isEmpty
+            }
+            #expect(converged, "\(differences.prefix(5))")
+            query.deliveryQueue.sync {}
+            let (problems, _) = replay(recorder.deliveredUpdates, on: initial)
+            #expect(problems.isEmpty, "\(problems.prefix(5))")
+            #expect(query.errors.isEmpty)
+            query.stop()
+        }
+
+        /// A subscriber that reads nothing never grows the daemon's memory
+        /// past its outbox: it is told to resynchronise, and one that then
+        /// reads catches up.
+        @Test func aSlowSubscriberIsToldToResynchronise() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else {
+                Issue.record("no connection")
+                return
+            }
+            let request =
+                "{\"id\":7,\"command\":\"subscribe\",\"interval\":0,\"capacity\":4096,\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}\n"
+            _ = withBytes(of: Array(request.utf8)) { socket.write($0) }
+            // Churn while not reading: far more than 4 KiB of updates.
+            for round in 0..<20 {
+                for i in 0..<50 { try temp.file("tree/churn/\(round)-\(i).txt", contents: "x") }
+            }
+            // Now read: a fresh copy of the results after `resynchronize`,
+            // then ordinary updates, together the disk's state.
+            var reader = LineReader(socket: socket, maximum: 1 << 24, timeout: 10_000)
+            var events: [String] = []
+            var seen: [Int64: [UInt8]] = [:]
+            var fresh = false
+            let expected = try freshCrawlBytes(roots: [CrawlRoot(path: tree)], .alwaysTrue)
+            let deadline = Date(timeIntervalSinceNow: 20)
+            while Date() < deadline && !(fresh && Set(seen.values) == expected) {
+                guard case .line(let line) = reader.next(idle: 2_000), let value = try? JSONValue.parse(line) else {
+                    break
+                }
+                guard let event = value["event"]?.string else { continue }
+                events.append(event)
+                switch event {
+                case "resynchronize": seen = [:]
+                case "result":
+                    if let item = value["item"] { seen[item["id"]!.integer!] = item.bytesField("path") }
+                case "didFinishGathering": fresh = fresh || value["fresh"]?.bool == true
+                case "didUpdate":
+                    for item in value["removed"]?.array ?? [] { seen[item["id"]!.integer!] = nil }
+                    for item in (value["changed"]?.array ?? []) + (value["added"]?.array ?? []) {
+                        seen[item["id"]!.integer!] = item.bytesField("path")
+                    }
+                default: break
+                }
+            }
+            #expect(events.contains("resynchronize"))
+            #expect(fresh)
+            #expect(Set(seen.values) == expected)
+            socket.shutdown()
+        }
+
+        /// A client killed mid-stream ends its subscription; the daemon
+        /// goes on serving.
+        @Test func aClientGoneMidStreamCostsNothing() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            for _ in 0..<5 {
+                guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else { continue }
+                let request =
+                    "{\"id\":1,\"command\":\"subscribe\",\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}\n"
+                _ = withBytes(of: Array(request.utf8)) { socket.write($0) }
+                var buffer = [UInt8](repeating: 0, count: 100)
+                _ = buffer.withUnsafeMutableBytes { socket.read(into: $0, timeout: 5000) }
+                socket.shutdown()
+            }
+            try temp.file("tree/after.txt")
+            let client = try DaemonClient.connect(paths)
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while try client.query(Array("kMDItemFSName == 'after.txt'".utf8), scopes: nil, output: .count).count == 0
+                && Date() < deadline
+            {
+                usleep(5_000)
+            }
+            #expect(
+                try client.query(Array("kMDItemFSName == 'after.txt'".utf8), scopes: nil, output: .count).count == 1)
+            let connections = daemon.state.withLock { $0.connections }
+            #expect(connections <= 1, "the killed clients' sessions ended")
+        }
+
+        /// A hundred clients at once, each answered correctly.
+        @Test func manyClientsAtOnce() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            let expected = try freshCrawlBytes(
+                roots: [CrawlRoot(path: tree)], try MetadataPredicate("kMDItemFSName LIKE '*.png'")
+            ).count
+            let counts = Locked<[Int]>([])
+            DispatchQueue.concurrentPerform(iterations: 100) { _ in
+                let count = try? DaemonClient.connect(paths).query(
+                    Array("kMDItemFSName LIKE '*.png'".utf8), scopes: nil, output: .count
+                ).count
+                counts.withLock { $0.append(count ?? -1) }
+            }
+            #expect(counts.withLock { $0 } == Array(repeating: expected, count: 100))
+        }
+    }
+}
