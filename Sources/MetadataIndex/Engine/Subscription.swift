@@ -93,6 +93,9 @@ package final class Subscription: Sendable {
         wake()
     }
 
+    /// Whether nothing is queued.
+    var isEmpty: Bool { mailbox.withLock { $0.messages.isEmpty } }
+
     /// Takes every queued message, oldest first.
     package func take() -> [SubscriptionMessage] {
         mailbox.withLock { box in

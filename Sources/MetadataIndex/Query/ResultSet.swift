@@ -47,6 +47,14 @@ struct ResultSet {
     /// The number of current results (not the delivered ones).
     var currentCount: Int { identities.count }
 
+    /// The current results (delivered, with the pending changes applied),
+    /// in no particular order.
+    mutating func currentItems() -> [MetadataItem] {
+        var items = visible.filter { overlay[$0.id] == nil }
+        for current in overlay.values { if let item = current.item { items.append(item) } }
+        return items
+    }
+
     /// Makes the first results both current and delivered (gathering ends
     /// with them), in discovery order or sorted.
     ///

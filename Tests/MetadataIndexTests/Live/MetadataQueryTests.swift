@@ -332,19 +332,25 @@ extension LiveSuites {
             try temp.file("keep.txt", contents: "edited")
             try temp.file("flash.txt")
             #expect(unlink("\(base)/flash.txt") == 0)
-            // The engine sees the changes; the query's results must not move.
+            // The engine applied and told all four changes (whatever batches
+            // they came in), the query took them all; its results must not
+            // move.
             let engine = try LiveEngine.shared()
             #expect(
                 recorder.wait {
-                    engine.state.withLock { state in
-                        // All four changes applied, whatever batches they came in.
-                        state.index.count(
-                            matching: try! MetadataPredicate(
-                                "kMDItemFSName == 'new.txt' OR (kMDItemFSName == 'keep.txt' AND kMDItemFSSize == 6)"))
-                            == 2
+                    let told = engine.state.withLock { state in
+                        state.changes.isEmpty
+                            && state.index.count(
+                                matching: try! MetadataPredicate(
+                                    "kMDItemFSName == 'new.txt' OR (kMDItemFSName == 'keep.txt' AND kMDItemFSSize == 6)"
+                                ))
+                                == 2
                             && state.index.count(
                                 matching: try! MetadataPredicate("kMDItemFSName IN {'doomed.txt', 'flash.txt'}")) == 0
                     }
+                    let taken = query.state.withLock { $0.subscription?.isEmpty ?? false }
+                    let current = query.state.withLock { $0.results.currentItems() }
+                    return told && taken && Set(current.map(\.name)) == ["keep.txt", "new.txt"]
                 })
             #expect(recorder.resultNames(relativeTo: base) == ["keep.txt", "doomed.txt"])
             #expect(recorder.updates.isEmpty)
