@@ -17,7 +17,10 @@ struct MDQ: ParsableCommand {
             mdq [<options>] <query> [<dir> ...]
             mdq ls [<options>] <path> ...
             """,
-        discussion: "Run 'mdq --help' for the search options and examples, 'mdq ls --help' for ls.",
+        discussion: """
+            mdq QUERY is short for mdq find QUERY: the search and its options are the find \
+            subcommand. mdq ls PATH... prints attributes, like mdls.
+            """,
         version: version,
         subcommands: [FindCommand.self, ListCommand.self],
         defaultSubcommand: FindCommand.self
