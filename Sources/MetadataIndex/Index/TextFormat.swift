@@ -10,37 +10,79 @@ package import Foundation
 package enum TextFormat {
     /// Appends `value` in decimal.
     package static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
-        if value < 0 {
-            out.append(UInt8(ascii: "-"))
-            // The magnitude of Int64.min does not fit in Int64; UInt64 holds it.
-            appendDecimal(UInt64(bitPattern: 0 &- value), to: &out)
-        } else {
-            appendDecimal(UInt64(value), to: &out)
+        appending(to: &out) { text in
+            if value < 0 { text.put(UInt8(ascii: "-")) }
+            text.putDigits(value.magnitude, width: 1)
         }
     }
 
     /// Appends `value` in decimal.
     package static func appendDecimal(_ value: UInt64, to out: inout [UInt8]) {
-        appendDigits(value, minimumWidth: 1, to: &out)
+        appending(to: &out) { text in text.putDigits(value, width: 1) }
     }
 
-    /// Appends `value` in decimal, padded with leading zeros to `minimumWidth`.
-    private static func appendDigits(_ value: UInt64, minimumWidth: Int, to out: inout [UInt8]) {
-        // 20 digits hold UInt64.max; written right to left into a tuple on the stack.
-        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            var rest = value
-            repeat {
-                count += 1
-                buffer[24 - count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
-                rest /= 10
-            } while rest != 0
-            while count < minimumWidth && count < 24 {
-                count += 1
-                buffer[24 - count] = UInt8(ascii: "0")
+    /// A few dozen bytes built on the stack, then appended to the output
+    /// in one call: many small appends to an `Array` (each checking
+    /// uniqueness and capacity) cost more than the formatting itself.
+    struct Scratch {
+        private let buffer: UnsafeMutableBufferPointer<UInt8>
+        private(set) var count = 0
+
+        init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+        var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: buffer[..<count]) }
+
+        mutating func put(_ byte: UInt8) {
+            buffer[count] = byte
+            count += 1
+        }
+
+        /// `value` in decimal, with leading zeros up to `width` digits.
+        mutating func putDigits(_ value: UInt64, width: Int) {
+            var digits = 1
+            var limit: UInt64 = 10
+            while value >= limit && digits < 20 {
+                digits += 1
+                (limit, _) = limit.multipliedReportingOverflow(by: 10)
             }
-            out.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[(24 - count)...]))
+            digits = max(digits, width)
+            // Two digits per step, from the right, from a table of "00"..."99".
+            var rest = value
+            var i = count + digits
+            while i - count >= 2 {
+                let pair = Int(rest % 100) &* 2
+                rest /= 100
+                i -= 2
+                buffer[i] = TextFormat.digitPairs[pair]
+                buffer[i + 1] = TextFormat.digitPairs[pair + 1]
+            }
+            if i > count { buffer[count] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10) }
+            count += digits
+        }
+
+        /// Exactly two digits (`value` < 100).
+        @inline(__always)
+        mutating func putTwoDigits(_ value: Int64) {
+            let pair = Int(value) &* 2
+            buffer[count] = TextFormat.digitPairs[pair]
+            buffer[count + 1] = TextFormat.digitPairs[pair + 1]
+            count += 2
+        }
+    }
+
+    /// "00" through "99", two bytes each.
+    static let digitPairs: [UInt8] = (0..<100).flatMap {
+        [UInt8(ascii: "0") + UInt8($0 / 10), UInt8(ascii: "0") + UInt8($0 % 10)]
+    }
+
+    /// Runs `body` on a stack scratch buffer of 64 bytes, then appends what
+    /// it wrote.
+    @inline(__always)
+    static func appending(to out: inout [UInt8], _ body: (inout Scratch) -> Void) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            var scratch = Scratch(buffer)
+            body(&scratch)
+            out.append(contentsOf: scratch.written)
         }
     }
 
@@ -87,24 +129,24 @@ package enum TextFormat {
         }
     }
 
-    /// Appends `YYYY-MM-DD`, a separator, then `hh:mm:ss`.
-    private static func appendDateAndTime(_ time: CivilTime, separator: UInt8, to out: inout [UInt8]) {
-        if time.year < 0 { out.append(UInt8(ascii: "-")) }
-        appendDigits(time.year.magnitude, minimumWidth: 4, to: &out)
-        out.append(UInt8(ascii: "-"))
-        appendDigits(UInt64(time.month), minimumWidth: 2, to: &out)
-        out.append(UInt8(ascii: "-"))
-        appendDigits(UInt64(time.day), minimumWidth: 2, to: &out)
-        out.append(separator)
-        appendDigits(UInt64(time.hour), minimumWidth: 2, to: &out)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(UInt64(time.minute), minimumWidth: 2, to: &out)
-        out.append(UInt8(ascii: ":"))
-        appendDigits(UInt64(time.second), minimumWidth: 2, to: &out)
+    /// Writes `YYYY-MM-DD`, a separator, then `hh:mm:ss`.
+    private static func putDateAndTime(_ time: CivilTime, separator: UInt8, to text: inout Scratch) {
+        if time.year < 0 { text.put(UInt8(ascii: "-")) }
+        text.putDigits(time.year.magnitude, width: 4)
+        text.put(UInt8(ascii: "-"))
+        text.putTwoDigits(time.month)
+        text.put(UInt8(ascii: "-"))
+        text.putTwoDigits(time.day)
+        text.put(separator)
+        text.putTwoDigits(time.hour)
+        text.put(UInt8(ascii: ":"))
+        text.putTwoDigits(time.minute)
+        text.put(UInt8(ascii: ":"))
+        text.putTwoDigits(time.second)
     }
 
-    /// Appends `.` and the nanoseconds without trailing zeros; nothing for 0.
-    private static func appendFraction(_ nanoseconds: Int64, to out: inout [UInt8]) {
+    /// Writes `.` and the nanoseconds without trailing zeros; nothing for 0.
+    private static func putFraction(_ nanoseconds: Int64, to text: inout Scratch) {
         guard nanoseconds != 0 else { return }
         var value = UInt64(nanoseconds)
         var width = 9
@@ -112,8 +154,8 @@ package enum TextFormat {
             value /= 10
             width -= 1
         }
-        out.append(UInt8(ascii: "."))
-        appendDigits(value, minimumWidth: width, to: &out)
+        text.put(UInt8(ascii: "."))
+        text.putDigits(value, width: width)
     }
 
     /// Appends ISO 8601 in UTC: `2025-01-31T12:00:00Z`, or with the
@@ -125,9 +167,11 @@ package enum TextFormat {
     /// file's date never moves into the next second.
     package static func appendISO8601(_ timestamp: Timestamp, fractionalSeconds: Bool, to out: inout [UInt8]) {
         let time = CivilTime(timestamp)
-        appendDateAndTime(time, separator: UInt8(ascii: "T"), to: &out)
-        if fractionalSeconds { appendFraction(time.nanosecond, to: &out) }
-        out.append(UInt8(ascii: "Z"))
+        appending(to: &out) { text in
+            putDateAndTime(time, separator: UInt8(ascii: "T"), to: &text)
+            if fractionalSeconds { putFraction(time.nanosecond, to: &text) }
+            text.put(UInt8(ascii: "Z"))
+        }
     }
 
     /// Appends seconds since the Unix epoch with the exact nanoseconds,
@@ -139,15 +183,18 @@ package enum TextFormat {
             nanos += 1_000_000_000
             seconds -= 1
         }
-        if seconds < 0 && nanos != 0 {
-            // -1.25 s is -2 s + 0.75 s; print it as -1.25.
-            out.append(UInt8(ascii: "-"))
-            appendDecimal(UInt64(-(seconds + 1)), to: &out)
-            appendFraction(1_000_000_000 - nanos, to: &out)
-            return
+        appending(to: &out) { text in
+            if seconds < 0 && nanos != 0 {
+                // -1.25 s is -2 s + 0.75 s; print it as -1.25.
+                text.put(UInt8(ascii: "-"))
+                text.putDigits(UInt64(-(seconds + 1)), width: 1)
+                putFraction(1_000_000_000 - nanos, to: &text)
+                return
+            }
+            if seconds < 0 { text.put(UInt8(ascii: "-")) }
+            text.putDigits(seconds.magnitude, width: 1)
+            putFraction(nanos, to: &text)
         }
-        appendDecimal(seconds, to: &out)
-        appendFraction(nanos, to: &out)
     }
 
     /// Appends the date in the local time zone as `mdls` prints it:
@@ -155,11 +202,13 @@ package enum TextFormat {
     package static func appendLocalDate(_ timestamp: Timestamp, timeZone: TimeZone = .current, to out: inout [UInt8]) {
         let seconds = Double(timestamp.nanosecondsSinceEpoch / 1_000_000_000)
         let offset = Int64(timeZone.secondsFromGMT(for: Date(timeIntervalSince1970: seconds)))
-        appendDateAndTime(CivilTime(timestamp, offset: offset), separator: UInt8(ascii: " "), to: &out)
-        out.append(UInt8(ascii: " "))
-        out.append(UInt8(ascii: offset < 0 ? "-" : "+"))
-        let minutes = UInt64(offset.magnitude / 60)
-        appendDigits(minutes / 60, minimumWidth: 2, to: &out)
-        appendDigits(minutes % 60, minimumWidth: 2, to: &out)
+        appending(to: &out) { text in
+            putDateAndTime(CivilTime(timestamp, offset: offset), separator: UInt8(ascii: " "), to: &text)
+            text.put(UInt8(ascii: " "))
+            text.put(UInt8(ascii: offset < 0 ? "-" : "+"))
+            let minutes = UInt64(offset.magnitude / 60)
+            text.putDigits(minutes / 60, width: 2)
+            text.putDigits(minutes % 60, width: 2)
+        }
     }
 }

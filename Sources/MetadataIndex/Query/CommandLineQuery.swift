@@ -44,7 +44,7 @@ package enum CommandLineQuery {
             }
             if lower == Array("inrange".utf8), word.next == UInt8(ascii: "(") { return true }
             if lower.count >= 10,
-                ["truepredicate", "falsepredicate"].contains(where: { editDistance(lower, Array($0.utf8)) <= 3 })
+                ["truepredicate", "falsepredicate"].contains(where: { EditDistance.between(lower, $0.utf8) <= 3 })
             {
                 return true
             }
@@ -175,18 +175,5 @@ package enum CommandLineQuery {
             }
             return words
         }
-    }
-
-    /// Levenshtein distance, for the few words compared with the long keywords.
-    private static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1]
-            for (j, y) in b.enumerated() {
-                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

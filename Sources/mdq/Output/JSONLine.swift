@@ -104,19 +104,27 @@ enum JSONLine {
 
     /// Appends a JSON string; returns false when some byte was not UTF-8.
     @discardableResult
-    static func appendString(_ bytes: UnsafeRawBufferPointer, to out: inout [UInt8]) -> Bool {
+    static func appendString(_ raw: UnsafeRawBufferPointer, to out: inout [UInt8]) -> Bool {
+        let bytes = raw.bindMemory(to: UInt8.self)
         var exact = true
         out.append(0x22)
         var i = 0
         var run = 0  // start of the bytes copied as they are
         while i < bytes.count {
+            // Eight plain bytes at a time: printable ASCII other than `"` and `\`
+            // (nearly every byte of a real path).
+            if i + 8 <= bytes.count && isPlain(UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self))
+            {
+                i += 8
+                continue
+            }
             let b = bytes[i]
             if b >= 0x20 && b < 0x7F && b != 0x22 && b != 0x5C {
                 i += 1
                 continue
             }
             if b < 0x80 {
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[run..<i]))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
                 switch b {
                 case 0x22: out += [0x5C, 0x22]
                 case 0x5C: out += [0x5C, 0x5C]
@@ -129,20 +137,35 @@ enum JSONLine {
                 run = i
                 continue
             }
-            let length = validSequenceLength(bytes, at: i)
+            let length = validSequenceLength(raw, at: i)
             if length > 0 {
                 i += length
             } else {
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[run..<i]))
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
                 out += [0xEF, 0xBF, 0xBD]  // U+FFFD
                 exact = false
                 i += 1
                 run = i
             }
         }
-        out.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[run..<i]))
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
         out.append(0x22)
         return exact
+    }
+
+    /// Whether none of the eight bytes needs escaping or UTF-8 checking:
+    /// each is in 0x20...0x7E and is neither `"` nor `\`.
+    @inline(__always)
+    private static func isPlain(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        // A byte of `v` is zero exactly when its bit 7 is set in `hasZero(v)`.
+        func hasZero(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+        let belowSpace = (word &- 0x2020_2020_2020_2020) & ~word & highs
+        let special =
+            word & highs | belowSpace | hasZero(word ^ 0x2222_2222_2222_2222) | hasZero(word ^ 0x5C5C_5C5C_5C5C_5C5C)
+            | hasZero(word ^ 0x7F7F_7F7F_7F7F_7F7F)
+        return special == 0
     }
 
     /// `\u00XX` for a control character.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MetadataIndex
 
 /// The one-line message for a command-line mistake, and where to read more.
 enum UsageMessage {
@@ -32,17 +33,9 @@ enum UsageMessage {
     /// Whether a misspelt option is near enough to a real one to suggest it:
     /// at most two edits, and at most a third of the name.
     static func isClose(_ typed: String, _ option: String) -> Bool {
-        let a = Array(typed.drop { $0 == "-" })
-        let b = Array(option.drop { $0 == "-" })
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1]
-            for (j, y) in b.enumerated() {
-                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-            }
-            previous = current
-        }
-        let distance = previous[b.count]
+        let a = typed.drop { $0 == "-" }.utf8
+        let b = option.drop { $0 == "-" }.utf8
+        let distance = EditDistance.between(a, b)
         return distance <= 2 && distance * 3 <= max(a.count, b.count)
     }
 }
