@@ -10,13 +10,16 @@ struct MDQ: ParsableCommand {
     /// mdq's version, printed by `--version` and `-V`.
     static let version = "0.2.0"
 
+    /// Both forms, for the usage line of `mdq --help` and of the manual.
+    static let usage = """
+        mdq [<options>] <query> [<dir> ...]
+        mdq ls [<options>] <path> ...
+        """
+
     static let configuration = CommandConfiguration(
         commandName: "mdq",
         abstract: "Find files by name or metadata query (mdfind) and print their attributes (mdls).",
-        usage: """
-            mdq [<options>] <query> [<dir> ...]
-            mdq ls [<options>] <path> ...
-            """,
+        usage: usage,
         discussion: """
             mdq QUERY is short for mdq find QUERY: the search and its options are the find \
             subcommand. mdq ls PATH... prints attributes, like mdls.

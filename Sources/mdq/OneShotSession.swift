@@ -1,3 +1,4 @@
+import Glibc
 import MetadataIndex
 
 /// `mdq QUERY` without `--live`: one crawl, results printed as they are
@@ -38,6 +39,23 @@ struct OneShotSession {
         }
     }
 
+    /// Items ordered by their paths' bytes. `memcmp`, not the generic
+    /// `lexicographicallyPrecedes`, which took 40 % of a million-result
+    /// `--attr` run.
+    private static func inPathOrder(_ items: [MetadataItem]) -> [MetadataItem] {
+        var items = items
+        items.sort { a, b in
+            a.pathBytes.withUnsafeBytes { x in
+                b.pathBytes.withUnsafeBytes { y in
+                    let common = min(x.count, y.count)
+                    let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                    return order != 0 ? order < 0 : x.count < y.count
+                }
+            }
+        }
+        return items
+    }
+
     private static let warn: @Sendable (CrawlWarning) -> Void = { warning in Diagnostics.warn(warning.description) }
 
     private func makeSearch(includeMetadata: Bool, limit: Int?) -> OneShotSearch {
@@ -60,8 +78,7 @@ struct OneShotSession {
             onBatch: { @Sendable batch in collected.append(batch) }, onWarning: Self.warn, onProgress: onProgress)
         Diagnostics.clearStatus()
         // Stable order first (the crawl's order depends on threads), then the sort keys.
-        var items = collected.items.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
-            .sorted(by: output.sortDescriptors)
+        var items = Self.inPathOrder(collected.items).sorted(by: output.sortDescriptors)
         if let limit = output.limit { items = Array(items.prefix(limit)) }
         var out: [UInt8] = []
         if let group = output.group {
@@ -77,13 +94,17 @@ struct OneShotSession {
             StandardOutput.flush(&out)
             return summary
         }
+        // Read once: each option is a property wrapper, costly per result.
+        let json = output.json
+        let attributes = output.attributes
+        let terminator: UInt8 = output.nullTerminated ? 0 : 0x0A
         for item in items {
-            if output.json {
-                AttributeText.appendJSON(item, attributes: output.attributes, to: &out)
+            if json {
+                AttributeText.appendJSON(item, attributes: attributes, to: &out)
                 out.append(0x0A)
             } else {
-                AttributeText.appendLine(item, attributes: output.attributes, to: &out)
-                out.append(output.nullTerminated ? 0 : 0x0A)
+                AttributeText.appendLine(item, attributes: attributes, to: &out)
+                out.append(terminator)
             }
             if out.count >= 1 << 16 { StandardOutput.flush(&out) }
         }

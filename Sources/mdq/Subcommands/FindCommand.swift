@@ -8,10 +8,7 @@ struct FindCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "find",
         abstract: "Find files by name or metadata query, like mdfind.",
-        usage: """
-            mdq [<options>] <query> [<dir> ...]
-            mdq ls [<options>] <path> ...
-            """,
+        usage: MDQ.usage,
         // Every example line fits in 80 columns, so help never wraps one.
         discussion: """
             QUERY is a name, a glob or a predicate. A bare word or glob (report, \
