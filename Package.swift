@@ -22,6 +22,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        // `swift package generate-documentation --target MetadataIndex` (the DocC catalog).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // libinotifytools (GPL-2). Debian ships no .pc file, so no pkgConfig:.
@@ -47,6 +49,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The README's Swift snippets, each a whole file as the README shows it
+        // (ReadmeSnippetTests checks they are the same), so every build
+        // compiles them.
+        .executableTarget(
+            name: "snippet-typed-predicates", dependencies: ["MetadataIndex"],
+            path: "Examples/Snippets/TypedPredicates",
+            swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "snippet-one-shot-and-index", dependencies: ["MetadataIndex"],
+            path: "Examples/Snippets/OneShotAndIndex", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "snippet-live-query", dependencies: ["MetadataIndex"], path: "Examples/Snippets/LiveQuery",
+            swiftSettings: swiftSettings),
         // Temporary folders and process runs, shared by both test targets.
         .target(
             name: "TestSupport",

@@ -13,7 +13,7 @@ command -v hyperfine >/dev/null && command -v fdfind >/dev/null || {
     $sudo apt-get install -y -qq hyperfine fd-find >/dev/null
 }
 if [ ! -d "$corpus" ]; then
-    python3 "$top/../shared/corpus/make-tree.py" "$corpus" --files "$files" --container
+    python3 "$here/make-tree.py" "$corpus" --files "$files" --container
 fi
 (cd "$top" && swift build -c release --static-swift-stdlib --product mdq >/dev/null)
 (cd "$here" && swift build -c release --static-swift-stdlib --product mdq-gather >/dev/null)

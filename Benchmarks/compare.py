@@ -1,15 +1,23 @@
 #!/usr/bin/env python3
-"""mdq beside find, fd, plocate and watchman, in one session, interleaved.
+"""mdq beside find, fd, bfs, plocate and watchman, in one session, interleaved.
 
-Usage: Benchmarks/compare.sh [--rounds N] [--sizes 200000,1000000] [--out DIR (default Benchmarks/results)]
+Usage: Benchmarks/compare.sh [--rounds N] [--sizes 200000,1000000] [--out DIR]
 
-For each corpus size (make-tree.py containers, generated under $MDQ_CORPUS,
-default /tmp/mdq-corpus, when absent) it runs every command of a group once
-per round, round after round (so drift of this shared machine hits all of
-them alike), each run timed by hyperfine (--runs 1), and reports medians and
-ratios. Warm in-index query times come from mdq-gather --query (median of
-30 in-process calls); plocate and watchman are timed per invocation, as
-their users run them. Writes compare.md (table) and compare.png (ratios).
+For each corpus size (Benchmarks/make-tree.py containers, generated under
+$MDQ_CORPUS, default /tmp/mdq-corpus, when absent) it runs every command of a
+group once per round, round after round (so drift of a shared machine hits
+all of them alike), each run timed by hyperfine (--runs 1), and reports
+medians and ratios in two tables:
+
+- the mdq command, per invocation: a process started and timed like the
+  other tools' (one-shot counts, --json over every entry, --attr);
+- the library, in process: gathering into the index (mdq-gather, one
+  process per run) and warm queries over it (mdq-gather --query, median of
+  30 in-process calls) beside plocate and watchman, which are timed per
+  invocation, as their users run them.
+
+Writes compare.md (tables) and compare.png (ratios) into --out, by default a
+new folder.
 """
 
 import argparse
@@ -25,7 +33,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-MAKE_TREE = os.environ.get("MDQ_MAKE_TREE", os.path.join(os.path.dirname(TOP), "shared", "corpus", "make-tree.py"))
+MAKE_TREE = os.environ.get("MDQ_MAKE_TREE", os.path.join(HERE, "make-tree.py"))
 
 
 def run(command, **kwargs):
@@ -80,11 +88,17 @@ def rss_kb(pid):
 
 
 def main():
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description="mdq beside find, fd, bfs, plocate and watchman.")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sizes", default="200000,1000000")
-    parser.add_argument("--out", default=os.path.join(HERE, "results"))
+    parser.add_argument("--out", default=None, help="output folder (default: a new one under /tmp)")
     options = parser.parse_args()
+    if options.out is None:
+        options.out = tempfile.mkdtemp(prefix=time.strftime("mdq-compare-%Y%m%d-%H%M%S-"))
+    os.makedirs(options.out, exist_ok=True)
+    sizes = [int(size) for size in options.sizes.split(",")]
+    minutes = sum(2 * options.rounds * files / 1_000_000 for files in sizes) + 5
+    print(f"about {minutes:.0f} minutes (plus corpus generation); results go to {options.out}", file=sys.stderr)
 
     print("building mdq and the instruments (release) ...", file=sys.stderr)
     run(f"cd {TOP} && swift build -c release --static-swift-stdlib --product mdq")
@@ -95,9 +109,9 @@ def main():
     live = os.path.join(HERE, ".build/release/mdq-live")
     state = tempfile.mkdtemp(prefix="mdq-compare-")
 
-    rows = []  # (corpus, what, mdq seconds, anchor label, anchor seconds)
+    rows = []  # (table, corpus, what, mdq seconds, anchor label, anchor seconds)
     notes = []
-    for files in [int(size) for size in options.sizes.split(",")]:
+    for files in sizes:
         corpus = ensure_corpus(files)
         entries = int(run(f"find {corpus} | wc -l")) - 1
         name = f"{files // 1000}k files ({entries:,} entries)"
@@ -121,17 +135,41 @@ def main():
             ("find", f"find {corpus} -fprintf /dev/null '%s %T@ %p\\n'"),
             ("watchman", watchman_crawl),
         ], options.rounds)
-        rows.append((name, "full gather (crawl + stat every entry)", medians["mdq"], "find -printf '%s %T@ %p'", medians["find"]))
-        rows.append((name, "full gather (crawl + stat every entry)", medians["mdq"], "watchman watch + first query", medians["watchman"]))
+        what = "full gather into the index (crawl + stat every entry; mdq-gather)"
+        rows.append(("library", name, what, medians["mdq"], "find -printf '%s %T@ %p'", medians["find"]))
+        rows.append(("library", name, what, medians["mdq"], "watchman watch + first query", medians["watchman"]))
 
         # One-shot name query from a cold process (page cache warm).
         medians = interleaved([
             ("mdq", f"{mdq} --onlyin {corpus} --hidden --count \"kMDItemFSName LIKE '*.png'\""),
             ("find", f"find {corpus} -name '*.png' | wc -l"),
             ("fd", f"fdfind -HIu -g '*.png' {corpus} | wc -l"),
+            ("bfs", f"bfs {corpus} -name '*.png' | wc -l"),
+            ("plocate", f"plocate -c -d {db} '*.png'"),
         ], options.rounds)
-        for anchor, label in [("find", "find -name"), ("fd", "fdfind -HIu -g")]:
-            rows.append((name, "one-shot `*.png` count", medians["mdq"], label, medians[anchor]))
+        for anchor, label in [("find", "find -name"), ("fd", "fdfind -HIu -g"), ("bfs", "bfs -name"),
+                              ("plocate", "plocate -c (prebuilt database)")]:
+            rows.append(("command", name, "`mdq --count '*.png'`", medians["mdq"], label, medians[anchor]))
+
+        # Every entry with its metadata: mdq --json against find -printf.
+        medians = interleaved([
+            ("mdq", f"{mdq} --onlyin {corpus} --hidden --json TRUEPREDICATE"),
+            ("find", f"find {corpus} -printf '%s %T@ %p\\n'"),
+        ], options.rounds)
+        rows.append(("command", name, "`mdq --json` over every entry", medians["mdq"], "find -printf '%s %T@ %p\\n'",
+                     medians["find"]))
+
+        # --attr: collected as items (ContentType, conflicts...), then printed.
+        medians = interleaved([
+            ("paths", f"{mdq} --onlyin {corpus} --hidden TRUEPREDICATE"),
+            ("size", f"{mdq} --onlyin {corpus} --hidden --attr kMDItemFSSize TRUEPREDICATE"),
+            ("date", f"{mdq} --onlyin {corpus} --hidden --attr kMDItemFSContentChangeDate TRUEPREDICATE"),
+        ], options.rounds)
+        for key in ["size", "date"]:
+            per_result = (medians[key] - medians["paths"]) / entries * 1e6
+            notes.append((name, f"--attr {'kMDItemFSSize' if key == 'size' else 'kMDItemFSContentChangeDate'}: "
+                                f"{fmt(medians[key])} vs {fmt(medians['paths'])} for paths alone, "
+                                f"{per_result:.2f} µs more per result", None))
 
         # Warm queries: mdq's index in process; plocate and a watching watchman per invocation.
         watchman("watch", corpus)
@@ -148,8 +186,9 @@ def main():
         ], options.rounds)
         for (i, key) in enumerate(["png", "report"]):
             what = "warm `LIKE '*.png'`" if key == "png" else "warm `LIKE[cd] '*report*'`"
-            rows.append((name, what, warm[i], "plocate", medians[f"plocate {key}"]))
-            rows.append((name, what, warm[i], "watchman (warm)", medians[f"watchman {key}"]))
+            rows.append(("library", name, what + " (in process)", warm[i], "plocate", medians[f"plocate {key}"]))
+            rows.append(("library", name, what + " (in process)", warm[i], "watchman (warm)",
+                         medians[f"watchman {key}"]))
 
         # Memory with every folder watched.
         pid = watchman_pid()
@@ -161,7 +200,7 @@ def main():
         watchman("watch-del", corpus)
 
         # Live latency (not size dependent; once).
-        if files == max(int(size) for size in options.sizes.split(",")):
+        if files == max(sizes):
             notes.append(("live", run(f"{live} latency").strip(), None))
 
     shutil.rmtree(state, ignore_errors=True)
@@ -174,23 +213,31 @@ def fmt(seconds):
 
 def write_report(rows, notes, out):
     machine = run("nproc").strip() + " cores, " + run("uname -sr").strip()
-    lines = [
-        f"Run {time.strftime('%Y-%m-%d %H:%M')} on {machine}; medians of interleaved rounds.",
-        "",
-        "| corpus | what | mdq | anchor | anchor time | mdq is |",
-        "|---|---|---|---|---|---|",
-    ]
+    lines = [f"Run {time.strftime('%Y-%m-%d %H:%M')} on {machine}; medians of interleaved rounds.", ""]
     chart = []
-    for corpus, what, ours, label, theirs in rows:
-        ratio = theirs / ours
-        lines.append(f"| {corpus} | {what} | {fmt(ours)} | {label} | {fmt(theirs)} | {ratio:.1f}× faster |")
-        chart.append((f"{corpus.split(' ')[0]} {what.split('(')[0].strip()} vs {label}", ratio))
-    lines += ["", "| corpus | mdq RSS per entry, every folder watched | watchman daemon RSS per entry |", "|---|---|---|"]
+    titles = {"command": "The `mdq` command, per invocation",
+              "library": "The library, in process (MetadataIndex called from a small program)"}
+    for table in ["command", "library"]:
+        lines += [f"**{titles[table]}**", "", "| corpus | what | mdq | other | its time | mdq is |",
+                  "|---|---|---|---|---|---|"]
+        for kind, corpus, what, ours, label, theirs in rows:
+            if kind != table:
+                continue
+            ratio = theirs / ours
+            lines.append(f"| {corpus} | {what} | {fmt(ours)} | {label} | {fmt(theirs)} | {ratio:.1f}× faster |")
+            # gnuplot would read a printf format as markup: name the tool only.
+            chart.append((f"{corpus.split(' ')[0]} {what.split('(')[0].strip()} vs {label.split(' ')[0]}", ratio))
+        lines.append("")
+    lines += ["| corpus | mdq RSS per entry, every folder watched | watchman daemon RSS per entry |", "|---|---|---|"]
+    extra = []
     for corpus, ours, theirs in notes:
         if corpus == "live":
             lines.insert(1, f"Live: {ours}")
-            continue
-        lines.append(f"| {corpus} | {ours:.0f} B | {theirs:.0f} B |")
+        elif theirs is None:
+            extra.append(f"- {corpus}: {ours}")
+        else:
+            lines.append(f"| {corpus} | {ours:.0f} B | {theirs:.0f} B |")
+    lines += [""] + extra
     table = "\n".join(lines) + "\n"
     with open(os.path.join(out, "compare.md"), "w") as f:
         f.write(table)

@@ -40,12 +40,13 @@ package enum Shell {
         return Output(status: process.terminationStatus, stdout: outData, stderr: errData)
     }
 
-    /// The shared corpus generator, `../shared/corpus/make-tree.py`, if present.
+    /// The repository's corpus generator, `Benchmarks/make-tree.py` (nil if
+    /// the tests run without their sources).
     package static var makeTreeScript: String? {
         // Tests/TestSupport/Shell.swift -> the repository root
         var url = URL(fileURLWithPath: #filePath)
         for _ in 0..<3 { url.deleteLastPathComponent() }
-        let script = url.deletingLastPathComponent().appendingPathComponent("shared/corpus/make-tree.py").path
+        let script = url.appendingPathComponent("Benchmarks/make-tree.py").path
         return FileManager.default.fileExists(atPath: script) ? script : nil
     }
 }

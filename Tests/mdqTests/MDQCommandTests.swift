@@ -139,7 +139,8 @@ struct MDQCommandTests {
     @Test(arguments: [
         ["--bogus", "TRUEPREDICATE"], [], ["--scope", "documents", "TRUEPREDICATE"],
         ["--count", "--json", "TRUEPREDICATE"],
-        ["--name", "x", "TRUEPREDICATE"], ["--scope", "everything", "--container", "/tmp", "TRUEPREDICATE"],
+        ["--scope", "everything", "--container", "/tmp", "TRUEPREDICATE"], ["--limit", "-1", "TRUEPREDICATE"],
+        ["--live", "--limit", "1", "TRUEPREDICATE"], ["--type", "x", "TRUEPREDICATE"], ["-"],
     ])
     func usageErrorsExitTwo(arguments: [String]) throws {
         let output = try mdq(arguments)
@@ -162,13 +163,17 @@ struct MDQCommandTests {
         #expect(output.stdoutText.contains("mdq \"kMDItemFSName LIKE[c] '*.png'\""))
     }
 
-    @Test func defaultScopeIsTheBundledExampleContainer() throws {
-        let output = try mdq(["kMDItemFSName LIKE[c] '*.png'"])
-        #expect(output.status == 0)
-        let paths = lines(output)
-        #expect(!paths.isEmpty)
-        #expect(paths.allSatisfy { $0.contains("/Examples/ExampleContainer/") })
-        #expect(!paths.contains { $0.contains("/.Trash/") }, "hidden folders stay out by default")
+    /// Without a scope option mdq searches the folder it runs in (as fd
+    /// does), wherever its binary or its sources are.
+    @Test func defaultScopeIsTheCurrentFolder() throws {
+        let temp = try makeTree()
+        let output = try Shell.run(
+            "/bin/sh", ["-c", "cd '\(temp.path.string)/Documents' && '\(Self.binary)' '*.png'"])
+        #expect(output.status == 0, "\(output.stderrText)")
+        #expect(
+            lines(output) == [
+                "\(temp.path.string)/Documents/Photos/IMG_0001.png", "\(temp.path.string)/Documents/Photos/beach.PNG",
+            ])
     }
 
     @Test func closedStdoutEndsQuietly() throws {

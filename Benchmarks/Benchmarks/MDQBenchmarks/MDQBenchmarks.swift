@@ -13,13 +13,13 @@ import SystemPackage
 enum Fixtures {
     static let corpusDirectory = ProcessInfo.processInfo.environment["MDQ_CORPUS"] ?? "/tmp/mdq-corpus"
 
-    /// `make-tree.py`: $MDQ_MAKE_TREE, else `shared/corpus/make-tree.py`
-    /// beside the repository.
+    /// `make-tree.py`: $MDQ_MAKE_TREE, else the repository's
+    /// `Benchmarks/make-tree.py`.
     static var makeTree: String {
         if let path = ProcessInfo.processInfo.environment["MDQ_MAKE_TREE"] { return path }
         var path = FilePath(#filePath)
-        for _ in 0..<5 { path.removeLastComponent() }
-        return path.appending("shared/corpus/make-tree.py").string
+        for _ in 0..<3 { path.removeLastComponent() }
+        return path.appending("make-tree.py").string
     }
 
     /// A make-tree container of `files` files, generated on first use.

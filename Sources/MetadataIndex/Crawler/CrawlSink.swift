@@ -43,9 +43,14 @@ protocol CrawlSink: Sendable {
     /// A folder could not be opened or fully listed (besides the warning):
     /// what the sink knew of its contents is not confirmed by this crawl.
     func didFail(_ folder: Folder, error: Errno, worker: inout Worker)
+
+    /// Whether the sink wants nothing more (a one-shot search's `limit` is
+    /// reached): the crawler then opens no further folder and returns soon.
+    var isFinished: Bool { get }
 }
 
 extension CrawlSink {
     func finish(worker: inout Worker) {}
     func didFail(_ folder: Folder, error: Errno, worker: inout Worker) {}
+    var isFinished: Bool { false }
 }

@@ -92,6 +92,12 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         while let first = queue.take() {
             local.append(first)
             while let job = local.popLast() {
+                // Stopping early: drop the remaining jobs unopened (the
+                // queue's are taken and dropped one by one, cheaply).
+                if sink.isFinished {
+                    local.removeAll()
+                    break
+                }
                 process(
                     job, context: context, reader: &reader, batch: &batch,
                     subfolders: &subfolders, worker: &worker, local: &local)

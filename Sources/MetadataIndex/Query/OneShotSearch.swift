@@ -6,6 +6,7 @@
 public struct OneShotSearch: Sendable {
     /// The folders to search.
     public var roots: [CrawlRoot]
+    /// What an entry must match.
     public var predicate: MetadataPredicate
     /// Hidden entries, filesystem boundary, threads. `statEntries` is
     /// ignored: the search stats only matches, and only when
@@ -13,15 +14,36 @@ public struct OneShotSearch: Sendable {
     public var crawlOptions: CrawlOptions
     /// Stat each match for size, dates and inode.
     public var includeMetadata: Bool
+    /// Stop after this many matches (`mdq --limit`): exactly this many are
+    /// delivered (fewer if there are fewer), and the crawl opens no further
+    /// folder once they are found. Nil for no limit.
+    public var limit: Int?
+    /// Only entries of these kinds match (`mdq --type`); nil for every kind.
+    /// Folders of other kinds are still descended into.
+    public var kinds: Set<EntryKind>?
+    /// Folders whose name matches one of these shell globs (`*`, `?`,
+    /// `[...]`, `\`; or an exact name) are reported but not descended into,
+    /// at any depth (`mdq --exclude`). `SearchSummary.unmatchedExclusions`
+    /// tells which matched no folder.
+    public var excludedFolderPatterns: [[UInt8]]
+    /// Do not descend into `/proc` and `/sys` when a root is `/`: they are
+    /// pseudo-filesystems, huge and changing, with nothing a file search
+    /// wants. A root inside them is still searched.
+    public var skipsPseudoFileSystems: Bool
 
     public init(
         roots: [CrawlRoot], predicate: MetadataPredicate, crawlOptions: CrawlOptions = CrawlOptions(),
-        includeMetadata: Bool = false
+        includeMetadata: Bool = false, limit: Int? = nil, kinds: Set<EntryKind>? = nil,
+        excludedFolderPatterns: [[UInt8]] = [], skipsPseudoFileSystems: Bool = false
     ) {
         self.roots = roots
         self.predicate = predicate
         self.crawlOptions = crawlOptions
         self.includeMetadata = includeMetadata
+        self.limit = limit
+        self.kinds = kinds
+        self.excludedFolderPatterns = excludedFolderPatterns
+        self.skipsPseudoFileSystems = skipsPseudoFileSystems
     }
 
     /// Runs the search, blocking the calling thread.
@@ -30,17 +52,46 @@ public struct OneShotSearch: Sendable {
     ///   - onBatch: receives matches in batches, one call at a time (from
     ///     crawler threads), in crawl order. Pass nil to only count.
     ///   - onWarning: receives each skipped folder or entry.
-    /// - Returns: the number of matches and the warnings.
+    ///   - onProgress: receives the number of entries listed so far, every
+    ///     few thousand entries, from crawler threads (possibly at once).
+    /// - Returns: the number of matches, the warnings and what was crawled.
     /// - Throws: `MetadataError` naming the first root that cannot be opened.
     @discardableResult
     public func run(
         onBatch: (@Sendable (SearchResultBatch) -> Void)? = nil,
-        onWarning: (@Sendable (CrawlWarning) -> Void)? = nil
+        onWarning: (@Sendable (CrawlWarning) -> Void)? = nil,
+        onProgress: (@Sendable (Int) -> Void)? = nil
     ) throws(MetadataError) -> SearchSummary {
-        let compiled = CompiledPredicate(predicate)
-        let sink = SearchSink(
-            predicate: compiled, wantsResults: onBatch != nil, wantsMetadata: includeMetadata,
-            onBatch: onBatch ?? { _ in }, onWarning: onWarning)
+        try run(delivery: onBatch.map { .batches($0) } ?? .count, onWarning: onWarning, onProgress: onProgress)
+    }
+
+    /// Runs the search, each crawler thread formatting its own matches into
+    /// its own buffer, so output is built in parallel; full buffers (whole
+    /// results, about 64 KiB) go to `write`, one call at a time.
+    ///
+    /// - Parameters:
+    ///   - format: appends one result's text; called concurrently from
+    ///     crawler threads.
+    ///   - write: receives formatted bytes, one call at a time.
+    ///   - onWarning: receives each skipped folder or entry.
+    ///   - onProgress: as in `run(onBatch:onWarning:onProgress:)`.
+    /// - Returns: the number of matches, the warnings and what was crawled.
+    /// - Throws: `MetadataError` naming the first root that cannot be opened.
+    @discardableResult
+    public func run(
+        formattingWith format: @escaping @Sendable (SearchResult, inout [UInt8]) -> Void,
+        write: @escaping @Sendable ([UInt8]) -> Void,
+        onWarning: (@Sendable (CrawlWarning) -> Void)? = nil,
+        onProgress: (@Sendable (Int) -> Void)? = nil
+    ) throws(MetadataError) -> SearchSummary {
+        try run(delivery: .formatted(format: format, write: write), onWarning: onWarning, onProgress: onProgress)
+    }
+
+    private func run(
+        delivery: SearchSink.Delivery, onWarning: (@Sendable (CrawlWarning) -> Void)?,
+        onProgress: (@Sendable (Int) -> Void)?
+    ) throws(MetadataError) -> SearchSummary {
+        let sink = SearchSink(search: self, delivery: delivery, onWarning: onWarning, onProgress: onProgress)
         var options = crawlOptions
         options.statEntries = false
         try Crawler(sink: sink, options: options).crawl(roots)

@@ -62,14 +62,30 @@ public struct SearchResult: Sendable {
     /// The display name's raw bytes (`kMDItemDisplayName`).
     public var displayNameBytes: [UInt8] { DisplayName.bytes(of: Array(nameBytes), isFolder: kind == .folder) }
 
+    /// Calls `body` with the display name's bytes, without copying them.
+    public func withDisplayName<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try pathBytes.withUnsafeBytes { path in
+            let name = UnsafeRawBufferPointer(rebasing: path[(nameStart - pathBytes.startIndex)...])
+            return try body(DisplayName.range(of: name, isFolder: kind == .folder))
+        }
+    }
+
     /// The path.
     public var path: FilePath { FilePath.fromBytes(Array(pathBytes)) }
 }
 
 /// What a one-shot search did.
 public struct SearchSummary: Sendable {
-    /// Matching entries.
+    /// Matching entries (at most the search's `limit`).
     public var matchCount: Int
     /// Entries skipped (unreadable folders, vanished entries).
     public var warnings: [CrawlWarning]
+    /// Folders whose entries were listed, roots included. Below the tree's
+    /// folder count when the search stopped at its limit.
+    public var foldersListed: Int
+    /// Whether the search stopped because it found `limit` matches.
+    public var reachedLimit: Bool
+    /// The `excludedFolderPatterns` that matched no folder (only the first
+    /// 64 patterns are tracked). Meaningful when the crawl was not cut short.
+    public var unmatchedExclusions: [[UInt8]]
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import SystemPackage
 
 /// The one-shot search's crawl sink: evaluates the predicate as entries are
@@ -12,35 +13,67 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         var path: [UInt8]
     }
 
+    /// What happens to matches.
+    enum Delivery {
+        /// Only counted.
+        case count
+        /// Handed over in batches, one call at a time.
+        case batches(@Sendable (SearchResultBatch) -> Void)
+        /// Formatted on the crawler thread that found them, into that
+        /// thread's buffer; whole buffers are written one at a time.
+        case formatted(
+            format: @Sendable (SearchResult, inout [UInt8]) -> Void, write: @Sendable ([UInt8]) -> Void)
+    }
+
     struct Worker {
         let evaluator: PredicateEvaluator
         var batch = SearchResultBatch()
         var count = 0
+        /// Entries listed since progress was last reported.
+        var unreportedEntries = 0
+        /// Formatted results not yet written.
+        var output: [UInt8] = []
     }
 
     private let predicate: CompiledPredicate
-    private let wantsResults: Bool
+    private let delivery: Delivery
     private let wantsMetadata: Bool
     private let batchSize = 512
-    // `matchCount` and `warnings` are guarded by `lock`; `onBatch` and
-    // `onWarning` are called under it, so callers see one batch at a time.
+    private let outputSize = 1 << 16
+    private let limit: Int?
+    /// Bit `kind.rawValue` set for each kind that may match.
+    private let kindMask: UInt8
+    private let exclusion: FolderExclusion
+    // `matchCount` and `warnings` are guarded by `lock`; `onBatch`, `write`
+    // and `onWarning` are called under it, so callers see one call at a time.
     private let lock = NSLock()
     private var matchCount = 0
     private var warnings: [CrawlWarning] = []
-    private let onBatch: @Sendable (SearchResultBatch) -> Void
     private let onWarning: (@Sendable (CrawlWarning) -> Void)?
+    private let onProgress: (@Sendable (Int) -> Void)?
+    /// Matches handed out, with a limit (so exactly `limit` are).
+    private let accepted = Atomic<Int>(0)
+    private let finished = Atomic<Bool>(false)
+    private let listedEntries = Atomic<Int>(0)
+    private let listedFolders = Atomic<Int>(0)
 
     init(
-        predicate: CompiledPredicate, wantsResults: Bool, wantsMetadata: Bool,
-        onBatch: @escaping @Sendable (SearchResultBatch) -> Void,
-        onWarning: (@Sendable (CrawlWarning) -> Void)?
+        search: OneShotSearch, delivery: Delivery,
+        onWarning: (@Sendable (CrawlWarning) -> Void)?, onProgress: (@Sendable (Int) -> Void)?
     ) {
-        self.predicate = predicate
-        self.wantsResults = wantsResults
-        self.wantsMetadata = wantsMetadata
-        self.onBatch = onBatch
+        self.predicate = CompiledPredicate(search.predicate)
+        self.delivery = delivery
+        self.wantsMetadata = search.includeMetadata
+        self.limit = search.limit.map { max(0, $0) }
+        self.kindMask = (search.kinds ?? Set(EntryKind.allCases)).reduce(0) { $0 | 1 << $1.rawValue }
+        self.exclusion = FolderExclusion(
+            patterns: search.excludedFolderPatterns, skipsPseudoFileSystems: search.skipsPseudoFileSystems)
         self.onWarning = onWarning
+        self.onProgress = onProgress
+        if limit == 0 { finished.store(true, ordering: .relaxed) }
     }
+
+    var isFinished: Bool { finished.load(ordering: .relaxed) }
 
     func makeWorker() -> Worker {
         Worker(evaluator: predicate.makeEvaluator())
@@ -82,49 +115,81 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         _ folder: Folder, batch: borrowing CrawlBatch, directory: FileDescriptor,
         worker: inout Worker, subfolders: inout [Folder?]
     ) {
+        listedFolders.add(1, ordering: .relaxed)
         for entry in batch.entries {
             batch.withName(of: entry) { name in
                 batch.withCName(of: entry) { cName in
-                    let subject = Subject(
-                        folder: folder.path, name: name, isASCII: entry.isASCIIName, kind: entry.kind,
-                        status: entry.status,
-                        directory: directory, cName: cName)
-                    if worker.evaluator.matches(subject) {
-                        worker.count += 1
-                        if wantsResults {
-                            var metadata = entry.status.map(EntryMetadata.init)
-                            if wantsMetadata && metadata == nil {
-                                metadata = batch.withCName(of: entry) { cName in
-                                    try? FileStatus.of(cName, in: directory).get()
-                                }.map(EntryMetadata.init)
+                    if kindMask & (1 << entry.kind.rawValue) != 0 && !isFinished {
+                        let subject = Subject(
+                            folder: folder.path, name: name, isASCII: entry.isASCIIName, kind: entry.kind,
+                            status: entry.status, directory: directory, cName: cName)
+                        if worker.evaluator.matches(subject) && accept() {
+                            worker.count += 1
+                            if case .count = delivery {
+                            } else {
+                                var metadata = entry.status.map(EntryMetadata.init)
+                                if wantsMetadata && metadata == nil {
+                                    metadata = (try? FileStatus.of(cName, in: directory).get()).map(EntryMetadata.init)
+                                }
+                                worker.batch.append(
+                                    folder: folder.path, name: name, kind: entry.kind, metadata: metadata)
                             }
-                            worker.batch.append(folder: folder.path, name: name, kind: entry.kind, metadata: metadata)
                         }
                     }
-                    if entry.descend {
-                        var path = folder.path
-                        if path.last != 0x2F { path.append(0x2F) }
-                        path.append(contentsOf: name)
-                        subfolders.append(Folder(path: path))
+                    guard entry.descend else { return }
+                    if isFinished || (!exclusion.isEmpty && exclusion.excludes(name: name, parentPath: folder.path)) {
+                        subfolders.append(nil)
+                        return
                     }
+                    var path = folder.path
+                    if path.last != 0x2F { path.append(0x2F) }
+                    path.append(contentsOf: name)
+                    subfolders.append(Folder(path: path))
                 }
             }
         }
-        if worker.batch.count >= batchSize { flush(&worker) }
+        if let onProgress {
+            worker.unreportedEntries += batch.entries.count
+            if worker.unreportedEntries >= 4096 {
+                onProgress(listedEntries.add(worker.unreportedEntries, ordering: .relaxed).newValue)
+                worker.unreportedEntries = 0
+            }
+        }
+        if worker.batch.count >= batchSize { flush(&worker, final: false) }
+    }
+
+    /// Takes one more match under the limit; false once it is reached.
+    private func accept() -> Bool {
+        guard let limit else { return true }
+        let taken = accepted.add(1, ordering: .relaxed).newValue
+        if taken >= limit { finished.store(true, ordering: .relaxed) }
+        return taken <= limit
     }
 
     func finish(worker: inout Worker) {
-        flush(&worker)
+        flush(&worker, final: true)
     }
 
-    private func flush(_ worker: inout Worker) {
-        lock.lock()
-        defer { lock.unlock() }
-        matchCount += worker.count
-        worker.count = 0
-        if worker.batch.count > 0 {
-            onBatch(worker.batch)
-            worker.batch.removeAll()
+    private func flush(_ worker: inout Worker, final: Bool) {
+        switch delivery {
+        case .count:
+            break
+        case .batches(let onBatch):
+            lock.lock()
+            defer { lock.unlock() }
+            if worker.batch.count > 0 { onBatch(worker.batch) }
+        case .formatted(let format, let write):
+            // Formatting runs here, on this crawler thread, outside the lock.
+            for i in 0..<worker.batch.count { format(worker.batch[i], &worker.output) }
+            if worker.output.count >= outputSize || (final && !worker.output.isEmpty) {
+                lock.withLock { write(worker.output) }
+                worker.output.removeAll(keepingCapacity: true)
+            }
+        }
+        worker.batch.removeAll()
+        if final {
+            lock.withLock { matchCount += worker.count }
+            worker.count = 0
         }
     }
 
@@ -145,6 +210,12 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
     }
 
     var summary: SearchSummary {
-        lock.withLock { SearchSummary(matchCount: matchCount, warnings: warnings) }
+        lock.withLock {
+            SearchSummary(
+                matchCount: matchCount, warnings: warnings,
+                foldersListed: listedFolders.load(ordering: .relaxed),
+                reachedLimit: limit.map { accepted.load(ordering: .relaxed) >= $0 } ?? false,
+                unmatchedExclusions: exclusion.unmatchedPatterns)
+        }
     }
 }

@@ -1,10 +1,16 @@
 import Glibc
-public import SystemPackage
+package import SystemPackage
 
-/// Process facts the library and the CLI need, read through one place.
-public enum ProcessEnvironment {
+/// Process facts the library and the `mdq` command need, read through one
+/// place.
+///
+/// `package`, not public: this is command-line plumbing (signals, exit,
+/// terminals, raw arguments), not part of the library's API. It stays in
+/// `System/` because that is the one folder that calls C, and threads start
+/// through `WorkerThreads` only.
+package enum ProcessEnvironment {
     /// The current working directory, as raw bytes (it need not be UTF-8).
-    public static var currentDirectory: FilePath {
+    package static var currentDirectory: FilePath {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         while true {
             if getcwd(&buffer, buffer.count) != nil {
@@ -16,26 +22,26 @@ public enum ProcessEnvironment {
     }
 
     /// An environment variable, if set and non-empty.
-    public static func variable(_ name: String) -> String? {
+    package static func variable(_ name: String) -> String? {
         guard let value = getenv(name) else { return nil }
         let string = String(cString: value)
         return string.isEmpty ? nil : string
     }
 
     /// Whether the descriptor is a terminal.
-    public static func isTerminal(_ descriptor: FileDescriptor) -> Bool {
+    package static func isTerminal(_ descriptor: FileDescriptor) -> Bool {
         isatty(descriptor.rawValue) == 1
     }
 
     /// Makes writes to a closed pipe fail with `EPIPE` instead of killing the
     /// process, so `mdq ... | head -1` can stop quietly.
-    public static func ignoreBrokenPipe() {
+    package static func ignoreBrokenPipe() {
         signal(SIGPIPE, SIG_IGN)
     }
 
     /// The raw bytes of every command-line argument, exactly as given (the
     /// decoded `CommandLine.arguments` replace bytes that are not UTF-8).
-    public static var rawArguments: [[UInt8]] {
+    package static var rawArguments: [[UInt8]] {
         (0..<Int(CommandLine.argc)).map { i in
             guard let pointer = CommandLine.unsafeArgv[i] else { return [] }
             return Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
@@ -43,15 +49,16 @@ public enum ProcessEnvironment {
     }
 }
 
-/// Ends the process at once with a status.
-///
-/// `_exit`, not `exit`: mdq writes through descriptors, never stdio
-/// buffers, so there is nothing to flush, and `exit`'s teardown of the
-/// runtime can stall for seconds while other threads are parked.
-public enum ProcessExit {
-    public static func exit(_ status: Int32) -> Never {
+extension ProcessEnvironment {
+    /// Ends the process at once with a status.
+    ///
+    /// `_exit`, not `exit`: mdq writes through descriptors, never stdio
+    /// buffers, so there is nothing to flush, and `exit`'s teardown of the
+    /// runtime can stall for seconds while other threads are parked.
+    package static func exitImmediately(_ status: Int32) -> Never {
         Glibc._exit(status)
     }
+
 }
 
 extension ProcessEnvironment {
@@ -67,14 +74,14 @@ extension ProcessEnvironment {
     /// Blocks SIGINT and SIGTERM in the calling thread and every thread it
     /// starts afterwards, so `onInterrupt` can take them with `sigwait`.
     /// Call first thing in `main`, before any thread exists.
-    public static func blockInterruptSignals() {
+    package static func blockInterruptSignals() {
         var set = interruptSignals
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     /// Undoes `blockInterruptSignals` for the calling thread (a one-shot
     /// query dies on Ctrl-C as usual; threads started later inherit this).
-    public static func unblockInterruptSignals() {
+    package static func unblockInterruptSignals() {
         var set = interruptSignals
         pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
@@ -83,7 +90,7 @@ extension ProcessEnvironment {
     /// when the process gets SIGINT or SIGTERM (blocked beforehand with
     /// `blockInterruptSignals`), instead of dying mid-line: commands stop,
     /// finish the line being written and exit.
-    public static func onInterrupt(_ body: @escaping @Sendable (Int32) -> Void) {
+    package static func onInterrupt(_ body: @escaping @Sendable (Int32) -> Void) {
         WorkerThreads.detach {
             var set = interruptSignals
             var number: Int32 = 0

@@ -7,14 +7,16 @@ struct ScopeOptions: ParsableArguments {
     @Option(
         name: .customLong("onlyin"),
         help: ArgumentHelp(
-            "Search only this folder's subtree (repeatable).", valueName: "DIR"))
+            "Search only this folder's subtree (repeatable; also DIR after the query).", valueName: "DIR"),
+        completion: .directory)
     var onlyIn: [String] = []
 
     @Option(
         name: .long,
         help: ArgumentHelp(
             "A ubiquity container: a folder path, or an identifier under $MDQ_CONTAINERS "
-                + "(default ~/.local/share/mdq/containers).", valueName: "PATH|ID"))
+                + "(default ~/.local/share/mdq/containers).", valueName: "PATH|ID"),
+        completion: .directory)
     var container: String?
 
     @Option(
@@ -29,17 +31,42 @@ struct ScopeOptions: ParsableArguments {
         name: .customLong("register-external"),
         help: ArgumentHelp(
             "Register a folder outside the container as external documents (with --container), then exit.",
-            valueName: "DIR"))
+            valueName: "DIR"),
+        completion: .directory)
     var registerExternal: [String] = []
 
     @Option(
         name: .customLong("unregister-external"),
-        help: ArgumentHelp("Remove an external documents registration (with --container), then exit.", valueName: "DIR")
-    )
+        help: ArgumentHelp(
+            "Remove an external documents registration (with --container), then exit.", valueName: "DIR"),
+        completion: .directory)
     var unregisterExternal: [String] = []
 
     @Flag(name: .customLong("list-external"), help: "Print the container's external document folders, then exit.")
     var listExternal = false
+
+    @Flag(name: .long, help: "Include hidden entries (names starting with '.') and what is inside hidden folders.")
+    var hidden = false
+
+    @Flag(name: .customLong("xdev"), help: "Do not descend into folders on other filesystems.")
+    var stayOnFileSystem = false
+
+    @Option(
+        name: .customLong("exclude"),
+        help: ArgumentHelp(
+            "Leave out what is inside folders whose name matches, at any depth (repeatable): a name "
+                + "(node_modules) or a glob ('*.app', 'build-?'; a warning names one that matched nothing).",
+            valueName: "NAME|GLOB"))
+    var excludedFolders: [String] = []
+
+    @Flag(
+        name: .customLong("pseudo-filesystems"),
+        help: "Also crawl /proc and /sys when a scope contains them (skipped by default).")
+    var includesPseudoFileSystems = false
+
+    enum ContainerScope: String, ExpressibleByArgument, CaseIterable {
+        case documents, data, external, all
+    }
 
     /// Whether a registration command was given instead of a query.
     var managesExternal: Bool { !registerExternal.isEmpty || !unregisterExternal.isEmpty || listExternal }
@@ -63,23 +90,6 @@ struct ScopeOptions: ParsableArguments {
         }
     }
 
-    @Flag(name: .long, help: "Include hidden entries (names starting with '.') and what is inside hidden folders.")
-    var hidden = false
-
-    @Flag(name: .customLong("xdev"), help: "Do not descend into folders on other filesystems.")
-    var stayOnFileSystem = false
-
-    @Option(
-        name: .customLong("exclude"),
-        help: ArgumentHelp(
-            "Leave out what is inside folders with this name, at any depth (repeatable), e.g. node_modules.",
-            valueName: "NAME"))
-    var excludedFolders: [String] = []
-
-    enum ContainerScope: String, ExpressibleByArgument, CaseIterable {
-        case documents, data, external, all
-    }
-
     /// The ubiquitous scopes `--scope` names (all of them by default).
     var ubiquitousScopes: Set<SearchScope> {
         var scopes: Set<SearchScope> = []
@@ -94,68 +104,38 @@ struct ScopeOptions: ParsableArguments {
         return scopes
     }
 
-    var crawlOptions: CrawlOptions {
-        CrawlOptions(
-            includeHidden: hidden, stayOnFileSystem: stayOnFileSystem,
-            excludedFolderNames: Set(excludedFolders.map { RawArguments().bytes(for: $0) }))
-    }
-
-    /// The example container shipped in the source tree, searched when no
-    /// scope is given (so a newcomer's first command shows something).
-    static var exampleContainer: FilePath {
-        // Sources/mdq/Options/ScopeOptions.swift -> repository root
-        var path = FilePath(#filePath)
-        for _ in 0..<4 { path.removeLastComponent() }
-        return path.appending("Examples/ExampleContainer")
-    }
-
-    /// The scopes as a live query takes them: folders, and a container with
-    /// its ubiquitous scopes.
-    func searchScopes(raw: RawArguments) throws -> ([SearchScope], UbiquityContainer?) {
+    /// Reads the scope options once: `--onlyin` folders and `folders` (the
+    /// positional DIRs), the container and its parts, or the default scopes.
+    ///
+    /// - Throws: `ValidationError` for `--scope` without `--container`;
+    ///   `MetadataError` for a container that cannot be found.
+    func resolve(folders: [String], raw: RawArguments) throws -> ResolvedScope {
         let cwd = ProcessEnvironment.currentDirectory
-        var scopes = onlyIn.map {
-            SearchScope.directory(cwd.pushing(FilePath.fromBytes(raw.bytes(for: $0))).lexicallyNormalized())
+        let directories = (onlyIn + folders).map {
+            cwd.pushing(FilePath.fromBytes(raw.bytes(for: $0))).lexicallyNormalized()
         }
-        var containerValue: UbiquityContainer?
-        if let container {
-            containerValue = try UbiquityContainer(
-                pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: container)), relativeTo: cwd)
-        } else if onlyIn.isEmpty {
-            if !scope.isEmpty { throw ValidationError("--scope needs --container") }
-            containerValue = UbiquityContainer(path: Self.exampleContainer)
+        var container: UbiquityContainer?
+        if let value = self.container {
+            container = try UbiquityContainer(
+                pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: value)), relativeTo: cwd)
         } else if !scope.isEmpty {
             throw ValidationError("--scope needs --container")
         }
-        if containerValue != nil {
+        var scopes = directories.map(SearchScope.directory)
+        var roots = directories.map { CrawlRoot(path: $0) }
+        if let container {
             let order: [SearchScope] = [.ubiquitousDocuments, .ubiquitousData, .accessibleExternalDocuments]
             scopes += order.filter(ubiquitousScopes.contains)
+            roots += container.crawlRoots(for: ubiquitousScopes)
         }
-        return (scopes, containerValue)
-    }
-
-    func crawlRoots(raw: RawArguments) throws -> [CrawlRoot] {
-        let cwd = ProcessEnvironment.currentDirectory
-        var roots: [CrawlRoot] = []
-        for folder in onlyIn {
-            let path = FilePath.fromBytes(raw.bytes(for: folder))
-            roots.append(CrawlRoot(path: cwd.pushing(path).lexicallyNormalized()))
+        if scopes.isEmpty {
+            scopes = ResolvedScope.defaultScopes(currentDirectory: cwd)
+            roots = scopes.compactMap(\.directory).map { CrawlRoot(path: $0) }
         }
-        var containerPath: FilePath?
-        if let container {
-            containerPath = try UbiquityContainer(
-                pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: container)), relativeTo: cwd
-            ).path
-        } else if onlyIn.isEmpty {
-            if !scope.isEmpty {
-                throw ValidationError("--scope needs --container")
-            }
-            containerPath = Self.exampleContainer
-        } else if !scope.isEmpty {
-            throw ValidationError("--scope needs --container")
-        }
-        if let containerPath {
-            roots += UbiquityContainer(path: containerPath).crawlRoots(for: ubiquitousScopes)
-        }
-        return CrawlRoot.removingOverlaps(roots)
+        let excluded = excludedFolders.map { raw.bytes(for: $0) }
+        return ResolvedScope(
+            scopes: scopes, container: container, roots: CrawlRoot.removingOverlaps(roots),
+            crawlOptions: CrawlOptions(includeHidden: hidden, stayOnFileSystem: stayOnFileSystem),
+            excludedFolders: excluded, skipsPseudoFileSystems: !includesPseudoFileSystems)
     }
 }

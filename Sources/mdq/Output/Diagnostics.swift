@@ -1,19 +1,38 @@
 import MetadataIndex
+import Synchronization
 import SystemPackage
 
 /// Messages on stderr, one line each, prefixed `mdq:`.
 enum Diagnostics {
+    /// Set by `--no-warnings`: warnings are dropped, errors still print.
+    static let warningsSilenced = Atomic<Bool>(false)
+    /// Whether a status line is on the terminal now.
+    private static let statusShown = Atomic<Bool>(false)
+
     static func error(_ message: String) {
         write("mdq: " + message + "\n")
     }
 
     static func warn(_ message: String) {
+        guard !warningsSilenced.load(ordering: .relaxed) else { return }
         write("mdq: warning: " + message + "\n")
     }
 
     /// A transient status line on stderr (a terminal only); nil clears it.
     static func status(_ text: String?) {
+        statusShown.store(text != nil, ordering: .relaxed)
         write("\r\u{1B}[K" + (text ?? ""))
+    }
+
+    /// Clears the status line if one is shown.
+    static func clearStatus() {
+        if statusShown.exchange(false, ordering: .relaxed) { write("\r\u{1B}[K") }
+    }
+
+    /// Whether stderr should show progress: a terminal that understands
+    /// the carriage return and erase-line codes (`TERM=dumb` does not).
+    static var showsProgress: Bool {
+        ProcessEnvironment.isTerminal(.standardError) && ProcessEnvironment.variable("TERM") != "dumb"
     }
 
     private static func write(_ text: String) {

@@ -30,6 +30,11 @@ enum StandardOutput {
         write(buffer)
         buffer.removeAll(keepingCapacity: true)
     }
+
+    /// Writes text and a newline.
+    static func print(_ text: String) {
+        write(Array((text + "\n").utf8))
+    }
 }
 
 extension StandardOutput {

@@ -6,7 +6,7 @@ import SystemPackage
 /// `mdq ls PATH...`: every attribute of each item, like `mdls`.
 struct ListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "mdq ls",
+        commandName: "ls",
         abstract: "Print the metadata attributes of files and folders, like mdls.",
         discussion: """
             Attributes are printed as aligned 'key = value' lines, sorted by key: strings quoted, \
@@ -25,7 +25,8 @@ struct ListCommand: ParsableCommand {
 
     @Option(
         name: .customLong("name"),
-        help: ArgumentHelp("Print only this attribute (repeatable), e.g. kMDItemContentType.", valueName: "KEY"))
+        help: ArgumentHelp("Print only this attribute (repeatable), e.g. kMDItemContentType.", valueName: "KEY"),
+        completion: AttributeKeys.completion)
     var names: [String] = []
 
     @Flag(name: .long, help: "Print only the values, each followed by NUL (no keys, no alignment).")
@@ -33,9 +34,9 @@ struct ListCommand: ParsableCommand {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("With --raw, print this for a missing value (default (null)).", valueName: "TEXT")
+        help: ArgumentHelp("With --raw, print TEXT for a missing value instead of (null).", valueName: "TEXT")
     )
-    var nullMarker = "(null)"
+    var nullMarker: String?
 
     @Flag(name: .long, help: "Print one JSON object per path: {\"path\": ..., \"attributes\": {...}}.")
     var json = false
@@ -44,21 +45,26 @@ struct ListCommand: ParsableCommand {
         name: .long,
         help: ArgumentHelp(
             "A ubiquity container (path or identifier): items inside it get the ubiquitous keys.",
-            valueName: "PATH|ID"))
+            valueName: "PATH|ID"),
+        completion: .directory)
     var container: String?
 
-    @Argument(help: ArgumentHelp("Files or folders to describe.", valueName: "PATH"))
+    @Argument(help: ArgumentHelp("Files or folders to describe.", valueName: "path"), completion: .file())
     var paths: [String] = []
 
-    mutating func validate() throws {
+    // In `run()`, not `validate()`, so an unknown option is reported first.
+    private func check() throws {
         if paths.isEmpty { throw ValidationError("give at least one PATH") }
         if raw && json { throw ValidationError("--raw and --json do not combine") }
-        for key in names where !MetadataItem.knownKeys.contains(key) && MetadataAttribute(key: key) == nil {
-            throw ValidationError("unknown attribute '\(key)'")
+        for key in names where !AttributeKeys.isKnown(key) {
+            throw ValidationError("unknown attribute '\(key)' (mdq --list-attributes prints them all)")
         }
     }
 
     func run() throws {
+        // ls prints a few lines and starts no thread: Ctrl-C may end it at once.
+        ProcessEnvironment.unblockInterruptSignals()
+        try check()
         let arguments = RawArguments()
         let cwd = ProcessEnvironment.currentDirectory
         let containerValue = try container.map { value throws(MetadataError) in
@@ -84,7 +90,7 @@ struct ListCommand: ParsableCommand {
                 for key in keys {
                     out +=
                         item.value(forAttribute: key).map { Array(Self.text(of: $0, indent: "").utf8) }
-                        ?? Array(nullMarker.utf8)
+                        ?? Array((nullMarker ?? "(null)").utf8)
                     out.append(0)
                 }
             } else {
@@ -109,20 +115,15 @@ struct ListCommand: ParsableCommand {
         MetadataAttribute(key: key)?.rawValue ?? key
     }
 
-    static let dateFormatter: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = .current
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
-        return formatter
-    }()
-
     /// A value as mdls prints it.
     static func text(of value: Any, indent: String) -> String {
         switch value {
         case let string as String: return quoted(string)
         case let url as URL: return quoted(url.absoluteString)
-        case let date as Date: return dateFormatter.string(from: date)
+        case let date as Date:
+            var text: [UInt8] = []
+            TextFormat.appendLocalDate(Timestamp(date), to: &text)
+            return String(decoding: text, as: UTF8.self)
         case let flag as Bool: return flag ? "1" : "0"
         case let number as Int: return String(number)
         case let number as Double:
@@ -152,11 +153,9 @@ struct ListCommand: ParsableCommand {
         case nil: out += Array("null".utf8)
         case let string as String: JSONLine.appendString(Array(string.utf8)[...], to: &out)
         case let url as URL: JSONLine.appendString(Array(url.absoluteString.utf8)[...], to: &out)
-        case let date as Date:
-            let timestamp = Timestamp(date)
-            JSONLine.appendString(Array(timestamp.iso8601.utf8)[...], to: &out)
+        case let date as Date: JSONLine.appendDate(Timestamp(date), to: &out)
         case let flag as Bool: out += Array((flag ? "true" : "false").utf8)
-        case let number as Int: out += Array(String(number).utf8)
+        case let number as Int: TextFormat.appendDecimal(Int64(number), to: &out)
         case let number as Double: out += Array(String(number).utf8)
         case let list as [String]:
             out.append(UInt8(ascii: "["))

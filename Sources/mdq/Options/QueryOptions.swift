@@ -1,0 +1,30 @@
+import ArgumentParser
+
+/// What to find: the query (or `--name`) and the folders after it.
+struct QueryOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Find names containing TEXT, ignoring case and diacritics; with * or ?, a whole-name wildcard match "
+                + "(then every positional argument is a DIR).",
+            valueName: "TEXT"))
+    var name: String?
+
+    @Flag(
+        name: .long,
+        help:
+            "Read QUERY in mdfind's syntax: kMDItemFSName == \"*.png\"cd && kMDItemFSContentChangeDate >= $time.today(-7)"
+    )
+    var spotlight = false
+
+    @Flag(name: .customLong("list-attributes"), help: "Print every attribute key a query, --attr or --sort takes.")
+    var listAttributes = false
+
+    @Argument(
+        help: ArgumentHelp(
+            "A name, a glob or a predicate (- reads it from standard input).", valueName: "query"))
+    var query: String?
+
+    @Argument(help: ArgumentHelp("Folders to search (as --onlyin).", valueName: "dir"), completion: .directory)
+    var folders: [String] = []
+}

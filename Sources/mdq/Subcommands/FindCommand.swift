@@ -1,0 +1,126 @@
+import ArgumentParser
+import MetadataIndex
+import SystemPackage
+
+/// `mdq [options] QUERY [DIR...]`: the files matching a query, like
+/// `mdfind`; the default subcommand, so `mdq find` need not be typed.
+struct FindCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "find",
+        abstract: "Find files by name or metadata query, like mdfind.",
+        usage: MDQ.usage,
+        // Every example line fits in 80 columns, so help never wraps one.
+        discussion: """
+            QUERY is a name, a glob or a predicate. A bare word or glob (report, \
+            '*.png') finds names containing it or matching it, ignoring case and \
+            accents, like --name. Anything with an attribute key, an operator or a \
+            quoted value is an NSPredicate, parsed strictly: a typo is an error with \
+            a caret under it. QUERY - reads the query from standard input.
+
+            Predicates compare attributes (mdq --list-attributes prints every key: \
+            kMDItemFSName, kMDItemDisplayName, kMDItemPath, kMDItemURL, \
+            kMDItemFSSize, kMDItemFSCreationDate, kMDItemFSContentChangeDate, \
+            kMDItemContentType, kMDItemContentTypeTree, the NSMetadataUbiquitous... \
+            keys) with == != < <= > >= BETWEEN {lo, hi} IN {a, b}, and strings with \
+            LIKE BEGINSWITH ENDSWITH CONTAINS MATCHES, each with [c] (ignore case), \
+            [d] (ignore diacritics) or [cd]; AND/&&, OR/||, NOT/!, parentheses, \
+            TRUEPREDICATE. LIKE matches the whole name: * any run, ? one character. \
+            --spotlight reads mdfind's syntax instead.
+
+            Without a folder or container, mdq searches the current folder.
+
+            Examples:
+              mdq report                      names containing "report"
+              mdq '*.png' ~/Pictures          names matching a glob, in a folder
+              mdq "kMDItemFSName LIKE[c] '*.png'"
+              mdq --onlyin ~/src "kMDItemFSName ENDSWITH '.swift'"
+              mdq "kMDItemFSSize > 1000000 AND kMDItemFSName ENDSWITH[c] '.mov'"
+              mdq --type d --limit 1 node_modules
+              mdq --container ~/Sync --scope documents --count '*.pdf'
+              mdq -0 '*.tmp' | xargs -0 rm --
+              mdq --json --attr kMDItemContentType report | jq .path
+              mdq --sort kMDItemFSSize:desc --limit 10 --attr kMDItemFSSize '*'
+              mdq --group kMDItemContentType TRUEPREDICATE
+              mdq --spotlight 'kMDItemFSName == "*.png"cd'
+              mdq --live "kMDItemFSName LIKE '*.txt'"
+              mdq ls photo.png                every attribute, like mdls
+
+            Exit status: 0 success, 1 runtime error (missing container or scope), \
+            2 usage or query syntax error.
+            """
+    )
+
+    @OptionGroup var scope: ScopeOptions
+    @OptionGroup var output: OutputOptions
+    @OptionGroup var query: QueryOptions
+
+    // Checks that need the whole command line run in `run()`, not
+    // `validate()`: ArgumentParser validates before it reports unknown
+    // options, and `mdq --verison` must say what is wrong with it.
+    func run() throws {
+        Diagnostics.warningsSilenced.store(output.noWarnings, ordering: .relaxed)
+        let raw = RawArguments()
+        let name = query.name
+        let query = self.query.query
+        let spotlight = self.query.spotlight
+        if self.query.listAttributes {
+            StandardOutput.print(AttributeKeys.all.joined(separator: "\n"))
+            return
+        }
+        if scope.managesExternal {
+            if name != nil || query != nil { throw ValidationError("registration commands take no QUERY") }
+            try scope.manageExternal(raw: raw)
+            return
+        }
+        try output.check()
+        var folders = self.query.folders
+        let predicate: MetadataPredicate
+        if let name {
+            if let query { folders.insert(query, at: 0) }
+            predicate = try MetadataPredicate.nameMatching(raw.bytes(for: name))
+        } else if let query {
+            let text = query == "-" ? try Self.standardInput() : raw.bytes(for: query)
+            predicate = try CommandLineQuery.predicate(text, spotlight: spotlight)
+        } else {
+            throw ValidationError("give a QUERY (a name, a glob or a predicate) or --name TEXT")
+        }
+        let resolved = try scope.resolve(folders: folders, raw: raw)
+        if output.live {
+            try runLive(predicate: predicate, scope: resolved)
+        }
+        try OneShotSession(predicate: predicate, scope: resolved, output: output).run()
+    }
+
+    private func runLive(predicate: MetadataPredicate, scope: ResolvedScope) throws -> Never {
+        guard scope.excludesOnlyExactNames else {
+            throw ValidationError("--exclude globs apply to one-shot queries; --live takes exact folder names")
+        }
+        // Fail like a one-shot query on a missing scope, before going live.
+        for root in scope.roots { try root.checkAccessible() }
+        ProcessEnvironment.ignoreBrokenPipe()
+        let mode: LivePrinter.Mode =
+            output.count ? .count : output.json ? .json : .lines(terminator: output.nullTerminated ? 0 : 0x0A)
+        LiveSession(
+            predicate: predicate, scopes: scope.scopes, container: scope.container,
+            includeHidden: scope.crawlOptions.includeHidden, sortDescriptors: output.sortDescriptors,
+            excludedFolderNames: Set(scope.excludedFolders.map { String(decoding: $0, as: UTF8.self) }),
+            interval: output.interval,
+            printer: LivePrinter(mode: mode, attributes: output.attributes, showProgress: Diagnostics.showsProgress)
+        ).run()
+    }
+
+    /// The query text given on standard input (`mdq -`), without the
+    /// final newline a shell or editor adds.
+    private static func standardInput() throws -> [UInt8] {
+        var text: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = try chunk.withUnsafeMutableBytes { try FileDescriptor.standardInput.read(into: $0) }
+            if count == 0 { break }
+            text += chunk[..<count]
+        }
+        while let last = text.last, last == 0x0A || last == 0x0D { text.removeLast() }
+        if text.isEmpty { throw ValidationError("the query read from standard input is empty") }
+        return text
+    }
+}
