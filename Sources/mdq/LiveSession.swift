@@ -5,22 +5,21 @@ import SystemPackage
 /// `mdq --live`: runs a live query until interrupted, printing as it goes.
 struct LiveSession {
     let predicate: MetadataPredicate
-    let scopes: [SearchScope]
+    /// This process's engine, or the index daemon.
+    let source: MetadataQuery.Source
+    /// The scopes with the command line's rules (hidden items, exclusions).
+    let scopeRequests: [ScopeRequest]?
     let container: UbiquityContainer?
-    let includeHidden: Bool
     var sortDescriptors: [MetadataSortDescriptor] = []
-    var excludedFolderNames: Set<String> = []
     let interval: Double?
     let printer: LivePrinter
 
     func run() -> Never {
-        let query = MetadataQuery()
+        let query = MetadataQuery(source: source)
         query.predicate = predicate
-        query.searchScopes = scopes
+        query.scopeRequests = scopeRequests
         query.container = container
-        query.includesHiddenItems = includeHidden
         query.sortDescriptors = sortDescriptors
-        query.excludedFolderNames = excludedFolderNames
         if let interval { query.notificationBatchingInterval = interval }
         let center = NotificationCenter.default
         let printer = self.printer

@@ -14,6 +14,8 @@ struct MDQ: ParsableCommand {
     static let usage = """
         mdq [<options>] <query> [<dir> ...]
         mdq ls [<options>] <path> ...
+        mdq daemon run|start|stop|status
+        mdq index add|remove|list ...
         """
 
     static let configuration = CommandConfiguration(
@@ -22,10 +24,11 @@ struct MDQ: ParsableCommand {
         usage: usage,
         discussion: """
             mdq QUERY is short for mdq find QUERY: the search and its options are the find \
-            subcommand. mdq ls PATH... prints attributes, like mdls.
+            subcommand. mdq ls PATH... prints attributes, like mdls. mdq daemon and mdq index \
+            run the index daemon, which answers searches without crawling.
             """,
         version: version,
-        subcommands: [FindCommand.self, ListCommand.self],
+        subcommands: [FindCommand.self, ListCommand.self, DaemonCommand.self, IndexCommand.self],
         defaultSubcommand: FindCommand.self
     )
 

@@ -77,8 +77,16 @@ struct OneShotSession {
         let summary = try search.run(
             onBatch: { @Sendable batch in collected.append(batch) }, onWarning: Self.warn, onProgress: onProgress)
         Diagnostics.clearStatus()
-        // Stable order first (the crawl's order depends on threads), then the sort keys.
-        var items = Self.inPathOrder(collected.items).sorted(by: output.sortDescriptors)
+        Self.print(collected.items, output: output)
+        return summary
+    }
+
+    /// Prints collected items: in path order (the crawl's order depends on
+    /// threads), then by the sort keys, with `--attr` columns or as JSON, or
+    /// counted per `--group`. Items from a crawl and from the index daemon
+    /// print the same.
+    static func print(_ collected: [MetadataItem], output: OutputOptions) {
+        var items = inPathOrder(collected).sorted(by: output.sortDescriptors)
         if let limit = output.limit { items = Array(items.prefix(limit)) }
         var out: [UInt8] = []
         if let group = output.group {
@@ -92,7 +100,7 @@ struct OneShotSession {
             if output.sort.isEmpty { order.sort { counts[$0]! != counts[$1]! ? counts[$0]! > counts[$1]! : $0 < $1 } }
             for key in order { out += Array("\(key)\t\(counts[key]!)\n".utf8) }
             StandardOutput.flush(&out)
-            return summary
+            return
         }
         // Read once: each option is a property wrapper, costly per result.
         let json = output.json
@@ -109,7 +117,6 @@ struct OneShotSession {
             if out.count >= 1 << 16 { StandardOutput.flush(&out) }
         }
         StandardOutput.flush(&out)
-        return summary
     }
 }
 

@@ -44,6 +44,12 @@ package final class DaemonClient {
         }
         out.raw("}\n")
         if case .failure(let error) = withBytes(of: out.bytes, { socket.write($0) }) {
+            // It may have said why before closing (another user refused).
+            if case .line(let line) = reader.next(idle: 1000), let value = try? JSONValue.parse(line),
+                let refusal = value["error"]
+            {
+                throw DaemonClient.error(refusal)
+            }
             throw MetadataError.daemon("the daemon went away", underlying: error)
         }
         return id

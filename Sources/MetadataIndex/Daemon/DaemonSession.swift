@@ -167,6 +167,9 @@ final class DaemonSession: Sendable {
             for item in list { scopes.append(try DaemonProtocol.scope(item)) }
         } else {
             scopes = daemon.scopeList.filter(\.live).map(\.scope)
+            if scopes.isEmpty {
+                throw ProtocolError(code: "not-covered", message: "the daemon indexes nothing yet")
+            }
         }
         return (predicate, scopes)
     }

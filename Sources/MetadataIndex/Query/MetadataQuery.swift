@@ -167,6 +167,14 @@ public final class MetadataQuery: Sendable {
         set { state.withLock { $0.configuration.interval = max(0, newValue) } }
     }
 
+    /// Scopes given exactly (folder and rules), instead of `searchScopes`
+    /// and the hidden and exclusion settings: what a command line resolved.
+    /// Changing them on a running query restarts it.
+    package var scopeRequests: [ScopeRequest]? {
+        get { state.withLock { $0.configuration.scopeRequests } }
+        set { reconfigure { $0.scopeRequests = newValue } }
+    }
+
     /// Where notifications are delivered; nil for the query's own serial queue.
     public var operationQueue: OperationQueue? {
         get { state.withLock { $0.configuration.operationQueue?.queue } }

@@ -248,3 +248,14 @@ struct ItemFactory: Sendable {
             conflictOriginalPathBytes: snapshot.conflictOriginalPathBytes)
     }
 }
+
+extension MetadataItem {
+    /// The item for an entry the index daemon reported (its attributes as
+    /// the daemon's live index has them), with the ubiquitous keys when it
+    /// lies in `container`: the same item a crawl's `MetadataItemReader`
+    /// gives for that file.
+    package init(daemonEntry entry: EntrySnapshot, container: UbiquityContainer?) {
+        self = ItemFactory(container: container, externalFolders: container?.externalDocumentFolders ?? [])
+            .item(entry, identity: 0)
+    }
+}

@@ -131,13 +131,19 @@ func readWholeFile(_ path: FilePath, limit: Int = 1 << 34) throws(Errno) -> [UIn
     defer { closeDescriptor(fd) }
     var info = stat()
     if case .failure(let error) = syscallResult({ fstat(fd, &info) }) { throw error }
-    let size = Int(info.st_size)
-    guard size <= limit else { throw Errno.fileTooLarge }
-    var bytes = [UInt8](repeating: 0, count: size)
+    // Files under /proc say they are empty: read until the end either way.
+    var capacity = max(Int(info.st_size), 4096)
+    guard Int(info.st_size) <= limit else { throw Errno.fileTooLarge }
+    var bytes = [UInt8](repeating: 0, count: capacity)
     var done = 0
-    while done < size {
+    while true {
+        if done == capacity {
+            guard capacity < limit else { throw Errno.fileTooLarge }
+            capacity = min(capacity * 2, limit)
+            bytes += [UInt8](repeating: 0, count: capacity - bytes.count)
+        }
         let result = bytes.withUnsafeMutableBytes { buffer in
-            syscallResult { read(fd, buffer.baseAddress! + done, size - done) }
+            syscallResult { read(fd, buffer.baseAddress! + done, capacity - done) }
         }
         switch result {
         case .success(0): return Array(bytes[..<done])
@@ -145,5 +151,4 @@ func readWholeFile(_ path: FilePath, limit: Int = 1 << 34) throws(Errno) -> [UIn
         case .failure(let error): throw error
         }
     }
-    return bytes
 }

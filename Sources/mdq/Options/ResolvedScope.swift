@@ -16,13 +16,31 @@ struct ResolvedScope {
     var excludedFolders: [[UInt8]]
     /// Whether `/proc` and `/sys` are skipped when a scope contains them.
     var skipsPseudoFileSystems: Bool
+    /// No scope was named: the current folder, or everything a running
+    /// index daemon indexes.
+    var isDefault: Bool
+    /// Whether to ask the index daemon.
+    var daemon: ScopeOptions.DaemonUse
+
+    /// The scopes as the index daemon takes them (folder and rules); nil
+    /// when a rule cannot be said to it (an `--exclude` glob).
+    var daemonRequests: [ScopeRequest]? {
+        guard excludesOnlyExactNames else { return nil }
+        return roots.map { root in
+            ScopeRequest(
+                path: root.path,
+                rules: ScopeRules(
+                    includeHidden: crawlOptions.includeHidden, excludedFolderNames: Set(excludedFolders),
+                    excludedRootChildNames: root.excludedChildNames, stayOnFileSystem: crawlOptions.stayOnFileSystem))
+        }
+    }
 
     /// The scopes searched when the command names none: the current
     /// folder, as fd does.
     ///
     /// Nothing here depends on where mdq was built or installed. This is
-    /// the one place that decides: once the index daemon exists (SPEC §7),
-    /// it will answer with the scopes the daemon keeps, when one runs.
+    /// the one place that decides the folder; when an index daemon runs, a
+    /// search without scopes asks it for everything it indexes instead.
     static func defaultScopes(currentDirectory: FilePath) -> [SearchScope] {
         [.directory(currentDirectory)]
     }

@@ -48,6 +48,35 @@ struct ScopeOptions: ParsableArguments {
     @Flag(name: .long, help: "Include hidden entries (names starting with '.') and what is inside hidden folders.")
     var hidden = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Whether to ask the index daemon (mdq daemon): --daemon requires it, --no-daemon always crawls; "
+                + "by default the daemon answers when it runs and indexes the scopes."))
+    var daemon: DaemonUse = .auto
+
+    /// When a search goes to the index daemon.
+    enum DaemonUse: String, EnumerableFlag {
+        case auto
+        case daemon
+        case noDaemon
+
+        static func name(for value: DaemonUse) -> NameSpecification {
+            switch value {
+            case .auto: .customLong("daemon-if-running")
+            case .daemon: .customLong("daemon")
+            case .noDaemon: .customLong("no-daemon")
+            }
+        }
+
+        static func help(for value: DaemonUse) -> ArgumentHelp? {
+            switch value {
+            case .auto: .hidden
+            case .daemon: "Answer from the index daemon; fail when it is not running or does not index the scopes."
+            case .noDaemon: "Never ask the index daemon: crawl."
+            }
+        }
+    }
+
     @Flag(name: .customLong("xdev"), help: "Do not descend into folders on other filesystems.")
     var stayOnFileSystem = false
 
@@ -128,7 +157,8 @@ struct ScopeOptions: ParsableArguments {
             scopes += order.filter(ubiquitousScopes.contains)
             roots += container.crawlRoots(for: ubiquitousScopes)
         }
-        if scopes.isEmpty {
+        let isDefault = scopes.isEmpty
+        if isDefault {
             scopes = ResolvedScope.defaultScopes(currentDirectory: cwd)
             roots = scopes.compactMap(\.directory).map { CrawlRoot(path: $0) }
         }
@@ -136,6 +166,7 @@ struct ScopeOptions: ParsableArguments {
         return ResolvedScope(
             scopes: scopes, container: container, roots: CrawlRoot.removingOverlaps(roots),
             crawlOptions: CrawlOptions(includeHidden: hidden, stayOnFileSystem: stayOnFileSystem),
-            excludedFolders: excluded, skipsPseudoFileSystems: !includesPseudoFileSystems)
+            excludedFolders: excluded, skipsPseudoFileSystems: !includesPseudoFileSystems, isDefault: isDefault,
+            daemon: daemon)
     }
 }

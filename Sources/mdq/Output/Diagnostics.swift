@@ -13,6 +13,13 @@ enum Diagnostics {
         write("mdq: " + message + "\n")
     }
 
+    /// A line of the daemon's log: the time, then the message.
+    static func log(_ message: String) {
+        var line: [UInt8] = []
+        TextFormat.appendISO8601(Timestamp.now, fractionalSeconds: false, to: &line)
+        write(String(decoding: line, as: UTF8.self) + " mdq daemon: " + message + "\n")
+    }
+
     static func warn(_ message: String) {
         guard !warningsSilenced.load(ordering: .relaxed) else { return }
         write("mdq: warning: " + message + "\n")

@@ -88,6 +88,7 @@ struct FindCommand: ParsableCommand {
         if output.live {
             try runLive(predicate: predicate, scope: resolved)
         }
+        if try DaemonAnswer(predicate: predicate, scope: resolved, output: output).run() { return }
         try OneShotSession(predicate: predicate, scope: resolved, output: output).run()
     }
 
@@ -95,16 +96,28 @@ struct FindCommand: ParsableCommand {
         guard scope.excludesOnlyExactNames else {
             throw ValidationError("--exclude globs apply to one-shot queries; --live takes exact folder names")
         }
-        // Fail like a one-shot query on a missing scope, before going live.
-        for root in scope.roots { try root.checkAccessible() }
+        // Served by the index daemon when one runs: no crawl, no watch here.
+        var source = MetadataQuery.Source.inProcess
+        var requests = scope.daemonRequests
+        if scope.daemon != .noDaemon {
+            do {
+                let indexed = try DaemonClient.connect().indexedScopes().map(\.scope)
+                source = .daemon(.standard)
+                if scope.isDefault && !indexed.isEmpty { requests = indexed }
+            } catch {
+                if scope.daemon == .daemon { throw error }
+            }
+        }
+        if case .inProcess = source {
+            // Fail like a one-shot query on a missing scope, before going live.
+            for root in scope.roots { try root.checkAccessible() }
+        }
         ProcessEnvironment.ignoreBrokenPipe()
         let mode: LivePrinter.Mode =
             output.count ? .count : output.json ? .json : .lines(terminator: output.nullTerminated ? 0 : 0x0A)
         LiveSession(
-            predicate: predicate, scopes: scope.scopes, container: scope.container,
-            includeHidden: scope.crawlOptions.includeHidden, sortDescriptors: output.sortDescriptors,
-            excludedFolderNames: Set(scope.excludedFolders.map { String(decoding: $0, as: UTF8.self) }),
-            interval: output.interval,
+            predicate: predicate, source: source, scopeRequests: requests, container: scope.container,
+            sortDescriptors: output.sortDescriptors, interval: output.interval,
             printer: LivePrinter(mode: mode, attributes: output.attributes, showProgress: Diagnostics.showsProgress)
         ).run()
     }

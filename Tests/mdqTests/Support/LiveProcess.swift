@@ -16,7 +16,9 @@ final class LiveProcess: @unchecked Sendable {
     private let pipe = Pipe()
     private let errorPipe = Pipe()
 
-    init(_ executable: String, _ arguments: [String], unprivileged: Bool = false) throws {
+    init(
+        _ executable: String, _ arguments: [String], unprivileged: Bool = false, environment: [String: String]? = nil
+    ) throws {
         var executable = executable
         var arguments = arguments
         if unprivileged {
@@ -26,6 +28,9 @@ final class LiveProcess: @unchecked Sendable {
         }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let environment {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardOutput = pipe
         process.standardError = errorPipe
         process.standardInput = FileHandle.nullDevice

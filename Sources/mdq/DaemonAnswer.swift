@@ -1,0 +1,91 @@
+import MetadataIndex
+
+/// A one-shot search answered by the index daemon, printed as a crawl of
+/// the same scopes would print it (the same lines, the same JSON).
+///
+/// The daemon answers when it runs and its indexed scopes cover the
+/// search's; otherwise the caller crawls. `--daemon` makes the daemon
+/// required, `--no-daemon` never asks it.
+struct DaemonAnswer {
+    let predicate: MetadataPredicate
+    let scope: ResolvedScope
+    let output: OutputOptions
+
+    /// Asks the daemon and prints its answer; false when the caller must
+    /// crawl instead (no daemon, a scope it does not index, or it went
+    /// away, which is said on stderr).
+    ///
+    /// - Throws: `MetadataError` `.daemon` when the daemon is required
+    ///   (`--daemon`) but cannot answer; `.querySyntax` as a crawl would.
+    func run() throws -> Bool {
+        guard scope.daemon != .noDaemon else { return false }
+        let required = scope.daemon == .daemon
+        let client: DaemonClient
+        do {
+            client = try DaemonClient.connect()
+        } catch {
+            if required { throw error }
+            if error.underlying == .connectionRefused {
+                // A socket but nobody behind it: the daemon died.
+                Diagnostics.warn(
+                    "the index daemon is not running (it left \(error.path?.string ?? "its socket")); searching by crawling"
+                )
+            }
+            return false
+        }
+        let requests = scope.isDefault ? nil : scope.daemonRequests
+        if !scope.isDefault && requests == nil {
+            if required {
+                throw MetadataError(
+                    code: .daemon, message: "--exclude globs cannot be answered by the daemon; give exact folder names")
+            }
+            return false
+        }
+        // --type is a filter on the items; everything else is said to the daemon.
+        let mode: OneShotOutput =
+            output.kinds != nil
+            ? .entries
+            : output.count
+                ? .count
+                : output.needsItems || output.json ? .entries : .paths
+        let limit = output.sort.isEmpty && output.kinds == nil ? output.limit : nil
+        let asked = Result { () throws(MetadataError) -> DaemonClient.Answer in
+            try client.query(Array(predicate.predicateFormat.utf8), scopes: requests, output: mode, limit: limit)
+        }
+        let answer: DaemonClient.Answer
+        switch asked {
+        case .success(let value):
+            answer = value
+        case .failure(let error):
+            guard error.code == .daemon, !required else { throw error }
+            if !error.message.hasPrefix(DaemonClient.notCoveredPrefix) {
+                Diagnostics.warn("the index daemon did not answer (\(error.message)); searching by crawling")
+            }
+            return false
+        }
+        if answer.stale {
+            Diagnostics.warn(
+                "the index daemon is still checking its index against the disk; results may be out of date")
+        }
+        ProcessEnvironment.ignoreBrokenPipe()
+        switch mode {
+        case .count:
+            StandardOutput.print(String(answer.count))
+        case .paths:
+            var out = answer.paths
+            if !output.nullTerminated {
+                for i in out.indices where out[i] == 0 { out[i] = 0x0A }
+            }
+            StandardOutput.write(out)
+        case .entries:
+            var items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
+            if let kinds = output.kinds { items = items.filter { kinds.contains($0.kind) } }
+            if output.count {
+                StandardOutput.print(String(min(items.count, output.limit ?? .max)))
+            } else {
+                OneShotSession.print(items, output: output)
+            }
+        }
+        return true
+    }
+}

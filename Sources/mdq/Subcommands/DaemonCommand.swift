@@ -1,0 +1,220 @@
+import ArgumentParser
+import Foundation
+import MetadataIndex
+import SystemPackage
+
+/// `mdq daemon run|start|stop|status`: the index daemon, which keeps the
+/// indexed scopes live and persisted for every `mdq` and every program.
+struct DaemonCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Run, start, stop or check the index daemon.",
+        discussion: """
+            The daemon keeps the scopes added with mdq index add live in one index, saves it \
+            (under $XDG_STATE_HOME/mdq), and answers mdq and other programs over a socket only \
+            you can reach ($XDG_RUNTIME_DIR/mdq/daemon.sock). MDQ_RUNTIME_DIR and MDQ_STATE_DIR \
+            override the folders.
+            """,
+        subcommands: [Run.self, Start.self, Stop.self, Status.self]
+    )
+
+    /// `mdq daemon run`: in the foreground, until SIGTERM or SIGINT (what a
+    /// service manager runs).
+    struct Run: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the daemon in the foreground (what systemd runs); SIGTERM saves and stops it.")
+
+        @Option(help: ArgumentHelp("Seconds between snapshots while changes accumulate.", valueName: "SECONDS"))
+        var snapshotInterval: Double = 60
+
+        func validate() throws {
+            guard snapshotInterval > 0 && snapshotInterval.isFinite else {
+                throw ValidationError("--snapshot-interval must be more than 0 seconds")
+            }
+        }
+
+        func run() throws {
+            let daemon = try IndexDaemon.start(snapshotInterval: snapshotInterval) { line in
+                Diagnostics.log(line)
+            }
+            ProcessEnvironment.onInterrupt { _ in
+                daemon.stop()
+                ProcessExit.exit(0)
+            }
+            daemon.waitUntilStopped()
+        }
+    }
+
+    /// `mdq daemon start`: in the background, logging to the state folder.
+    struct Start: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Start the daemon in the background.")
+
+        func run() throws {
+            if let running = try? DaemonClient.connect().hello() {
+                StandardOutput.print("mdq daemon is already running (pid \(running.pid))")
+                return
+            }
+            let paths = DaemonPaths.standard
+            try paths.prepare()
+            let pid: Int32
+            do {
+                pid = try DetachedProcess.start(
+                    DetachedProcess.currentExecutable, arguments: ["daemon", "run"], log: paths.log)
+            } catch {
+                throw MetadataError(
+                    code: .daemon, message: "cannot start the daemon", path: paths.log, underlying: error)
+            }
+            // Ready when it answers (it answers at once, restored or not).
+            let deadline = Date(timeIntervalSinceNow: 10)
+            while Date() < deadline {
+                if let running = try? DaemonClient.connect(paths).hello() {
+                    StandardOutput.print("mdq daemon started (pid \(running.pid)); log: \(paths.log.string)")
+                    return
+                }
+                guard DetachedProcess.isAlive(pid) else { break }
+                usleep(20_000)
+            }
+            throw MetadataError(
+                code: .daemon, message: "the daemon did not start; see its log", path: paths.log)
+        }
+    }
+
+    /// `mdq daemon stop`: saves the snapshot, then exits.
+    struct Stop: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop the daemon (it saves its index first).")
+
+        func run() throws {
+            let paths = DaemonPaths.standard
+            let client: DaemonClient
+            do {
+                client = try DaemonClient.connect(paths)
+            } catch {
+                StandardOutput.print("mdq daemon is not running")
+                return
+            }
+            let pid = (try? client.hello().pid) ?? 0
+            try client.stop()
+            let deadline = Date(timeIntervalSinceNow: 120)
+            while pid > 0 && DetachedProcess.isAlive(Int32(pid)) && Date() < deadline { usleep(20_000) }
+            StandardOutput.print("mdq daemon stopped")
+        }
+    }
+
+    /// `mdq daemon status`.
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the daemon's scopes, entries, watches, memory, uptime, snapshot age and problems.")
+
+        func run() throws {
+            let status = try DaemonClient.connect().status()
+            var lines: [String] = []
+            lines.append("mdq daemon: running (pid \(status.pid)), up \(Self.duration(status.uptime))")
+            let perEntry = status.entries > 0 ? " (\(status.residentBytes / status.entries) B/entry)" : ""
+            lines.append(
+                "index: \(status.entries) entries, \(status.watches) watches, "
+                    + "\(Self.megabytes(status.residentBytes)) resident\(perEntry)")
+            lines.append(
+                "snapshot: " + (status.snapshotAge.map { "saved \(Self.duration($0)) ago" } ?? "none saved yet"))
+            if status.verifying { lines.append("checking the index against the disk (answers may be stale)") }
+            lines.append(status.scopes.isEmpty ? "scopes: none (mdq index add DIR)" : "scopes:")
+            for (scope, live) in status.scopes {
+                lines.append("  " + IndexCommand.describe(scope) + (live ? "" : " (not live: see the log)"))
+            }
+            lines.append(status.problems.isEmpty ? "problems: none" : "problems:")
+            for problem in status.problems { lines.append("  " + problem) }
+            StandardOutput.print(lines.joined(separator: "\n"))
+        }
+
+        static func duration(_ seconds: Double) -> String {
+            let total = Int(seconds)
+            if total < 60 { return "\(total) s" }
+            if total < 3600 { return "\(total / 60) min \(total % 60) s" }
+            return "\(total / 3600) h \(total % 3600 / 60) min"
+        }
+
+        static func megabytes(_ bytes: Int) -> String {
+            String(Double(bytes / 100_000) / 10) + " MB"
+        }
+    }
+}
+
+/// `mdq index add|remove|list`: what the daemon keeps live.
+struct IndexCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "index",
+        abstract: "Choose what the index daemon keeps live.",
+        subcommands: [Add.self, Remove.self, List.self]
+    )
+
+    /// `mdq index add DIR... | --container PATH|ID [--scope ...]`.
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Index folders (or a container's scopes); the daemon crawls them before this returns.",
+            usage: "mdq index add [<options>] <dir> ...")
+
+        @OptionGroup var scope: ScopeOptions
+
+        @Argument(help: ArgumentHelp("Folders to index.", valueName: "dir"), completion: .directory)
+        var folders: [String] = []
+
+        func run() throws {
+            let raw = RawArguments()
+            let resolved = try scope.resolve(folders: folders, raw: raw)
+            guard !resolved.isDefault else { throw ValidationError("give folders to index, or --container") }
+            guard let requests = resolved.daemonRequests else {
+                throw ValidationError("the daemon takes exact folder names to --exclude, not globs")
+            }
+            for root in resolved.roots { try root.checkAccessible() }
+            let client = try DaemonClient.connect()
+            for request in requests {
+                let entries = try client.addScope(request)
+                StandardOutput.print("indexed \(IndexCommand.describe(request)) (\(entries) entries in the index)")
+            }
+        }
+    }
+
+    /// `mdq index remove DIR...`.
+    struct Remove: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Stop indexing folders.")
+
+        @Argument(help: ArgumentHelp("Indexed folders.", valueName: "dir"), completion: .directory)
+        var folders: [String] = []
+
+        func run() throws {
+            guard !folders.isEmpty else { throw ValidationError("give the indexed folders to remove") }
+            let raw = RawArguments()
+            let client = try DaemonClient.connect()
+            let cwd = ProcessEnvironment.currentDirectory
+            for folder in folders {
+                let path = cwd.pushing(FilePath.fromBytes(raw.bytes(for: folder))).lexicallyNormalized()
+                if try client.removeScopes(at: path) == 0 {
+                    throw MetadataError(code: .daemon, message: "not indexed", path: path)
+                }
+                StandardOutput.print("no longer indexed: \(path.string)")
+            }
+        }
+    }
+
+    /// `mdq index list`.
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Print the indexed folders and their rules.")
+
+        func run() throws {
+            let scopes = try DaemonClient.connect().indexedScopes()
+            StandardOutput.print(
+                scopes.map { describe($0.scope) + ($0.live ? "" : " (not live)") }.joined(separator: "\n"))
+        }
+    }
+
+    /// A scope as one line: its folder and its rules.
+    static func describe(_ scope: ScopeRequest) -> String {
+        var parts: [String] = []
+        if scope.rules.includeHidden { parts.append("hidden items included") }
+        let excluded = scope.rules.excludedFolderNames.map { String(decoding: $0, as: UTF8.self) }.sorted()
+        if !excluded.isEmpty { parts.append("excluding " + excluded.joined(separator: ", ")) }
+        let children = scope.rules.excludedRootChildNames.map { String(decoding: $0, as: UTF8.self) }.sorted()
+        if !children.isEmpty { parts.append("without " + children.joined(separator: ", ")) }
+        if scope.rules.stayOnFileSystem { parts.append("one filesystem") }
+        return scope.path.string + (parts.isEmpty ? "" : " (" + parts.joined(separator: "; ") + ")")
+    }
+}

@@ -1,0 +1,253 @@
+import Foundation
+import Glibc
+import MetadataIndex
+import SystemPackage
+import TestSupport
+import Testing
+
+/// `mdq daemon` and `mdq index`, end to end, each test with a daemon of its
+/// own on private folders (`MDQ_RUNTIME_DIR`, `MDQ_STATE_DIR`).
+@Suite(.serialized, .timeLimit(.minutes(3)))
+struct MDQDaemonTests {
+    /// A daemon process for one test; killed when the value goes.
+    final class Daemon {
+        let temp: TemporaryDirectory
+        let environment: [String: String]
+        var process: Process?
+
+        init(_ temp: TemporaryDirectory, snapshotInterval: Double = 60) throws {
+            self.temp = temp
+            environment = [
+                "MDQ_RUNTIME_DIR": temp.path.appending("run").string,
+                "MDQ_STATE_DIR": temp.path.appending("state").string,
+            ]
+            try start(snapshotInterval: snapshotInterval)
+        }
+
+        var paths: DaemonPaths {
+            DaemonPaths(
+                runtimeDirectory: FilePath(environment["MDQ_RUNTIME_DIR"]!),
+                stateDirectory: FilePath(environment["MDQ_STATE_DIR"]!))
+        }
+
+        func start(snapshotInterval: Double = 60) throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: MDQCommandTests.binary)
+            process.arguments = ["daemon", "run", "--snapshot-interval", String(snapshotInterval)]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let log = FileHandle(forWritingAtPath: try logFile()) ?? FileHandle.nullDevice
+            log.seekToEndOfFile()
+            process.standardOutput = log
+            process.standardError = log
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            self.process = process
+            let deadline = Date(timeIntervalSinceNow: 20)
+            while (try? DaemonClient.connect(paths).hello()) == nil && Date() < deadline { usleep(10_000) }
+        }
+
+        func logFile() throws -> String {
+            let path = temp.path.appending("daemon-test.log").string
+            if !FileManager.default.fileExists(atPath: path) {
+                FileManager.default.createFile(atPath: path, contents: nil)
+            }
+            return path
+        }
+
+        var log: String { (try? String(contentsOfFile: logFile(), encoding: .utf8)) ?? "" }
+
+        /// Runs mdq with the daemon's folders.
+        func mdq(_ arguments: [String]) throws -> Shell.Output {
+            try Shell.run(MDQCommandTests.binary, arguments, environment: environment)
+        }
+
+        func kill(_ signal: Int32) {
+            guard let process else { return }
+            Glibc.kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            self.process = nil
+        }
+
+        deinit { kill(SIGKILL) }
+    }
+
+    static func tree(_ temp: TemporaryDirectory) throws -> String {
+        for i in 0..<80 {
+            let folder = ["docs", "photos", "src/app", "src/node_modules/pkg"][i % 4]
+            try temp.file(
+                "tree/\(folder)/\(i % 3 == 0 ? "Report" : "note")-\(i).\(["txt", "png", "md"][i % 3])",
+                contents: String(repeating: "x", count: i))
+        }
+        try temp.file("tree/.hidden/secret.png")
+        return temp.path.appending("tree").string
+    }
+
+    func lines(_ output: Shell.Output) -> [String] {
+        output.stdoutText.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init).sorted()
+    }
+
+    /// Every output form answered by the daemon equals a crawl's, line for
+    /// line (the daemon answers in index order, a crawl in thread order).
+    @Test func daemonAnswersEqualACrawl() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let daemon = try Daemon(temp)
+        let added = try daemon.mdq(["index", "add", tree, "--exclude", "node_modules"])
+        #expect(added.status == 0, "\(added.stderrText)")
+        let forms: [[String]] = [
+            ["kMDItemFSName LIKE '*.png'"], ["report"], ["--count", "TRUEPREDICATE"], ["-0", "*.md"],
+            ["--json", "kMDItemFSSize > 40"], ["--attr", "kMDItemFSSize", "--attr", "kMDItemContentType", "*.txt"],
+            ["--sort", "kMDItemFSName:desc", "--limit", "5", "*"], ["--group", "kMDItemContentType", "*"],
+            ["--type", "d", "*"], ["--spotlight", "kMDItemFSName == \"note*\"c"], ["--count", "--limit", "3", "*"],
+        ]
+        for form in forms {
+            let scoped = form + [tree, "--exclude", "node_modules"]
+            let crawled = try daemon.mdq(["--no-daemon"] + scoped)
+            let answered = try daemon.mdq(["--daemon"] + scoped)
+            let everything = try daemon.mdq(["--daemon"] + form)  // no scope: all the daemon indexes
+            #expect(
+                crawled.status == 0 && answered.status == 0 && everything.status == 0, "\(form): \(answered.stderrText)"
+            )
+            if form.contains("-0") {
+                #expect(Set(answered.stdout.split(separator: 0)) == Set(crawled.stdout.split(separator: 0)))
+            } else if form.contains("--sort") || form.contains("--group") {
+                #expect(answered.stdout == crawled.stdout, "\(form)")
+            } else {
+                #expect(lines(answered) == lines(crawled), "\(form)")
+                #expect(lines(everything) == lines(crawled), "\(form) without a scope")
+            }
+        }
+        // Stricter rules than the index's: crawled, not answered from it.
+        let hidden = try daemon.mdq(["--daemon", "--hidden", "*.png", tree])
+        #expect(hidden.status == 1 && hidden.stderrText.contains("does not index"), "\(hidden.stderrText)")
+        let fallback = try daemon.mdq(["--hidden", "*.png", tree])
+        #expect(fallback.status == 0 && fallback.stdoutText.contains("secret.png"))
+        // A file created is found by the next query.
+        try temp.file("tree/docs/fresh-report.txt")
+        let deadline = Date(timeIntervalSinceNow: 10)
+        var found = false
+        while !found && Date() < deadline {
+            found = try daemon.mdq(["--daemon", "fresh-report"]).stdoutText.contains("fresh-report.txt")
+        }
+        #expect(found)
+        let status = try daemon.mdq(["daemon", "status"])
+        #expect(status.status == 0 && status.stdoutText.contains(tree), "\(status.stdoutText)")
+    }
+
+    @Test func withoutADaemonMdqCrawlsOrSaysWhy() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let daemon = try Daemon(temp)
+        daemon.kill(SIGTERM)
+        let required = try daemon.mdq(["--daemon", "*.png", tree])
+        #expect(required.status == 1 && required.stderrText.contains("no daemon is running"), "\(required.stderrText)")
+        let crawled = try daemon.mdq(["--count", "*.png", tree])
+        #expect(crawled.status == 0 && crawled.stderrText.isEmpty)
+        // Killed outright, its socket left behind: a note, then a crawl.
+        try daemon.start()
+        _ = try daemon.mdq(["index", "add", tree])
+        daemon.kill(SIGKILL)
+        let afterKill = try daemon.mdq(["--count", "*.png", tree])
+        #expect(afterKill.status == 0 && afterKill.stdoutText == crawled.stdoutText)
+        #expect(afterKill.stderrText.contains("not running"), "\(afterKill.stderrText)")
+        // `mdq index` needs the daemon, and says so.
+        let index = try daemon.mdq(["index", "list"])
+        #expect(index.status == 1 && index.stderrText.contains("no daemon is running"))
+    }
+
+    /// `mdq --live` served by the daemon: no watch in the process, the
+    /// same output, a warning when the daemon goes and updates again when
+    /// it is back.
+    @Test func liveQueriesAreServedByTheDaemon() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let daemon = try Daemon(temp)
+        #expect(try daemon.mdq(["index", "add", tree]).status == 0)
+        let watchesBefore = try DaemonClient.connect(daemon.paths).status().watches
+        var clients: [LiveProcess] = []
+        for _ in 0..<3 {
+            let live = try LiveProcess(
+                MDQCommandTests.binary, ["--live", "--json", "--interval", "0", "*.txt"],
+                environment: daemon.environment)
+            #expect(live.waitForLine { $0.contains("\"didFinishGathering\"") })
+            #expect(live.inotifyWatchCount == 0, "a client holds no watch of its own")
+            clients.append(live)
+        }
+        #expect(try DaemonClient.connect(daemon.paths).status().watches == watchesBefore, "clients add no watches")
+        try temp.file("tree/docs/live-1.txt")
+        for live in clients { #expect(live.waitForLine { $0.contains("live-1.txt") && $0.contains("didUpdate") }) }
+        daemon.kill(SIGKILL)
+        for live in clients {
+            #expect(live.waitForLine { $0.contains("\"event\":\"warning\"") && $0.contains("daemon") })
+        }
+        try daemon.start()
+        try temp.file("tree/docs/live-2.txt")
+        for live in clients {
+            #expect(live.waitForLine(timeout: 30) { $0.contains("live-2.txt") && $0.contains("didUpdate") })
+            #expect(live.interrupt() == 0)
+        }
+    }
+
+    /// The daemon serves only its own user: another user who reaches the
+    /// socket is refused.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func otherUsersAreRefused() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let daemon = try Daemon(temp)
+        _ = try daemon.mdq(["index", "add", tree])
+        // Open the way to the socket, as a careless setup might.
+        for path in [temp.path.string, daemon.environment["MDQ_RUNTIME_DIR"]!] { #expect(chmod(path, 0o755) == 0) }
+        #expect(chmod(daemon.paths.socket.string, 0o666) == 0)
+        let output = try Shell.run(
+            "/usr/bin/setpriv",
+            ["--reuid=65534", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--daemon", "--count", "*"],
+            environment: daemon.environment)
+        #expect(output.status == 1)
+        #expect(output.stderrText.contains("own user"), "\(output.stderrText)")
+    }
+
+    /// Killed at any moment, even while saving, the daemon leaves the old
+    /// snapshot or the new one: each restart loads one and answers.
+    @Test func sigkillMidSaveLeavesAUsableSnapshot() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let daemon = try Daemon(temp, snapshotInterval: 0.02)
+        _ = try daemon.mdq(["index", "add", tree])
+        var random = SeededGenerator(seed: 4)
+        for round in 0..<6 {
+            // Changes keep the daemon saving; then it is killed.
+            for i in 0..<30 { try temp.file("tree/churn/\(round)-\(i).txt") }
+            usleep(UInt32.random(in: 1_000...60_000, using: &random))
+            daemon.kill(SIGKILL)
+            try daemon.start(snapshotInterval: 0.02)
+            let count = try daemon.mdq(["--daemon", "--count", "TRUEPREDICATE"])
+            #expect(count.status == 0, "round \(round): \(count.stderrText)")
+        }
+        #expect(!daemon.log.contains("discarded"), "\(daemon.log)")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: daemon.environment["MDQ_STATE_DIR"]!)
+            .filter { $0.contains(".tmp-") }
+        #expect(leftovers.count <= 1, "temporaries of killed saves are cleaned up: \(leftovers)")
+    }
+
+    /// A program in another language follows a live query with the
+    /// documented protocol (Examples/follow.py).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))
+    func aPythonConsumerFollowsTheProtocol() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let daemon = try Daemon(temp)
+        _ = try daemon.mdq(["index", "add", tree])
+        let script = URL(fileURLWithPath: MDQCommandTests.binary)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Examples/follow.py").path
+        let follow = try LiveProcess(
+            "/usr/bin/python3", [script, "kMDItemFSName LIKE '*.pdf'"], environment: daemon.environment)
+        #expect(follow.waitForLine { $0.hasSuffix("results") })
+        try temp.file("tree/docs/new.pdf")
+        #expect(follow.waitForLine { $0 == "+ \(tree)/docs/new.pdf" })
+        #expect(rename("\(tree)/docs/new.pdf", "\(tree)/docs/renamed.pdf") == 0)
+        #expect(follow.waitForLine { $0 == "> \(tree)/docs/renamed.pdf" })
+        _ = follow.interrupt(signal: SIGKILL)
+    }
+}
