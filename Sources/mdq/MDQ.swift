@@ -129,7 +129,7 @@ struct MDQ: ParsableCommand {
         }
         let search = OneShotSearch(
             roots: roots, predicate: predicate, crawlOptions: scope.crawlOptions,
-            includeMetadata: output.json)
+            includeMetadata: output.json, container: try scope.searchScopes(raw: raw).1)
         ProcessEnvironment.ignoreBrokenPipe()
         let printer = ResultPrinter(format: output.format)
         let onBatch: (@Sendable (SearchResultBatch) -> Void)? =
@@ -148,7 +148,8 @@ struct MDQ: ParsableCommand {
     private func runCollecting(predicate: MetadataPredicate, roots: [CrawlRoot], raw: RawArguments) throws {
         let (_, container) = try scope.searchScopes(raw: raw)
         let search = OneShotSearch(
-            roots: roots, predicate: predicate, crawlOptions: scope.crawlOptions, includeMetadata: true)
+            roots: roots, predicate: predicate, crawlOptions: scope.crawlOptions, includeMetadata: true,
+            container: container)
         let conflictKeys: Set<String> = [MetadataItem.hasUnresolvedConflictsKey, MetadataItem.conflictOriginalPathKey]
         let needsListing = !conflictKeys.isDisjoint(
             with: output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""])
@@ -165,7 +166,7 @@ struct MDQ: ParsableCommand {
             var counts: [String: Int] = [:]
             var order: [String] = []
             for item in items {
-                let key = AttributeText.column(item.value(forAttribute: group))
+                let key = AttributeText.column(item, key: group)
                 if counts[key] == nil { order.append(key) }
                 counts[key, default: 0] += 1
             }

@@ -2,6 +2,8 @@
 struct PredicateToken: Equatable {
     enum Kind: Equatable {
         case identifier(String)
+        /// `#word`: an identifier even when it is a reserved word.
+        case escapedIdentifier(String)
         case string([UInt8])
         case number(Double)
         case leftParen, rightParen, leftBrace, rightBrace, leftBracket, rightBracket, comma

@@ -521,23 +521,3 @@ extension MetadataQuery {
         resultsVersion += 1
     }
 }
-
-/// An index entry as a predicate subject.
-struct IndexSubject: PredicateSubject {
-    let index: FileIndex
-    let id: UInt32
-
-    var kind: EntryKind { index.bits(id).kind }
-
-    func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R {
-        body(index.nameBytes(id), index.bits(id).isASCIIName)
-    }
-
-    func appendPath(to bytes: inout [UInt8]) {
-        index.appendPath(of: id, to: &bytes)
-    }
-
-    func metadata() -> EntryMetadata? {
-        index.metadata(of: EntryID(id))
-    }
-}

@@ -6,10 +6,15 @@ import SystemPackage
 ///
 /// A folder is known by its full path (built once per folder, never per
 /// entry). Entries are stat'ed only when the caller wants metadata, and then
-/// only those that match.
+/// only those that match. A predicate on the ubiquitous keys gets each
+/// folder's ubiquity, worked out once per folder from the container; one on
+/// conflicts gets the folder's listing, gathered once per folder.
 final class SearchSink: CrawlSink, @unchecked Sendable {
     struct Folder: Sendable {
         var path: [UInt8]
+        /// Where the folder's entries lie relative to the container (only
+        /// when the predicate reads the ubiquitous keys).
+        var ubiquity: MetadataItem.Ubiquity?
     }
 
     struct Worker {
@@ -19,6 +24,8 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
     }
 
     private let predicate: CompiledPredicate
+    /// The container, when the predicate reads the ubiquitous keys.
+    private let ubiquity: UbiquityContext?
     private let wantsResults: Bool
     private let wantsMetadata: Bool
     private let batchSize = 512
@@ -31,11 +38,12 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
     private let onWarning: (@Sendable (CrawlWarning) -> Void)?
 
     init(
-        predicate: CompiledPredicate, wantsResults: Bool, wantsMetadata: Bool,
+        predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil, wantsResults: Bool, wantsMetadata: Bool,
         onBatch: @escaping @Sendable (SearchResultBatch) -> Void,
         onWarning: (@Sendable (CrawlWarning) -> Void)?
     ) {
         self.predicate = predicate
+        self.ubiquity = predicate.requirements.contains(.ubiquity) ? ubiquity : nil
         self.wantsResults = wantsResults
         self.wantsMetadata = wantsMetadata
         self.onBatch = onBatch
@@ -47,7 +55,11 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
     }
 
     func beginRoot(_ root: CrawlRoot, status: FileStatus) -> Folder {
-        Folder(path: root.path.bytes)
+        folder(path: root.path.bytes)
+    }
+
+    private func folder(path: [UInt8]) -> Folder {
+        Folder(path: path, ubiquity: ubiquity?.ubiquity(ofChildOf: path))
     }
 
     func willList(_ folder: Folder, directory: FileDescriptor, worker: inout Worker) {}
@@ -60,6 +72,8 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         let status: FileStatus?
         let directory: FileDescriptor
         let cName: UnsafePointer<CChar>
+        let ubiquityOfFolder: MetadataItem.Ubiquity?
+        let listing: ConflictListing?
 
         /// Stat'ed only when a term needs it (the evaluator caches it per entry).
         func metadata() -> EntryMetadata? {
@@ -76,19 +90,35 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
             if bytes.last != 0x2F { bytes.append(0x2F) }
             bytes.append(contentsOf: name)
         }
+
+        func ubiquity() -> MetadataItem.Ubiquity? { ubiquityOfFolder }
+
+        func hasUnresolvedConflicts() -> Bool { listing?.hasCopies(name) ?? false }
+
+        func conflictOriginalPath() -> [UInt8]? {
+            listing?.original(of: name).map { original in
+                folder + (folder.last == 0x2F ? [] : [0x2F]) + original
+            }
+        }
     }
 
     func didList(
         _ folder: Folder, batch: borrowing CrawlBatch, directory: FileDescriptor,
         worker: inout Worker, subfolders: inout [Folder?]
     ) {
+        var listing: ConflictListing?
+        if predicate.requirements.contains(.conflicts) {
+            var names = ConflictListing()
+            for entry in batch.entries { batch.withName(of: entry) { names.insert($0) } }
+            listing = names
+        }
         for entry in batch.entries {
             batch.withName(of: entry) { name in
                 batch.withCName(of: entry) { cName in
                     let subject = Subject(
                         folder: folder.path, name: name, isASCII: entry.isASCIIName, kind: entry.kind,
-                        status: entry.status,
-                        directory: directory, cName: cName)
+                        status: entry.status, directory: directory, cName: cName,
+                        ubiquityOfFolder: folder.ubiquity, listing: listing)
                     if worker.evaluator.matches(subject) {
                         worker.count += 1
                         if wantsResults {
@@ -105,7 +135,7 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
                         var path = folder.path
                         if path.last != 0x2F { path.append(0x2F) }
                         path.append(contentsOf: name)
-                        subfolders.append(Folder(path: path))
+                        subfolders.append(self.folder(path: path))
                     }
                 }
             }
