@@ -48,11 +48,11 @@ struct CompiledPredicate: Sendable {
         var kind: Kind
         /// `!=` and `== nil`.
         var negated: Bool
-        /// For a list attribute: whether one element (`.any`) or every
-        /// element (`.all`) must pass.
+        /// For a list attribute: whether one element (`.anyElement`) or
+        /// every element (`.everyElement`) must pass.
         var quantifier: Quantifier
 
-        init(attribute: MetadataAttribute, kind: Kind, negated: Bool, quantifier: Quantifier = .any) {
+        init(attribute: MetadataAttribute, kind: Kind, negated: Bool, quantifier: Quantifier = .anyElement) {
             self.attribute = attribute
             self.field = attribute.source
             self.kind = kind
@@ -130,17 +130,17 @@ struct CompiledPredicate: Sendable {
         plain.quantifier = nil
         guard let quantifier = c.quantifier else { return compileTest(c) }
         guard c.attribute.isList else {
-            return quantifier == .none ? .not(compileTest(plain)) : compileTest(plain)
+            return quantifier == .noElement ? .not(compileTest(plain)) : compileTest(plain)
         }
         guard case .test(var test) = compileTest(plain) else { return compileTest(plain) }
         let positiveIsNegated = test.negated  // `!=`: the test is `==`, negated
         switch (quantifier, positiveIsNegated) {
-        case (.any, false): (test.quantifier, test.negated) = (.any, false)
-        case (.any, true): (test.quantifier, test.negated) = (.all, true)
-        case (.all, false): (test.quantifier, test.negated) = (.all, false)
-        case (.all, true): (test.quantifier, test.negated) = (.any, true)
-        case (.none, false): (test.quantifier, test.negated) = (.any, true)
-        case (.none, true): (test.quantifier, test.negated) = (.all, false)
+        case (.anyElement, false): (test.quantifier, test.negated) = (.anyElement, false)
+        case (.anyElement, true): (test.quantifier, test.negated) = (.everyElement, true)
+        case (.everyElement, false): (test.quantifier, test.negated) = (.everyElement, false)
+        case (.everyElement, true): (test.quantifier, test.negated) = (.anyElement, true)
+        case (.noElement, false): (test.quantifier, test.negated) = (.anyElement, true)
+        case (.noElement, true): (test.quantifier, test.negated) = (.everyElement, false)
         }
         return .test(test)
     }

@@ -119,7 +119,8 @@ final class PredicateEvaluator {
                 let passesElement = { (identifier: [UInt8]) in
                     identifier.withUnsafeBytes { self.passes(test.kind, $0, isASCII: true) }
                 }
-                return test.quantifier == .all ? tree.allSatisfy(passesElement) : tree.contains(where: passesElement)
+                return test.quantifier == .everyElement
+                    ? tree.allSatisfy(passesElement) : tree.contains(where: passesElement)
             }
             return withText(test, subject) { text, isASCII in passes(test.kind, text, isASCII: isASCII) }
         }

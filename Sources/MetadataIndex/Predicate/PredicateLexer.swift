@@ -213,11 +213,13 @@ struct PredicateLexer {
         let start = position
         var length = 0
         if let s = peek(), s == 0x2D || s == 0x2B { length += 1 }
-        if peek(length) == UInt8(ascii: "."), let c = peek(length + 1), Self.isIdentifierStart(c) {
-            // `%K.pathExtension`, `name.length`: a key path.
-            throw error(
-                "key paths are not supported in metadata queries: compare an attribute itself (for an extension, kMDItemFSName LIKE '*.ext')",
-                at: start)
+        if length == 0 && peek() == UInt8(ascii: "."), let c = peek(1), Self.isIdentifierStart(c) {
+            // `%K.pathExtension`: a key path, reported by the parser with its value.
+            var end = 2
+            while let c = peek(end), Self.isIdentifierPart(c) { end += 1 }
+            position = start + end
+            let path = String(decoding: source[start + 1..<start + end], as: UTF8.self)
+            return PredicateToken(kind: .keyPath(path), offset: start, length: end)
         }
         let radixes: [(UInt8, Int, String)] = [(0x78, 16, "hex"), (0x6F, 8, "octal"), (0x62, 2, "binary")]
         if peek(length) == UInt8(ascii: "0"), let letter = peek(length + 1),

@@ -24,11 +24,11 @@ struct Comparison: Sendable, Hashable {
 /// and `NONE` its negation.
 enum Quantifier: String, Sendable, Hashable, CaseIterable {
     /// `ANY` or `SOME`: at least one element.
-    case any = "ANY"
+    case anyElement = "ANY"
     /// `ALL`: every element.
-    case all = "ALL"
+    case everyElement = "ALL"
     /// `NONE`: no element.
-    case none = "NONE"
+    case noElement = "NONE"
 }
 
 /// The comparison operators.

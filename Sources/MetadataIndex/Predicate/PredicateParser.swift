@@ -119,9 +119,9 @@ struct PredicateParser {
         var quantifier: Quantifier?
         if case .identifier(let word) = current.kind, tokens[index + 1].kind != .leftParen {
             switch word.uppercased() {
-            case "ANY", "SOME": quantifier = .any
-            case "ALL": quantifier = .all
-            case "NONE": quantifier = .none
+            case "ANY", "SOME": quantifier = .anyElement
+            case "ALL": quantifier = .everyElement
+            case "NONE": quantifier = .noElement
             default: break
             }
             if quantifier != nil { advance() }
@@ -144,6 +144,17 @@ struct PredicateParser {
         let isCall = tokens[index + 1].kind == .leftParen
         let attribute = try syntax.attribute(key, at: keyToken.offset, isCall: isCall)
         advance()
+        // A key path is reported once its value is known, to suggest the query to write.
+        var keyPath = syntax.keyPath(in: key, at: keyToken.offset).map { ($0.1, $0.2) }
+        if case .keyPath(let path) = current.kind {
+            keyPath = (path, current.offset)
+            advance()
+        }
+        if let (path, offset) = keyPath {
+            _ = try? parseOperator()
+            _ = try? parseOptions()
+            throw syntax.keyPath(path, at: offset, value: try? parseValue())
+        }
         let opToken = current
         let op = try parseOperator()
         let options = try parseOptions()

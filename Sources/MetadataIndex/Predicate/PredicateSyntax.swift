@@ -57,6 +57,7 @@ struct PredicateSyntax {
     ///   (`SUBQUERY`, functions, `$variables`, key paths) or the unknown key
     ///   with the closest known one.
     func attribute(_ key: String, at offset: Int, isCall: Bool = false) throws(MetadataError) -> MetadataAttribute {
+        if let (attribute, _, _) = keyPath(in: key, at: offset) { return attribute }
         if let attribute = MetadataAttribute(key: key) {
             if isCall { throw unsupportedFunction(key, at: offset) }
             return attribute
@@ -71,10 +72,6 @@ struct PredicateSyntax {
                 "metadata queries do not support variables such as \(key): write the value, or pass it for %@",
                 at: offset)
         }
-        if let dot = key.firstIndex(of: "."), MetadataAttribute(key: String(key[..<dot])) != nil {
-            throw keyPath(
-                String(key[key.index(after: dot)...]), at: offset + key.utf8.distance(from: key.startIndex, to: dot))
-        }
         let hint = MetadataAttribute.suggestion(for: key).map { " (did you mean \($0)?)" } ?? ""
         throw error("unknown attribute '\(key)'\(hint)", at: offset)
     }
@@ -85,13 +82,28 @@ struct PredicateSyntax {
             at: offset)
     }
 
-    /// `name.pathExtension` or `%K.length`: a key path.
-    func keyPath(_ path: String, at offset: Int) -> MetadataError {
+    /// A key written with a key path (`kMDItemFSName.pathExtension`): the
+    /// attribute, the path after the first dot, and the dot's offset.
+    func keyPath(in key: String, at offset: Int) -> (MetadataAttribute, String, Int)? {
+        guard let dot = key.firstIndex(of: "."), let attribute = MetadataAttribute(key: String(key[..<dot])) else {
+            return nil
+        }
+        return (
+            attribute, String(key[key.index(after: dot)...]), offset + key.utf8.distance(from: key.startIndex, to: dot)
+        )
+    }
+
+    /// The error for a key path (`%K.pathExtension == 'list'`), at the dot;
+    /// with the value compared, the advice names the query to write instead.
+    func keyPath(_ path: String, at offset: Int, value: PredicateValue?) -> MetadataError {
+        if path == "pathExtension", case .string(let bytes)? = value, !bytes.isEmpty {
+            let ext = String(decoding: bytes, as: UTF8.self)
+            return error("key paths are not supported; use kMDItemFSName LIKE '*.\(ext)'", at: offset)
+        }
         let advice =
             path == "pathExtension"
-            ? "use kMDItemFSName LIKE '*.ext' (for example kMDItemFSName LIKE '*.list')"
-            : "compare an attribute itself, such as kMDItemFSName"
-        return error("key paths are not supported in metadata queries (.\(path)): \(advice)", at: offset)
+            ? "for an extension use kMDItemFSName LIKE '*.ext'" : "compare an attribute itself, such as kMDItemFSName"
+        return error("key paths are not supported in metadata queries (.\(path)); \(advice)", at: offset)
     }
 
     // MARK: Options and patterns

@@ -4,6 +4,9 @@ struct PredicateToken: Equatable {
         case identifier(String)
         /// `#word`: an identifier even when it is a reserved word.
         case escapedIdentifier(String)
+        /// `.word` after a key (`%K.pathExtension`): a key path, which
+        /// metadata queries do not support (the parser says so).
+        case keyPath(String)
         case string([UInt8])
         case number(Double)
         case leftParen, rightParen, leftBrace, rightBrace, leftBracket, rightBracket, comma

@@ -113,7 +113,11 @@ struct SpotlightQueryParser {
             if peek() == UInt8(ascii: "."), let next = peek(1), next | 0x20 >= 0x61 && next | 0x20 <= 0x7A {
                 let dot = position
                 position += 1
-                throw syntax.keyPath(identifier(), at: dot)
+                let path = identifier()
+                skipSpaces()
+                _ = try? parseOperator()
+                skipSpaces()
+                throw syntax.keyPath(path, at: dot, value: try? parseValue(for: .fsName).value)
             }
         }
         skipSpaces()

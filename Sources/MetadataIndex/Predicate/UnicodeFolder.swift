@@ -6,10 +6,11 @@ import Foundation
 /// Each thread owns one folder per option set. Non-ASCII scalars are mapped
 /// through Foundation once and memoised, so after warm-up folding a name
 /// allocates nothing. Bytes that are not UTF-8 pass through unchanged, so
-/// such names still match byte-wise. The folded bytes come with grapheme
-/// boundaries: a literal must start and end on one and `?` spans one cluster
-/// (a base character and its combining marks), so `cafe*` does not match a
-/// decomposed `café`.
+/// such names still match byte-wise. The folded bytes come with extended
+/// grapheme cluster boundaries (`GraphemeBreak`): a literal must start and
+/// end on one and `?` spans one cluster (a letter and its marks, a Hangul
+/// syllable's jamo, an emoji sequence, a flag), so `cafe*` does not match
+/// a decomposed `café` and `???.txt` matches `한국어.txt`.
 final class UnicodeFolder {
     let options: StringCompareOptions
 
@@ -21,8 +22,8 @@ final class UnicodeFolder {
     private var count = 0
 
     /// A folded unit: scalar value (or 0x8000_0000 | byte for a raw byte),
-    /// its combining class in bits 32-39, and bit 40 set when it extends the
-    /// previous character. Used only when marks need reordering.
+    /// its combining class in bits 32-39, and its grapheme break class in
+    /// bits 40-47. Used only when marks need reordering.
     private var units: UnsafeMutableBufferPointer<UInt64>
 
     /// How one scalar folds: its units, and the same already encoded as
@@ -34,11 +35,15 @@ final class UnicodeFolder {
         /// Combining classes of the first and last unit.
         var firstClass: UInt8
         var lastClass: UInt8
+        /// Grapheme break classes of the first and last unit.
+        var firstBreak: GraphemeBreak.Class
+        var lastBreak: GraphemeBreak.Class
         var byteStart: Int32
         var isMapped: Bool
 
         static let unmapped = Mapping(
-            unitStart: 0, unitCount: 0, byteCount: 0, firstClass: 0, lastClass: 0, byteStart: 0, isMapped: false)
+            unitStart: 0, unitCount: 0, byteCount: 0, firstClass: 0, lastClass: 0, firstBreak: .other,
+            lastBreak: .other, byteStart: 0, isMapped: false)
     }
 
     /// Per scalar, its mapping, in pages of 256 scalars allocated on
@@ -91,7 +96,9 @@ final class UnicodeFolder {
     }
 
     /// Folds by copying each scalar's encoded mapping; false (and nothing
-    /// usable) when combining marks meet out of canonical order.
+    /// usable) when combining marks meet out of canonical order. A mapping's
+    /// inner boundaries are copied with it; the one before it is decided
+    /// here, from the break class of what came before.
     private func foldInOrder(_ input: UnsafeRawBufferPointer) -> Bool {
         let out = bytes.baseAddress!
         let starts = boundaries.baseAddress!
@@ -100,12 +107,17 @@ final class UnicodeFolder {
         var flags = boundaryPool.baseAddress!
         var n = 0
         var lastClass: UInt8 = 0
+        var lastBreak = GraphemeBreak.Class.control  // the start of text: a boundary
+        var state = GraphemeBreak.State()
         var i = 0
         while i < input.count {
             let b = input[i]
             if b < 0x80 {
                 out[n] = lower && b &- 0x41 < 26 ? b | 0x20 : b
-                starts[n] = true
+                let next = GraphemeBreak.asciiClass(b)
+                starts[n] = GraphemeBreak.isBoundary(lastBreak, next, state)
+                state.advance(next)
+                lastBreak = next
                 n += 1
                 i += 1
                 lastClass = 0
@@ -117,6 +129,8 @@ final class UnicodeFolder {
             case .invalid(let byte):
                 out[n] = byte
                 starts[n] = true
+                state.advance(.control)
+                lastBreak = .control
                 n += 1
                 lastClass = 0
             case .scalar(let scalar):
@@ -132,6 +146,15 @@ final class UnicodeFolder {
                 let start = Int(mapping.byteStart)
                 (out + n).update(from: pool + start, count: length)
                 (starts + n).update(from: flags + start, count: length)
+                starts[n] = GraphemeBreak.isBoundary(lastBreak, mapping.firstBreak, state)
+                if mapping.unitCount == 1 {
+                    state.advance(mapping.firstBreak)
+                } else {
+                    for k in 0..<Int(mapping.unitCount) {
+                        state.advance(Self.breakClass(unitPool[Int(mapping.unitStart) + k]))
+                    }
+                }
+                lastBreak = mapping.lastBreak
                 n += length
                 lastClass = mapping.lastClass
             }
@@ -139,6 +162,12 @@ final class UnicodeFolder {
         starts[n] = true
         count = n
         return true
+    }
+
+    /// A unit's grapheme break class (bits 40-47).
+    @inline(__always)
+    private static func breakClass(_ unit: UInt64) -> GraphemeBreak.Class {
+        GraphemeBreak.Class(rawValue: UInt8(truncatingIfNeeded: unit >> 40)) ?? .other
     }
 
     /// Folds through units, reordering combining marks canonically.
@@ -150,7 +179,8 @@ final class UnicodeFolder {
         while i < input.count {
             let b = input[i]
             if b < 0x80 {
-                units[n] = UInt64(lower && b &- 0x41 < 26 ? b | 0x20 : b)
+                let folded = lower && b &- 0x41 < 26 ? b | 0x20 : b
+                units[n] = UInt64(folded) | UInt64(GraphemeBreak.asciiClass(b).rawValue) << 40
                 n += 1
                 i += 1
                 continue
@@ -159,7 +189,7 @@ final class UnicodeFolder {
             i += length
             switch unit {
             case .invalid(let byte):
-                units[n] = 0x8000_0000 | UInt64(byte)
+                units[n] = 0x8000_0000 | UInt64(byte) | UInt64(GraphemeBreak.Class.control.rawValue) << 40
                 n += 1
             case .scalar(let scalar):
                 let mapping = mapping(of: scalar)
@@ -193,10 +223,8 @@ final class UnicodeFolder {
                 continue
             }
             let ccc = UInt64(properties.canonicalCombiningClass.rawValue)
-            let extends =
-                ccc != 0 || category == .nonspacingMark || category == .enclosingMark
-                || category == .spacingMark || u.value == 0x200D
-            mapped.append(UInt64(u.value) | ccc << 32 | (extends ? 1 << 40 : 0))
+            let breakClass = UInt64(GraphemeBreak.classify(u).rawValue)
+            mapped.append(UInt64(u.value) | ccc << 32 | breakClass << 40)
         }
         mapped = Array(mapped.prefix(18))
         var units = mapped
@@ -222,8 +250,10 @@ final class UnicodeFolder {
         func classOf(_ unit: UInt64?) -> UInt8 { unit.map { UInt8(truncatingIfNeeded: $0 >> 32) } ?? 0 }
         let mapping = Mapping(
             unitStart: Int32(unitPool.count), unitCount: UInt8(mapped.count), byteCount: UInt8(byteCount),
-            firstClass: classOf(mapped.first), lastClass: classOf(mapped.last), byteStart: Int32(poolCount),
-            isMapped: true)
+            firstClass: classOf(mapped.first), lastClass: classOf(mapped.last),
+            firstBreak: mapped.first.map(Self.breakClass) ?? .other,
+            lastBreak: mapped.last.map(Self.breakClass) ?? .other,
+            byteStart: Int32(poolCount), isMapped: true)
         unitPool += mapped
         poolCount += byteCount
         let page = Int(scalar.value >> 8)
@@ -262,10 +292,15 @@ final class UnicodeFolder {
         _ starts: UnsafeMutablePointer<Bool>
     ) -> Int {
         var count = 0
+        var previous = GraphemeBreak.Class.control  // the start: a boundary
+        var state = GraphemeBreak.State()
         for k in 0..<n {
             let unit = units[k]
             let value = UInt32(truncatingIfNeeded: unit)
-            starts[count] = unit & (1 << 40) == 0
+            let next = breakClass(unit)
+            starts[count] = GraphemeBreak.isBoundary(previous, next, state)
+            state.advance(next)
+            previous = next
             if value & 0x8000_0000 != 0 {
                 out[count] = UInt8(truncatingIfNeeded: value)
                 count += 1
