@@ -25,13 +25,22 @@ struct PredicateLexer {
         .syntax(message, at: offset, in: source)
     }
 
-    /// All tokens, ending with `.end`.
-    mutating func tokenize() throws(MetadataError) -> [PredicateToken] {
+    /// All tokens, ending with `.end`; text that cannot be read ends them
+    /// with `.invalid` and `.end`, and its error is returned beside them.
+    mutating func tokenize() -> (tokens: [PredicateToken], error: MetadataError?) {
         var tokens: [PredicateToken] = []
         while true {
-            let token = try next()
+            let token: PredicateToken
+            do throws(MetadataError) {
+                token = try next()
+            } catch {
+                let offset = error.offset ?? position
+                tokens.append(PredicateToken(kind: .invalid, offset: offset, length: 1))
+                tokens.append(PredicateToken(kind: .end, offset: source.count, length: 0))
+                return (tokens, error)
+            }
             tokens.append(token)
-            if token.kind == .end { return tokens }
+            if token.kind == .end { return (tokens, nil) }
         }
     }
 

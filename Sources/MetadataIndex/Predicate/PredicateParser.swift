@@ -24,6 +24,8 @@
 struct PredicateParser {
     private var syntax: PredicateSyntax
     private let tokens: [PredicateToken]
+    /// Why the lexer stopped early, reported when the grammar reaches that point.
+    private let lexerError: MetadataError?
     private var index = 0
     private let arguments: [PredicateArgument]
     private var nextArgument = 0
@@ -33,12 +35,26 @@ struct PredicateParser {
         syntax = PredicateSyntax(source)
         self.arguments = arguments
         var lexer = PredicateLexer(source)
-        tokens = try lexer.tokenize()
+        (tokens, lexerError) = lexer.tokenize()
     }
 
     private var source: [UInt8] { syntax.source }
 
+    /// The predicate the whole text spells.
+    ///
+    /// - Throws: `.querySyntax` at the first mistake, from the left: a
+    ///   grammar error before text the lexer could not read wins over the
+    ///   lexer's error (`SUBQUERY(...).@count` says SUBQUERY is not supported).
     mutating func parse() throws(MetadataError) -> PredicateNode {
+        do throws(MetadataError) {
+            return try parseWhole()
+        } catch {
+            if let lexerError, (error.offset ?? 0) >= (lexerError.offset ?? 0) { throw lexerError }
+            throw error
+        }
+    }
+
+    private mutating func parseWhole() throws(MetadataError) -> PredicateNode {
         if current.kind == .end {
             throw error("the query is empty: expected a predicate such as kMDItemFSName LIKE '*.txt'")
         }

@@ -232,4 +232,79 @@ struct PredicateParserTests {
         #expect(plain.op == .contains && plain.options == [.caseInsensitive, .diacriticInsensitive])
         #expect(wild.op == .like && wild.options == [.caseInsensitive, .diacriticInsensitive])
     }
+
+    /// The caret sits under the mistake after text that takes two columns
+    /// (East Asian wide characters, emoji), and one per combined character.
+    @Test(arguments: [
+        ("kMDItemFSName == '\u{5831}\u{544A}' AND x", 28),
+        ("kMDItemFSName == '\u{D55C}\u{AD6D}\u{C5B4}' AND x", 30),
+        ("kMDItemFSName == 'cafe\u{301}' AND x", 28),
+        ("kMDItemFSName == '\u{1F44D}\u{1F3FD}' AND x", 26),
+        ("kMDItemFSName == '\u{FF21}' AND x", 26),
+    ])
+    func caretColumnCountsDisplayWidth(query: String, column: Int) throws {
+        do {
+            _ = try MetadataPredicate(query)
+            Issue.record("accepted")
+        } catch {
+            let caretLine = error.description.split(separator: "\n").last ?? ""
+            #expect(
+                caretLine.firstIndex(of: "^").map { caretLine.distance(from: caretLine.startIndex, to: $0) } == column
+                    + 2)
+        }
+    }
+
+    /// "Did you mean" is the same every run, and knows the keys people try.
+    @Test(arguments: [
+        ("kMDItemContentModificationDate", "kMDItemFSContentChangeDate"),
+        ("kMDItemName", "kMDItemFSName"),
+        ("name", "kMDItemFSName"),
+        ("size", "kMDItemFSSize"),
+        ("KMDITEMFSNAME", "kMDItemFSName"),
+        ("kMDItemFSNam", "kMDItemFSName"),
+        ("NSMetadataItemFSNameKy", "NSMetadataItemFSNameKey"),
+        ("kMDItemPaths", "kMDItemPath"),
+        ("kMDItemURLs", "kMDItemURL"),
+    ])
+    func suggestionsAreDeterministic(key: String, suggestion: String) {
+        for _ in 0..<3 { #expect(MetadataAttribute.suggestion(for: key) == suggestion) }
+        #expect(MetadataAttribute.suggestion(for: "zzzzzzzzzzzz") == nil)
+    }
+
+    /// What metadata queries cannot express is an error that says so.
+    @Test(arguments: [
+        ("SUBQUERY(kMDItemFSName, $x, $x == 'a').@count > 0", 0, "do not support SUBQUERY"),
+        ("kMDItemFSName == $name", 17, "do not support variables"),
+        ("$name == 'a'", 0, "do not support variables"),
+        ("lowercase(kMDItemFSName) == 'a'", 0, "do not support functions"),
+        ("kMDItemFSName == now()", 17, "do not support functions"),
+        ("kMDItemFSSize == 0b102", 17, "expected binary digits"),
+        ("kMDItemFSName == 'a\\x4'", 19, "two hex digits after \\x"),
+        ("kMDItemFSName ==[q] 'a'", 17, "unknown comparison option 'q'"),
+        ("kMDItemFSName BEGINSWITH[w] 'a'", 14, "[w] (word-based) applies to ==, != and LIKE"),
+        ("kMDItemFSName UTI-CONFORMS-TO 'public.image'", 14, "applies to kMDItemContentType"),
+        ("NSMetadataItemIsUbiquitousKey == 'yes'", 33, "compare it with YES or NO"),
+        ("NSMetadataItemIsUbiquitousKey > NO", 30, "compares numbers or dates"),
+    ])
+    func unsupportedConstructsSaySo(query: String, offset: Int, message: String) {
+        #expect {
+            try MetadataPredicate(query)
+        } throws: { error in
+            guard let error = error as? MetadataError else { return false }
+            return error.offset == offset && error.message.contains(message)
+        }
+    }
+
+    /// New constructs print in a form that parses back to the same predicate.
+    @Test(arguments: [
+        "ANY kMDItemContentTypeTree == 'public.image'", "NONE kMDItemContentTypeTree LIKE[c] 'public.*'",
+        "kMDItemFSName IN 'my report.txt'", "kMDItemContentType UTI-CONFORMS-TO 'public.image'",
+        "kMDItemContentType UTI-EQUALS 'public.png'", "kMDItemFSName ==[cdw] 'report'", "kMDItemFSName LIKE[w] 'go*'",
+        "NSMetadataUbiquitousItemPercentDownloadedKey < 100", "NSMetadataItemIsUbiquitousKey == YES",
+        "kMDItemFSName == 'a\\yFF\\yFE'",
+    ])
+    func newConstructsRoundTrip(query: String) throws {
+        let predicate = try MetadataPredicate(query)
+        #expect(try MetadataPredicate(predicate.predicateFormat) == predicate, "\(predicate.predicateFormat)")
+    }
 }
