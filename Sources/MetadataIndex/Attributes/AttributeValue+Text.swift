@@ -100,16 +100,7 @@ extension AttributeValue {
 
     /// `YYYY-MM-DD` + separator + `hh:mm:ss`, UTC, whole seconds (rounded down).
     private static func appendDate(_ time: Timestamp, separator: UInt8, to out: inout [UInt8]) {
-        let nanoseconds = time.nanosecondsSinceEpoch
-        var seconds = nanoseconds / 1_000_000_000
-        if nanoseconds % 1_000_000_000 < 0 { seconds -= 1 }
-        var days = seconds / 86_400
-        var secondOfDay = seconds - days * 86_400
-        if secondOfDay < 0 {
-            secondOfDay += 86_400
-            days -= 1
-        }
-        let (year, month, day) = CivilDay(daysSinceEpoch: days).components
+        let (year, month, day, secondOfDay, _) = time.civil
         func two(_ value: Int64) {
             out.append(UInt8(ascii: "0") + UInt8(value / 10))
             out.append(UInt8(ascii: "0") + UInt8(value % 10))
@@ -130,24 +121,5 @@ extension AttributeValue {
         two(secondOfDay / 60 % 60)
         out.append(UInt8(ascii: ":"))
         two(secondOfDay % 60)
-    }
-}
-
-/// A day of the proleptic Gregorian calendar, counted from 1970-01-01.
-private struct CivilDay {
-    let daysSinceEpoch: Int64
-
-    /// Year, month (1-12) and day (1-31), by shifting the year to start in
-    /// March so the leap day comes last, then counting 400-year eras.
-    var components: (year: Int64, month: Int64, day: Int64) {
-        let shifted = daysSinceEpoch + 719_468  // days from 0000-03-01
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthFromMarch = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthFromMarch + 2) / 5 + 1
-        let month = monthFromMarch < 10 ? monthFromMarch + 3 : monthFromMarch - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

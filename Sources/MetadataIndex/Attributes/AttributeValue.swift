@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The value of one attribute of one item, typed: what the attribute table
 /// reads, predicates compare, sorting and grouping key on, and `mdq` prints.

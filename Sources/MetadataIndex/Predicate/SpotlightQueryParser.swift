@@ -11,8 +11,9 @@ public import Foundation
 ///   operator in brackets (`==[cd]`): `c` case-, `d` diacritic-insensitive,
 ///   `w` word-based (see `StringCompareOptions.wordBased`), `n` accepted.
 ///   Values may be unquoted when they contain no space or operator.
-/// - `*` as the attribute compares every name-like text attribute
-///   (`kMDItemFSName` or `kMDItemDisplayName`): `* == "report*"cd`.
+/// - `*` as the attribute compares every name-like text attribute:
+///   `* == "report*"cd` holds when `kMDItemFSName` or `kMDItemDisplayName`
+///   matches, `* != ...` when neither does.
 /// - `InRange(attribute, low, high)` (also spelled `inRange`) is inclusive.
 /// - Dates are `$time.now`, `$time.today`, `$time.yesterday`,
 ///   `$time.this_week`, `$time.this_month`, `$time.this_year`, each with an
@@ -139,7 +140,9 @@ struct SpotlightQueryParser {
                 attribute, op, options, value.value, opStart: opStart, valueStart: valueStart,
                 patternStart: value.patternStart, modifierStart: modifierStart)
         }
-        return comparisons.count == 1 ? comparisons[0] : .or(comparisons)
+        guard comparisons.count > 1 else { return comparisons[0] }
+        // `* == v`: some name attribute is v; `* != v`: none is.
+        return op == .notEqual ? .and(comparisons) : .or(comparisons)
     }
 
     private mutating func parseInRange(at start: Int) throws(MetadataError) -> PredicateNode {

@@ -686,7 +686,19 @@ struct IndexSubject: PredicateSubject {
 
     /// One thread's view of a query's container and of the conflict copies
     /// found so far (per folder, as entries are tested). Not thread-safe:
-    /// one per thread, used while the index is unchanged.
+    /// one per thread, used while the index is unchanged; it caches what it
+    /// learns about folders, so make a new one for each scan or batch of
+    /// changes.
+    ///
+    /// The live engine supplies it like this, under the engine lock:
+    ///
+    ///     let ubiquity = container.map { UbiquityContext(container: $0, externalFolders: folders) }
+    ///     var scan = IndexScan(index: index, predicate: compiled)
+    ///     scan.ubiquity = ubiquity                 // the initial results
+    ///     // each batch of changes:
+    ///     let context = compiled.requirements.isDisjoint(with: [.ubiquity, .conflicts])
+    ///         ? nil : IndexSubject.Context(ubiquity: ubiquity)
+    ///     evaluator.matches(IndexSubject(index: index, id: id, context: context))
     final class Context {
         let ubiquity: UbiquityContext?
         private var conflicts = ConflictCache()

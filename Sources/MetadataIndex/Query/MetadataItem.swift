@@ -241,8 +241,12 @@ struct ItemSubject: PredicateSubject {
     var kind: EntryKind { item.kind }
 
     func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R {
-        let name = item.nameBytes
-        return name.withUnsafeBytes { body($0, NameBytes.isASCII($0)) }
+        // The name in place, after the path's last slash: no copy.
+        item.pathBytes.withUnsafeBytes { path in
+            let start = path.lastIndex(of: 0x2F).map { $0 + 1 } ?? 0
+            let name = UnsafeRawBufferPointer(rebasing: path[start...])
+            return body(name, NameBytes.isASCII(name))
+        }
     }
 
     func appendPath(to bytes: inout [UInt8]) { bytes += item.pathBytes }
