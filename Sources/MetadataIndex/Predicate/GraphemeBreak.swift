@@ -57,6 +57,22 @@ enum GraphemeBreak {
             default: conjunct = 0
             }
         }
+
+        /// Moves past one or more scalars of class `.extend`.
+        @inline(__always)
+        mutating func advanceOverMarks() {
+            regionalIndicators = 0
+            if pictographic != 1 { pictographic = 0 }
+        }
+
+        /// Whether moving past a scalar of class `c` leaves the state as
+        /// at the start of text, whatever it was.
+        static func clears(_ c: Class) -> Bool {
+            switch c {
+            case .extend, .zwj, .regionalIndicator, .extendedPictographic, .indicConsonant, .indicLinker: false
+            default: true
+            }
+        }
     }
 
     /// Whether a character boundary lies between a scalar of class

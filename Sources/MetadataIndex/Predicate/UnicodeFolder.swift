@@ -38,12 +38,19 @@ final class UnicodeFolder {
         /// Grapheme break classes of the first and last unit.
         var firstBreak: GraphemeBreak.Class
         var lastBreak: GraphemeBreak.Class
+        /// How the units after the first move the break state: not at all
+        /// (one unit), as marks do, by clearing it, or only unit by unit.
+        var tail: Tail
         var byteStart: Int32
         var isMapped: Bool
 
+        enum Tail: UInt8 {
+            case none, marks, clears, mixed
+        }
+
         static let unmapped = Mapping(
             unitStart: 0, unitCount: 0, byteCount: 0, firstClass: 0, lastClass: 0, firstBreak: .other,
-            lastBreak: .other, byteStart: 0, isMapped: false)
+            lastBreak: .other, tail: .none, byteStart: 0, isMapped: false)
     }
 
     /// Per scalar, its mapping, in pages of 256 scalars allocated on
@@ -114,10 +121,16 @@ final class UnicodeFolder {
             let b = input[i]
             if b < 0x80 {
                 out[n] = lower && b &- 0x41 < 26 ? b | 0x20 : b
-                let next = GraphemeBreak.asciiClass(b)
-                starts[n] = GraphemeBreak.isBoundary(lastBreak, next, state)
-                state.advance(next)
-                lastBreak = next
+                if lastBreak == .other && b >= 0x20 && b != 0x7F {
+                    // A printable ASCII character after an ordinary one: a boundary.
+                    starts[n] = true
+                } else {
+                    let next = GraphemeBreak.asciiClass(b)
+                    starts[n] = GraphemeBreak.isBoundary(lastBreak, next, state)
+                    lastBreak = next
+                }
+                // No ASCII character continues a sequence the state tracks.
+                state = GraphemeBreak.State()
                 n += 1
                 i += 1
                 lastClass = 0
@@ -129,7 +142,7 @@ final class UnicodeFolder {
             case .invalid(let byte):
                 out[n] = byte
                 starts[n] = true
-                state.advance(.control)
+                state = GraphemeBreak.State()
                 lastBreak = .control
                 n += 1
                 lastClass = 0
@@ -147,10 +160,13 @@ final class UnicodeFolder {
                 (out + n).update(from: pool + start, count: length)
                 (starts + n).update(from: flags + start, count: length)
                 starts[n] = GraphemeBreak.isBoundary(lastBreak, mapping.firstBreak, state)
-                if mapping.unitCount == 1 {
-                    state.advance(mapping.firstBreak)
-                } else {
-                    for k in 0..<Int(mapping.unitCount) {
+                state.advance(mapping.firstBreak)
+                switch mapping.tail {
+                case .none: break
+                case .marks: state.advanceOverMarks()
+                case .clears: state = GraphemeBreak.State()
+                case .mixed:
+                    for k in 1..<Int(mapping.unitCount) {
                         state.advance(Self.breakClass(unitPool[Int(mapping.unitStart) + k]))
                     }
                 }
@@ -248,11 +264,22 @@ final class UnicodeFolder {
                     boundaryPool.baseAddress! + poolCount)
             }
         func classOf(_ unit: UInt64?) -> UInt8 { unit.map { UInt8(truncatingIfNeeded: $0 >> 32) } ?? 0 }
+        let tailClasses = mapped.dropFirst().map(Self.breakClass)
+        let tail: Mapping.Tail
+        if tailClasses.isEmpty {
+            tail = .none
+        } else if tailClasses.allSatisfy({ $0 == .extend }) {
+            tail = .marks
+        } else if tailClasses.allSatisfy({ GraphemeBreak.State.clears($0) }) {
+            tail = .clears
+        } else {
+            tail = .mixed
+        }
         let mapping = Mapping(
             unitStart: Int32(unitPool.count), unitCount: UInt8(mapped.count), byteCount: UInt8(byteCount),
             firstClass: classOf(mapped.first), lastClass: classOf(mapped.last),
             firstBreak: mapped.first.map(Self.breakClass) ?? .other,
-            lastBreak: mapped.last.map(Self.breakClass) ?? .other,
+            lastBreak: mapped.last.map(Self.breakClass) ?? .other, tail: tail,
             byteStart: Int32(poolCount), isMapped: true)
         unitPool += mapped
         poolCount += byteCount
