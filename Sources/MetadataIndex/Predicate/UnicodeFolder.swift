@@ -41,6 +41,9 @@ final class UnicodeFolder {
         /// How the units after the first move the break state: not at all
         /// (one unit), as marks do, by clearing it, or only unit by unit.
         var tail: Tail
+        /// An ordinary first unit and a tail that is not mixed: after an
+        /// ordinary character it starts a character and leaves the state clear.
+        var isSimple: Bool
         var byteStart: Int32
         var isMapped: Bool
 
@@ -50,7 +53,7 @@ final class UnicodeFolder {
 
         static let unmapped = Mapping(
             unitStart: 0, unitCount: 0, byteCount: 0, firstClass: 0, lastClass: 0, firstBreak: .other,
-            lastBreak: .other, tail: .none, byteStart: 0, isMapped: false)
+            lastBreak: .other, tail: .none, isSimple: false, byteStart: 0, isMapped: false)
     }
 
     /// Per scalar, its mapping, in pages of 256 scalars allocated on
@@ -114,6 +117,10 @@ final class UnicodeFolder {
         var flags = boundaryPool.baseAddress!
         var n = 0
         var lastClass: UInt8 = 0
+        // Invariant: when the last class is `.other`, `state` is clear (as
+        // after any ordinary character), so the common joins below (ASCII
+        // after an ordinary character, an ordinary mapping after one) need
+        // no rule and touch no state.
         var lastBreak = GraphemeBreak.Class.control  // the start of text: a boundary
         var state = GraphemeBreak.State()
         var i = 0
@@ -122,15 +129,10 @@ final class UnicodeFolder {
             if b < 0x80 {
                 out[n] = lower && b &- 0x41 < 26 ? b | 0x20 : b
                 if lastBreak == .other && b >= 0x20 && b != 0x7F {
-                    // A printable ASCII character after an ordinary one: a boundary.
                     starts[n] = true
                 } else {
-                    let next = GraphemeBreak.asciiClass(b)
-                    starts[n] = GraphemeBreak.isBoundary(lastBreak, next, state)
-                    lastBreak = next
+                    starts[n] = Self.joinASCII(b, after: &lastBreak, &state)
                 }
-                // No ASCII character continues a sequence the state tracks.
-                state = GraphemeBreak.State()
                 n += 1
                 i += 1
                 lastClass = 0
@@ -159,16 +161,10 @@ final class UnicodeFolder {
                 let start = Int(mapping.byteStart)
                 (out + n).update(from: pool + start, count: length)
                 (starts + n).update(from: flags + start, count: length)
-                starts[n] = GraphemeBreak.isBoundary(lastBreak, mapping.firstBreak, state)
-                state.advance(mapping.firstBreak)
-                switch mapping.tail {
-                case .none: break
-                case .marks: state.advanceOverMarks()
-                case .clears: state = GraphemeBreak.State()
-                case .mixed:
-                    for k in 1..<Int(mapping.unitCount) {
-                        state.advance(Self.breakClass(unitPool[Int(mapping.unitStart) + k]))
-                    }
+                // A simple mapping after an ordinary character starts one (its
+                // first flag, copied, says so) and leaves the state clear.
+                if lastBreak != .other || !mapping.isSimple {
+                    starts[n] = join(mapping, after: lastBreak, &state)
                 }
                 lastBreak = mapping.lastBreak
                 n += length
@@ -178,6 +174,39 @@ final class UnicodeFolder {
         starts[n] = true
         count = n
         return true
+    }
+
+    /// Whether an ASCII byte starts a character after `previous`, moving
+    /// the state past it; out of line, as it is rare in names.
+    @inline(never)
+    private static func joinASCII(
+        _ b: UInt8, after previous: inout GraphemeBreak.Class, _ state: inout GraphemeBreak.State
+    ) -> Bool {
+        let next = GraphemeBreak.asciiClass(b)
+        let boundary = GraphemeBreak.isBoundary(previous, next, state)
+        state = GraphemeBreak.State()  // no ASCII character continues a tracked sequence
+        previous = next
+        return boundary
+    }
+
+    /// Whether `mapping` starts a character after `previous`, moving the
+    /// state past all its units; out of line, for the joins the rules decide.
+    @inline(never)
+    private func join(
+        _ mapping: Mapping, after previous: GraphemeBreak.Class, _ state: inout GraphemeBreak.State
+    ) -> Bool {
+        let boundary = GraphemeBreak.isBoundary(previous, mapping.firstBreak, state)
+        state.advance(mapping.firstBreak)
+        switch mapping.tail {
+        case .none: break
+        case .marks: state.advanceOverMarks()
+        case .clears: state = GraphemeBreak.State()
+        case .mixed:
+            for k in 1..<Int(mapping.unitCount) {
+                state.advance(Self.breakClass(unitPool[Int(mapping.unitStart) + k]))
+            }
+        }
+        return boundary
     }
 
     /// A unit's grapheme break class (bits 40-47).
@@ -280,6 +309,7 @@ final class UnicodeFolder {
             firstClass: classOf(mapped.first), lastClass: classOf(mapped.last),
             firstBreak: mapped.first.map(Self.breakClass) ?? .other,
             lastBreak: mapped.last.map(Self.breakClass) ?? .other, tail: tail,
+            isSimple: mapped.first.map(Self.breakClass) == .other && tail != .mixed,
             byteStart: Int32(poolCount), isMapped: true)
         unitPool += mapped
         poolCount += byteCount
