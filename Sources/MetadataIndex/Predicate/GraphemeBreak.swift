@@ -58,6 +58,9 @@ enum GraphemeBreak {
             }
         }
 
+        /// As at the start of text: no sequence under way.
+        var isClear: Bool { regionalIndicators == 0 && pictographic == 0 && conjunct == 0 }
+
         /// Moves past one or more scalars of class `.extend`.
         @inline(__always)
         mutating func advanceOverMarks() {

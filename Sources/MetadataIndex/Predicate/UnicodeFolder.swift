@@ -41,9 +41,9 @@ final class UnicodeFolder {
         /// How the units after the first move the break state: not at all
         /// (one unit), as marks do, by clearing it, or only unit by unit.
         var tail: Tail
-        /// An ordinary first unit and a tail that is not mixed: after an
-        /// ordinary character it starts a character and leaves the state clear.
-        var isSimple: Bool
+        /// Bit `c` set when, with a clear state and a scalar of class `c`
+        /// before, the mapping starts a character and leaves the state clear.
+        var fastAfter: UInt32
         var byteStart: Int32
         var isMapped: Bool
 
@@ -53,7 +53,7 @@ final class UnicodeFolder {
 
         static let unmapped = Mapping(
             unitStart: 0, unitCount: 0, byteCount: 0, firstClass: 0, lastClass: 0, firstBreak: .other,
-            lastBreak: .other, tail: .none, isSimple: false, byteStart: 0, isMapped: false)
+            lastBreak: .other, tail: .none, fastAfter: 0, byteStart: 0, isMapped: false)
     }
 
     /// Per scalar, its mapping, in pages of 256 scalars allocated on
@@ -117,21 +117,29 @@ final class UnicodeFolder {
         var flags = boundaryPool.baseAddress!
         var n = 0
         var lastClass: UInt8 = 0
-        // Invariant: when the last class is `.other`, `state` is clear (as
-        // after any ordinary character), so the common joins below (ASCII
-        // after an ordinary character, an ordinary mapping after one) need
-        // no rule and touch no state.
+        // `stateIsClear`: the state is as at the start of text (as after any
+        // ordinary character). Then most joins are decided by a bit the
+        // mapping carries, without the rules, and leave the state clear.
         var lastBreak = GraphemeBreak.Class.control  // the start of text: a boundary
         var state = GraphemeBreak.State()
+        var stateIsClear = true
         var i = 0
         while i < input.count {
             let b = input[i]
             if b < 0x80 {
                 out[n] = lower && b &- 0x41 < 26 ? b | 0x20 : b
-                if lastBreak == .other && b >= 0x20 && b != 0x7F {
+                if b >= 0x20 && b != 0x7F && lastBreak != .prepend {
+                    // A printable ASCII character starts a character after
+                    // anything but a prepended mark, and ends every sequence.
                     starts[n] = true
+                    lastBreak = .other
+                    if !stateIsClear {
+                        state = GraphemeBreak.State()
+                        stateIsClear = true
+                    }
                 } else {
                     starts[n] = Self.joinASCII(b, after: &lastBreak, &state)
+                    stateIsClear = true
                 }
                 n += 1
                 i += 1
@@ -145,6 +153,7 @@ final class UnicodeFolder {
                 out[n] = byte
                 starts[n] = true
                 state = GraphemeBreak.State()
+                stateIsClear = true
                 lastBreak = .control
                 n += 1
                 lastClass = 0
@@ -161,10 +170,11 @@ final class UnicodeFolder {
                 let start = Int(mapping.byteStart)
                 (out + n).update(from: pool + start, count: length)
                 (starts + n).update(from: flags + start, count: length)
-                // A simple mapping after an ordinary character starts one (its
+                // Decided by the mapping's bit: it starts a character (its
                 // first flag, copied, says so) and leaves the state clear.
-                if lastBreak != .other || !mapping.isSimple {
+                if !stateIsClear || mapping.fastAfter & 1 << UInt32(lastBreak.rawValue) == 0 {
                     starts[n] = join(mapping, after: lastBreak, &state)
+                    stateIsClear = state.isClear
                 }
                 lastBreak = mapping.lastBreak
                 n += length
@@ -207,6 +217,20 @@ final class UnicodeFolder {
             }
         }
         return boundary
+    }
+
+    /// The classes after which, from a clear state, a mapping whose first
+    /// unit is of class `first` starts a character and leaves the state
+    /// clear; none when its units carry state on.
+    private static func fastAfter(_ first: GraphemeBreak.Class, tail: Mapping.Tail) -> UInt32 {
+        guard GraphemeBreak.State.clears(first), tail != .mixed else { return 0 }
+        var mask: UInt32 = 0
+        var previous: UInt8 = 0
+        while let c = GraphemeBreak.Class(rawValue: previous) {
+            if GraphemeBreak.isBoundary(c, first, GraphemeBreak.State()) { mask |= 1 << UInt32(previous) }
+            previous += 1
+        }
+        return mask
     }
 
     /// A unit's grapheme break class (bits 40-47).
@@ -309,7 +333,7 @@ final class UnicodeFolder {
             firstClass: classOf(mapped.first), lastClass: classOf(mapped.last),
             firstBreak: mapped.first.map(Self.breakClass) ?? .other,
             lastBreak: mapped.last.map(Self.breakClass) ?? .other, tail: tail,
-            isSimple: mapped.first.map(Self.breakClass) == .other && tail != .mixed,
+            fastAfter: Self.fastAfter(mapped.first.map(Self.breakClass) ?? .other, tail: tail),
             byteStart: Int32(poolCount), isMapped: true)
         unitPool += mapped
         poolCount += byteCount

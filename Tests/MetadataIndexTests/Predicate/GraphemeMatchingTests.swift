@@ -51,6 +51,9 @@ struct GraphemeMatchingTests {
         hangul, hangul.decomposedStringWithCanonicalMapping, thumbsUp, japan + france + "\u{1F1EF}", family,
         "e\u{301}\u{323}x", "\u{915}\u{94D}\u{937}", "\u{E01}\u{E33}", "a\r\nb", "\u{1F3F3}\u{FE0F}\u{200D}\u{1F308}",
         "\u{200D}\u{1F469}", "\u{1F9D1}\u{1F3FB}\u{200D}\u{1F4BB}", "\u{0600}12", "x\u{200C}y",
+        "\u{1F44D}x\u{200D}\u{1F469}", "\u{1F1EF}x\u{1F1F5}\u{1F1EB}", "a\u{0600}b\u{0600}\u{E9}",
+        "\u{1F468}\u{1F3FD}\u{200D}\u{1F469}", "\u{AC00}\u{1100}\u{1161}\u{11A8}\u{11A8}",
+        "\u{2764}\u{FE0F}\u{200D}\u{1F525}a",
         "\u{995}\u{9CD}\u{9B7}", "\u{915}\u{94D}\u{200D}\u{937}", "\u{915}\u{94D}a",
         "\u{D15}\u{D4D}\u{D15}\u{D4D}\u{D15}",
     ])
