@@ -146,7 +146,25 @@ final class UnicodeFolder {
                 lastClass = 0
                 continue
             }
-            let (unit, length) = UTF8ByteDecoder.decode(input, at: i)
+            // Two- and three-byte sequences (most scripts) decode here, in
+            // the loop; four-byte ones and invalid bytes through the decoder.
+            var value: UInt32 = 0
+            var length = 0
+            if b < 0xE0 {
+                if b >= 0xC2, i + 1 < input.count, input[i + 1] & 0xC0 == 0x80 {
+                    value = UInt32(b & 0x1F) << 6 | UInt32(input[i + 1] & 0x3F)
+                    length = 2
+                }
+            } else if b < 0xF0, i + 2 < input.count, input[i + 1] & 0xC0 == 0x80, input[i + 2] & 0xC0 == 0x80 {
+                value = UInt32(b & 0x0F) << 12 | UInt32(input[i + 1] & 0x3F) << 6 | UInt32(input[i + 2] & 0x3F)
+                if value >= 0x800 && value & 0xF800 != 0xD800 { length = 3 }
+            }
+            let unit: UTF8ByteDecoder.Unit
+            if length > 0 {
+                unit = .scalar(Unicode.Scalar(value).unsafelyUnwrapped)
+            } else {
+                (unit, length) = UTF8ByteDecoder.decode(input, at: i)
+            }
             i += length
             switch unit {
             case .invalid(let byte):
