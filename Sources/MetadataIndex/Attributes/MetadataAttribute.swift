@@ -19,6 +19,7 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
     /// The `NSMetadataItem...Key` spelling.
     public let constantName: String
+    /// What its values are: how predicates type-check and compare it.
     public let valueType: ValueType
     /// Where the value comes from.
     let source: Source
@@ -30,7 +31,9 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
         self.source = source
     }
 
+    /// Attributes are equal when their raw keys are: a key names one row.
     public static func == (lhs: MetadataAttribute, rhs: MetadataAttribute) -> Bool { lhs.rawValue == rhs.rawValue }
+    /// Hashes the raw key.
     public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 
     /// Whether the value is a list whose elements a comparison tests
@@ -138,5 +141,6 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
         self = attribute
     }
 
+    /// The raw key.
     public var description: String { rawValue }
 }
