@@ -62,7 +62,8 @@ struct OneShotSession {
         OneShotSearch(
             roots: scope.roots, predicate: predicate, crawlOptions: scope.crawlOptions,
             includeMetadata: includeMetadata, limit: limit, kinds: output.kinds,
-            excludedFolderPatterns: scope.excludedFolders, skipsPseudoFileSystems: scope.skipsPseudoFileSystems)
+            excludedFolderPatterns: scope.excludedFolders, skipsPseudoFileSystems: scope.skipsPseudoFileSystems,
+            container: scope.container)
     }
 
     /// A search whose results are collected as items: printed with `--attr`
@@ -93,7 +94,7 @@ struct OneShotSession {
             var counts: [String: Int] = [:]
             var order: [String] = []
             for item in items {
-                let key = AttributeText.column(item.value(forAttribute: group))
+                let key = AttributeText.column(item, key: group)
                 if counts[key] == nil { order.append(key) }
                 counts[key, default: 0] += 1
             }

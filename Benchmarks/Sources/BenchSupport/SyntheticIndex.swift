@@ -17,12 +17,18 @@ public struct Generator: RandomNumberGenerator {
 
 /// An in-memory index of synthetic names, like make-tree.py's mix: words in
 /// several scripts (a third of them decomposed), `IMG_` names, extensions by
-/// frequency, folders of about 25 entries. No disk.
+/// frequency, folders of about 25 entries; some words are characters of
+/// several scalars (Hangul, emoji sequences), for grapheme-aware matching.
+/// No disk.
 public enum SyntheticIndex {
     static let words = ["report", "invoice", "photo", "notes", "draft", "final", "budget", "plan", "meeting", "summary",
         "readme", "index", "main", "test", "data", "config", "backup", "image", "scan", "letter",
         "r\u{E9}sum\u{E9}", "\u{DC}bersicht", "\u{62A5}\u{544A}", "\u{5199}\u{771F}", "na\u{EF}ve", "caf\u{E9}",
-        "project", "archive", "todo", "log", "chapter", "slide"]
+        "project", "archive", "todo", "log", "chapter", "slide",
+        // Characters of several scalars each: Hangul (jamo once decomposed),
+        // an emoji with a skin tone, a flag, a ZWJ family.
+        "\u{D55C}\u{AD6D}", "\u{C0AC}\u{C9C4}", "\u{1F44D}\u{1F3FD}", "\u{1F1EF}\u{1F1F5}",
+        "\u{1F468}\u{200D}\u{1F469}\u{200D}\u{1F467}"]
     static let extensions: [(String, Int)] = [("txt", 12), ("md", 6), ("png", 10), ("jpg", 10), ("pdf", 6), ("json", 6),
         ("swift", 5), ("c", 4), ("h", 4), ("py", 4), ("html", 3), ("css", 2), ("js", 4), ("docx", 2), ("xlsx", 2),
         ("key", 1), ("numbers", 1), ("pages", 1), ("mp3", 2), ("mov", 1), ("zip", 1), ("tar.gz", 1), ("", 3)]
@@ -88,6 +94,7 @@ public enum SyntheticIndex {
             ("LIKE '*.png'", try MetadataPredicate("kMDItemFSName LIKE '*.png'")),
             ("LIKE[cd] '*report*'", try MetadataPredicate("kMDItemFSName LIKE[cd] '*report*'")),
             ("LIKE 'IMG_0??1*'", try MetadataPredicate("kMDItemFSName LIKE 'IMG_0??1*'")),
+            ("LIKE '????.txt'", try MetadataPredicate("kMDItemFSName LIKE '????.txt'")),
             ("IN {'a.txt','b.txt'}", try MetadataPredicate("kMDItemFSName IN {'a.txt', 'b.txt'}")),
             ("MATCHES '.*[0-9]{4}\\.jpg'", try MetadataPredicate("kMDItemFSName MATCHES '.*[0-9]{4}\\\\.jpg'")),
             (

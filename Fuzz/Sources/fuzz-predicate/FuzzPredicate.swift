@@ -45,7 +45,8 @@ private enum Sample {
         let names: [[UInt8]] = [
             Array("photo.png".utf8), Array("Report 2024.PDF".utf8), Array("caf\u{E9}.txt".utf8),
             Array("cafe\u{301}.txt".utf8), Array("\u{5831}\u{544A}".utf8), Array(".hidden".utf8), [0x66, 0xFF, 0x2E, 0x63],
-            Array(String(repeating: "a", count: 255).utf8),
+            Array(String(repeating: "a", count: 255).utf8), Array("\u{D55C}\u{AD6D}\u{C5B4}.txt".utf8),
+            Array("\u{1F44D}\u{1F3FD}\u{1F1EF}\u{1F1F5}.png".utf8), Array("\u{0600}1 MyReport.txt".utf8),
         ]
         for (i, name) in names.enumerated() {
             index.insert(

@@ -118,3 +118,30 @@ struct ConflictCache {
         return found.contains(id)
     }
 }
+
+/// The conflict facts of one listed folder: which names it holds and which
+/// of them have a conflict copy beside them, for a crawl that evaluates
+/// `NSMetadataUbiquitousItemHasUnresolvedConflictsKey` as it lists.
+struct ConflictListing: Sendable {
+    private var names = Set<[UInt8]>()
+    private var withCopies = Set<[UInt8]>()
+
+    init() {}
+
+    /// Records one name of the folder.
+    mutating func insert(_ name: UnsafeRawBufferPointer) {
+        names.insert(Array(name))
+        if let original = ConflictCopy.originalName(of: name) { withCopies.insert(original) }
+    }
+
+    /// Whether a conflict copy of `name` is in the folder.
+    func hasCopies(_ name: UnsafeRawBufferPointer) -> Bool {
+        !withCopies.isEmpty && withCopies.contains(Array(name))
+    }
+
+    /// For a conflict copy, the name of the item it conflicts with when
+    /// the folder holds it.
+    func original(of name: UnsafeRawBufferPointer) -> [UInt8]? {
+        ConflictCopy.originalName(of: name).flatMap { names.contains($0) ? $0 : nil }
+    }
+}

@@ -233,6 +233,9 @@ final class DaemonSession: Sendable {
         let (predicate, scopes) = try predicateAndScopes(request)
         let query = MetadataQuery(engineProvider: { [engine = daemon.engine] in engine })
         query.predicate = predicate
+        if let container = request.bytesField("container"), container.first == 0x2F {
+            query.container = UbiquityContainer(path: FilePath.fromBytes(container))
+        }
         query.notificationBatchingInterval = max(0, request["interval"]?.double ?? 0.1)
         query.state.withLock { $0.configuration.scopeRequests = scopes }
         let capacity = Int(request["capacity"]?.integer ?? (16 << 20))

@@ -23,8 +23,8 @@ final class DaemonSource: QuerySource {
     var watchCount: Int { 0 }
 
     func subscribe(
-        scopes: [ScopeRequest], predicate: MetadataPredicate, capacity: Int, progress: (@Sendable (Int) -> Void)?,
-        wake: @escaping @Sendable () -> Void
+        scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, capacity: Int,
+        progress: (@Sendable (Int) -> Void)?, wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
         let id = Self.nextID.withLock { id -> UInt64 in
             defer { id += 1 }
@@ -32,7 +32,8 @@ final class DaemonSource: QuerySource {
         }
         let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
         let session = RemoteSession(
-            paths: paths, mailbox: mailbox, scopes: scopes, predicate: predicate, progress: progress)
+            paths: paths, mailbox: mailbox, scopes: scopes, predicate: predicate, container: container,
+            progress: progress)
         sessions.withLock { $0[id] = session }
         if WorkerThreads.start(name: "mdq-remote", { session.run() }) == nil {
             if mailbox.post(.snapshot([], isFresh: false)) { mailbox.notify() }
@@ -59,6 +60,8 @@ final class RemoteSession: Sendable {
     let mailbox: Subscription
     let scopes: [ScopeRequest]
     let predicate: MetadataPredicate
+    /// For a predicate on the ubiquitous keys: the daemon evaluates it.
+    let container: UbiquityContainer?
     let progress: (@Sendable (Int) -> Void)?
     private let state = ConditionLocked(State())
 
@@ -71,8 +74,9 @@ final class RemoteSession: Sendable {
 
     init(
         paths: DaemonPaths, mailbox: Subscription, scopes: [ScopeRequest], predicate: MetadataPredicate,
-        progress: (@Sendable (Int) -> Void)?
+        container: UbiquityContainer?, progress: (@Sendable (Int) -> Void)?
     ) {
+        self.container = container
         self.paths = paths
         self.mailbox = mailbox
         self.scopes = scopes
@@ -125,6 +129,10 @@ final class RemoteSession: Sendable {
         var request = JSONWriter(capacity: 512)
         request.raw("{\"id\":1,\"command\":\"subscribe\",\"interval\":0,\"predicate\":")
         request.string(predicate.predicateFormat)
+        if let container {
+            request.raw(",")
+            request.bytesField("container", container.path.bytes)
+        }
         request.raw(",\"scopes\":[")
         for (i, scope) in scopes.enumerated() {
             if i > 0 { request.raw(",") }

@@ -93,11 +93,15 @@ public final class IndexDaemon: Sendable {
             s.scopes = scopes
             s.snapshotWritten = written
         }
+        // Scopes the snapshot holds are live at once (no crawl): answered
+        // before the first connection, flagged stale until verified.
+        let (restored, toCrawl) = (scopes.filter(engine.holds), scopes.filter { !engine.holds($0) })
+        for scope in restored { daemon.makeLive(scope) }
         guard WorkerThreads.start(name: "mdq-accept", { daemon.acceptLoop() }) != nil else {
             throw MetadataError.daemon("cannot start the daemon's threads (the thread limit)")
         }
         WorkerThreads.detach(name: "mdq-scopes") {
-            for scope in scopes { daemon.makeLive(scope) }
+            for scope in toCrawl { daemon.makeLive(scope) }
             engine.dropUnusedRoots()
             engine.verify()
             log("\(scopes.count) scopes live and checked against the disk")

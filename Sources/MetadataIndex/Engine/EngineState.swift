@@ -41,16 +41,26 @@ final class SubscriptionRecord {
     var anchors: [Anchor]
     let predicate: CompiledPredicate
     let evaluator: PredicateEvaluator
+    /// The container, for a predicate on the ubiquitous keys.
+    let ubiquity: UbiquityContext?
     /// The entries the subscriber was last told match.
     var members = EntrySet()
     /// The problems it was last told about.
     var problems: [EngineProblem] = []
 
-    init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate) {
+    init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate, ubiquity: UbiquityContext?) {
         self.mailbox = mailbox
         self.anchors = anchors
         self.predicate = predicate
         self.evaluator = predicate.makeEvaluator()
+        self.ubiquity = predicate.requirements.contains(.ubiquity) ? ubiquity : nil
+    }
+
+    /// The per-batch context the predicate needs (ubiquity, conflicts), or
+    /// nil when it reads neither.
+    func makeContext() -> IndexSubject.Context? {
+        predicate.requirements.isDisjoint(with: [.ubiquity, .conflicts])
+            ? nil : IndexSubject.Context(ubiquity: ubiquity)
     }
 }
 

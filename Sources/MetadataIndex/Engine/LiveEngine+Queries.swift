@@ -91,6 +91,20 @@ extension LiveEngine {
         RetainedScope(anchor: try acquire(scope, progress: nil))
     }
 
+    /// Whether a live or restored root already holds everything `scope`
+    /// asks for (keeping it live needs no crawl).
+    package func holds(_ scope: ScopeRequest) -> Bool {
+        state.withLock { s in
+            let path = scope.path.lexicallyNormalized()
+            return s.roots.contains { _, root in
+                guard !root.missing && root.lists(path) else { return false }
+                var needed = scope.rules
+                if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
+                return root.rules.covers(needed)
+            }
+        }
+    }
+
     /// Gives back a retained scope.
     package func release(_ scope: RetainedScope) {
         release(scope.anchor)

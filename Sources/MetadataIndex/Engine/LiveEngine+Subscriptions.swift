@@ -19,8 +19,8 @@ extension LiveEngine {
     /// - Returns: the subscription, and the scopes that could not be made
     ///   live (missing or unreadable folders), as errors naming them.
     package func subscribe(
-        scopes: [ScopeRequest], predicate: MetadataPredicate, capacity: Int = 1 << 20,
-        progress: (@Sendable (Int) -> Void)? = nil, wake: @escaping @Sendable () -> Void
+        scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer? = nil,
+        capacity: Int = 1 << 20, progress: (@Sendable (Int) -> Void)? = nil, wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
         var anchors: [Anchor] = []
         var errors: [MetadataError] = []
@@ -34,11 +34,13 @@ extension LiveEngine {
         }
         let limit = InotifyLibrary.shared.maxUserWatches
         let compiled = CompiledPredicate(predicate)
+        let ubiquity =
+            compiled.requirements.contains(.ubiquity) ? container.map { UbiquityContext(container: $0) } : nil
         let subscription = state.withLock { s -> Subscription in
             let id = s.nextSubscription
             s.nextSubscription += 1
             let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
-            let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled)
+            let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
             s.subscriptions[id] = record
             _ = mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: false))
             record.problems = s.problems(for: record, watchLimit: limit)
@@ -86,8 +88,9 @@ extension EngineState {
         record.members = EntrySet()
         var conflicts = ConflictCache()
         var result: [EntrySnapshot] = []
-        for id in IndexScan(index: index, predicate: record.predicate).matchingEntries()
-        where isInScope(id, anchors: record.anchors) {
+        var scan = IndexScan(index: index, predicate: record.predicate)
+        scan.ubiquity = record.ubiquity
+        for id in scan.matchingEntries() where isInScope(id, anchors: record.anchors) {
             record.members.insert(id)
             result.append(snapshot(id, conflicts: &conflicts))
         }
@@ -117,6 +120,7 @@ extension EngineState {
                 var changed: [EntrySnapshot] = []
                 var removed: [UInt64] = []
                 var conflicts = ConflictCache()
+                let context = record.makeContext()
                 for id in batch.removed where record.members.contains(id) {
                     record.members.remove(id)
                     removed.append(UInt64(id))
@@ -124,7 +128,7 @@ extension EngineState {
                 for id in touched {
                     let matches =
                         isInScope(id, anchors: record.anchors)
-                        && record.evaluator.matches(IndexSubject(index: index, id: id))
+                        && record.evaluator.matches(IndexSubject(index: index, id: id, context: context))
                     switch (record.members.contains(id), matches) {
                     case (false, true):
                         record.members.insert(id)

@@ -14,7 +14,10 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case scopeNotFound
             case scopeUnreadable
             case scopeNotFolder
+            case itemNotFound
+            case itemUnreadable
             case containerNotFound
+            case notWritable
             case watcherUnavailable
             case invalidArgument
             case persistence
@@ -24,19 +27,34 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
         private let value: Value
         private init(_ value: Value) { self.value = value }
 
-        /// The query text is malformed; `offset` points at the mistake.
+        /// The query text cannot be used: malformed, or a construct metadata
+        /// queries do not support (`SUBQUERY`, `$variables`, functions, key
+        /// paths). `offset` points at the mistake in `source`. Made by
+        /// `MetadataError.syntax(_:at:in:)`.
         public static let querySyntax = Code(.querySyntax)
-        /// A scope root does not exist; `path` names it.
+        /// A scope root does not exist; `path` names it. Made by `scope(_:path:)`.
         public static let scopeNotFound = Code(.scopeNotFound)
-        /// A scope root exists but cannot be read; `path` and `underlying` say why.
+        /// A scope root exists but cannot be read; `path` and `underlying` say
+        /// why. Made by `scope(_:path:)`.
         public static let scopeUnreadable = Code(.scopeUnreadable)
-        /// A scope root is not a folder.
+        /// A scope root is not a folder. Made by `scope(_:path:)`.
         public static let scopeNotFolder = Code(.scopeNotFolder)
+        /// A single file or folder asked for by path (`mdq ls`,
+        /// `MetadataItem(path:)`) does not exist. Made by `item(_:path:)`.
+        public static let itemNotFound = Code(.itemNotFound)
+        /// A single file or folder asked for by path cannot be read. Made by
+        /// `item(_:path:)`.
+        public static let itemUnreadable = Code(.itemUnreadable)
         /// A ubiquity container could not be found; `path` is the one tried.
+        /// Made by `containerNotFound(_:path:)`.
         public static let containerNotFound = Code(.containerNotFound)
-        /// inotify could not be started.
+        /// A file mdq keeps (such as a container's external documents
+        /// registry) could not be written. Made by `notWritable(_:path:underlying:)`.
+        public static let notWritable = Code(.notWritable)
+        /// inotify could not be started. Made by `watcherUnavailable(_:path:underlying:)`.
         public static let watcherUnavailable = Code(.watcherUnavailable)
-        /// An API argument is out of range or inconsistent.
+        /// An API argument is out of range or inconsistent. Made by
+        /// `invalidArgument(_:path:)`.
         public static let invalidArgument = Code(.invalidArgument)
         /// A snapshot or state file of the daemon could not be written, or
         /// was refused when read (`message` says why); `path` names it.
@@ -51,7 +69,10 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case .scopeNotFound: "scope not found"
             case .scopeUnreadable: "scope unreadable"
             case .scopeNotFolder: "scope not a folder"
+            case .itemNotFound: "item not found"
+            case .itemUnreadable: "item unreadable"
             case .containerNotFound: "container not found"
+            case .notWritable: "not writable"
             case .watcherUnavailable: "watcher unavailable"
             case .invalidArgument: "invalid argument"
             case .persistence: "persistence"
@@ -101,12 +122,13 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
         return text
     }
 
-    /// The display column of a byte offset: one per Unicode scalar (or per
-    /// byte that is not valid UTF-8), so the caret lines up in a terminal for
-    /// the common case.
+    /// The terminal column of a byte offset: the display width of the text
+    /// before it, counted per character (grapheme cluster): two columns for
+    /// East Asian wide and fullwidth characters and emoji shown as emoji,
+    /// one for the rest (each byte that is not UTF-8 shows as one U+FFFD).
     static func column(of offset: Int, in source: [UInt8]) -> Int {
         let prefix = source.prefix(max(0, min(offset, source.count)))
-        return String(decoding: prefix, as: UTF8.self).unicodeScalars.count
+        return String(decoding: prefix, as: UTF8.self).reduce(0) { $0 + DisplayWidth.columns(of: $1) }
     }
 }
 
@@ -118,6 +140,20 @@ extension String {
 }
 
 extension MetadataError {
+    /// A query the parsers reject: `message` says what was expected,
+    /// `offset` is the byte offset of the offending text in `source` (the
+    /// caret goes under it).
+    static func syntax(_ message: String, at offset: Int, in source: [UInt8]) -> MetadataError {
+        MetadataError(code: .querySyntax, message: message, offset: offset, source: source)
+    }
+
+    /// A query rejected where there is no query text to point into (a
+    /// predicate built in Swift), or a pattern error whose `offset` is
+    /// relative to the pattern and is moved into the query by the parser.
+    static func syntax(_ message: String, offset: Int? = nil) -> MetadataError {
+        MetadataError(code: .querySyntax, message: message, offset: offset)
+    }
+
     /// The error for a scope folder that cannot be opened: not found, not a
     /// folder, or unreadable, naming the path.
     static func scope(_ error: Errno, path: FilePath) -> MetadataError {
@@ -129,6 +165,40 @@ extension MetadataError {
         default:
             MetadataError(code: .scopeUnreadable, message: "cannot read scope folder", path: path, underlying: error)
         }
+    }
+
+    /// The error for one file or folder asked for by path that cannot be
+    /// read: not found (a missing component or one that is not a folder),
+    /// or unreadable, naming the path.
+    static func item(_ error: Errno, path: FilePath) -> MetadataError {
+        switch error {
+        case .noSuchFileOrDirectory, .notDirectory:
+            MetadataError(code: .itemNotFound, message: "no such file or folder", path: path)
+        default:
+            MetadataError(code: .itemUnreadable, message: "cannot read", path: path, underlying: error)
+        }
+    }
+
+    /// A container that does not exist where `path` says.
+    static func containerNotFound(_ message: String, path: FilePath) -> MetadataError {
+        MetadataError(code: .containerNotFound, message: message, path: path)
+    }
+
+    /// A file mdq keeps that could not be written.
+    static func notWritable(_ message: String, path: FilePath, underlying: Errno? = nil) -> MetadataError {
+        MetadataError(code: .notWritable, message: message, path: path, underlying: underlying)
+    }
+
+    /// inotify or the watcher's own files could not be set up.
+    static func watcherUnavailable(_ message: String, path: FilePath? = nil, underlying: Errno? = nil)
+        -> MetadataError
+    {
+        MetadataError(code: .watcherUnavailable, message: message, path: path, underlying: underlying)
+    }
+
+    /// An API argument that is out of range or inconsistent.
+    static func invalidArgument(_ message: String, path: FilePath? = nil) -> MetadataError {
+        MetadataError(code: .invalidArgument, message: message, path: path)
     }
 }
 

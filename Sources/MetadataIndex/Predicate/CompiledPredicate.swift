@@ -23,83 +23,73 @@ struct CompiledPredicate: Sendable {
             /// Strings: `IN {...}`.
             case stringSet(StringSet)
             case regex(RegexMatcher)
+            /// Strings, `[w]`: the pattern matches a run of whole words.
+            case words(NameMatcher)
+            /// Strings: `IN 'text'`, the value occurs in the text.
+            case within(FoldedLiteral)
             /// Numbers: bounds (nil = open), inclusive flags.
             case numberRange(lower: Double?, lowerInclusive: Bool, upper: Double?, upperInclusive: Bool)
             case numberSet([Double])
             /// Dates in nanoseconds since the epoch.
             case dateRange(lower: Int64?, lowerInclusive: Bool, upper: Int64?, upperInclusive: Bool)
             case dateSet([Int64])
+            /// Booleans: `== YES`, `== NO`.
+            case boolean(Bool)
             /// The attribute has a value (`!= nil`).
             case exists
         }
 
-        /// Which value a test reads, resolved once so evaluation never
-        /// compares attribute keys (they are strings).
-        enum Field: Sendable {
-            case name, displayName, path, url, size, creationDate, contentChangeDate, contentType, contentTypeTree
-            case other
-
-            init(_ attribute: MetadataAttribute) {
-                switch attribute {
-                case .fsName: self = .name
-                case .displayName: self = .displayName
-                case .path: self = .path
-                case .url: self = .url
-                case .fsSize: self = .size
-                case .creationDate: self = .creationDate
-                case .contentChangeDate: self = .contentChangeDate
-                case .contentType: self = .contentType
-                case .contentTypeTree: self = .contentTypeTree
-                default: self = .other
-                }
-            }
-        }
-
         var attribute: MetadataAttribute {
-            didSet { field = Field(attribute) }
+            didSet { field = attribute.source }
         }
-        private(set) var field: Field
+        /// Which value the test reads, resolved once so evaluation never
+        /// compares attribute keys (they are strings).
+        private(set) var field: MetadataAttribute.Source
         var kind: Kind
         /// `!=` and `== nil`.
         var negated: Bool
+        /// For a list attribute: whether one element (`.anyElement`) or
+        /// every element (`.everyElement`) must pass.
+        var quantifier: Quantifier
 
-        init(attribute: MetadataAttribute, kind: Kind, negated: Bool) {
+        init(attribute: MetadataAttribute, kind: Kind, negated: Bool, quantifier: Quantifier = .anyElement) {
             self.attribute = attribute
-            self.field = Field(attribute)
+            self.field = attribute.source
             self.kind = kind
             self.negated = negated
+            self.quantifier = quantifier
         }
     }
 
     let program: Program
+    /// What evaluating needs from a subject beyond name and kind: callers
+    /// provide the path, metadata, ubiquity or siblings only when asked.
+    let requirements: SubjectRequirements
+
     /// Whether any term reads the full path.
-    let needsPath: Bool
+    var needsPath: Bool { requirements.contains(.path) }
     /// Whether any term reads size or dates (the one-shot search then stats).
-    let needsMetadata: Bool
+    var needsMetadata: Bool { requirements.contains(.metadata) }
 
     init(_ predicate: MetadataPredicate) {
-        var needsPath = false
-        var needsMetadata = false
-        program = Self.compile(predicate.node, needsPath: &needsPath, needsMetadata: &needsMetadata)
-        self.needsPath = needsPath
-        self.needsMetadata = needsMetadata
+        var requirements: SubjectRequirements = []
+        program = Self.compile(predicate.node, requirements: &requirements)
+        self.requirements = requirements
     }
 
-    private static func compile(_ node: PredicateNode, needsPath: inout Bool, needsMetadata: inout Bool) -> Program {
+    private static func compile(_ node: PredicateNode, requirements: inout SubjectRequirements) -> Program {
         switch node {
         case .constant(let value):
             return .constant(value)
         case .comparison(let comparison):
-            let attribute = comparison.attribute
-            if attribute == .path || attribute == .url { needsPath = true }
-            if attribute.valueType == .number || attribute.valueType == .date { needsMetadata = true }
+            requirements.formUnion(comparison.attribute.source.requirements)
             return compile(comparison)
         case .not(let inner):
-            return .not(compile(inner, needsPath: &needsPath, needsMetadata: &needsMetadata))
+            return .not(compile(inner, requirements: &requirements))
         case .and(let parts):
-            return .and(cheapestFirst(parts.map { compile($0, needsPath: &needsPath, needsMetadata: &needsMetadata) }))
+            return .and(cheapestFirst(parts.map { compile($0, requirements: &requirements) }))
         case .or(let parts):
-            let compiled = parts.map { compile($0, needsPath: &needsPath, needsMetadata: &needsMetadata) }
+            let compiled = parts.map { compile($0, requirements: &requirements) }
             return .or(cheapestFirst(mergingSuffixes(compiled)))
         }
     }
@@ -130,27 +120,62 @@ struct CompiledPredicate: Sendable {
         return merged.enumerated().filter { !dropped.contains($0.offset) }.map(\.element)
     }
 
+    /// A comparison with its quantifier. On a list attribute the test runs
+    /// per element; `!=` is the negation of `==`, so `ANY x != v` is "not
+    /// every element equals v" and `ALL x != v` "no element equals v" (a
+    /// plain `!=` on a list means the latter, as it always has). On a single
+    /// value `ANY`/`ALL` change nothing and `NONE` negates.
     private static func compile(_ c: Comparison) -> Program {
+        var plain = c
+        plain.quantifier = nil
+        guard let quantifier = c.quantifier else { return compileTest(c) }
+        guard c.attribute.isList else {
+            return quantifier == .noElement ? .not(compileTest(plain)) : compileTest(plain)
+        }
+        guard case .test(var test) = compileTest(plain) else { return compileTest(plain) }
+        let positiveIsNegated = test.negated  // `!=`: the test is `==`, negated
+        switch (quantifier, positiveIsNegated) {
+        case (.anyElement, false): (test.quantifier, test.negated) = (.anyElement, false)
+        case (.anyElement, true): (test.quantifier, test.negated) = (.everyElement, true)
+        case (.everyElement, false): (test.quantifier, test.negated) = (.everyElement, false)
+        case (.everyElement, true): (test.quantifier, test.negated) = (.anyElement, true)
+        case (.noElement, false): (test.quantifier, test.negated) = (.anyElement, true)
+        case (.noElement, true): (test.quantifier, test.negated) = (.everyElement, false)
+        }
+        return .test(test)
+    }
+
+    private static func compileTest(_ c: Comparison) -> Program {
         let attribute = c.attribute
-        func test(_ kind: Test.Kind, negated: Bool = false) -> Program {
-            .test(Test(attribute: attribute, kind: kind, negated: negated))
+        let options = c.options.folding
+        func test(_ kind: Test.Kind, negated: Bool = false, on tested: MetadataAttribute = attribute) -> Program {
+            .test(Test(attribute: tested, kind: kind, negated: negated))
         }
         if c.value == .null {
             return test(.exists, negated: c.op == .equal)
         }
         switch (attribute.valueType, c.op, c.value) {
         case (.string, .matches, .string(let pattern)):
-            guard let regex = RegexMatcher(pattern, options: c.options) else { return .constant(false) }
+            guard let regex = RegexMatcher(pattern, options: options) else { return .constant(false) }
             return test(.regex(regex))
+        case (.string, .utiEquals, .string(let type)):
+            return test(.pattern(NameMatcher(LikePattern(elements: [.literal(type)]), options: .caseInsensitive)))
+        case (.string, .utiConformsTo, .string(let type)):
+            let matcher = NameMatcher(LikePattern(elements: [.literal(type)]), options: .caseInsensitive)
+            return test(.pattern(matcher), on: .contentTypeTree)
         case (.string, .in, .list(let items)):
             let strings = items.compactMap { item -> [UInt8]? in
                 if case .string(let bytes) = item { return bytes }
                 return nil
             }
-            return test(.stringSet(StringSet(strings, options: c.options)))
+            return test(.stringSet(StringSet(strings, options: options)))
+        case (.string, .in, .string(let text)):
+            return test(.within(FoldedLiteral(text, options: options)))
         case (.string, _, .string(let value)):
             guard let pattern = try? LikePattern.forOperator(c.op, value: value) else { return .constant(false) }
-            return test(.pattern(NameMatcher(pattern, options: c.options)), negated: c.op == .notEqual)
+            let matcher = NameMatcher(pattern, options: options)
+            if c.options.contains(.wordBased) { return test(.words(matcher), negated: c.op == .notEqual) }
+            return test(.pattern(matcher), negated: c.op == .notEqual)
         case (.number, _, _):
             func number(_ value: PredicateValue) -> Double? {
                 if case .number(let n) = value { return n }
@@ -185,6 +210,16 @@ struct CompiledPredicate: Sendable {
                 }
             default: return .constant(false)
             }
+        case (.boolean, .equal, .bool(let value)), (.boolean, .notEqual, .bool(let value)):
+            return test(.boolean(value), negated: c.op == .notEqual)
+        case (.boolean, .in, .list(let items)):
+            let values = Set(
+                items.compactMap { item -> Bool? in
+                    if case .bool(let value) = item { return value }
+                    return nil
+                })
+            if values.count == 2 { return test(.exists) }
+            return values.first.map { test(.boolean($0)) } ?? .constant(false)
         default:
             return .constant(false)
         }
@@ -219,15 +254,20 @@ struct CompiledPredicate: Sendable {
     }
 
     /// Relative cost: name tests are cheap; paths are rebuilt; sizes and
-    /// dates may need a stat; regular expressions allocate.
+    /// dates may need a stat; siblings are listed; regular expressions and
+    /// word matches allocate or try many spans.
     private static func cost(_ program: Program) -> Int {
         switch program {
         case .constant: return 0
         case .test(let test):
             var cost = 1
-            if test.attribute == .path || test.attribute == .url { cost += 10 }
-            if test.attribute.valueType == .number || test.attribute.valueType == .date { cost += 20 }
-            if case .regex = test.kind { cost += 30 }
+            let requirements = test.field.requirements
+            if requirements.contains(.path) || requirements.contains(.ubiquity) { cost += 10 }
+            if requirements.contains(.metadata) || requirements.contains(.conflicts) { cost += 20 }
+            switch test.kind {
+            case .regex, .words: cost += 30
+            default: break
+            }
             return cost
         case .not(let inner): return cost(inner)
         case .and(let parts), .or(let parts): return parts.map(cost).reduce(0, +)
@@ -237,6 +277,42 @@ struct CompiledPredicate: Sendable {
     /// Scratch state for evaluating on one thread.
     func makeEvaluator() -> PredicateEvaluator {
         PredicateEvaluator(self)
+    }
+}
+
+/// A literal folded once for `IN 'text'`: its comparison-form bytes and
+/// character boundaries, so a value is found in it only on whole characters.
+struct FoldedLiteral: Sendable {
+    let options: StringCompareOptions
+    let bytes: [UInt8]
+    let boundaries: [Bool]
+
+    init(_ text: [UInt8], options: StringCompareOptions) {
+        self.options = options
+        let folder = UnicodeFolder(options: options)
+        text.withUnsafeBytes { folder.fold($0) }
+        bytes = Array(folder.folded.bytes)
+        boundaries = Array(folder.folded.boundaries)
+    }
+
+    /// Whether `value` (already folded with these options) occurs in the
+    /// literal, starting and ending on character boundaries.
+    func contains(_ value: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = value.count
+        guard n <= bytes.count else { return false }
+        guard n > 0 else { return true }
+        return bytes.withUnsafeBufferPointer { text in
+            var position = 0
+            while position + n <= text.count {
+                if boundaries[position] && boundaries[position + n]
+                    && NameBytes.equal(text.baseAddress! + position, value.baseAddress!, count: n)
+                {
+                    return true
+                }
+                position += 1
+            }
+            return false
+        }
     }
 }
 

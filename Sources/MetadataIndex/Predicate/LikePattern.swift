@@ -33,10 +33,8 @@ struct LikePattern: Hashable, Sendable {
             switch b {
             case UInt8(ascii: "\\"):
                 guard i + 1 < pattern.count else {
-                    throw MetadataError(
-                        code: .querySyntax,
-                        message: "LIKE pattern ends in a lone backslash: write \\\\ for a literal backslash",
-                        offset: i)
+                    throw .syntax(
+                        "LIKE pattern ends in a lone backslash: write \\\\ for a literal backslash", offset: i)
                 }
                 literal.append(pattern[i + 1])
                 i += 2

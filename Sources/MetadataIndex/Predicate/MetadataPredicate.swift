@@ -4,24 +4,34 @@
 /// let pngs = try MetadataPredicate("kMDItemFSName LIKE[c] '*.png'")
 /// ```
 ///
-/// Keys: `kMDItemFSName`, `kMDItemDisplayName`, `kMDItemPath`,
-/// `kMDItemURL` (strings), `kMDItemFSSize` (a number), `kMDItemFSCreationDate`,
-/// `kMDItemFSContentChangeDate` (dates), and their `NSMetadataItem...Key`
-/// spellings. Operators: `==`/`=`, `!=`/`<>`, `<`, `<=`/`=<`, `>`, `>=`/`=>`,
-/// `BETWEEN {lo, hi}` (inclusive), `IN {a, b}`, and for strings `LIKE`,
-/// `BEGINSWITH`, `ENDSWITH`, `CONTAINS`, `MATCHES` (whole-string regular
-/// expression), each with `[c]`, `[d]` or `[cd]`; `AND`/`&&`, `OR`/`||`,
-/// `NOT`/`!`, parentheses, `TRUEPREDICATE`, `FALSEPREDICATE`. Values:
-/// quoted strings, numbers (decimal, `0x`, exponent), `YES`/`NO`/`TRUE`/`FALSE`,
+/// Keys: every attribute of `MetadataAttribute.all` by its raw key or its
+/// `NSMetadata...Key` constant: names, paths and types (strings), the size
+/// (a number), dates, and the ubiquitous keys (booleans, a percentage, the
+/// downloading status), which need the query's container to say yes.
+/// Operators: `==`/`=`, `!=`/`<>`, `<`, `<=`/`=<`, `>`, `>=`/`=>`,
+/// `BETWEEN {lo, hi}` (inclusive), `IN {a, b}` or `IN 'text'` (the value
+/// occurs in the text), and for strings `LIKE`, `BEGINSWITH`, `ENDSWITH`,
+/// `CONTAINS`, `MATCHES` (whole-string regular expression), `UTI-CONFORMS-TO`
+/// and `UTI-EQUALS` (on `kMDItemContentType`), with options `[c]`, `[d]`,
+/// `[w]` (mdfind's word matching, on `==`, `!=`, `LIKE`) and `[n]` (a
+/// no-op: every comparison normalises); `ANY`/`SOME`/`ALL`/`NONE` before a
+/// key; `AND`/`&&`, `OR`/`||`, `NOT`/`!`, parentheses, `TRUEPREDICATE`,
+/// `FALSEPREDICATE`; `#key` escapes a reserved word. Values: quoted strings
+/// (escapes `\n`, `\t`, `\r`, octal `\012`, `\xHH` and `\uHHHH` name
+/// characters; `\yHH` is one raw byte, for names that are not UTF-8),
+/// numbers (decimal, `0x`, `0o`, `0b`, exponent), `YES`/`NO`/`TRUE`/`FALSE`,
 /// `nil`/`NULL`, `{...}` lists, `CAST(seconds since 2001, "NSDate")`.
-/// A size compares with numbers and a date with dates; anything else is a
-/// syntax error that says so.
+/// A size compares with numbers and a date with dates; anything else, and
+/// what metadata queries do not support (`SUBQUERY`, functions,
+/// `$variables`, key paths), is a syntax error that says so.
 ///
 /// Strings compare after canonical decomposition, so a name written
 /// decomposed (as files from macOS often are) equals its composed form;
 /// without options the compare is case- and diacritic-sensitive. `LIKE` is a
-/// whole-string match where `*` is any run, `?` one character, and `\`
-/// makes the next character literal. Names that are not UTF-8 match byte-wise.
+/// whole-string match where `*` is any run, `?` one character (an extended
+/// grapheme cluster: a Hangul syllable, an emoji with its modifiers, a
+/// flag), and `\` makes the next character literal. Names that are not
+/// UTF-8 match byte-wise.
 public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
     let node: PredicateNode
 

@@ -51,9 +51,13 @@ struct NameMatcher: Sendable, Hashable {
         if !anchoredStart { segments.removeFirst() }
         if !anchoredEnd && !segments.isEmpty { segments.removeLast() }
         self.segments = segments
+        // CR and LF join into one character (CR LF), so a literal holding
+        // either is not decided from ASCII ends alone.
         literalIsASCII = segments.allSatisfy { segment in
             segment.allSatisfy { piece in
-                if case .literal(let bytes) = piece { return bytes.allSatisfy { $0 < 0x80 } }
+                if case .literal(let bytes) = piece {
+                    return bytes.allSatisfy { $0 < 0x80 && $0 != 0x0D && $0 != 0x0A }
+                }
                 return true
             }
         }
@@ -84,11 +88,13 @@ struct NameMatcher: Sendable, Hashable {
     /// settle it without folding; nil when only folding can tell.
     ///
     /// Folding maps an ASCII byte to itself (lowercased for `[c]`), never
-    /// moves a combining mark across it, and an ASCII character always
-    /// starts a character. So a run of ASCII bytes at either end of the
-    /// name survives folding unchanged at the same end, and a literal made
-    /// of ASCII is compared against that run directly. Names of mostly
-    /// ASCII with an accent somewhere (`résumé_2024.png`) are decided here.
+    /// moves a combining mark across it, and an ASCII character starts a
+    /// character unless a prepended mark (`GraphemeBreak.Class.prepend`,
+    /// such as U+0600) comes right before it. So a run of ASCII bytes at
+    /// either end of the name survives folding unchanged at the same end,
+    /// and a literal made of ASCII is compared against that run directly.
+    /// Names of mostly ASCII with an accent somewhere (`résumé_2024.png`)
+    /// are decided here.
     func decideWithoutFolding(_ name: UnsafeRawBufferPointer) -> Bool? {
         guard literalIsASCII else { return nil }
         let lower = options.contains(.caseInsensitive)
@@ -131,7 +137,26 @@ struct NameMatcher: Sendable, Hashable {
         for i in 0..<k where ASCIIText.fold(name[name.count - k + i], lower) != literal[literal.count - k + i] {
             return false
         }
-        return run >= literal.count ? true : nil
+        guard run >= literal.count else { return nil }
+        // The literal starts the run: a prepended mark before it joins it.
+        return run == literal.count && prependEnds(name, at: name.count - run) ? nil : true
+    }
+
+    /// Whether the scalar ending at byte `index` of `name` is a prepended
+    /// mark, which joins the character after it. Such marks lie in a few
+    /// blocks only, so most names are ruled out by one lead byte.
+    @inline(__always)
+    static func prependEnds(_ name: UnsafeRawBufferPointer, at index: Int) -> Bool {
+        guard index > 0 else { return false }
+        var start = index - 1
+        while start > 0 && index - start < 4 && name[start] & 0xC0 == 0x80 { start -= 1 }
+        switch name[start] {
+        case 0xD8, 0xDB, 0xDC, 0xE0, 0xF0: break
+        default: return false
+        }
+        let (unit, length) = UTF8ByteDecoder.decode(name, at: start)
+        guard start + length == index, case .scalar(let scalar) = unit else { return false }
+        return GraphemeBreak.classify(scalar) == .prepend
     }
 
     /// `decideWithoutFolding` for an ASCII literal that must start the name.
@@ -166,7 +191,7 @@ struct NameMatcher: Sendable, Hashable {
             // Folding leaves bytes >= 0x80 alone, so equal bytes are ASCII.
             var i = 0
             while i < n && ASCIIText.fold(name[at + i], lower) == literal[i] { i += 1 }
-            if i == n && (at + n == name.count || name[at + n] < 0x80) { return true }
+            if i == n && (at + n == name.count || name[at + n] < 0x80) && !prependEnds(name, at: at) { return true }
             at += 1
         }
         return nil

@@ -1,13 +1,26 @@
-/// What a predicate is evaluated against: an index entry, or an entry the
-/// crawler just listed.
+/// What a predicate is evaluated against: an index entry, an entry the
+/// crawler just listed, or an item.
+///
+/// Name and kind are always at hand. The rest is asked for only when the
+/// compiled predicate's `requirements` say a term reads it, so a predicate
+/// over names costs no path, stat, container or sibling lookup.
 protocol PredicateSubject {
     var kind: EntryKind { get }
     /// Calls `body` with the name's bytes and whether they are all ASCII.
     func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R
-    /// Appends the absolute path's bytes.
+    /// Appends the absolute path's bytes (`.path`).
     func appendPath(to bytes: inout [UInt8])
-    /// Size, dates and inode; nil when they cannot be read (the entry vanished).
+    /// Size, dates and inode; nil when they cannot be read (the entry
+    /// vanished) (`.metadata`).
     func metadata() -> EntryMetadata?
+    /// Where the entry lies relative to the query's ubiquity container: nil
+    /// outside it, or when the query has none (`.ubiquity`).
+    func ubiquity() -> MetadataItem.Ubiquity?
+    /// Whether a conflict copy of the entry sits beside it (`.conflicts`).
+    func hasUnresolvedConflicts() -> Bool
+    /// For a conflict copy, the path of the entry it conflicts with, when
+    /// that exists (`.conflicts`).
+    func conflictOriginalPath() -> [UInt8]?
 }
 
 /// Evaluates a compiled predicate on one thread, reusing its buffers.
@@ -16,6 +29,9 @@ final class PredicateEvaluator {
     private var folders: [UnicodeFolder?] = [nil, nil, nil, nil]
     private var path: [UInt8] = []
     private var url: [UInt8] = []
+    /// Word starts and ends of the text a `[w]` test is looking at.
+    private var wordStarts: [Int] = []
+    private var wordEnds: [Int] = []
     /// The current subject's metadata, read at most once per entry.
     private var cachedMetadata: EntryMetadata??
 
@@ -72,14 +88,13 @@ final class PredicateEvaluator {
     private func evaluateTest<S: PredicateSubject>(_ test: CompiledPredicate.Test, _ subject: S) -> Bool {
         switch test.kind {
         case .numberRange(let lower, let lowerInclusive, let upper, let upperInclusive):
-            guard subject.kind != .folder, let size = metadata(subject)?.size else { return false }
-            let value = Double(size)
+            guard let value = number(test, subject) else { return false }
             if let lower, lowerInclusive ? value < lower : value <= lower { return false }
             if let upper, upperInclusive ? value > upper : value >= upper { return false }
             return true
         case .numberSet(let values):
-            guard subject.kind != .folder, let size = metadata(subject)?.size else { return false }
-            return values.contains(Double(size))
+            guard let value = number(test, subject) else { return false }
+            return values.contains(value)
         case .dateRange(let lower, let lowerInclusive, let upper, let upperInclusive):
             guard let value = date(test.field, subject) else { return false }
             if let lower, lowerInclusive ? value < lower : value <= lower { return false }
@@ -88,21 +103,26 @@ final class PredicateEvaluator {
         case .dateSet(let values):
             guard let value = date(test.field, subject) else { return false }
             return values.contains(value)
+        case .boolean(let wanted):
+            return test.attribute.value(of: subject) == .bool(wanted)
         case .exists:
-            switch test.attribute.valueType {
-            case .number: return subject.kind != .folder && metadata(subject)?.size != nil
-            case .date: return date(test.field, subject) != nil
-            default: return true
+            switch test.field {
+            case .size: return subject.kind != .folder && metadata(subject)?.size != nil
+            case .creationDate, .contentChangeDate: return date(test.field, subject) != nil
+            default: return test.attribute.value(of: subject) != nil
             }
-        case .pattern, .suffixes, .stringSet, .regex:
+        case .pattern, .suffixes, .stringSet, .regex, .words, .within:
             if test.field == .contentTypeTree {
-                // A list: the test holds when it holds for one element.
+                // A list: the test holds for one element, or for every one.
                 let type = subject.withName { name, _ in ContentType.type(ofName: name, kind: subject.kind) }
-                return ContentType.types[type].treeBytes.contains { identifier in
-                    identifier.withUnsafeBytes { passes(test.kind, $0, isASCII: true) }
+                let tree = ContentType.types[type].treeBytes
+                let passesElement = { (identifier: [UInt8]) in
+                    identifier.withUnsafeBytes { self.passes(test.kind, $0, isASCII: true) }
                 }
+                return test.quantifier == .everyElement
+                    ? tree.allSatisfy(passesElement) : tree.contains(where: passesElement)
             }
-            return withText(test.field, subject) { text, isASCII in passes(test.kind, text, isASCII: isASCII) }
+            return withText(test, subject) { text, isASCII in passes(test.kind, text, isASCII: isASCII) }
         }
     }
 
@@ -114,21 +134,38 @@ final class PredicateEvaluator {
         case .suffixes(let matchers): return matchers.contains { match($0, text, isASCII: isASCII) }
         case .stringSet(let set): return contains(set, text, isASCII: isASCII)
         case .regex(let regex): return regex.matches(text)
+        case .words(let matcher): return matchesWords(matcher, text, isASCII: isASCII)
+        case .within(let literal):
+            let folder = folder(for: literal.options)
+            folder.fold(text)
+            return literal.contains(folder.folded.bytes)
         default: return false
         }
     }
 
-    private func date<S: PredicateSubject>(_ field: CompiledPredicate.Test.Field, _ subject: S) -> Int64? {
+    /// A number attribute's value: the size from the metadata, any other
+    /// (a ubiquitous percentage) from the attribute table.
+    private func number<S: PredicateSubject>(_ test: CompiledPredicate.Test, _ subject: S) -> Double? {
+        if test.field == .size {
+            guard subject.kind != .folder, let size = metadata(subject)?.size else { return nil }
+            return Double(size)
+        }
+        return test.attribute.value(of: subject)?.number
+    }
+
+    private func date<S: PredicateSubject>(_ field: MetadataAttribute.Source, _ subject: S) -> Int64? {
         guard let metadata = metadata(subject) else { return nil }
         let time = field == .creationDate ? metadata.birthTime : metadata.modificationTime
         return time?.nanosecondsSinceEpoch
     }
 
-    /// Calls `body` with the attribute's string value.
+    /// Calls `body` with the attribute's string value (false when it has none).
     private func withText<S: PredicateSubject>(
-        _ field: CompiledPredicate.Test.Field, _ subject: S, _ body: (UnsafeRawBufferPointer, Bool) -> Bool
+        _ test: CompiledPredicate.Test, _ subject: S, _ body: (UnsafeRawBufferPointer, Bool) -> Bool
     ) -> Bool {
-        switch field {
+        switch test.field {
+        case .name:
+            return subject.withName(body)
         case .path:
             path.removeAll(keepingCapacity: true)
             subject.appendPath(to: &path)
@@ -145,11 +182,13 @@ final class PredicateEvaluator {
             let isFolder = subject.kind == .folder
             return subject.withName { name, isASCII in body(DisplayName.range(of: name, isFolder: isFolder), isASCII) }
         default:
-            return subject.withName(body)
+            guard case .text(let bytes)? = test.attribute.value(of: subject) else { return false }
+            return bytes.withUnsafeBytes { body($0, NameBytes.isASCII($0)) }
         }
     }
 
     func folder(for options: StringCompareOptions) -> UnicodeFolder {
+        let options = options.folding
         let slot = Int(options.rawValue)
         if let existing = folders[slot] { return existing }
         let made = UnicodeFolder(options: options)
@@ -164,6 +203,19 @@ final class PredicateEvaluator {
         return matcher.matchesFolding(text, folder: folder(for: matcher.options))
     }
 
+    /// `[w]`: whether the pattern matches the text from some word start to
+    /// some word end (so it may span several words, as `"I love*"w` does).
+    private func matchesWords(_ matcher: NameMatcher, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
+        WordBoundaries.find(in: text, starts: &wordStarts, ends: &wordEnds)
+        for start in wordStarts {
+            for end in wordEnds where end > start {
+                let span = UnsafeRawBufferPointer(rebasing: text[start..<end])
+                if match(matcher, span, isASCII: isASCII) { return true }
+            }
+        }
+        return false
+    }
+
     /// Whether a name is in an `IN` set, folding it when the set needs.
     @inline(__always)
     func contains(_ set: StringSet, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
@@ -171,6 +223,61 @@ final class PredicateEvaluator {
         let folder = folder(for: set.options)
         folder.fold(text)
         return set.contains(folded: UnsafeRawBufferPointer(folder.folded.bytes))
+    }
+}
+
+/// Where words start and end in a text, for mdfind's `w` modifier: a word
+/// is a run of letters and digits (with the marks that follow them); a new
+/// word also starts where a lower-case letter is followed by an upper-case
+/// one (`MyReport` is `My` and `Report`). Bytes that are not UTF-8 separate
+/// words.
+enum WordBoundaries {
+    static func find(in text: UnsafeRawBufferPointer, starts: inout [Int], ends: inout [Int]) {
+        starts.removeAll(keepingCapacity: true)
+        ends.removeAll(keepingCapacity: true)
+        var inWord = false
+        var previousLower = false
+        var i = 0
+        while i < text.count {
+            let (unit, length) = UTF8ByteDecoder.decode(text, at: i)
+            var isWord = false
+            var isLower = false
+            var isUpper = false
+            var isMark = false
+            if case .scalar(let scalar) = unit {
+                if scalar.value < 0x80 {
+                    let b = UInt8(scalar.value)
+                    isLower = b &- 0x61 < 26
+                    isUpper = b &- 0x41 < 26
+                    isWord = isLower || isUpper || b &- 0x30 < 10
+                } else {
+                    let properties = scalar.properties
+                    switch properties.generalCategory {
+                    case .nonspacingMark, .spacingMark, .enclosingMark: isMark = true
+                    default: break
+                    }
+                    isLower = properties.isLowercase
+                    isUpper = properties.isUppercase
+                    isWord = properties.isAlphabetic || properties.numericType != nil
+                }
+            }
+            if isMark && inWord {
+                // A combining mark belongs to the letter before it.
+            } else if isWord && (!inWord || (previousLower && isUpper)) {
+                if inWord { ends.append(i) }
+                starts.append(i)
+                inWord = true
+                previousLower = isLower
+            } else if isWord {
+                previousLower = isLower
+            } else {
+                if inWord { ends.append(i) }
+                inWord = false
+                previousLower = false
+            }
+            i += length
+        }
+        if inWord { ends.append(text.count) }
     }
 }
 

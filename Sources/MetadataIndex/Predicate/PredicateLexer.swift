@@ -1,9 +1,18 @@
 /// Splits predicate text (raw bytes) into tokens.
 ///
 /// String literals take `'...'` or `"..."` with the escapes `\\`, `\'`, `\"`,
-/// `\n`, `\t`, `\r`, `\0`, `\xHH` (one raw byte, so a pattern can name bytes
-/// that are not UTF-8) and `\uXXXX`. Any other backslash pair is kept as
-/// written, so `'a\*b'` reaches `LIKE` as `a\*b`: a literal star.
+/// `\n`, `\t`, `\r`, octal `\0`...`\377` (one to three digits), `\xHH` and
+/// `\uXXXX`. As the documentation says, `\x`, octal and `\u` escapes name a
+/// *character* by its code, which is written as UTF-8 (`'\xE9'` is `é`, as
+/// `'\u00E9'`). A byte that is not UTF-8, to match a name that is not,
+/// takes mdq's own `\yHH` escape (or is written raw in the query, or passed
+/// as `PredicateArgument.bytes` for `%@`). Any other backslash pair is kept
+/// as written, so `'a\*b'` reaches `LIKE` as `a\*b`, a literal star, and
+/// `'\d'` reaches `MATCHES` as the regular expression's `\d`.
+///
+/// Identifiers may start with `#`, which makes a reserved word an
+/// identifier (`#IN`); `UTI-CONFORMS-TO` and `UTI-EQUALS` are one token
+/// each; numbers take `0x`, `0o` and `0b` prefixes and exponents.
 struct PredicateLexer {
     private let source: [UInt8]
     private var position = 0
@@ -13,16 +22,25 @@ struct PredicateLexer {
     }
 
     private func error(_ message: String, at offset: Int) -> MetadataError {
-        MetadataError(code: .querySyntax, message: message, offset: offset, source: source)
+        .syntax(message, at: offset, in: source)
     }
 
-    /// All tokens, ending with `.end`.
-    mutating func tokenize() throws(MetadataError) -> [PredicateToken] {
+    /// All tokens, ending with `.end`; text that cannot be read ends them
+    /// with `.invalid` and `.end`, and its error is returned beside them.
+    mutating func tokenize() -> (tokens: [PredicateToken], error: MetadataError?) {
         var tokens: [PredicateToken] = []
         while true {
-            let token = try next()
+            let token: PredicateToken
+            do throws(MetadataError) {
+                token = try next()
+            } catch {
+                let offset = error.offset ?? position
+                tokens.append(PredicateToken(kind: .invalid, offset: offset, length: 1))
+                tokens.append(PredicateToken(kind: .end, offset: source.count, length: 0))
+                return (tokens, error)
+            }
             tokens.append(token)
-            if token.kind == .end { return tokens }
+            if token.kind == .end { return (tokens, nil) }
         }
     }
 
@@ -95,6 +113,20 @@ struct PredicateLexer {
                 var length = 1
                 while let c = peek(length), Self.isIdentifierPart(c) { length += 1 }
                 let word = String(decoding: source[start..<start + length], as: UTF8.self)
+                if b == UInt8(ascii: "#") {
+                    // `#word`: the identifier `word`, even when it is a reserved word.
+                    guard length > 1 else { throw error("expected an identifier after '#'", at: start) }
+                    return token(.escapedIdentifier(String(word.dropFirst())), length)
+                }
+                for op in ["UTI-CONFORMS-TO", "UTI-EQUALS"] where word.uppercased() == "UTI" {
+                    let bytes = Array(op.utf8)
+                    let end = start + bytes.count
+                    if end <= source.count, source[start..<end].map({ $0 | 0x20 }) == bytes.map({ $0 | 0x20 }),
+                        end == source.count || !Self.isIdentifierPart(source[end])
+                    {
+                        return token(.identifier(op), bytes.count)
+                    }
+                }
                 switch word.uppercased() {
                 case "AND": return token(.and, length)
                 case "OR": return token(.or, length)
@@ -130,17 +162,31 @@ struct PredicateLexer {
             case UInt8(ascii: "n"): bytes.append(0x0A)
             case UInt8(ascii: "t"): bytes.append(0x09)
             case UInt8(ascii: "r"): bytes.append(0x0D)
-            case UInt8(ascii: "0"): bytes.append(0x00)
+            case UInt8(ascii: "0")...UInt8(ascii: "7"):
+                // Up to three octal digits: the character with that code.
+                var value = UInt32(e - 0x30)
+                var digits = 1
+                while digits < 3, let d = peek(), d >= 0x30 && d <= 0x37 {
+                    value = value << 3 | UInt32(d - 0x30)
+                    position += 1
+                    digits += 1
+                }
+                bytes.append(contentsOf: Self.utf8(Unicode.Scalar(value)!))
             case UInt8(ascii: "x"):
                 guard let value = hexValue(digits: 2) else {
                     throw error("expected two hex digits after \\x", at: escapeStart)
+                }
+                bytes.append(contentsOf: Self.utf8(Unicode.Scalar(value)!))
+            case UInt8(ascii: "y"):
+                guard let value = hexValue(digits: 2) else {
+                    throw error("expected two hex digits (one raw byte) after \\y", at: escapeStart)
                 }
                 bytes.append(UInt8(value))
             case UInt8(ascii: "u"):
                 guard let value = hexValue(digits: 4), let scalar = Unicode.Scalar(value) else {
                     throw error("expected four hex digits of a Unicode scalar after \\u", at: escapeStart)
                 }
-                bytes.append(contentsOf: Array(String(Character(scalar)).utf8))
+                bytes.append(contentsOf: Self.utf8(scalar))
             default:
                 // Kept as written: LIKE gives `\*`, `\?` and `\\` their meaning.
                 bytes.append(0x5C)
@@ -148,6 +194,11 @@ struct PredicateLexer {
             }
         }
         return PredicateToken(kind: .string(bytes), offset: start, length: position - start)
+    }
+
+    /// A scalar's UTF-8 bytes.
+    static func utf8(_ scalar: Unicode.Scalar) -> [UInt8] {
+        Array(String(Character(scalar)).utf8)
     }
 
     private mutating func hexValue(digits: Int) -> UInt32? {
@@ -171,12 +222,24 @@ struct PredicateLexer {
         let start = position
         var length = 0
         if let s = peek(), s == 0x2D || s == 0x2B { length += 1 }
-        if peek(length) == UInt8(ascii: "0"), let x = peek(length + 1), x == UInt8(ascii: "x") || x == UInt8(ascii: "X")
+        if length == 0 && peek() == UInt8(ascii: "."), let c = peek(1), Self.isIdentifierStart(c) {
+            // `%K.pathExtension`: a key path, reported by the parser with its value.
+            var end = 2
+            while let c = peek(end), Self.isIdentifierPart(c) { end += 1 }
+            position = start + end
+            let path = String(decoding: source[start + 1..<start + end], as: UTF8.self)
+            return PredicateToken(kind: .keyPath(path), offset: start, length: end)
+        }
+        let radixes: [(UInt8, Int, String)] = [(0x78, 16, "hex"), (0x6F, 8, "octal"), (0x62, 2, "binary")]
+        if peek(length) == UInt8(ascii: "0"), let letter = peek(length + 1),
+            let (_, radix, name) = radixes.first(where: { $0.0 == letter | 0x20 })
         {
             var end = length + 2
-            while let c = peek(end), c.isHexDigit { end += 1 }
+            while let c = peek(end), c.isHexDigit || c == UInt8(ascii: "_") { end += 1 }
             let digits = String(decoding: source[start + length + 2..<start + end], as: UTF8.self)
-            guard let value = UInt64(digits, radix: 16) else { throw error("expected hex digits after 0x", at: start) }
+            guard let value = UInt64(digits, radix: radix) else {
+                throw error("expected \(name) digits after 0\(Character(Unicode.Scalar(letter)))", at: start)
+            }
             position = start + end
             let sign: Double = source[start] == 0x2D ? -1 : 1
             return PredicateToken(kind: .number(sign * Double(value)), offset: start, length: end)

@@ -8,12 +8,27 @@ indirect enum PredicateNode: Sendable, Hashable {
     case or([PredicateNode])
 }
 
-/// `attribute op[options] value`.
+/// `[quantifier] attribute op[options] value`.
 struct Comparison: Sendable, Hashable {
     var attribute: MetadataAttribute
     var op: ComparisonOperator
     var options: StringCompareOptions
     var value: PredicateValue
+    /// `ANY`/`SOME`, `ALL`, `NONE` before the key; nil when none is written.
+    var quantifier: Quantifier? = nil
+}
+
+/// An aggregate operator before a key. On a list attribute
+/// (`kMDItemContentTypeTree`) it says how many elements the comparison must
+/// hold for; on a single value, `ANY` and `ALL` are the plain comparison
+/// and `NONE` its negation.
+enum Quantifier: String, Sendable, Hashable, CaseIterable {
+    /// `ANY` or `SOME`: at least one element.
+    case anyElement = "ANY"
+    /// `ALL`: every element.
+    case everyElement = "ALL"
+    /// `NONE`: no element.
+    case noElement = "NONE"
 }
 
 /// The comparison operators.
@@ -31,11 +46,16 @@ enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case matches = "MATCHES"
     case between = "BETWEEN"
     case `in` = "IN"
+    /// `kMDItemContentType UTI-CONFORMS-TO 'public.image'`: the type is, or
+    /// conforms to, the given type.
+    case utiConformsTo = "UTI-CONFORMS-TO"
+    /// `kMDItemContentType UTI-EQUALS 'public.png'`: the type is the given type.
+    case utiEquals = "UTI-EQUALS"
 
     /// The string-only operators (they take `[c]`/`[d]`).
     var isStringOperator: Bool {
         switch self {
-        case .like, .beginsWith, .endsWith, .contains, .matches: true
+        case .like, .beginsWith, .endsWith, .contains, .matches, .utiConformsTo, .utiEquals: true
         default: false
         }
     }
@@ -69,7 +89,8 @@ extension PredicateNode {
         case .constant(let value):
             return value ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .comparison(let c):
-            return "\(c.attribute.rawValue) \(c.op.rawValue)\(c.options.formatSuffix) \(c.value.format)"
+            let quantifier = c.quantifier.map { $0.rawValue + " " } ?? ""
+            return "\(quantifier)\(c.attribute.rawValue) \(c.op.rawValue)\(c.options.formatSuffix) \(c.value.format)"
         case .not(let inner):
             // Parentheses only around AND and OR: `NOT NOT a == 1` nests as
             // deep as the `!!a == 1` it came from, so any query the parser
@@ -112,7 +133,9 @@ extension PredicateValue {
                         }
                     }
                 case .invalid(let byte):
-                    text += "\\x" + hex(UInt32(byte), width: 2)
+                    // `\xHH` names the character U+00HH, so a byte that is
+                    // not UTF-8 takes mdq's own `\yHH` (see `PredicateLexer`).
+                    text += "\\y" + hex(UInt32(byte), width: 2)
                 }
             }
             return text + "\""

@@ -8,35 +8,53 @@
 ///     and        := not (("AND" | "&&") not)*
 ///     not        := ("NOT" | "!") not | primary
 ///     primary    := "(" or ")" | TRUEPREDICATE | FALSEPREDICATE | comparison
-///     comparison := key operator options? value
-///     key        := identifier | %K
+///     comparison := quantifier? key operator options? value
+///     quantifier := ANY | SOME | ALL | NONE
+///     key        := identifier | "#" identifier | %K
 ///     operator   := == | = | != | <> | < | <= | =< | > | >= | => | LIKE | BEGINSWITH
-///                 | ENDSWITH | CONTAINS | MATCHES | BETWEEN | IN
-///     options    := "[" ("c" | "d" | "cd" | "dc") "]"
+///                 | ENDSWITH | CONTAINS | MATCHES | BETWEEN | IN | UTI-CONFORMS-TO | UTI-EQUALS
+///     options    := "[" letters "]"     (c, d, w, n in any order)
 ///     value      := string | number | TRUE | YES | FALSE | NO | NIL | NULL
 ///                 | "{" value ("," value)* "}" | CAST(number, "NSDate") | %@ | %d | %f ...
 ///
 /// Values are checked against the attribute's type (a size compares with
 /// numbers, a date with dates), and every error carries the byte offset of
-/// the offending text.
+/// the offending text. What metadata queries cannot express (`SUBQUERY`,
+/// functions, `$variables`, key paths) is an error that says so.
 struct PredicateParser {
-    private let source: [UInt8]
+    private var syntax: PredicateSyntax
     private let tokens: [PredicateToken]
+    /// Why the lexer stopped early, reported when the grammar reaches that point.
+    private let lexerError: MetadataError?
     private var index = 0
     private let arguments: [PredicateArgument]
     private var nextArgument = 0
-    /// Nesting depth, bounded so a hostile query cannot exhaust the stack.
-    private var depth = 0
-    static let maximumDepth = 500
+    static let maximumDepth = PredicateSyntax.maximumDepth
 
     init(_ source: [UInt8], arguments: [PredicateArgument] = []) throws(MetadataError) {
-        self.source = source
+        syntax = PredicateSyntax(source)
         self.arguments = arguments
         var lexer = PredicateLexer(source)
-        tokens = try lexer.tokenize()
+        (tokens, lexerError) = lexer.tokenize()
     }
 
+    private var source: [UInt8] { syntax.source }
+
+    /// The predicate the whole text spells.
+    ///
+    /// - Throws: `.querySyntax` at the first mistake, from the left: a
+    ///   grammar error before text the lexer could not read wins over the
+    ///   lexer's error (`SUBQUERY(...).@count` says SUBQUERY is not supported).
     mutating func parse() throws(MetadataError) -> PredicateNode {
+        do throws(MetadataError) {
+            return try parseWhole()
+        } catch {
+            if let lexerError, (error.offset ?? 0) >= (lexerError.offset ?? 0) { throw lexerError }
+            throw error
+        }
+    }
+
+    private mutating func parseWhole() throws(MetadataError) -> PredicateNode {
         if current.kind == .end {
             throw error("the query is empty: expected a predicate such as kMDItemFSName LIKE '*.txt'")
         }
@@ -45,10 +63,8 @@ struct PredicateParser {
             throw error("unexpected \(describe(current)) after a complete predicate: expected AND, OR or the end")
         }
         if nextArgument < arguments.count {
-            throw MetadataError(
-                code: .querySyntax,
-                message: "\(arguments.count) arguments given but the format uses \(nextArgument)",
-                offset: source.count, source: source)
+            throw syntax.error(
+                "\(arguments.count) arguments given but the format uses \(nextArgument)", at: source.count)
         }
         return node
     }
@@ -81,12 +97,11 @@ struct PredicateParser {
         return try parsePrimary()
     }
 
-    private mutating func nested(
-        _ body: (inout PredicateParser) throws(MetadataError) -> PredicateNode
-    ) throws(MetadataError) -> PredicateNode {
-        depth += 1
-        defer { depth -= 1 }
-        guard depth <= Self.maximumDepth else { throw error("the query nests deeper than \(Self.maximumDepth) levels") }
+    private mutating func nested<T>(_ body: (inout PredicateParser) throws(MetadataError) -> T) throws(MetadataError)
+        -> T
+    {
+        try syntax.enter(at: current.offset)
+        defer { syntax.leave() }
         return try body(&self)
     }
 
@@ -107,7 +122,7 @@ struct PredicateParser {
         case .identifier(let word) where word.uppercased() == "FALSEPREDICATE":
             advance()
             return .constant(false)
-        case .identifier, .formatSpecifier("K"):
+        case .identifier, .escapedIdentifier, .formatSpecifier("K"):
             return try parseComparison()
         case .end:
             throw error("expected a comparison such as kMDItemFSName LIKE '*.txt' at the end of the query")
@@ -117,10 +132,20 @@ struct PredicateParser {
     }
 
     private mutating func parseComparison() throws(MetadataError) -> PredicateNode {
+        var quantifier: Quantifier?
+        if case .identifier(let word) = current.kind, tokens[index + 1].kind != .leftParen {
+            switch word.uppercased() {
+            case "ANY", "SOME": quantifier = .anyElement
+            case "ALL": quantifier = .everyElement
+            case "NONE": quantifier = .noElement
+            default: break
+            }
+            if quantifier != nil { advance() }
+        }
         let keyToken = current
         let key: String
         switch keyToken.kind {
-        case .identifier(let word):
+        case .identifier(let word), .escapedIdentifier(let word):
             key = word
         case .formatSpecifier("K"):
             switch takeArgument(for: keyToken) {
@@ -129,13 +154,23 @@ struct PredicateParser {
             default: throw error("%K needs a key string argument (such as MetadataAttribute.fsName)")
             }
         default:
-            throw error("expected an attribute key such as kMDItemFSName")
+            throw error(
+                "expected an attribute key such as kMDItemFSName after \(quantifier?.rawValue ?? "the quantifier")")
         }
-        guard let attribute = MetadataAttribute(key: key) else {
-            let hint = MetadataAttribute.suggestion(for: key).map { " (did you mean \($0)?)" } ?? ""
-            throw error("unknown attribute '\(key)'\(hint)")
-        }
+        let isCall = tokens[index + 1].kind == .leftParen
+        let attribute = try syntax.attribute(key, at: keyToken.offset, isCall: isCall)
         advance()
+        // A key path is reported once its value is known, to suggest the query to write.
+        var keyPath = syntax.keyPath(in: key, at: keyToken.offset).map { ($0.1, $0.2) }
+        if case .keyPath(let path) = current.kind {
+            keyPath = (path, current.offset)
+            advance()
+        }
+        if let (path, offset) = keyPath {
+            _ = try? parseOperator()
+            _ = try? parseOptions()
+            throw syntax.keyPath(path, at: offset, value: try? parseValue())
+        }
         let opToken = current
         let op = try parseOperator()
         let options = try parseOptions()
@@ -144,15 +179,21 @@ struct PredicateParser {
             throw error("expected a value after '\(text(of: opToken))', found the end of the query")
         }
         let value = try parseValue()
-        return .comparison(
-            try check(
-                Comparison(attribute: attribute, op: op, options: options, value: value),
-                opToken: opToken, valueToken: valueToken))
+        let comparison = Comparison(
+            attribute: attribute, op: op, options: options, value: value, quantifier: quantifier)
+        let quoted: Bool
+        if case .string = valueToken.kind { quoted = true } else { quoted = false }
+        try syntax.check(
+            comparison, opOffset: opToken.offset, valueOffset: valueToken.offset,
+            patternOffset: valueToken.offset + (quoted ? 1 : 0), valueText: describe(valueToken))
+        return .comparison(comparison)
     }
 
     private mutating func parseOperator() throws(MetadataError) -> ComparisonOperator {
         let token = current
         let op: ComparisonOperator
+        let expected =
+            "expected an operator (==, !=, <, <=, >, >=, LIKE, BEGINSWITH, ENDSWITH, CONTAINS, MATCHES, BETWEEN, IN, UTI-CONFORMS-TO, UTI-EQUALS)"
         switch token.kind {
         case .equal: op = .equal
         case .notEqual: op = .notEqual
@@ -166,15 +207,11 @@ struct PredicateParser {
                     $0.rawValue == word.uppercased() && $0.rawValue.first!.isLetter
                 })
             else {
-                throw error(
-                    "expected an operator (==, !=, <, <=, >, >=, LIKE, BEGINSWITH, ENDSWITH, CONTAINS, MATCHES, BETWEEN, IN), found '\(word)'"
-                )
+                throw error("\(expected), found '\(word)'")
             }
             op = named
         default:
-            throw error(
-                "expected an operator (==, !=, <, <=, >, >=, LIKE, BEGINSWITH, ENDSWITH, CONTAINS, MATCHES, BETWEEN, IN), found \(describe(token))"
-            )
+            throw error("\(expected), found \(describe(token))")
         }
         advance()
         return op
@@ -185,21 +222,9 @@ struct PredicateParser {
         let open = current
         advance()
         guard case .identifier(let letters) = current.kind else {
-            throw error("expected comparison options c, d or cd inside '[ ]'")
+            throw error("expected comparison options (c, d, w or n) inside '[ ]'")
         }
-        var options: StringCompareOptions = []
-        for (i, letter) in letters.enumerated() {
-            switch letter {
-            case "c", "C": options.insert(.caseInsensitive)
-            case "d", "D": options.insert(.diacriticInsensitive)
-            default:
-                throw MetadataError(
-                    code: .querySyntax,
-                    message:
-                        "unknown comparison option '\(letter)': expected c (case-insensitive) or d (diacritic-insensitive)",
-                    offset: current.offset + i, source: source)
-            }
-        }
+        let options = try syntax.options(Array(letters.utf8), at: current.offset)
         advance()
         guard current.kind == .rightBracket else {
             throw error("expected ']' to close the options opened at offset \(open.offset)")
@@ -222,10 +247,7 @@ struct PredicateParser {
             var values: [PredicateValue] = []
             if current.kind != .rightBrace {
                 while true {
-                    depth += 1
-                    defer { depth -= 1 }
-                    guard depth <= Self.maximumDepth else { throw error("the query nests too deeply") }
-                    values.append(try parseValue())
+                    values.append(try nested { (parser) throws(MetadataError) in try parser.parseValue() })
                     if current.kind == .comma {
                         advance()
                         continue
@@ -257,6 +279,8 @@ struct PredicateParser {
             case "CAST":
                 return try parseCast()
             default:
+                if tokens[index + 1].kind == .leftParen { throw syntax.unsupportedFunction(word, at: token.offset) }
+                if word.hasPrefix("$") { _ = try syntax.attribute(word, at: token.offset) }
                 throw error(
                     "expected a value (a quoted string, a number, a {list}, YES/NO, nil or CAST(..., \"NSDate\")), found '\(word)'; quote strings"
                 )
@@ -282,9 +306,8 @@ struct PredicateParser {
         guard current.kind == .rightParen else { throw error("expected ')' to close CAST") }
         advance()
         guard case .number(let seconds) = inner else {
-            throw MetadataError(
-                code: .querySyntax, message: "CAST(..., \"NSDate\") takes seconds since 2001-01-01 as a number",
-                offset: numberToken.offset, source: source)
+            throw syntax.error(
+                "CAST(..., \"NSDate\") takes seconds since 2001-01-01 as a number", at: numberToken.offset)
         }
         return .date(Self.date(referenceSeconds: seconds))
     }
@@ -302,9 +325,7 @@ struct PredicateParser {
     private func value(of argument: PredicateArgument, spec: String, at token: PredicateToken) throws(MetadataError)
         -> PredicateValue
     {
-        func fail(_ message: String) -> MetadataError {
-            MetadataError(code: .querySyntax, message: message, offset: token.offset, source: source)
-        }
+        func fail(_ message: String) -> MetadataError { syntax.error(message, at: token.offset) }
         switch spec {
         case "d", "i", "ld", "lld", "u", "lu":
             switch argument {
@@ -345,98 +366,6 @@ struct PredicateParser {
         }
     }
 
-    // MARK: Type checking
-
-    /// Checks operator, options and value against the attribute's type.
-    private func check(_ c: Comparison, opToken: PredicateToken, valueToken: PredicateToken) throws(MetadataError)
-        -> Comparison
-    {
-        func fail(_ message: String, at token: PredicateToken) -> MetadataError {
-            MetadataError(code: .querySyntax, message: message, offset: token.offset, source: source)
-        }
-        let key = c.attribute.rawValue
-        let type = c.attribute.valueType
-        if !c.options.isEmpty && type != .string {
-            throw fail("[c] and [d] apply to strings; \(key) is a \(type.rawValue)", at: opToken)
-        }
-        if c.value == .null {
-            guard c.op == .equal || c.op == .notEqual else {
-                throw fail("nil compares with == or != only", at: valueToken)
-            }
-            return c
-        }
-        switch c.op {
-        case .between:
-            guard case .list(let bounds) = c.value, bounds.count == 2 else {
-                throw fail("BETWEEN needs a list of two values, like {1, 10}", at: valueToken)
-            }
-            guard type == .number || type == .date else {
-                throw fail("BETWEEN compares numbers or dates; \(key) is a \(type.rawValue)", at: opToken)
-            }
-            for bound in bounds { try checkScalar(bound, c.attribute, at: valueToken) }
-        case .in:
-            guard case .list(let items) = c.value else {
-                throw fail("IN needs a list, like {'a.txt', 'b.txt'}", at: valueToken)
-            }
-            for item in items { try checkScalar(item, c.attribute, at: valueToken) }
-        case .like, .beginsWith, .endsWith, .contains, .matches:
-            guard type == .string else {
-                throw fail("\(c.op.rawValue) compares strings; \(key) is a \(type.rawValue)", at: opToken)
-            }
-            guard case .string(let bytes) = c.value else {
-                throw fail("\(c.op.rawValue) needs a quoted string, found \(describe(valueToken))", at: valueToken)
-            }
-            if c.op == .like {
-                do throws(MetadataError) {
-                    _ = try LikePattern(bytes)
-                } catch {
-                    throw MetadataError(
-                        code: .querySyntax, message: error.message,
-                        offset: valueToken.offset + (valueToken.kind == .string(bytes) ? 1 : 0) + (error.offset ?? 0),
-                        source: source)
-                }
-            }
-            if c.op == .matches, let problem = RegexMatcher.validate(bytes) {
-                throw fail("invalid regular expression for MATCHES: \(problem)", at: valueToken)
-            }
-        case .less, .lessOrEqual, .greater, .greaterOrEqual:
-            guard type == .number || type == .date else {
-                throw fail(
-                    "\(c.op.rawValue) compares numbers or dates; \(key) is a \(type.rawValue) (use ==, LIKE, BEGINSWITH...)",
-                    at: opToken)
-            }
-            try checkScalar(c.value, c.attribute, at: valueToken)
-        case .equal, .notEqual:
-            try checkScalar(c.value, c.attribute, at: valueToken)
-        }
-        return c
-    }
-
-    private func checkScalar(_ value: PredicateValue, _ attribute: MetadataAttribute, at token: PredicateToken)
-        throws(MetadataError)
-    {
-        let key = attribute.rawValue
-        let ok: Bool
-        switch (attribute.valueType, value) {
-        case (.string, .string), (.number, .number), (.date, .date), (.boolean, .bool): ok = true
-        default: ok = false
-        }
-        guard !ok else { return }
-        let wanted: String
-        switch attribute.valueType {
-        case .string: wanted = "a quoted string"
-        case .number: wanted = "a number such as 1000000"
-        case .date:
-            wanted =
-                "a date (CAST(seconds since 2001, \"NSDate\"), a Date argument for %@, or $time... in --spotlight syntax)"
-        case .boolean: wanted = "YES or NO"
-        }
-        throw MetadataError(
-            code: .querySyntax,
-            message: "\(key) is a \(attribute.valueType.rawValue): compare it with \(wanted), not \(describe(token))",
-            offset: token.offset, source: source)
-    }
-
     // MARK: Helpers
 
     private var current: PredicateToken { tokens[index] }
@@ -446,7 +375,7 @@ struct PredicateParser {
     }
 
     private func error(_ message: String) -> MetadataError {
-        MetadataError(code: .querySyntax, message: message, offset: current.offset, source: source)
+        syntax.error(message, at: current.offset)
     }
 
     private func text(of token: PredicateToken) -> String {

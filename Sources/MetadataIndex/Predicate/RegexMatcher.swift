@@ -3,6 +3,10 @@ import Foundation
 /// `MATCHES`: a whole-string regular expression (ICU syntax, as
 /// NSPredicate), compiled once per query.
 ///
+/// Pattern and text get the same normalisation: both are put in canonical
+/// composed form (NFC), so a name written decomposed matches as `==` would,
+/// and with `[d]` both lose their diacritics first (`MATCHES[d] 'cafe.*'`
+/// finds `café menu.txt`). `[c]` is the expression's case-insensitive flag.
 /// Matching needs a `String` per tested value, so it allocates; the
 /// compiler runs it after every cheaper term.
 struct RegexMatcher: @unchecked Sendable {
@@ -14,7 +18,7 @@ struct RegexMatcher: @unchecked Sendable {
         guard !pattern.contains(0) else { return nil }
         var regexOptions: NSRegularExpression.Options = []
         if options.contains(.caseInsensitive) { regexOptions.insert(.caseInsensitive) }
-        let text = String(decoding: pattern, as: UTF8.self)
+        let text = Self.normalized(String(decoding: pattern, as: UTF8.self), options)
         guard let expression = try? NSRegularExpression(pattern: "^(?:" + text + ")$", options: regexOptions) else {
             return nil
         }
@@ -34,12 +38,16 @@ struct RegexMatcher: @unchecked Sendable {
         }
     }
 
-    /// Whether the whole text matches; `[d]` strips diacritics first.
+    /// Text (a pattern or a value) in the form both are compared in.
+    private static func normalized(_ text: String, _ options: StringCompareOptions) -> String {
+        let folded =
+            options.contains(.diacriticInsensitive) ? text.folding(options: .diacriticInsensitive, locale: nil) : text
+        return folded.precomposedStringWithCanonicalMapping
+    }
+
+    /// Whether the whole text matches.
     func matches(_ text: UnsafeRawBufferPointer) -> Bool {
-        var string = String(decoding: text, as: UTF8.self)
-        if options.contains(.diacriticInsensitive) {
-            string = string.folding(options: .diacriticInsensitive, locale: nil)
-        }
+        let string = Self.normalized(String(decoding: text, as: UTF8.self), options)
         let range = NSRange(string.startIndex..<string.endIndex, in: string)
         return expression.firstMatch(in: string, options: [.anchored], range: range) != nil
     }

@@ -1,33 +1,45 @@
 public import Foundation
 
-/// Parser for the `mdfind` query-string syntax (`mdq --spotlight`):
+/// Parser for the `mdfind` query-string syntax (`mdq --spotlight`), as
+/// Apple's "File Metadata Query Expression Syntax" describes it:
 ///
 ///     kMDItemFSName == "*.png"cd && kMDItemFSContentChangeDate >= $time.today(-7)
 ///     InRange(kMDItemFSSize, 1000, 2000) || !(kMDItemDisplayName == report*)
 ///
-/// `==` and `!=` take `*` and `?` wildcards (a whole-value match, like
-/// `LIKE`); modifiers follow the closing quote (`c` case-, `d`
-/// diacritic-insensitive; `w` is accepted and ignored) or come in brackets
-/// (`==[c]`); values may be unquoted when they contain no space or
-/// operator. Dates are `$time.now`, `$time.today`, `$time.yesterday`,
-/// `$time.this_week`, `$time.this_month`, `$time.this_year`, each with an
-/// optional signed offset in its own unit (`$time.today(-7)`), and
-/// `$time.iso(2025-01-31T00:00:00Z)`; they are computed once, from `now`,
-/// in the local time zone. The result is an ordinary predicate.
+/// - `==` and `!=` take `*` and `?` wildcards (a whole-value match, like
+///   `LIKE`); modifiers follow the closing quote (`"*.png"cd`) or the
+///   operator in brackets (`==[cd]`): `c` case-, `d` diacritic-insensitive,
+///   `w` word-based (see `StringCompareOptions.wordBased`), `n` accepted.
+///   Values may be unquoted when they contain no space or operator.
+/// - `*` as the attribute compares every name-like text attribute:
+///   `* == "report*"cd` holds when `kMDItemFSName` or `kMDItemDisplayName`
+///   matches, `* != ...` when neither does.
+/// - `InRange(attribute, low, high)` (also spelled `inRange`) is inclusive.
+/// - Dates are `$time.now`, `$time.today`, `$time.yesterday`,
+///   `$time.this_week`, `$time.this_month`, `$time.this_year`, each with an
+///   optional signed whole offset in its own unit (seconds for `now`:
+///   `$time.now(-864000)` is ten days ago; empty parentheses mean 0), and
+///   `$time.iso(2025-01-31T00:00:00Z)`; or a plain number, seconds since
+///   2001-01-01 as the documentation defines date values. They are
+///   computed once, from `now`, in the given time zone.
+///
+/// Booleans compare with `true`/`false`, `YES`/`NO` or `1`/`0`. The result
+/// is an ordinary predicate, checked by the same rules as the format syntax.
 struct SpotlightQueryParser {
-    private let source: [UInt8]
+    private var syntax: PredicateSyntax
     private var position = 0
     private let now: Date
     private let calendar: Calendar
-    private var depth = 0
 
     init(_ source: [UInt8], now: Date, timeZone: TimeZone = .current) {
-        self.source = source
+        syntax = PredicateSyntax(source)
         self.now = now
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         self.calendar = calendar
     }
+
+    private var source: [UInt8] { syntax.source }
 
     mutating func parse() throws(MetadataError) -> PredicateNode {
         skipSpaces()
@@ -68,9 +80,8 @@ struct SpotlightQueryParser {
     private mutating func deeper(_ body: (inout SpotlightQueryParser) throws(MetadataError) -> PredicateNode)
         throws(MetadataError) -> PredicateNode
     {
-        depth += 1
-        defer { depth -= 1 }
-        guard depth <= PredicateParser.maximumDepth else { throw error("the query nests too deeply") }
+        try syntax.enter(at: position)
+        defer { syntax.leave() }
         return try body(&self)
     }
 
@@ -84,12 +95,31 @@ struct SpotlightQueryParser {
         }
         let word = identifier()
         guard !word.isEmpty else { throw error("expected an attribute such as kMDItemFSName, found \(describeHere())") }
-        if word == "InRange" { return try parseInRange(at: start) }
-        if word.uppercased() == "TRUE" || word == "*" { return .constant(true) }
-        guard let attribute = MetadataAttribute(key: word) else {
-            let hint = MetadataAttribute.suggestion(for: word).map { " (did you mean \($0)?)" } ?? ""
-            throw MetadataError(
-                code: .querySyntax, message: "unknown attribute '\(word)'\(hint)", offset: start, source: source)
+        if word.lowercased() == "inrange" && peek() == UInt8(ascii: "(") { return try parseInRange(at: start) }
+        if word.uppercased() == "TRUE" { return .constant(true) }
+        if word == "*" {
+            // `*` alone matches everything; `* == value` compares names.
+            skipSpaces()
+            if position == source.count || peek() == UInt8(ascii: ")") || peek() == UInt8(ascii: "&")
+                || peek() == UInt8(ascii: "|")
+            {
+                return .constant(true)
+            }
+        }
+        let attributes: [MetadataAttribute]
+        if word == "*" {
+            attributes = [.fsName, .displayName]
+        } else {
+            attributes = [try syntax.attribute(word, at: start, isCall: peek() == UInt8(ascii: "("))]
+            if peek() == UInt8(ascii: "."), let next = peek(1), next | 0x20 >= 0x61 && next | 0x20 <= 0x7A {
+                let dot = position
+                position += 1
+                let path = identifier()
+                skipSpaces()
+                _ = try? parseOperator()
+                skipSpaces()
+                throw syntax.keyPath(path, at: dot, value: try? parseValue(for: .fsName).value)
+            }
         }
         skipSpaces()
         let opStart = position
@@ -99,32 +129,36 @@ struct SpotlightQueryParser {
         let valueStart = position
         guard position < source.count else {
             throw error(
-                "expected a value after '\(String(decoding: source[opStart..<position], as: UTF8.self).trimmingCharacters(in: .whitespaces))', found the end of the query"
+                "expected a value after '\(syntax.text(opStart..<position).trimmingCharacters(in: .whitespaces))', found the end of the query"
             )
         }
-        let value = try parseValue(for: attribute)
+        let value = try parseValue(for: attributes[0])
+        let modifierStart = position
         options.formUnion(try parseModifiers())
-        return try comparison(attribute, op, options, value, opStart: opStart, valueStart: valueStart)
+        let comparisons = try attributes.map { (attribute) throws(MetadataError) in
+            try comparison(
+                attribute, op, options, value.value, opStart: opStart, valueStart: valueStart,
+                patternStart: value.patternStart, modifierStart: modifierStart)
+        }
+        guard comparisons.count > 1 else { return comparisons[0] }
+        // `* == v`: some name attribute is v; `* != v`: none is.
+        return op == .notEqual ? .and(comparisons) : .or(comparisons)
     }
 
     private mutating func parseInRange(at start: Int) throws(MetadataError) -> PredicateNode {
         guard consume("(") else { throw error("expected '(' after InRange") }
         skipSpaces()
         let keyStart = position
-        let key = identifier()
-        guard let attribute = MetadataAttribute(key: key),
-            attribute.valueType == .number || attribute.valueType == .date
-        else {
-            throw MetadataError(
-                code: .querySyntax, message: "InRange takes a number or date attribute, such as kMDItemFSSize",
-                offset: keyStart, source: source)
+        let attribute = try syntax.attribute(identifier(), at: keyStart)
+        guard attribute.valueType == .number || attribute.valueType == .date else {
+            throw syntax.error("InRange takes a number or date attribute, such as kMDItemFSSize", at: keyStart)
         }
         guard consume(",") else { throw error("expected ',' after the attribute in InRange") }
         skipSpaces()
-        let low = try parseValue(for: attribute)
+        let low = try parseValue(for: attribute).value
         guard consume(",") else { throw error("expected ',' between the bounds of InRange") }
         skipSpaces()
-        let high = try parseValue(for: attribute)
+        let high = try parseValue(for: attribute).value
         guard consume(")") else { throw error("expected ')' to close InRange") }
         return .comparison(Comparison(attribute: attribute, op: .between, options: [], value: .list([low, high])))
     }
@@ -139,37 +173,22 @@ struct SpotlightQueryParser {
         throw error("expected an operator (==, !=, <, <=, >, >=), found \(describeHere())")
     }
 
+    /// `==[cd]`: modifier letters in brackets right after the operator.
     private mutating func parseBracketOptions() throws(MetadataError) -> StringCompareOptions {
         guard peek() == UInt8(ascii: "[") else { return [] }
         position += 1
-        var options: StringCompareOptions = []
-        while let b = peek(), b != UInt8(ascii: "]") {
-            switch b {
-            case UInt8(ascii: "c"): options.insert(.caseInsensitive)
-            case UInt8(ascii: "d"): options.insert(.diacriticInsensitive)
-            case UInt8(ascii: "w"): break
-            default: throw error("unknown modifier '\(Character(Unicode.Scalar(b)))': expected c, d or w")
-            }
-            position += 1
-        }
+        let start = position
+        while let b = peek(), b != UInt8(ascii: "]") { position += 1 }
+        let options = try syntax.options(source[start..<position], at: start)
         guard consume("]", skippingSpaces: false) else { throw error("expected ']' to close the modifiers") }
         return options
     }
 
-    /// Modifier letters right after a closing quote: `"*.png"cd`.
+    /// Modifier letters right after a value: `"*.png"cd`.
     private mutating func parseModifiers() throws(MetadataError) -> StringCompareOptions {
-        var options: StringCompareOptions = []
-        while let b = peek(), (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) {
-            switch b {
-            case UInt8(ascii: "c"): options.insert(.caseInsensitive)
-            case UInt8(ascii: "d"): options.insert(.diacriticInsensitive)
-            case UInt8(ascii: "w"): break
-            default:
-                throw error("unknown modifier '\(Character(Unicode.Scalar(b)))' after the value: expected c, d or w")
-            }
-            position += 1
-        }
-        return options
+        let start = position
+        while let b = peek(), (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) { position += 1 }
+        return try syntax.options(source[start..<position], at: start)
     }
 
     private enum RawValue {
@@ -178,17 +197,20 @@ struct SpotlightQueryParser {
         case date(Timestamp)
     }
 
-    private mutating func parseValue(for attribute: MetadataAttribute) throws(MetadataError) -> PredicateValue {
+    /// A value for `attribute`, and where a string's first byte sits.
+    private mutating func parseValue(for attribute: MetadataAttribute) throws(MetadataError)
+        -> (value: PredicateValue, patternStart: Int)
+    {
         let start = position
+        var patternStart = start
         let raw: RawValue
         if let quote = peek(), quote == UInt8(ascii: "\"") || quote == UInt8(ascii: "'") {
             position += 1
+            patternStart = position
             var bytes: [UInt8] = []
             while true {
                 guard let b = peek() else {
-                    throw MetadataError(
-                        code: .querySyntax, message: "unterminated string: expected a closing quote", offset: start,
-                        source: source)
+                    throw syntax.error("unterminated string: expected a closing quote", at: start)
                 }
                 position += 1
                 if b == quote { break }
@@ -203,6 +225,11 @@ struct SpotlightQueryParser {
             raw = .quoted(bytes)
         } else if consume("$time.", skippingSpaces: false) {
             raw = .date(try parseTime(at: start))
+        } else if peek() == UInt8(ascii: "$") {
+            position += 1
+            throw syntax.error(
+                "metadata queries do not support variables such as $\(identifier()): $time... is the only one",
+                at: start)
         } else {
             var bytes: [UInt8] = []
             while let b = peek(), b != UInt8(ascii: " "), b != UInt8(ascii: ")"), b != UInt8(ascii: ","),
@@ -214,32 +241,43 @@ struct SpotlightQueryParser {
             guard !bytes.isEmpty else { throw error("expected a value, found \(describeHere())") }
             raw = .bare(bytes)
         }
-        func fail(_ message: String) -> MetadataError {
-            MetadataError(code: .querySyntax, message: message, offset: start, source: source)
-        }
+        func fail(_ message: String) -> MetadataError { syntax.error(message, at: start) }
         switch (attribute.valueType, raw) {
         case (.string, .quoted(let bytes)), (.string, .bare(let bytes)):
-            return .string(bytes)
+            return (.string(bytes), patternStart)
         case (.number, .quoted(let bytes)), (.number, .bare(let bytes)):
-            let text = String(decoding: bytes, as: UTF8.self)
-            guard
-                let number = Double(text)
-                    ?? (text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16).map(Double.init) : nil),
-                number.isFinite
-            else {
-                throw fail("\(attribute.rawValue) is a number: expected a number such as 1000000, not '\(text)'")
+            guard let number = Self.number(bytes) else {
+                throw fail(
+                    "\(attribute.rawValue) is a number: expected a number such as 1000000, not '\(String(decoding: bytes, as: UTF8.self))'"
+                )
             }
-            return .number(number)
+            return (.number(number), start)
         case (.date, .date(let time)):
-            return .date(time)
-        case (.date, _):
-            throw fail(
-                "\(attribute.rawValue) is a date: use $time.now, $time.today(-7), $time.iso(2025-01-31T00:00:00Z)...")
+            return (.date(time), start)
+        case (.date, .quoted(let bytes)), (.date, .bare(let bytes)):
+            // A date value is seconds since 2001-01-01, as the documentation defines it.
+            guard let seconds = Self.number(bytes) else {
+                throw fail(
+                    "\(attribute.rawValue) is a date: use $time.now, $time.today(-7), $time.iso(2025-01-31T00:00:00Z) or seconds since 2001-01-01"
+                )
+            }
+            return (.date(PredicateParser.date(referenceSeconds: seconds)), start)
+        case (.boolean, .quoted(let bytes)), (.boolean, .bare(let bytes)):
+            switch String(decoding: bytes, as: UTF8.self).lowercased() {
+            case "true", "yes", "1": return (.bool(true), start)
+            case "false", "no", "0": return (.bool(false), start)
+            default: throw fail("\(attribute.rawValue) is a boolean: compare it with true or false (1 or 0)")
+            }
         case (_, .date):
             throw fail("\(attribute.rawValue) is a \(attribute.valueType.rawValue), not a date")
-        case (.boolean, _):
-            throw fail("\(attribute.rawValue) is a boolean")
         }
+    }
+
+    /// A decimal, exponent or `0x` number, finite.
+    private static func number(_ bytes: [UInt8]) -> Double? {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let value = Double(text) ?? (text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16).map(Double.init) : nil)
+        return value.flatMap { $0.isFinite ? $0 : nil }
     }
 
     /// `$time.` has been read: the unit, then an optional `(offset)`.
@@ -249,7 +287,7 @@ struct SpotlightQueryParser {
             guard consume("(", skippingSpaces: false) else { throw error("expected '(' after $time.iso") }
             let textStart = position
             while let b = peek(), b != UInt8(ascii: ")") { position += 1 }
-            let text = String(decoding: source[textStart..<position], as: UTF8.self)
+            let text = syntax.text(textStart..<position)
             guard consume(")", skippingSpaces: false) else { throw error("expected ')' to close $time.iso(...)") }
             let formatter = ISO8601DateFormatter()
             var parsed = formatter.date(from: text)
@@ -258,100 +296,88 @@ struct SpotlightQueryParser {
                 parsed = formatter.date(from: text)
             }
             guard let date = parsed else {
-                throw MetadataError(
-                    code: .querySyntax,
-                    message: "cannot read '\(text)' as an ISO-8601 date such as 2025-01-31T00:00:00Z",
-                    offset: textStart, source: source)
+                throw syntax.error(
+                    "cannot read '\(text)' as an ISO-8601 date such as 2025-01-31T00:00:00Z", at: textStart)
             }
-            return Self.timestamp(date)
+            return Timestamp(date)
+        }
+        let units: [String: Calendar.Component] = [
+            "now": .second, "today": .day, "yesterday": .day, "this_week": .weekOfYear, "this_month": .month,
+            "this_year": .year,
+        ]
+        guard let component = units[unit] else {
+            throw syntax.error(
+                "unknown $time.\(unit): expected now, today, yesterday, this_week, this_month, this_year or iso(...)",
+                at: start)
         }
         var offset = 0
         if consume("(", skippingSpaces: false) {
             let numberStart = position
             while let b = peek(), b != UInt8(ascii: ")") { position += 1 }
-            let text = String(decoding: source[numberStart..<position], as: UTF8.self).trimmingCharacters(
-                in: .whitespaces)
-            guard let value = Int(text.hasPrefix("+") ? String(text.dropFirst()) : text), abs(value) < 100_000 else {
-                throw MetadataError(
-                    code: .querySyntax, message: "expected a whole number offset such as -7 in $time.\(unit)(...)",
-                    offset: numberStart, source: source)
+            let text = syntax.text(numberStart..<position).trimmingCharacters(in: .whitespaces)
+            if !text.isEmpty {
+                guard let value = Int(text.hasPrefix("+") ? String(text.dropFirst()) : text) else {
+                    throw syntax.error(
+                        "expected a whole number offset such as -7 (or nothing) in $time.\(unit)(...), found '\(text)'",
+                        at: numberStart)
+                }
+                offset = value
             }
             guard consume(")", skippingSpaces: false) else { throw error("expected ')' after the offset") }
-            offset = value
         }
-        let date: Date?
+        let base: Date?
         switch unit {
-        case "now": date = now.addingTimeInterval(Double(offset))
-        case "today": date = calendar.date(byAdding: .day, value: offset, to: calendar.startOfDay(for: now))
-        case "yesterday": date = calendar.date(byAdding: .day, value: offset - 1, to: calendar.startOfDay(for: now))
-        case "this_week":
-            date = calendar.dateInterval(of: .weekOfYear, for: now).flatMap {
-                calendar.date(byAdding: .weekOfYear, value: offset, to: $0.start)
-            }
-        case "this_month":
-            date = calendar.dateInterval(of: .month, for: now).flatMap {
-                calendar.date(byAdding: .month, value: offset, to: $0.start)
-            }
-        case "this_year":
-            date = calendar.dateInterval(of: .year, for: now).flatMap {
-                calendar.date(byAdding: .year, value: offset, to: $0.start)
-            }
-        default:
-            throw MetadataError(
-                code: .querySyntax,
-                message:
-                    "unknown $time.\(unit): expected now, today, yesterday, this_week, this_month, this_year or iso(...)",
-                offset: start, source: source)
+        case "now": base = now
+        case "today": base = calendar.startOfDay(for: now)
+        case "yesterday": base = calendar.date(byAdding: .day, value: -1, to: calendar.startOfDay(for: now))
+        default: base = calendar.dateInterval(of: component, for: now)?.start
         }
-        guard let date else {
-            throw MetadataError(code: .querySyntax, message: "date out of range", offset: start, source: source)
+        // Any whole offset works; one past what a Timestamp holds (1677 to
+        // 2262) is clamped, so the date is far in the past or future.
+        let limits: [Calendar.Component: Int] = [
+            .second: 9_300_000_000, .day: 110_000, .weekOfYear: 16_000, .month: 3_700, .year: 310,
+        ]
+        let limit = limits[component]!
+        let bounded = Swift.max(-limit, Swift.min(limit, offset))
+        guard let date = base.flatMap({ calendar.date(byAdding: component, value: bounded, to: $0) }) else {
+            throw syntax.error("$time.\(unit)(\(offset)) is a date out of range", at: start)
         }
-        return Self.timestamp(date)
-    }
-
-    /// Clamped to what a `Timestamp` holds (1677...2262): `$time.iso(1012-...)`
-    /// or a huge offset is a date far in the past or future, not a crash.
-    private static func timestamp(_ date: Date) -> Timestamp {
-        Timestamp(date)
+        return Timestamp(date)
     }
 
     /// Builds the comparison: `==`/`!=` with wildcards match like `LIKE`.
     private func comparison(
         _ attribute: MetadataAttribute, _ op: ComparisonOperator, _ options: StringCompareOptions,
-        _ value: PredicateValue,
-        opStart: Int, valueStart: Int
+        _ value: PredicateValue, opStart: Int, valueStart: Int, patternStart: Int, modifierStart: Int
     ) throws(MetadataError) -> PredicateNode {
+        var comparison = Comparison(attribute: attribute, op: op, options: options, value: value)
         if attribute.valueType == .string {
             guard op == .equal || op == .notEqual else {
-                throw MetadataError(
-                    code: .querySyntax, message: "\(attribute.rawValue) is a string: compare it with == or !=",
-                    offset: opStart, source: source)
+                throw syntax.error("\(attribute.rawValue) is a string: compare it with == or !=", at: opStart)
             }
             guard case .string(let bytes) = value else { return .constant(false) }
-            let pattern: LikePattern
-            do throws(MetadataError) {
-                pattern = try LikePattern(bytes)
-            } catch {
-                throw MetadataError(code: .querySyntax, message: error.message, offset: valueStart, source: source)
-            }
-            let wild = pattern.elements.contains { $0 == .any || $0 == .one }
-            if wild {
-                let like = PredicateNode.comparison(
-                    Comparison(attribute: attribute, op: .like, options: options, value: value))
-                return op == .equal ? like : .not(like)
+            let pattern = try syntax.likePattern(bytes, at: patternStart)
+            if pattern.elements.contains(where: { $0 == .any || $0 == .one }) {
+                comparison.op = .like
+                try check(comparison, opStart, valueStart, patternStart, modifierStart)
+                return op == .equal ? .comparison(comparison) : .not(.comparison(comparison))
             }
             // No wildcard: an exact match, with backslash escapes resolved.
-            let literal = pattern.elements.reduce(into: [UInt8]()) { if case .literal(let part) = $1 { $0 += part } }
-            return .comparison(Comparison(attribute: attribute, op: op, options: options, value: .string(literal)))
+            comparison.value = .string(
+                pattern.elements.reduce(into: [UInt8]()) { if case .literal(let part) = $1 { $0 += part } })
         }
-        if !options.isEmpty {
-            throw MetadataError(
-                code: .querySyntax,
-                message:
-                    "modifiers c and d apply to strings; \(attribute.rawValue) is a \(attribute.valueType.rawValue)",
-                offset: opStart, source: source)
-        }
-        return .comparison(Comparison(attribute: attribute, op: op, options: [], value: value))
+        try check(comparison, opStart, valueStart, patternStart, modifierStart)
+        return .comparison(comparison)
+    }
+
+    private func check(
+        _ comparison: Comparison, _ opStart: Int, _ valueStart: Int, _ patternStart: Int, _ modifierStart: Int
+    ) throws(MetadataError) {
+        // Modifiers are written after the value here: a misplaced one is pointed at there.
+        let optionsAt = comparison.options.isEmpty ? opStart : min(opStart, modifierStart)
+        try syntax.check(
+            comparison, opOffset: optionsAt, valueOffset: valueStart, patternOffset: patternStart,
+            valueText: "'\(syntax.text(valueStart..<modifierStart))'")
     }
 
     // MARK: Lexing helpers
@@ -385,17 +411,16 @@ struct SpotlightQueryParser {
             position += 1
             return "*"
         }
-        return String(decoding: source[start..<position], as: UTF8.self)
+        return syntax.text(start..<position)
     }
 
     private func error(_ message: String) -> MetadataError {
-        MetadataError(code: .querySyntax, message: message, offset: min(position, source.count), source: source)
+        syntax.error(message, at: position)
     }
 
     private func describeHere() -> String {
         guard position < source.count else { return "the end of the query" }
-        let end = min(source.count, position + 12)
-        return "'" + String(decoding: source[position..<end], as: UTF8.self) + "'"
+        return "'" + syntax.text(position..<min(source.count, position + 12)) + "'"
     }
 }
 

@@ -13,11 +13,18 @@ import CLinuxSyscalls
 /// branch on what earlier branches left; NOT and negated tests subtract.
 ///
 /// The caller keeps the index unchanged for the duration (the engine lock).
+///
+/// A predicate on the ubiquitous keys needs the query's container, which
+/// the index does not know: set `ubiquity` (else no entry is ubiquitous).
+/// Each thread then makes its own `IndexSubject.Context`; predicates that
+/// do not read those keys never make one.
 struct IndexScan {
     let index: FileIndex
     let predicate: CompiledPredicate
     /// Threads to use; chunks are dealt out round-robin.
     var threads = ProcessLimits.processorCount
+    /// The query's container, for predicates on the ubiquitous keys.
+    var ubiquity: UbiquityContext?
 
     init(index: FileIndex, predicate: CompiledPredicate) {
         self.index = index
@@ -60,9 +67,9 @@ struct IndexScan {
 
     private func run(chunks: Int, _ body: @escaping (ChunkScanner, Int) -> Void) {
         let workers = max(1, min(threads, chunks))
-        let shared = SendableScan(index: index, predicate: predicate, body: body)
+        let shared = SendableScan(index: index, predicate: predicate, ubiquity: ubiquity, body: body)
         WorkerThreads.run(count: workers) { worker in
-            let scanner = ChunkScanner(index: shared.index, predicate: shared.predicate)
+            let scanner = ChunkScanner(index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity)
             var chunk = worker
             while chunk < chunks {
                 shared.body(scanner, chunk)
@@ -77,6 +84,7 @@ struct IndexScan {
 private struct SendableScan: @unchecked Sendable {
     let index: FileIndex
     let predicate: CompiledPredicate
+    let ubiquity: UbiquityContext?
     let body: (ChunkScanner, Int) -> Void
 }
 
@@ -93,14 +101,19 @@ final class ChunkScanner {
     let index: FileIndex
     let predicate: CompiledPredicate
     private let evaluator: PredicateEvaluator
+    /// This thread's facts from outside the index, made only for
+    /// predicates that read the ubiquitous or conflict keys.
+    private let context: IndexSubject.Context?
     /// Selection vectors, one per nesting level of OR/NOT.
     private var buffers: [UnsafeMutablePointer<UInt32>] = []
     private var depth = 0
 
-    init(index: FileIndex, predicate: CompiledPredicate) {
+    init(index: FileIndex, predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil) {
         self.index = index
         self.predicate = predicate
         evaluator = predicate.makeEvaluator()
+        let needsContext = !predicate.requirements.isDisjoint(with: [.ubiquity, .conflicts])
+        context = needsContext ? IndexSubject.Context(ubiquity: ubiquity) : nil
     }
 
     deinit {
@@ -250,7 +263,10 @@ final class ChunkScanner {
         default:
             let evaluator = evaluator
             let index = index
-            return filterEntries(ids, count) { id, _ in evaluator.passes(test, IndexSubject(index: index, id: id)) }
+            let context = context
+            return filterEntries(ids, count) { id, _ in
+                evaluator.passes(test, IndexSubject(index: index, id: id, context: context))
+            }
         }
     }
 
@@ -646,5 +662,94 @@ enum ASCIIBytes {
             position += 1
         }
         return false
+    }
+}
+
+/// An index entry as a predicate subject.
+///
+/// Name, kind, path and metadata come from the index. Whether the entry is
+/// ubiquitous and whether a conflict copy sits beside it come through a
+/// `Context` the caller makes per thread (or per batch) for the query: the
+/// live engine and `IndexScan` both evaluate through it. Without a context
+/// no entry is ubiquitous (as in a query with no container) and conflict
+/// copies are looked for afresh each time.
+struct IndexSubject: PredicateSubject {
+    let index: FileIndex
+    let id: UInt32
+    var context: Context?
+
+    init(index: FileIndex, id: UInt32, context: Context? = nil) {
+        self.index = index
+        self.id = id
+        self.context = context
+    }
+
+    /// One thread's view of a query's container and of the conflict copies
+    /// found so far (per folder, as entries are tested). Not thread-safe:
+    /// one per thread, used while the index is unchanged; it caches what it
+    /// learns about folders, so make a new one for each scan or batch of
+    /// changes.
+    ///
+    /// The live engine supplies it like this, under the engine lock:
+    ///
+    ///     let ubiquity = container.map { UbiquityContext(container: $0, externalFolders: folders) }
+    ///     var scan = IndexScan(index: index, predicate: compiled)
+    ///     scan.ubiquity = ubiquity                 // the initial results
+    ///     // each batch of changes:
+    ///     let context = compiled.requirements.isDisjoint(with: [.ubiquity, .conflicts])
+    ///         ? nil : IndexSubject.Context(ubiquity: ubiquity)
+    ///     evaluator.matches(IndexSubject(index: index, id: id, context: context))
+    final class Context {
+        let ubiquity: UbiquityContext?
+        private var conflicts = ConflictCache()
+        /// The last parent asked about and its children's ubiquity: entries
+        /// are tested in id order, siblings mostly together.
+        private var lastParent: UInt32?
+        private var lastUbiquity: MetadataItem.Ubiquity?
+
+        init(ubiquity: UbiquityContext?) {
+            self.ubiquity = ubiquity
+        }
+
+        func ubiquity(of id: UInt32, in index: FileIndex) -> MetadataItem.Ubiquity? {
+            guard let ubiquity, let parent = index.parent(of: EntryID(id))?.rawValue else { return nil }
+            if parent != lastParent {
+                lastParent = parent
+                lastUbiquity = ubiquity.ubiquity(ofChildOf: index.path(of: EntryID(parent)).bytes)
+            }
+            return lastUbiquity
+        }
+
+        func hasCopies(_ id: UInt32, in index: FileIndex) -> Bool {
+            conflicts.hasCopies(id, in: index)
+        }
+    }
+
+    var kind: EntryKind { index.bits(id).kind }
+
+    func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R {
+        body(index.nameBytes(id), index.bits(id).isASCIIName)
+    }
+
+    func appendPath(to bytes: inout [UInt8]) {
+        index.appendPath(of: id, to: &bytes)
+    }
+
+    func metadata() -> EntryMetadata? {
+        index.metadata(of: EntryID(id))
+    }
+
+    func ubiquity() -> MetadataItem.Ubiquity? {
+        context?.ubiquity(of: id, in: index)
+    }
+
+    func hasUnresolvedConflicts() -> Bool {
+        if let context { return context.hasCopies(id, in: index) }
+        var cache = ConflictCache()
+        return cache.hasCopies(id, in: index)
+    }
+
+    func conflictOriginalPath() -> [UInt8]? {
+        index.conflictOriginal(of: id).map { index.path(of: EntryID($0)).bytes }
     }
 }

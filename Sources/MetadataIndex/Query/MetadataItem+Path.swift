@@ -7,7 +7,7 @@ extension MetadataItem {
     /// a listing of its folder, and ubiquity when it lies in `container`.
     /// For many items, use one `MetadataItemReader`.
     ///
-    /// - Throws: `MetadataError` (`.scopeNotFound`, `.scopeUnreadable`)
+    /// - Throws: `MetadataError` (`.itemNotFound`, `.itemUnreadable`)
     ///   naming the path.
     public init(path: FilePath, container: UbiquityContainer? = nil) throws(MetadataError) {
         self = try MetadataItemReader(container: container).item(atPath: path)
@@ -47,7 +47,7 @@ public final class MetadataItemReader {
 
     /// The item at `path`, stat'ed now (a symlink is described, not followed).
     ///
-    /// - Throws: `MetadataError` (`.scopeNotFound`, `.scopeUnreadable`)
+    /// - Throws: `MetadataError` (`.itemNotFound`, `.itemUnreadable`)
     ///   naming the path.
     public func item(atPath path: FilePath) throws(MetadataError) -> MetadataItem {
         let absolute = path.isAbsolute ? path : ProcessEnvironment.currentDirectory.pushing(path)
@@ -56,10 +56,8 @@ public final class MetadataItemReader {
         switch FileStatus.of(pathBytes: bytes) {
         case .success(let status):
             return item(pathBytes: bytes, kind: status.kind, metadata: EntryMetadata(status))
-        case .failure(.noSuchFileOrDirectory), .failure(.notDirectory):
-            throw MetadataError(code: .scopeNotFound, message: "no such file or folder", path: normalized)
         case .failure(let error):
-            throw MetadataError(code: .scopeUnreadable, message: "cannot read", path: normalized, underlying: error)
+            throw .item(error, path: normalized)
         }
     }
 

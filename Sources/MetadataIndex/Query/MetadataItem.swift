@@ -106,73 +106,51 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
 
     /// The attribute keys this item has values for, in a stable order.
     public var attributes: [String] {
-        Self.knownKeys.filter { value(forAttribute: $0) != nil }
+        MetadataAttribute.all.filter { value(of: $0) != nil }.map(\.rawValue)
     }
 
-    /// Every key `value(forAttribute:)` answers, by its raw string.
-    public static let knownKeys = [
-        "kMDItemFSName", "kMDItemDisplayName", "kMDItemPath", "kMDItemURL", "kMDItemFSSize",
-        "kMDItemFSCreationDate", "kMDItemFSContentChangeDate", "kMDItemContentType", "kMDItemContentTypeTree",
-        isUbiquitousKey, hasUnresolvedConflictsKey, conflictOriginalPathKey, containerDisplayNameKey,
-        downloadingStatusKey, isDownloadingKey, downloadRequestedKey, percentDownloadedKey, isUploadedKey,
-        isUploadingKey, percentUploadedKey, isExternalDocumentKey, isSharedKey,
-    ]
+    /// Every key `value(forAttribute:)` answers, by its raw string (the
+    /// attribute table's order).
+    public static let knownKeys = MetadataAttribute.all.map(\.rawValue)
 
-    public static let isUbiquitousKey = "NSMetadataItemIsUbiquitousKey"
-    public static let hasUnresolvedConflictsKey = "NSMetadataUbiquitousItemHasUnresolvedConflictsKey"
+    public static let isUbiquitousKey = MetadataAttribute.isUbiquitous.rawValue
+    public static let hasUnresolvedConflictsKey = MetadataAttribute.hasUnresolvedConflicts.rawValue
     /// mdq's own key: for a conflict copy, the path of the item it conflicts with.
-    public static let conflictOriginalPathKey = "kMDQItemConflictOriginalPath"
-    public static let containerDisplayNameKey = "NSMetadataUbiquitousItemContainerDisplayNameKey"
-    public static let downloadingStatusKey = "NSMetadataUbiquitousItemDownloadingStatusKey"
+    public static let conflictOriginalPathKey = MetadataAttribute.conflictOriginalPath.rawValue
+    public static let containerDisplayNameKey = MetadataAttribute.containerDisplayName.rawValue
+    public static let downloadingStatusKey = MetadataAttribute.downloadingStatus.rawValue
     /// The downloading status of a file that is fully present locally.
     public static let downloadingStatusCurrent = "NSMetadataUbiquitousItemDownloadingStatusCurrent"
-    public static let isDownloadingKey = "NSMetadataUbiquitousItemIsDownloadingKey"
-    public static let downloadRequestedKey = "NSMetadataUbiquitousItemDownloadRequestedKey"
-    public static let percentDownloadedKey = "NSMetadataUbiquitousItemPercentDownloadedKey"
-    public static let isUploadedKey = "NSMetadataUbiquitousItemIsUploadedKey"
-    public static let isUploadingKey = "NSMetadataUbiquitousItemIsUploadingKey"
-    public static let percentUploadedKey = "NSMetadataUbiquitousItemPercentUploadedKey"
-    public static let isExternalDocumentKey = "NSMetadataUbiquitousItemIsExternalDocumentKey"
-    public static let isSharedKey = "NSMetadataUbiquitousItemIsSharedKey"
+    public static let isDownloadingKey = MetadataAttribute.isDownloading.rawValue
+    public static let downloadRequestedKey = MetadataAttribute.downloadRequested.rawValue
+    public static let percentDownloadedKey = MetadataAttribute.percentDownloaded.rawValue
+    public static let isUploadedKey = MetadataAttribute.isUploaded.rawValue
+    public static let isUploadingKey = MetadataAttribute.isUploading.rawValue
+    public static let percentUploadedKey = MetadataAttribute.percentUploaded.rawValue
+    public static let isExternalDocumentKey = MetadataAttribute.isExternalDocument.rawValue
+    public static let isSharedKey = MetadataAttribute.isShared.rawValue
+
+    /// The typed value of an attribute (see `MetadataAttribute` for each
+    /// key's value); nil when the item has none.
+    ///
+    /// - Complexity: O(1) but for the path's length (`kMDItemPath`,
+    ///   `kMDItemURL`).
+    public func value(of attribute: MetadataAttribute) -> AttributeValue? {
+        attribute.value(of: ItemSubject(item: self))
+    }
 
     /// The value of an attribute, by Apple's raw key (`kMDItemFSName`) or
-    /// the `NSMetadataItem...Key` name: `String` for names, paths and
-    /// types, `URL` for `kMDItemURL`, `Int` for the size (absent for
-    /// folders), `Date` for dates (the birth date is absent where the
-    /// filesystem keeps none), `[String]` for the type tree, `Bool` and
-    /// `Double` for the ubiquitous keys. Inside a ubiquity container the
-    /// ubiquitous item keys have the values of a fully synced local file;
-    /// outside one they are absent and `NSMetadataItemIsUbiquitousKey` is false.
+    /// the `NSMetadataItem...Key` name, as `NSMetadataItem` returns it:
+    /// `String` for names, paths and types, `URL` for `kMDItemURL`, `Int`
+    /// for the size (absent for folders), `Date` for dates (the birth date
+    /// is absent where the filesystem keeps none), `[String]` for the type
+    /// tree, `Bool` and `Double` for the ubiquitous keys. Inside a ubiquity
+    /// container the ubiquitous item keys have the values of a fully synced
+    /// local file; outside one they are absent and
+    /// `NSMetadataItemIsUbiquitousKey` is false. Derived from
+    /// `value(of:)`.
     public func value(forAttribute key: String) -> Any? {
-        switch key {
-        case "kMDItemFSName", "NSMetadataItemFSNameKey": return name
-        case "kMDItemDisplayName", "NSMetadataItemDisplayNameKey": return displayName
-        case "kMDItemPath", "NSMetadataItemPathKey": return String(decoding: pathBytes, as: UTF8.self)
-        case "kMDItemURL", "NSMetadataItemURLKey":
-            return URL(fileURLWithPath: String(decoding: pathBytes, as: UTF8.self), isDirectory: kind == .folder)
-        case "kMDItemFSSize", "NSMetadataItemFSSizeKey":
-            return kind == .folder ? nil : metadata.size.map { Int(clamping: $0) }
-        case "kMDItemFSContentChangeDate", "NSMetadataItemFSContentChangeDateKey":
-            return metadata.modificationTime.map { Date(timeIntervalSince1970: $0.secondsSinceEpoch) }
-        case "kMDItemFSCreationDate", "NSMetadataItemFSCreationDateKey":
-            return metadata.birthTime.map { Date(timeIntervalSince1970: $0.secondsSinceEpoch) }
-        case "kMDItemContentType", "NSMetadataItemContentTypeKey": return contentType
-        case "kMDItemContentTypeTree", "NSMetadataItemContentTypeTreeKey": return contentTypeTree
-        case Self.isUbiquitousKey: return ubiquity != nil
-        case Self.hasUnresolvedConflictsKey: return hasUnresolvedConflicts
-        case Self.conflictOriginalPathKey: return conflictOriginalPathBytes.map { String(decoding: $0, as: UTF8.self) }
-        default: break
-        }
-        guard let ubiquity else { return nil }
-        switch key {
-        case Self.containerDisplayNameKey: return ubiquity.containerDisplayName
-        case Self.downloadingStatusKey: return Self.downloadingStatusCurrent
-        case Self.isDownloadingKey, Self.downloadRequestedKey, Self.isUploadingKey, Self.isSharedKey: return false
-        case Self.isUploadedKey: return true
-        case Self.percentDownloadedKey, Self.percentUploadedKey: return 100.0
-        case Self.isExternalDocumentKey: return ubiquity.isExternalDocument
-        default: return nil
-        }
+        MetadataAttribute(key: key).flatMap { value(of: $0) }?.foundationValue
     }
 
     /// The values of several attributes, keyed by the requested keys (missing
@@ -213,16 +191,14 @@ public struct MetadataSortDescriptor: Hashable, Sendable {
     /// The item's value for this descriptor as a key that compares with
     /// `<` the way `compare` orders items; made once per item for a sort.
     func sortKey(_ item: MetadataItem) -> SortKey {
-        switch item.value(forAttribute: key) {
-        case nil: return .missing
-        case let x as String: return .text(SortKey.finderBytes(x))
-        case let x as Int: return .number(Double(x))
-        case let x as Double: return .number(x)
-        case let x as Bool: return .number(x ? 1 : 0)
-        case let x as Date: return .number(x.timeIntervalSinceReferenceDate)
-        case let x as URL: return .text(SortKey.finderBytes(x.path))
-        case let x as [String]: return .text(SortKey.finderBytes(x.first ?? ""))
-        default: return .missing
+        guard let attribute = MetadataAttribute(key: key), let value = item.value(of: attribute) else {
+            return .missing
+        }
+        switch value {
+        case .text(let bytes): return .text(SortKey.finderBytes(String(decoding: bytes, as: UTF8.self)))
+        case .url(let path, _): return .text(SortKey.finderBytes(String(decoding: path, as: UTF8.self)))
+        case .list(let strings): return .text(SortKey.finderBytes(strings.first ?? ""))
+        case .integer, .real, .bool, .date: return value.number.map(SortKey.number) ?? .missing
         }
     }
 }
@@ -276,4 +252,31 @@ enum SortKey: Comparable {
         flushDigits()
         return out
     }
+}
+
+/// An item as a predicate subject, so the attribute table reads items the
+/// way it reads index entries.
+struct ItemSubject: PredicateSubject {
+    let item: MetadataItem
+
+    var kind: EntryKind { item.kind }
+
+    func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R {
+        // The name in place, after the path's last slash: no copy.
+        item.pathBytes.withUnsafeBytes { path in
+            let start = path.lastIndex(of: 0x2F).map { $0 + 1 } ?? 0
+            let name = UnsafeRawBufferPointer(rebasing: path[start...])
+            return body(name, NameBytes.isASCII(name))
+        }
+    }
+
+    func appendPath(to bytes: inout [UInt8]) { bytes += item.pathBytes }
+
+    func metadata() -> EntryMetadata? { item.metadata }
+
+    func ubiquity() -> MetadataItem.Ubiquity? { item.ubiquity }
+
+    func hasUnresolvedConflicts() -> Bool { item.hasUnresolvedConflicts }
+
+    func conflictOriginalPath() -> [UInt8]? { item.conflictOriginalPathBytes }
 }

@@ -3,47 +3,41 @@ import Foundation
 /// One value of a value-list attribute and how many results have it
 /// (`NSMetadataQueryAttributeValueTuple`); `value` is nil for the results
 /// that lack the attribute.
-public struct MetadataQueryAttributeValueTuple: @unchecked Sendable, CustomStringConvertible {
+public struct MetadataQueryAttributeValueTuple: Sendable, CustomStringConvertible {
     public let attribute: String
-    /// `String`, `Int`, `Double`, `Bool`, `Date`, `URL` or `[String]`; nil for "no value".
-    public let value: Any?
+    /// The typed value; nil for "no value".
+    public let attributeValue: AttributeValue?
     public let count: Int
+
+    /// The value as Apple's tuple holds it: `String`, `Int`, `Double`,
+    /// `Bool`, `Date`, `URL` or `[String]`; nil for "no value".
+    public var value: Any? { attributeValue?.foundationValue }
 
     public var description: String { "\(attribute) = \(value.map { "\($0)" } ?? "(null)"): \(count)" }
 }
 
 /// Results that share a value of a grouping attribute
 /// (`NSMetadataQueryResultGroup`), with subgroups for the next attribute.
-public struct MetadataQueryResultGroup: @unchecked Sendable {
+public struct MetadataQueryResultGroup: Sendable {
     public let attribute: String
-    /// The shared value; nil for the results that lack the attribute.
-    public let value: Any?
+    /// The shared typed value; nil for the results that lack the attribute.
+    public let attributeValue: AttributeValue?
     /// Groups by the next grouping attribute; nil at the last level.
     public let subgroups: [MetadataQueryResultGroup]?
     /// The group's results, in the query's order.
     public let results: [MetadataItem]
 
+    /// The shared value as Apple's group holds it (see
+    /// `MetadataQueryAttributeValueTuple.value`); nil for "no value".
+    public var value: Any? { attributeValue?.foundationValue }
     public var resultCount: Int { results.count }
     public func result(at index: Int) -> MetadataItem { results[index] }
 }
 
-/// A value as a dictionary key; nil (missing) is a key of its own.
-private enum GroupKey: Hashable {
-    case missing
-    case value(AnyHashable)
-
-    init(_ value: Any?) {
-        switch value {
-        case nil: self = .missing
-        case let hashable as AnyHashable: self = .value(hashable)
-        default: self = .missing
-        }
-    }
-
-    var value: Any? {
-        if case .value(let hashable) = self { return hashable.base }
-        return nil
-    }
+/// An item's value of a grouping or value-list key; nil (missing, or a key
+/// mdq does not know) is a key of its own.
+private func groupKey(_ item: MetadataItem, _ attribute: MetadataAttribute?) -> AttributeValue? {
+    attribute.flatMap { item.value(of: $0) }
 }
 
 extension MetadataQuery {
@@ -72,10 +66,11 @@ extension MetadataQuery {
         let (attributes, items) = state.withLock { ($0.configuration.valueListAttributes, $0.results.visible) }
         var lists: [String: [MetadataQueryAttributeValueTuple]] = [:]
         for attribute in attributes {
-            var counts: [GroupKey: Int] = [:]
-            var order: [GroupKey] = []
+            let known = MetadataAttribute(key: attribute)
+            var counts: [AttributeValue?: Int] = [:]
+            var order: [AttributeValue?] = []
             for item in items {
-                let key = GroupKey(item.value(forAttribute: attribute))
+                let key = groupKey(item, known)
                 if counts[key] == nil { order.append(key) }
                 counts[key, default: 0] += 1
             }
@@ -85,7 +80,7 @@ extension MetadataQuery {
             }
             lists[attribute] = ranked.map {
                 MetadataQueryAttributeValueTuple(
-                    attribute: attribute, value: $0.element.value, count: counts[$0.element]!)
+                    attribute: attribute, attributeValue: $0.element, count: counts[$0.element]!)
             }
         }
         return lists
@@ -103,10 +98,11 @@ extension MetadataQuery {
     private static func group(_ items: [MetadataItem], by attributes: ArraySlice<String>) -> [MetadataQueryResultGroup]
     {
         guard let attribute = attributes.first else { return [] }
-        var members: [GroupKey: [MetadataItem]] = [:]
-        var order: [GroupKey] = []
+        let known = MetadataAttribute(key: attribute)
+        var members: [AttributeValue?: [MetadataItem]] = [:]
+        var order: [AttributeValue?] = []
         for item in items {
-            let key = GroupKey(item.value(forAttribute: attribute))
+            let key = groupKey(item, known)
             if members[key] == nil { order.append(key) }
             members[key, default: []].append(item)
         }
@@ -114,7 +110,7 @@ extension MetadataQuery {
         return order.map { key in
             let results = members[key]!
             return MetadataQueryResultGroup(
-                attribute: attribute, value: key.value, subgroups: rest.isEmpty ? nil : group(results, by: rest),
+                attribute: attribute, attributeValue: key, subgroups: rest.isEmpty ? nil : group(results, by: rest),
                 results: results)
         }
     }

@@ -116,7 +116,8 @@ extension MetadataQuery {
         }
         guard current else { return }
         let (subscription, scopeErrors) = engine.subscribe(
-            scopes: requests, predicate: configuration.predicate!, capacity: 1 << 20,
+            scopes: requests, predicate: configuration.predicate!, container: configuration.container,
+            capacity: 1 << 20,
             progress: { [weak self] count in self?.progress(count, generation: generation) },
             wake: { [weak self] in
                 guard let self else { return }
@@ -299,25 +300,5 @@ extension MetadataQuery {
         } else {
             deliveryQueue.async(execute: work)
         }
-    }
-}
-
-/// An index entry as a predicate subject.
-struct IndexSubject: PredicateSubject {
-    let index: FileIndex
-    let id: UInt32
-
-    var kind: EntryKind { index.bits(id).kind }
-
-    func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R {
-        body(index.nameBytes(id), index.bits(id).isASCIIName)
-    }
-
-    func appendPath(to bytes: inout [UInt8]) {
-        index.appendPath(of: id, to: &bytes)
-    }
-
-    func metadata() -> EntryMetadata? {
-        index.metadata(of: EntryID(id))
     }
 }

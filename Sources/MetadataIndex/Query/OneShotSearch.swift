@@ -30,11 +30,17 @@ public struct OneShotSearch: Sendable {
     /// pseudo-filesystems, huge and changing, with nothing a file search
     /// wants. A root inside them is still searched.
     public var skipsPseudoFileSystems: Bool
+    /// The ubiquity container the query runs against: entries inside it
+    /// (or its external document folders) are ubiquitous for predicates on
+    /// `NSMetadataItemIsUbiquitousKey` and the other ubiquitous keys. Nil:
+    /// no entry is.
+    public var container: UbiquityContainer?
 
     public init(
         roots: [CrawlRoot], predicate: MetadataPredicate, crawlOptions: CrawlOptions = CrawlOptions(),
         includeMetadata: Bool = false, limit: Int? = nil, kinds: Set<EntryKind>? = nil,
-        excludedFolderPatterns: [[UInt8]] = [], skipsPseudoFileSystems: Bool = false
+        excludedFolderPatterns: [[UInt8]] = [], skipsPseudoFileSystems: Bool = false,
+        container: UbiquityContainer? = nil
     ) {
         self.roots = roots
         self.predicate = predicate
@@ -44,10 +50,14 @@ public struct OneShotSearch: Sendable {
         self.kinds = kinds
         self.excludedFolderPatterns = excludedFolderPatterns
         self.skipsPseudoFileSystems = skipsPseudoFileSystems
+        self.container = container
     }
 
     /// Runs the search, blocking the calling thread.
     ///
+    /// - Complexity: one listing of every folder in the scopes; a stat per
+    ///   entry only when the predicate reads sizes or dates (then once per
+    ///   entry) or metadata is asked for (once per match).
     /// - Parameters:
     ///   - onBatch: receives matches in batches, one call at a time (from
     ///     crawler threads), in crawl order. Pass nil to only count.

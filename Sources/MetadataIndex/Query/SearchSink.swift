@@ -7,10 +7,15 @@ import SystemPackage
 ///
 /// A folder is known by its full path (built once per folder, never per
 /// entry). Entries are stat'ed only when the caller wants metadata, and then
-/// only those that match.
+/// only those that match. A predicate on the ubiquitous keys gets each
+/// folder's ubiquity, worked out once per folder from the container; one on
+/// conflicts gets the folder's listing, gathered once per folder.
 final class SearchSink: CrawlSink, @unchecked Sendable {
     struct Folder: Sendable {
         var path: [UInt8]
+        /// Where the folder's entries lie relative to the container (only
+        /// when the predicate reads the ubiquitous keys).
+        var ubiquity: MetadataItem.Ubiquity?
     }
 
     /// What happens to matches.
@@ -36,6 +41,8 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
     }
 
     private let predicate: CompiledPredicate
+    /// The container, when the predicate reads the ubiquitous keys.
+    private let ubiquity: UbiquityContext?
     private let delivery: Delivery
     private let wantsMetadata: Bool
     private let batchSize = 512
@@ -61,7 +68,11 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         search: OneShotSearch, delivery: Delivery,
         onWarning: (@Sendable (CrawlWarning) -> Void)?, onProgress: (@Sendable (Int) -> Void)?
     ) {
-        self.predicate = CompiledPredicate(search.predicate)
+        let predicate = CompiledPredicate(search.predicate)
+        self.predicate = predicate
+        // The container's registry is read only when a term needs it.
+        self.ubiquity =
+            predicate.requirements.contains(.ubiquity) ? search.container.map { UbiquityContext(container: $0) } : nil
         self.delivery = delivery
         self.wantsMetadata = search.includeMetadata
         self.limit = search.limit.map { max(0, $0) }
@@ -80,7 +91,11 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
     }
 
     func beginRoot(_ root: CrawlRoot, status: FileStatus) -> Folder {
-        Folder(path: root.path.bytes)
+        folder(path: root.path.bytes)
+    }
+
+    private func folder(path: [UInt8]) -> Folder {
+        Folder(path: path, ubiquity: ubiquity?.ubiquity(ofChildOf: path))
     }
 
     func willList(_ folder: Folder, directory: FileDescriptor, worker: inout Worker) {}
@@ -93,6 +108,8 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         let status: FileStatus?
         let directory: FileDescriptor
         let cName: UnsafePointer<CChar>
+        let ubiquityOfFolder: MetadataItem.Ubiquity?
+        let listing: ConflictListing?
 
         /// Stat'ed only when a term needs it (the evaluator caches it per entry).
         func metadata() -> EntryMetadata? {
@@ -109,6 +126,16 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
             if bytes.last != 0x2F { bytes.append(0x2F) }
             bytes.append(contentsOf: name)
         }
+
+        func ubiquity() -> MetadataItem.Ubiquity? { ubiquityOfFolder }
+
+        func hasUnresolvedConflicts() -> Bool { listing?.hasCopies(name) ?? false }
+
+        func conflictOriginalPath() -> [UInt8]? {
+            listing?.original(of: name).map { original in
+                folder + (folder.last == 0x2F ? [] : [0x2F]) + original
+            }
+        }
     }
 
     func didList(
@@ -116,13 +143,20 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         worker: inout Worker, subfolders: inout [Folder?]
     ) {
         listedFolders.add(1, ordering: .relaxed)
+        var listing: ConflictListing?
+        if predicate.requirements.contains(.conflicts) {
+            var names = ConflictListing()
+            for entry in batch.entries { batch.withName(of: entry) { names.insert($0) } }
+            listing = names
+        }
         for entry in batch.entries {
             batch.withName(of: entry) { name in
                 batch.withCName(of: entry) { cName in
                     if kindMask & (1 << entry.kind.rawValue) != 0 && !isFinished {
                         let subject = Subject(
                             folder: folder.path, name: name, isASCII: entry.isASCIIName, kind: entry.kind,
-                            status: entry.status, directory: directory, cName: cName)
+                            status: entry.status, directory: directory, cName: cName,
+                            ubiquityOfFolder: folder.ubiquity, listing: listing)
                         if worker.evaluator.matches(subject) && accept() {
                             worker.count += 1
                             if case .count = delivery {
@@ -144,7 +178,7 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
                     var path = folder.path
                     if path.last != 0x2F { path.append(0x2F) }
                     path.append(contentsOf: name)
-                    subfolders.append(Folder(path: path))
+                    subfolders.append(self.folder(path: path))
                 }
             }
         }

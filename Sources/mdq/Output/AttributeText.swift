@@ -1,18 +1,35 @@
-import Foundation
 import MetadataIndex
 
 /// Attribute values as `--attr` prints them: tab-separated columns after
-/// the path, or an `attributes` object in JSON.
+/// the path, or an `attributes` object in JSON; and as `mdq ls` prints them.
+///
+/// Values come typed from the attribute table (`MetadataItem.value(of:)`)
+/// and are written byte by byte, with no Foundation formatter, so each
+/// `--attr` costs well under a microsecond per result. In JSON, dates are
+/// ISO 8601 strings in UTC to the second (`"2025-01-31T12:00:00Z"`), the
+/// form jq's `fromdateiso8601` reads; the exact times, to the nanosecond,
+/// are the object's own `modified` and `created` fields. Text that is not
+/// UTF-8 shows U+FFFD in JSON (the path's exact bytes are in `pathBase64`).
 enum AttributeText {
-    /// A value in a column: one line, unquoted; `(null)` when missing.
-    static func column(_ value: Any?) -> String {
-        switch value {
-        case nil: return "(null)"
-        case let list as [String]: return list.joined(separator: ",")
-        case let string as String:
-            return string.replacingOccurrences(of: "\t", with: " ").replacingOccurrences(of: "\n", with: " ")
-        default: return ListCommand.text(of: value!, indent: "")
+    /// An item's value of `key` in a column: one line, unquoted; `(null)`
+    /// when missing.
+    static func column(_ item: MetadataItem, key: String) -> String {
+        var out: [UInt8] = []
+        appendColumn(item, key: key, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func appendColumn(_ item: MetadataItem, key: String, to out: inout [UInt8]) {
+        if let value = value(of: item, key) {
+            value.appendText(to: &out, style: .column)
+        } else {
+            out += Array("(null)".utf8)
         }
+    }
+
+    /// The typed value of `key` (a raw key or a constant name).
+    static func value(of item: MetadataItem, _ key: String) -> AttributeValue? {
+        MetadataAttribute(key: key).flatMap { item.value(of: $0) }
     }
 
     /// The path followed by a tab and each attribute's column.
@@ -20,7 +37,7 @@ enum AttributeText {
         out += item.pathBytes
         for key in attributes {
             out.append(0x09)
-            out += Array(column(item.value(forAttribute: key)).utf8)
+            appendColumn(item, key: key, to: &out)
         }
     }
 
@@ -41,8 +58,31 @@ enum AttributeText {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONLine.appendString(Array(key.utf8)[...], to: &out)
             out.append(UInt8(ascii: ":"))
-            ListCommand.appendJSONValue(item.value(forAttribute: key), to: &out)
+            appendJSONValue(value(of: item, key), to: &out)
         }
         out.append(UInt8(ascii: "}"))
+    }
+
+    /// A value as JSON: strings, numbers, `true`/`false`, arrays, dates as
+    /// `"2025-01-31T12:00:00Z"`, `null` when missing.
+    static func appendJSONValue(_ value: AttributeValue?, to out: inout [UInt8]) {
+        switch value {
+        case nil: out += Array("null".utf8)
+        case .text(let bytes)?: JSONLine.appendString(bytes[...], to: &out)
+        case .url?: JSONLine.appendString((value?.text(style: .column)).map { Array($0.utf8) }?[...] ?? [], to: &out)
+        case .date(let time)?:
+            out.append(UInt8(ascii: "\""))
+            AttributeValue.appendISO8601(time, to: &out)
+            out.append(UInt8(ascii: "\""))
+        case .bool(let flag)?: out += Array((flag ? "true" : "false").utf8)
+        case .integer?, .real?: value!.appendText(to: &out, style: .column)
+        case .list(let strings)?:
+            out.append(UInt8(ascii: "["))
+            for (i, element) in strings.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONLine.appendString(Array(element.utf8)[...], to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
     }
 }

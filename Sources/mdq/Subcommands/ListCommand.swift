@@ -10,8 +10,8 @@ struct ListCommand: ParsableCommand {
         abstract: "Print the metadata attributes of files and folders, like mdls.",
         discussion: """
             Attributes are printed as aligned 'key = value' lines, sorted by key: strings quoted, \
-            dates in local time, lists in parentheses, (null) for a requested attribute the item \
-            does not have. Symlinks are described, not followed.
+            dates in UTC as mdls prints them, lists in parentheses, (null) for a requested attribute \
+            the item does not have. Symlinks are described, not followed.
 
             Examples:
               mdq ls photo.png
@@ -88,9 +88,11 @@ struct ListCommand: ParsableCommand {
                 appendJSON(item, keys: keys, to: &out)
             } else if raw {
                 for key in keys {
-                    out +=
-                        item.value(forAttribute: key).map { Array(Self.text(of: $0, indent: "").utf8) }
-                        ?? Array((nullMarker ?? "(null)").utf8)
+                    if let value = AttributeText.value(of: item, key) {
+                        value.appendText(to: &out, style: .listing)
+                    } else {
+                        out += Array((nullMarker ?? "(null)").utf8)
+                    }
                     out.append(0)
                 }
             } else {
@@ -100,9 +102,14 @@ struct ListCommand: ParsableCommand {
                 }
                 let width = keys.map(\.utf8.count).max() ?? 0
                 for key in keys {
-                    let value = item.value(forAttribute: key).map { Self.text(of: $0, indent: "") } ?? "(null)"
-                    out += Array(
-                        (key.padding(toLength: width, withPad: " ", startingAt: 0) + " = " + value + "\n").utf8)
+                    out += Array(key.utf8) + [UInt8](repeating: 0x20, count: width - key.utf8.count)
+                    out += Array(" = ".utf8)
+                    if let value = AttributeText.value(of: item, key) {
+                        value.appendText(to: &out, style: .listing)
+                    } else {
+                        out += Array("(null)".utf8)
+                    }
+                    out.append(0x0A)
                 }
             }
             StandardOutput.flush(&out)
@@ -115,29 +122,6 @@ struct ListCommand: ParsableCommand {
         MetadataAttribute(key: key)?.rawValue ?? key
     }
 
-    /// A value as mdls prints it.
-    static func text(of value: Any, indent: String) -> String {
-        switch value {
-        case let string as String: return quoted(string)
-        case let url as URL: return quoted(url.absoluteString)
-        case let date as Date:
-            var text: [UInt8] = []
-            TextFormat.appendLocalDate(Timestamp(date), to: &text)
-            return String(decoding: text, as: UTF8.self)
-        case let flag as Bool: return flag ? "1" : "0"
-        case let number as Int: return String(number)
-        case let number as Double:
-            return number == number.rounded() && abs(number) < 1e15 ? String(Int(number)) : String(number)
-        case let list as [String]:
-            return "(\n" + list.map { "    " + quoted($0) }.joined(separator: ",\n") + "\n)"
-        default: return quoted("\(value)")
-        }
-    }
-
-    static func quoted(_ string: String) -> String {
-        "\"" + string.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-    }
-
     private func appendJSON(_ item: MetadataItem, keys: [String], to out: inout [UInt8]) {
         out += Array("{\"path\":".utf8)
         if !JSONLine.appendString(item.pathBytes[...], to: &out) {
@@ -146,25 +130,5 @@ struct ListCommand: ParsableCommand {
         out.append(UInt8(ascii: ","))
         AttributeText.appendAttributes(item, keys, to: &out)
         out += Array("}\n".utf8)
-    }
-
-    static func appendJSONValue(_ value: Any?, to out: inout [UInt8]) {
-        switch value {
-        case nil: out += Array("null".utf8)
-        case let string as String: JSONLine.appendString(Array(string.utf8)[...], to: &out)
-        case let url as URL: JSONLine.appendString(Array(url.absoluteString.utf8)[...], to: &out)
-        case let date as Date: JSONLine.appendDate(Timestamp(date), to: &out)
-        case let flag as Bool: out += Array((flag ? "true" : "false").utf8)
-        case let number as Int: TextFormat.appendDecimal(Int64(number), to: &out)
-        case let number as Double: out += Array(String(number).utf8)
-        case let list as [String]:
-            out.append(UInt8(ascii: "["))
-            for (i, element) in list.enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                JSONLine.appendString(Array(element.utf8)[...], to: &out)
-            }
-            out.append(UInt8(ascii: "]"))
-        default: JSONLine.appendString(Array("\(value!)".utf8)[...], to: &out)
-        }
     }
 }

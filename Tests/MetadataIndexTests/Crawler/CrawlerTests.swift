@@ -150,7 +150,7 @@ struct CrawlerTests {
         try index.gather([CrawlRoot(path: temp.path)])
         #expect(indexedPaths(index) == [Array("caf".utf8) + [0xE9] + Array(".txt".utf8), [0xFF, 0x0A, 0x09, 0x78]])
         #expect(index.count(matching: try MetadataPredicate("kMDItemFSName LIKE '*.txt'")) == 1)
-        #expect(index.count(matching: try MetadataPredicate("kMDItemFSName BEGINSWITH '\\xFF\\n'")) == 1)
+        #expect(index.count(matching: try MetadataPredicate("kMDItemFSName BEGINSWITH '\\yFF\\n'")) == 1)
     }
 
     @Test func missingOrNonFolderRootsAreErrorsNamingThePath() throws {

@@ -302,6 +302,41 @@ extension LiveSuites {
             for query in [ubiquitous, folder, forced] { query.stop() }
         }
 
+        /// Predicates on the ubiquitous keys hold live: the conflict flag
+        /// follows conflict copies as they come and go, and only items in
+        /// the container are ubiquitous when a query mixes it with a folder.
+        @Test func ubiquitousKeysInLivePredicates() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("container/Documents/plan.txt")
+            try temp.file("local/notes.txt")
+            let container = UbiquityContainer(path: temp.path.appending("container"))
+            let (conflicted, recorder) = try start(
+                "NSMetadataUbiquitousItemHasUnresolvedConflictsKey == YES", scopes: [.ubiquitousDocuments]
+            ) { $0.container = container }
+            #expect(conflicted.resultCount == 0)
+            try temp.file("container/Documents/plan (conflicted copy 2025-01-31).txt")
+            #expect(recorder.wait { conflicted.results.map(\.name) == ["plan.txt"] })
+            #expect(
+                unlink(temp.path.appending("container/Documents/plan (conflicted copy 2025-01-31).txt").string) == 0)
+            #expect(recorder.wait { conflicted.resultCount == 0 })
+            let (ubiquitous, mixedRecorder) = try start(
+                "NSMetadataItemIsUbiquitousKey == YES AND kMDItemFSName LIKE '*.txt'",
+                scopes: [.ubiquitousDocuments, .directory(temp.path.appending("local"))]
+            ) { $0.container = container }
+            #expect(ubiquitous.results.map(\.name) == ["plan.txt"])
+            try temp.file("local/more.txt")
+            try temp.file("container/Documents/more.txt")
+            #expect(
+                mixedRecorder.wait {
+                    Set(ubiquitous.results.map(\.path.string)) == [
+                        temp.path.appending("container/Documents/plan.txt").string,
+                        temp.path.appending("container/Documents/more.txt").string,
+                    ]
+                })
+            conflicted.stop()
+            ubiquitous.stop()
+        }
+
         /// A problem is reported once, however it grows; `errors` keeps the
         /// current state.
         @Test func problemsAreReportedOnce() throws {

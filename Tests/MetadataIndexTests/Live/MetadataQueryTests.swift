@@ -150,6 +150,8 @@ extension LiveSuites {
             #expect(report()?.hasUnresolvedConflicts == false)
             try temp.file(copyName)
             #expect(recorder.wait { report()?.hasUnresolvedConflicts == true })
+            // The results change as their update is posted: let the post finish.
+            query.deliveryQueue.sync {}
             #expect(recorder.updates.contains { $0.changed.contains { $0.name == "report.txt" } })
             let copy = query.results.first { $0.name == copyName }
             #expect(

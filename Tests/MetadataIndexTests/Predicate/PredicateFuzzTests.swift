@@ -15,11 +15,18 @@ struct PredicateFuzzTests {
         "kMDItemFSName MATCHES '.*[0-9]{4}\\\\.jpg'", "kMDItemFSName == 'caf\\u00E9\\x41\\n'",
         "kMDItemFSName == \"*.png\"cd && kMDItemFSContentChangeDate >= $time.today(-7)",
         "InRange(kMDItemFSSize, 100, 2000) || kMDItemFSContentChangeDate > $time.iso(2025-01-31T00:00:00Z)",
+        "ANY kMDItemContentTypeTree == 'public.image' AND kMDItemFSName IN 'my report.txt'",
+        "kMDItemContentType UTI-CONFORMS-TO 'public.image' || NSMetadataItemIsUbiquitousKey == YES",
+        "kMDItemFSName ==[cdw] 'report' AND kMDItemFSSize == 0b101 AND #kMDItemFSName LIKE '???.txt'",
+        "* == \"report*\"wcd && kMDItemFSContentChangeDate > $time.now(-864000)",
+        "inRange(kMDItemFSContentChangeDate, 759801600, $time.today()) || kMDItemFSName == 'a\\012\\yFF'",
     ]
 
     /// Characters that make interesting token boundaries.
     static let alphabet =
-        Array("()[]{}'\"\\%@K*?=!<>&|, .-+0123456789xeEabcdLIKEANDORNOTkMDItemFSName\u{E9}\u{301}$time.iso:TZ".utf8)
+        Array(
+            "()[]{}'\"\\%@K*?=!<>&|, .-+0123456789xeEabcdwnoyLIKEANDORNOTkMDItemFSName\u{E9}\u{301}$time.iso:TZ#ANY\u{1100}\u{1F3FD}"
+                .utf8)
         + [0x00, 0xFF, 0xC3, 0x0A]
 
     /// Found by libFuzzer: 250 `!` before a comparison parsed, but printed

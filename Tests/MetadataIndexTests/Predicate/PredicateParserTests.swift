@@ -22,7 +22,9 @@ struct PredicateParserTests {
         ("kMDItemFSName == 'quote\\'s'", "kMDItemFSName == \"quote's\""),
         ("kMDItemFSName == \"dq\\\"x\"", "kMDItemFSName == \"dq\\\"x\""),
         ("kMDItemFSName == 'caf\\u00E9'", "kMDItemFSName == \"café\""),
-        ("kMDItemFSName == 'raw\\xFF'", "kMDItemFSName == \"raw\\xFF\""),
+        ("kMDItemFSName == 'raw\\yFF'", "kMDItemFSName == \"raw\\yFF\""),
+        ("kMDItemFSName == 'caf\\xE9'", "kMDItemFSName == \"caf\u{E9}\""),
+        ("kMDItemFSName == 'a\\012b'", "kMDItemFSName == \"a\\nb\""),
         ("kMDItemFSName LIKE 'a\\*b'", "kMDItemFSName LIKE \"a\\\\*b\""),
         ("kMDItemFSSize > 1000000", "kMDItemFSSize > 1000000"),
         ("kMDItemFSSize >= 0x10", "kMDItemFSSize >= 16"),
@@ -116,7 +118,7 @@ struct PredicateParserTests {
         ("kMDItemFSSize BETWEEN {1}", 22, "BETWEEN needs a list of two values"),
         ("kMDItemFSSize BETWEEN 5", 22, "BETWEEN needs a list of two values"),
         ("kMDItemFSName BETWEEN {'a', 'b'}", 14, "BETWEEN compares numbers or dates"),
-        ("kMDItemFSName IN 'a'", 17, "IN needs a list"),
+        ("kMDItemFSSize IN 'a'", 17, "IN needs a list"),
         ("kMDItemFSName IN {'a', 2}", 17, "kMDItemFSName is a string"),
         ("kMDItemFSName IN {'a' 'b'}", 22, "expected ',' or '}'"),
         ("kMDItemFSName MATCHES '(unclosed'", 22, "invalid regular expression"),
@@ -133,6 +135,19 @@ struct PredicateParserTests {
         ("kMDItemFSName == 'bad \\uD800'", 22, "Unicode scalar"),
         ("kMDItemFSName == 'a' @", 21, "unexpected character"),
         ("%", 0, "format specifier"),
+        // What metadata queries cannot express says so.
+        ("SUBQUERY(kMDItemFSName, $x, $x == 'a').@count > 0", 0, "do not support SUBQUERY"),
+        ("kMDItemFSName == $name", 17, "do not support variables"),
+        ("$name == 'a'", 0, "do not support variables"),
+        ("lowercase(kMDItemFSName) == 'a'", 0, "do not support functions"),
+        ("kMDItemFSName == now()", 17, "do not support functions"),
+        ("kMDItemFSSize == 0b102", 17, "expected binary digits"),
+        ("kMDItemFSName == 'a\\x4'", 19, "two hex digits after \\x"),
+        ("kMDItemFSName ==[q] 'a'", 17, "unknown comparison option 'q'"),
+        ("kMDItemFSName BEGINSWITH[w] 'a'", 14, "[w] (word-based) applies to ==, != and LIKE"),
+        ("kMDItemFSName UTI-CONFORMS-TO 'public.image'", 14, "applies to kMDItemContentType"),
+        ("NSMetadataItemIsUbiquitousKey == 'yes'", 33, "compare it with YES or NO"),
+        ("NSMetadataItemIsUbiquitousKey > NO", 30, "compares numbers or dates"),
     ])
     func malformedQueriesReportTheOffset(query: String, offset: Int, message: String) {
         #expect {
@@ -229,5 +244,56 @@ struct PredicateParserTests {
         }
         #expect(plain.op == .contains && plain.options == [.caseInsensitive, .diacriticInsensitive])
         #expect(wild.op == .like && wild.options == [.caseInsensitive, .diacriticInsensitive])
+    }
+
+    /// The caret sits under the mistake after text that takes two columns
+    /// (East Asian wide characters, emoji), and one per combined character.
+    @Test(arguments: [
+        ("kMDItemFSName == '\u{5831}\u{544A}' AND x", 28),
+        ("kMDItemFSName == '\u{D55C}\u{AD6D}\u{C5B4}' AND x", 30),
+        ("kMDItemFSName == 'cafe\u{301}' AND x", 28),
+        ("kMDItemFSName == '\u{1F44D}\u{1F3FD}' AND x", 26),
+        ("kMDItemFSName == '\u{FF21}' AND x", 26),
+    ])
+    func caretColumnCountsDisplayWidth(query: String, column: Int) throws {
+        do {
+            _ = try MetadataPredicate(query)
+            Issue.record("accepted")
+        } catch {
+            let caretLine = error.description.split(separator: "\n").last ?? ""
+            #expect(
+                caretLine.firstIndex(of: "^").map { caretLine.distance(from: caretLine.startIndex, to: $0) } == column
+                    + 2)
+        }
+    }
+
+    /// "Did you mean" is the same every run, and knows the keys people try.
+    @Test(arguments: [
+        ("kMDItemContentModificationDate", "kMDItemFSContentChangeDate"),
+        ("kMDItemName", "kMDItemFSName"),
+        ("name", "kMDItemFSName"),
+        ("size", "kMDItemFSSize"),
+        ("KMDITEMFSNAME", "kMDItemFSName"),
+        ("kMDItemFSNam", "kMDItemFSName"),
+        ("NSMetadataItemFSNameKy", "NSMetadataItemFSNameKey"),
+        ("kMDItemPaths", "kMDItemPath"),
+        ("kMDItemURLs", "kMDItemURL"),
+    ])
+    func suggestionsAreDeterministic(key: String, suggestion: String) {
+        for _ in 0..<3 { #expect(MetadataAttribute.suggestion(for: key) == suggestion) }
+        #expect(MetadataAttribute.suggestion(for: "zzzzzzzzzzzz") == nil)
+    }
+
+    /// New constructs print in a form that parses back to the same predicate.
+    @Test(arguments: [
+        "ANY kMDItemContentTypeTree == 'public.image'", "NONE kMDItemContentTypeTree LIKE[c] 'public.*'",
+        "kMDItemFSName IN 'my report.txt'", "kMDItemContentType UTI-CONFORMS-TO 'public.image'",
+        "kMDItemContentType UTI-EQUALS 'public.png'", "kMDItemFSName ==[cdw] 'report'", "kMDItemFSName LIKE[w] 'go*'",
+        "NSMetadataUbiquitousItemPercentDownloadedKey < 100", "NSMetadataItemIsUbiquitousKey == YES",
+        "kMDItemFSName == 'a\\yFF\\yFE'",
+    ])
+    func newConstructsRoundTrip(query: String) throws {
+        let predicate = try MetadataPredicate(query)
+        #expect(try MetadataPredicate(predicate.predicateFormat) == predicate, "\(predicate.predicateFormat)")
     }
 }
