@@ -63,6 +63,24 @@ struct DaemonAnswer {
             }
             return false
         }
+        Self.print(answer, mode: mode, nullTerminated: output.nullTerminated) {
+            var items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
+            if let kinds = output.kinds { items = items.filter { kinds.contains($0.kind) } }
+            if output.count {
+                StandardOutput.print(String(min(items.count, output.limit ?? .max)))
+            } else {
+                OneShotSession.print(items, output: output)
+            }
+        }
+        return true
+    }
+
+    /// Prints an answer as a crawl would: the count, or the paths (NUL
+    /// becomes the line terminator), or, for entries, what `printEntries`
+    /// does.
+    static func print(
+        _ answer: DaemonClient.Answer, mode: OneShotOutput, nullTerminated: Bool, printEntries: () -> Void = {}
+    ) {
         if answer.stale {
             Diagnostics.warn(
                 "the index daemon is still checking its index against the disk; results may be out of date")
@@ -73,19 +91,12 @@ struct DaemonAnswer {
             StandardOutput.print(String(answer.count))
         case .paths:
             var out = answer.paths
-            if !output.nullTerminated {
+            if !nullTerminated {
                 for i in out.indices where out[i] == 0 { out[i] = 0x0A }
             }
             StandardOutput.write(out)
         case .entries:
-            var items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
-            if let kinds = output.kinds { items = items.filter { kinds.contains($0.kind) } }
-            if output.count {
-                StandardOutput.print(String(min(items.count, output.limit ?? .max)))
-            } else {
-                OneShotSession.print(items, output: output)
-            }
+            printEntries()
         }
-        return true
     }
 }

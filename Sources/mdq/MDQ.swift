@@ -40,6 +40,7 @@ struct MDQ: ParsableCommand {
         // thread in live mode and in a one-shot search.
         ProcessEnvironment.blockInterruptSignals()
         var arguments = Array(CommandLine.arguments.dropFirst())
+        if ProcessEnvironment.variable("MDQ_NO_FAST_PATH") == nil { DaemonFastPath.run(arguments) }
         switch arguments {
         case ["-V"]:
             arguments = ["--version"]

@@ -210,6 +210,14 @@ public final class FileIndex {
         return FilePath.fromBytes(bytes)
     }
 
+    /// Appends the absolute path of the entry as raw bytes (no terminator):
+    /// for printing many paths without a `FilePath` each.
+    ///
+    /// - Complexity: O(depth).
+    public func appendPath(of id: EntryID, to bytes: inout [UInt8]) {
+        appendPath(of: id.rawValue, to: &bytes)
+    }
+
     /// Appends the absolute path of `id` as raw bytes (no terminator).
     func appendPath(of id: UInt32, to bytes: inout [UInt8]) {
         var chain: [UInt32] = []

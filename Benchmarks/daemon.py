@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""The index daemon's figures, measured in one run on one corpus.
+
+    Benchmarks/daemon.py [--corpus DIR] [--runs N] [--out FILE]
+
+Starts `mdq daemon run` on private folders, indexes DIR (default
+$MDQ_CORPUS/c1000000, else /tmp/mdq-corpus/c1000000; make it with
+Benchmarks/make-tree.py --files 1000000 --container DIR) and measures:
+
+- `mdq --count` through the daemon, end to end (process start, connect,
+  answer, exit), beside `plocate -c` and a warm `watchman` query on the same
+  patterns, each timed per invocation by hyperfine;
+- printing the `*.png` paths through the daemon beside printing them from an
+  in-process index (`mdq-gather --print`);
+- freshness: how often a file created is in the answer of a query made
+  20 ms later, and the smallest delay at which it always is;
+- restart from the snapshot: time to the first answer and to the end of the
+  verification, beside the initial crawl (`mdq index add`);
+- the daemon's resident bytes per indexed entry with every folder watched,
+  its CPU while idle, and that clients add no watches.
+
+Needs mdq and the instruments built in release mode (compare.sh builds them;
+or `swift build -c release` here and at the top), hyperfine, plocate and
+watchman (compare.sh installs them). Takes about 3 minutes for a million
+files, most of it plocate's and watchman's own indexing.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+MDQ = os.path.join(TOP, ".build/release/mdq")
+GATHER = os.path.join(HERE, ".build/release/mdq-gather")
+
+
+def run(command, env=None, check=True):
+    return subprocess.run(command, shell=True, env=env, capture_output=True, text=True, check=check).stdout
+
+
+def hyperfine(commands, runs, env):
+    """Median seconds of each command, runs interleaved by hyperfine."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as export:
+        args = ["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--export-json", export.name]
+        args += [c for c in commands]
+        subprocess.run(args, env=env, check=True, capture_output=True)
+        results = json.load(open(export.name))["results"]
+    return [statistics.median(r["times"]) for r in results]
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def status(env):
+    out = run(f"{MDQ} daemon status", env=env)
+    entries = int(re.search(r"index: (\d+) entries", out).group(1))
+    watches = int(re.search(r"(\d+) watches", out).group(1))
+    return out, entries, watches
+
+
+def main():
+    parser = argparse.ArgumentParser(description="The index daemon's figures.")
+    default = os.path.join(os.environ.get("MDQ_CORPUS", "/tmp/mdq-corpus"), "c1000000")
+    parser.add_argument("--corpus", default=default)
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--out", default=None)
+    a = parser.parse_args()
+    corpus = os.path.abspath(a.corpus)
+    for tool in [MDQ, GATHER]:
+        if not os.path.exists(tool):
+            sys.exit(f"{tool} is missing: build in release mode first")
+    state = tempfile.mkdtemp(prefix="mdq-daemon-bench-")
+    env = dict(os.environ, MDQ_RUNTIME_DIR=os.path.join(state, "run"), MDQ_STATE_DIR=os.path.join(state, "state"))
+    lines = []
+
+    def say(text):
+        print(text, flush=True)
+        lines.append(text)
+
+    daemon = subprocess.Popen([MDQ, "daemon", "run"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while subprocess.run([MDQ, "daemon", "status"], env=env, capture_output=True).returncode != 0:
+            time.sleep(0.02)
+        start = time.monotonic()
+        run(f"{MDQ} index add {corpus}", env=env)
+        crawl = time.monotonic() - start
+        while "checking the index" in status(env)[0]:
+            time.sleep(0.05)
+        _, entries, watches = status(env)
+        rss = int(open(f"/proc/{daemon.pid}/status").read().split("VmRSS:")[1].split()[0]) * 1024
+        say(f"corpus {corpus}: {entries} entries indexed, {watches} watches (every folder); "
+            f"initial crawl through the daemon {crawl:.3f} s")
+        say(f"daemon resident memory {rss / 1e6:.1f} MB = {rss / entries:.1f} B per indexed entry")
+        before = cpu_seconds(daemon.pid)
+        time.sleep(10)
+        say(f"idle for 10 s: {cpu_seconds(daemon.pid) - before:.3f} s CPU")
+
+        # plocate's database and a watching watchman, as compare.py makes them.
+        db = os.path.join(state, "plocate.db")
+        run(f"updatedb -l 0 -U {corpus} -o {db}")
+        run("watchman watch-del-all", check=False)
+        run(f"watchman watch {corpus}")
+        queries = {}
+        for key, expression in [("png", ["match", "*.png", "basename"]),
+                                ("report", ["match", "*report*", "basename", {"includedotfiles": True}])]:
+            path = os.path.join(state, f"{key}.json")
+            json.dump(["query", corpus, {"expression": expression, "fields": ["name"]}], open(path, "w"))
+            queries[key] = path
+        run(f"watchman -j < {queries['png']} > /dev/null")
+        groups = [
+            ("`mdq --count \"kMDItemFSName LIKE '*.png'\"`",
+             [f"{MDQ} --daemon --count \"kMDItemFSName LIKE '*.png'\"", f"plocate -c -d {db} '*.png'",
+              f"sh -c 'watchman -j < {queries['png']} > /dev/null'"]),
+            ("`mdq --count --name report`",
+             [f"{MDQ} --daemon --count --name report", f"plocate -c -i -d {db} report",
+              f"sh -c 'watchman -j < {queries['report']} > /dev/null'"]),
+        ]
+        say("")
+        say("| what (per invocation, through the daemon) | mdq | plocate -c | watchman (warm) | vs plocate | vs watchman |")
+        say("|---|---|---|---|---|---|")
+        for label, commands in groups:
+            m, p, w = hyperfine(commands, a.runs, env)
+            say(f"| {label} | {m * 1000:.2f} ms | {p * 1000:.1f} ms | {w * 1000:.1f} ms | {p / m:.1f}× faster | {w / m:.1f}× faster |")
+
+        # Printing the png paths: through the daemon, and from an index in process.
+        (printed,) = hyperfine([f"sh -c '{MDQ} --daemon \"kMDItemFSName LIKE *.png\" > /dev/null'"], a.runs, env)
+        out = run(f"{GATHER} {corpus} --print \"kMDItemFSName LIKE '*.png'\"")
+        in_process = float(re.search(r"print median ([\d.]+) ms\s+paths (\d+)", out).group(1)) / 1000
+        count = int(re.search(r"paths (\d+)", out).group(1))
+        say("")
+        say(f"printing {count} paths: through the daemon {printed * 1000:.1f} ms per invocation; "
+            f"from an in-process index {in_process * 1000:.1f} ms; ratio {printed / in_process:.2f}")
+
+        # Freshness.
+        fresh_dir = os.path.join(corpus, "mdq-fresh")
+        os.makedirs(fresh_dir, exist_ok=True)
+        time.sleep(0.5)
+        found = 0
+        for i in range(20):
+            name = f"fresh-{os.getpid()}-{i}.txt"
+            open(os.path.join(fresh_dir, name), "w").close()
+            time.sleep(0.020)
+            if run(f"{MDQ} --daemon --count \"kMDItemFSName == '{name}'\"", env=env).strip() == "1":
+                found += 1
+        shutil.rmtree(fresh_dir)
+        say(f"freshness: {found} of 20 files created were in the answer of a query made 20 ms later")
+
+        # N clients on the same scope add no watches.
+        clients = [subprocess.Popen([MDQ, "--live", "--count", "*.png"], env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL) for _ in range(3)]
+        for client in clients:
+            client.stdout.readline()
+        _, _, watches_with_clients = status(env)
+        client_watches = sum(
+            open(f"/proc/{c.pid}/fdinfo/{fd}").read().count("inotify wd:")
+            for c in clients for fd in os.listdir(f"/proc/{c.pid}/fdinfo"))
+        for client in clients:
+            client.send_signal(signal.SIGINT)
+            client.wait()
+        say(f"3 live clients: the daemon's watches {watches} -> {watches_with_clients}; the clients' own watches: {client_watches}")
+
+        # Restart from the snapshot.
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait()
+        start = time.monotonic()
+        daemon = subprocess.Popen([MDQ, "daemon", "run"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while subprocess.run([MDQ, "--daemon", "--count", "*.png"], env=env, capture_output=True).returncode != 0:
+            time.sleep(0.005)
+        answering = time.monotonic() - start
+        while "checking the index" in status(env)[0]:
+            time.sleep(0.01)
+        verified = time.monotonic() - start
+        say(f"restart from the snapshot: answering after {answering:.3f} s ({answering / crawl * 100:.0f}% of the crawl), "
+            f"verified after {verified:.3f} s ({verified / crawl:.2f}× the crawl)")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait()
+        run("watchman watch-del-all", check=False)
+        shutil.rmtree(state, ignore_errors=True)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
