@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CLinuxSyscalls.h"
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -45,4 +46,8 @@ int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid) {
     *uid = credentials.uid;
     *pid = credentials.pid;
     return 0;
+}
+
+void mdq_release_free_memory(void) {
+    malloc_trim(0);
 }

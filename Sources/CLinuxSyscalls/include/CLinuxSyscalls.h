@@ -35,6 +35,9 @@ void mdq_set_thread_name(const char *name);
 /// (SO_PEERCRED). Returns 0, or -1 with errno set.
 int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
 
+/// Returns the heap's free pages to the kernel (glibc's malloc_trim(0)).
+void mdq_release_free_memory(void);
+
 /// Asks the CPU to fetch the cache line at `address` for reading (a hint:
 /// never faults).
 static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

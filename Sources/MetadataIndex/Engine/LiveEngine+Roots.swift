@@ -65,6 +65,7 @@ extension LiveEngine {
         let sink = LiveSink(engine: self, recording: false, progress: progress)
         crawl(handle: handle, folder: id, root: id.rawValue, sink: sink)
         state.withLock { $0.roots[id.rawValue]?.gathering = false }
+        ProcessMemory.releaseFreePages()
         return Anchor(entry: id, path: path, rules: request.rules)
     }
 

@@ -86,6 +86,7 @@ extension LiveEngine {
         let missing = state.withLock { s in s.roots.filter { $0.value.missing }.map(\.key) }
         for root in missing { recoverRoot(root) }
         publish()
+        ProcessMemory.releaseFreePages()
     }
 
     /// Drops restored roots no scope uses (a scope removed while the

@@ -172,6 +172,12 @@ struct NameMatcher: Sendable, Hashable {
     /// `decideWithoutFolding` for an ASCII literal that must be the name.
     @inline(__always)
     static func decideExact(_ name: UnsafeRawBufferPointer, _ literal: UnsafeRawBufferPointer, lower: Bool) -> Bool? {
+        // A last byte that is ASCII is the folded name's last byte (folding
+        // maps each scalar alone and leaves ASCII in place): most names end
+        // in an ASCII extension, so this settles them without a fold.
+        if let last = name.last, last < 0x80, let end = literal.last, ASCIIText.fold(last, lower) != end {
+            return false
+        }
         let run = leadingASCII(name)
         let k = min(run, literal.count)
         for i in 0..<k where ASCIIText.fold(name[i], lower) != literal[i] { return false }

@@ -1,4 +1,5 @@
 import Glibc
+import CLinuxSyscalls
 
 /// Process-wide resource limits the crawler depends on.
 enum ProcessLimits {
@@ -21,5 +22,15 @@ enum ProcessLimits {
     /// The number of processors online, at least 1.
     static var processorCount: Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    }
+}
+
+/// The process's heap.
+enum ProcessMemory {
+    /// Gives the heap's free pages back to the kernel: a crawl's buffers
+    /// (per thread, per folder) are freed in the middle of the heap, where
+    /// glibc keeps them resident until asked.
+    static func releaseFreePages() {
+        mdq_release_free_memory()
     }
 }
