@@ -1,5 +1,5 @@
-import Glibc
 import CLinuxSyscalls
+import Glibc
 
 /// Process-wide resource limits the crawler depends on.
 enum ProcessLimits {
