@@ -1,5 +1,6 @@
 package import Foundation
 import Glibc
+import Synchronization
 package import SystemPackage
 
 /// A fresh folder under the system temp directory, removed by `remove()`.
@@ -16,14 +17,55 @@ package final class TemporaryDirectory {
     }
 
     deinit {
-        remove()
+        if !kept { remove() }
     }
 
     package func remove() {
-        // Make every folder writable and searchable again first, so a test
-        // that removed permissions cannot leave litter behind.
+        if (try? FileManager.default.removeItem(atPath: path.string)) != nil { return }
+        // A test removed permissions: make every folder writable and
+        // searchable again, so it cannot leave litter behind.
         _ = try? Shell.run("/bin/chmod", ["-R", "u+rwx", path.string])
         try? FileManager.default.removeItem(atPath: path.string)
+    }
+
+    /// A fixture built once per test process by `build` and shared by the
+    /// tests that only read it (rethrowing its error to each); removed when
+    /// the process exits.
+    package final class Shared: Sendable {
+        private let result: Result<FilePath, any Error>
+
+        package init(_ build: (TemporaryDirectory) throws -> Void) {
+            result = Result {
+                let temp = try TemporaryDirectory("mdq-fixture")
+                try build(temp)
+                temp.keep()
+                return temp.path
+            }
+        }
+
+        package func path() throws -> FilePath { try result.get() }
+    }
+
+    private var kept = false
+
+    /// Leaves the folder in place until the process exits.
+    private func keep() {
+        kept = true
+        TemporaryDirectory.removeAtExit(path.string)
+    }
+
+    private static let atExit: Void = {
+        atexit {
+            for path in TemporaryDirectory.pathsToRemove.withLock({ $0 }) {
+                try? FileManager.default.removeItem(atPath: path)
+            }
+        }
+    }()
+    private static let pathsToRemove = Mutex([String]())
+
+    private static func removeAtExit(_ path: String) {
+        _ = atExit
+        pathsToRemove.withLock { $0.append(path) }
     }
 
     /// `path/relative` as raw bytes.
@@ -106,15 +148,18 @@ package final class TemporaryDirectory {
         return full + [0x2F] + Array(leaf.utf8)
     }
 
+    /// `mkdir -p`: one `mkdir` when the parent exists (the common case in
+    /// fixtures of thousands of files), the missing ancestors otherwise.
     private func makeFolders(_ full: [UInt8]) throws {
-        var prefix: [UInt8] = []
-        for (i, byte) in full.enumerated() {
-            prefix.append(byte)
-            if (byte == 0x2F && i > 0) || i == full.count - 1 {
-                let rc = prefix.withCString { mkdir($0, 0o755) }
-                if rc != 0 && errno != EEXIST { throw Errno(rawValue: errno) }
-            }
+        func make() -> Int32? {
+            full.withCString { mkdir($0, 0o755) } == 0 || errno == EEXIST ? nil : errno
         }
+        guard let failure = make() else { return }
+        guard failure == ENOENT, let slash = full.lastIndex(of: 0x2F), slash > 0 else {
+            throw Errno(rawValue: failure)
+        }
+        try makeFolders(Array(full[..<slash]))
+        if let failure = make() { throw Errno(rawValue: failure) }
     }
 }
 

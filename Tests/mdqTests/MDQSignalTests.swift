@@ -8,13 +8,12 @@ import Testing
 /// 128 + the signal for a one-shot search cut short).
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct MDQSignalTests {
-    /// A tree whose listing is megabytes long.
-    static func bigTree() throws -> TemporaryDirectory {
-        let temp = try TemporaryDirectory()
+    /// A tree whose listing is megabytes long: 20,000 files with long names (more output than a pipe holds), built
+    /// once: these tests only read it.
+    static let bigTree = TemporaryDirectory.Shared { temp in
         for folder in 0..<20 {
             try temp.files(1000, in: "folder-\(folder)") { "a-file-with-a-long-name-to-fill-the-pipe-\($0).txt" }
         }
-        return temp
     }
 
     /// The search is interrupted while its output is stuck in a full pipe
@@ -22,10 +21,10 @@ struct MDQSignalTests {
     /// ends on a whole line and mdq reports the signal.
     @Test(arguments: [SIGINT, SIGTERM])
     func oneShotSearchInterruptedMidOutputEndsOnALine(signal: Int32) throws {
-        let temp = try Self.bigTree()
+        let tree = try Self.bigTree.path()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: MDQCommandTests.binary)
-        process.arguments = ["--onlyin", temp.path.string, "TRUEPREDICATE"]
+        process.arguments = ["--onlyin", tree.string, "TRUEPREDICATE"]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = FileHandle.nullDevice
@@ -48,17 +47,17 @@ struct MDQSignalTests {
         #expect(output.last == 0x0A, "no partial line")
         let lines = output.split(separator: 0x0A).map { String(decoding: $0, as: UTF8.self) }
         #expect(lines.count < 20_020, "cut short")
-        #expect(lines.allSatisfy { $0.hasPrefix(temp.path.string + "/folder-") }, "every line a whole path")
+        #expect(lines.allSatisfy { $0.hasPrefix(tree.string + "/folder-") }, "every line a whole path")
     }
 
     /// SIGTERM while a live query is still gathering a large tree, and once
     /// it is live: a clean exit (status 0), whole lines.
     @Test(arguments: [false, true])
     func liveQueryEndsCleanlyOnSIGTERM(afterGathering: Bool) throws {
-        let temp = try Self.bigTree()
+        let tree = try Self.bigTree.path()
         let live = try LiveProcess(
             MDQCommandTests.binary,
-            ["--live", "--json", "--interval", "0", "--onlyin", temp.path.string, "TRUEPREDICATE"])
+            ["--live", "--json", "--interval", "0", "--onlyin", tree.string, "TRUEPREDICATE"])
         #expect(live.waitForLine { $0.contains(afterGathering ? "\"didFinishGathering\"" : "\"didStartGathering\"") })
         #expect(live.interrupt(signal: SIGTERM) == 0)
         let output = live.rawOutput

@@ -63,9 +63,13 @@ extension LiveEngine {
             return id
         }
         let sink = LiveSink(engine: self, recording: false, progress: progress)
+        let before = state.withLock { $0.index.count }
         crawl(handle: handle, folder: id, root: id.rawValue, sink: sink)
-        state.withLock { $0.roots[id.rawValue]?.gathering = false }
-        ProcessMemory.releaseFreePages()
+        let grown = state.withLock { s in
+            s.roots[id.rawValue]?.gathering = false
+            return s.index.count - before
+        }
+        ProcessMemory.releaseFreePages(after: grown)
         return Anchor(entry: id, path: path, rules: request.rules)
     }
 

@@ -86,7 +86,9 @@ extension LiveEngine {
         let missing = state.withLock { s in s.roots.filter { $0.value.missing }.map(\.key) }
         for root in missing { recoverRoot(root) }
         publish()
-        ProcessMemory.releaseFreePages()
+        // Verification re-lists every restored folder: as much churn as
+        // a crawl of the whole index.
+        ProcessMemory.releaseFreePages(after: state.withLock { $0.index.count })
     }
 
     /// Drops restored roots no scope uses (a scope removed while the

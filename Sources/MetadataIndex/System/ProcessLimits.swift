@@ -29,8 +29,12 @@ enum ProcessLimits {
 enum ProcessMemory {
     /// Gives the heap's free pages back to the kernel: a crawl's buffers
     /// (per thread, per folder) are freed in the middle of the heap, where
-    /// glibc keeps them resident until asked.
-    static func releaseFreePages() {
+    /// glibc keeps them resident until asked. Only worth it after work
+    /// that grew the index by `entries` or more: trimming walks every
+    /// arena under its lock, which costs more than it returns after a
+    /// small crawl (and a query's crawl may be one of many in a process).
+    static func releaseFreePages(after entries: Int, threshold: Int = 50_000) {
+        guard entries >= threshold else { return }
         mdq_release_free_memory()
     }
 }

@@ -31,14 +31,22 @@ struct CrawlerTests {
         return Set(output.stdout.split(separator: 0, omittingEmptySubsequences: true).map { Array($0) })
     }
 
-    @Test(.enabled(if: Shell.makeTreeScript != nil), arguments: [false, true])
-    func gatherFindsWhatFindFinds(hidden: Bool) throws {
-        let temp = try TemporaryDirectory()
-        let tree = temp.path.appending("tree")
+    /// A realistic container of 3,000 files from the repository's
+    /// generator (hidden files, odd names, symlinks), made once and only
+    /// read.
+    static let generatedContainer = TemporaryDirectory.Shared { temp in
         let made = try Shell.run(
             "/usr/bin/env",
-            ["python3", Shell.makeTreeScript!, tree.string, "--files", "3000", "--container", "--seed", "7"])
+            [
+                "python3", Shell.makeTreeScript!, temp.path.appending("container").string,
+                "--files", "3000", "--container", "--seed", "7",
+            ])
         try #require(made.status == 0, "\(made.stderrText)")
+    }
+
+    @Test(.enabled(if: Shell.makeTreeScript != nil), arguments: [false, true])
+    func gatherFindsWhatFindFinds(hidden: Bool) throws {
+        let tree = try Self.generatedContainer.path().appending("container")
         let index = FileIndex()
         let summary = try index.gather(
             [CrawlRoot(path: tree)], options: CrawlOptions(includeHidden: hidden, threadCount: 3))
@@ -56,12 +64,7 @@ struct CrawlerTests {
     /// exactly what `find` lists in `Documents/` and outside it.
     @Test(.enabled(if: Shell.makeTreeScript != nil))
     func eachContainerScopeCoversWhatFindFinds() throws {
-        let temp = try TemporaryDirectory()
-        let tree = temp.path.appending("container")
-        let made = try Shell.run(
-            "/usr/bin/env",
-            ["python3", Shell.makeTreeScript!, tree.string, "--files", "2000", "--container", "--seed", "3"])
-        try #require(made.status == 0, "\(made.stderrText)")
+        let tree = try Self.generatedContainer.path().appending("container")
         let container = UbiquityContainer(path: tree)
         let all = try findPaths(tree, hidden: false)
         let documents = Array("Documents".utf8)

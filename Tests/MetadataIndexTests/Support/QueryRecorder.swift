@@ -53,11 +53,16 @@ final class QueryRecorder: @unchecked Sendable {
 
     /// Waits until `condition` holds, polling every 5 ms, up to `timeout`.
     @discardableResult
+    /// Polls `condition` until it holds or `timeout` passes: every 5 ms at
+    /// first, backing off to every 50 ms, so an expensive condition (a
+    /// fresh crawl) does not compete with the engine it waits for.
     func wait(timeout: Double = 10, _ condition: () -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
+        var pause: UInt32 = 5_000
         while Date() < deadline {
             if condition() { return true }
-            usleep(5_000)
+            usleep(pause)
+            pause = min(pause * 2, 50_000)
         }
         return condition()
     }

@@ -8,10 +8,37 @@ final class LiveProcess: @unchecked Sendable {
     private let output = Buffer()
     private let errors = Buffer()
 
-    /// The bytes read so far, shared with the pipe's reading handler.
+    /// The bytes read so far and the complete lines among them (split as
+    /// they arrive, so polling a long stream costs only its new lines),
+    /// shared with the pipe's reading handler.
     final class Buffer: Sendable {
-        private let data = Locked<Data>(Data())
-        func withLock<R>(_ body: (inout Data) -> R) -> R { data.withLock { body(&$0) } }
+        private struct State {
+            var data = Data()
+            var lines: [String] = []
+            var lineStart = 0
+        }
+        private let state = Locked(State())
+
+        func append(_ chunk: Data) {
+            guard !chunk.isEmpty else { return }
+            state.withLock { s in
+                let scanFrom = s.data.count
+                s.data.append(chunk)
+                var index = scanFrom
+                while let newline = s.data[index...].firstIndex(of: 0x0A) {
+                    s.lines.append(String(decoding: s.data[s.lineStart..<newline], as: UTF8.self))
+                    s.lineStart = newline + 1
+                    index = newline + 1
+                }
+            }
+        }
+
+        var data: Data { state.withLock { $0.data } }
+        var text: String { state.withLock { String(decoding: $0.data, as: UTF8.self) } }
+        var lineCount: Int { state.withLock { $0.lines.count } }
+        func lines(from start: Int = 0) -> ArraySlice<String> {
+            state.withLock { $0.lines[min(start, $0.lines.count)...] }
+        }
     }
     private let pipe = Pipe()
     private let errorPipe = Pipe()
@@ -35,38 +62,36 @@ final class LiveProcess: @unchecked Sendable {
         process.standardError = errorPipe
         process.standardInput = FileHandle.nullDevice
         pipe.fileHandleForReading.readabilityHandler = { [output] handle in
-            let chunk = handle.availableData
-            output.withLock { $0.append(chunk) }
+            output.append(handle.availableData)
         }
         errorPipe.fileHandleForReading.readabilityHandler = { [errors] handle in
-            let chunk = handle.availableData
-            errors.withLock { $0.append(chunk) }
+            errors.append(handle.availableData)
         }
         try process.run()
     }
 
     /// Complete lines written so far.
-    var lines: [String] {
-        output.withLock { data in
-            let text = String(decoding: data, as: UTF8.self)
-            var parts = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            parts.removeLast()  // what follows the last newline is not a line yet
-            return parts
-        }
-    }
+    var lines: [String] { Array(output.lines()) }
 
     /// Everything written, complete or not.
-    var rawOutput: Data { output.withLock { $0 } }
+    var rawOutput: Data { output.data }
 
-    /// Waits (polling every 5 ms, up to `timeout`) for a line satisfying `condition`.
+    /// Waits (polling every 5 ms, up to `timeout`) for a line satisfying
+    /// `condition`; each line is tested once.
     @discardableResult
     func waitForLine(timeout: Double = 20, _ condition: (String) -> Bool) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
+        var checked = 0
+        func check() -> Bool {
+            let fresh = output.lines(from: checked)
+            checked += fresh.count
+            return fresh.contains(where: condition)
+        }
         while Date() < deadline {
-            if lines.contains(where: condition) { return true }
+            if check() { return true }
             usleep(5_000)
         }
-        return lines.contains(where: condition)
+        return check()
     }
 
     /// Sends `signal` (SIGINT by default) and waits for the exit status.
@@ -79,14 +104,13 @@ final class LiveProcess: @unchecked Sendable {
             return nil
         }
         // Drain what is left in the pipe.
-        let rest = pipe.fileHandleForReading.readDataToEndOfFile()
-        output.withLock { $0.append(rest) }
+        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
         return process.terminationStatus
     }
 
     /// Everything written on stderr so far.
     var errorText: String {
-        errors.withLock { String(decoding: $0, as: UTF8.self) }
+        errors.text
     }
 
     /// Waits (polling every 20 ms, up to `timeout`) until `condition` holds.
