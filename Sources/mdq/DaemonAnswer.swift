@@ -36,8 +36,8 @@ struct DaemonAnswer {
         let requests = scope.isDefault ? nil : scope.daemonRequests
         if !scope.isDefault && requests == nil {
             if required {
-                throw MetadataError(
-                    code: .daemon, message: "--exclude globs cannot be answered by the daemon; give exact folder names")
+                throw MetadataError.daemon(
+                    "--exclude globs cannot be answered by the daemon; give exact folder names")
             }
             return false
         }

@@ -49,7 +49,7 @@ struct MDQDaemonTests {
         func logFile() throws -> String {
             let path = temp.path.appending("daemon-test.log").string
             if !FileManager.default.fileExists(atPath: path) {
-                FileManager.default.createFile(atPath: path, contents: nil)
+                _ = FileManager.default.createFile(atPath: path, contents: nil)
             }
             return path
         }

@@ -77,7 +77,7 @@ package final class DaemonClient {
     static func error(_ value: JSONValue) -> MetadataError {
         let message = value["message"]?.string ?? "the daemon refused the request"
         if value["code"]?.string == "query-syntax" {
-            return MetadataError(code: .querySyntax, message: message, offset: value["offset"]?.integer.map { Int($0) })
+            return MetadataError.syntax(message, offset: value["offset"]?.integer.map { Int($0) })
         }
         var error = MetadataError.daemon(message)
         if value["code"]?.string == "not-covered" { error.message = DaemonClient.notCoveredPrefix + message }

@@ -1,5 +1,5 @@
 import Foundation
-public import SystemPackage
+import SystemPackage
 
 /// The index daemon: one per user, it keeps the scopes it is asked to index
 /// live in one engine, persists the index, and answers one-shot queries and

@@ -143,20 +143,20 @@ extension MetadataError {
     /// A query the parsers reject: `message` says what was expected,
     /// `offset` is the byte offset of the offending text in `source` (the
     /// caret goes under it).
-    static func syntax(_ message: String, at offset: Int, in source: [UInt8]) -> MetadataError {
+    package static func syntax(_ message: String, at offset: Int, in source: [UInt8]) -> MetadataError {
         MetadataError(code: .querySyntax, message: message, offset: offset, source: source)
     }
 
     /// A query rejected where there is no query text to point into (a
     /// predicate built in Swift), or a pattern error whose `offset` is
     /// relative to the pattern and is moved into the query by the parser.
-    static func syntax(_ message: String, offset: Int? = nil) -> MetadataError {
+    package static func syntax(_ message: String, offset: Int? = nil) -> MetadataError {
         MetadataError(code: .querySyntax, message: message, offset: offset)
     }
 
     /// The error for a scope folder that cannot be opened: not found, not a
     /// folder, or unreadable, naming the path.
-    static func scope(_ error: Errno, path: FilePath) -> MetadataError {
+    package static func scope(_ error: Errno, path: FilePath) -> MetadataError {
         switch error {
         case .noSuchFileOrDirectory:
             MetadataError(code: .scopeNotFound, message: "scope folder does not exist", path: path, underlying: error)
@@ -170,7 +170,7 @@ extension MetadataError {
     /// The error for one file or folder asked for by path that cannot be
     /// read: not found (a missing component or one that is not a folder),
     /// or unreadable, naming the path.
-    static func item(_ error: Errno, path: FilePath) -> MetadataError {
+    package static func item(_ error: Errno, path: FilePath) -> MetadataError {
         switch error {
         case .noSuchFileOrDirectory, .notDirectory:
             MetadataError(code: .itemNotFound, message: "no such file or folder", path: path)
@@ -180,36 +180,36 @@ extension MetadataError {
     }
 
     /// A container that does not exist where `path` says.
-    static func containerNotFound(_ message: String, path: FilePath) -> MetadataError {
+    package static func containerNotFound(_ message: String, path: FilePath) -> MetadataError {
         MetadataError(code: .containerNotFound, message: message, path: path)
     }
 
     /// A file mdq keeps that could not be written.
-    static func notWritable(_ message: String, path: FilePath, underlying: Errno? = nil) -> MetadataError {
+    package static func notWritable(_ message: String, path: FilePath, underlying: Errno? = nil) -> MetadataError {
         MetadataError(code: .notWritable, message: message, path: path, underlying: underlying)
     }
 
     /// inotify or the watcher's own files could not be set up.
-    static func watcherUnavailable(_ message: String, path: FilePath? = nil, underlying: Errno? = nil)
+    package static func watcherUnavailable(_ message: String, path: FilePath? = nil, underlying: Errno? = nil)
         -> MetadataError
     {
         MetadataError(code: .watcherUnavailable, message: message, path: path, underlying: underlying)
     }
 
     /// An API argument that is out of range or inconsistent.
-    static func invalidArgument(_ message: String, path: FilePath? = nil) -> MetadataError {
+    package static func invalidArgument(_ message: String, path: FilePath? = nil) -> MetadataError {
         MetadataError(code: .invalidArgument, message: message, path: path)
     }
 }
 
 extension MetadataError {
     /// A snapshot or state file that could not be written or was refused.
-    static func persistence(_ message: String, path: FilePath, underlying: Errno? = nil) -> MetadataError {
+    package static func persistence(_ message: String, path: FilePath, underlying: Errno? = nil) -> MetadataError {
         MetadataError(code: .persistence, message: message, path: path, underlying: underlying)
     }
 
     /// The daemon could not be reached or refused a request.
-    static func daemon(_ message: String, path: FilePath? = nil, underlying: Errno? = nil) -> MetadataError {
+    package static func daemon(_ message: String, path: FilePath? = nil, underlying: Errno? = nil) -> MetadataError {
         MetadataError(code: .daemon, message: message, path: path, underlying: underlying)
     }
 }

@@ -65,7 +65,7 @@ package enum CommandLineQuery {
         let trimmed = text.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }.reversed()
             .drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }
         guard !trimmed.isEmpty else {
-            throw MetadataError(code: .invalidArgument, message: "the query is empty")
+            throw MetadataError.invalidArgument("the query is empty")
         }
         guard looksLikePredicate(text) else { return try MetadataPredicate.nameMatching(Array(trimmed.reversed())) }
         return spotlight

@@ -51,24 +51,21 @@ final class InotifyLibrary: Sendable {
         let before = inotifyDescriptors()
         guard inotifytools_initialize() != 0 else {
             let error = Errno(rawValue: inotifytools_error())
-            throw MetadataError(
-                code: .watcherUnavailable,
-                message: "cannot start inotify (see /proc/sys/fs/inotify/max_user_instances)",
+            throw MetadataError.watcherUnavailable(
+                "cannot start inotify (see /proc/sys/fs/inotify/max_user_instances)",
                 underlying: error
             )
         }
         let after = inotifyDescriptors()
         let added = after.subtracting(before)
         guard let descriptor = added.count == 1 ? added.first : (after.count == 1 ? after.first : nil) else {
-            throw MetadataError(code: .watcherUnavailable, message: "cannot find libinotifytools' inotify descriptor")
+            throw MetadataError.watcherUnavailable("cannot find libinotifytools' inotify descriptor")
         }
         // The library reads with select(), undefined for descriptors >= 1024.
         guard descriptor < FD_SETSIZE else {
             inotifytools_cleanup()
-            throw MetadataError(
-                code: .watcherUnavailable,
-                message:
-                    "libinotifytools got descriptor \(descriptor) but can only use descriptors below \(FD_SETSIZE) "
+            throw MetadataError.watcherUnavailable(
+                "libinotifytools got descriptor \(descriptor) but can only use descriptors below \(FD_SETSIZE) "
                     + "(it uses select()); start watching earlier, before the process opens so many files"
             )
         }

@@ -122,8 +122,8 @@ final class InotifyWatcher: Sendable {
         inotifyDescriptor = InotifyLibrary.shared.descriptor
         var template = Array("/tmp/mdq-control-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw MetadataError(
-                code: .watcherUnavailable, message: "cannot create the watcher's control folder in /tmp",
+            throw MetadataError.watcherUnavailable(
+                "cannot create the watcher's control folder in /tmp",
                 underlying: Errno(rawValue: errno))
         }
         controlFolder = FilePath(String(cString: made))
@@ -131,15 +131,14 @@ final class InotifyWatcher: Sendable {
         let token = openat(controlDescriptor, "wake", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         if token >= 0 { closeDescriptor(token) }
         guard controlDescriptor >= 0 else {
-            throw MetadataError(
-                code: .watcherUnavailable, message: "cannot open the watcher's control folder", path: controlFolder,
+            throw MetadataError.watcherUnavailable(
+                "cannot open the watcher's control folder", path: controlFolder,
                 underlying: Errno(rawValue: errno))
         }
         controlWatch = try Self.watchControlFolder(controlFolder, descriptor: inotifyDescriptor)
         // The watcher lives as long as the process: its thread holds it.
         guard WorkerThreads.start(name: "mdq-inotify", { [self] in run() }) != nil else {
-            throw MetadataError(
-                code: .watcherUnavailable, message: "cannot start the watcher's thread (the thread limit)")
+            throw MetadataError.watcherUnavailable("cannot start the watcher's thread (the thread limit)")
         }
     }
 
@@ -184,8 +183,8 @@ final class InotifyWatcher: Sendable {
         let mask = UInt32(IN_ATTRIB | IN_ONLYDIR)
         let watch = folder.withPlatformString { inotify_add_watch(descriptor, $0, mask) }
         guard watch > 0 else {
-            throw MetadataError(
-                code: .watcherUnavailable, message: "cannot watch the watcher's control folder", path: folder,
+            throw MetadataError.watcherUnavailable(
+                "cannot watch the watcher's control folder", path: folder,
                 underlying: Errno(rawValue: errno))
         }
         return watch

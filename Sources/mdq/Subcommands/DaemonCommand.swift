@@ -61,8 +61,7 @@ struct DaemonCommand: ParsableCommand {
                 pid = try DetachedProcess.start(
                     DetachedProcess.currentExecutable, arguments: ["daemon", "run"], log: paths.log)
             } catch {
-                throw MetadataError(
-                    code: .daemon, message: "cannot start the daemon", path: paths.log, underlying: error)
+                throw MetadataError.daemon("cannot start the daemon", path: paths.log, underlying: error)
             }
             // Ready when it answers (it answers at once, restored or not).
             let deadline = Date(timeIntervalSinceNow: 10)
@@ -74,8 +73,7 @@ struct DaemonCommand: ParsableCommand {
                 guard DetachedProcess.isAlive(pid) else { break }
                 usleep(20_000)
             }
-            throw MetadataError(
-                code: .daemon, message: "the daemon did not start; see its log", path: paths.log)
+            throw MetadataError.daemon("the daemon did not start; see its log", path: paths.log)
         }
     }
 
@@ -188,7 +186,7 @@ struct IndexCommand: ParsableCommand {
             for folder in folders {
                 let path = cwd.pushing(FilePath.fromBytes(raw.bytes(for: folder))).lexicallyNormalized()
                 if try client.removeScopes(at: path) == 0 {
-                    throw MetadataError(code: .daemon, message: "not indexed", path: path)
+                    throw MetadataError.daemon("not indexed", path: path)
                 }
                 StandardOutput.print("no longer indexed: \(path.string)")
             }
