@@ -74,7 +74,10 @@ def main():
     parser.add_argument("--corpus", default=default)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--no-hidden", dest="hidden", action="store_false",
+                        help="index and query without hidden entries (default: every entry, as plocate and watchman do)")
     a = parser.parse_args()
+    hidden = " --hidden" if a.hidden else ""
     corpus = os.path.abspath(a.corpus)
     for tool in [MDQ, GATHER]:
         if not os.path.exists(tool):
@@ -92,7 +95,7 @@ def main():
         while subprocess.run([MDQ, "daemon", "status"], env=env, capture_output=True).returncode != 0:
             time.sleep(0.02)
         start = time.monotonic()
-        run(f"{MDQ} index add {corpus}", env=env)
+        run(f"{MDQ} index add{hidden} {corpus}", env=env)
         crawl = time.monotonic() - start
         while "checking the index" in status(env)[0]:
             time.sleep(0.05)
@@ -119,10 +122,10 @@ def main():
         run(f"watchman -j < {queries['png']} > /dev/null")
         groups = [
             ("`mdq --count \"kMDItemFSName LIKE '*.png'\"`",
-             [f"{MDQ} --daemon --count \"kMDItemFSName LIKE '*.png'\"", f"plocate -c -d {db} '*.png'",
+             [f"{MDQ} --daemon{hidden} --count \"kMDItemFSName LIKE '*.png'\"", f"plocate -c -d {db} '*.png'",
               f"sh -c 'watchman -j < {queries['png']} > /dev/null'"]),
             ("`mdq --count --name report`",
-             [f"{MDQ} --daemon --count --name report", f"plocate -c -i -d {db} report",
+             [f"{MDQ} --daemon{hidden} --count --name report", f"plocate -c -i -d {db} report",
               f"sh -c 'watchman -j < {queries['report']} > /dev/null'"]),
         ]
         say("")
@@ -134,8 +137,8 @@ def main():
 
         # Printing the png paths: through the daemon, and from an index in process.
         # hyperfine sends the output to /dev/null, as mdq-gather --print does.
-        (printed,) = hyperfine([f"{MDQ} --daemon \"kMDItemFSName LIKE '*.png'\""], a.runs, env)
-        out = run(f"{GATHER} {corpus} --print \"kMDItemFSName LIKE '*.png'\"")
+        (printed,) = hyperfine([f"{MDQ} --daemon{hidden} \"kMDItemFSName LIKE '*.png'\""], a.runs, env)
+        out = run(f"{GATHER} {corpus}{hidden} --print \"kMDItemFSName LIKE '*.png'\"")
         in_process = float(re.search(r"print median ([\d.]+) ms\s+paths (\d+)", out).group(1)) / 1000
         count = int(re.search(r"paths (\d+)", out).group(1))
         say("")
@@ -151,7 +154,7 @@ def main():
             name = f"fresh-{os.getpid()}-{i}.txt"
             open(os.path.join(fresh_dir, name), "w").close()
             time.sleep(0.020)
-            if run(f"{MDQ} --daemon --count \"kMDItemFSName == '{name}'\"", env=env).strip() == "1":
+            if run(f"{MDQ} --daemon{hidden} --count \"kMDItemFSName == '{name}'\"", env=env).strip() == "1":
                 found += 1
         shutil.rmtree(fresh_dir)
         say(f"freshness: {found} of 20 files created were in the answer of a query made 20 ms later")
