@@ -34,7 +34,7 @@ struct DaemonAnswer {
             return false
         }
         let requests = scope.isDefault ? nil : scope.daemonRequests
-        if !scope.isDefault && requests == nil {
+        if scope.daemonRules == nil {
             if required {
                 throw MetadataError.daemon(
                     "--exclude globs cannot be answered by the daemon; give exact folder names")
@@ -50,7 +50,9 @@ struct DaemonAnswer {
                 : output.needsItems || output.json ? .entries : .paths
         let limit = output.sort.isEmpty && output.kinds == nil ? output.limit : nil
         let asked = Result { () throws(MetadataError) -> DaemonClient.Answer in
-            try client.query(Array(predicate.predicateFormat.utf8), scopes: requests, output: mode, limit: limit)
+            try client.query(
+                Array(predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules, output: mode,
+                limit: limit)
         }
         let answer: DaemonClient.Answer
         switch asked {

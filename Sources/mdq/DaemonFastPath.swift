@@ -1,8 +1,8 @@
 import MetadataIndex
 
 /// The searches a shell runs most, answered by the index daemon without
-/// ArgumentParser: `mdq [--daemon] [--count] [-0] (QUERY | --name TEXT)`
-/// with no folder and no other option.
+/// ArgumentParser: `mdq [--daemon] [--hidden] [--count] [-0] (QUERY |
+/// --name TEXT)` with no folder and no other option.
 ///
 /// ArgumentParser builds its command tree by reflection; in a statically
 /// linked mdq that is about half of a run's start-up (4 ms of first
@@ -17,6 +17,7 @@ enum DaemonFastPath {
     static func run(_ arguments: [String]) {
         var count = false
         var nullTerminated = false
+        var hidden = false
         var name: String?
         var query: String?
         var rest = arguments[...]
@@ -24,6 +25,7 @@ enum DaemonFastPath {
             switch argument {
             case "--count": count = true
             case "-0": nullTerminated = true
+            case "--hidden": hidden = true
             case "--daemon": break  // the daemon answers here, or the full command line does
             case "--name":
                 guard name == nil, let value = rest.popFirst() else { return }
@@ -48,7 +50,11 @@ enum DaemonFastPath {
         }
         guard let client = try? DaemonClient.connect() else { return }
         let mode: OneShotOutput = count ? .count : .paths
-        guard let answer = try? client.query(Array(predicate.predicateFormat.utf8), scopes: nil, output: mode) else {
+        guard
+            let answer = try? client.query(
+                Array(predicate.predicateFormat.utf8), scopes: nil, rules: ScopeRules(includeHidden: hidden),
+                output: mode)
+        else {
             // Not indexed, or gone: the full command line crawls (or, with
             // --daemon, says why).
             return

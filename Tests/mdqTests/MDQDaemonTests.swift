@@ -134,6 +134,35 @@ struct MDQDaemonTests {
         #expect(status.status == 0 && status.stdoutText.contains(tree), "\(status.stdoutText)")
     }
 
+    /// Without a scope, mdq searches everything the daemon indexes, but
+    /// under the query's own rules: hidden entries only with `--hidden`,
+    /// its `--exclude` names left out, whatever rules the index was made
+    /// with. Through the quick path (`--count`, plain paths) and the full
+    /// command line alike.
+    @Test func aSearchWithoutAScopeKeepsItsOwnRules() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let daemon = try Daemon(temp)
+        let added = try daemon.mdq(["index", "add", "--hidden", tree])
+        #expect(added.status == 0, "\(added.stderrText)")
+        for rules in [[], ["--hidden"], ["--exclude", "node_modules"], ["--hidden", "--exclude", "pkg"]] {
+            for form in [["*.png"], ["--count", "*.png"], ["--name", "report"], ["--json", "*.png"]] {
+                let crawled = try daemon.mdq(["--no-daemon"] + rules + form + [tree])
+                let answered = try daemon.mdq(["--daemon"] + rules + form)
+                #expect(crawled.status == 0 && answered.status == 0, "\(rules) \(form): \(answered.stderrText)")
+                #expect(lines(answered) == lines(crawled), "\(rules) \(form)")
+            }
+        }
+        let hidden = try daemon.mdq(["--daemon", "*.png"])
+        #expect(!hidden.stdoutText.contains("secret.png"), "a hidden file without --hidden")
+        // A live query without a scope keeps its rules too.
+        let live = try LiveProcess(
+            MDQCommandTests.binary, ["--live", "--count", "--daemon", "*.png"], environment: daemon.environment)
+        let expected = try daemon.mdq(["--no-daemon", "--count", "*.png", tree]).stdoutText
+        #expect(live.waitForLine { $0 + "\n" == expected }, "\(live.lines) \(live.errorText)")
+        _ = live.interrupt()
+    }
+
     @Test func withoutADaemonMdqCrawlsOrSaysWhy() throws {
         let temp = try TemporaryDirectory()
         let tree = try Self.tree(temp)

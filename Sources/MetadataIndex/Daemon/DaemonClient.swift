@@ -146,12 +146,16 @@ package final class DaemonClient {
     ///
     /// - Parameters:
     ///   - scopes: nil for everything the daemon indexes.
+    ///   - rules: with `scopes` nil, the query's own rules (hidden items,
+    ///     excluded names) applied to what the daemon indexes; nil to take
+    ///     the indexed scopes as they are.
     ///   - syntax: `predicate` (NSPredicate format) or `spotlight`.
     /// - Throws: `MetadataError`: `.querySyntax` for a malformed query;
     ///   `.daemon` when the daemon does not cover a scope (the message
     ///   starts with `notCoveredPrefix`) or cannot answer.
     package func query(
-        _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, output: OneShotOutput, limit: Int? = nil
+        _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, rules: ScopeRules? = nil,
+        output: OneShotOutput, limit: Int? = nil
     ) throws(MetadataError) -> Answer {
         var fields = JSONWriter(capacity: 512)
         fields.key("predicate")
@@ -175,6 +179,10 @@ package final class DaemonClient {
                 DaemonProtocol.write(scope, to: &fields)
             }
             fields.raw("]")
+        } else if let rules {
+            fields.raw(",\"rules\":{")
+            DaemonProtocol.writeRules(rules, to: &fields)
+            fields.raw("}")
         }
         _ = try send("query", fields.bytes)
         var answer = Answer(count: 0, stale: false)

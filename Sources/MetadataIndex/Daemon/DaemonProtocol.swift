@@ -23,19 +23,7 @@ enum DaemonProtocol {
         out.raw("{")
         out.bytesField("path", scope.path.bytes)
         out.raw(",")
-        out.key("hidden")
-        out.bool(scope.rules.includeHidden)
-        out.raw(",")
-        out.key("exclude")
-        writeNames(scope.rules.excludedFolderNames, to: &out)
-        out.raw(",")
-        out.key("excludeChildren")
-        writeNames(scope.rules.excludedRootChildNames, to: &out)
-        if scope.rules.stayOnFileSystem {
-            out.raw(",")
-            out.key("xdev")
-            out.bool(true)
-        }
+        writeRules(scope.rules, to: &out)
         out.raw("}")
     }
 
@@ -55,6 +43,12 @@ enum DaemonProtocol {
         guard let path = value.bytesField("path"), path.first == 0x2F, !path.contains(0) else {
             throw ProtocolError(code: "bad-request", message: "a scope needs an absolute \"path\"")
         }
+        return ScopeRequest(path: FilePath.fromBytes(path).lexicallyNormalized(), rules: try rules(value))
+    }
+
+    /// The rules of a scope object (`hidden`, `exclude`, `excludeChildren`,
+    /// `xdev`), or of a request's `rules` object.
+    static func rules(_ value: JSONValue) throws(ProtocolError) -> ScopeRules {
         func names(_ key: String) throws(ProtocolError) -> Set<[UInt8]> {
             guard let list = value[key] else { return [] }
             guard let items = list.array else {
@@ -69,11 +63,26 @@ enum DaemonProtocol {
             }
             return result
         }
-        return ScopeRequest(
-            path: FilePath.fromBytes(path).lexicallyNormalized(),
-            rules: ScopeRules(
-                includeHidden: value["hidden"]?.bool ?? false, excludedFolderNames: try names("exclude"),
-                excludedRootChildNames: try names("excludeChildren"), stayOnFileSystem: value["xdev"]?.bool ?? false))
+        return ScopeRules(
+            includeHidden: value["hidden"]?.bool ?? false, excludedFolderNames: try names("exclude"),
+            excludedRootChildNames: try names("excludeChildren"), stayOnFileSystem: value["xdev"]?.bool ?? false)
+    }
+
+    /// Writes `rules` as the fields of a scope object (without its path).
+    static func writeRules(_ rules: ScopeRules, to out: inout JSONWriter) {
+        out.key("hidden")
+        out.bool(rules.includeHidden)
+        out.raw(",")
+        out.key("exclude")
+        writeNames(rules.excludedFolderNames, to: &out)
+        out.raw(",")
+        out.key("excludeChildren")
+        writeNames(rules.excludedRootChildNames, to: &out)
+        if rules.stayOnFileSystem {
+            out.raw(",")
+            out.key("xdev")
+            out.bool(true)
+        }
     }
 
     // MARK: Items

@@ -170,6 +170,11 @@ final class DaemonSession: Sendable {
             if scopes.isEmpty {
                 throw ProtocolError(code: "not-covered", message: "the daemon indexes nothing yet")
             }
+            // Everything indexed, under the query's own rules when it gives them.
+            if let rules = request["rules"] {
+                let query = try DaemonProtocol.rules(rules)
+                for i in scopes.indices { scopes[i].rules = scopes[i].rules.narrowed(by: query) }
+            }
         }
         return (predicate, scopes)
     }

@@ -1,4 +1,4 @@
-package import SystemPackage
+import SystemPackage
 
 /// What a one-shot query over the live index returns.
 package enum OneShotOutput: Sendable {

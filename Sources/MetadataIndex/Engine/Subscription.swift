@@ -1,4 +1,4 @@
-public import SystemPackage
+package import SystemPackage
 
 /// What the engine knows of one matching entry at the moment it reported
 /// it: enough to build an item without touching the index again.

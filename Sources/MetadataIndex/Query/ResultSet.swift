@@ -1,4 +1,4 @@
-public import SystemPackage
+import SystemPackage
 
 /// The results of a live query as its client sees them, and the changes
 /// not yet delivered: pure bookkeeping, no I/O and no lock (the query

@@ -90,6 +90,18 @@ public struct ScopeRules: Sendable, Hashable {
         union(other) == self
     }
 
+    /// These rules (an indexed scope's) under a query's own, for a query
+    /// that names no scope and searches what is indexed: the query's
+    /// choice of hidden items, its excluded names added, its filesystem
+    /// boundary added; the scope's own root exclusions kept.
+    package func narrowed(by query: ScopeRules) -> ScopeRules {
+        ScopeRules(
+            includeHidden: query.includeHidden,
+            excludedFolderNames: excludedFolderNames.union(query.excludedFolderNames),
+            excludedRootChildNames: excludedRootChildNames,
+            stayOnFileSystem: stayOnFileSystem || query.stayOnFileSystem)
+    }
+
     /// The rules for a folder inside the scope folder: the scope folder's
     /// own exclusions no longer apply.
     var belowRoot: ScopeRules {

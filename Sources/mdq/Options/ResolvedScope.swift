@@ -25,14 +25,23 @@ struct ResolvedScope {
     /// The scopes as the index daemon takes them (folder and rules); nil
     /// when a rule cannot be said to it (an `--exclude` glob).
     var daemonRequests: [ScopeRequest]? {
-        guard excludesOnlyExactNames else { return nil }
+        guard let rules = daemonRules else { return nil }
         return roots.map { root in
-            ScopeRequest(
-                path: root.path,
-                rules: ScopeRules(
-                    includeHidden: crawlOptions.includeHidden, excludedFolderNames: Set(excludedFolders),
-                    excludedRootChildNames: root.excludedChildNames, stayOnFileSystem: crawlOptions.stayOnFileSystem))
+            var rules = rules
+            rules.excludedRootChildNames = root.excludedChildNames
+            return ScopeRequest(path: root.path, rules: rules)
         }
+    }
+
+    /// The rules the options give (hidden items, excluded names, the
+    /// filesystem boundary), as the index daemon takes them: applied to
+    /// everything it indexes when no scope is named. Nil when a rule
+    /// cannot be said to it (an `--exclude` glob).
+    var daemonRules: ScopeRules? {
+        guard excludesOnlyExactNames else { return nil }
+        return ScopeRules(
+            includeHidden: crawlOptions.includeHidden, excludedFolderNames: Set(excludedFolders),
+            stayOnFileSystem: crawlOptions.stayOnFileSystem)
     }
 
     /// The scopes searched when the command names none: the current

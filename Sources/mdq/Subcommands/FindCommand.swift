@@ -103,7 +103,10 @@ struct FindCommand: ParsableCommand {
             do {
                 let indexed = try DaemonClient.connect().indexedScopes().map(\.scope)
                 source = .daemon(.standard)
-                if scope.isDefault && !indexed.isEmpty { requests = indexed }
+                if scope.isDefault && !indexed.isEmpty, let rules = scope.daemonRules {
+                    // Everything indexed, under this query's own rules.
+                    requests = indexed.map { ScopeRequest(path: $0.path, rules: $0.rules.narrowed(by: rules)) }
+                }
             } catch {
                 if scope.daemon == .daemon { throw error }
             }
