@@ -49,10 +49,12 @@ extension MetadataQuery {
         if let engine, let subscription { engine.unsubscribe(subscription) }
     }
 
-    /// The engine's scope requests for the configured scopes, and errors for
-    /// scopes that cannot be made (ubiquitous scopes without a container).
-    func scopeRequests(_ configuration: Configuration) -> ([ScopeRequest], [MetadataError]) {
-        if let exact = configuration.scopeRequests { return (exact, []) }
+    /// The engine's scope requests for the configured scopes, errors for
+    /// scopes that cannot be made (ubiquitous scopes without a container),
+    /// and the container the query uses: the one set, else for ubiquitous
+    /// scopes the default container (`UbiquityContainer.defaultContainer()`).
+    func scopeRequests(_ configuration: Configuration) -> ([ScopeRequest], [MetadataError], UbiquityContainer?) {
+        if let exact = configuration.scopeRequests { return (exact, [], configuration.container) }
         func rules(hidden: Bool, rootChildren: Set<[UInt8]> = []) -> ScopeRules {
             ScopeRules(
                 includeHidden: hidden, excludedFolderNames: configuration.excludedFolderNames,
@@ -63,6 +65,7 @@ extension MetadataQuery {
         var requests: [ScopeRequest] = []
         var errors: [MetadataError] = []
         var ubiquitous: Set<SearchScope> = []
+        var container = configuration.container
         for scope in configuration.scopes {
             if let directory = scope.directory {
                 requests.append(ScopeRequest(path: directory, rules: rules(hidden: localHidden)))
@@ -74,21 +77,21 @@ extension MetadataQuery {
             }
         }
         if !ubiquitous.isEmpty {
-            if let container = configuration.container {
-                for root in container.crawlRoots(for: ubiquitous) {
+            do throws(MetadataError) {
+                if container == nil { container = try UbiquityContainer.defaultContainer() }
+                let resolved = container!
+                for root in resolved.crawlRoots(for: ubiquitous) {
                     requests.append(
                         ScopeRequest(
                             path: root.path,
                             rules: rules(hidden: ubiquitousHidden, rootChildren: root.excludedChildNames)
                         ))
                 }
-            } else {
-                errors.append(
-                    MetadataError(
-                        code: .containerNotFound, message: "the ubiquitous scopes need a container (set `container`)"))
+            } catch {
+                errors.append(error)
             }
         }
-        return (requests, errors)
+        return (requests, errors, container)
     }
 
     /// Subscribes to the engine (crawling what is not live yet) on the
@@ -103,10 +106,8 @@ extension MetadataQuery {
             post(.didFinishGathering(resultCount: 0), generation: generation, synchronously: false, finishing: true)
             return
         }
-        let (requests, errors) = scopeRequests(configuration)
-        let factory = ItemFactory(
-            container: configuration.container,
-            externalFolders: configuration.container?.externalDocumentFolders ?? [])
+        let (requests, errors, container) = scopeRequests(configuration)
+        let factory = ItemFactory(container: container, externalFolders: container?.externalDocumentFolders ?? [])
         let current = state.withLock { s -> Bool in
             guard s.generation == generation else { return false }
             s.results = ResultSet(factory: factory, descriptors: configuration.sortDescriptors)
@@ -116,7 +117,7 @@ extension MetadataQuery {
         }
         guard current else { return }
         let (subscription, scopeErrors) = engine.subscribe(
-            scopes: requests, predicate: configuration.predicate!, container: configuration.container,
+            scopes: requests, predicate: configuration.predicate!, container: container,
             capacity: 1 << 20,
             progress: { [weak self] count in self?.progress(count, generation: generation) },
             wake: { [weak self] in

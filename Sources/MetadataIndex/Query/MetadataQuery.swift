@@ -112,7 +112,7 @@ public final class MetadataQuery: Sendable {
 
     /// Where to look. Changing it on a running query restarts it.
     ///
-    /// Ubiquitous scopes (which need `container`) and local ones (folders,
+    /// Ubiquitous scopes (of `container`) and local ones (folders,
     /// the home folder) may be mixed: Apple documents no rule against it and
     /// a sync tool often wants its container and a local folder in one
     /// query. Every file is reported once, whichever scopes cover it, and
@@ -123,7 +123,11 @@ public final class MetadataQuery: Sendable {
         set { reconfigure { $0.scopes = newValue } }
     }
 
-    /// The container the ubiquitous scopes refer to.
+    /// The container the ubiquitous scopes refer to; nil (the default)
+    /// means the default container (`UbiquityContainer.defaultContainer()`,
+    /// looked up at each start), as a nil identifier does for Apple's
+    /// `URLForUbiquityContainerIdentifier:`. When there is none, `errors`
+    /// says why. Changing it on a running query restarts it.
     public var container: UbiquityContainer? {
         get { state.withLock { $0.configuration.container } }
         set { reconfigure { $0.container = newValue } }
