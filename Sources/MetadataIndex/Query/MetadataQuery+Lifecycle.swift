@@ -4,6 +4,13 @@ import SystemPackage
 extension MetadataQuery {
     /// Starts gathering.
     ///
+    /// Did start gathering is posted before this returns, on
+    /// `operationQueue` when one is set (waiting for it). One exception:
+    /// called on the main queue outside an operation with the main queue as
+    /// `operationQueue` (main-actor code in a program that called
+    /// `dispatchMain()`), it is posted first thing after the caller's work
+    /// returns, as waiting for the queue the caller holds would never end.
+    ///
     /// - Returns: false when there is no predicate or the query is already
     ///   running; otherwise true, after posting did start gathering.
     @discardableResult
@@ -292,7 +299,18 @@ extension MetadataQuery {
         let queue = state.withLock { $0.configuration.operationQueue?.queue }
         if synchronously {
             if let queue, OperationQueue.current !== queue {
-                queue.addOperations([BlockOperation(block: work)], waitUntilFinished: true)
+                if queue === OperationQueue.main && MainQueue.isCurrent {
+                    // The caller holds the main queue outside an operation
+                    // (main-actor code after `dispatchMain()`): waiting for
+                    // it would never end, and posting here would too for
+                    // observers registered with the main queue (Foundation
+                    // waits for that queue to run them). First in line
+                    // instead: it runs when the caller's work returns,
+                    // before any later notification.
+                    queue.addOperation(work)
+                } else {
+                    queue.addOperations([BlockOperation(block: work)], waitUntilFinished: true)
+                }
             } else {
                 work()
             }
