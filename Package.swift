@@ -17,6 +17,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "MetadataIndex", targets: ["MetadataIndex"]),
+        // Apple's names (NSMetadataQuery, NSMetadataItem, the key and scope
+        // constants, NSPredicate(format:)), over MetadataIndex, for code
+        // written for Apple platforms.
+        .library(name: "MetadataCompat", targets: ["MetadataCompat"]),
         .executable(name: "mdq", targets: ["mdq"]),
     ],
     dependencies: [
@@ -38,6 +42,11 @@ let package = Package(
                 "CLinuxSyscalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "MetadataCompat",
+            dependencies: ["MetadataIndex", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

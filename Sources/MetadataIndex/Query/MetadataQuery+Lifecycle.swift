@@ -276,12 +276,12 @@ extension MetadataQuery {
                         name = .metadataQueryDidReportProblem
                         userInfo = [Self.problemKey: error]
                     }
-                    NotificationCenter.default.post(name: name, object: self, userInfo: userInfo)
+                    notificationCenter.post(name: name, object: self, userInfo: userInfo)
                     for stream in streams { stream.yield(event) }
                     handler?(event)
                 }
                 for update in updates {
-                    NotificationCenter.default.post(
+                    notificationCenter.post(
                         name: .metadataQueryDidUpdate, object: self,
                         userInfo: [
                             Self.addedItemsKey: update.added, Self.changedItemsKey: update.changed,

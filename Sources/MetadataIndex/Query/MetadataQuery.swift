@@ -241,6 +241,11 @@ public final class MetadataQuery: Sendable {
     let deliveryQueue = DispatchQueue(label: "mdq.query.delivery")
     let gate = PostingGate()
     let engineProvider: @Sendable () throws(MetadataError) -> any QuerySource
+    /// Where the notifications are posted: `NotificationCenter.default`, or
+    /// a private center for a wrapper that posts them again under its own
+    /// object (MetadataCompat's `NSMetadataQuery`), so observers of the
+    /// default center see each notification once.
+    package let notificationCenter: NotificationCenter
 
     /// A query on the process's shared engine.
     public convenience init() {
@@ -266,8 +271,20 @@ public final class MetadataQuery: Sendable {
         }
     }
 
-    init(engineProvider: @escaping @Sendable () throws(MetadataError) -> any QuerySource) {
+    init(
+        engineProvider: @escaping @Sendable () throws(MetadataError) -> any QuerySource,
+        notificationCenter: NotificationCenter = .default
+    ) {
         self.engineProvider = engineProvider
+        self.notificationCenter = notificationCenter
+    }
+
+    /// A query on this process's engine that posts its notifications to
+    /// `notificationCenter` instead of the default center.
+    package convenience init(notificationCenter: NotificationCenter) {
+        self.init(
+            engineProvider: { () throws(MetadataError) in try LiveEngine.shared() },
+            notificationCenter: notificationCenter)
     }
 
     deinit {
