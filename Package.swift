@@ -88,6 +88,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "MetadataCompatTests",
+            dependencies: [
+                "MetadataCompat",
+                "MetadataIndex",
+                "TestSupport",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "mdqTests",
             dependencies: [
                 "mdq",
