@@ -71,6 +71,9 @@ let package = Package(
         .executableTarget(
             name: "snippet-live-query", dependencies: ["MetadataIndex"], path: "Examples/Snippets/LiveQuery",
             swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "snippet-apple-compat", dependencies: ["MetadataCompat"], path: "Examples/Snippets/AppleCompat",
+            swiftSettings: swiftSettings),
         // Temporary folders and process runs, shared by both test targets.
         .target(
             name: "TestSupport",
