@@ -17,6 +17,10 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "MetadataIndex", targets: ["MetadataIndex"]),
+        // Apple's names (NSMetadataQuery, NSMetadataItem, the key and scope
+        // constants, NSPredicate(format:)), over MetadataIndex, for code
+        // written for Apple platforms.
+        .library(name: "MetadataCompat", targets: ["MetadataCompat"]),
         .executable(name: "mdq", targets: ["mdq"]),
     ],
     dependencies: [
@@ -38,6 +42,11 @@ let package = Package(
                 "CLinuxSyscalls",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "MetadataCompat",
+            dependencies: ["MetadataIndex", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
@@ -62,6 +71,9 @@ let package = Package(
         .executableTarget(
             name: "snippet-live-query", dependencies: ["MetadataIndex"], path: "Examples/Snippets/LiveQuery",
             swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "snippet-apple-compat", dependencies: ["MetadataCompat"], path: "Examples/Snippets/AppleCompat",
+            swiftSettings: swiftSettings),
         // Temporary folders and process runs, shared by both test targets.
         .target(
             name: "TestSupport",
@@ -72,6 +84,16 @@ let package = Package(
         .testTarget(
             name: "MetadataIndexTests",
             dependencies: [
+                "MetadataIndex",
+                "TestSupport",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MetadataCompatTests",
+            dependencies: [
+                "MetadataCompat",
                 "MetadataIndex",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),

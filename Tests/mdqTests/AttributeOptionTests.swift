@@ -72,6 +72,11 @@ struct AttributeOptionTests {
         try temp.file("Elsewhere/out.txt")
         let container = temp.path.appending("C").string
         let elsewhere = temp.path.appending("Elsewhere").string
+        // The registry lives in the state folder, never in the container.
+        let environment = ["MDQ_STATE_DIR": temp.path.appending("state").string]
+        func mdq(_ arguments: [String]) throws -> Shell.Output {
+            try Shell.run(MDQCommandTests.binary, arguments, environment: environment)
+        }
         #expect(try mdq(["--container", container, "--register-external", elsewhere]).status == 0)
         #expect(try mdq(["--container", container, "--list-external"]).stdoutText == elsewhere + "\n")
         let external = try mdq(["--container", container, "--scope", "external", "TRUEPREDICATE"])
@@ -84,6 +89,7 @@ struct AttributeOptionTests {
         let inside = try mdq(["--container", container, "--register-external", container + "/Documents"])
         #expect(inside.status == 2)
         #expect(inside.stderrText.contains("outside the container"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: container) == ["Documents"])
         #expect(try mdq(["--container", container, "--unregister-external", elsewhere]).status == 0)
         #expect(try mdq(["--container", container, "--list-external"]).stdoutText == "")
     }

@@ -94,6 +94,36 @@ struct MDQCommandTests {
         #expect(missing.stderrText.split(separator: "\n").count == 1)
     }
 
+    /// Apple's dotted spelling names the same container; `--scope` without
+    /// `--container` searches the default one; hidden files stay out unless
+    /// `--hidden`, as everywhere on the command line.
+    @Test func containerByDottedIdentifierAndTheDefaultContainer() throws {
+        let temp = try TemporaryDirectory()
+        try temp.file("iCloud~com~example~app/Documents/a.txt")
+        try temp.file("iCloud~com~example~app/Documents/.marker")
+        let environment = ["MDQ_CONTAINERS": temp.path.string, "MDQ_DEFAULT_CONTAINER": ""]
+        let expected: Set = ["\(temp.path.string)/iCloud~com~example~app/Documents/a.txt"]
+        let dotted = try mdq(
+            ["--no-daemon", "--container", "iCloud.com.example.app", "--scope", "documents", "TRUEPREDICATE"],
+            environment: environment)
+        #expect(dotted.status == 0)
+        #expect(lines(dotted) == expected)
+        let byDefault = try mdq(["--no-daemon", "--scope", "documents", "TRUEPREDICATE"], environment: environment)
+        #expect(lines(byDefault) == expected)
+        let hidden = try mdq(
+            ["--no-daemon", "--scope", "documents", "--hidden", "kMDItemFSName BEGINSWITH '.'"],
+            environment: environment)
+        #expect(lines(hidden) == ["\(temp.path.string)/iCloud~com~example~app/Documents/.marker"])
+        try temp.folder("iCloud~com~example~other")
+        let ambiguous = try mdq(["--no-daemon", "--scope", "documents", "TRUEPREDICATE"], environment: environment)
+        #expect(ambiguous.status == 1)
+        #expect(ambiguous.stderrText.contains("MDQ_DEFAULT_CONTAINER"))
+        let named = try mdq(
+            ["--no-daemon", "--scope", "documents", "TRUEPREDICATE"],
+            environment: environment.merging(["MDQ_DEFAULT_CONTAINER": "iCloud.com.example.app"]) { $1 })
+        #expect(lines(named) == expected)
+    }
+
     @Test func jsonOutputCarriesAttributesAndEscapesEveryName() throws {
         let temp = try makeTree()
         let hostile = Array("evil\",\"kind\":\"folder".utf8) + [0x0A] + Array("x.txt".utf8)
@@ -137,8 +167,7 @@ struct MDQCommandTests {
     }
 
     @Test(arguments: [
-        ["--bogus", "TRUEPREDICATE"], [], ["--scope", "documents", "TRUEPREDICATE"],
-        ["--count", "--json", "TRUEPREDICATE"],
+        ["--bogus", "TRUEPREDICATE"], [], ["--count", "--json", "TRUEPREDICATE"],
         ["--scope", "everything", "--container", "/tmp", "TRUEPREDICATE"], ["--limit", "-1", "TRUEPREDICATE"],
         ["--live", "--limit", "1", "TRUEPREDICATE"], ["--type", "x", "TRUEPREDICATE"], ["-"],
     ])

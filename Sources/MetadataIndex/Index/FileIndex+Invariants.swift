@@ -45,11 +45,15 @@ extension FileIndex {
         precondition(b.nameLength >= 1, "entry \(id) has an empty name")
         let name = nameBytes(id)
         precondition(b.isASCIIName == NameBytes.isASCII(name), "entry \(id) has a stale ASCII flag")
-        precondition(lookup(name, in: parentColumn[id]) == id, "entry \(id) is not reachable by (parent, name)")
         let parent = parentColumn[id]
         if b.isRoot {
             precondition(parent == Self.none && rootPaths[id] != nil, "root \(id) is malformed")
+            // Roots are found by path, not by name: two scopes may end in
+            // the same name (two containers' `Documents`), so a lookup by
+            // (none, name) may find the other; each is still hashed.
+            precondition(isHashed(id), "root \(id) is missing from its hash chain")
         } else {
+            precondition(lookup(name, in: parent) == id, "entry \(id) is not reachable by (parent, name)")
             precondition(parent != Self.none && !bits(parent).isFree, "entry \(id) has a dead parent")
             let parentKind = bits(parent).kind
             precondition(parentKind == .folder, "entry \(id) has a \(parentKind) for a parent")

@@ -435,6 +435,13 @@ extension FileIndex {
         buckets[slot] = id
     }
 
+    /// Whether the entry is on the hash chain its (parent, name) leads to.
+    func isHashed(_ id: UInt32) -> Bool {
+        var current = buckets[bucket(of: id)]
+        while current != Self.none && current != id { current = hashNextColumn[current] }
+        return current == id
+    }
+
     func unlinkFromHash(_ id: UInt32) {
         let slot = bucket(of: id)
         var current = buckets[slot]

@@ -4,6 +4,13 @@ import SystemPackage
 extension MetadataQuery {
     /// Starts gathering.
     ///
+    /// Did start gathering is posted before this returns, on
+    /// `operationQueue` when one is set (waiting for it). One exception:
+    /// called on the main queue outside an operation with the main queue as
+    /// `operationQueue` (main-actor code in a program that called
+    /// `dispatchMain()`), it is posted first thing after the caller's work
+    /// returns, as waiting for the queue the caller holds would never end.
+    ///
     /// - Returns: false when there is no predicate or the query is already
     ///   running; otherwise true, after posting did start gathering.
     @discardableResult
@@ -49,10 +56,12 @@ extension MetadataQuery {
         if let engine, let subscription { engine.unsubscribe(subscription) }
     }
 
-    /// The engine's scope requests for the configured scopes, and errors for
-    /// scopes that cannot be made (ubiquitous scopes without a container).
-    func scopeRequests(_ configuration: Configuration) -> ([ScopeRequest], [MetadataError]) {
-        if let exact = configuration.scopeRequests { return (exact, []) }
+    /// The engine's scope requests for the configured scopes, errors for
+    /// scopes that cannot be made (ubiquitous scopes without a container),
+    /// and the container the query uses: the one set, else for ubiquitous
+    /// scopes the default container (`UbiquityContainer.defaultContainer()`).
+    func scopeRequests(_ configuration: Configuration) -> ([ScopeRequest], [MetadataError], UbiquityContainer?) {
+        if let exact = configuration.scopeRequests { return (exact, [], configuration.container) }
         func rules(hidden: Bool, rootChildren: Set<[UInt8]> = []) -> ScopeRules {
             ScopeRules(
                 includeHidden: hidden, excludedFolderNames: configuration.excludedFolderNames,
@@ -63,6 +72,7 @@ extension MetadataQuery {
         var requests: [ScopeRequest] = []
         var errors: [MetadataError] = []
         var ubiquitous: Set<SearchScope> = []
+        var container = configuration.container
         for scope in configuration.scopes {
             if let directory = scope.directory {
                 requests.append(ScopeRequest(path: directory, rules: rules(hidden: localHidden)))
@@ -74,21 +84,21 @@ extension MetadataQuery {
             }
         }
         if !ubiquitous.isEmpty {
-            if let container = configuration.container {
-                for root in container.crawlRoots(for: ubiquitous) {
+            do throws(MetadataError) {
+                if container == nil { container = try UbiquityContainer.defaultContainer() }
+                let resolved = container!
+                for root in resolved.crawlRoots(for: ubiquitous) {
                     requests.append(
                         ScopeRequest(
                             path: root.path,
                             rules: rules(hidden: ubiquitousHidden, rootChildren: root.excludedChildNames)
                         ))
                 }
-            } else {
-                errors.append(
-                    MetadataError(
-                        code: .containerNotFound, message: "the ubiquitous scopes need a container (set `container`)"))
+            } catch {
+                errors.append(error)
             }
         }
-        return (requests, errors)
+        return (requests, errors, container)
     }
 
     /// Subscribes to the engine (crawling what is not live yet) on the
@@ -103,10 +113,8 @@ extension MetadataQuery {
             post(.didFinishGathering(resultCount: 0), generation: generation, synchronously: false, finishing: true)
             return
         }
-        let (requests, errors) = scopeRequests(configuration)
-        let factory = ItemFactory(
-            container: configuration.container,
-            externalFolders: configuration.container?.externalDocumentFolders ?? [])
+        let (requests, errors, container) = scopeRequests(configuration)
+        let factory = ItemFactory(container: container, externalFolders: container?.externalDocumentFolders ?? [])
         let current = state.withLock { s -> Bool in
             guard s.generation == generation else { return false }
             s.results = ResultSet(factory: factory, descriptors: configuration.sortDescriptors)
@@ -116,7 +124,7 @@ extension MetadataQuery {
         }
         guard current else { return }
         let (subscription, scopeErrors) = engine.subscribe(
-            scopes: requests, predicate: configuration.predicate!, container: configuration.container,
+            scopes: requests, predicate: configuration.predicate!, container: container,
             capacity: 1 << 20,
             progress: { [weak self] count in self?.progress(count, generation: generation) },
             wake: { [weak self] in
@@ -268,12 +276,12 @@ extension MetadataQuery {
                         name = .metadataQueryDidReportProblem
                         userInfo = [Self.problemKey: error]
                     }
-                    NotificationCenter.default.post(name: name, object: self, userInfo: userInfo)
+                    notificationCenter.post(name: name, object: self, userInfo: userInfo)
                     for stream in streams { stream.yield(event) }
                     handler?(event)
                 }
                 for update in updates {
-                    NotificationCenter.default.post(
+                    notificationCenter.post(
                         name: .metadataQueryDidUpdate, object: self,
                         userInfo: [
                             Self.addedItemsKey: update.added, Self.changedItemsKey: update.changed,
@@ -291,7 +299,18 @@ extension MetadataQuery {
         let queue = state.withLock { $0.configuration.operationQueue?.queue }
         if synchronously {
             if let queue, OperationQueue.current !== queue {
-                queue.addOperations([BlockOperation(block: work)], waitUntilFinished: true)
+                if queue === OperationQueue.main && MainQueue.isCurrent {
+                    // The caller holds the main queue outside an operation
+                    // (main-actor code after `dispatchMain()`): waiting for
+                    // it would never end, and posting here would too for
+                    // observers registered with the main queue (Foundation
+                    // waits for that queue to run them). First in line
+                    // instead: it runs when the caller's work returns,
+                    // before any later notification.
+                    queue.addOperation(work)
+                } else {
+                    queue.addOperations([BlockOperation(block: work)], waitUntilFinished: true)
+                }
             } else {
                 work()
             }

@@ -112,7 +112,7 @@ public final class MetadataQuery: Sendable {
 
     /// Where to look. Changing it on a running query restarts it.
     ///
-    /// Ubiquitous scopes (which need `container`) and local ones (folders,
+    /// Ubiquitous scopes (of `container`) and local ones (folders,
     /// the home folder) may be mixed: Apple documents no rule against it and
     /// a sync tool often wants its container and a local folder in one
     /// query. Every file is reported once, whichever scopes cover it, and
@@ -123,7 +123,11 @@ public final class MetadataQuery: Sendable {
         set { reconfigure { $0.scopes = newValue } }
     }
 
-    /// The container the ubiquitous scopes refer to.
+    /// The container the ubiquitous scopes refer to; nil (the default)
+    /// means the default container (`UbiquityContainer.defaultContainer()`,
+    /// looked up at each start), as a nil identifier does for Apple's
+    /// `URLForUbiquityContainerIdentifier:`. When there is none, `errors`
+    /// says why. Changing it on a running query restarts it.
     public var container: UbiquityContainer? {
         get { state.withLock { $0.configuration.container } }
         set { reconfigure { $0.container = newValue } }
@@ -237,6 +241,11 @@ public final class MetadataQuery: Sendable {
     let deliveryQueue = DispatchQueue(label: "mdq.query.delivery")
     let gate = PostingGate()
     let engineProvider: @Sendable () throws(MetadataError) -> any QuerySource
+    /// Where the notifications are posted: `NotificationCenter.default`, or
+    /// a private center for a wrapper that posts them again under its own
+    /// object (MetadataCompat's `NSMetadataQuery`), so observers of the
+    /// default center see each notification once.
+    package let notificationCenter: NotificationCenter
 
     /// A query on the process's shared engine.
     public convenience init() {
@@ -262,8 +271,20 @@ public final class MetadataQuery: Sendable {
         }
     }
 
-    init(engineProvider: @escaping @Sendable () throws(MetadataError) -> any QuerySource) {
+    init(
+        engineProvider: @escaping @Sendable () throws(MetadataError) -> any QuerySource,
+        notificationCenter: NotificationCenter = .default
+    ) {
         self.engineProvider = engineProvider
+        self.notificationCenter = notificationCenter
+    }
+
+    /// A query on this process's engine that posts its notifications to
+    /// `notificationCenter` instead of the default center.
+    package convenience init(notificationCenter: NotificationCenter) {
+        self.init(
+            engineProvider: { () throws(MetadataError) in try LiveEngine.shared() },
+            notificationCenter: notificationCenter)
     }
 
     deinit {

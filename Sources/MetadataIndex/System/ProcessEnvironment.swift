@@ -21,8 +21,16 @@ package enum ProcessEnvironment {
         }
     }
 
-    /// An environment variable, if set and non-empty.
+    /// Values that stand in for environment variables in this process, by
+    /// name; an empty value counts as unset. For tests that need another
+    /// containers root or state folder while other threads run: changing
+    /// the real environment then is unsafe (glibc's `setenv` may free the
+    /// array a concurrent `getenv` is reading).
+    package static let overrides = Locked<[String: String]>([:])
+
+    /// An environment variable (or its override), if set and non-empty.
     package static func variable(_ name: String) -> String? {
+        if let value = overrides.withLock({ $0[name] }) { return value.isEmpty ? nil : value }
         guard let value = getenv(name) else { return nil }
         let string = String(cString: value)
         return string.isEmpty ? nil : string

@@ -15,15 +15,17 @@ struct ScopeOptions: ParsableArguments {
         name: .long,
         help: ArgumentHelp(
             "A ubiquity container: a folder path, or an identifier under $MDQ_CONTAINERS "
-                + "(default ~/.local/share/mdq/containers).", valueName: "PATH|ID"),
+                + "(default ~/.local/share/mdq/containers), as Apple writes it (iCloud.com.example.app) "
+                + "or as its folder is named (iCloud~com~example~app).", valueName: "PATH|ID"),
         completion: .directory)
     var container: String?
 
     @Option(
         name: .long,
         help: ArgumentHelp(
-            "Which part of the container (repeatable): documents (its Documents folder), data (the rest), "
-                + "external (its registered external document folders) or all.",
+            "Which part of the container (repeatable; without --container, the default container: "
+                + "$MDQ_DEFAULT_CONTAINER, else the only one under $MDQ_CONTAINERS): documents (its Documents "
+                + "folder), data (the rest), external (its registered external document folders) or all.",
             valueName: "documents|data|external|all"))
     var scope: [ContainerScope] = []
 
@@ -136,8 +138,9 @@ struct ScopeOptions: ParsableArguments {
     /// Reads the scope options once: `--onlyin` folders and `folders` (the
     /// positional DIRs), the container and its parts, or the default scopes.
     ///
-    /// - Throws: `ValidationError` for `--scope` without `--container`;
-    ///   `MetadataError` for a container that cannot be found.
+    /// - Throws: `MetadataError` for a container that cannot be found (for
+    ///   `--scope` without `--container`, when there is no default
+    ///   container).
     func resolve(folders: [String], raw: RawArguments) throws -> ResolvedScope {
         let cwd = ProcessEnvironment.currentDirectory
         let directories = (onlyIn + folders).map {
@@ -148,7 +151,7 @@ struct ScopeOptions: ParsableArguments {
             container = try UbiquityContainer(
                 pathOrIdentifier: FilePath.fromBytes(raw.bytes(for: value)), relativeTo: cwd)
         } else if !scope.isEmpty {
-            throw ValidationError("--scope needs --container")
+            container = try UbiquityContainer.defaultContainer()
         }
         var scopes = directories.map(SearchScope.directory)
         var roots = directories.map { CrawlRoot(path: $0) }

@@ -34,6 +34,23 @@ struct FileIndexTests {
         index._checkInvariants()
     }
 
+    /// Two scopes ending in the same name (two containers' `Documents`)
+    /// are two roots, each with its own children.
+    @Test func rootsMayShareTheirLastName() {
+        let index = FileIndex()
+        let a = index.addRoot(path: "/c/iCloud~a/Documents", metadata: folder)
+        let b = index.addRoot(path: "/c/iCloud~b/Documents", metadata: folder)
+        #expect(a != b)
+        let inA = index.insert(name: Array("x.txt".utf8), in: a, metadata: file())
+        let inB = index.insert(name: Array("x.txt".utf8), in: b, metadata: file())
+        #expect(inA != inB)
+        #expect(index.path(of: inB) == "/c/iCloud~b/Documents/x.txt")
+        index._checkInvariants()
+        index.remove(a)
+        #expect(index.path(of: inB) == "/c/iCloud~b/Documents/x.txt")
+        index._checkInvariants()
+    }
+
     @Test func insertIsIdempotentAndUpdatesMetadata() {
         let index = FileIndex()
         let root = index.addRoot(path: "/r", metadata: folder)

@@ -165,19 +165,24 @@ extension LiveSuites {
         }
 
         /// External document folders registered with a container persist in
-        /// it (another container value, as another process would make, sees
-        /// them) and are searched by the external documents scope.
+        /// the user's state folder (another container value, as another
+        /// process would make, sees them; nothing is written in the
+        /// container) and are searched by the external documents scope.
         @Test func externalDocumentsAreRegisteredAndSearched() throws {
             let temp = try TemporaryDirectory()
             try temp.file("C/Documents/in.txt")
             try temp.file("Elsewhere/out.txt")
-            let container = UbiquityContainer(path: temp.path.appending("C"))
+            let state = temp.path.appending("state")
+            let container = UbiquityContainer(path: temp.path.appending("C"), stateDirectory: state)
             try container.registerExternalDocuments(temp.path.appending("Elsewhere"))
             try container.registerExternalDocuments(temp.path.appending("Elsewhere"))
             #expect(
-                UbiquityContainer(path: temp.path.appending("C")).externalDocumentFolders == [
+                UbiquityContainer(path: temp.path.appending("C"), stateDirectory: state).externalDocumentFolders == [
                     temp.path.appending("Elsewhere")
                 ])
+            #expect(container.externalDocumentsRegistry.starts(with: state))
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: temp.path.appending("C").string) == ["Documents"])
             #expect(throws: MetadataError.self) {
                 try container.registerExternalDocuments(temp.path.appending("C/Documents"))
             }
