@@ -5,6 +5,6 @@ extension MetadataError {
     /// `NSSortDescriptor` given to one, that mdq cannot carry out
     /// (`.invalidArgument`; `message` says what and what to use instead).
     static func unsupported(_ message: String) -> MetadataError {
-        MetadataError(code: .invalidArgument, message: message)
+        .invalidArgument(message)
     }
 }

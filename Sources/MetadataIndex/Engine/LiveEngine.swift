@@ -80,8 +80,7 @@ package final class LiveEngine: Sendable {
         }
         if started == nil {
             watcher.unregister(owner)
-            throw MetadataError(
-                code: .watcherUnavailable, message: "cannot start the engine's thread (the thread limit)")
+            throw MetadataError.watcherUnavailable("cannot start the engine's thread (the thread limit)")
         }
     }
 

@@ -382,9 +382,8 @@ extension EngineProblem {
         switch self {
         case .watchLimit(let unwatched, let example, let limit):
             let needed = watching + unwatched
-            return MetadataError(
-                code: .watcherUnavailable,
-                message: "results are incomplete: \(unwatched) folders are not watched "
+            return .watcherUnavailable(
+                "results are incomplete: \(unwatched) folders are not watched "
                     + "(inotify watch limit \(limit) in /proc/sys/fs/inotify/max_user_watches; "
                     + "these scopes need about \(needed)); raise it, e.g. "
                     + "sudo sysctl fs.inotify.max_user_watches=\(max(needed * 2, 524_288)), and restart the query",
@@ -395,17 +394,14 @@ extension EngineProblem {
                 message: "cannot read folder (what is inside it is missing from the results until it can be read)",
                 path: path, underlying: error)
         case .unwatchableFolder(let path, let error):
-            return MetadataError(
-                code: .watcherUnavailable, message: "cannot watch folder (changes inside it are not seen)",
-                path: path, underlying: error)
+            return .watcherUnavailable(
+                "cannot watch folder (changes inside it are not seen)", path: path, underlying: error)
         case .missingScope(let path):
             return MetadataError(
                 code: .scopeNotFound, message: "scope folder is gone (its results return when it does)", path: path)
         case .daemonUnreachable(let path):
-            return MetadataError(
-                code: .daemon,
-                message: "the index daemon is not reachable; results are not live until it is (reconnecting)",
-                path: path)
+            return .daemon(
+                "the index daemon is not reachable; results are not live until it is (reconnecting)", path: path)
         }
     }
 
