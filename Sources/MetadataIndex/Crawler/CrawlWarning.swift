@@ -12,16 +12,21 @@ public struct CrawlWarning: Sendable, Hashable, CustomStringConvertible {
         case vanished = "vanished during the crawl:"
     }
 
+    /// What failed.
     public var operation: Operation
+    /// The folder or entry it failed on.
     public var path: FilePath
+    /// Why, as the system said.
     public var error: Errno
 
+    /// A warning that `operation` on `path` failed with `error`.
     public init(operation: Operation, path: FilePath, error: Errno) {
         self.operation = operation
         self.path = path
         self.error = error
     }
 
+    /// One line for people: what, where, why.
     public var description: String {
         "\(operation.rawValue) \(path.string): \(error.description)"
     }

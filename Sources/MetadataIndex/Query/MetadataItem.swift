@@ -20,7 +20,9 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
     public var id: UInt64 { serial }
     /// The absolute path as raw bytes (not necessarily UTF-8).
     public let pathBytes: [UInt8]
+    /// File, folder, symbolic link or other.
     public let kind: EntryKind
+    /// Size, dates and inode as last read from the disk.
     public let metadata: EntryMetadata
     /// Set for items inside the query's ubiquity container.
     public let ubiquity: Ubiquity?
@@ -37,6 +39,8 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
         /// The item lies in a registered external documents folder.
         public var isExternalDocument: Bool
 
+        /// Where an item sits: in the container named `containerDisplayName`,
+        /// or in one of its registered external documents folders.
         public init(containerDisplayName: String, isExternalDocument: Bool = false) {
             self.containerDisplayName = containerDisplayName
             self.isExternalDocument = isExternalDocument
@@ -105,6 +109,7 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
     public var contentTypeTree: [String] { ContentType.tree(forName: nameBytes, kind: kind) }
 
     /// The attribute keys this item has values for, in a stable order.
+    /// The keys this item has a value for (`NSMetadataItem.attributes`).
     public var attributes: [String] {
         MetadataAttribute.all.filter { value(of: $0) != nil }.map(\.rawValue)
     }
@@ -113,21 +118,36 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
     /// attribute table's order).
     public static let knownKeys = MetadataAttribute.all.map(\.rawValue)
 
+    // The ubiquitous item keys, by their `NSMetadata...Key` names: see
+    // `MetadataAttribute` for the value each carries.
+
+    /// Whether the item is in the query's ubiquity container.
     public static let isUbiquitousKey = MetadataAttribute.isUbiquitous.rawValue
+    /// Whether a conflict copy of the item sits beside it.
     public static let hasUnresolvedConflictsKey = MetadataAttribute.hasUnresolvedConflicts.rawValue
     /// mdq's own key: for a conflict copy, the path of the item it conflicts with.
     public static let conflictOriginalPathKey = MetadataAttribute.conflictOriginalPath.rawValue
+    /// The name of the container the item is in.
     public static let containerDisplayNameKey = MetadataAttribute.containerDisplayName.rawValue
+    /// Always `downloadingStatusCurrent`: every file is local.
     public static let downloadingStatusKey = MetadataAttribute.downloadingStatus.rawValue
     /// The downloading status of a file that is fully present locally.
     public static let downloadingStatusCurrent = "NSMetadataUbiquitousItemDownloadingStatusCurrent"
+    /// Always false: nothing is downloaded.
     public static let isDownloadingKey = MetadataAttribute.isDownloading.rawValue
+    /// Always false: nothing is downloaded.
     public static let downloadRequestedKey = MetadataAttribute.downloadRequested.rawValue
+    /// Always 100: every file is local.
     public static let percentDownloadedKey = MetadataAttribute.percentDownloaded.rawValue
+    /// Always true: nothing waits to be uploaded.
     public static let isUploadedKey = MetadataAttribute.isUploaded.rawValue
+    /// Always false: nothing is uploaded.
     public static let isUploadingKey = MetadataAttribute.isUploading.rawValue
+    /// Always 100: nothing waits to be uploaded.
     public static let percentUploadedKey = MetadataAttribute.percentUploaded.rawValue
+    /// Whether the item is in a registered external documents folder.
     public static let isExternalDocumentKey = MetadataAttribute.isExternalDocument.rawValue
+    /// Always false: mdq knows of no sharing.
     public static let isSharedKey = MetadataAttribute.isShared.rawValue
 
     /// The typed value of an attribute (see `MetadataAttribute` for each
@@ -161,14 +181,19 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
         return result
     }
 
+    /// The path, for people (bytes that are not UTF-8 are replaced).
     public var description: String { String(decoding: pathBytes, as: UTF8.self) }
 }
 
 /// A sort key: an attribute and a direction.
 public struct MetadataSortDescriptor: Hashable, Sendable {
+    /// The attribute sorted on, by raw key (`kMDItemFSName`) or
+    /// `NSMetadataItem...Key` name.
     public var key: String
+    /// Smallest first when true.
     public var ascending: Bool
 
+    /// Sorts on `key`, smallest first unless `ascending` is false.
     public init(key: String, ascending: Bool = true) {
         self.key = key
         self.ascending = ascending

@@ -4,21 +4,25 @@ import Foundation
 /// (`NSMetadataQueryAttributeValueTuple`); `value` is nil for the results
 /// that lack the attribute.
 public struct MetadataQueryAttributeValueTuple: Sendable, CustomStringConvertible {
+    /// The value-list attribute's key.
     public let attribute: String
     /// The typed value; nil for "no value".
     public let attributeValue: AttributeValue?
+    /// How many results have the value.
     public let count: Int
 
     /// The value as Apple's tuple holds it: `String`, `Int`, `Double`,
     /// `Bool`, `Date`, `URL` or `[String]`; nil for "no value".
     public var value: Any? { attributeValue?.foundationValue }
 
+    /// `attribute = value: count`, for people.
     public var description: String { "\(attribute) = \(value.map { "\($0)" } ?? "(null)"): \(count)" }
 }
 
 /// Results that share a value of a grouping attribute
 /// (`NSMetadataQueryResultGroup`), with subgroups for the next attribute.
 public struct MetadataQueryResultGroup: Sendable {
+    /// The grouping attribute's key.
     public let attribute: String
     /// The shared typed value; nil for the results that lack the attribute.
     public let attributeValue: AttributeValue?
@@ -30,7 +34,9 @@ public struct MetadataQueryResultGroup: Sendable {
     /// The shared value as Apple's group holds it (see
     /// `MetadataQueryAttributeValueTuple.value`); nil for "no value".
     public var value: Any? { attributeValue?.foundationValue }
+    /// How many results the group holds.
     public var resultCount: Int { results.count }
+    /// The group's result at `index` (in the query's order).
     public func result(at index: Int) -> MetadataItem { results[index] }
 }
 
