@@ -100,7 +100,8 @@ extension AttributeValue {
 
     /// `YYYY-MM-DD` + separator + `hh:mm:ss`, UTC, whole seconds (rounded down).
     private static func appendDate(_ time: Timestamp, separator: UInt8, to out: inout [UInt8]) {
-        let (year, month, day, secondOfDay, _) = time.civil
+        let civil = TextFormat.CivilTime(time)
+        let year = civil.year
         func two(_ value: Int64) {
             out.append(UInt8(ascii: "0") + UInt8(value / 10))
             out.append(UInt8(ascii: "0") + UInt8(value % 10))
@@ -112,14 +113,14 @@ extension AttributeValue {
             appendDecimal(year, to: &out)
         }
         out.append(UInt8(ascii: "-"))
-        two(month)
+        two(civil.month)
         out.append(UInt8(ascii: "-"))
-        two(day)
+        two(civil.day)
         out.append(separator)
-        two(secondOfDay / 3600)
+        two(civil.hour)
         out.append(UInt8(ascii: ":"))
-        two(secondOfDay / 60 % 60)
+        two(civil.minute)
         out.append(UInt8(ascii: ":"))
-        two(secondOfDay % 60)
+        two(civil.second)
     }
 }
