@@ -18,13 +18,29 @@ enum DaemonProtocol {
 
     // MARK: Scopes
 
-    /// `{"path":…,"hidden":…,"exclude":[…],"excludeChildren":[…]}`.
-    static func write(_ scope: ScopeRequest, to out: inout JSONWriter) {
+    /// `{"path":…,"hidden":…,"exclude":[…],"excludeChildren":[…]}`, with
+    /// `"live":…` when `live` is given.
+    static func write(_ scope: ScopeRequest, live: Bool? = nil, to out: inout JSONWriter) {
         out.raw("{")
         out.bytesField("path", scope.path.bytes)
         out.raw(",")
         writeRules(scope.rules, to: &out)
+        if let live {
+            out.field("live")
+            out.bool(live)
+        }
         out.raw("}")
+    }
+
+    /// The daemon's indexed scopes, each with whether it is live, as a
+    /// JSON array (`index.list` and `status`).
+    static func write(_ list: [(scope: ScopeRequest, live: Bool)], to out: inout JSONWriter) {
+        out.raw("[")
+        for (i, (scope, live)) in list.enumerated() {
+            if i > 0 { out.raw(",") }
+            write(scope, live: live, to: &out)
+        }
+        out.raw("]")
     }
 
     private static func writeNames(_ names: Set<[UInt8]>, to out: inout JSONWriter) {
@@ -72,15 +88,12 @@ enum DaemonProtocol {
     static func writeRules(_ rules: ScopeRules, to out: inout JSONWriter) {
         out.key("hidden")
         out.bool(rules.includeHidden)
-        out.raw(",")
-        out.key("exclude")
+        out.field("exclude")
         writeNames(rules.excludedFolderNames, to: &out)
-        out.raw(",")
-        out.key("excludeChildren")
+        out.field("excludeChildren")
         writeNames(rules.excludedRootChildNames, to: &out)
         if rules.stayOnFileSystem {
-            out.raw(",")
-            out.key("xdev")
+            out.field("xdev")
             out.bool(true)
         }
     }
@@ -101,30 +114,24 @@ enum DaemonProtocol {
             out.raw(",")
         }
         out.bytesField("path", path)
-        out.raw(",")
-        out.key("kind")
+        out.field("kind")
         out.string(kind.description)
         if let size = metadata.size {
-            out.raw(",")
-            out.key("size")
+            out.field("size")
             out.integer(size)
         }
         if let modified = metadata.modificationTime {
-            out.raw(",")
-            out.key("modified")
+            out.field("modified")
             out.integer(modified.nanosecondsSinceEpoch)
         }
         if let created = metadata.birthTime {
-            out.raw(",")
-            out.key("created")
+            out.field("created")
             out.integer(created.nanosecondsSinceEpoch)
         }
-        out.raw(",")
-        out.key("inode")
+        out.field("inode")
         out.integer(metadata.inode)
         if conflicts {
-            out.raw(",")
-            out.key("conflicts")
+            out.field("conflicts")
             out.bool(true)
         }
         if let conflictOriginal {
@@ -174,11 +181,9 @@ enum DaemonProtocol {
         switch problem {
         case .watchLimit(let unwatched, _, let limit):
             out.string("watchLimit")
-            out.raw(",")
-            out.key("unwatched")
+            out.field("unwatched")
             out.integer(unwatched)
-            out.raw(",")
-            out.key("limit")
+            out.field("limit")
             out.integer(limit)
         case .unreadableFolder(_, let error), .unwatchableFolder(_, let error):
             if case .unreadableFolder = problem {
@@ -186,8 +191,7 @@ enum DaemonProtocol {
             } else {
                 out.string("unwatchableFolder")
             }
-            out.raw(",")
-            out.key("errno")
+            out.field("errno")
             out.integer(error.rawValue)
         case .missingScope:
             out.string("missingScope")
@@ -196,8 +200,7 @@ enum DaemonProtocol {
         }
         out.raw(",")
         out.bytesField("path", problem.path.bytes)
-        out.raw(",")
-        out.key("message")
+        out.field("message")
         out.string(problem.error(watching: 0).description)
         out.raw("}")
     }
@@ -246,12 +249,10 @@ struct ProtocolError: Error, CustomStringConvertible {
         out.raw("{")
         out.key("code")
         out.string(code)
-        out.raw(",")
-        out.key("message")
+        out.field("message")
         out.string(message)
         if let offset {
-            out.raw(",")
-            out.key("offset")
+            out.field("offset")
             out.integer(offset)
         }
         out.raw("}}\n")

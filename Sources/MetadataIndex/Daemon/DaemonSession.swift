@@ -65,16 +65,9 @@ final class DaemonSession: Sendable {
             case "index.list":
                 var out = JSONWriter()
                 DaemonProtocol.begin(id, &out)
-                out.raw("\"scopes\":[")
-                for (i, (scope, live)) in daemon.scopeList.enumerated() {
-                    if i > 0 { out.raw(",") }
-                    DaemonProtocol.write(scope, to: &out)
-                    out.bytes.removeLast()
-                    out.raw(",\"live\":")
-                    out.bool(live)
-                    out.raw("}")
-                }
-                out.raw("]}\n")
+                out.key("scopes")
+                DaemonProtocol.write(daemon.scopeList, to: &out)
+                out.raw("}\n")
                 return send(out.bytes)
             case "index.add":
                 guard let value = request["scope"] else {

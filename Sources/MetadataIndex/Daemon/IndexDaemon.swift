@@ -284,39 +284,23 @@ public final class IndexDaemon: Sendable {
         }
         out.key("pid")
         out.integer(ProcessIdentity.processID)
-        out.raw(",")
-        out.key("uptime")
+        out.field("uptime")
         out.double(Self.seconds(ContinuousClock.now - started))
-        out.raw(",")
-        out.key("entries")
+        out.field("entries")
         out.integer(engine.entryCount)
-        out.raw(",")
-        out.key("watches")
+        out.field("watches")
         out.integer(engine.watchCount)
-        out.raw(",")
-        out.key("residentBytes")
+        out.field("residentBytes")
         out.integer(ProcessIdentity.residentBytes)
-        out.raw(",")
-        out.key("verifying")
+        out.field("verifying")
         out.bool(engine.isVerifying)
         if let written {
-            out.raw(",")
-            out.key("snapshotAge")
+            out.field("snapshotAge")
             out.double(Double(Timestamp.now.nanosecondsSinceEpoch - written.nanosecondsSinceEpoch) / 1e9)
         }
-        out.raw(",")
-        out.key("scopes")
-        out.raw("[")
-        for (i, (scope, live)) in scopes.enumerated() {
-            if i > 0 { out.raw(",") }
-            DaemonProtocol.write(scope, to: &out)
-            out.bytes.removeLast()
-            out.raw(",\"live\":")
-            out.bool(live)
-            out.raw("}")
-        }
-        out.raw("],")
-        out.key("problems")
+        out.field("scopes")
+        DaemonProtocol.write(scopes, to: &out)
+        out.field("problems")
         out.raw("[")
         for (i, problem) in engine.problems.enumerated() {
             if i > 0 { out.raw(",") }

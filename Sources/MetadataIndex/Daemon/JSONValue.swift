@@ -328,6 +328,12 @@ struct JSONWriter {
         bytes += [UInt8(ascii: "\""), UInt8(ascii: ":")]
     }
 
+    /// `,"key":`: a key after the object's first field.
+    mutating func field(_ name: StaticString) {
+        bytes.append(UInt8(ascii: ","))
+        key(name)
+    }
+
     /// A string field with a `…Base64` twin when the bytes are not UTF-8.
     mutating func bytesField(_ name: StaticString, _ value: [UInt8]) {
         key(name)
