@@ -25,6 +25,23 @@ extension LiveSuites {
             return temp.path.appending("tree")
         }
 
+        /// A daemon on `temp`'s folders indexing `tree(temp)` with the
+        /// default rules; the caller stops it.
+        static func indexingDaemon(_ temp: TemporaryDirectory) throws -> (
+            daemon: IndexDaemon, tree: FilePath, paths: DaemonPaths
+        ) {
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            do {
+                _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            } catch {
+                daemon.stop()
+                throw error
+            }
+            return (daemon, tree, paths)
+        }
+
         /// A raw request line and the lines of its answer, read until `done`
         /// or an error.
         static func exchange(_ paths: DaemonPaths, _ line: String) throws -> [JSONValue] {
@@ -225,12 +242,9 @@ extension LiveSuites {
         /// no watch of its own.
         @Test func aQueryServedByTheDaemonFollowsAStorm() throws {
             let temp = try TemporaryDirectory()
-            let tree = try Self.tree(temp)
             let outside = try temp.folder("outside")
-            let paths = Self.paths(temp)
-            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            let (daemon, tree, paths) = try Self.indexingDaemon(temp)
             defer { daemon.stop() }
-            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
             let query = MetadataQuery(source: .daemon(paths))
             query.predicate = try MetadataPredicate("kMDItemFSName LIKE '*.txt' OR kMDItemFSSize > 20")
             query.searchScopes = [.directory(tree)]
@@ -264,11 +278,8 @@ extension LiveSuites {
         /// reads catches up.
         @Test func aSlowSubscriberIsToldToResynchronise() throws {
             let temp = try TemporaryDirectory()
-            let tree = try Self.tree(temp)
-            let paths = Self.paths(temp)
-            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            let (daemon, tree, paths) = try Self.indexingDaemon(temp)
             defer { daemon.stop() }
-            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
             guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else {
                 Issue.record("no connection")
                 return
@@ -317,11 +328,8 @@ extension LiveSuites {
         /// goes on serving.
         @Test func aClientGoneMidStreamCostsNothing() throws {
             let temp = try TemporaryDirectory()
-            let tree = try Self.tree(temp)
-            let paths = Self.paths(temp)
-            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            let (daemon, tree, paths) = try Self.indexingDaemon(temp)
             defer { daemon.stop() }
-            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
             for _ in 0..<5 {
                 guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else { continue }
                 let request =
@@ -348,11 +356,8 @@ extension LiveSuites {
         /// A hundred clients at once, each answered correctly.
         @Test func manyClientsAtOnce() throws {
             let temp = try TemporaryDirectory()
-            let tree = try Self.tree(temp)
-            let paths = Self.paths(temp)
-            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            let (daemon, tree, paths) = try Self.indexingDaemon(temp)
             defer { daemon.stop() }
-            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
             let expected = try freshCrawlBytes(
                 roots: [CrawlRoot(path: tree)], try MetadataPredicate("kMDItemFSName LIKE '*.png'")
             ).count
