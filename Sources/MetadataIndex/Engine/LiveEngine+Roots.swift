@@ -6,71 +6,84 @@ extension LiveEngine {
     /// rules grow to cover the scope's, and what they newly admit is
     /// crawled); a scope that contains live roots absorbs them.
     ///
+    /// A scope that overlaps a crawl still under way (another scope's first
+    /// gather, or the crawl of what looser rules admit) waits for it to end
+    /// before it shares or grafts that root. Sharing it earlier would hand
+    /// the caller a partial index: the rest of a first gather is inserted
+    /// without being recorded as changes, so a subscriber that took its
+    /// snapshot mid-gather would never hear of it.
+    ///
     /// - Parameter progress: receives the count of entries gathered so far.
     /// - Throws: `MetadataError` naming the scope when it cannot be opened.
     func acquire(_ request: ScopeRequest, progress: ProgressCounter?) throws(MetadataError) -> Anchor {
         let path = request.path.lexicallyNormalized()
-        let shared = state.withLock { s -> (Anchor, loosened: UInt32?)? in
-            for (id, root) in s.roots where !root.missing && root.lists(path) {
-                guard let entry = s.entry(at: path, from: id) else { continue }
-                // Inside the root, the scope's own root-child exclusions are
-                // about its folder, not the root's: the root crawls those
-                // anyway.
-                var needed = request.rules
-                if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
-                let rules = root.rules.union(needed)
-                s.roots[id]!.users += 1
-                let loosened = rules != root.rules
-                if loosened { s.roots[id]!.rules = rules }
-                return (Anchor(entry: entry, path: path, rules: request.rules), loosened ? id : nil)
+        while true {
+            switch state.withLock({ $0.claim(path, request: request, crawlsEnded: crawlsEnded) }) {
+            case .wait(let ended):
+                crawlsEnded.wait(until: { $0 != ended }) { _ in }
+                continue
+            case .shared(let anchor, loosened: let loosened):
+                if let loosened {
+                    // What the looser rules admit is crawled; other
+                    // subscribers hear of it as additions (their own rules
+                    // decide). The root counts as gathering meanwhile, so a
+                    // newcomer waits for the crawl instead of missing it.
+                    reconcile(root: loosened)
+                    endCrawl(of: loosened)
+                    publish()
+                }
+                return anchor
+            case .absent:
+                break
             }
-            return nil
-        }
-        if let (anchor, loosened) = shared {
-            if let loosened {
-                // What the looser rules admit is crawled; other subscribers
-                // hear of it as additions (their own rules decide).
-                reconcile(root: loosened)
-                publish()
-            }
-            return anchor
-        }
 
-        let handle: DirectoryHandle
-        switch DirectoryHandle.open(path: path) {
-        case .success(let opened): handle = opened
-        case .failure(let error): throw MetadataError.scope(error, path: path)
-        }
-        let status: FileStatus
-        switch FileStatus.of(descriptor: handle.descriptor) {
-        case .success(let s): status = s
-        case .failure(let error): throw MetadataError.scope(error, path: path)
-        }
-        let id = state.withLock { s -> EntryID in
-            // Roots inside this one are grafted into it as the crawl meets
-            // them, entries, ids and watches kept: its rules must cover
-            // theirs below it, or their own subscribers would lose entries.
-            var rules = request.rules
-            let outer = EngineRoot(
-                path: path, rules: request.rules, device: status.device, inode: status.inode, users: 1)
-            for inner in s.roots.values where inner.path != path && outer.lists(inner.path) {
-                rules = rules.union(inner.rules.belowRoot)
+            let handle: DirectoryHandle
+            switch DirectoryHandle.open(path: path) {
+            case .success(let opened): handle = opened
+            case .failure(let error): throw MetadataError.scope(error, path: path)
             }
-            rules.excludedRootChildNames = request.rules.excludedRootChildNames
-            let id = s.index.addRoot(path: path, metadata: EntryMetadata(status), device: status.device)
-            s.roots[id.rawValue] = EngineRoot(
-                path: path, rules: rules, device: status.device, inode: status.inode, users: 1, gathering: true)
-            return id
+            let status: FileStatus
+            switch FileStatus.of(descriptor: handle.descriptor) {
+            case .success(let s): status = s
+            case .failure(let error): throw MetadataError.scope(error, path: path)
+            }
+            let made = state.withLock { s -> EntryID? in
+                // Another scope may have started a crawl here while the
+                // folder was being opened: decide again.
+                guard !s.crawlOverlaps(path), !s.roots.values.contains(where: { !$0.missing && $0.lists(path) })
+                else { return nil }
+                // Roots inside this one are grafted into it as the crawl meets
+                // them, entries, ids and watches kept: its rules must cover
+                // theirs below it, or their own subscribers would lose entries.
+                var rules = request.rules
+                let outer = EngineRoot(
+                    path: path, rules: request.rules, device: status.device, inode: status.inode, users: 1)
+                for inner in s.roots.values where inner.path != path && outer.lists(inner.path) {
+                    rules = rules.union(inner.rules.belowRoot)
+                }
+                rules.excludedRootChildNames = request.rules.excludedRootChildNames
+                let id = s.index.addRoot(path: path, metadata: EntryMetadata(status), device: status.device)
+                s.roots[id.rawValue] = EngineRoot(
+                    path: path, rules: rules, device: status.device, inode: status.inode, users: 1, gathering: true)
+                return id
+            }
+            guard let id = made else { continue }
+            let sink = LiveSink(engine: self, recording: false, progress: progress)
+            let before = state.withLock { $0.index.count }
+            crawl(handle: handle, folder: id, root: id.rawValue, sink: sink)
+            let grown = state.withLock { $0.index.count - before }
+            endCrawl(of: id.rawValue)
+            ProcessMemory.releaseFreePages(after: grown)
+            return Anchor(entry: id, path: path, rules: request.rules)
         }
-        let sink = LiveSink(engine: self, recording: false, progress: progress)
-        let before = state.withLock { $0.index.count }
-        crawl(handle: handle, folder: id, root: id.rawValue, sink: sink)
-        let grown = state.withLock { s in
-            s.roots[id.rawValue]?.gathering = false
-            return s.index.count - before
+    }
+
+    /// Marks a root's crawl as over and wakes the scopes waiting for it.
+    private func endCrawl(of root: UInt32) {
+        state.withLock { s in
+            s.roots[root]?.gathering = false
+            crawlsEnded.mutateAndBroadcast { $0 &+= 1 }
         }
-        ProcessMemory.releaseFreePages(after: grown)
-        return Anchor(entry: id, path: path, rules: request.rules)
     }
 
     /// Gives a scope back; a root nobody uses any more is dropped with its
@@ -255,7 +268,53 @@ extension LiveEngine {
     }
 }
 
+/// What `acquire` found for a scope, under the lock.
+enum ScopeClaim {
+    /// A crawl overlapping the scope is under way: wait until the count of
+    /// ended crawls moves past this value, then look again.
+    case wait(Int)
+    /// A live root lists the scope: its entry, and the root when the scope
+    /// loosened its rules (the caller crawls what they now admit).
+    case shared(Anchor, loosened: UInt32?)
+    /// No root lists it: the caller makes one.
+    case absent
+}
+
 extension EngineState {
+    /// Whether a crawl that subscribers depend on (a root's first gather,
+    /// or the crawl of what looser rules admit) runs in a root that lists
+    /// `path` or lies inside it.
+    func crawlOverlaps(_ path: FilePath) -> Bool {
+        roots.values.contains { root in
+            root.gathering && (path.starts(with: root.path) || root.path.starts(with: path))
+        }
+    }
+
+    /// Takes a share of the live root that lists `path`, unless a crawl
+    /// overlapping it is under way. A share that loosens the root's rules
+    /// marks the root as gathering until the caller has crawled what they
+    /// admit.
+    func claim(_ path: FilePath, request: ScopeRequest, crawlsEnded: ConditionLocked<Int>) -> ScopeClaim {
+        if crawlOverlaps(path) { return .wait(crawlsEnded.withLock { $0 }) }
+        for (id, root) in roots where !root.missing && root.lists(path) {
+            guard let entry = entry(at: path, from: id) else { continue }
+            // Inside the root, the scope's own root-child exclusions are
+            // about its folder, not the root's: the root crawls those
+            // anyway.
+            var needed = request.rules
+            if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
+            let rules = root.rules.union(needed)
+            roots[id]!.users += 1
+            let loosened = rules != root.rules
+            if loosened {
+                roots[id]!.rules = rules
+                roots[id]!.gathering = true
+            }
+            return .shared(Anchor(entry: entry, path: path, rules: request.rules), loosened: loosened ? id : nil)
+        }
+        return .absent
+    }
+
     /// A folder could not be watched: the watch limit (or a permission)
     /// keeps it from being live; the audit does not retry it.
     func recordWatchFailure(_ folder: UInt32, _ error: Errno) {

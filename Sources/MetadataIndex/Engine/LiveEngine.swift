@@ -25,6 +25,14 @@ package final class LiveEngine: Sendable {
     let crawlThreads: Int
     /// Events between the watcher thread and the applier.
     private let events: EventQueue
+    /// Counts crawls that new subscribers must wait for (a root's first
+    /// gather, or the crawl of what looser rules admit) as they end; a
+    /// subscriber whose scope overlaps such a crawl waits for the count to
+    /// move (see `acquire`). A leaf lock, taken under the state lock.
+    let crawlsEnded = ConditionLocked(0)
+    /// Called in every folder's listing by the engine's crawls, before the
+    /// listing; tests slow crawls down with it to widen race windows.
+    package let crawlHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
 
     /// The process's engine.
     package static func shared() throws(MetadataError) -> LiveEngine {

@@ -30,6 +30,7 @@ final class LiveSink: CrawlSink, Sendable {
     }
 
     func willList(_ folder: EntryID, directory: FileDescriptor, worker: inout Worker) {
+        engine.crawlHook.withLock { $0 }?(folder)
         engine.state.withLock { s in
             s.listing.insert(folder.rawValue)
             // Opened: whatever kept it unreadable is over.

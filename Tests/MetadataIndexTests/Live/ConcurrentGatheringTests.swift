@@ -1,0 +1,214 @@
+import Foundation
+import Glibc
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+extension LiveSuites {
+    /// Queries started while another query's scope is still being gathered:
+    /// each must gather the complete set, then hear of every later change,
+    /// whatever point of the other's crawl it started at.
+    ///
+    /// The first query's crawl is slowed on purpose (a pause in every
+    /// folder's listing), and the second starts after a different number
+    /// of the first's folders in every run, from before its first listing
+    /// to after its end.
+    @Suite(.serialized, .timeLimit(.minutes(3)))
+    struct ConcurrentGatheringTests {
+        /// How the two scopes relate.
+        enum Layout: String, CaseIterable, CustomTestStringConvertible {
+            /// Both on the container.
+            case same
+            /// The first on the container, the second on its Documents.
+            case innerSecond
+            /// The first on Documents, the second on the container.
+            case outerSecond
+            /// The first kept live without a subscription (the daemon's
+            /// `index add`), the second a subscription on the same folder.
+            case retainedFirst
+            /// The second needs looser rules (hidden entries) than the
+            /// first's: what they admit is crawled for it.
+            case looserSecond
+
+            var testDescription: String { rawValue }
+        }
+
+        static let folders = 8
+        static let filesPerFolder = 6
+
+        /// A container with Documents and Data, `folders` folders in each
+        /// half, hidden entries among them.
+        static func makeTree(in temp: TemporaryDirectory) throws -> FilePath {
+            let container = try temp.folder("container")
+            for half in ["Documents", "Data"] {
+                for f in 0..<folders / 2 {
+                    for i in 0..<filesPerFolder { try temp.file("container/\(half)/d\(f)/f\(i).txt", contents: "x") }
+                    try temp.file("container/\(half)/d\(f)/.hidden\(f)")
+                }
+            }
+            return container
+        }
+
+        @Test(arguments: Layout.allCases)
+        func aSecondQueryGathersEverythingAndStaysLive(layout: Layout) throws {
+            let predicate = try MetadataPredicate("kMDItemFSName LIKE '*'")
+            // Folders the first crawl lists: the container's own, the two
+            // halves, and every folder inside (one half for Documents).
+            let firstListings = layout == .outerSecond ? 1 + Self.folders / 2 : 3 + Self.folders
+            for run in 0...(firstListings + 1) {
+                let temp = try TemporaryDirectory()
+                let container = try Self.makeTree(in: temp)
+                let documents = container.appending("Documents")
+                let (first, second): (ScopeRequest, ScopeRequest)
+                switch layout {
+                case .same, .retainedFirst:
+                    (first, second) = (
+                        ScopeRequest(path: container, rules: ScopeRules()),
+                        ScopeRequest(path: container, rules: ScopeRules())
+                    )
+                case .innerSecond:
+                    (first, second) = (
+                        ScopeRequest(path: container, rules: ScopeRules()),
+                        ScopeRequest(path: documents, rules: ScopeRules())
+                    )
+                case .outerSecond:
+                    (first, second) = (
+                        ScopeRequest(path: documents, rules: ScopeRules()),
+                        ScopeRequest(path: container, rules: ScopeRules())
+                    )
+                case .looserSecond:
+                    (first, second) = (
+                        ScopeRequest(path: container, rules: ScopeRules()),
+                        ScopeRequest(path: container, rules: ScopeRules(includeHidden: true))
+                    )
+                }
+                let engine = try LiveEngine(crawlThreads: 2)
+                defer { engine.shutdown() }
+                // The first crawl pauses in every listing; `run` listings
+                // in, the second query starts (past the end: after it).
+                let listed = ConditionLocked(0)
+                engine.crawlHook.withLock {
+                    $0 = { _ in
+                        listed.mutateAndBroadcast { $0 += 1 }
+                        usleep(3_000)
+                    }
+                }
+                let firstResult = Locked<Subscription?>(nil)
+                let firstDone = ConditionLocked(false)
+                let thread = Thread {
+                    if layout == .retainedFirst {
+                        _ = try? engine.retain(first)
+                    } else {
+                        let (subscription, _) = engine.subscribe(scopes: [first], predicate: predicate, wake: {})
+                        firstResult.withLock { $0 = subscription }
+                    }
+                    firstDone.mutateAndBroadcast { $0 = true }
+                }
+                thread.start()
+                if run <= firstListings {
+                    listed.wait(until: { $0 >= run }, deadline: .now + .seconds(30)) { _ in }
+                } else {
+                    firstDone.wait(until: { $0 }, deadline: .now + .seconds(30)) { _ in }
+                }
+                let (secondSubscription, errors) = engine.subscribe(
+                    scopes: [second], predicate: predicate, wake: {})
+                #expect(errors.isEmpty)
+                firstDone.wait(until: { $0 }, deadline: .now + .seconds(30)) { _ in }
+                engine.crawlHook.withLock { $0 = nil }
+
+                var subscriptions = [(second, secondSubscription, "second")]
+                if let firstSubscription = firstResult.withLock({ $0 }) {
+                    subscriptions.append((first, firstSubscription, "first"))
+                }
+                var tracked: [(ScopeRequest, Subscription, String, Tracker)] = []
+                for (scope, subscription, label) in subscriptions {
+                    var tracker = Tracker()
+                    tracker.take(subscription.take())
+                    let expected = try freshCrawlBytes(
+                        roots: [CrawlRoot(path: scope.path)], predicate, hidden: scope.rules.includeHidden)
+                    let complete = tracker.paths == expected
+                    #expect(
+                        complete,
+                        "\(layout) run \(run): the \(label) query gathered \(tracker.paths.count) of \(expected.count)")
+                    tracked.append((scope, subscription, label, tracker))
+                }
+                // Live from there on, for both.
+                try temp.file("container/Documents/d0/later.txt")
+                for i in tracked.indices {
+                    let later = Array("\(documents.string)/d0/later.txt".utf8)
+                    let deadline = Date(timeIntervalSinceNow: 10)
+                    while !tracked[i].3.paths.contains(later) && Date() < deadline {
+                        tracked[i].3.take(tracked[i].1.take())
+                        if !tracked[i].3.paths.contains(later) { usleep(2_000) }
+                    }
+                    let heard = tracked[i].3.paths.contains(later)
+                    #expect(
+                        heard,
+                        "\(layout) run \(run): the \(tracked[i].2) query missed a file made after gathering")
+                }
+                for (_, subscription, _, _) in tracked { engine.unsubscribe(subscription) }
+            }
+        }
+
+        /// Two `MetadataQuery`s on one container started at the same moment
+        /// from two threads, many times: both finish gathering with every
+        /// file.
+        @Test func twoQueriesStartedTogetherBothGatherEverything() throws {
+            let temp = try TemporaryDirectory()
+            let container = try Self.makeTree(in: temp)
+            let expected = try freshCrawl(container, try MetadataPredicate("kMDItemFSName LIKE '*.txt'"))
+            for run in 0..<20 {
+                let engine = try LiveEngine(crawlThreads: 2)
+                defer { engine.shutdown() }
+                engine.crawlHook.withLock { $0 = { _ in usleep(UInt32(500 * (run % 4))) } }
+                let queries = (0..<2).map { _ in
+                    let query = MetadataQuery(engineProvider: { engine })
+                    query.predicate = try! MetadataPredicate("kMDItemFSName LIKE '*.txt'")
+                    query.searchScopes = [.directory(container)]
+                    return query
+                }
+                let recorders = queries.map { QueryRecorder($0) }
+                let gate = ConditionLocked(0)
+                let threads = queries.map { query in
+                    Thread {
+                        gate.mutateAndBroadcast { $0 += 1 }
+                        gate.wait(until: { $0 >= 2 }) { _ in }
+                        _ = query.start()
+                    }
+                }
+                threads.forEach { $0.start() }
+                for (i, recorder) in recorders.enumerated() {
+                    #expect(recorder.waitForFinish(), "run \(run): query \(i) never finished gathering")
+                    let paths = Set(queries[i].results.map(\.path.string))
+                    let complete = paths == expected
+                    #expect(complete, "run \(run): query \(i) gathered \(paths.count) of \(expected.count)")
+                }
+                queries.forEach { $0.stop() }
+            }
+        }
+    }
+}
+
+/// The paths a subscriber knows, from its messages.
+private struct Tracker {
+    var byID: [UInt64: [UInt8]] = [:]
+
+    var paths: Set<[UInt8]> { Set(byID.values) }
+
+    mutating func take(_ messages: [SubscriptionMessage]) {
+        for message in messages {
+            switch message {
+            case .snapshot(let entries, _):
+                byID = [:]
+                for entry in entries { byID[entry.entry] = entry.pathBytes }
+            case .changes(let added, let changed, let removed):
+                for id in removed { byID[id] = nil }
+                for entry in added + changed { byID[entry.entry] = entry.pathBytes }
+            case .resynchronize, .problems:
+                break
+            }
+        }
+    }
+}
