@@ -32,6 +32,7 @@ struct OneShotSession {
                     onWarning: Self.warn)
             }
         }
+        Diagnostics.summarizeCrawlWarnings()
         if !summary.reachedLimit {
             for pattern in summary.unmatchedExclusions {
                 Diagnostics.warn("--exclude '\(String(decoding: pattern, as: UTF8.self))' matched no folder")
@@ -56,7 +57,9 @@ struct OneShotSession {
         return items
     }
 
-    private static let warn: @Sendable (CrawlWarning) -> Void = { warning in Diagnostics.warn(warning.description) }
+    private static let warn: @Sendable (CrawlWarning) -> Void = { warning in
+        Diagnostics.crawlWarning(warning.operation.rawValue, warning.description)
+    }
 
     private func makeSearch(includeMetadata: Bool, limit: Int?) -> OneShotSearch {
         OneShotSearch(

@@ -285,4 +285,28 @@ struct MDQLiveTests {
         #expect(live.interrupt() == 0)
         #expect(warnings() == 1)
     }
+
+    /// A folder listed but not entered (mode 744, seen by another user):
+    /// its entries are live results without sizes and dates, and the
+    /// folder is reported as a problem rather than left silently bare;
+    /// once it may be entered, the attributes arrive as changes.
+    @Test(.enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+    func aFolderListedButNotEnteredIsAProblemUntilItOpens() throws {
+        let temp = try TemporaryDirectory()
+        let base = temp.path.string
+        try temp.file("listable/inside.txt", contents: "12345")
+        #expect(chmod(base, 0o755) == 0)
+        #expect(chmod("\(base)/listable", 0o744) == 0)
+        let live = try LiveProcess(
+            MDQCommandTests.binary,
+            ["--live", "--json", "--interval", "0", "--onlyin", base, "kMDItemFSName LIKE '*.txt'"],
+            unprivileged: true)
+        #expect(live.waitForLine { $0.contains("\(base)/listable/inside.txt") })
+        #expect(
+            live.waitForLine { $0.contains("\"event\":\"warning\"") && $0.contains("\(base)/listable") },
+            "\(live.lines)")
+        #expect(chmod("\(base)/listable", 0o755) == 0)
+        #expect(live.waitForLine { $0.contains("inside.txt") && $0.contains("\"size\":5") }, "\(live.lines)")
+        #expect(live.interrupt() == 0)
+    }
 }

@@ -44,6 +44,10 @@ protocol CrawlSink: Sendable {
     /// what the sink knew of its contents is not confirmed by this crawl.
     func didFail(_ folder: Folder, error: Errno, worker: inout Worker)
 
+    /// Some of a folder's entries were listed without their attributes
+    /// (besides the warning): a folder readable but not searchable.
+    func didMissAttributes(in folder: Folder, error: Errno, worker: inout Worker)
+
     /// Whether the sink wants nothing more (a one-shot search's `limit` is
     /// reached): the crawler then opens no further folder and returns soon.
     var isFinished: Bool { get }
@@ -52,5 +56,6 @@ protocol CrawlSink: Sendable {
 extension CrawlSink {
     func finish(worker: inout Worker) {}
     func didFail(_ folder: Folder, error: Errno, worker: inout Worker) {}
+    func didMissAttributes(in folder: Folder, error: Errno, worker: inout Worker) {}
     var isFinished: Bool { false }
 }

@@ -7,9 +7,12 @@ public struct CrawlWarning: Sendable, Hashable, CustomStringConvertible {
     public enum Operation: String, Sendable, Hashable {
         case open = "cannot open folder"
         case list = "cannot list folder"
-        case stat = "cannot read attributes of"
         /// Listed, then gone before it could be stat'ed; left out.
         case vanished = "vanished during the crawl:"
+        /// A folder that could be listed but not entered (read without
+        /// search permission): its entries are results with a name and a
+        /// kind but no size or dates. One warning per folder.
+        case statEntries = "cannot read the attributes of entries in"
     }
 
     /// What failed.

@@ -139,6 +139,9 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         let rules = context.rules[job.rootIndex]
         let rootDevice = context.rootDevices[job.rootIndex]
         let statAll = options.statEntries
+        // Entries listed but not stat'ed (a folder readable but not
+        // searchable): one warning for the folder, not one per entry.
+        var statFailure: Errno?
         let result = reader.forEachEntry(of: directory) { entry in
             let nameBuffer = UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)
             guard rules.admits(nameBuffer, isRootChild: job.isRoot) else { return }
@@ -160,10 +163,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                         worker: &worker)
                     return
                 case .failure(let error):
-                    sink.warn(
-                        CrawlWarning(
-                            operation: .stat, path: sink.path(of: job.folder, child: nameBuffer), error: error),
-                        worker: &worker)
+                    if statFailure == nil { statFailure = error }
                 }
             }
             let resolvedKind = kind ?? .other
@@ -178,6 +178,12 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                 CrawlBatch.Entry(
                     nameStart: start, nameLength: UInt8(truncatingIfNeeded: entry.nameLength), kind: resolvedKind,
                     isASCIIName: NameBytes.isASCII(nameBuffer), status: status, descend: descend))
+        }
+        if let statFailure {
+            sink.warn(
+                CrawlWarning(operation: .statEntries, path: sink.path(of: job.folder, child: nil), error: statFailure),
+                worker: &worker)
+            sink.didMissAttributes(in: job.folder, error: statFailure, worker: &worker)
         }
         if case .failure(let error) = result {
             sink.warn(

@@ -298,9 +298,16 @@ final class EngineState {
                 if status.kind == .folder { crawls.append(id.rawValue) }
             case .updated(let changed):
                 if changed { changes.changed.insert(id.rawValue) }
-                // A folder not watched yet (or unreadable until now: a
-                // chmod is what brought this event) is crawled again.
-                if status.kind == .folder && folderToWatch[id.rawValue] == nil { crawls.append(id.rawValue) }
+                // A folder not watched yet, unreadable until now, or listed
+                // without its entries' attributes (a chmod is what brought
+                // this event) is crawled again.
+                if status.kind == .folder {
+                    if folderToWatch[id.rawValue] == nil {
+                        crawls.append(id.rawValue)
+                    } else if case .unreadable = folderProblems[id.rawValue] {
+                        crawls.append(id.rawValue)
+                    }
+                }
             }
         }
     }

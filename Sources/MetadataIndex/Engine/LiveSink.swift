@@ -121,6 +121,18 @@ final class LiveSink: CrawlSink, Sendable {
 
     func warn(_ warning: CrawlWarning, worker: inout Worker) {}
 
+    /// Entries listed without their attributes (a folder readable but not
+    /// searchable) make the folder a problem, as an unreadable one is:
+    /// subscribers hear that its items lack sizes and dates, and it is
+    /// retried when its entry changes (`willList` clears it).
+    func didMissAttributes(in folder: EntryID, error: Errno, worker: inout Worker) {
+        guard error == .permissionDenied || error == .notPermitted else { return }
+        engine.state.withLock { s in
+            guard s.index.contains(folder) else { return }
+            s.folderProblems[folder.rawValue] = .unreadable(error)
+        }
+    }
+
     /// A folder this crawl could not open or list. Not allowed to (a
     /// permission): a problem the subscribers hear about, retried when the
     /// folder's entry changes. Renamed or removed meanwhile: its known

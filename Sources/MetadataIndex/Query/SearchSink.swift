@@ -110,11 +110,12 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         let cName: UnsafePointer<CChar>
         let ubiquityOfFolder: MetadataItem.Ubiquity?
         let listing: ConflictListing?
+        let statFailure: StatFailure
 
         /// Stat'ed only when a term needs it (the evaluator caches it per entry).
         func metadata() -> EntryMetadata? {
             if let status { return EntryMetadata(status) }
-            return (try? FileStatus.of(cName, in: directory).get()).map(EntryMetadata.init)
+            return statFailure.metadata(of: cName, in: directory)
         }
 
         func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R {
@@ -149,6 +150,7 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
             for entry in batch.entries { batch.withName(of: entry) { names.insert($0) } }
             listing = names
         }
+        let statFailure = StatFailure()
         for entry in batch.entries {
             batch.withName(of: entry) { name in
                 batch.withCName(of: entry) { cName in
@@ -156,14 +158,14 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
                         let subject = Subject(
                             folder: folder.path, name: name, isASCII: entry.isASCIIName, kind: entry.kind,
                             status: entry.status, directory: directory, cName: cName,
-                            ubiquityOfFolder: folder.ubiquity, listing: listing)
+                            ubiquityOfFolder: folder.ubiquity, listing: listing, statFailure: statFailure)
                         if worker.evaluator.matches(subject) && accept() {
                             worker.count += 1
                             if case .count = delivery {
                             } else {
                                 var metadata = entry.status.map(EntryMetadata.init)
                                 if wantsMetadata && metadata == nil {
-                                    metadata = (try? FileStatus.of(cName, in: directory).get()).map(EntryMetadata.init)
+                                    metadata = statFailure.metadata(of: cName, in: directory)
                                 }
                                 worker.batch.append(
                                     folder: folder.path, name: name, kind: entry.kind, metadata: metadata)
@@ -181,6 +183,11 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
                     subfolders.append(self.folder(path: path))
                 }
             }
+        }
+        if let error = statFailure.error {
+            warn(
+                CrawlWarning(operation: .statEntries, path: FilePath.fromBytes(folder.path), error: error),
+                worker: &worker)
         }
         if let onProgress {
             worker.unreportedEntries += batch.entries.count
@@ -250,6 +257,25 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
                 foldersListed: listedFolders.load(ordering: .relaxed),
                 reachedLimit: limit.map { accepted.load(ordering: .relaxed) >= $0 } ?? false,
                 unmatchedExclusions: exclusion.unmatchedPatterns)
+        }
+    }
+}
+
+/// The first reason an entry of one folder could not be stat'ed, if any:
+/// such entries are results without size or dates (a folder listed but not
+/// entered), reported once per folder rather than left silently bare.
+private final class StatFailure {
+    private(set) var error: Errno?
+
+    /// The entry's attributes, or nil (the failure remembered). An entry
+    /// gone since the listing is not a failure of the folder.
+    func metadata(of name: UnsafePointer<CChar>, in directory: FileDescriptor) -> EntryMetadata? {
+        switch FileStatus.of(name, in: directory) {
+        case .success(let status): return EntryMetadata(status)
+        case .failure(.noSuchFileOrDirectory): return nil
+        case .failure(let failure):
+            if error == nil { error = failure }
+            return nil
         }
     }
 }

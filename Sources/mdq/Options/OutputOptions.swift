@@ -73,6 +73,11 @@ struct OutputOptions: ParsableArguments {
     @Flag(name: .customLong("no-warnings"), help: "Do not print warnings (folders that cannot be read, ...).")
     var noWarnings = false
 
+    @Flag(
+        name: .customLong("show-errors"),
+        help: "Print every folder that cannot be read (by default the first 5, then one line counting the rest).")
+    var showErrors = false
+
     enum EntryType: String, ExpressibleByArgument, CaseIterable {
         case file = "f"
         case folder = "d"

@@ -25,6 +25,47 @@ enum Diagnostics {
         write("mdq: warning: " + message + "\n")
     }
 
+    /// Set by `--show-errors`: every crawl warning prints.
+    static let showsEveryWarning = Atomic<Bool>(false)
+    /// Crawl warnings printed before the rest are only counted.
+    static let crawlWarningsShown = 5
+    private static let crawlWarnings = Locked(CrawlWarningCount())
+
+    private struct CrawlWarningCount {
+        var seen = 0
+        /// Warnings held back, by what failed.
+        var heldBack: [String: Int] = [:]
+    }
+
+    /// A crawl warning (a folder that cannot be read, ...): the first few
+    /// print as they come, the rest are counted for `summarizeCrawlWarnings`
+    /// (a search of `/tmp` as an ordinary user meets hundreds of private
+    /// folders; one line each buries the results).
+    static func crawlWarning(_ operation: String, _ message: String) {
+        guard !warningsSilenced.load(ordering: .relaxed) else { return }
+        let shown = showsEveryWarning.load(ordering: .relaxed)
+        let printNow = crawlWarnings.withLock { count -> Bool in
+            count.seen += 1
+            if shown || count.seen <= crawlWarningsShown { return true }
+            count.heldBack[operation, default: 0] += 1
+            return false
+        }
+        if printNow { warn(message) }
+    }
+
+    /// One line for the crawl warnings held back, if any.
+    static func summarizeCrawlWarnings() {
+        let heldBack = crawlWarnings.withLock { count -> [String: Int] in
+            defer { count.heldBack = [:] }
+            return count.heldBack
+        }
+        let total = heldBack.values.reduce(0, +)
+        guard total > 0 else { return }
+        let kinds = heldBack.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+            .map { "\($0.value) × \($0.key)" }.joined(separator: ", ")
+        warn("\(total) more like these (\(kinds)); --show-errors lists them all")
+    }
+
     /// A transient status line on stderr (a terminal only); nil clears it.
     static func status(_ text: String?) {
         statusShown.store(text != nil, ordering: .relaxed)

@@ -67,6 +67,10 @@ final class LivePrinter: Sendable {
 
     func didFinish(_ results: [MetadataItem]) {
         if state.withLock({ $0.progressShown }) { Diagnostics.status(nil) }
+        // Problems found while gathering were held back past the first
+        // few; once live, each new one is news and prints.
+        Diagnostics.summarizeCrawlWarnings()
+        Diagnostics.showsEveryWarning.store(true, ordering: .relaxed)
         var out: [UInt8] = []
         switch mode {
         case .lines(let terminator):
@@ -132,7 +136,7 @@ final class LivePrinter: Sendable {
     /// A problem: a `warning` event in JSON, a line on stderr otherwise.
     func warn(_ error: MetadataError) {
         guard case .json = mode else {
-            Diagnostics.warn(error.description)
+            Diagnostics.crawlWarning(error.code.description, error.description)
             return
         }
         var out = Array("{\"event\":\"warning\",\"code\":".utf8)

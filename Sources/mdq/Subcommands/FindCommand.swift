@@ -59,6 +59,7 @@ struct FindCommand: ParsableCommand {
     // options, and `mdq --verison` must say what is wrong with it.
     func run() throws {
         Diagnostics.warningsSilenced.store(output.noWarnings, ordering: .relaxed)
+        Diagnostics.showsEveryWarning.store(output.showErrors, ordering: .relaxed)
         let raw = RawArguments()
         let name = query.name
         let query = self.query.query
