@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -50,4 +51,17 @@ int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid) {
 
 void mdq_release_free_memory(void) {
     malloc_trim(0);
+}
+
+int mdq_open_content(const char *path, int no_access_time) {
+    int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (no_access_time ? O_NOATIME : 0);
+    return open(path, flags);
+}
+
+long mdq_fgetxattr(int fd, const char *name, void *value, size_t size) {
+    return fgetxattr(fd, name, value, size);
+}
+
+long mdq_flistxattr(int fd, char *list, size_t size) {
+    return flistxattr(fd, list, size);
 }

@@ -28,7 +28,7 @@ struct MDQ: ParsableCommand {
             run the index daemon, which answers searches without crawling.
             """,
         version: version,
-        subcommands: [FindCommand.self, ListCommand.self, DaemonCommand.self, IndexCommand.self],
+        subcommands: [FindCommand.self, ListCommand.self, ImportCommand.self, DaemonCommand.self, IndexCommand.self],
         defaultSubcommand: FindCommand.self
     )
 

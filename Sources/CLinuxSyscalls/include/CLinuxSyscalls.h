@@ -38,6 +38,16 @@ int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
 /// Returns the heap's free pages to the kernel (glibc's malloc_trim(0)).
 void mdq_release_free_memory(void);
 
+/// open(2) for an importer: read-only, close-on-exec, no symlink followed,
+/// no blocking on a FIFO or device, and O_NOATIME (which needs _GNU_SOURCE)
+/// when `no_access_time` is set. Returns the descriptor, or -1 with errno.
+int mdq_open_content(const char *path, int no_access_time);
+
+/// fgetxattr(2) and flistxattr(2) (<sys/xattr.h> is not in Swift's Glibc
+/// module). Return the length, or -1 with errno set.
+long mdq_fgetxattr(int fd, const char *name, void *value, size_t size);
+long mdq_flistxattr(int fd, char *list, size_t size);
+
 /// Asks the CPU to fetch the cache line at `address` for reading (a hint:
 /// never faults).
 static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

@@ -8,6 +8,9 @@ extension MetadataAttribute {
         /// Inside the container, the value a fully synced local file has
         /// (downloaded, uploaded, 100 %); absent outside it.
         case synced(AttributeValue)
+        /// Read from inside the file by an importer; `list` for values that
+        /// are lists of strings (authors, tags).
+        case imported(list: Bool)
 
         /// What reading this source needs from a subject beyond its name
         /// and kind.
@@ -18,6 +21,7 @@ extension MetadataAttribute {
             case .size, .creationDate, .contentChangeDate: .metadata
             case .isUbiquitous, .isExternalDocument, .containerDisplayName, .synced: .ubiquity
             case .hasUnresolvedConflicts, .conflictOriginalPath: .conflicts
+            case .imported: .imported
             }
         }
 
@@ -69,6 +73,9 @@ extension MetadataAttribute {
                 return .bool(subject.hasUnresolvedConflicts())
             case .conflictOriginalPath:
                 return subject.conflictOriginalPath().map(AttributeValue.text)
+            case .imported:
+                // Not in the predicate table yet: no subject is asked.
+                return nil
             }
         }
     }
@@ -93,4 +100,6 @@ struct SubjectRequirements: OptionSet, Hashable, Sendable {
     static let ubiquity = SubjectRequirements(rawValue: 4)
     /// The entry's siblings (conflict copies).
     static let conflicts = SubjectRequirements(rawValue: 8)
+    /// What the importers read from inside the file.
+    static let imported = SubjectRequirements(rawValue: 16)
 }

@@ -31,6 +31,13 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
         self.source = source
     }
 
+    /// A row filled by the importers.
+    static func imported(
+        _ rawValue: String, _ constantName: String?, _ valueType: ValueType, isList: Bool = false
+    ) -> MetadataAttribute {
+        MetadataAttribute(rawValue, constantName, valueType, .imported(list: isList))
+    }
+
     /// Attributes are equal when their raw keys are: a key names one row.
     public static func == (lhs: MetadataAttribute, rhs: MetadataAttribute) -> Bool { lhs.rawValue == rhs.rawValue }
     /// Hashes the raw key.
@@ -38,7 +45,14 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the value is a list whose elements a comparison tests
     /// (`ANY`/`ALL`/`NONE`; a plain comparison holds when it holds for one).
-    public var isList: Bool { source == .contentTypeTree }
+    public var isList: Bool { source == .contentTypeTree || source == .imported(list: true) }
+
+    /// Whether the value comes from inside the file (an importer), not
+    /// from its name or `stat`.
+    public var isImported: Bool {
+        if case .imported = source { return true }
+        return false
+    }
 
     // MARK: The table
 

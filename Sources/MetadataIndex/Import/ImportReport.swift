@@ -1,0 +1,70 @@
+package import SystemPackage
+
+/// What importing one file found: its type by name and by content, what
+/// each importer extracted or why it failed, and the merged values. What
+/// `mdq import` prints (as `mdimport -t -d2` does on macOS).
+package struct ImportReport: Sendable {
+    /// One importer's outcome.
+    package struct Step: Sendable {
+        package var importer: String
+        package var values: ImportedValues
+        package var failure: ImportFailure?
+    }
+
+    package var path: FilePath
+    /// The type the extension names.
+    package var typeByName: String
+    /// The type the leading bytes name, when it wins over the extension's.
+    package var sniffedType: String?
+    package var steps: [Step] = []
+    /// Every importer's values merged, with `kMDQItemSniffedContentType`
+    /// and, when an importer failed, `kMDQItemImportError`.
+    package var values = ImportedValues()
+    /// Why the file could not be opened at all (not a regular file, no
+    /// permission, gone).
+    package var failure: ImportFailure?
+
+    /// The type importers were chosen by.
+    package var type: String { sniffedType ?? typeByName }
+
+    /// Imports the file at `path` in this process.
+    ///
+    /// Only for importers written in Swift over `ContentFile` (bounded
+    /// reads, no C parser): importers over C libraries run in worker
+    /// processes.
+    package static func importFile(at path: FilePath, limits: ImportLimits = .standard) -> ImportReport {
+        let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
+        var report = ImportReport(path: path, typeByName: ContentType.identifier(forName: name, kind: .file))
+        let file: ContentFile
+        switch ContentFile.open(path, budget: limits.bytesRead) {
+        case .success(let opened): file = opened
+        case .failure(let error):
+            report.failure = ImportFailure(
+                error == .tooManySymbolicLinkLevels
+                    ? "a symlink (not followed)"
+                    : error == .invalidArgument ? "not a regular file" : "cannot open: \(error.description)")
+            report.values[.importError] = .text(Array(report.failure!.reason.utf8))
+            return report
+        }
+        if case .success(let head) = file.read(at: 0, count: ContentSniffer.headLength) {
+            let refined = ContentSniffer.refinedType(name: name, head: head)
+            if refined != report.typeByName {
+                report.sniffedType = refined
+                report.values[.sniffedContentType] = .text(Array(refined.utf8))
+            }
+        }
+        for importer in ImporterRegistry.importers(for: report.type) {
+            // Each importer reads within its own budget.
+            guard case .success(let own) = ContentFile.open(path, budget: limits.bytesRead) else { break }
+            do {
+                let values = try importer.extract(from: own, type: report.type, limits: limits)
+                report.steps.append(Step(importer: importer.name, values: values))
+                report.values.merge(values)
+            } catch {
+                report.steps.append(Step(importer: importer.name, values: ImportedValues(), failure: error))
+                report.values[.importError] = .text(Array("\(importer.name): \(error.reason)".utf8))
+            }
+        }
+        return report
+    }
+}

@@ -1,0 +1,109 @@
+import CLinuxSyscalls
+import Glibc
+import SystemPackage
+
+/// A regular file opened for an importer to read its contents.
+///
+/// Opened read-only without following a symlink (`O_NOFOLLOW`) and without
+/// blocking (`O_NONBLOCK`: a FIFO or device named `notes.txt` must not hang
+/// an import), then checked to be a regular file; its access time is left
+/// alone where the kernel allows (`O_NOATIME`, the owner's files only), so
+/// indexing does not make every file look recently used. Every read counts
+/// against a byte budget: an importer cannot read more of a file than its
+/// limit, whatever the file claims about itself.
+final class ContentFile {
+    let descriptor: FileDescriptor
+    /// The size `fstat` gave when the file was opened.
+    let size: Int64
+    /// Bytes the importer may still read.
+    private(set) var budget: Int
+
+    private init(descriptor: FileDescriptor, size: Int64, budget: Int) {
+        self.descriptor = descriptor
+        self.size = size
+        self.budget = budget
+    }
+
+    deinit {
+        closeDescriptor(descriptor.rawValue)
+    }
+
+    /// Opens `path` for reading at most `budget` bytes.
+    ///
+    /// - Returns: the file, or the error: `ELOOP` for a symlink, `EISDIR`
+    ///   for a folder, `EINVAL` for any other kind that is not a regular
+    ///   file (FIFO, socket, device), or what `open` said.
+    static func open(_ path: FilePath, budget: Int) -> Result<ContentFile, Errno> {
+        var opened = path.withPlatformString { name in syscallResult { mdq_open_content(name, 1) } }
+        if case .failure(.notPermitted) = opened {
+            // O_NOATIME is for the file's owner (or CAP_FOWNER) only.
+            opened = path.withPlatformString { name in syscallResult { mdq_open_content(name, 0) } }
+        }
+        return opened.flatMap { fd -> Result<ContentFile, Errno> in
+            let descriptor = FileDescriptor(rawValue: fd)
+            switch FileStatus.of(descriptor: descriptor) {
+            case .failure(let error):
+                closeDescriptor(fd)
+                return .failure(error)
+            case .success(let status) where status.kind != .file:
+                closeDescriptor(fd)
+                return .failure(status.kind == .folder ? .isDirectory : .invalidArgument)
+            case .success(let status):
+                return .success(ContentFile(descriptor: descriptor, size: Int64(status.size), budget: budget))
+            }
+        }
+    }
+
+    /// Up to `count` bytes from `offset` (fewer at the end of the file, or
+    /// when the budget runs out: `exhaustedBudget` then says so).
+    func read(at offset: Int64, count: Int) -> Result<[UInt8], Errno> {
+        let wanted = max(0, min(count, budget))
+        guard wanted > 0, offset >= 0 else { return .success([]) }
+        var bytes = [UInt8](repeating: 0, count: wanted)
+        var done = 0
+        while done < wanted {
+            let result = bytes.withUnsafeMutableBytes { raw in
+                syscallResult {
+                    pread(descriptor.rawValue, raw.baseAddress! + done, wanted - done, off_t(offset) + off_t(done))
+                }
+            }
+            switch result {
+            case .failure(let error): return .failure(error)
+            case .success(0):
+                bytes.removeSubrange(done...)
+                budget -= done
+                return .success(bytes)
+            case .success(let n): done += n
+            }
+        }
+        budget -= done
+        return .success(bytes)
+    }
+
+    /// Whether a read stopped because the budget ran out.
+    var exhaustedBudget: Bool { budget <= 0 }
+
+    /// An extended attribute's value, at most `limit` bytes; nil when the
+    /// file has none of that name (or the filesystem keeps none).
+    func extendedAttribute(_ name: String, limit: Int = 1 << 16) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: limit)
+        let result = buffer.withUnsafeMutableBytes { raw in
+            syscallResult { mdq_fgetxattr(descriptor.rawValue, name, raw.baseAddress, limit) }
+        }
+        guard case .success(let length) = result else { return nil }
+        return Array(buffer.prefix(length))
+    }
+
+    /// The names of the file's extended attributes (those this process may
+    /// read: `user.*`, and others for root).
+    func extendedAttributeNames() -> [String] {
+        guard case .success(let length) = syscallResult({ mdq_flistxattr(descriptor.rawValue, nil, 0) }), length > 0
+        else { return [] }
+        var buffer = [CChar](repeating: 0, count: length)
+        guard case .success(let filled) = syscallResult({ mdq_flistxattr(descriptor.rawValue, &buffer, length) })
+        else { return [] }
+        return buffer.prefix(filled).split(separator: 0).map {
+            String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+}
