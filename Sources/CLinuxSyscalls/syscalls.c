@@ -1,9 +1,13 @@
 #define _GNU_SOURCE
 #include "CLinuxSyscalls.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -64,4 +68,25 @@ long mdq_fgetxattr(int fd, const char *name, void *value, size_t size) {
 
 long mdq_flistxattr(int fd, char *list, size_t size) {
     return flistxattr(fd, list, size);
+}
+
+int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_seconds) {
+    struct rlimit memory = {memory_bytes, memory_bytes};
+    if (setrlimit(RLIMIT_AS, &memory) != 0) return -1;
+    struct rlimit cpu = {cpu_seconds, cpu_seconds + 1};
+    if (setrlimit(RLIMIT_CPU, &cpu) != 0) return -1;
+    struct rlimit none = {0, 0};
+    if (setrlimit(RLIMIT_FSIZE, &none) != 0) return -1;
+    if (setrlimit(RLIMIT_CORE, &none) != 0) return -1;
+    errno = 0;
+    if (nice(19) == -1 && errno != 0) return -1;
+    /* IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13 */
+    if (syscall(SYS_ioprio_set, 1, 0, 3 << 13) != 0) return -1;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return -1;
+    return 0;
+}
+
+int mdq_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
 }

@@ -48,6 +48,18 @@ int mdq_open_content(const char *path, int no_access_time);
 long mdq_fgetxattr(int fd, const char *name, void *value, size_t size);
 long mdq_flistxattr(int fd, char *list, size_t size);
 
+/// Confines the calling process for untrusted work (an import worker):
+/// address space at most `memory_bytes`, CPU time at most `cpu_seconds`
+/// (SIGXCPU, then SIGKILL a second later), no file written (RLIMIT_FSIZE 0),
+/// no core dump, lowest CPU priority (nice 19) and the idle I/O class, no
+/// new privileges on exec, and death when the parent dies. Returns 0, or -1
+/// with errno set by the first call that failed.
+int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_seconds);
+
+/// pipe2(fds, O_CLOEXEC): a pipe no other child inherits (pipe2 needs
+/// _GNU_SOURCE). Returns 0, or -1 with errno set.
+int mdq_pipe_cloexec(int fds[2]);
+
 /// Asks the CPU to fetch the cache line at `address` for reading (a hint:
 /// never faults).
 static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

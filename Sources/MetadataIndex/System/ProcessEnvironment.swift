@@ -67,6 +67,11 @@ extension ProcessEnvironment {
         Glibc._exit(status)
     }
 
+    /// Writes a line to standard error directly (no buffering).
+    package static func writeToStandardError(_ text: String) {
+        _ = try? FileDescriptor.standardError.writeAll(Array(text.utf8))
+    }
+
 }
 
 extension ProcessEnvironment {

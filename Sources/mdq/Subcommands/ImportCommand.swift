@@ -43,10 +43,14 @@ struct ImportCommand: ParsableCommand {
         let cwd = ProcessEnvironment.currentDirectory
         var failed = false
         var out: [UInt8] = []
+        // In a confined worker, as the daemon imports: what a hostile file
+        // does to an importer is reported, not suffered.
+        let pool = ImportWorkerPool()
+        defer { pool.shutdown() }
         for (i, file) in files.enumerated() {
             var path = FilePath.fromBytes(arguments.bytes(for: file))
             if !path.isAbsolute { path = cwd.pushing(path) }
-            let report = ImportReport.importFile(at: path.lexicallyNormalized())
+            let report = pool.importFile(at: path.lexicallyNormalized())
             if report.failure != nil || report.steps.contains(where: { $0.failure != nil }) { failed = true }
             if json {
                 appendJSON(report, to: &out)
@@ -75,6 +79,7 @@ struct ImportCommand: ParsableCommand {
             out += Array("  not imported: \(failure.reason)\n".utf8)
             return
         }
+        if report.steps.isEmpty { out += Array("  no importer reads this type\n".utf8) }
         for step in report.steps {
             let outcome =
                 step.failure.map { "failed: \($0.reason)" }

@@ -1,0 +1,199 @@
+package import SystemPackage
+
+/// Imports files in worker processes, as Apple's `mdworker` does: a file
+/// that crashes, hangs or exhausts an importer costs one worker, never the
+/// caller.
+///
+/// Each worker is the `mdq` executable in its `import-worker` mode,
+/// confined when it starts (address space, CPU time, no file writes, nice
+/// 19 and the idle I/O class, killed with its parent). A file gets
+/// `timeout` seconds; past it, or when the worker dies or answers nonsense,
+/// the worker is killed and replaced and the file's report says why
+/// ("the importer crashed (signal 11)", "timed out after 10 s"). Workers are
+/// replaced after `filesPerWorker` files, so a slow leak in a C library
+/// cannot grow without bound.
+///
+/// Thread-safe: callers on several threads share up to `workers` processes.
+package final class ImportWorkerPool: Sendable {
+    package struct Configuration: Sendable {
+        /// The executable with the `import-worker` mode (`mdq`).
+        package var executable: FilePath
+        package var workers: Int
+        /// Seconds one file may take.
+        package var timeout: Double
+        /// A worker's address space.
+        package var memoryBytes: UInt64
+        /// A worker's CPU seconds over its life (a backstop to `timeout`).
+        package var cpuSeconds: UInt
+        package var filesPerWorker: Int
+        package var limits: ImportLimits
+
+        /// One worker of this executable (or `$MDQ_IMPORT_WORKER`), 10 s per
+        /// file, 1 GiB of address space, 300 CPU seconds, 1,000 files.
+        package static var standard: Configuration {
+            let executable = ProcessEnvironment.variable("MDQ_IMPORT_WORKER").map { FilePath($0) }
+            return Configuration(
+                executable: executable ?? DetachedProcess.currentExecutable, workers: 1, timeout: 10,
+                memoryBytes: 1 << 30, cpuSeconds: 300, filesPerWorker: 1000, limits: .standard)
+        }
+
+        package init(
+            executable: FilePath, workers: Int, timeout: Double, memoryBytes: UInt64, cpuSeconds: UInt,
+            filesPerWorker: Int, limits: ImportLimits
+        ) {
+            self.executable = executable
+            self.workers = workers
+            self.timeout = timeout
+            self.memoryBytes = memoryBytes
+            self.cpuSeconds = cpuSeconds
+            self.filesPerWorker = filesPerWorker
+            self.limits = limits
+        }
+    }
+
+    package let configuration: Configuration
+    private let idle = ConditionLocked(Idle())
+
+    private struct Idle {
+        var workers: [Worker] = []
+        var running = 0
+    }
+
+    /// A worker and the files it has imported.
+    private final class Worker: @unchecked Sendable {
+        // Used by one caller at a time (taken from and given back to `idle`).
+        let process: WorkerProcess
+        var files = 0
+
+        init(_ process: WorkerProcess) { self.process = process }
+    }
+
+    package init(_ configuration: Configuration = .standard) {
+        self.configuration = configuration
+    }
+
+    /// Imports the file at `path` in a worker (waiting for one when all are
+    /// busy).
+    package func importFile(at path: FilePath) -> ImportReport {
+        let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
+        var failed = ImportReport(path: path, typeByName: ContentType.identifier(forName: name, kind: .file))
+        let worker: Worker
+        switch takeWorker() {
+        case .success(let taken): worker = taken
+        case .failure(let error):
+            failed.failure = ImportFailure("cannot start an import worker: \(error.description)")
+            failed.values[.importError] = .text(Array(failed.failure!.reason.utf8))
+            return failed
+        }
+        let request = ImportWire.request(path: path, limits: configuration.limits)
+        let deadline = ContinuousClock.now + .milliseconds(Int(configuration.timeout * 1000))
+        var reason: String
+        if case .failure = worker.process.send(request) {
+            reason = "the importer \(worker.process.reapAfterEnd())"
+        } else {
+            switch worker.process.receive(deadline: deadline, limit: ImportWire.answerLimit(configuration.limits)) {
+            case .frame(let body):
+                if let report = ImportWire.decodeAnswer(body, path: path) {
+                    worker.files += 1
+                    giveBack(worker)
+                    return report
+                }
+                worker.process.terminate()
+                reason = "the importer answered nonsense"
+            case .timedOut:
+                worker.process.terminate()
+                reason = "timed out after \(Self.seconds(configuration.timeout))"
+            case .tooLarge:
+                worker.process.terminate()
+                reason = "the importer's answer was too large"
+            case .ended:
+                reason = "the importer \(worker.process.reapAfterEnd())"
+            }
+        }
+        giveBack(nil)
+        failed.failure = ImportFailure(reason)
+        failed.values[.importError] = .text(Array(reason.utf8))
+        return failed
+    }
+
+    /// Stops every idle worker (busy ones stop when given back).
+    package func shutdown() {
+        let workers = idle.mutateAndBroadcast { state -> [Worker] in
+            defer { state.workers = [] }
+            state.running -= state.workers.count
+            return state.workers
+        }
+        for worker in workers { worker.process.terminate() }
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    }
+
+    private func takeWorker() -> Result<Worker, Errno> {
+        let reused = idle.wait(until: { $0.workers.count > 0 || $0.running < configuration.workers }) {
+            state -> Worker? in
+            if let worker = state.workers.popLast() { return worker }
+            state.running += 1
+            return nil
+        }
+        if let reused { return .success(reused) }
+        let arguments = [
+            "import-worker", "--memory", String(configuration.memoryBytes), "--cpu", String(configuration.cpuSeconds),
+        ]
+        switch WorkerProcess.spawn(configuration.executable, arguments: arguments) {
+        case .success(let process): return .success(Worker(process))
+        case .failure(let error):
+            idle.mutateAndBroadcast { $0.running -= 1 }
+            return .failure(error)
+        }
+    }
+
+    /// Returns a worker to the pool, or (nil) frees the place of one that
+    /// was killed.
+    private func giveBack(_ worker: Worker?) {
+        if let worker, worker.files >= configuration.filesPerWorker {
+            worker.process.terminate()
+            idle.mutateAndBroadcast { $0.running -= 1 }
+            return
+        }
+        idle.mutateAndBroadcast { state in
+            if let worker { state.workers.append(worker) } else { state.running -= 1 }
+        }
+    }
+}
+
+/// The `import-worker` mode of the `mdq` executable: confines itself, then
+/// answers import requests on standard input until it closes.
+package enum ImportWorkerMain {
+    /// Runs the worker with `arguments` (after `import-worker`:
+    /// `--memory BYTES --cpu SECONDS`); never returns.
+    package static func run(_ arguments: [String]) -> Never {
+        var memory: UInt64 = 1 << 30
+        var cpu: UInt = 300
+        var i = 0
+        while i + 1 < arguments.count {
+            switch arguments[i] {
+            case "--memory": memory = UInt64(arguments[i + 1]) ?? memory
+            case "--cpu": cpu = UInt(arguments[i + 1]) ?? cpu
+            default: break
+            }
+            i += 2
+        }
+        if case .failure(let error) = WorkerChannel.confine(memoryBytes: memory, cpuSeconds: cpu) {
+            // Unconfined work is refused rather than done.
+            ProcessEnvironment.writeToStandardError("mdq import-worker: cannot confine itself: \(error.description)\n")
+            ProcessEnvironment.exitImmediately(1)
+        }
+        while let body = WorkerChannel.readFrame(limit: 1 << 20) {
+            guard let (path, limits) = ImportWire.decodeRequest(body) else { break }
+            let report = ImportReport.importFile(at: path, limits: limits)
+            guard WorkerChannel.writeFrame(ImportWire.answer(report)) else { break }
+        }
+        ProcessEnvironment.exitImmediately(0)
+    }
+}

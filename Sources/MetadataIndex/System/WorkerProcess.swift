@@ -1,0 +1,215 @@
+import CLinuxSyscalls
+import Glibc
+import SystemPackage
+
+/// A child process spoken to in length-prefixed frames (4 bytes,
+/// little-endian, then the body) over its standard input and output: the
+/// daemon's import workers.
+///
+/// The parent never trusts the child: a reply longer than the caller's
+/// limit, a reply that does not come before the deadline, or a child that
+/// dies ends the conversation (`kill` then reaps it), and the caller
+/// records why. Not thread-safe: one owner talks to one worker at a time.
+final class WorkerProcess {
+    let pid: pid_t
+    /// Our end of the socket pair that is the worker's standard input and
+    /// output (a socket, so a write to a dead worker fails with `EPIPE`
+    /// instead of raising SIGPIPE in an embedding process).
+    private let channel: FileDescriptor
+    private var reaped: WorkerExit?
+
+    /// How a worker ended.
+    enum WorkerExit: Equatable, CustomStringConvertible {
+        case exited(Int32)
+        case signaled(Int32)
+
+        var description: String {
+            switch self {
+            case .exited(let status): return "exited with status \(status)"
+            case .signaled(SIGKILL): return "was killed (SIGKILL: out of memory, or stopped by the daemon)"
+            case .signaled(SIGXCPU): return "ran out of CPU time (SIGXCPU)"
+            case .signaled(let number): return "crashed (signal \(number))"
+            }
+        }
+    }
+
+    /// What `receive` got.
+    enum Reply {
+        case frame([UInt8])
+        /// No whole reply before the deadline (the worker is still running).
+        case timedOut
+        /// A reply longer than allowed, or malformed framing.
+        case tooLarge
+        /// The worker closed its output (it died or exited).
+        case ended
+    }
+
+    private init(pid: pid_t, channel: FileDescriptor) {
+        self.pid = pid
+        self.channel = channel
+    }
+
+    deinit {
+        _ = terminate()
+    }
+
+    /// Starts `executable` with `arguments`, its standard input and output
+    /// connected to this object, its standard error to ours.
+    static func spawn(_ executable: FilePath, arguments: [String]) -> Result<WorkerProcess, Errno> {
+        var pair: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return .failure(Errno(rawValue: errno))
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
+        posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        posix_spawnattr_setsigmask(&attributes, &signals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let argv = ([executable.string] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let rc = executable.withPlatformString { path in posix_spawn(&pid, path, &actions, &attributes, argv, environ) }
+        closeDescriptor(pair[1])
+        guard rc == 0 else {
+            closeDescriptor(pair[0])
+            return .failure(Errno(rawValue: rc))
+        }
+        return .success(WorkerProcess(pid: pid, channel: FileDescriptor(rawValue: pair[0])))
+    }
+
+    /// Sends one framed message (a dead worker: `EPIPE`, no signal).
+    func send(_ framed: [UInt8]) -> Result<Void, Errno> {
+        var done = 0
+        while done < framed.count {
+            let result = framed.withUnsafeBytes { raw in
+                syscallResult {
+                    Glibc.send(channel.rawValue, raw.baseAddress! + done, raw.count - done, Int32(MSG_NOSIGNAL))
+                }
+            }
+            switch result {
+            case .success(let n): done += n
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .success(())
+    }
+
+    /// The next reply, waiting until `deadline`.
+    func receive(deadline: ContinuousClock.Instant, limit: Int) -> Reply {
+        var header: [UInt8] = []
+        var body: [UInt8] = []
+        var expected: Int?
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { return .timedOut }
+            let (seconds, attoseconds) = remaining.components
+            let milliseconds = Int32(clamping: seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1)
+            var poller = pollfd(fd: channel.rawValue, events: Int16(POLLIN), revents: 0)
+            switch syscallResult({ poll(&poller, 1, milliseconds) }) {
+            case .failure: return .ended
+            case .success(0): continue
+            case .success: break
+            }
+            let wanted = expected.map { min(buffer.count, $0 - body.count) } ?? (4 - header.count)
+            let read = buffer.withUnsafeMutableBytes { raw in
+                syscallResult { Glibc.read(channel.rawValue, raw.baseAddress, wanted) }
+            }
+            guard case .success(let n) = read, n > 0 else { return .ended }
+            if let total = expected {
+                body += buffer[..<n]
+                if body.count == total { return .frame(body) }
+            } else {
+                header += buffer[..<n]
+                if header.count == 4 {
+                    let length = Int(header[0]) | Int(header[1]) << 8 | Int(header[2]) << 16 | Int(header[3]) << 24
+                    guard length <= limit else { return .tooLarge }
+                    if length == 0 { return .frame([]) }
+                    expected = length
+                    body.reserveCapacity(length)
+                }
+            }
+        }
+    }
+
+    /// Kills the worker (if it still runs) and reaps it; how it ended.
+    @discardableResult
+    func terminate() -> WorkerExit {
+        if let reaped { return reaped }
+        closeDescriptor(channel.rawValue)
+        _ = kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
+        let exit: WorkerExit = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F)
+        reaped = exit
+        return exit
+    }
+
+    /// How the worker ended, once it has: reaps it without killing when its
+    /// output closed (it died on its own).
+    func reapAfterEnd() -> WorkerExit {
+        if let reaped { return reaped }
+        var status: Int32 = 0
+        var rc: pid_t = -1
+        for _ in 0..<200 {
+            rc = waitpid(pid, &status, WNOHANG)
+            if rc != 0 { break }
+            usleep(5_000)
+        }
+        guard rc == pid else { return terminate() }
+        closeDescriptor(channel.rawValue)
+        let exit: WorkerExit = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F)
+        reaped = exit
+        return exit
+    }
+}
+
+/// The worker's own end of the conversation: frames from standard input,
+/// frames to standard output, and the confinement it puts itself under.
+enum WorkerChannel {
+    /// Confines this process (see `mdq_confine_worker`).
+    static func confine(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {
+        syscallResult { mdq_confine_worker(memoryBytes, cpuSeconds) }.map { _ in () }
+    }
+
+    /// The next request body, nil at the end of input or on bad framing.
+    static func readFrame(limit: Int) -> [UInt8]? {
+        guard let header = readExactly(4) else { return nil }
+        let length = Int(header[0]) | Int(header[1]) << 8 | Int(header[2]) << 16 | Int(header[3]) << 24
+        guard length <= limit else { return nil }
+        return length == 0 ? [] : readExactly(length)
+    }
+
+    static func writeFrame(_ framed: [UInt8]) -> Bool {
+        var done = 0
+        while done < framed.count {
+            let result = framed.withUnsafeBytes { raw in
+                syscallResult { write(1, raw.baseAddress! + done, raw.count - done) }
+            }
+            guard case .success(let n) = result else { return false }
+            done += n
+        }
+        return true
+    }
+
+    private static func readExactly(_ count: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let result = bytes.withUnsafeMutableBytes { raw in
+                syscallResult { read(0, raw.baseAddress! + done, count - done) }
+            }
+            guard case .success(let n) = result, n > 0 else { return nil }
+            done += n
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import Glibc
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+/// Imports in worker processes: a worker that crashes, hangs, floods or
+/// talks nonsense costs that worker and the one file, with the reason; the
+/// real worker is confined.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct ImportWorkerTests {
+    /// A stand-in worker that misbehaves by the name of the file it is
+    /// asked about, and answers like the real one otherwise (by running
+    /// it).
+    static let fakeWorker = TemporaryDirectory.Shared { temp in
+        let script = """
+            #!/usr/bin/env python3
+            import os, signal, struct, subprocess, sys, time
+            real = subprocess.Popen([os.environ['MDQ_REAL_WORKER'], 'import-worker'], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE)
+            while True:
+                header = sys.stdin.buffer.read(4)
+                if len(header) < 4:
+                    break
+                body = sys.stdin.buffer.read(struct.unpack('<I', header)[0])
+                if b'crash' in body:
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                if b'hang' in body:
+                    time.sleep(600)
+                if b'nonsense' in body:
+                    sys.stdout.buffer.write(struct.pack('<I', 5) + b'\\xff\\xff\\xff\\xff\\xff'); sys.stdout.flush()
+                    continue
+                if b'flood' in body:
+                    sys.stdout.buffer.write(struct.pack('<I', 0x7fffffff)); sys.stdout.flush()
+                    time.sleep(600)
+                real.stdin.write(header + body); real.stdin.flush()
+                answer = real.stdout.read(4)
+                answer += real.stdout.read(struct.unpack('<I', answer)[0])
+                sys.stdout.buffer.write(answer); sys.stdout.flush()
+            """
+        let path = try temp.file("fake-worker", contents: script)
+        #expect(chmod(path.string, 0o755) == 0)
+    }
+
+    func pool(timeout: Double, workers: Int = 1) throws -> ImportWorkerPool {
+        setenv("MDQ_REAL_WORKER", MDQCommandTests.binary, 1)
+        var configuration = ImportWorkerPool.Configuration.standard
+        configuration.executable = try Self.fakeWorker.path().appending("fake-worker")
+        configuration.timeout = timeout
+        configuration.workers = workers
+        return ImportWorkerPool(configuration)
+    }
+
+    @Test func misbehavingWorkersCostOneFileEach() throws {
+        let temp = try TemporaryDirectory()
+        var files: [String: FilePath] = [:]
+        for name in ["good", "crash", "hang", "nonsense", "flood", "after"] {
+            files[name] = try temp.file("\(name).txt", contents: "text of \(name)")
+        }
+        let pool = try pool(timeout: 2)
+        defer { pool.shutdown() }
+        func reason(_ name: String) -> String? { pool.importFile(at: files[name]!).failure?.reason }
+        #expect(pool.importFile(at: files["good"]!).values[.textContent] == .text(Array("text of good".utf8)))
+        #expect(reason("crash") == "the importer crashed (signal 11)")
+        #expect(reason("hang") == "timed out after 2 s")
+        #expect(reason("nonsense") == "the importer answered nonsense")
+        #expect(reason("flood") == "the importer's answer was too large")
+        // A new worker takes over after each loss.
+        let after = pool.importFile(at: files["after"]!)
+        #expect(after.failure == nil)
+        #expect(after.values[.textContent] == .text(Array("text of after".utf8)))
+        #expect(after.values[.importError] == nil)
+    }
+
+    /// Several threads share a pool of two workers; each gets its own
+    /// file's answer.
+    @Test func concurrentCallersGetTheirOwnAnswers() throws {
+        let temp = try TemporaryDirectory()
+        let paths = try (0..<24).map { try temp.file("f\($0).txt", contents: "content \($0)") }
+        let pool = try pool(timeout: 10, workers: 2)
+        defer { pool.shutdown() }
+        let answers = Locked<[Int: AttributeValue?]>([:])
+        DispatchQueue.concurrentPerform(iterations: paths.count) { i in
+            let value = pool.importFile(at: paths[i]).values[.textContent]
+            answers.withLock { $0[i] = value }
+        }
+        for i in paths.indices {
+            #expect(answers.withLock { $0[i] } == .text(Array("content \(i)".utf8)))
+        }
+    }
+
+    /// The real worker lowers its priority, may not write files and dies
+    /// with its parent.
+    @Test func theWorkerConfinesItself() throws {
+        let worker = try WorkerProcess.spawn(
+            FilePath(MDQCommandTests.binary), arguments: ["import-worker", "--memory", "1073741824", "--cpu", "77"]
+        ).get()
+        defer { worker.terminate() }
+        // One request answered proves it is up and confined.
+        let temp = try TemporaryDirectory()
+        let file = try temp.file("a.txt", contents: "hello")
+        #expect(throws: Never.self) { try worker.send(ImportWire.request(path: file, limits: .standard)).get() }
+        guard case .frame(let body) = worker.receive(deadline: .now + .seconds(10), limit: 1 << 22) else {
+            Issue.record("no answer")
+            return
+        }
+        #expect(ImportWire.decodeAnswer(body, path: file)?.values[.textContent] == .text(Array("hello".utf8)))
+        let limits = try String(contentsOfFile: "/proc/\(worker.pid)/limits", encoding: .utf8)
+        let line = { (name: String) in limits.split(separator: "\n").first { $0.hasPrefix(name) }.map(String.init) ?? ""
+        }
+        #expect(line("Max cpu time").contains("77"))
+        #expect(line("Max file size").split(separator: " ").contains("0"))
+        #expect(line("Max address space").contains("1073741824"))
+        let stat = try String(contentsOfFile: "/proc/\(worker.pid)/stat", encoding: .utf8)
+        // Field 19 is the nice value (after the parenthesised name).
+        let fields = stat.split(separator: ")").last!.split(separator: " ")
+        #expect(fields[16] == "19", "\(fields)")
+    }
+
+    /// Answers from a worker are decoded defensively: truncations and
+    /// absurd counts of every prefix are refused, not trapped on.
+    @Test func malformedAnswersAreRefused() throws {
+        var report = ImportReport(path: FilePath("/x.txt"), typeByName: "public.plain-text")
+        report.values[.textContent] = .text(Array("body".utf8))
+        report.values[.userTags] = .list(["a", "b"])
+        report.steps = [ImportReport.Step(importer: "text", values: report.values, failure: nil)]
+        let framed = ImportWire.answer(report)
+        let body = Array(framed.dropFirst(4))
+        #expect(ImportWire.decodeAnswer(body, path: FilePath("/x.txt"))?.values == report.values)
+        for cut in 0..<body.count {
+            #expect(ImportWire.decodeAnswer(Array(body.prefix(cut)), path: FilePath("/x.txt")) == nil)
+        }
+        var absurd = body
+        for i in 0..<8 { absurd[i] = 0xFF }
+        #expect(ImportWire.decodeAnswer(absurd, path: FilePath("/x.txt")) == nil)
+    }
+}
