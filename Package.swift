@@ -32,6 +32,10 @@ let package = Package(
     targets: [
         // libinotifytools (GPL-2). Debian ships no .pc file, so no pkgConfig:.
         .systemLibrary(name: "CInotifyTools", path: "Sources/CInotifyTools"),
+        // SQLite 3 with FTS5 (public domain; Debian's libsqlite3-dev), the
+        // import store's engine. Debian ships a .pc file, but the module map
+        // names the library as for libinotifytools.
+        .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         // statx(2) and getdents64(2) are not visible through Swift's Glibc
         // module; these two thin wrappers are the only C we compile.
         .target(name: "CLinuxSyscalls", path: "Sources/CLinuxSyscalls"),
@@ -40,6 +44,7 @@ let package = Package(
             dependencies: [
                 "CInotifyTools",
                 "CLinuxSyscalls",
+                "CSQLite",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings

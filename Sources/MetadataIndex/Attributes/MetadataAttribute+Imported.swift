@@ -97,4 +97,8 @@ extension MetadataAttribute {
         .musicalGenre, .recordingYear, .audioSampleRate, .audioChannelCount, .audioBitRate, .videoBitRate, .codecs,
         .whereFroms, .userTags, .comment, .sniffedContentType, .importError, .textContent,
     ]
+
+    /// The imported attributes by raw key.
+    static let importedByKey: [String: MetadataAttribute] = Dictionary(
+        uniqueKeysWithValues: importedAttributes.map { ($0.rawValue, $0) })
 }

@@ -47,9 +47,53 @@ enum ImportWire {
             out.integer(Int64(keys.count))
             for key in keys { out.string(key) }
         }
-        let values = report.values.values.sorted { $0.key.rawValue < $1.key.rawValue }
-        out.integer(Int64(values.count))
-        for (attribute, value) in values {
+        appendValues(report.values, to: &out)
+        return out.framed()
+    }
+
+    static func decodeAnswer(_ body: [UInt8], path: FilePath) -> ImportReport? {
+        var reader = Reader(body)
+        guard let typeByName = reader.string(), let sniffed = reader.string(), let failure = reader.string(),
+            let stepCount = reader.count()
+        else { return nil }
+        var report = ImportReport(path: path, typeByName: typeByName)
+        report.sniffedType = sniffed.isEmpty ? nil : sniffed
+        report.failure = failure.isEmpty ? nil : ImportFailure(failure)
+        var stepKeys: [[String]] = []
+        for _ in 0..<stepCount {
+            guard let importer = reader.string(), let reason = reader.string(), let keyCount = reader.count()
+            else { return nil }
+            var keys: [String] = []
+            for _ in 0..<keyCount {
+                guard let key = reader.string() else { return nil }
+                keys.append(key)
+            }
+            stepKeys.append(keys)
+            report.steps.append(
+                ImportReport.Step(
+                    importer: importer, values: ImportedValues(),
+                    failure: reason.isEmpty ? nil : ImportFailure(reason)))
+        }
+        guard let values = readValues(&reader) else { return nil }
+        report.values = values
+        guard reader.atEnd else { return nil }
+        // Each step's own values, from the merged ones it filled.
+        for (i, keys) in stepKeys.enumerated() {
+            for attribute in MetadataAttribute.importedAttributes where keys.contains(attribute.rawValue) {
+                report.steps[i].values[attribute] = report.values[attribute]
+            }
+        }
+        return report
+    }
+
+    // MARK: Values
+
+    /// Appends attribute values: a count, then each key, a type tag and the
+    /// value (also the store's encoding of a file's attributes).
+    static func appendValues(_ values: ImportedValues, to out: inout Writer) {
+        let sorted = values.values.sorted { $0.key.rawValue < $1.key.rawValue }
+        out.integer(Int64(sorted.count))
+        for (attribute, value) in sorted {
             out.string(attribute.rawValue)
             switch value {
             case .text(let bytes):
@@ -77,33 +121,13 @@ enum ImportWire {
                 out.integer(isFolder ? 1 : 0)
             }
         }
-        return out.framed()
     }
 
-    static func decodeAnswer(_ body: [UInt8], path: FilePath) -> ImportReport? {
-        var reader = Reader(body)
-        guard let typeByName = reader.string(), let sniffed = reader.string(), let failure = reader.string(),
-            let stepCount = reader.count()
-        else { return nil }
-        var report = ImportReport(path: path, typeByName: typeByName)
-        report.sniffedType = sniffed.isEmpty ? nil : sniffed
-        report.failure = failure.isEmpty ? nil : ImportFailure(failure)
-        var stepKeys: [[String]] = []
-        for _ in 0..<stepCount {
-            guard let importer = reader.string(), let reason = reader.string(), let keyCount = reader.count()
-            else { return nil }
-            var keys: [String] = []
-            for _ in 0..<keyCount {
-                guard let key = reader.string() else { return nil }
-                keys.append(key)
-            }
-            stepKeys.append(keys)
-            report.steps.append(
-                ImportReport.Step(
-                    importer: importer, values: ImportedValues(),
-                    failure: reason.isEmpty ? nil : ImportFailure(reason)))
-        }
+    /// Values written by `appendValues`; nil when malformed. Keys that are
+    /// not imported attributes are dropped.
+    static func readValues(_ reader: inout Reader) -> ImportedValues? {
         guard let valueCount = reader.count() else { return nil }
+        var values = ImportedValues()
         for _ in 0..<valueCount {
             guard let key = reader.string(), let tag = reader.tag() else { return nil }
             let value: AttributeValue
@@ -136,19 +160,9 @@ enum ImportWire {
                 value = .url(path: bytes, isFolder: flag != 0)
             default: return nil
             }
-            // Only attributes an importer may fill are taken.
-            if let attribute = MetadataAttribute.importedAttributes.first(where: { $0.rawValue == key }) {
-                report.values[attribute] = value
-            }
+            if let attribute = MetadataAttribute.importedByKey[key] { values[attribute] = value }
         }
-        guard reader.atEnd else { return nil }
-        // Each step's own values, from the merged ones it filled.
-        for (i, keys) in stepKeys.enumerated() {
-            for attribute in MetadataAttribute.importedAttributes where keys.contains(attribute.rawValue) {
-                report.steps[i].values[attribute] = report.values[attribute]
-            }
-        }
-        return report
+        return values
     }
 
     // MARK: Encoding

@@ -1,0 +1,288 @@
+package import SystemPackage
+
+/// Imported attributes and text on disk: SQLite, one row per file keyed by
+/// the file's identity (device and inode, so a rename keeps its data), the
+/// text in an FTS5 full-text index (words, diacritics folded, with prefix
+/// indexes for `mdfind`-style word-prefix search).
+///
+/// - Each row remembers the modification time and size it was imported
+///   at: a file whose stamp moved is imported again; one that failed is
+///   not retried until it changes.
+/// - Writes are transactional (a batch of imports is one transaction, in
+///   WAL mode): a crash loses at most the batch, never the store.
+/// - The file is private to the user (0600, in the private state folder).
+///   One that is not a database, is damaged or has another schema version
+///   is deleted and rebuilt, with one log line; nothing else is lost than
+///   the work to import again.
+///
+/// Thread-safe: one connection behind a lock.
+package final class ImportStore: Sendable {
+    /// A file's identity, stable across renames.
+    package struct FileKey: Hashable, Sendable {
+        package var device: UInt64
+        package var inode: UInt64
+
+        package init(device: UInt64, inode: UInt64) {
+            self.device = device
+            self.inode = inode
+        }
+    }
+
+    /// What a file looked like when imported: a change to either means the
+    /// import is stale.
+    package struct Stamp: Hashable, Sendable {
+        package var modification: Int64
+        package var size: UInt64
+
+        package init(modification: Int64, size: UInt64) {
+            self.modification = modification
+            self.size = size
+        }
+    }
+
+    /// A stored import.
+    package struct Record: Sendable, Equatable {
+        package var stamp: Stamp
+        /// The type the leading bytes named, when it differed.
+        package var sniffedType: String?
+        package var failure: String?
+        /// Every imported value but the text.
+        package var values: ImportedValues
+    }
+
+    /// The schema's version; another one is rebuilt.
+    static let schemaVersion = 1
+
+    package let path: FilePath
+    private let connection: Locked<Connection>
+
+    private final class Connection {
+        let database: SQLiteDatabase
+        let lookup: SQLiteDatabase.Statement
+        let upsert: SQLiteDatabase.Statement
+        let deleteText: SQLiteDatabase.Statement
+        let insertText: SQLiteDatabase.Statement
+        let deleteFile: SQLiteDatabase.Statement
+        let readText: SQLiteDatabase.Statement
+
+        init(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
+            self.database = database
+            lookup = try database.prepare(
+                "SELECT id, modified, size, sniffed, failure, attributes FROM files WHERE device = ?1 AND inode = ?2")
+            upsert = try database.prepare(
+                """
+                INSERT INTO files(device, inode, modified, size, sniffed, failure, attributes)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT(device, inode) DO UPDATE SET modified = ?3, size = ?4, sniffed = ?5, failure = ?6,
+                attributes = ?7 RETURNING id
+                """)
+            deleteText = try database.prepare("DELETE FROM content WHERE rowid = ?1")
+            insertText = try database.prepare("INSERT INTO content(rowid, body) VALUES (?1, ?2)")
+            deleteFile = try database.prepare("DELETE FROM files WHERE device = ?1 AND inode = ?2 RETURNING id")
+            readText = try database.prepare(
+                "SELECT body FROM content WHERE rowid = (SELECT id FROM files WHERE device = ?1 AND inode = ?2)")
+        }
+    }
+
+    private init(path: FilePath, connection: Connection) {
+        self.path = path
+        self.connection = Locked(connection)
+    }
+
+    /// Opens the store at `path`, creating it, or rebuilding it (with one
+    /// `log` line) when it is not a sound store of this version.
+    ///
+    /// - Throws: `MetadataError` `.persistence` when no store can be made
+    ///   there (the folder is not writable).
+    package static func open(at path: FilePath, log: (String) -> Void = { _ in }) throws(MetadataError) -> ImportStore {
+        do {
+            return try ImportStore(path: path, connection: connect(path))
+        } catch {
+            log("import store \(path.string) discarded (\(error.description)); importing again")
+        }
+        SQLiteDatabase.remove(at: path)
+        do {
+            return try ImportStore(path: path, connection: connect(path))
+        } catch {
+            throw MetadataError.persistence("cannot create the import store: \(error.description)", path: path)
+        }
+    }
+
+    private static func connect(_ path: FilePath) throws(SQLiteDatabase.Failure) -> Connection {
+        let database = try SQLiteDatabase.open(path)
+        let version = try database.prepare("PRAGMA user_version")
+        _ = try version.step()
+        let found = Int(version.integer(0))
+        version.reset()
+        if found != 0 && found != schemaVersion {
+            throw SQLiteDatabase.Failure(code: 0, message: "schema version \(found), expected \(schemaVersion)")
+        }
+        let check = try database.prepare("PRAGMA quick_check(1)")
+        _ = try check.step()
+        let verdict = check.text(0)
+        check.reset()
+        guard verdict == "ok" else {
+            throw SQLiteDatabase.Failure(code: 11, message: "integrity check: \(verdict)")
+        }
+        try database.execute(
+            """
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = NORMAL;
+            CREATE TABLE IF NOT EXISTS files(
+                id INTEGER PRIMARY KEY, device INTEGER NOT NULL, inode INTEGER NOT NULL,
+                modified INTEGER NOT NULL, size INTEGER NOT NULL, sniffed TEXT, failure TEXT, attributes BLOB,
+                UNIQUE(device, inode));
+            CREATE VIRTUAL TABLE IF NOT EXISTS content USING fts5(
+                body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+            PRAGMA user_version = \(schemaVersion);
+            """)
+        return try Connection(database)
+    }
+
+    /// The stored import of a file, if any.
+    package func record(for key: FileKey) -> Record? {
+        connection.withLock { c -> Record? in
+            let s = c.lookup
+            defer { s.reset() }
+            s.bind(1, Int64(bitPattern: key.device))
+            s.bind(2, Int64(bitPattern: key.inode))
+            guard (try? s.step()) == true else { return nil }
+            var reader = ImportWire.Reader(s.bytes(5))
+            return Record(
+                stamp: Stamp(modification: s.integer(1), size: UInt64(bitPattern: s.integer(2))),
+                sniffedType: s.isNull(3) ? nil : s.text(3), failure: s.isNull(4) ? nil : s.text(4),
+                values: ImportWire.readValues(&reader) ?? ImportedValues())
+        }
+    }
+
+    /// Whether a file with this stamp needs importing (never imported, or
+    /// changed since).
+    package func needsImport(_ key: FileKey, stamp: Stamp) -> Bool {
+        record(for: key)?.stamp != stamp
+    }
+
+    /// The stored text of a file.
+    package func text(for key: FileKey) -> String? {
+        connection.withLock { c -> String? in
+            let s = c.readText
+            defer { s.reset() }
+            s.bind(1, Int64(bitPattern: key.device))
+            s.bind(2, Int64(bitPattern: key.inode))
+            guard (try? s.step()) == true else { return nil }
+            return s.text(0)
+        }
+    }
+
+    /// Stores imports, in one transaction.
+    ///
+    /// - Throws: `MetadataError` `.persistence` when the write fails (the
+    ///   transaction is rolled back: none of the batch is stored).
+    package func save(_ imports: [(key: FileKey, stamp: Stamp, report: ImportReport)]) throws(MetadataError) {
+        try connection.withLock { (c) throws(MetadataError) in
+            do {
+                try c.database.execute("BEGIN IMMEDIATE")
+                for (key, stamp, report) in imports {
+                    var values = report.values
+                    let text = values[.textContent]
+                    values[.textContent] = nil
+                    values[.sniffedContentType] = nil
+                    var encoded = ImportWire.Writer()
+                    ImportWire.appendValues(values, to: &encoded)
+                    let s = c.upsert
+                    s.bind(1, Int64(bitPattern: key.device))
+                    s.bind(2, Int64(bitPattern: key.inode))
+                    s.bind(3, stamp.modification)
+                    s.bind(4, Int64(bitPattern: stamp.size))
+                    if let sniffed = report.sniffedType { s.bind(5, text: sniffed) } else { s.bindNull(5) }
+                    let failure = report.failure?.reason ?? report.steps.compactMap(\.failure?.reason).first
+                    if let failure { s.bind(6, text: failure) } else { s.bindNull(6) }
+                    s.bind(7, encoded.out)
+                    _ = try s.step()
+                    let id = s.integer(0)
+                    s.reset()
+                    c.deleteText.bind(1, id)
+                    try c.deleteText.run()
+                    if case .text(let bytes)? = text {
+                        c.insertText.bind(1, id)
+                        c.insertText.bind(2, text: String(decoding: bytes, as: UTF8.self))
+                        try c.insertText.run()
+                    }
+                }
+                try c.database.execute("COMMIT")
+            } catch {
+                try? c.database.execute("ROLLBACK")
+                throw MetadataError.persistence("cannot write the import store: \(error)", path: path)
+            }
+        }
+    }
+
+    /// Forgets files (deleted from disk).
+    package func remove(_ keys: [FileKey]) throws(MetadataError) {
+        try connection.withLock { (c) throws(MetadataError) in
+            do {
+                try c.database.execute("BEGIN IMMEDIATE")
+                for key in keys {
+                    let s = c.deleteFile
+                    s.bind(1, Int64(bitPattern: key.device))
+                    s.bind(2, Int64(bitPattern: key.inode))
+                    let found = try s.step()
+                    let id = found ? s.integer(0) : nil
+                    s.reset()
+                    if let id {
+                        c.deleteText.bind(1, id)
+                        try c.deleteText.run()
+                    }
+                }
+                try c.database.execute("COMMIT")
+            } catch {
+                try? c.database.execute("ROLLBACK")
+                throw MetadataError.persistence("cannot write the import store: \(error)", path: path)
+            }
+        }
+    }
+
+    /// Every stored file's identity (to drop orphans after a restart).
+    package func keys() -> [FileKey] {
+        connection.withLock { c -> [FileKey] in
+            guard let s = try? c.database.prepare("SELECT device, inode FROM files") else { return [] }
+            var keys: [FileKey] = []
+            while (try? s.step()) == true {
+                keys.append(
+                    FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1))))
+            }
+            return keys
+        }
+    }
+
+    /// Files whose text matches an FTS5 query (`invoice`, `"two words"`,
+    /// `inv*`).
+    ///
+    /// - Throws: `MetadataError` `.persistence` for a query FTS5 refuses.
+    package func filesMatching(text query: String) throws(MetadataError) -> [FileKey] {
+        try connection.withLock { (c) throws(MetadataError) -> [FileKey] in
+            do {
+                let s = try c.database.prepare(
+                    "SELECT f.device, f.inode FROM content JOIN files f ON f.id = content.rowid WHERE content MATCH ?1")
+                s.bind(1, text: query)
+                var keys: [FileKey] = []
+                while try s.step() {
+                    keys.append(
+                        FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1))))
+                }
+                return keys
+            } catch {
+                throw MetadataError.persistence("text search failed: \(error)", path: path)
+            }
+        }
+    }
+
+    /// Stored files.
+    package var count: Int {
+        connection.withLock { c -> Int in
+            guard let s = try? c.database.prepare("SELECT count(*) FROM files"), (try? s.step()) == true else {
+                return 0
+            }
+            return Int(s.integer(0))
+        }
+    }
+}
