@@ -22,6 +22,9 @@ let package = Package(
         // written for Apple platforms.
         .library(name: "MetadataCompat", targets: ["MetadataCompat"]),
         .executable(name: "mdq", targets: ["mdq"]),
+        // The confined process the daemon and `mdq import` read file
+        // contents in; it alone links the format libraries.
+        .executable(name: "mdq-import-worker", targets: ["mdq-import-worker"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -36,6 +39,11 @@ let package = Package(
         // import store's engine. Debian ships a .pc file, but the module map
         // names the library as for libinotifytools.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        // Poppler's GLib interface (GPL-2.0-or-later), for PDF text and
+        // properties; Debian's libpoppler-glib-dev ships its .pc file.
+        .systemLibrary(
+            name: "CPoppler", path: "Sources/CPoppler", pkgConfig: "poppler-glib",
+            providers: [.apt(["libpoppler-glib-dev"])]),
         // statx(2) and getdents64(2) are not visible through Swift's Glibc
         // module; these two thin wrappers are the only C we compile.
         .target(name: "CLinuxSyscalls", path: "Sources/CLinuxSyscalls"),
@@ -47,6 +55,19 @@ let package = Package(
                 "CSQLite",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // Importers over C format libraries. They run only in the import
+        // worker (a confined process), so neither the library's embedders
+        // nor the `mdq` command load those libraries.
+        .target(
+            name: "MetadataImporters",
+            dependencies: ["MetadataIndex", "CPoppler", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "mdq-import-worker",
+            dependencies: ["MetadataIndex", "MetadataImporters"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -109,6 +130,7 @@ let package = Package(
             name: "mdqTests",
             dependencies: [
                 "mdq",
+                "mdq-import-worker",
                 "MetadataIndex",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),

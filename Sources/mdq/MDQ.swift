@@ -40,8 +40,6 @@ struct MDQ: ParsableCommand {
         // thread in live mode and in a one-shot search.
         ProcessEnvironment.blockInterruptSignals()
         var arguments = Array(CommandLine.arguments.dropFirst())
-        // The daemon's and `mdq import`'s confined worker (not for people).
-        if arguments.first == "import-worker" { ImportWorkerMain.run(Array(arguments.dropFirst())) }
         if ProcessEnvironment.variable("MDQ_NO_FAST_PATH") == nil { DaemonFastPath.run(arguments) }
         switch arguments {
         case ["-V"]:

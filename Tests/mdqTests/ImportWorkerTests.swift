@@ -18,7 +18,7 @@ struct ImportWorkerTests {
         let script = """
             #!/usr/bin/env python3
             import os, signal, struct, subprocess, sys, time
-            real = subprocess.Popen([os.environ['MDQ_REAL_WORKER'], 'import-worker'], stdin=subprocess.PIPE,
+            real = subprocess.Popen([os.environ['MDQ_REAL_WORKER']], stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE)
             while True:
                 header = sys.stdin.buffer.read(4)
@@ -44,8 +44,12 @@ struct ImportWorkerTests {
         #expect(chmod(path.string, 0o755) == 0)
     }
 
+    /// `mdq-import-worker`, beside `mdq` in the build folder.
+    static let worker = URL(fileURLWithPath: MDQCommandTests.binary).deletingLastPathComponent()
+        .appendingPathComponent("mdq-import-worker").path
+
     func pool(timeout: Double, workers: Int = 1) throws -> ImportWorkerPool {
-        setenv("MDQ_REAL_WORKER", MDQCommandTests.binary, 1)
+        setenv("MDQ_REAL_WORKER", Self.worker, 1)
         var configuration = ImportWorkerPool.Configuration.standard
         configuration.executable = try Self.fakeWorker.path().appending("fake-worker")
         configuration.timeout = timeout
@@ -95,7 +99,7 @@ struct ImportWorkerTests {
     /// with its parent.
     @Test func theWorkerConfinesItself() throws {
         let worker = try WorkerProcess.spawn(
-            FilePath(MDQCommandTests.binary), arguments: ["import-worker", "--memory", "1073741824", "--cpu", "77"]
+            FilePath(Self.worker), arguments: ["--memory", "1073741824", "--cpu", "77"]
         ).get()
         defer { worker.terminate() }
         // One request answered proves it is up and confined.

@@ -27,12 +27,13 @@ package struct ImportReport: Sendable {
     /// The type importers were chosen by.
     package var type: String { sniffedType ?? typeByName }
 
-    /// Imports the file at `path` in this process.
+    /// Imports the file at `path` in this process, with `importers`.
     ///
-    /// Only for importers written in Swift over `ContentFile` (bounded
-    /// reads, no C parser): importers over C libraries run in worker
-    /// processes.
-    package static func importFile(at path: FilePath, limits: ImportLimits = .standard) -> ImportReport {
+    /// What the import worker runs; elsewhere only for the built-in
+    /// importers (Swift over `ContentFile`: bounded reads, no C parser).
+    package static func importFile(
+        at path: FilePath, limits: ImportLimits = .standard, importers: [any Importer] = ImporterRegistry.builtIn
+    ) -> ImportReport {
         let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
         var report = ImportReport(path: path, typeByName: ContentType.identifier(forName: name, kind: .file))
         let file: ContentFile
@@ -53,7 +54,7 @@ package struct ImportReport: Sendable {
                 report.values[.sniffedContentType] = .text(Array(refined.utf8))
             }
         }
-        for importer in ImporterRegistry.importers(for: report.type) {
+        for importer in ImporterRegistry.importers(for: report.type, in: importers) {
             // Each importer reads within its own budget.
             guard case .success(let own) = ContentFile.open(path, budget: limits.bytesRead) else { break }
             do {

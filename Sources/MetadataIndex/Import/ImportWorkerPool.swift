@@ -16,7 +16,7 @@ package import SystemPackage
 /// Thread-safe: callers on several threads share up to `workers` processes.
 package final class ImportWorkerPool: Sendable {
     package struct Configuration: Sendable {
-        /// The executable with the `import-worker` mode (`mdq`).
+        /// The worker executable (`mdq-import-worker`).
         package var executable: FilePath
         package var workers: Int
         /// Seconds one file may take.
@@ -28,13 +28,17 @@ package final class ImportWorkerPool: Sendable {
         package var filesPerWorker: Int
         package var limits: ImportLimits
 
-        /// One worker of this executable (or `$MDQ_IMPORT_WORKER`), 10 s per
-        /// file, 1 GiB of address space, 300 CPU seconds, 1,000 files.
+        /// One worker, 10 s per file, 1 GiB of address space, 300 CPU
+        /// seconds, 1,000 files; the executable is `$MDQ_IMPORT_WORKER`, else
+        /// `mdq-import-worker` beside this process's executable (where
+        /// `swift build` and the installer put it).
         package static var standard: Configuration {
-            let executable = ProcessEnvironment.variable("MDQ_IMPORT_WORKER").map { FilePath($0) }
+            let executable =
+                ProcessEnvironment.variable("MDQ_IMPORT_WORKER").map { FilePath($0) }
+                ?? DetachedProcess.currentExecutable.removingLastComponent().appending("mdq-import-worker")
             return Configuration(
-                executable: executable ?? DetachedProcess.currentExecutable, workers: 1, timeout: 10,
-                memoryBytes: 1 << 30, cpuSeconds: 300, filesPerWorker: 1000, limits: .standard)
+                executable: executable, workers: 1, timeout: 10, memoryBytes: 1 << 30, cpuSeconds: 300,
+                filesPerWorker: 1000, limits: .standard)
         }
 
         package init(
@@ -142,9 +146,7 @@ package final class ImportWorkerPool: Sendable {
             return nil
         }
         if let reused { return .success(reused) }
-        let arguments = [
-            "import-worker", "--memory", String(configuration.memoryBytes), "--cpu", String(configuration.cpuSeconds),
-        ]
+        let arguments = ["--memory", String(configuration.memoryBytes), "--cpu", String(configuration.cpuSeconds)]
         switch WorkerProcess.spawn(configuration.executable, arguments: arguments) {
         case .success(let process): return .success(Worker(process))
         case .failure(let error):
@@ -167,12 +169,12 @@ package final class ImportWorkerPool: Sendable {
     }
 }
 
-/// The `import-worker` mode of the `mdq` executable: confines itself, then
-/// answers import requests on standard input until it closes.
+/// The import worker's main loop: confines itself, then answers import
+/// requests on standard input until it closes.
 package enum ImportWorkerMain {
-    /// Runs the worker with `arguments` (after `import-worker`:
-    /// `--memory BYTES --cpu SECONDS`); never returns.
-    package static func run(_ arguments: [String]) -> Never {
+    /// Runs the worker with `arguments` (`--memory BYTES --cpu SECONDS`)
+    /// and `importers`; never returns.
+    package static func run(_ arguments: [String], importers: [any Importer]) -> Never {
         var memory: UInt64 = 1 << 30
         var cpu: UInt = 300
         var i = 0
@@ -186,12 +188,12 @@ package enum ImportWorkerMain {
         }
         if case .failure(let error) = WorkerChannel.confine(memoryBytes: memory, cpuSeconds: cpu) {
             // Unconfined work is refused rather than done.
-            ProcessEnvironment.writeToStandardError("mdq import-worker: cannot confine itself: \(error.description)\n")
+            ProcessEnvironment.writeToStandardError("mdq-import-worker: cannot confine itself: \(error.description)\n")
             ProcessEnvironment.exitImmediately(1)
         }
         while let body = WorkerChannel.readFrame(limit: 1 << 20) {
             guard let (path, limits) = ImportWire.decodeRequest(body) else { break }
-            let report = ImportReport.importFile(at: path, limits: limits)
+            let report = ImportReport.importFile(at: path, limits: limits, importers: importers)
             guard WorkerChannel.writeFrame(ImportWire.answer(report)) else { break }
         }
         ProcessEnvironment.exitImmediately(0)

@@ -7,7 +7,7 @@
 /// budget bounds what it can read, and reports a file it cannot read as an
 /// `ImportFailure` with a reason, never a crash: hostile files are expected
 /// (a truncated PDF, a zip bomb, a binary named `.txt`).
-protocol Importer: Sendable {
+package protocol Importer: Sendable {
     /// A short name for messages and `mdq import` (`text`, `pdf`).
     var name: String { get }
     /// Uniform type identifiers the importer handles; a file whose type

@@ -11,7 +11,7 @@
 /// thick with control characters, is binary.
 /// Malformed sequences (an unpaired surrogate, a UTF-8 sequence cut at the
 /// read limit) become U+FFFD; nothing here traps on any input.
-enum TextDecoding {
+package enum TextDecoding {
     /// The encoding found.
     enum Encoding: String, Sendable, Equatable {
         case utf8 = "UTF-8"
@@ -121,7 +121,7 @@ enum TextDecoding {
 
     /// The first `limit` UTF-8 bytes of `text` at most, cut before a
     /// scalar that would straddle the limit.
-    static func prefix(_ text: String, utf8Bytes limit: Int) -> String {
+    package static func prefix(_ text: String, utf8Bytes limit: Int) -> String {
         let head = Array(text.utf8.prefix(limit + 1))
         guard head.count > limit else { return text }
         var end = limit

@@ -1,6 +1,6 @@
 import CLinuxSyscalls
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// A regular file opened for an importer to read its contents.
 ///
@@ -11,12 +11,12 @@ import SystemPackage
 /// indexing does not make every file look recently used. Every read counts
 /// against a byte budget: an importer cannot read more of a file than its
 /// limit, whatever the file claims about itself.
-final class ContentFile {
-    let descriptor: FileDescriptor
+package final class ContentFile {
+    package let descriptor: FileDescriptor
     /// The size `fstat` gave when the file was opened.
-    let size: Int64
+    package let size: Int64
     /// Bytes the importer may still read.
-    private(set) var budget: Int
+    package private(set) var budget: Int
 
     private init(descriptor: FileDescriptor, size: Int64, budget: Int) {
         self.descriptor = descriptor
@@ -33,7 +33,7 @@ final class ContentFile {
     /// - Returns: the file, or the error: `ELOOP` for a symlink, `EISDIR`
     ///   for a folder, `EINVAL` for any other kind that is not a regular
     ///   file (FIFO, socket, device), or what `open` said.
-    static func open(_ path: FilePath, budget: Int) -> Result<ContentFile, Errno> {
+    package static func open(_ path: FilePath, budget: Int) -> Result<ContentFile, Errno> {
         var opened = path.withPlatformString { name in syscallResult { mdq_open_content(name, 1) } }
         if case .failure(.notPermitted) = opened {
             // O_NOATIME is for the file's owner (or CAP_FOWNER) only.
@@ -56,7 +56,7 @@ final class ContentFile {
 
     /// Up to `count` bytes from `offset` (fewer at the end of the file, or
     /// when the budget runs out: `exhaustedBudget` then says so).
-    func read(at offset: Int64, count: Int) -> Result<[UInt8], Errno> {
+    package func read(at offset: Int64, count: Int) -> Result<[UInt8], Errno> {
         let wanted = max(0, min(count, budget))
         guard wanted > 0, offset >= 0 else { return .success([]) }
         var bytes = [UInt8](repeating: 0, count: wanted)
@@ -80,12 +80,23 @@ final class ContentFile {
         return .success(bytes)
     }
 
+    /// A new descriptor for the same open file, for a library that reads
+    /// it itself and closes what it is given (Poppler): such reads are
+    /// bounded by the worker's confinement, not by the budget. Nil when
+    /// the descriptor limit is reached.
+    package func duplicateDescriptor() -> Int32? {
+        guard case .success(let fd) = syscallResult({ fcntl(descriptor.rawValue, F_DUPFD_CLOEXEC, 0) }) else {
+            return nil
+        }
+        return fd
+    }
+
     /// Whether a read stopped because the budget ran out.
-    var exhaustedBudget: Bool { budget <= 0 }
+    package var exhaustedBudget: Bool { budget <= 0 }
 
     /// An extended attribute's value, at most `limit` bytes; nil when the
     /// file has none of that name (or the filesystem keeps none).
-    func extendedAttribute(_ name: String, limit: Int = 1 << 16) -> [UInt8]? {
+    package func extendedAttribute(_ name: String, limit: Int = 1 << 16) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: limit)
         let result = buffer.withUnsafeMutableBytes { raw in
             syscallResult { mdq_fgetxattr(descriptor.rawValue, name, raw.baseAddress, limit) }
@@ -96,7 +107,7 @@ final class ContentFile {
 
     /// The names of the file's extended attributes (those this process may
     /// read: `user.*`, and others for root).
-    func extendedAttributeNames() -> [String] {
+    package func extendedAttributeNames() -> [String] {
         guard case .success(let length) = syscallResult({ mdq_flistxattr(descriptor.rawValue, nil, 0) }), length > 0
         else { return [] }
         var buffer = [CChar](repeating: 0, count: length)

@@ -1,0 +1,9 @@
+package import MetadataIndex
+
+/// The importers over C format libraries, in the registry's order (after
+/// the built-in ones).
+package enum FormatImporters {
+    package static let all: [any Importer] = [
+        PDFImporter()
+    ]
+}
