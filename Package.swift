@@ -44,6 +44,9 @@ let package = Package(
         .systemLibrary(
             name: "CPoppler", path: "Sources/CPoppler", pkgConfig: "poppler-glib",
             providers: [.apt(["libpoppler-glib-dev"])]),
+        // libzip (BSD-3-Clause), for OOXML, OpenDocument and EPUB containers.
+        .systemLibrary(
+            name: "CZip", path: "Sources/CZip", pkgConfig: "libzip", providers: [.apt(["libzip-dev"])]),
         // statx(2) and getdents64(2) are not visible through Swift's Glibc
         // module; these two thin wrappers are the only C we compile.
         .target(name: "CLinuxSyscalls", path: "Sources/CLinuxSyscalls"),
@@ -62,7 +65,9 @@ let package = Package(
         // nor the `mdq` command load those libraries.
         .target(
             name: "MetadataImporters",
-            dependencies: ["MetadataIndex", "CPoppler", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: [
+                "MetadataIndex", "CPoppler", "CZip", .product(name: "SystemPackage", package: "swift-system"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

@@ -4,6 +4,7 @@ package import MetadataIndex
 /// the built-in ones).
 package enum FormatImporters {
     package static let all: [any Importer] = [
-        PDFImporter()
+        PDFImporter(),
+        OfficeImporter(),
     ]
 }

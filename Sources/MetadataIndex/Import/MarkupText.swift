@@ -5,8 +5,8 @@
 ///
 /// A forgiving scanner, not a parser: malformed markup (an unclosed tag, a
 /// stray `<`) never fails, it only yields less text. Linear in the input.
-enum MarkupText {
-    static func text(of markup: String) -> String {
+package enum MarkupText {
+    package static func text(of markup: String) -> String {
         let input = Array(markup.unicodeScalars)
         var out = String.UnicodeScalarView()
         out.reserveCapacity(input.count / 2)
