@@ -47,6 +47,11 @@ let package = Package(
         // libzip (BSD-3-Clause), for OOXML, OpenDocument and EPUB containers.
         .systemLibrary(
             name: "CZip", path: "Sources/CZip", pkgConfig: "libzip", providers: [.apt(["libzip-dev"])]),
+        // gexiv2 (GPL-2.0-or-later), Exiv2's C interface, for image
+        // properties (EXIF, GPS, pixel size) of JPEG, PNG, GIF, WebP, TIFF,
+        // HEIF/AVIF and camera raw files.
+        .systemLibrary(
+            name: "CGExiv2", path: "Sources/CGExiv2", pkgConfig: "gexiv2", providers: [.apt(["libgexiv2-dev"])]),
         // statx(2) and getdents64(2) are not visible through Swift's Glibc
         // module; these two thin wrappers are the only C we compile.
         .target(name: "CLinuxSyscalls", path: "Sources/CLinuxSyscalls"),
@@ -66,7 +71,8 @@ let package = Package(
         .target(
             name: "MetadataImporters",
             dependencies: [
-                "MetadataIndex", "CPoppler", "CZip", .product(name: "SystemPackage", package: "swift-system"),
+                "MetadataIndex", "CPoppler", "CZip", "CGExiv2",
+                .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -6,5 +6,6 @@ package enum FormatImporters {
     package static let all: [any Importer] = [
         PDFImporter(),
         OfficeImporter(),
+        ImageImporter(),
     ]
 }
