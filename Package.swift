@@ -52,6 +52,10 @@ let package = Package(
         // HEIF/AVIF and camera raw files.
         .systemLibrary(
             name: "CGExiv2", path: "Sources/CGExiv2", pkgConfig: "gexiv2", providers: [.apt(["libgexiv2-dev"])]),
+        // FFmpeg's libavformat (GPL-2.0-or-later as Debian builds it), for
+        // audio and video duration, tags, codecs and rates.
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavformat", providers: [.apt(["libavformat-dev"])]),
         // statx(2) and getdents64(2) are not visible through Swift's Glibc
         // module; these two thin wrappers are the only C we compile.
         .target(name: "CLinuxSyscalls", path: "Sources/CLinuxSyscalls"),
@@ -71,7 +75,7 @@ let package = Package(
         .target(
             name: "MetadataImporters",
             dependencies: [
-                "MetadataIndex", "CPoppler", "CZip", "CGExiv2",
+                "MetadataIndex", "CPoppler", "CZip", "CGExiv2", "CFFmpeg",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings

@@ -7,5 +7,6 @@ package enum FormatImporters {
         PDFImporter(),
         OfficeImporter(),
         ImageImporter(),
+        MediaImporter(),
     ]
 }
