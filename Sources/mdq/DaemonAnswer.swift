@@ -19,6 +19,13 @@ struct DaemonAnswer {
     ///   (`--daemon`) but cannot answer; `.querySyntax` as a crawl would.
     func run() throws -> Bool {
         guard scope.daemon != .noDaemon else { return false }
+        // What is inside files is imported by the search itself.
+        guard predicate.importedAttributes.isEmpty else {
+            if scope.daemon == .daemon {
+                throw MetadataError.daemon("the index daemon holds no attributes read from inside files")
+            }
+            return false
+        }
         let required = scope.daemon == .daemon
         let client: DaemonClient
         do {

@@ -77,7 +77,18 @@ struct OneShotSession {
         let conflictKeys: Set<String> = [MetadataItem.hasUnresolvedConflictsKey, MetadataItem.conflictOriginalPathKey]
         let needsListing = !conflictKeys.isDisjoint(
             with: output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""])
-        let collected = Collected(MetadataItemReader(container: scope.container, detectsConflicts: needsListing))
+        let reader = MetadataItemReader(container: scope.container, detectsConflicts: needsListing)
+        // Columns, sort keys or groups read from inside files: imported per
+        // item, in confined workers.
+        let keys = output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""]
+        let wanted = Set(keys.compactMap { MetadataAttribute(key: $0) }.filter(\.isImported))
+        let pool = wanted.isEmpty ? nil : ImportWorkerPool()
+        defer { pool?.shutdown() }
+        if let pool {
+            try pool.checkAvailable()
+            reader.importer = { path in pool.importFile(at: path, wanted: wanted).values }
+        }
+        let collected = Collected(reader)
         let summary = try search.run(
             onBatch: { @Sendable batch in collected.append(batch) }, onWarning: Self.warn, onProgress: onProgress)
         Diagnostics.clearStatus()

@@ -74,7 +74,8 @@ extension MetadataAttribute {
             case .conflictOriginalPath:
                 return subject.conflictOriginalPath().map(AttributeValue.text)
             case .imported:
-                // Not in the predicate table yet: no subject is asked.
+                // Read per attribute (`MetadataAttribute.value(of:)`): the
+                // source alone does not name its key.
                 return nil
             }
         }
@@ -82,7 +83,8 @@ extension MetadataAttribute {
 
     /// The attribute's value for `subject`; see `Source.value(of:)`.
     func value<S: PredicateSubject>(of subject: S) -> AttributeValue? {
-        source.value(of: subject)
+        if isImported { return subject.imported()?[self] }
+        return source.value(of: subject)
     }
 }
 

@@ -131,12 +131,13 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
         "NSMetadataUbiquitousItemIsSharedKey", nil, .boolean, .synced(.bool(false)))
 
     /// Every attribute mdq knows, in the order items list them.
-    public static let all: [MetadataAttribute] = [
-        .fsName, .displayName, .path, .url, .fsSize, .creationDate, .contentChangeDate, .contentType,
-        .contentTypeTree, .isUbiquitous, .hasUnresolvedConflicts, .conflictOriginalPath, .containerDisplayName,
-        .downloadingStatus, .isDownloading, .downloadRequested, .percentDownloaded, .isUploaded, .isUploading,
-        .percentUploaded, .isExternalDocument, .isShared,
-    ]
+    public static let all: [MetadataAttribute] =
+        [
+            .fsName, .displayName, .path, .url, .fsSize, .creationDate, .contentChangeDate, .contentType,
+            .contentTypeTree, .isUbiquitous, .hasUnresolvedConflicts, .conflictOriginalPath, .containerDisplayName,
+            .downloadingStatus, .isDownloading, .downloadRequested, .percentDownloaded, .isUploaded, .isUploading,
+            .percentUploaded, .isExternalDocument, .isShared,
+        ] + importedAttributes
 
     /// Every spelling accepted in a predicate: the raw key and the
     /// `NSMetadataItem...Key` constant name.

@@ -155,6 +155,12 @@ final class DaemonSession: Sendable {
         } catch {
             throw ProtocolError(code: "query-syntax", message: "\(error)")
         }
+        if !predicate.importedAttributes.isEmpty {
+            // The index keeps names and stat data only: the client reads
+            // inside the files itself.
+            throw ProtocolError(
+                code: "not-covered", message: "the index holds no attributes read from inside files")
+        }
         var scopes: [ScopeRequest] = []
         if let list = request["scopes"]?.array {
             for item in list { scopes.append(try DaemonProtocol.scope(item)) }

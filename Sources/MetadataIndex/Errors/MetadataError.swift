@@ -22,6 +22,7 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case invalidArgument
             case persistence
             case daemon
+            case importUnavailable
         }
 
         private let value: Value
@@ -62,6 +63,8 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
         /// The index daemon could not be reached, refused a request, or
         /// went away; `message` says which.
         public static let daemon = Code(.daemon)
+        /// The importers cannot run (their worker executable is missing).
+        public static let importUnavailable = Code(.importUnavailable)
 
         public var description: String {
             switch value {
@@ -77,6 +80,7 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case .invalidArgument: "invalid argument"
             case .persistence: "persistence"
             case .daemon: "daemon"
+            case .importUnavailable: "importers unavailable"
             }
         }
     }
@@ -204,6 +208,14 @@ extension MetadataError {
 
 extension MetadataError {
     /// A snapshot or state file that could not be written or was refused.
+    /// The import worker is not where it should be.
+    package static func importUnavailable(_ executable: FilePath) -> MetadataError {
+        MetadataError(
+            code: .importUnavailable,
+            message: "the importers cannot run: no import worker (install mdq-import-worker beside mdq, or set "
+                + "MDQ_IMPORT_WORKER)", path: executable)
+    }
+
     package static func persistence(_ message: String, path: FilePath, underlying: Errno? = nil) -> MetadataError {
         MetadataError(code: .persistence, message: message, path: path, underlying: underlying)
     }

@@ -27,12 +27,14 @@ package struct ImportReport: Sendable {
     /// The type importers were chosen by.
     package var type: String { sniffedType ?? typeByName }
 
-    /// Imports the file at `path` in this process, with `importers`.
+    /// Imports the file at `path` in this process, with those of
+    /// `importers` that fill an attribute of `wanted` (all when nil).
     ///
     /// What the import worker runs; elsewhere only for the built-in
     /// importers (Swift over `ContentFile`: bounded reads, no C parser).
     package static func importFile(
-        at path: FilePath, limits: ImportLimits = .standard, importers: [any Importer] = ImporterRegistry.builtIn
+        at path: FilePath, limits: ImportLimits = .standard, importers: [any Importer] = ImporterRegistry.builtIn,
+        wanted: Set<MetadataAttribute>? = nil
     ) -> ImportReport {
         let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
         var report = ImportReport(path: path, typeByName: ContentType.identifier(forName: name, kind: .file))
@@ -54,7 +56,12 @@ package struct ImportReport: Sendable {
                 report.values[.sniffedContentType] = .text(Array(refined.utf8))
             }
         }
-        for importer in ImporterRegistry.importers(for: report.type, in: importers) {
+        // Only the importers filling an attribute wanted (a query on pixel
+        // sizes reads image headers, never a text file's text).
+        let chosen = ImporterRegistry.importers(for: report.type, in: importers).filter { importer in
+            wanted.map { !$0.isDisjoint(with: importer.attributes) } ?? true
+        }
+        for importer in chosen {
             // Each importer reads within its own budget.
             guard case .success(let own) = ContentFile.open(path, budget: limits.bytesRead) else { break }
             do {

@@ -14,22 +14,36 @@ enum ImportWire {
 
     // MARK: Requests
 
-    static func request(path: FilePath, limits: ImportLimits) -> [UInt8] {
+    /// A request: the file, the limits, and the attributes wanted (nil:
+    /// every importer for the file's type runs).
+    static func request(path: FilePath, limits: ImportLimits, wanted: Set<MetadataAttribute>? = nil) -> [UInt8] {
         var out = Writer()
         out.integer(Int64(limits.bytesRead))
         out.integer(Int64(limits.textBytes))
         out.integer(Int64(limits.pixels))
         out.bytes(path.bytes)
+        out.integer(wanted.map { Int64($0.count) } ?? -1)
+        for attribute in (wanted ?? []).sorted(by: { $0.rawValue < $1.rawValue }) { out.string(attribute.rawValue) }
         return out.framed()
     }
 
-    static func decodeRequest(_ body: [UInt8]) -> (FilePath, ImportLimits)? {
+    static func decodeRequest(_ body: [UInt8]) -> (FilePath, ImportLimits, Set<MetadataAttribute>?)? {
         var reader = Reader(body)
         guard let bytesRead = reader.integer(), let textBytes = reader.integer(), let pixels = reader.integer(),
-            let path = reader.bytes(), bytesRead >= 0, textBytes >= 0, pixels >= 0
+            let path = reader.bytes(), let wantedCount = reader.integer(), bytesRead >= 0, textBytes >= 0, pixels >= 0,
+            wantedCount <= 1000
         else { return nil }
+        var wanted: Set<MetadataAttribute>?
+        if wantedCount >= 0 {
+            var keys: Set<MetadataAttribute> = []
+            for _ in 0..<wantedCount {
+                guard let key = reader.string() else { return nil }
+                if let attribute = MetadataAttribute.importedByKey[key] { keys.insert(attribute) }
+            }
+            wanted = keys
+        }
         let limits = ImportLimits(bytesRead: Int(bytesRead), textBytes: Int(textBytes), pixels: Int(pixels))
-        return (FilePath.fromBytes(path), limits)
+        return (FilePath.fromBytes(path), limits, wanted)
     }
 
     // MARK: Answers

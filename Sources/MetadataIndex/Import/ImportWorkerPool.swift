@@ -76,9 +76,20 @@ package final class ImportWorkerPool: Sendable {
         self.configuration = configuration
     }
 
+    /// Checks the worker executable is there, so a search that needs the
+    /// importers says so at once rather than failing every file.
+    ///
+    /// - Throws: `MetadataError` `.importUnavailable`, naming the path tried.
+    package func checkAvailable() throws(MetadataError) {
+        guard ProcessEnvironment.isExecutable(configuration.executable) else {
+            throw MetadataError.importUnavailable(configuration.executable)
+        }
+    }
+
     /// Imports the file at `path` in a worker (waiting for one when all are
-    /// busy).
-    package func importFile(at path: FilePath) -> ImportReport {
+    /// busy), with the importers filling an attribute of `wanted` (all when
+    /// nil).
+    package func importFile(at path: FilePath, wanted: Set<MetadataAttribute>? = nil) -> ImportReport {
         let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
         var failed = ImportReport(path: path, typeByName: ContentType.identifier(forName: name, kind: .file))
         let worker: Worker
@@ -89,7 +100,7 @@ package final class ImportWorkerPool: Sendable {
             failed.values[.importError] = .text(Array(failed.failure!.reason.utf8))
             return failed
         }
-        let request = ImportWire.request(path: path, limits: configuration.limits)
+        let request = ImportWire.request(path: path, limits: configuration.limits, wanted: wanted)
         let deadline = ContinuousClock.now + .milliseconds(Int(configuration.timeout * 1000))
         var reason: String
         if case .failure = worker.process.send(request) {
@@ -192,8 +203,8 @@ package enum ImportWorkerMain {
             ProcessEnvironment.exitImmediately(1)
         }
         while let body = WorkerChannel.readFrame(limit: 1 << 20) {
-            guard let (path, limits) = ImportWire.decodeRequest(body) else { break }
-            let report = ImportReport.importFile(at: path, limits: limits, importers: importers)
+            guard let (path, limits, wanted) = ImportWire.decodeRequest(body) else { break }
+            let report = ImportReport.importFile(at: path, limits: limits, importers: importers, wanted: wanted)
             guard WorkerChannel.writeFrame(ImportWire.answer(report)) else { break }
         }
         ProcessEnvironment.exitImmediately(0)

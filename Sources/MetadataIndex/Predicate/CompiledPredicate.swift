@@ -71,10 +71,24 @@ struct CompiledPredicate: Sendable {
     /// Whether any term reads size or dates (the one-shot search then stats).
     var needsMetadata: Bool { requirements.contains(.metadata) }
 
+    /// The imported attributes the predicate reads (the importers asked
+    /// for a file are only those filling them).
+    let importedAttributes: Set<MetadataAttribute>
+
     init(_ predicate: MetadataPredicate) {
         var requirements: SubjectRequirements = []
         program = Self.compile(predicate.node, requirements: &requirements)
         self.requirements = requirements
+        importedAttributes = Self.importedAttributes(in: predicate.node)
+    }
+
+    private static func importedAttributes(in node: PredicateNode) -> Set<MetadataAttribute> {
+        switch node {
+        case .constant: return []
+        case .comparison(let comparison): return comparison.attribute.isImported ? [comparison.attribute] : []
+        case .not(let inner): return importedAttributes(in: inner)
+        case .and(let parts), .or(let parts): return parts.reduce(into: []) { $0.formUnion(importedAttributes(in: $1)) }
+        }
     }
 
     private static func compile(_ node: PredicateNode, requirements: inout SubjectRequirements) -> Program {
@@ -264,6 +278,8 @@ struct CompiledPredicate: Sendable {
             let requirements = test.field.requirements
             if requirements.contains(.path) || requirements.contains(.ubiquity) { cost += 10 }
             if requirements.contains(.metadata) || requirements.contains(.conflicts) { cost += 20 }
+            // Reading inside the file, in a worker: after every other test.
+            if requirements.contains(.imported) { cost += 1000 }
             switch test.kind {
             case .regex, .words: cost += 30
             default: break

@@ -35,6 +35,11 @@
 public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
     let node: PredicateNode
 
+    /// The attributes read from inside files that the predicate tests
+    /// (`kMDItemTextContent`, `kMDItemPixelWidth`, ...): answering it
+    /// imports files, which only a one-shot search does for now.
+    public var importedAttributes: Set<MetadataAttribute> { CompiledPredicate(self).importedAttributes }
+
     init(node: PredicateNode) {
         self.node = node
     }

@@ -21,6 +21,9 @@ protocol PredicateSubject {
     /// For a conflict copy, the path of the entry it conflicts with, when
     /// that exists (`.conflicts`).
     func conflictOriginalPath() -> [UInt8]?
+    /// What the importers read from inside the file (`.imported`): from
+    /// the import store, or imported now; nil when nothing could be.
+    func imported() -> ImportedValues?
 }
 
 /// Evaluates a compiled predicate on one thread, reusing its buffers.
@@ -34,6 +37,9 @@ final class PredicateEvaluator {
     private var wordEnds: [Int] = []
     /// The current subject's metadata, read at most once per entry.
     private var cachedMetadata: EntryMetadata??
+    /// The current subject's imported values, asked for at most once per
+    /// entry (an import is a worker round trip).
+    private var cachedImported: ImportedValues??
 
     init(_ predicate: CompiledPredicate) {
         self.predicate = predicate
@@ -43,6 +49,7 @@ final class PredicateEvaluator {
     @inline(__always)
     func matches<S: PredicateSubject>(_ subject: S) -> Bool {
         cachedMetadata = nil
+        cachedImported = nil
         return evaluate(predicate.program, subject)
     }
 
@@ -50,6 +57,7 @@ final class PredicateEvaluator {
     /// index scan's path for tests it has no column loop for.
     func passes<S: PredicateSubject>(_ test: CompiledPredicate.Test, _ subject: S) -> Bool {
         cachedMetadata = nil
+        cachedImported = nil
         return evaluateTest(test, subject)
     }
 
@@ -77,6 +85,13 @@ final class PredicateEvaluator {
         }
     }
 
+    /// An attribute's value: imported ones through the per-entry cache.
+    private func value<S: PredicateSubject>(_ attribute: MetadataAttribute, _ subject: S) -> AttributeValue? {
+        guard attribute.isImported else { return attribute.value(of: subject) }
+        if cachedImported == nil { cachedImported = .some(subject.imported()) }
+        return cachedImported??[attribute]
+    }
+
     private func metadata<S: PredicateSubject>(_ subject: S) -> EntryMetadata? {
         if let cachedMetadata { return cachedMetadata }
         let value = subject.metadata()
@@ -96,20 +111,20 @@ final class PredicateEvaluator {
             guard let value = number(test, subject) else { return false }
             return values.contains(value)
         case .dateRange(let lower, let lowerInclusive, let upper, let upperInclusive):
-            guard let value = date(test.field, subject) else { return false }
+            guard let value = date(test, subject) else { return false }
             if let lower, lowerInclusive ? value < lower : value <= lower { return false }
             if let upper, upperInclusive ? value > upper : value >= upper { return false }
             return true
         case .dateSet(let values):
-            guard let value = date(test.field, subject) else { return false }
+            guard let value = date(test, subject) else { return false }
             return values.contains(value)
         case .boolean(let wanted):
-            return test.attribute.value(of: subject) == .bool(wanted)
+            return value(test.attribute, subject) == .bool(wanted)
         case .exists:
             switch test.field {
             case .size: return subject.kind != .folder && metadata(subject)?.size != nil
-            case .creationDate, .contentChangeDate: return date(test.field, subject) != nil
-            default: return test.attribute.value(of: subject) != nil
+            case .creationDate, .contentChangeDate: return date(test, subject) != nil
+            default: return value(test.attribute, subject) != nil
             }
         case .pattern, .suffixes, .stringSet, .regex, .words, .within:
             if test.field == .contentTypeTree {
@@ -121,6 +136,16 @@ final class PredicateEvaluator {
                 }
                 return test.quantifier == .everyElement
                     ? tree.allSatisfy(passesElement) : tree.contains(where: passesElement)
+            }
+            if test.attribute.isList {
+                // Imported lists (authors, tags, codecs): per element, too.
+                guard case .list(let strings)? = value(test.attribute, subject) else { return false }
+                let passesElement = { (string: String) in
+                    let bytes = Array(string.utf8)
+                    return bytes.withUnsafeBytes { self.passes(test.kind, $0, isASCII: NameBytes.isASCII($0)) }
+                }
+                return test.quantifier == .everyElement
+                    ? strings.allSatisfy(passesElement) : strings.contains(where: passesElement)
             }
             return withText(test, subject) { text, isASCII in passes(test.kind, text, isASCII: isASCII) }
         }
@@ -150,10 +175,15 @@ final class PredicateEvaluator {
             guard subject.kind != .folder, let size = metadata(subject)?.size else { return nil }
             return Double(size)
         }
-        return test.attribute.value(of: subject)?.number
+        return value(test.attribute, subject)?.number
     }
 
-    private func date<S: PredicateSubject>(_ field: MetadataAttribute.Source, _ subject: S) -> Int64? {
+    private func date<S: PredicateSubject>(_ test: CompiledPredicate.Test, _ subject: S) -> Int64? {
+        guard test.field == .creationDate || test.field == .contentChangeDate else {
+            guard case .date(let time)? = value(test.attribute, subject) else { return nil }
+            return time.nanosecondsSinceEpoch
+        }
+        let field = test.field
         guard let metadata = metadata(subject) else { return nil }
         let time = field == .creationDate ? metadata.birthTime : metadata.modificationTime
         return time?.nanosecondsSinceEpoch
@@ -182,7 +212,7 @@ final class PredicateEvaluator {
             let isFolder = subject.kind == .folder
             return subject.withName { name, isASCII in body(DisplayName.range(of: name, isFolder: isFolder), isASCII) }
         default:
-            guard case .text(let bytes)? = test.attribute.value(of: subject) else { return false }
+            guard case .text(let bytes)? = value(test.attribute, subject) else { return false }
             return bytes.withUnsafeBytes { body($0, NameBytes.isASCII($0)) }
         }
     }

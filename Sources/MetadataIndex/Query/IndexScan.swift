@@ -678,6 +678,10 @@ struct IndexSubject: PredicateSubject {
     let id: UInt32
     var context: Context?
 
+    /// The index holds no imported values (the daemon refuses queries
+    /// that read them until its import store serves them).
+    func imported() -> ImportedValues? { nil }
+
     init(index: FileIndex, id: UInt32, context: Context? = nil) {
         self.index = index
         self.id = id

@@ -37,6 +37,10 @@ public final class MetadataItemReader {
         self.detectsConflicts = detectsConflicts
     }
 
+    /// Imports each file's contents for the items (files only); nil leaves
+    /// items without imported values.
+    package var importer: ((FilePath) -> ImportedValues)?
+
     /// The item for a one-shot search result (its metadata as the search
     /// read it).
     public func item(for result: SearchResult) -> MetadataItem {
@@ -82,9 +86,11 @@ public final class MetadataItemReader {
                 if exists { original = candidate }
             }
         }
-        return MetadataItem(
+        var item = MetadataItem(
             serial: 0, pathBytes: bytes, kind: kind, metadata: metadata, ubiquity: ubiquity,
             hasUnresolvedConflicts: hasConflicts, conflictOriginalPathBytes: original)
+        if let importer, kind == .file { item.importedValues = importer(FilePath.fromBytes(bytes)) }
+        return item
     }
 
     private func listing(of folder: [UInt8]) -> (names: Set<[UInt8]>, withCopies: Set<[UInt8]>, listed: Bool) {

@@ -31,6 +31,10 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
     /// For a conflict copy, the path of the item it conflicts with (when
     /// that item exists).
     public let conflictOriginalPathBytes: [UInt8]?
+    /// What the importers read from inside the file, when the item was
+    /// made with them (`mdq ls`, a search whose query or output needs
+    /// them); nil otherwise.
+    package var importedValues: ImportedValues?
 
     /// Where an item sits in a ubiquity container.
     public struct Ubiquity: Hashable, Sendable {
@@ -62,16 +66,20 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
 
     /// The same snapshot standing for another result identity.
     func withIdentity(_ serial: UInt64) -> MetadataItem {
-        MetadataItem(
+        var item = MetadataItem(
             serial: serial, pathBytes: pathBytes, kind: kind, metadata: metadata, ubiquity: ubiquity,
             hasUnresolvedConflicts: hasUnresolvedConflicts, conflictOriginalPathBytes: conflictOriginalPathBytes)
+        item.importedValues = importedValues
+        return item
     }
 
     /// The same snapshot at another path (the path a client last saw).
     func replacingPath(_ pathBytes: [UInt8]) -> MetadataItem {
-        MetadataItem(
+        var item = MetadataItem(
             serial: serial, pathBytes: pathBytes, kind: kind, metadata: metadata, ubiquity: ubiquity,
             hasUnresolvedConflicts: hasUnresolvedConflicts, conflictOriginalPathBytes: conflictOriginalPathBytes)
+        item.importedValues = importedValues
+        return item
     }
 
     public static func == (lhs: MetadataItem, rhs: MetadataItem) -> Bool { lhs.serial == rhs.serial }
@@ -81,7 +89,7 @@ public struct MetadataItem: Hashable, Identifiable, Sendable, CustomStringConver
     public func hasSameAttributes(as other: MetadataItem) -> Bool {
         pathBytes == other.pathBytes && kind == other.kind && metadata == other.metadata
             && ubiquity == other.ubiquity && hasUnresolvedConflicts == other.hasUnresolvedConflicts
-            && conflictOriginalPathBytes == other.conflictOriginalPathBytes
+            && conflictOriginalPathBytes == other.conflictOriginalPathBytes && importedValues == other.importedValues
     }
 
     /// The absolute path.
@@ -304,4 +312,6 @@ struct ItemSubject: PredicateSubject {
     func hasUnresolvedConflicts() -> Bool { item.hasUnresolvedConflicts }
 
     func conflictOriginalPath() -> [UInt8]? { item.conflictOriginalPathBytes }
+
+    func imported() -> ImportedValues? { item.importedValues }
 }

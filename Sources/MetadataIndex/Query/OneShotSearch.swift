@@ -1,3 +1,5 @@
+import SystemPackage
+
 /// A one-shot query: crawl the scopes, evaluate the predicate as entries are
 /// listed, and stream the matches out. This is `mdq QUERY` without `--live`.
 ///
@@ -101,7 +103,24 @@ public struct OneShotSearch: Sendable {
         delivery: SearchSink.Delivery, onWarning: (@Sendable (CrawlWarning) -> Void)?,
         onProgress: (@Sendable (Int) -> Void)?
     ) throws(MetadataError) -> SearchSummary {
-        let sink = SearchSink(search: self, delivery: delivery, onWarning: onWarning, onProgress: onProgress)
+        // A predicate on what is inside files imports the entries that
+        // pass its other terms, in confined workers, one per crawl thread.
+        let compiled = CompiledPredicate(predicate)
+        var pool: ImportWorkerPool?
+        if compiled.requirements.contains(.imported) {
+            var configuration = ImportWorkerPool.Configuration.standard
+            configuration.workers = max(1, crawlOptions.threadCount)
+            let made = ImportWorkerPool(configuration)
+            try made.checkAvailable()
+            pool = made
+        }
+        defer { pool?.shutdown() }
+        let wanted = compiled.importedAttributes
+        let importer = pool.map { pool in
+            { @Sendable (path: FilePath) -> ImportedValues in pool.importFile(at: path, wanted: wanted).values }
+        }
+        let sink = SearchSink(
+            search: self, delivery: delivery, onWarning: onWarning, onProgress: onProgress, importer: importer)
         var options = crawlOptions
         options.statEntries = false
         try Crawler(sink: sink, options: options).crawl(roots)

@@ -57,6 +57,9 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
     private var matchCount = 0
     private var warnings: [CrawlWarning] = []
     private let onWarning: (@Sendable (CrawlWarning) -> Void)?
+    /// Imports a file for the predicate's imported attributes (nil when it
+    /// reads none).
+    private let importer: (@Sendable (FilePath) -> ImportedValues)?
     private let onProgress: (@Sendable (Int) -> Void)?
     /// Matches handed out, with a limit (so exactly `limit` are).
     private let accepted = Atomic<Int>(0)
@@ -66,10 +69,12 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
 
     init(
         search: OneShotSearch, delivery: Delivery,
-        onWarning: (@Sendable (CrawlWarning) -> Void)?, onProgress: (@Sendable (Int) -> Void)?
+        onWarning: (@Sendable (CrawlWarning) -> Void)?, onProgress: (@Sendable (Int) -> Void)?,
+        importer: (@Sendable (FilePath) -> ImportedValues)? = nil
     ) {
         let predicate = CompiledPredicate(search.predicate)
         self.predicate = predicate
+        self.importer = importer
         // The container's registry is read only when a term needs it.
         self.ubiquity =
             predicate.requirements.contains(.ubiquity) ? search.container.map { UbiquityContext(container: $0) } : nil
@@ -111,6 +116,7 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         let ubiquityOfFolder: MetadataItem.Ubiquity?
         let listing: ConflictListing?
         let statFailure: StatFailure
+        let importer: (@Sendable (FilePath) -> ImportedValues)?
 
         /// Stat'ed only when a term needs it (the evaluator caches it per entry).
         func metadata() -> EntryMetadata? {
@@ -129,6 +135,13 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         }
 
         func ubiquity() -> MetadataItem.Ubiquity? { ubiquityOfFolder }
+
+        func imported() -> ImportedValues? {
+            guard let importer else { return nil }
+            var bytes: [UInt8] = []
+            appendPath(to: &bytes)
+            return importer(FilePath.fromBytes(bytes))
+        }
 
         func hasUnresolvedConflicts() -> Bool { listing?.hasCopies(name) ?? false }
 
@@ -158,7 +171,8 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
                         let subject = Subject(
                             folder: folder.path, name: name, isASCII: entry.isASCIIName, kind: entry.kind,
                             status: entry.status, directory: directory, cName: cName,
-                            ubiquityOfFolder: folder.ubiquity, listing: listing, statFailure: statFailure)
+                            ubiquityOfFolder: folder.ubiquity, listing: listing, statFailure: statFailure,
+                            importer: importer)
                         if worker.evaluator.matches(subject) && accept() {
                             worker.count += 1
                             if case .count = delivery {

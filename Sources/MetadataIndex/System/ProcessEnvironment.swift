@@ -37,6 +37,11 @@ package enum ProcessEnvironment {
     }
 
     /// Whether the descriptor is a terminal.
+    /// Whether `path` is a file this process may execute.
+    package static func isExecutable(_ path: FilePath) -> Bool {
+        path.withPlatformString { access($0, X_OK) == 0 }
+    }
+
     package static func isTerminal(_ descriptor: FileDescriptor) -> Bool {
         isatty(descriptor.rawValue) == 1
     }

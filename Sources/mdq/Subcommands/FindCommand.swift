@@ -97,6 +97,12 @@ struct FindCommand: ParsableCommand {
         guard scope.excludesOnlyExactNames else {
             throw ValidationError("--exclude globs apply to one-shot queries; --live takes exact folder names")
         }
+        let imported = predicate.importedAttributes.map(\.rawValue).sorted()
+        guard imported.isEmpty else {
+            throw ValidationError(
+                "--live cannot test \(imported.joined(separator: ", ")) yet: attributes read from inside files "
+                    + "are searched one-shot only (drop --live)")
+        }
         // Served by the index daemon when one runs: no crawl, no watch here.
         var source = MetadataQuery.Source.inProcess
         var requests = scope.daemonRequests

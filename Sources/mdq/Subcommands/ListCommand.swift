@@ -71,12 +71,24 @@ struct ListCommand: ParsableCommand {
             try UbiquityContainer(pathOrIdentifier: FilePath.fromBytes(arguments.bytes(for: value)), relativeTo: cwd)
         }
         ProcessEnvironment.ignoreBrokenPipe()
+        // What is inside files, as mdls shows it: imported in a confined
+        // worker (only the importers for the attributes asked for).
+        let asked = names.compactMap { MetadataAttribute(key: $0) }
+        let wanted: Set<MetadataAttribute>? = names.isEmpty ? nil : Set(asked.filter(\.isImported))
+        let pool = wanted?.isEmpty == true ? nil : ImportWorkerPool()
+        defer { pool?.shutdown() }
+        if let pool, (try? pool.checkAvailable()) == nil {
+            Diagnostics.warn(MetadataError.importUnavailable(pool.configuration.executable).description)
+        }
         var failed = false
         var out: [UInt8] = []
         for (i, path) in paths.enumerated() {
-            let item: MetadataItem
+            var item: MetadataItem
             do {
                 item = try MetadataItem(path: FilePath.fromBytes(arguments.bytes(for: path)), container: containerValue)
+                if item.kind == .file, let pool, (try? pool.checkAvailable()) != nil {
+                    item.importedValues = pool.importFile(at: item.path, wanted: wanted).values
+                }
             } catch {
                 StandardOutput.flush(&out)
                 Diagnostics.error(error.description)
@@ -84,6 +96,12 @@ struct ListCommand: ParsableCommand {
                 continue
             }
             let keys = names.isEmpty ? item.attributes.sorted() : names.map(Self.canonicalKey)
+            // Listing everything, the text is shown in part (mdls does not
+            // show it at all); asked for by name, whole.
+            if names.isEmpty, case .text(let bytes)? = item.importedValues?[.textContent], bytes.count > 300 {
+                let excerpt = String(decoding: bytes.prefix(300), as: UTF8.self)
+                item.importedValues?[.textContent] = .text(Array((excerpt + "…").utf8))
+            }
             if json {
                 appendJSON(item, keys: keys, to: &out)
             } else if raw {

@@ -17,6 +17,9 @@ struct TestSubject: PredicateSubject {
     func ubiquity() -> MetadataItem.Ubiquity? { ubiquityOfFolder }
     func hasUnresolvedConflicts() -> Bool { hasConflictCopy }
     func conflictOriginalPath() -> [UInt8]? { nil }
+    /// What the importers would read from it.
+    var importedValues: ImportedValues?
+    func imported() -> ImportedValues? { importedValues }
 
     init(_ name: String, kind: EntryKind = .file) {
         self.name = Array(name.utf8)
