@@ -31,11 +31,16 @@ package final class ImportWorkerPool: Sendable {
         /// One worker, 10 s per file, 1 GiB of address space, 300 CPU
         /// seconds, 1,000 files; the executable is `$MDQ_IMPORT_WORKER`, else
         /// `mdq-import-worker` beside this process's executable (where
-        /// `swift build` and the installer put it).
+        /// `swift build` puts it), else in `../libexec/mdq/` from it (where
+        /// `Scripts/install` puts it).
         package static var standard: Configuration {
+            let folder = DetachedProcess.currentExecutable.removingLastComponent()
+            let beside = folder.appending("mdq-import-worker")
+            let installed = folder.removingLastComponent().appending("libexec/mdq/mdq-import-worker")
             let executable =
                 ProcessEnvironment.variable("MDQ_IMPORT_WORKER").map { FilePath($0) }
-                ?? DetachedProcess.currentExecutable.removingLastComponent().appending("mdq-import-worker")
+                ?? (ProcessEnvironment.isExecutable(beside) || !ProcessEnvironment.isExecutable(installed)
+                    ? beside : installed)
             return Configuration(
                 executable: executable, workers: 1, timeout: 10, memoryBytes: 1 << 30, cpuSeconds: 300,
                 filesPerWorker: 1000, limits: .standard)
