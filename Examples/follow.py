@@ -8,22 +8,65 @@ protocol".
 import json
 import os
 import socket
+import stat
+import struct
 import sys
 
 
+def state_folder():
+    if os.environ.get("MDQ_STATE_DIR"):
+        return os.environ["MDQ_STATE_DIR"]
+    if os.environ.get("XDG_STATE_HOME"):
+        return os.path.join(os.environ["XDG_STATE_HOME"], "mdq")
+    return os.path.join(os.path.expanduser("~"), ".local", "state", "mdq")
+
+
 def default_socket():
+    """The daemon's socket, found as mdq finds it (README, "The index daemon")."""
     if os.environ.get("MDQ_RUNTIME_DIR"):
         return os.path.join(os.environ["MDQ_RUNTIME_DIR"], "daemon.sock")
     if os.environ.get("XDG_RUNTIME_DIR"):
         return os.path.join(os.environ["XDG_RUNTIME_DIR"], "mdq", "daemon.sock")
-    return "/tmp/mdq-%d/daemon.sock" % os.getuid()
+    in_state = os.path.join(state_folder(), "run", "daemon.sock")
+    if len(os.fsencode(in_state)) <= 107:
+        return in_state
+    try:  # a long state folder: the daemon records a short private folder
+        with open(os.path.join(state_folder(), "runtime-folder")) as record:
+            return os.path.join(record.read().strip(), "daemon.sock")
+    except OSError:
+        return in_state
+
+
+def connect_to_own_daemon(path):
+    """Connects to this user's daemon, or exits saying why, having sent
+    nothing: the socket's folder must be this user's and closed to others,
+    the socket this user's (or root's), and the process behind it this
+    user's or root's (SO_PEERCRED, the check no swap of files can fool)."""
+    uid = os.getuid()
+    folder = os.path.dirname(path)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):
+        sys.exit("not using %s: its folder is not a folder (a symlink?)" % path)
+    if info.st_uid != uid:
+        sys.exit("not using %s: its folder belongs to uid %d" % (path, info.st_uid))
+    if info.st_mode & 0o077:
+        sys.exit("not using %s: its folder is open to other users (mode %o)" % (path, info.st_mode & 0o777))
+    info = os.lstat(path)
+    if not stat.S_ISSOCK(info.st_mode) or info.st_uid not in (uid, 0):
+        sys.exit("not using %s: not a socket of this user's" % path)
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    connection.connect(path)
+    pid, peer_uid, gid = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    if peer_uid not in (uid, 0):
+        connection.close()
+        sys.exit("not using %s: the process behind it runs as uid %d" % (path, peer_uid))
+    return connection
 
 
 def main():
     predicate = sys.argv[1]
     path = sys.argv[2] if len(sys.argv) > 2 else default_socket()
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    connection.connect(path)
+    connection = connect_to_own_daemon(path)
     # No "scopes": everything the daemon indexes.
     request = {"id": 1, "command": "subscribe", "predicate": predicate, "interval": 0.2}
     connection.sendall((json.dumps(request) + "\n").encode())

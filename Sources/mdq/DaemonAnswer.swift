@@ -32,6 +32,11 @@ struct DaemonAnswer {
             client = try DaemonClient.connect()
         } catch {
             if required { throw error }
+            if error.message.hasPrefix(DaemonClient.untrustedPrefix) {
+                // Someone else's socket where ours should be: not a byte to it.
+                Diagnostics.warn(error.message + "; searching by crawling")
+                return false
+            }
             if error.underlying == .connectionRefused {
                 // A socket but nobody behind it: the daemon died.
                 Diagnostics.warn(

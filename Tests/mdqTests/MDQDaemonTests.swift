@@ -228,12 +228,32 @@ struct MDQDaemonTests {
         // Open the way to the socket, as a careless setup might.
         for path in [temp.path.string, daemon.environment["MDQ_RUNTIME_DIR"]!] { #expect(chmod(path, 0o755) == 0) }
         #expect(chmod(daemon.paths.socket.string, 0o666) == 0)
+        // mdq as that user will not talk to a socket in a folder of root's
+        // (its client checks first) ...
         let output = try Shell.run(
             "/usr/bin/setpriv",
             ["--reuid=65534", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--daemon", "--count", "*"],
             environment: daemon.environment)
         #expect(output.status == 1)
-        #expect(output.stderrText.contains("own user"), "\(output.stderrText)")
+        #expect(output.stderrText.contains("not using the index daemon socket"), "\(output.stderrText)")
+        // ... and a client that does not check is refused by the daemon.
+        let raw = """
+            import socket, sys
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sys.argv[1])
+            try:
+                s.sendall(b'{"id":1,"command":"hello"}\\n')
+            except BrokenPipeError:
+                pass  # refused at once: the refusal is already waiting
+            print(s.makefile().readline())
+            """
+        let refused = try Shell.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", raw,
+                daemon.paths.socket.string,
+            ])
+        #expect(refused.stdoutText.contains("own user"), "\(refused.stdoutText) \(refused.stderrText)")
     }
 
     /// Killed at any moment, even while saving, the daemon leaves the old

@@ -60,6 +60,11 @@ int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_second
 /// _GNU_SOURCE). Returns 0, or -1 with errno set.
 int mdq_pipe_cloexec(int fds[2]);
 
+/// posix_spawn_file_actions_addclosefrom_np(actions, from): the child
+/// closes every descriptor from `from` up (glibc 2.34+, needs _GNU_SOURCE).
+/// Returns 0 or an error number.
+int mdq_spawn_close_from(void *actions, int from);
+
 /// Asks the CPU to fetch the cache line at `address` for reading (a hint:
 /// never faults).
 static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

@@ -14,19 +14,30 @@ package final class DaemonClient {
         reader = LineReader(socket: socket, maximum: 1 << 30, timeout: 120_000)
     }
 
-    /// Connects to the daemon at `paths.socket`.
+    /// Connects to this user's daemon at `paths.socket`, sending nothing
+    /// until it is sure the daemon is this user's (or root's): see
+    /// `UnixSocket.connectToOwnDaemon`.
     ///
     /// - Throws: `MetadataError` `.daemon`: "no daemon is running" when
-    ///   nothing listens there, or the connection's error.
+    ///   nothing listens there; a message starting with `untrustedPrefix`
+    ///   and saying why when the socket, its folder or its process is not
+    ///   this user's (callers say so in one line and crawl); or the
+    ///   connection's error.
     package static func connect(_ paths: DaemonPaths = .standard) throws(MetadataError) -> DaemonClient {
-        switch UnixSocket.connect(to: paths.socket) {
+        switch UnixSocket.connectToOwnDaemon(at: paths.socket) {
         case .success(let socket): return DaemonClient(socket: socket)
-        case .failure(let error) where error == .noSuchFileOrDirectory || error == .connectionRefused:
+        case .failure(.absent(let error)):
             throw MetadataError.daemon("no daemon is running", path: paths.socket, underlying: error)
-        case .failure(let error):
+        case .failure(.untrusted(let reason)):
+            throw MetadataError.daemon(untrustedPrefix + reason)
+        case .failure(.failed(let error)):
             throw MetadataError.daemon("cannot reach the daemon", path: paths.socket, underlying: error)
         }
     }
+
+    /// Starts the message of a refusal to talk to a socket that is not
+    /// this user's daemon.
+    package static let untrustedPrefix = "not using the index daemon socket: "
 
     /// Sends a request: `fields` is the JSON text of its fields after
     /// `"command"` (without braces), or empty.

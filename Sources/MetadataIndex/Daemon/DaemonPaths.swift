@@ -4,35 +4,40 @@ public import SystemPackage
 /// Where the index daemon keeps its files.
 ///
 /// - The socket and the lock live in a runtime folder only the user can
-///   enter: `$MDQ_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/mdq` (systemd makes
-///   `$XDG_RUNTIME_DIR` private to the user), else `/tmp/mdq-<uid>`.
-/// - The snapshot, the list of indexed scopes and the log live in a state
-///   folder: `$MDQ_STATE_DIR`, else `$XDG_STATE_HOME/mdq`, else
-///   `~/.local/state/mdq`.
+///   enter, the first of: `$MDQ_RUNTIME_DIR`; `$XDG_RUNTIME_DIR/mdq`
+///   (systemd makes `$XDG_RUNTIME_DIR` private to the user); else `run` in
+///   the state folder below. No fallback is a fixed name in a folder every
+///   user may write (`/tmp/mdq-<uid>` was: another user could create it
+///   first, receive every query and keep the daemon from starting). When
+///   the state folder's path is too long for a socket address (107 bytes),
+///   the daemon makes a folder with an unguessable name in `/tmp` (0700)
+///   and records its path in the state folder (`runtime-folder`), where
+///   clients read it.
+/// - The snapshot, the list of indexed scopes, the import store and the log
+///   live in a state folder: `$MDQ_STATE_DIR`, else `$XDG_STATE_HOME/mdq`,
+///   else `~/.local/state/mdq`.
 ///
 /// Both folders are created with mode 0700 and refused when another user
-/// owns them or others may enter them: no other user can reach the socket
-/// or read the index.
+/// owns them or others may enter them; clients refuse a socket whose
+/// folder is not so, or whose process is another user's (see
+/// `DaemonClient.connect`).
 public struct DaemonPaths: Sendable, Hashable {
     public var runtimeDirectory: FilePath
     public var stateDirectory: FilePath
+    /// The runtime folder is the recorded one (see the type's discussion):
+    /// `prepare` makes and records it when the record is missing or stale.
+    var runtimeIsRecorded = false
 
     public init(runtimeDirectory: FilePath, stateDirectory: FilePath) {
         self.runtimeDirectory = runtimeDirectory
         self.stateDirectory = stateDirectory
     }
 
+    /// The longest socket path a socket address holds.
+    static let socketPathLimit = 107
+
     /// The folders from the environment (see the type's discussion).
     public static var standard: DaemonPaths {
-        let uid = ProcessIdentity.userID
-        let runtime: FilePath
-        if let override = ProcessEnvironment.variable("MDQ_RUNTIME_DIR") {
-            runtime = FilePath(override)
-        } else if let xdg = ProcessEnvironment.variable("XDG_RUNTIME_DIR") {
-            runtime = FilePath(xdg).appending("mdq")
-        } else {
-            runtime = FilePath("/tmp/mdq-\(uid)")
-        }
         let state: FilePath
         if let override = ProcessEnvironment.variable("MDQ_STATE_DIR") {
             state = FilePath(override)
@@ -41,7 +46,29 @@ public struct DaemonPaths: Sendable, Hashable {
         } else {
             state = FilePath(ProcessEnvironment.variable("HOME") ?? "/").appending(".local/state/mdq")
         }
-        return DaemonPaths(runtimeDirectory: runtime, stateDirectory: state)
+        if let override = ProcessEnvironment.variable("MDQ_RUNTIME_DIR") {
+            return DaemonPaths(runtimeDirectory: FilePath(override), stateDirectory: state)
+        }
+        if let xdg = ProcessEnvironment.variable("XDG_RUNTIME_DIR") {
+            return DaemonPaths(runtimeDirectory: FilePath(xdg).appending("mdq"), stateDirectory: state)
+        }
+        let inState = state.appending("run")
+        if inState.appending("daemon.sock").bytes.count <= socketPathLimit {
+            return DaemonPaths(runtimeDirectory: inState, stateDirectory: state)
+        }
+        var paths = DaemonPaths(runtimeDirectory: recordedRuntime(state) ?? inState, stateDirectory: state)
+        paths.runtimeIsRecorded = true
+        return paths
+    }
+
+    /// Where the runtime folder's path is recorded when the state folder's
+    /// path is too long for a socket.
+    var runtimeRecord: FilePath { stateDirectory.appending("runtime-folder") }
+
+    private static func recordedRuntime(_ state: FilePath) -> FilePath? {
+        guard let bytes = try? readWholeFile(state.appending("runtime-folder"), limit: 4096) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
+        return text.hasPrefix("/") ? FilePath(text) : nil
     }
 
     /// The socket clients connect to.
@@ -59,9 +86,27 @@ public struct DaemonPaths: Sendable, Hashable {
     ///
     /// - Throws: `MetadataError` `.daemon` naming a folder that cannot be
     ///   made or that others own or may enter.
-    public func prepare() throws(MetadataError) {
-        for folder in [runtimeDirectory, stateDirectory] {
-            try PrivateFolder.ensure(folder)
+    public mutating func prepare() throws(MetadataError) {
+        try PrivateFolder.ensure(stateDirectory)
+        if runtimeIsRecorded {
+            // The recorded folder must still be ours and private; a stale
+            // or tampered record is replaced by a new folder.
+            let usable =
+                runtimeDirectory != stateDirectory.appending("run")
+                && (try? PrivateFolder.check(runtimeDirectory)) != nil
+            if !usable {
+                runtimeDirectory = try PrivateFolder.makeUnguessable()
+                let record = Array((runtimeDirectory.string + "\n").utf8)
+                do {
+                    var writer = try AtomicFileWriter(replacing: runtimeRecord)
+                    try withBytes(of: record) { (bytes) throws(Errno) in try writer.write(bytes) }
+                    try writer.commit()
+                } catch {
+                    throw MetadataError.daemon(
+                        "cannot record the runtime folder", path: runtimeRecord, underlying: error)
+                }
+            }
         }
+        try PrivateFolder.ensure(runtimeDirectory)
     }
 }

@@ -197,6 +197,8 @@ enum DaemonProtocol {
             out.string("missingScope")
         case .daemonUnreachable:
             out.string("daemonUnreachable")
+        case .daemonRefused:
+            out.string("daemonRefused")
         }
         out.raw(",")
         out.bytesField("path", problem.path.bytes)

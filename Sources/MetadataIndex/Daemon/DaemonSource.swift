@@ -70,6 +70,8 @@ final class RemoteSession: Sendable {
         var socket: UnixSocket?
         /// Whether the query got its first results (later ones are fresh).
         var delivered = false
+        /// Why the last connection was refused (not this user's daemon).
+        var refusal: String?
     }
 
     init(
@@ -112,7 +114,8 @@ final class RemoteSession: Sendable {
                 return !s.delivered
             }
             if first { post(.snapshot([], isFresh: false)) }
-            post(.problems([.daemonUnreachable(paths.socket)]))
+            let refusal = state.withLock { $0.refusal }
+            post(.problems([refusal.map { .daemonRefused(paths.socket, $0) } ?? .daemonUnreachable(paths.socket)]))
             if streamed { backoff = 200 }
             let deadline = ContinuousClock.now + .milliseconds(backoff)
             state.wait(until: { $0.ended }, deadline: deadline) { _ in }
@@ -123,7 +126,16 @@ final class RemoteSession: Sendable {
     /// One connection's stream; true when it got as far as its first
     /// results.
     private func stream() -> Bool {
-        guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else { return false }
+        let socket: UnixSocket
+        switch UnixSocket.connectToOwnDaemon(at: paths.socket) {
+        case .success(let connected): socket = connected
+        case .failure(.untrusted(let reason)):
+            // Not this user's daemon: nothing is sent, and the query says why.
+            state.withLock { $0.refusal = reason }
+            return false
+        case .failure: return false
+        }
+        state.withLock { $0.refusal = nil }
         state.withLock { $0.socket = socket }
         defer { state.withLock { $0.socket = nil } }
         var request = JSONWriter(capacity: 512)

@@ -52,6 +52,7 @@ public final class IndexDaemon: Sendable {
         paths: DaemonPaths = .standard, crawlThreads: Int? = nil, snapshotInterval: Double = 60,
         requestTimeout: Double = 10, log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
+        var paths = paths
         try paths.prepare()
         let lock: ProcessLock
         switch ProcessLock.acquire(paths.lock) {

@@ -153,12 +153,16 @@ package enum EngineProblem: Sendable, Hashable {
     /// A query served by the index daemon lost it (or never reached it) at
     /// this socket: its results are not live until it reconnects.
     case daemonUnreachable(FilePath)
+    /// The socket where the query's daemon should be is not this user's
+    /// daemon (its folder, file or process is another user's): nothing was
+    /// sent to it.
+    case daemonRefused(FilePath, String)
 
     /// The folder the problem is about.
     package var path: FilePath {
         switch self {
         case .watchLimit(_, let path, _), .unreadableFolder(let path, _), .unwatchableFolder(let path, _),
-            .missingScope(let path), .daemonUnreachable(let path):
+            .missingScope(let path), .daemonUnreachable(let path), .daemonRefused(let path, _):
             path
         }
     }

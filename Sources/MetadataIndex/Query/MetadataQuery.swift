@@ -402,6 +402,8 @@ extension EngineProblem {
         case .daemonUnreachable(let path):
             return .daemon(
                 "the index daemon is not reachable; results are not live until it is (reconnecting)", path: path)
+        case .daemonRefused(let path, let reason):
+            return .daemon(DaemonClient.untrustedPrefix + reason, path: path)
         }
     }
 

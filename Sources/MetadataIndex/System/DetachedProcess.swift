@@ -1,3 +1,4 @@
+import CLinuxSyscalls
 import Glibc
 package import SystemPackage
 
@@ -26,6 +27,10 @@ package enum DetachedProcess {
         }
         guard opened == 0 else { throw Errno(rawValue: opened) }
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else the caller had open outlives it in the daemon (a
+        // program that started `mdq daemon start` and waits for its pipes
+        // or sockets to close would wait for the daemon's whole life).
+        _ = mdq_spawn_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

@@ -50,4 +50,31 @@ enum PrivateFolder {
             }
         }
     }
+
+    /// Checks, changing nothing, that `folder` is a real folder owned by
+    /// this user that nobody else may enter.
+    ///
+    /// - Throws: `MetadataError` `.daemon` saying what is wrong.
+    static func check(_ folder: FilePath) throws(MetadataError) {
+        var info = stat()
+        guard folder.withPlatformString({ lstat($0, &info) }) == 0 else {
+            throw MetadataError.daemon("cannot read folder", path: folder, underlying: Errno(rawValue: errno))
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(), info.st_mode & 0o077 == 0 else {
+            throw MetadataError.daemon("not a private folder of this user", path: folder)
+        }
+    }
+
+    /// A new folder in `/tmp` with an unguessable name (`mkdtemp`: created
+    /// 0700, failing rather than reusing one that exists), for a socket
+    /// whose usual folder's path is too long for a socket address.
+    ///
+    /// - Throws: `MetadataError` `.daemon` when it cannot be made.
+    static func makeUnguessable() throws(MetadataError) -> FilePath {
+        var template = Array("/tmp/mdq-\(getuid())-XXXXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw MetadataError.daemon("cannot create a runtime folder in /tmp", underlying: Errno(rawValue: errno))
+        }
+        return FilePath(String(cString: made))
+    }
 }

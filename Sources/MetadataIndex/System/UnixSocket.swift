@@ -62,6 +62,66 @@ final class UnixSocket: Sendable {
         }
     }
 
+    /// Why a client would not talk to the socket at a path.
+    enum DaemonConnectFailure: Error {
+        /// Nothing there, or nobody listening (a daemon that died).
+        case absent(Errno)
+        /// Something there this user must not trust: the reason, in words.
+        case untrusted(String)
+        /// Another failure of `connect`.
+        case failed(Errno)
+    }
+
+    /// Connects to this user's daemon at `path`, having made sure it is
+    /// this user's before a byte is sent: the socket's folder is a real
+    /// folder owned by this user and closed to others, the socket file is
+    /// this user's (or root's), and the process at the other end runs as
+    /// this user or as root (`SO_PEERCRED`, checked after connecting: the
+    /// authoritative check, which no swap of folders between the checks can
+    /// fool).
+    static func connectToOwnDaemon(at path: FilePath) -> Result<UnixSocket, DaemonConnectFailure> {
+        let uid = getuid()
+        let folder = path.removingLastComponent()
+        var info = stat()
+        guard folder.withPlatformString({ lstat($0, &info) }) == 0 else {
+            return .failure(.absent(Errno(rawValue: errno)))
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            return .failure(.untrusted("its folder \(folder.string) is not a folder (a symlink?)"))
+        }
+        guard info.st_uid == uid else {
+            return .failure(.untrusted("its folder \(folder.string) belongs to uid \(info.st_uid)"))
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            let mode = String(info.st_mode & 0o777, radix: 8)
+            return .failure(.untrusted("its folder \(folder.string) is open to other users (mode 0\(mode))"))
+        }
+        guard path.withPlatformString({ lstat($0, &info) }) == 0 else {
+            return .failure(.absent(Errno(rawValue: errno)))
+        }
+        guard info.st_mode & S_IFMT == S_IFSOCK else {
+            return .failure(.untrusted("\(path.string) is not a socket"))
+        }
+        guard info.st_uid == uid || info.st_uid == 0 else {
+            return .failure(.untrusted("\(path.string) belongs to uid \(info.st_uid)"))
+        }
+        let socket: UnixSocket
+        switch connect(to: path) {
+        case .success(let connected): socket = connected
+        case .failure(let error) where error == .noSuchFileOrDirectory || error == .connectionRefused:
+            return .failure(.absent(error))
+        case .failure(let error): return .failure(.failed(error))
+        }
+        switch socket.peer() {
+        case .success(let peer) where peer.uid == uid || peer.uid == 0:
+            return .success(socket)
+        case .success(let peer):
+            return .failure(.untrusted("the process behind \(path.string) runs as uid \(peer.uid)"))
+        case .failure(let error):
+            return .failure(.untrusted("cannot tell who is behind \(path.string) (\(error.description))"))
+        }
+    }
+
     /// The next connection (waits).
     func accept() -> Result<UnixSocket, Errno> {
         syscallResult { Glibc.accept(descriptor.rawValue, nil, nil) }.map { fd in

@@ -11,9 +11,12 @@ struct DaemonCommand: ParsableCommand {
         abstract: "Run, start, stop or check the index daemon.",
         discussion: """
             The daemon keeps the scopes added with mdq index add live in one index, saves it \
-            (under $XDG_STATE_HOME/mdq), and answers mdq and other programs over a socket only \
-            you can reach ($XDG_RUNTIME_DIR/mdq/daemon.sock). MDQ_RUNTIME_DIR and MDQ_STATE_DIR \
-            override the folders.
+            in the state folder ($MDQ_STATE_DIR, else $XDG_STATE_HOME/mdq, else ~/.local/state/mdq), \
+            and answers mdq and other programs over a socket only you can reach, in the first of \
+            $MDQ_RUNTIME_DIR, $XDG_RUNTIME_DIR/mdq, or run/ in the state folder (a folder in /tmp \
+            with an unguessable name, recorded in the state folder's runtime-folder, when that path \
+            is too long for a socket). Clients talk only to a socket in a private folder of yours \
+            whose process runs as you (or root); otherwise mdq says why and crawls.
             """,
         subcommands: [Run.self, Start.self, Stop.self, Status.self]
     )
@@ -54,7 +57,7 @@ struct DaemonCommand: ParsableCommand {
                 StandardOutput.print("mdq daemon is already running (pid \(running.pid))")
                 return
             }
-            let paths = DaemonPaths.standard
+            var paths = DaemonPaths.standard
             try paths.prepare()
             let pid: Int32
             do {
@@ -104,9 +107,11 @@ struct DaemonCommand: ParsableCommand {
             abstract: "Show the daemon's scopes, entries, watches, memory, uptime, snapshot age and problems.")
 
         func run() throws {
-            let status = try DaemonClient.connect().status()
+            let paths = DaemonPaths.standard
+            let status = try DaemonClient.connect(paths).status()
             var lines: [String] = []
             lines.append("mdq daemon: running (pid \(status.pid)), up \(Self.duration(status.uptime))")
+            lines.append("socket: \(paths.socket.string)")
             let perEntry = status.entries > 0 ? " (\(status.residentBytes / status.entries) B/entry)" : ""
             lines.append(
                 "index: \(status.entries) entries, \(status.watches) watches, "

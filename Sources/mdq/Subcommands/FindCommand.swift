@@ -116,6 +116,9 @@ struct FindCommand: ParsableCommand {
                 }
             } catch {
                 if scope.daemon == .daemon { throw error }
+                if error.message.hasPrefix(DaemonClient.untrustedPrefix) {
+                    Diagnostics.warn(error.message + "; watching here instead")
+                }
             }
         }
         if case .inProcess = source {
