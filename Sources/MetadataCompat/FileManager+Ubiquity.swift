@@ -15,7 +15,8 @@ extension FileManager {
     ///
     /// - Parameter containerIdentifier: the identifier; nil means the
     ///   default container (`UbiquityContainer.defaultContainer()`: the one
-    ///   `$MDQ_DEFAULT_CONTAINER` names, else the only one).
+    ///   `$MDQ_DEFAULT_CONTAINER` names, else the first this process asked
+    ///   for by identifier, else the only one).
     /// - Returns: the container folder's URL, or nil when there is no such
     ///   container.
     public func url(forUbiquityContainerIdentifier containerIdentifier: String?) -> URL? {
@@ -23,6 +24,9 @@ extension FileManager {
         do throws(MetadataError) {
             if let containerIdentifier {
                 container = try UbiquityContainer(identifier: containerIdentifier)
+                // What the app asks for first is its default (Apple: the
+                // first container of its entitlements).
+                UbiquityContainer.noteRequested(container)
             } else {
                 container = try UbiquityContainer.defaultContainer()
             }

@@ -96,6 +96,9 @@ extension MetadataQuery {
                 }
             } catch {
                 errors.append(error)
+                // Code ported from Apple platforms rarely reads the query's
+                // errors: say it where a person will see it, once.
+                Self.reportOnce(error)
             }
         }
         return (requests, errors, container)
@@ -331,5 +334,15 @@ extension MetadataQuery {
         } else {
             deliveryQueue.async(execute: work)
         }
+    }
+
+    /// Messages already written to stderr by this process.
+    private static let reported = Locked<Set<String>>([])
+
+    /// Writes `error` to stderr unless this process already did.
+    static func reportOnce(_ error: MetadataError) {
+        let line = "mdq: " + error.description
+        guard reported.withLock({ $0.insert(line).inserted }) else { return }
+        ProcessEnvironment.writeToStandardError(line + "\n")
     }
 }

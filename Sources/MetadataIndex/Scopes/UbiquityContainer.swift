@@ -121,8 +121,9 @@ public struct UbiquityContainer: Hashable, Sendable {
     /// The container a nil identifier means
     /// (`URLForUbiquityContainerIdentifier:nil`), and the one a query on
     /// the ubiquitous scopes uses when it has no container: the one
-    /// `$MDQ_DEFAULT_CONTAINER` names, else the only container under
-    /// `containersRoot` (its folders whose names do not start with `.`).
+    /// `$MDQ_DEFAULT_CONTAINER` names, else the first one this process
+    /// asked for by identifier (`noteRequested`), else the only container
+    /// under `containersRoot` (see `isContainerFolderName`).
     ///
     /// Read anew on each call, so a container made or removed since is seen.
     ///
@@ -135,7 +136,31 @@ public struct UbiquityContainer: Hashable, Sendable {
     ///
     /// - Complexity: O(n) in the entries of the containers root.
     public static func defaultContainer() throws(MetadataError) -> UbiquityContainer {
-        try defaultContainer(in: containersRoot, setting: ProcessEnvironment.variable(defaultContainerVariable))
+        if ProcessEnvironment.variable(defaultContainerVariable) == nil {
+            // The first asked for that is still there, under today's root
+            // (the account's: `$MDQ_CONTAINERS` may have changed since).
+            let root = containersRoot.lexicallyNormalized()
+            let asked = requested.withLock { $0 }
+            if let first = asked.first(where: { $0.path.removingLastComponent() == root && isFolder($0.path) }) {
+                return first
+            }
+        }
+        return try defaultContainer(in: containersRoot, setting: ProcessEnvironment.variable(defaultContainerVariable))
+    }
+
+    /// The containers this process asked for by identifier
+    /// (`FileManager.url(forUbiquityContainerIdentifier:)`), in order.
+    private static let requested = Locked<[UbiquityContainer]>([])
+
+    /// Records that the process asked for `container` by its identifier:
+    /// the first one asked for becomes its default container, as the first
+    /// container of an app's entitlements is on Apple platforms (a nil
+    /// identifier and the ubiquitous scopes mean it), unless
+    /// `$MDQ_DEFAULT_CONTAINER` says otherwise.
+    package static func noteRequested(_ container: UbiquityContainer) {
+        requested.withLock { list in
+            if !list.contains(where: { $0.path == container.path }) { list.append(container) }
+        }
     }
 
     /// `defaultContainer()` for a given root and setting.
@@ -160,19 +185,42 @@ public struct UbiquityContainer: Hashable, Sendable {
         return UbiquityContainer(path: FilePath.fromBytes(root.bytes + [0x2F] + names[0]))
     }
 
-    /// The names of the folders in `root` that are containers (not hidden),
-    /// in byte order; a symlink to a folder counts.
+    /// The names of the folders in `root` that are containers, in byte
+    /// order; a symlink to a folder counts.
     private static func containerNames(in root: FilePath) -> [[UInt8]] {
         guard case .success(let handle) = DirectoryHandle.open(path: root) else { return [] }
         var reader = DirectoryReader(capacity: 64 * 1024)
         var names: [[UInt8]] = []
         _ = reader.forEachEntry(of: handle.descriptor) { entry in
-            guard entry.name[0] != 0x2E else { return }
-            names.append(Array(UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)))
+            let name = UnsafeRawBufferPointer(start: entry.name, count: entry.nameLength)
+            guard isContainerFolderName(name) else { return }
+            names.append(Array(name))
         }
         let rootBytes = root.bytes
         return names.filter { isFolder(FilePath.fromBytes(rootBytes + [0x2F] + $0)) }
             .sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// Whether a folder of the containers root is a container: its name is
+    /// shaped like a container identifier, three or more non-empty parts of
+    /// letters, digits, `-` and `_` joined by `~` (as Apple's Mobile
+    /// Documents folder holds them: `iCloud~com~example~app`,
+    /// `com~apple~CloudDocs`, a team-prefixed `ABCDE12345~com~example~app`)
+    /// or by `.` (a folder made by hand). Other folders there, such as a
+    /// sync client's own staging folder (`outside-1234`) or hidden ones, are
+    /// not containers: counting them would leave no default container.
+    static func isContainerFolderName(_ name: UnsafeRawBufferPointer) -> Bool {
+        guard let first = name.first, first != UInt8(ascii: ".") else { return false }
+        let separator = name.contains(UInt8(ascii: "~")) ? UInt8(ascii: "~") : UInt8(ascii: ".")
+        let parts = name.split(separator: separator, omittingEmptySubsequences: false)
+        guard parts.count >= 3 else { return false }
+        return parts.allSatisfy { part in
+            !part.isEmpty
+                && part.allSatisfy { byte in
+                    byte &- 0x30 < 10 || (byte | 0x20) &- 0x61 < 26 || byte == UInt8(ascii: "-")
+                        || byte == UInt8(ascii: "_")
+                }
+        }
     }
 
     /// The container under `containersRoot` that holds `path` (strictly
@@ -184,7 +232,7 @@ public struct UbiquityContainer: Hashable, Sendable {
         let root = Array(containersRoot.lexicallyNormalized().components)
         let components = Array(path.lexicallyNormalized().components)
         guard path.isAbsolute, components.count > root.count + 1, components.starts(with: root),
-            let name = components[root.count].string.first, name != "."
+            Array(components[root.count].string.utf8).withUnsafeBytes(isContainerFolderName)
         else { return nil }
         return UbiquityContainer(path: FilePath(root: path.root, components[...root.count]))
     }

@@ -142,3 +142,25 @@ struct UbiquityContainerTests {
         #expect(container.externalDocumentFolders.isEmpty, "the emptied registry still overrides the legacy one")
     }
 }
+
+/// Which folders of the containers root are containers.
+struct ContainerFolderNameTests {
+    @Test(arguments: [
+        ("iCloud~com~example~notes", true), ("com~apple~CloudDocs", true), ("ABCDE12345~com~example~app", true),
+        ("com.example.plain", true), ("iCloud~com~my-app_2~x", true), ("outside-1234", false), ("Documents", false),
+        (".Trash", false), ("iCloud~com", false), ("a~~b", false), ("tmp", false), ("my folder~x~y", false),
+        ("iCloud~com~example~notes~", false),
+    ])
+    func containersAreFoldersShapedLikeIdentifiers(name: String, isContainer: Bool) {
+        #expect(Array(name.utf8).withUnsafeBytes(UbiquityContainer.isContainerFolderName) == isContainer)
+    }
+
+    /// A sync client's own folders beside its container (where it moves
+    /// files out of the container) do not hide the default container.
+    @Test func otherFoldersInTheRootLeaveTheDefaultAlone() throws {
+        let temp = try TemporaryDirectory()
+        let notes = try temp.folder("iCloud~com~example~notes/Documents").removingLastComponent()
+        for other in ["outside-4242", "tmp", "Downloads", ".Trash"] { try temp.folder(other) }
+        #expect(try UbiquityContainer.defaultContainer(in: temp.path, setting: nil).path == notes)
+    }
+}
