@@ -58,5 +58,29 @@ extension CompatSuites {
             #expect(await documents(query: query) == ["only.txt"])
             query.stop()
         }
+
+        /// iCloudDocumentSync's predicate: a key path on the name key.
+        @MainActor
+        @Test func keyPathPredicatesAsApplesSyncCodeWritesThem() async throws {
+            let root = try ContainersRoot()
+            let box = try root.container("iCloud~com~example~keypaths")
+            for name in ["a.txt", "b.md", "c.pdf", "README"] {
+                try Data("x".utf8).write(to: URL(fileURLWithPath: box.appending("Documents/\(name)").string))
+            }
+            let environment = root.activate(defaultContainer: "iCloud.com.example.keypaths")
+            defer { environment.restore() }
+            let query = NSMetadataQuery()
+            query.searchScopes = [NSMetadataQueryUbiquitousDocumentsScope]
+            query.predicate = NSPredicate(format: "%K.pathExtension IN {'txt', 'md'}", NSMetadataItemFSNameKey)
+            #expect(query.start())
+            #expect(await documents(query: query) == ["a.txt", "b.md"])
+            query.stop()
+            let every = NSMetadataQuery()
+            every.searchScopes = [NSMetadataQueryUbiquitousDocumentsScope]
+            every.predicate = NSPredicate(format: "%K.pathExtension LIKE '*'", NSMetadataItemFSNameKey)
+            #expect(every.start())
+            #expect(await documents(query: every) == ["a.txt", "b.md", "c.pdf", "README"])
+            every.stop()
+        }
     }
 }

@@ -3,6 +3,11 @@ extension MetadataAttribute {
     /// so evaluating a predicate never compares key strings.
     enum Source: Hashable, Sendable {
         case name, displayName, path, url, size, creationDate, contentChangeDate, contentType, contentTypeTree
+        /// The name's extension, after its last dot (none for a leading
+        /// dot): the key path `pathExtension` on a name, path or URL.
+        case nameExtension
+        /// The name without its extension: `stringByDeletingPathExtension`.
+        case nameWithoutExtension
         case isUbiquitous, isExternalDocument, containerDisplayName
         case hasUnresolvedConflicts, conflictOriginalPath
         /// Inside the container, the value a fully synced local file has
@@ -16,7 +21,7 @@ extension MetadataAttribute {
         /// and kind.
         var requirements: SubjectRequirements {
             switch self {
-            case .name, .displayName, .contentType, .contentTypeTree: []
+            case .name, .displayName, .contentType, .contentTypeTree, .nameExtension, .nameWithoutExtension: []
             case .path, .url: .path
             case .size, .creationDate, .contentChangeDate: .metadata
             case .isUbiquitous, .isExternalDocument, .containerDisplayName, .synced: .ubiquity
@@ -40,6 +45,13 @@ extension MetadataAttribute {
             case .displayName:
                 let isFolder = subject.kind == .folder
                 return subject.withName { name, _ in .text(Array(DisplayName.range(of: name, isFolder: isFolder))) }
+            case .nameExtension:
+                return subject.withName { name, _ in
+                    let stem = DisplayName.range(of: name, isFolder: false)
+                    return .text(stem.count == name.count ? [] : Array(name[(stem.count + 1)...]))
+                }
+            case .nameWithoutExtension:
+                return subject.withName { name, _ in .text(Array(DisplayName.range(of: name, isFolder: false))) }
             case .path:
                 var bytes: [UInt8] = []
                 subject.appendPath(to: &bytes)

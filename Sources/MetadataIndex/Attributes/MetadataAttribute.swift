@@ -130,6 +130,37 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     public static let isShared = MetadataAttribute(
         "NSMetadataUbiquitousItemIsSharedKey", nil, .boolean, .synced(.bool(false)))
 
+    // MARK: Key paths on names
+
+    /// `kMDItemFSName.pathExtension` (also reached from the path and URL
+    /// keys): the name's extension, the key path Apple code writes as
+    /// `%K.pathExtension`. Not an attribute of items.
+    static let nameExtension = MetadataAttribute("kMDItemFSName.pathExtension", nil, .string, .nameExtension)
+    /// `kMDItemFSName.stringByDeletingPathExtension`: the name without its
+    /// extension. Not an attribute of items.
+    static let nameWithoutExtension = MetadataAttribute(
+        "kMDItemFSName.stringByDeletingPathExtension", nil, .string, .nameWithoutExtension)
+
+    /// The attribute a key path on `base` reads (`pathExtension`,
+    /// `lastPathComponent`, `stringByDeletingPathExtension` or
+    /// `deletingPathExtension`, chained with dots), as `NSString` and `URL`
+    /// answer them for a file name, path or URL; nil for any other.
+    static func keyPath(_ path: String, on base: MetadataAttribute) -> MetadataAttribute? {
+        var current = base
+        for component in path.split(separator: ".", omittingEmptySubsequences: false) {
+            let onName = current == .fsName || current == .path || current == .url
+            switch component {
+            case "lastPathComponent" where onName: current = .fsName
+            case "pathExtension" where onName: current = .nameExtension
+            case "stringByDeletingPathExtension" where current == .fsName,
+                "deletingPathExtension" where current == .fsName:
+                current = .nameWithoutExtension
+            default: return nil
+            }
+        }
+        return current
+    }
+
     /// Every attribute mdq knows, in the order items list them.
     public static let all: [MetadataAttribute] =
         [

@@ -158,18 +158,28 @@ struct PredicateParser {
                 "expected an attribute key such as kMDItemFSName after \(quantifier?.rawValue ?? "the quantifier")")
         }
         let isCall = tokens[index + 1].kind == .leftParen
-        let attribute = try syntax.attribute(key, at: keyToken.offset, isCall: isCall)
+        var attribute = try syntax.attribute(key, at: keyToken.offset, isCall: isCall)
         advance()
-        // A key path is reported once its value is known, to suggest the query to write.
+        // The key paths Apple code uses on names (`%K.pathExtension`) read
+        // a part of the name; any other is reported once its value is
+        // known, to suggest the query to write.
         var keyPath = syntax.keyPath(in: key, at: keyToken.offset).map { ($0.1, $0.2) }
         if case .keyPath(let path) = current.kind {
-            keyPath = (path, current.offset)
+            if let (earlier, offset) = keyPath {
+                keyPath = (earlier + "." + path, offset)
+            } else {
+                keyPath = (path, current.offset)
+            }
             advance()
         }
         if let (path, offset) = keyPath {
-            _ = try? parseOperator()
-            _ = try? parseOptions()
-            throw syntax.keyPath(path, at: offset, value: try? parseValue())
+            if let derived = MetadataAttribute.keyPath(path, on: attribute) {
+                attribute = derived
+            } else {
+                _ = try? parseOperator()
+                _ = try? parseOptions()
+                throw syntax.keyPath(path, at: offset, value: try? parseValue())
+            }
         }
         let opToken = current
         let op = try parseOperator()

@@ -104,12 +104,17 @@ struct DocumentationTableTests {
         f("kMDItemFSName == 'report.txt' AND TRUEPREDICATE", "report.txt", true),
         f("FALSEPREDICATE", "report.txt", false),
         f("NOT kMDItemFSName == 'x' && (kMDItemFSName == 'report.txt' || kMDItemFSSize > 9)", "report.txt", true),
-        // PFS Subqueries, Function Expressions, variables and key paths: not metadata queries.
+        // PFS Subqueries, Function Expressions and variables: not metadata queries. Key paths: only the
+        // ones Apple code uses on names (pathExtension, lastPathComponent, stringByDeletingPathExtension).
         f("SUBQUERY(kMDItemContentTypeTree, $x, $x == 'public.image').@count > 0", "photo.png", nil),
         f("kMDItemFSName == $NAME", "report.txt", nil),
         f("FUNCTION(kMDItemFSName, 'lowercaseString') == 'x'", "report.txt", nil),
-        f("kMDItemFSName.pathExtension == 'txt'", "report.txt", nil),
-        f("%K.pathExtension == 'txt'", "report.txt", nil),
+        f("kMDItemFSName.pathExtension == 'txt'", "report.txt", true),
+        f("%K.pathExtension == 'txt'", "report.txt", true),
+        f("kMDItemPath.lastPathComponent == 'report.txt'", "report.txt", true),
+        f("kMDItemFSName.stringByDeletingPathExtension == 'report'", "report.txt", true),
+        f("kMDItemFSName.uppercaseString == 'REPORT.TXT'", "report.txt", nil),
+        f("kMDItemFSSize.pathExtension == 'txt'", "report.txt", nil),
         // FMQ Comparison Syntax, Table 3-1: == and != with wildcards; [c] after the operator.
         s("kMDItemFSName == \"report.txt\"", "report.txt", true),
         s("kMDItemFSName ==[c] \"REPORT.TXT\"", "report.txt", true),
