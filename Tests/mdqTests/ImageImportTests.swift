@@ -11,14 +11,6 @@ import Testing
 /// and hostile files.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ImageImportTests {
-    func importFile(_ path: FilePath) -> ImportReport {
-        var configuration = ImportWorkerPool.Configuration.standard
-        configuration.executable = FilePath(ImportWorkerTests.worker)
-        let pool = ImportWorkerPool(configuration)
-        defer { pool.shutdown() }
-        return pool.importFile(at: path)
-    }
-
     func real(_ value: AttributeValue?) -> Double? {
         switch value {
         case .real(let number)?: number
@@ -28,7 +20,7 @@ struct ImageImportTests {
     }
 
     @Test func cameraPropertiesOfAPhoto() throws {
-        let report = importFile(OfficeImportTests.fixture("photo.jpg"))
+        let report = ImportWorkerTests.importFile(OfficeImportTests.fixture("photo.jpg"))
         #expect(report.values[.importError] == nil)
         #expect(report.values[.pixelWidth] == .integer(64))
         #expect(report.values[.pixelHeight] == .integer(48))
@@ -52,7 +44,7 @@ struct ImageImportTests {
         ("diagram.png", 300, 200, 0), ("anim.gif", 40, 30, 0), ("leaf.webp", 120, 90, 0), ("scan.tiff", 33, 77, 1),
     ])
     func sizesOfEachFormat(file: String, width: Int64, height: Int64, orientation: Int64) {
-        let report = importFile(OfficeImportTests.fixture(file))
+        let report = ImportWorkerTests.importFile(OfficeImportTests.fixture(file))
         #expect(report.values[.pixelWidth] == .integer(width))
         #expect(report.values[.pixelHeight] == .integer(height))
         #expect(report.values[.orientation] == .integer(orientation))
@@ -60,7 +52,7 @@ struct ImageImportTests {
     }
 
     @Test func absurdAndBrokenImagesFailWithAReason() throws {
-        let absurd = importFile(OfficeImportTests.fixture("absurd.jpg"))
+        let absurd = ImportWorkerTests.importFile(OfficeImportTests.fixture("absurd.jpg"))
         #expect(absurd.steps.last?.failure?.reason == "absurd dimensions 65500 × 65500")
         #expect(absurd.values[.pixelWidth] == nil)
         let temp = try TemporaryDirectory()
@@ -68,7 +60,7 @@ struct ImageImportTests {
         try temp.file(Array("cut.jpg".utf8), contents: Array(photo.prefix(200)))
         try temp.file(Array("noise.png".utf8), contents: (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7919) })
         for name in ["cut.jpg", "noise.png"] {
-            let report = importFile(temp.path.appending(name))
+            let report = ImportWorkerTests.importFile(temp.path.appending(name))
             #expect(report.failure == nil, "\(name): the worker survives")
             #expect(report.values[.acquisitionMake] == nil)
         }

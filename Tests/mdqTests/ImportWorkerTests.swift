@@ -48,6 +48,16 @@ struct ImportWorkerTests {
     static let worker = URL(fileURLWithPath: MDQCommandTests.binary).deletingLastPathComponent()
         .appendingPathComponent("mdq-import-worker").path
 
+    /// Imports one file in a worker of the test build, as the daemon and
+    /// `mdq import` do (the importer suites' way in).
+    static func importFile(_ path: FilePath) -> ImportReport {
+        var configuration = ImportWorkerPool.Configuration.standard
+        configuration.executable = FilePath(worker)
+        let pool = ImportWorkerPool(configuration)
+        defer { pool.shutdown() }
+        return pool.importFile(at: path)
+    }
+
     func pool(timeout: Double, workers: Int = 1) throws -> ImportWorkerPool {
         setenv("MDQ_REAL_WORKER", Self.worker, 1)
         var configuration = ImportWorkerPool.Configuration.standard

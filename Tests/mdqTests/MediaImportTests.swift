@@ -11,14 +11,6 @@ import Testing
 /// and hostile files.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct MediaImportTests {
-    func importFile(_ path: FilePath) -> ImportReport {
-        var configuration = ImportWorkerPool.Configuration.standard
-        configuration.executable = FilePath(ImportWorkerTests.worker)
-        let pool = ImportWorkerPool(configuration)
-        defer { pool.shutdown() }
-        return pool.importFile(at: path)
-    }
-
     struct Expected: Sendable, CustomTestStringConvertible {
         var file: String
         var sampleRate: Int64
@@ -43,7 +35,7 @@ struct MediaImportTests {
 
     @Test(arguments: files)
     func durationTagsAndStreams(expected: Expected) {
-        let report = importFile(OfficeImportTests.fixture(expected.file))
+        let report = ImportWorkerTests.importFile(OfficeImportTests.fixture(expected.file))
         let values = report.values
         #expect(values[.importError] == nil, "\(String(describing: values[.importError]))")
         guard case .real(let duration)? = values[.durationSeconds] else {
@@ -77,7 +69,7 @@ struct MediaImportTests {
             Array("noise.mp3".utf8), contents: (0..<20000).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 7) })
         try temp.file(Array("empty.ogg".utf8), contents: [])
         for name in ["cut.mp4", "empty.ogg"] {
-            let report = importFile(temp.path.appending(name))
+            let report = ImportWorkerTests.importFile(temp.path.appending(name))
             #expect(report.failure == nil, "\(name): the worker survives")
             let reason = report.steps.last?.failure?.reason ?? ""
             #expect(
@@ -86,6 +78,6 @@ struct MediaImportTests {
         }
         // Noise may pass for MPEG audio frames (they have no magic number):
         // whatever libavformat makes of it, the worker answers.
-        #expect(importFile(temp.path.appending("noise.mp3")).failure == nil)
+        #expect(ImportWorkerTests.importFile(temp.path.appending("noise.mp3")).failure == nil)
     }
 }

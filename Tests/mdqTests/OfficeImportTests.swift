@@ -12,14 +12,6 @@ import Testing
 /// containers.
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct OfficeImportTests {
-    func importFile(_ path: FilePath) -> ImportReport {
-        var configuration = ImportWorkerPool.Configuration.standard
-        configuration.executable = FilePath(ImportWorkerTests.worker)
-        let pool = ImportWorkerPool(configuration)
-        defer { pool.shutdown() }
-        return pool.importFile(at: path)
-    }
-
     static func fixture(_ name: String) -> FilePath {
         FilePath(PDFImportTests.fixtures.appendingPathComponent(name).path)
     }
@@ -58,7 +50,7 @@ struct OfficeImportTests {
 
     @Test(arguments: documents)
     func textAndPropertiesOfEachFormat(expected: Expected) throws {
-        let report = importFile(Self.fixture(expected.file))
+        let report = ImportWorkerTests.importFile(Self.fixture(expected.file))
         #expect(report.failure == nil)
         #expect(report.values[.importError] == nil, "\(String(describing: report.values[.importError]))")
         #expect(report.values[.title] == .text(Array(expected.title.utf8)))
@@ -100,19 +92,19 @@ struct OfficeImportTests {
             """
         let made = try Shell.run("/usr/bin/env", ["python3", "-c", script, temp.path.string])
         try #require(made.status == 0, "\(made.stderrText)")
-        let bomb = importFile(temp.path.appending("bomb.docx"))
+        let bomb = ImportWorkerTests.importFile(temp.path.appending("bomb.docx"))
         if case .text(let bytes)? = bomb.values[.textContent] {
             #expect(bytes.count <= ImportLimits.standard.textBytes)
         }
         #expect(bomb.failure == nil, "\(String(describing: bomb.failure))")
-        let empty = importFile(temp.path.appending("empty.docx"))
+        let empty = ImportWorkerTests.importFile(temp.path.appending("empty.docx"))
         #expect(empty.steps.last?.failure?.reason == "not a Word document (no word/document.xml)")
-        let laughs = importFile(temp.path.appending("laughs.odt"))
+        let laughs = ImportWorkerTests.importFile(temp.path.appending("laughs.odt"))
         #expect(laughs.failure == nil, "the worker survives an entity bomb: \(String(describing: laughs.failure))")
         if case .text(let bytes)? = laughs.values[.textContent] {
             #expect(bytes.count <= ImportLimits.standard.textBytes)
         }
-        let notZip = importFile(temp.path.appending("notzip.xlsx"))
+        let notZip = ImportWorkerTests.importFile(temp.path.appending("notzip.xlsx"))
         #expect(notZip.steps.last?.failure?.reason.hasPrefix("not a readable ZIP container") == true)
     }
 }

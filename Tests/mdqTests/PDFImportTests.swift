@@ -13,18 +13,10 @@ struct PDFImportTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Fixtures/import")
 
-    func importFile(_ path: FilePath) -> ImportReport {
-        var configuration = ImportWorkerPool.Configuration.standard
-        configuration.executable = FilePath(ImportWorkerTests.worker)
-        let pool = ImportWorkerPool(configuration)
-        defer { pool.shutdown() }
-        return pool.importFile(at: path)
-    }
-
     func fixture(_ name: String) -> FilePath { FilePath(Self.fixtures.appendingPathComponent(name).path) }
 
     @Test func propertiesAndTextOfADocument() throws {
-        let report = importFile(fixture("invoice.pdf"))
+        let report = ImportWorkerTests.importFile(fixture("invoice.pdf"))
         #expect(report.failure == nil)
         #expect(report.steps.map(\.importer) == ["xattr", "pdf"])
         let values = report.values
@@ -40,7 +32,7 @@ struct PDFImportTests {
     }
 
     @Test func anEncryptedDocumentIsReportedAsSuch() {
-        let report = importFile(fixture("encrypted.pdf"))
+        let report = ImportWorkerTests.importFile(fixture("encrypted.pdf"))
         #expect(report.values[.securityMethod] == .text(Array("Password Encrypted".utf8)))
         #expect(report.values[.textContent] == nil)
         #expect(report.values[.importError] == nil)
@@ -50,7 +42,7 @@ struct PDFImportTests {
     /// the caller.
     @Test func damagedAndHostileFilesFailWithAReason() throws {
         let temp = try TemporaryDirectory()
-        let truncated = importFile(fixture("truncated.pdf"))
+        let truncated = ImportWorkerTests.importFile(fixture("truncated.pdf"))
         #expect(truncated.steps.last?.failure?.reason.hasPrefix("not a readable PDF") == true)
         let hostile: [(String, [UInt8])] = [
             ("empty.pdf", []),
@@ -65,7 +57,7 @@ struct PDFImportTests {
         ]
         for (name, bytes) in hostile {
             try temp.file(Array(name.utf8), contents: bytes)
-            let report = importFile(temp.path.appending(name))
+            let report = ImportWorkerTests.importFile(temp.path.appending(name))
             let reason = report.failure?.reason ?? report.steps.last?.failure?.reason
             #expect(reason != nil, "\(name) imported without a failure: \(report.values)")
             #expect(report.values[.textContent] == nil)

@@ -18,27 +18,43 @@ package enum DetachedProcess {
     ///
     /// - Throws: the `Errno` of opening the log or of `posix_spawn`.
     package static func start(_ executable: FilePath, arguments: [String], log: FilePath) throws(Errno) -> Int32 {
+        try spawn(executable, arguments: arguments, newSession: true) { (actions) throws(Errno) in
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            let opened = log.withPlatformString { path in
+                posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+            }
+            guard opened == 0 else { throw Errno(rawValue: opened) }
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
+    }
+
+    /// Starts `executable` with `arguments` and the standard descriptors
+    /// `setUp` arranges; every other descriptor of the caller is closed in
+    /// the child (a program that started `mdq daemon start` and waits for
+    /// its pipes or sockets to close would otherwise wait for the daemon's
+    /// whole life), and no blocked signal is inherited.
+    ///
+    /// - Parameter newSession: start a session of its own (no controlling
+    ///   terminal, untouched by the caller's Ctrl-C).
+    /// - Returns: the child's process id.
+    /// - Throws: `setUp`'s error or `posix_spawn`'s.
+    static func spawn(
+        _ executable: FilePath, arguments: [String], newSession: Bool,
+        setUp: (inout posix_spawn_file_actions_t) throws(Errno) -> Void
+    ) throws(Errno) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        let opened = log.withPlatformString { path in
-            posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        }
-        guard opened == 0 else { throw Errno(rawValue: opened) }
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        // Nothing else the caller had open outlives it in the daemon (a
-        // program that started `mdq daemon start` and waits for its pipes
-        // or sockets to close would wait for the daemon's whole life).
+        try setUp(&actions)
         _ = mdq_spawn_close_from(&actions, 3)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        // A session of its own; the caller's blocked signals not inherited.
         var signals = sigset_t()
         sigemptyset(&signals)
         posix_spawnattr_setsigmask(&attributes, &signals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | 0x80 /* POSIX_SPAWN_SETSID */))
+        let flags = POSIX_SPAWN_SETSIGMASK | (newSession ? 0x80 /* POSIX_SPAWN_SETSID */ : 0)
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         let argv = ([executable.string] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0

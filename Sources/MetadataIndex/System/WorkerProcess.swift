@@ -60,28 +60,19 @@ final class WorkerProcess {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             return .failure(Errno(rawValue: errno))
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
-        // The worker reads the files it is asked about, nothing it inherits.
-        _ = mdq_spawn_close_from(&actions, 3)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var signals = sigset_t()
-        sigemptyset(&signals)
-        posix_spawnattr_setsigmask(&attributes, &signals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let argv = ([executable.string] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid: pid_t = 0
-        let rc = executable.withPlatformString { path in posix_spawn(&pid, path, &actions, &attributes, argv, environ) }
+        let spawned = Result { () throws(Errno) -> pid_t in
+            try DetachedProcess.spawn(executable, arguments: arguments, newSession: false) { actions in
+                posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
+                posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
+            }
+        }
         closeDescriptor(pair[1])
-        guard rc == 0 else {
+        let pid: pid_t
+        switch spawned {
+        case .success(let started): pid = started
+        case .failure(let error):
             closeDescriptor(pair[0])
-            return .failure(Errno(rawValue: rc))
+            return .failure(error)
         }
         return .success(WorkerProcess(pid: pid, channel: FileDescriptor(rawValue: pair[0])))
     }
