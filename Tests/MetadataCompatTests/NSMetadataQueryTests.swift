@@ -62,10 +62,9 @@ extension CompatSuites {
             let query = NSMetadataQuery()
             query.searchScopes = [NSMetadataQueryUbiquitousDocumentsScope]
             #expect(!query.start(), "no predicate")
-            query.predicate = NSPredicate(format: "%K.pathExtension == %@", NSMetadataItemFSNameKey, "txt")
+            query.predicate = NSPredicate(format: "%K.uppercaseString == %@", NSMetadataItemFSNameKey, "TXT")
             #expect(!query.start())
             #expect(query.errors.first?.message.contains("key paths are not supported") == true)
-            #expect(query.errors.first?.message.contains("kMDItemFSName LIKE '*.txt'") == true)
             query.predicate = NSPredicate(format: "%K LIKE %@", NSMetadataItemFSNameKey, "*.txt")
             query.searchScopes = ["relative/folder"]
             #expect(!query.start())
