@@ -183,8 +183,26 @@ final class DaemonSession: Sendable {
         case let other: throw ProtocolError(code: "bad-request", message: "unknown output \"\(other)\"")
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
+        let seconds = request["budget"]?.double ?? QueryLimit.defaultSeconds
+        guard seconds > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
+        // The client's connection is polled between slices: one that went
+        // away (Ctrl-C, a timeout) stops its query at once.
+        let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
+        daemon.state.withLock { $0.runningQueries += 1 }
+        defer { daemon.state.withLock { $0.runningQueries -= 1 } }
+        let answered: Result<OneShotAnswer, ScopeNotCovered>
+        do {
+            answered = try daemon.engine.answer(
+                scopes: scopes, predicate: predicate, output: output, limit: limit, budget: budget)
+        } catch {
+            if budget.isCancelled {
+                daemon.state.withLock { $0.cancelledQueries += 1 }
+                return false
+            }
+            throw ProtocolError(code: "too-expensive", message: error.message)
+        }
         let answer: OneShotAnswer
-        switch daemon.engine.answer(scopes: scopes, predicate: predicate, output: output, limit: limit) {
+        switch answered {
         case .failure(let uncovered):
             throw ProtocolError(
                 code: "not-covered",

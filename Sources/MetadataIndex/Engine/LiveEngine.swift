@@ -25,6 +25,8 @@ package final class LiveEngine: Sendable {
     let crawlThreads: Int
     /// Events between the watcher thread and the applier.
     private let events: EventQueue
+    /// Turns at `state` for the slices of one-shot queries.
+    let sliceTurns = SliceTurns()
 
     /// The process's engine.
     package static func shared() throws(MetadataError) -> LiveEngine {

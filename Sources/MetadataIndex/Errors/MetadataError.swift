@@ -22,6 +22,7 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case invalidArgument
             case persistence
             case daemon
+            case tooExpensive
         }
 
         private let value: Value
@@ -62,6 +63,9 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
         /// The index daemon could not be reached, refused a request, or
         /// went away; `message` says which.
         public static let daemon = Code(.daemon)
+        /// A query ran past its budget (time, or backtracking steps of a
+        /// `MATCHES` pattern on one name); `message` says what to do.
+        public static let tooExpensive = Code(.tooExpensive)
 
         public var description: String {
             switch value {
@@ -77,6 +81,7 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case .invalidArgument: "invalid argument"
             case .persistence: "persistence"
             case .daemon: "daemon"
+            case .tooExpensive: "too expensive"
             }
         }
     }
@@ -211,5 +216,14 @@ extension MetadataError {
     /// The daemon could not be reached or refused a request.
     package static func daemon(_ message: String, path: FilePath? = nil, underlying: Errno? = nil) -> MetadataError {
         MetadataError(code: .daemon, message: message, path: path, underlying: underlying)
+    }
+}
+
+extension MetadataError {
+    /// A query stopped at its budget (`QueryLimit`), with what to do about it.
+    package static func tooExpensive(_ reason: String) -> MetadataError {
+        MetadataError(
+            code: .tooExpensive,
+            message: "query too expensive: \(reason); simplify the MATCHES pattern, narrow the scope, or raise --budget")
     }
 }
