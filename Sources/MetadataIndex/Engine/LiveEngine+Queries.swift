@@ -64,50 +64,56 @@ extension LiveEngine {
                 throw budget.error ?? .tooExpensive("the query was cancelled")
             }
             let started = ContinuousClock.now
-            let step = sliceTurns.withTurn { state.withLock { s -> Result<Bool, ScopeNotCovered> in
-                var anchors: [Anchor] = []
-                for scope in scopes {
-                    guard let anchor = s.coveringAnchor(for: scope) else {
-                        return .failure(ScopeNotCovered(scope: scope))
+            let step = sliceTurns.withTurn {
+                state.withLock { s -> Result<Bool, ScopeNotCovered> in
+                    var anchors: [Anchor] = []
+                    for scope in scopes {
+                        guard let anchor = s.coveringAnchor(for: scope) else {
+                            return .failure(ScopeNotCovered(scope: scope))
+                        }
+                        anchors.append(anchor)
                     }
-                    anchors.append(anchor)
-                }
-                if cursor == 0 {
-                    answer.stale = anchors.contains { s.unverifiedRoots.contains(s.index.root(of: $0.entry).rawValue) }
-                }
-                // The scopes are the live roots themselves, admitting all
-                // they hold: every match but a root is in scope.
-                let liveRoots = Set(s.roots.filter { !$0.value.missing && !$0.value.gathering }.keys)
-                let wholeRoots =
-                    Set(anchors.map(\.entry.rawValue)) == liveRoots
-                    && anchors.allSatisfy { anchor in
-                        s.roots[anchor.entry.rawValue].map { anchor.rules.covers($0.rules) } ?? false
-                    }
-                let end = min(s.index.slotCount, cursor + sliceLength)
-                var scan = IndexScan(index: s.index, predicate: compiled)
-                scan.limit = budget
-                scan.slots = cursor..<end
-                if output == .count && wholeRoots {
-                    // The scan leaves roots out already.
-                    answer.count = min(limit, answer.count + scan.matchCount())
-                } else {
-                    for id in scan.matchingEntries() {
-                        guard answer.count < limit else { break }
-                        if wholeRoots ? s.index.isRoot(EntryID(id)) : !s.isInScope(id, anchors: anchors) { continue }
-                        answer.count += 1
-                        switch output {
-                        case .count: break
-                        case .paths:
-                            s.index.appendPath(of: id, to: &answer.paths)
-                            answer.paths.append(0)
-                        case .entries:
-                            answer.entries.append(s.snapshot(id, conflicts: &conflicts))
+                    if cursor == 0 {
+                        answer.stale = anchors.contains {
+                            s.unverifiedRoots.contains(s.index.root(of: $0.entry).rawValue)
                         }
                     }
+                    // The scopes are the live roots themselves, admitting all
+                    // they hold: every match but a root is in scope.
+                    let liveRoots = Set(s.roots.filter { !$0.value.missing && !$0.value.gathering }.keys)
+                    let wholeRoots =
+                        Set(anchors.map(\.entry.rawValue)) == liveRoots
+                        && anchors.allSatisfy { anchor in
+                            s.roots[anchor.entry.rawValue].map { anchor.rules.covers($0.rules) } ?? false
+                        }
+                    let end = min(s.index.slotCount, cursor + sliceLength)
+                    var scan = IndexScan(index: s.index, predicate: compiled)
+                    scan.limit = budget
+                    scan.slots = cursor..<end
+                    if output == .count && wholeRoots {
+                        // The scan leaves roots out already.
+                        answer.count = min(limit, answer.count + scan.matchCount())
+                    } else {
+                        for id in scan.matchingEntries() {
+                            guard answer.count < limit else { break }
+                            if wholeRoots ? s.index.isRoot(EntryID(id)) : !s.isInScope(id, anchors: anchors) {
+                                continue
+                            }
+                            answer.count += 1
+                            switch output {
+                            case .count: break
+                            case .paths:
+                                s.index.appendPath(of: id, to: &answer.paths)
+                                answer.paths.append(0)
+                            case .entries:
+                                answer.entries.append(s.snapshot(id, conflicts: &conflicts))
+                            }
+                        }
+                    }
+                    cursor = end
+                    return .success(end >= s.index.slotCount || answer.count >= limit)
                 }
-                cursor = end
-                return .success(end >= s.index.slotCount || answer.count >= limit)
-            } }
+            }
             switch step {
             case .failure(let uncovered): return .failure(uncovered)
             case .success(let finished):

@@ -224,6 +224,7 @@ extension MetadataError {
     package static func tooExpensive(_ reason: String) -> MetadataError {
         MetadataError(
             code: .tooExpensive,
-            message: "query too expensive: \(reason); simplify the MATCHES pattern, narrow the scope, or raise --budget")
+            message: "query too expensive: \(reason); simplify the MATCHES pattern, narrow the scope, or raise --budget"
+        )
     }
 }
