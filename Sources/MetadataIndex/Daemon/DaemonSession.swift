@@ -253,6 +253,10 @@ final class DaemonSession: Sendable {
             query.container = UbiquityContainer(path: FilePath.fromBytes(container))
         }
         query.notificationBatchingInterval = max(0, request["interval"]?.double ?? 0.1)
+        if let budget = request["budget"]?.double {
+            guard budget > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
+            query.budget = budget
+        }
         query.state.withLock { $0.configuration.scopeRequests = scopes }
         let capacity = Int(request["capacity"]?.integer ?? (16 << 20))
         let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: max(1 << 12, capacity))

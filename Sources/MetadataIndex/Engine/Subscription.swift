@@ -153,6 +153,9 @@ package enum EngineProblem: Sendable, Hashable {
     /// A query served by the index daemon lost it (or never reached it) at
     /// this socket: its results are not live until it reconnects.
     case daemonUnreachable(FilePath)
+    /// The query went past its budget (`QueryLimit`) and was ended: the
+    /// message says why and what to do. Not about a folder (an empty path).
+    case tooExpensive(String)
 
     /// The folder the problem is about.
     package var path: FilePath {
@@ -160,6 +163,7 @@ package enum EngineProblem: Sendable, Hashable {
         case .watchLimit(_, let path, _), .unreadableFolder(let path, _), .unwatchableFolder(let path, _),
             .missingScope(let path), .daemonUnreachable(let path):
             path
+        case .tooExpensive: FilePath()
         }
     }
 }

@@ -134,5 +134,46 @@ extension LiveSuites {
             try Self.waitUntil("A's query is cancelled") { try status().cancelledQueries == 1 }
             #expect(try status().queries == 0)
         }
+
+        /// The library: a `MetadataQuery` whose gathering goes past the
+        /// budget finishes gathering with no results and the error, in
+        /// process and served by the daemon; a live query whose later
+        /// change is too expensive is ended with the error too.
+        @Test func aMetadataQueryEndsWithTheErrorInsteadOfHanging() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.names(temp, "tree", count: 3, length: 30)
+            let quiet = try temp.folder("quiet")
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            for source in [MetadataQuery.Source.inProcess, .daemon(paths)] {
+                let query = MetadataQuery(source: source)
+                query.predicate = try MetadataPredicate(Self.catastrophic)
+                query.searchScopes = [.directory(tree)]
+                query.notificationBatchingInterval = 0
+                query.budget = 20
+                let recorder = QueryRecorder(query)
+                query.start()
+                #expect(recorder.waitForFinish(), "\(source)")
+                try Self.waitUntil("the error is listed") { query.errors.contains { $0.code == .tooExpensive } }
+                #expect(query.resultCount == 0)
+                query.stop()
+            }
+            // Gathering is cheap (nothing there); the change is not.
+            let live = MetadataQuery()
+            live.predicate = try MetadataPredicate(Self.catastrophic)
+            live.searchScopes = [.directory(quiet)]
+            live.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(live)
+            live.start()
+            #expect(recorder.waitForFinish())
+            #expect(live.errors.isEmpty)
+            _ = try temp.file("quiet/" + String(repeating: "a", count: 30))
+            try Self.waitUntil("the live query ends with the error") {
+                live.errors.contains { $0.code == .tooExpensive }
+            }
+            live.stop()
+        }
     }
 }
