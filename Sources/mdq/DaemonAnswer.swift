@@ -59,8 +59,13 @@ struct DaemonAnswer {
         let asked = Result { () throws(MetadataError) -> DaemonClient.Answer in
             try client.query(
                 Array(predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules, output: mode,
-                limit: limit, budget: budget)
+                limit: limit, budget: budget,
+                onProgress: Diagnostics.showsProgress
+                    ? { fraction in Diagnostics.status("waiting for the index daemon… \(Int(fraction * 100))% scanned")
+                    }
+                    : nil)
         }
+        if Diagnostics.showsProgress { Diagnostics.clearStatus() }
         let answer: DaemonClient.Answer
         switch asked {
         case .success(let value):

@@ -159,7 +159,8 @@ package final class DaemonClient {
     ///   starts with `notCoveredPrefix`) or cannot answer.
     package func query(
         _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, rules: ScopeRules? = nil,
-        output: OneShotOutput, limit: Int? = nil, budget: Double? = nil
+        output: OneShotOutput, limit: Int? = nil, budget: Double? = nil,
+        onProgress: ((_ fraction: Double) -> Void)? = nil
     ) throws(MetadataError) -> Answer {
         var fields = JSONWriter(capacity: 512)
         fields.key("predicate")
@@ -207,6 +208,9 @@ package final class DaemonClient {
                 } catch {
                     throw MetadataError.daemon("unreadable answer from the daemon: \(error.message)")
                 }
+            } else if let progress = value["progress"] {
+                let total = progress["of"]?.integer ?? 0
+                if total > 0 { onProgress?(Double(progress["scanned"]?.integer ?? 0) / Double(total)) }
             } else if value["done"]?.bool == true {
                 answer.count = Int(value["count"]?.integer ?? 0)
                 answer.stale = value["stale"]?.bool ?? false

@@ -192,8 +192,25 @@ final class DaemonSession: Sendable {
         defer { daemon.state.withLock { $0.runningQueries -= 1 } }
         let answered: Result<OneShotAnswer, ScopeNotCovered>
         do {
+            // A long answer is not silence: a `progress` line each second
+            // (clients skip lines they do not know), which also keeps the
+            // client's idle limit from running out.
+            var lastProgress = ContinuousClock.now
             answered = try daemon.engine.answer(
-                scopes: scopes, predicate: predicate, output: output, limit: limit, budget: budget)
+                scopes: scopes, predicate: predicate, output: output, limit: limit, budget: budget
+            ) { scanned, total in
+                let now = ContinuousClock.now
+                guard now - lastProgress >= .seconds(1) else { return }
+                lastProgress = now
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"progress\":{\"scanned\":")
+                out.integer(scanned)
+                out.raw(",\"of\":")
+                out.integer(total)
+                out.raw("}}\n")
+                if !self.send(out.bytes) { budget.cancel() }
+            }
         } catch {
             if budget.isCancelled {
                 daemon.state.withLock { $0.cancelledQueries += 1 }

@@ -49,7 +49,7 @@ extension LiveEngine {
     ///   per match for `.paths` and `.entries`.
     package func answer(
         scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil,
-        budget: QueryLimit? = nil
+        budget: QueryLimit? = nil, progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil
     ) throws(MetadataError) -> Result<OneShotAnswer, ScopeNotCovered> {
         let budget = budget ?? QueryLimit()
         let compiled = CompiledPredicate(predicate)
@@ -59,6 +59,7 @@ extension LiveEngine {
         let whole = 16 * ChunkScanner.chunkSize
         var sliceLength = compiled.usesRegex ? 64 : whole
         var cursor = 0
+        var slots = 0
         while true {
             if budget.shouldStop() {
                 throw budget.error ?? .tooExpensive("the query was cancelled")
@@ -111,6 +112,7 @@ extension LiveEngine {
                         }
                     }
                     cursor = end
+                    slots = s.index.slotCount
                     return .success(end >= s.index.slotCount || answer.count >= limit)
                 }
             }
@@ -120,6 +122,7 @@ extension LiveEngine {
                 if budget.isStopped { throw budget.error ?? .tooExpensive("the query was cancelled") }
                 if finished { return .success(answer) }
             }
+            progress?(cursor, slots)
             let elapsed = ContinuousClock.now - started
             if elapsed > .milliseconds(20) {
                 sliceLength = max(16, sliceLength / 2)

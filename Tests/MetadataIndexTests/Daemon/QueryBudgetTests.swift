@@ -100,8 +100,9 @@ extension LiveSuites {
         /// Two clients of one daemon: while A's slow query (names the
         /// pattern backtracks on, each under the per-name cap) runs, B's
         /// count on another scope is answered; A is still running when B
-        /// has its answer (the order is asserted, not a time). Then A's
-        /// client goes away and the daemon cancels its query.
+        /// has its answer (the order is asserted, not a time). A's client
+        /// gets progress lines; then it goes away and the daemon cancels
+        /// its query.
         @Test func aSlowQueryDoesNotHoldUpAnotherClient() throws {
             let temp = try TemporaryDirectory()
             let slow = try Self.names(temp, "slow", count: 4000, length: 19)
@@ -129,6 +130,15 @@ extension LiveSuites {
                 if case .line(let reply) = reader.next(idle: 1000) {
                     Issue.record("A answered: \(String(decoding: reply, as: UTF8.self))")
                 }
+            }
+            // A long answer is not silence: A's client reads progress lines.
+            var reader = LineReader(socket: a, maximum: 1 << 20, timeout: 60_000)
+            if case .line(let bytes) = reader.next(idle: 60_000) {
+                let progress = try JSONValue.parse(bytes)
+                #expect(progress["id"]?.integer == 1)
+                #expect(progress["progress"]?["of"]?.integer ?? 0 > 0, "\(String(decoding: bytes, as: UTF8.self))")
+            } else {
+                Issue.record("no progress line from a long answer")
             }
             a.shutdown()
             try Self.waitUntil("A's query is cancelled") { try status().cancelledQueries == 1 }
