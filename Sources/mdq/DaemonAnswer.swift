@@ -1,4 +1,5 @@
 import MetadataIndex
+import Synchronization
 
 /// A one-shot search answered by the index daemon, printed as a crawl of
 /// the same scopes would print it (the same lines, the same JSON).
@@ -10,6 +11,8 @@ struct DaemonAnswer {
     let predicate: MetadataPredicate
     let scope: ResolvedScope
     let output: OutputOptions
+    /// `--budget`: seconds the daemon may spend (nil: its default).
+    var budget: Double?
 
     /// Asks the daemon and prints its answer; false when the caller must
     /// crawl instead (no daemon, a scope it does not index, or it went
@@ -26,6 +29,10 @@ struct DaemonAnswer {
             }
             return false
         }
+        // SIGINT/SIGTERM are blocked for a sigwait thread (MDQ.main): while
+        // this waits on the daemon they end the process at once (closing
+        // the connection, which cancels the query in the daemon).
+        Self.exitOnInterrupt()
         let required = scope.daemon == .daemon
         let client: DaemonClient
         do {
@@ -64,8 +71,13 @@ struct DaemonAnswer {
         let asked = Result { () throws(MetadataError) -> DaemonClient.Answer in
             try client.query(
                 Array(predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules, output: mode,
-                limit: limit)
+                limit: limit, budget: budget,
+                onProgress: Diagnostics.showsProgress
+                    ? { fraction in Diagnostics.status("waiting for the index daemon… \(Int(fraction * 100))% scanned")
+                    }
+                    : nil)
         }
+        if Diagnostics.showsProgress { Diagnostics.clearStatus() }
         let answer: DaemonClient.Answer
         switch asked {
         case .success(let value):
@@ -113,4 +125,15 @@ struct DaemonAnswer {
             printEntries()
         }
     }
+}
+
+extension DaemonAnswer {
+    /// Ends the process on SIGINT or SIGTERM with the status a killed
+    /// process has, once per process (the crawl that may follow keeps it).
+    static func exitOnInterrupt() {
+        guard !interruptHandled.exchange(true, ordering: .relaxed) else { return }
+        ProcessEnvironment.onInterrupt { signal in StandardOutput.exitOnInterrupt(signal: signal) }
+    }
+
+    private static let interruptHandled = Atomic<Bool>(false)
 }

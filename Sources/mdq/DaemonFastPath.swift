@@ -48,13 +48,20 @@ enum DaemonFastPath {
         } catch {
             return
         }
+        DaemonAnswer.exitOnInterrupt()
         guard let client = try? DaemonClient.connect() else { return }
         let mode: OneShotOutput = count ? .count : .paths
-        guard
-            let answer = try? client.query(
+        let answer: DaemonClient.Answer
+        do {
+            answer = try client.query(
                 Array(predicate.predicateFormat.utf8), scopes: nil, rules: ScopeRules(includeHidden: hidden),
                 output: mode)
-        else {
+        } catch {
+            // Past its budget, a crawl would be no cheaper: say so now.
+            if error.code == .tooExpensive {
+                Diagnostics.error(error.description)
+                ProcessExit.exit(1)
+            }
             // Not indexed, or gone: the full command line crawls (or, with
             // --daemon, says why).
             return

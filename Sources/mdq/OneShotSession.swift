@@ -7,11 +7,13 @@ struct OneShotSession {
     let predicate: MetadataPredicate
     let scope: ResolvedScope
     let output: OutputOptions
+    /// `--budget`: seconds the search may take (nil: the default).
+    var budget: Double?
 
     func run() throws {
         // Ctrl-C or SIGTERM mid-search: no half-written line, then the
         // status a killed process has.
-        ProcessEnvironment.onInterrupt { signal in StandardOutput.exitOnInterrupt(signal: signal) }
+        DaemonAnswer.exitOnInterrupt()
         ProcessEnvironment.ignoreBrokenPipe()
         // Results streaming to the terminal are progress enough; a count,
         // a sort or a grouping prints nothing until the crawl ends.
@@ -62,11 +64,13 @@ struct OneShotSession {
     }
 
     private func makeSearch(includeMetadata: Bool, limit: Int?) -> OneShotSearch {
-        OneShotSearch(
+        var search = OneShotSearch(
             roots: scope.roots, predicate: predicate, crawlOptions: scope.crawlOptions,
             includeMetadata: includeMetadata, limit: limit, kinds: output.kinds,
             excludedFolderPatterns: scope.excludedFolders, skipsPseudoFileSystems: scope.skipsPseudoFileSystems,
             container: scope.container)
+        search.budget = budget
+        return search
     }
 
     /// A search whose results are collected as items: printed with `--attr`

@@ -90,6 +90,10 @@ package final class DaemonClient {
         if value["code"]?.string == "query-syntax" {
             return MetadataError.syntax(message, offset: value["offset"]?.integer.map { Int($0) })
         }
+        if value["code"]?.string == "too-expensive" {
+            // The daemon's message already says what to do.
+            return MetadataError(code: .tooExpensive, message: message)
+        }
         var error = MetadataError.daemon(message)
         if value["code"]?.string == "not-covered" { error.message = DaemonClient.notCoveredPrefix + message }
         return error
@@ -166,7 +170,8 @@ package final class DaemonClient {
     ///   starts with `notCoveredPrefix`) or cannot answer.
     package func query(
         _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, rules: ScopeRules? = nil,
-        output: OneShotOutput, limit: Int? = nil
+        output: OneShotOutput, limit: Int? = nil, budget: Double? = nil,
+        onProgress: ((_ fraction: Double) -> Void)? = nil
     ) throws(MetadataError) -> Answer {
         var fields = JSONWriter(capacity: 512)
         fields.key("predicate")
@@ -182,6 +187,10 @@ package final class DaemonClient {
         if let limit {
             fields.raw(",\"limit\":")
             fields.integer(limit)
+        }
+        if let budget {
+            fields.raw(",\"budget\":")
+            fields.double(budget)
         }
         if let scopes {
             fields.raw(",\"scopes\":[")
@@ -210,6 +219,9 @@ package final class DaemonClient {
                 } catch {
                     throw MetadataError.daemon("unreadable answer from the daemon: \(error.message)")
                 }
+            } else if let progress = value["progress"] {
+                let total = progress["of"]?.integer ?? 0
+                if total > 0 { onProgress?(Double(progress["scanned"]?.integer ?? 0) / Double(total)) }
             } else if value["done"]?.bool == true {
                 answer.count = Int(value["count"]?.integer ?? 0)
                 answer.stale = value["stale"]?.bool ?? false
@@ -227,6 +239,10 @@ package struct DaemonStatus {
     package var watches: Int
     package var residentBytes: Int
     package var verifying: Bool
+    /// One-shot queries the daemon is answering now.
+    package var queries: Int
+    /// Queries the daemon stopped because their client went away.
+    package var cancelledQueries: Int
     package var snapshotAge: Double?
     package var scopes: [(scope: ScopeRequest, live: Bool)]
     package var problems: [String]
@@ -238,6 +254,8 @@ package struct DaemonStatus {
         watches = Int(value["watches"]?.integer ?? 0)
         residentBytes = Int(value["residentBytes"]?.integer ?? 0)
         verifying = value["verifying"]?.bool ?? false
+        queries = Int(value["queries"]?.integer ?? 0)
+        cancelledQueries = Int(value["cancelledQueries"]?.integer ?? 0)
         snapshotAge = value["snapshotAge"]?.double
         scopes = (value["scopes"]?.array ?? []).compactMap { item in
             (try? DaemonProtocol.scope(item)).map { ($0, item["live"]?.bool ?? false) }

@@ -199,6 +199,10 @@ enum DaemonProtocol {
             out.string("daemonUnreachable")
         case .daemonRefused:
             out.string("daemonRefused")
+        case .tooExpensive(let message):
+            out.string("tooExpensive")
+            out.field("reason")
+            out.string(message)
         }
         out.raw(",")
         out.bytesField("path", problem.path.bytes)
@@ -218,6 +222,7 @@ enum DaemonProtocol {
         case "unreadableFolder": return .unreadableFolder(path, error)
         case "unwatchableFolder": return .unwatchableFolder(path, error)
         case "missingScope": return .missingScope(path)
+        case "tooExpensive": return .tooExpensive(value["reason"]?.string ?? "query too expensive")
         default: return nil
         }
     }

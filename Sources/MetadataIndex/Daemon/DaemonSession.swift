@@ -189,8 +189,43 @@ final class DaemonSession: Sendable {
         case let other: throw ProtocolError(code: "bad-request", message: "unknown output \"\(other)\"")
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
+        let seconds = request["budget"]?.double ?? QueryLimit.defaultSeconds
+        guard seconds > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
+        // The client's connection is polled between slices: one that went
+        // away (Ctrl-C, a timeout) stops its query at once.
+        let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
+        daemon.state.withLock { $0.runningQueries += 1 }
+        defer { daemon.state.withLock { $0.runningQueries -= 1 } }
+        let answered: Result<OneShotAnswer, ScopeNotCovered>
+        do {
+            // A long answer is not silence: a `progress` line each second
+            // (clients skip lines they do not know), which also keeps the
+            // client's idle limit from running out.
+            var lastProgress = ContinuousClock.now
+            answered = try daemon.engine.answer(
+                scopes: scopes, predicate: predicate, output: output, limit: limit, budget: budget
+            ) { scanned, total in
+                let now = ContinuousClock.now
+                guard now - lastProgress >= .seconds(1) else { return }
+                lastProgress = now
+                var out = JSONWriter()
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"progress\":{\"scanned\":")
+                out.integer(scanned)
+                out.raw(",\"of\":")
+                out.integer(total)
+                out.raw("}}\n")
+                if !self.send(out.bytes) { budget.cancel() }
+            }
+        } catch {
+            if budget.isCancelled {
+                daemon.state.withLock { $0.cancelledQueries += 1 }
+                return false
+            }
+            throw ProtocolError(code: "too-expensive", message: error.message)
+        }
         let answer: OneShotAnswer
-        switch daemon.engine.answer(scopes: scopes, predicate: predicate, output: output, limit: limit) {
+        switch answered {
         case .failure(let uncovered):
             throw ProtocolError(
                 code: "not-covered",
@@ -241,6 +276,10 @@ final class DaemonSession: Sendable {
             query.container = UbiquityContainer(path: FilePath.fromBytes(container))
         }
         query.notificationBatchingInterval = max(0, request["interval"]?.double ?? 0.1)
+        if let budget = request["budget"]?.double {
+            guard budget > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
+            query.budget = budget
+        }
         query.state.withLock { $0.configuration.scopeRequests = scopes }
         let capacity = Int(request["capacity"]?.integer ?? (16 << 20))
         let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: max(1 << 12, capacity))

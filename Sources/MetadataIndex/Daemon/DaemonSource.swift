@@ -23,8 +23,8 @@ final class DaemonSource: QuerySource {
     var watchCount: Int { 0 }
 
     func subscribe(
-        scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, capacity: Int,
-        progress: (@Sendable (Int) -> Void)?, wake: @escaping @Sendable () -> Void
+        scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double?,
+        capacity: Int, progress: (@Sendable (Int) -> Void)?, wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
         let id = Self.nextID.withLock { id -> UInt64 in
             defer { id += 1 }
@@ -33,7 +33,7 @@ final class DaemonSource: QuerySource {
         let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
         let session = RemoteSession(
             paths: paths, mailbox: mailbox, scopes: scopes, predicate: predicate, container: container,
-            progress: progress)
+            budget: budget, progress: progress)
         sessions.withLock { $0[id] = session }
         if WorkerThreads.start(name: "mdq-remote", { session.run() }) == nil {
             if mailbox.post(.snapshot([], isFresh: false)) { mailbox.notify() }
@@ -62,6 +62,8 @@ final class RemoteSession: Sendable {
     let predicate: MetadataPredicate
     /// For a predicate on the ubiquitous keys: the daemon evaluates it.
     let container: UbiquityContainer?
+    /// The query's budget in seconds, sent with the request (nil: the daemon's default).
+    let budget: Double?
     let progress: (@Sendable (Int) -> Void)?
     private let state = ConditionLocked(State())
 
@@ -76,9 +78,10 @@ final class RemoteSession: Sendable {
 
     init(
         paths: DaemonPaths, mailbox: Subscription, scopes: [ScopeRequest], predicate: MetadataPredicate,
-        container: UbiquityContainer?, progress: (@Sendable (Int) -> Void)?
+        container: UbiquityContainer?, budget: Double? = nil, progress: (@Sendable (Int) -> Void)?
     ) {
         self.container = container
+        self.budget = budget
         self.paths = paths
         self.mailbox = mailbox
         self.scopes = scopes
@@ -139,7 +142,13 @@ final class RemoteSession: Sendable {
         state.withLock { $0.socket = socket }
         defer { state.withLock { $0.socket = nil } }
         var request = JSONWriter(capacity: 512)
-        request.raw("{\"id\":1,\"command\":\"subscribe\",\"interval\":0,\"predicate\":")
+        request.raw("{\"id\":1,\"command\":\"subscribe\",\"interval\":0,")
+        if let budget {
+            request.raw("\"budget\":")
+            request.double(budget)
+            request.raw(",")
+        }
+        request.raw("\"predicate\":")
         request.string(predicate.predicateFormat)
         if let container {
             request.raw(",")

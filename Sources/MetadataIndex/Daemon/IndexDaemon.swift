@@ -37,6 +37,11 @@ public final class IndexDaemon: Sendable {
         var stopping = false
         var stopped = false
         var connections = 0
+        /// One-shot queries being answered now (`status`'s `queries`).
+        var runningQueries = 0
+        /// Queries stopped because their client went away (`status`'s
+        /// `cancelledQueries`, so a test can see the daemon noticed).
+        var cancelledQueries = 0
     }
 
     /// Starts a daemon (returns once it listens).
@@ -281,7 +286,8 @@ public final class IndexDaemon: Sendable {
 
     /// What `mdq daemon status` shows.
     func status(into out: inout JSONWriter) {
-        let (scopes, written) = state.withLock { s in (s.scopes.map { ($0, s.retained[$0] != nil) }, s.snapshotWritten)
+        let (scopes, written, queries, cancelled) = state.withLock { s in
+            (s.scopes.map { ($0, s.retained[$0] != nil) }, s.snapshotWritten, s.runningQueries, s.cancelledQueries)
         }
         out.key("pid")
         out.integer(ProcessIdentity.processID)
@@ -295,6 +301,10 @@ public final class IndexDaemon: Sendable {
         out.integer(ProcessIdentity.residentBytes)
         out.field("verifying")
         out.bool(engine.isVerifying)
+        out.field("queries")
+        out.integer(queries)
+        out.field("cancelledQueries")
+        out.integer(cancelled)
         if let written {
             out.field("snapshotAge")
             out.double(Double(Timestamp.now.nanosecondsSinceEpoch - written.nanosecondsSinceEpoch) / 1e9)

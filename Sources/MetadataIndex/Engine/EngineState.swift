@@ -47,6 +47,11 @@ final class SubscriptionRecord {
     var members = EntrySet()
     /// The problems it was last told about.
     var problems: [EngineProblem] = []
+    /// The query's budget in seconds, for its scans and each batch of changes.
+    var budget = QueryLimit.defaultSeconds
+    /// Set once the query went past its budget: it is ended, takes no more
+    /// changes, and keeps this problem first in its list.
+    var failure: EngineProblem?
 
     init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate, ubiquity: UbiquityContext?) {
         self.mailbox = mailbox

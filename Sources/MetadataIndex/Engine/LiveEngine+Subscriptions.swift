@@ -20,7 +20,8 @@ extension LiveEngine {
     ///   live (missing or unreadable folders), as errors naming them.
     package func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer? = nil,
-        capacity: Int = 1 << 20, progress: (@Sendable (Int) -> Void)? = nil, wake: @escaping @Sendable () -> Void
+        budget: Double? = nil, capacity: Int = 1 << 20, progress: (@Sendable (Int) -> Void)? = nil,
+        wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
         var anchors: [Anchor] = []
         var errors: [MetadataError] = []
@@ -41,9 +42,11 @@ extension LiveEngine {
             s.nextSubscription += 1
             let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
             let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
+            record.budget = budget ?? QueryLimit.defaultSeconds
             s.subscriptions[id] = record
             _ = mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: false))
             record.problems = s.problems(for: record, watchLimit: limit)
+            if let failure = record.failure { record.problems.insert(failure, at: 0) }
             if !record.problems.isEmpty { _ = mailbox.post(.problems(record.problems)) }
             return mailbox
         }
@@ -64,8 +67,13 @@ extension LiveEngine {
     /// the subscriber knew.
     package func resynchronize(_ subscription: Subscription) {
         let woken = state.withLock { s -> Bool in
-            guard let record = s.subscriptions[subscription.id] else { return false }
-            return record.mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: true))
+            guard let record = s.subscriptions[subscription.id], record.failure == nil else { return false }
+            let woken = record.mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: true))
+            if let failure = record.failure {
+                record.problems.insert(failure, at: 0)
+                return record.mailbox.post(.problems(record.problems)) || woken
+            }
+            return woken
         }
         if woken { subscription.notify() }
     }
@@ -90,7 +98,16 @@ extension EngineState {
         var result: [EntrySnapshot] = []
         var scan = IndexScan(index: index, predicate: record.predicate)
         scan.ubiquity = record.ubiquity
-        for id in scan.matchingEntries() where isInScope(id, anchors: record.anchors) {
+        let limit = QueryLimit(seconds: record.budget)
+        scan.limit = limit
+        let matching = scan.matchingEntries()
+        if let error = limit.error {
+            // Past its budget: the subscription ends gathering with no
+            // results and the error, and takes no more changes.
+            record.failure = .tooExpensive(error.message)
+            return []
+        }
+        for id in matching where isInScope(id, anchors: record.anchors) {
             record.members.insert(id)
             result.append(snapshot(id, conflicts: &conflicts))
         }
@@ -112,8 +129,15 @@ extension EngineState {
         for id in batch.added where !batch.removed.contains(id) { touched.append(id) }
         for id in batch.changed where !batch.removed.contains(id) && !batch.added.contains(id) { touched.append(id) }
         var woken: [Subscription] = []
-        for record in subscriptions.values {
+        for record in subscriptions.values where record.failure == nil {
             var wake = false
+            // Each changed entry is judged under the subscription's budget
+            // (a MATCHES pattern stops at its per-name cap), so a runaway
+            // pattern ends its subscription with the error instead of
+            // stalling the applier that holds the engine's lock.
+            let limit = record.predicate.usesRegex ? QueryLimit(seconds: record.budget) : nil
+            if let limit { QueryLimit.setCurrent(limit) }
+            defer { if limit != nil { QueryLimit.setCurrent(nil) } }
             if !batch.isEmpty {
                 reresolveAnchors(of: record)
                 var added: [EntrySnapshot] = []
@@ -141,6 +165,12 @@ extension EngineState {
                     case (false, false):
                         break
                     }
+                }
+                if let error = limit?.error {
+                    record.failure = .tooExpensive(error.message)
+                    record.problems.insert(record.failure!, at: 0)
+                    if record.mailbox.post(.problems(record.problems)) { woken.append(record.mailbox) }
+                    continue
                 }
                 if !added.isEmpty || !changed.isEmpty || !removed.isEmpty {
                     wake = record.mailbox.post(.changes(added: added, changed: changed, removed: removed)) || wake

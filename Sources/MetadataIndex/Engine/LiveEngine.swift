@@ -33,6 +33,8 @@ package final class LiveEngine: Sendable {
     /// Called in every folder's listing by the engine's crawls, before the
     /// listing; tests slow crawls down with it to widen race windows.
     package let crawlHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
+    /// Turns at `state` for the slices of one-shot queries.
+    let sliceTurns = SliceTurns()
 
     /// The process's engine.
     package static func shared() throws(MetadataError) -> LiveEngine {

@@ -157,6 +157,9 @@ package enum EngineProblem: Sendable, Hashable {
     /// daemon (its folder, file or process is another user's): nothing was
     /// sent to it.
     case daemonRefused(FilePath, String)
+    /// The query went past its budget (`QueryLimit`) and was ended: the
+    /// message says why and what to do. Not about a folder (an empty path).
+    case tooExpensive(String)
 
     /// The folder the problem is about.
     package var path: FilePath {
@@ -164,6 +167,7 @@ package enum EngineProblem: Sendable, Hashable {
         case .watchLimit(_, let path, _), .unreadableFolder(let path, _), .unwatchableFolder(let path, _),
             .missingScope(let path), .daemonUnreachable(let path), .daemonRefused(let path, _):
             path
+        case .tooExpensive: FilePath()
         }
     }
 }

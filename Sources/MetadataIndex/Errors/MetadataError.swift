@@ -23,6 +23,7 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case persistence
             case daemon
             case importUnavailable
+            case tooExpensive
         }
 
         private let value: Value
@@ -65,6 +66,9 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
         public static let daemon = Code(.daemon)
         /// The importers cannot run (their worker executable is missing).
         public static let importUnavailable = Code(.importUnavailable)
+        /// A query ran past its budget (time, or backtracking steps of a
+        /// `MATCHES` pattern on one name); `message` says what to do.
+        public static let tooExpensive = Code(.tooExpensive)
 
         public var description: String {
             switch value {
@@ -81,6 +85,7 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case .persistence: "persistence"
             case .daemon: "daemon"
             case .importUnavailable: "importers unavailable"
+            case .tooExpensive: "too expensive"
             }
         }
     }
@@ -223,5 +228,15 @@ extension MetadataError {
     /// The daemon could not be reached or refused a request.
     package static func daemon(_ message: String, path: FilePath? = nil, underlying: Errno? = nil) -> MetadataError {
         MetadataError(code: .daemon, message: message, path: path, underlying: underlying)
+    }
+}
+
+extension MetadataError {
+    /// A query stopped at its budget (`QueryLimit`), with what to do about it.
+    package static func tooExpensive(_ reason: String) -> MetadataError {
+        MetadataError(
+            code: .tooExpensive,
+            message: "query too expensive: \(reason); simplify the MATCHES pattern, narrow the scope, or raise --budget"
+        )
     }
 }

@@ -290,6 +290,20 @@ struct CompiledPredicate: Sendable {
         }
     }
 
+    /// Whether some test is a `MATCHES`, whose cost per name is unbounded
+    /// but for its `QueryLimit` (a sliced scan starts such a query small).
+    var usesRegex: Bool {
+        func regex(_ program: Program) -> Bool {
+            switch program {
+            case .constant: false
+            case .test(let test): if case .regex = test.kind { true } else { false }
+            case .not(let inner): regex(inner)
+            case .and(let parts), .or(let parts): parts.contains(where: regex)
+            }
+        }
+        return regex(program)
+    }
+
     /// Scratch state for evaluating on one thread.
     func makeEvaluator() -> PredicateEvaluator {
         PredicateEvaluator(self)

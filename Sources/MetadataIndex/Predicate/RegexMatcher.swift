@@ -46,10 +46,39 @@ struct RegexMatcher: @unchecked Sendable {
     }
 
     /// Whether the whole text matches.
+    ///
+    /// Under a query's `QueryLimit` the match is bounded: ICU reports
+    /// progress about every 10,000 backtracking steps, and past
+    /// `QueryLimit.ticksPerName` such reports on one name (or once the query
+    /// is past its deadline or cancelled) the match is abandoned and the
+    /// limit marked, so the query ends as too expensive; the false returned
+    /// then is never an answer anyone sees. A match that finishes is the
+    /// same match `firstMatch` finds (the search is anchored, one start).
     func matches(_ text: UnsafeRawBufferPointer) -> Bool {
         let string = Self.normalized(String(decoding: text, as: UTF8.self), options)
         let range = NSRange(string.startIndex..<string.endIndex, in: string)
-        return expression.firstMatch(in: string, options: [.anchored], range: range) != nil
+        guard let limit = QueryLimit.current else {
+            return expression.firstMatch(in: string, options: [.anchored], range: range) != nil
+        }
+        if limit.isStopped { return false }
+        var matched = false
+        var ticks = 0
+        expression.enumerateMatches(in: string, options: [.anchored, .reportProgress], range: range) {
+            result, flags, stop in
+            if result != nil {
+                matched = true
+                stop.pointee = true
+            } else if flags.contains(.progress) {
+                ticks += 1
+                if ticks > QueryLimit.ticksPerName {
+                    limit.exceed("the MATCHES pattern backtracks too much on a name")
+                    stop.pointee = true
+                } else if ticks & 15 == 0 && limit.isStopped {
+                    stop.pointee = true
+                }
+            }
+        }
+        return matched
     }
 }
 

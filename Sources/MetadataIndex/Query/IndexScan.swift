@@ -25,6 +25,11 @@ struct IndexScan {
     var threads = ProcessLimits.processorCount
     /// The query's container, for predicates on the ubiquitous keys.
     var ubiquity: UbiquityContext?
+    /// The query's budget, made current on every scan thread (`MATCHES`
+    /// consults it per name).
+    var limit: QueryLimit?
+    /// The slots to scan, for a scan in slices; nil for all.
+    var slots: Range<Int>?
 
     init(index: FileIndex, predicate: CompiledPredicate) {
         self.index = index
@@ -39,8 +44,8 @@ struct IndexScan {
         lists.initialize(repeating: [], count: chunks)
         defer { lists.deinitialize(count: chunks).deallocate() }
         let results = SendablePointer(lists)
-        run(chunks: chunks) { scanner, chunk in
-            let (ids, count) = scanner.scan(chunk)
+        run(chunks: chunks) { scanner, chunk, slots in
+            let (ids, count) = scanner.scan(chunk, in: slots)
             results.pointer[chunk] = Array(UnsafeBufferPointer(start: ids, count: count))
         }
         var all: [UInt32] = []
@@ -57,23 +62,33 @@ struct IndexScan {
         counts.initialize(repeating: 0, count: chunks)
         defer { counts.deallocate() }
         let results = SendablePointer(counts)
-        run(chunks: chunks) { scanner, chunk in
-            results.pointer[chunk] = scanner.scan(chunk).count
+        run(chunks: chunks) { scanner, chunk, slots in
+            results.pointer[chunk] = scanner.scan(chunk, in: slots).count
         }
         return (0..<chunks).reduce(0) { $0 + counts[$1] }
     }
 
-    private var chunkCount: Int { (index.slotCount + ChunkScanner.chunkSize - 1) / ChunkScanner.chunkSize }
+    private var chunkCount: Int {
+        let end = min(index.slotCount, slots?.upperBound ?? .max)
+        return (end + ChunkScanner.chunkSize - 1) / ChunkScanner.chunkSize
+    }
 
-    private func run(chunks: Int, _ body: @escaping (ChunkScanner, Int) -> Void) {
-        let workers = max(1, min(threads, chunks))
-        let shared = SendableScan(index: index, predicate: predicate, ubiquity: ubiquity, body: body)
+    /// Runs `body` on every chunk the scanned slots touch (chunks before
+    /// the first slot get no call and keep their empty result).
+    private func run(chunks: Int, _ body: @escaping (ChunkScanner, Int, Range<Int>?) -> Void) {
+        let first = (slots?.lowerBound ?? 0) / ChunkScanner.chunkSize
+        let workers = max(1, min(threads, chunks - first))
+        let shared = SendableScan(
+            index: index, predicate: predicate, ubiquity: ubiquity, limit: limit, slots: slots, body: body)
         WorkerThreads.run(count: workers) { worker in
-            let scanner = ChunkScanner(index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity)
-            var chunk = worker
-            while chunk < chunks {
-                shared.body(scanner, chunk)
-                chunk += workers
+            QueryLimit.withCurrent(shared.limit) {
+                let scanner = ChunkScanner(index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity)
+                var chunk = first + worker
+                while chunk < chunks {
+                    if shared.limit?.isStopped == true { return }
+                    shared.body(scanner, chunk, shared.slots)
+                    chunk += workers
+                }
             }
         }
     }
@@ -85,7 +100,9 @@ private struct SendableScan: @unchecked Sendable {
     let index: FileIndex
     let predicate: CompiledPredicate
     let ubiquity: UbiquityContext?
-    let body: (ChunkScanner, Int) -> Void
+    let limit: QueryLimit?
+    let slots: Range<Int>?
+    let body: (ChunkScanner, Int, Range<Int>?) -> Void
 }
 
 private struct SendablePointer<T>: @unchecked Sendable {
@@ -120,15 +137,17 @@ final class ChunkScanner {
         for buffer in buffers { buffer.deallocate() }
     }
 
-    /// Matching ids of one chunk, in order; valid until the next call.
-    func scan(_ chunk: Int) -> (UnsafeMutablePointer<UInt32>, count: Int) {
+    /// Matching ids of one chunk (of its part within `slots`), in order;
+    /// valid until the next call.
+    func scan(_ chunk: Int, in slots: Range<Int>? = nil) -> (UnsafeMutablePointer<UInt32>, count: Int) {
         depth = 0
         let ids = takeBuffer()
         let base = chunk * Self.chunkSize
-        let length = min(Self.chunkSize, index.slotCount - base)
+        let length = min(Self.chunkSize, index.slotCount - base, (slots?.upperBound ?? .max) - base)
+        let start = max(0, (slots?.lowerBound ?? 0) - base)
         let bits = index.bitsColumn.chunk(chunk)
         var count = 0
-        for i in 0..<length {
+        for i in start..<max(start, length) {
             let b = bits[i]
             // A live entry (kind set) that is not a scope root.
             if b & 0x700 != 0 && b & (1 << 24) == 0 {

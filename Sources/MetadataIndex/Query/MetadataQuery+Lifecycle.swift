@@ -140,7 +140,7 @@ extension MetadataQuery {
         guard current else { return }
         let (subscription, scopeErrors) = engine.subscribe(
             scopes: requests, predicate: configuration.predicate!, container: container,
-            capacity: 1 << 20,
+            budget: configuration.budget, capacity: 1 << 20,
             progress: { [weak self] count in self?.progress(count, generation: generation) },
             wake: { [weak self] in
                 guard let self else { return }

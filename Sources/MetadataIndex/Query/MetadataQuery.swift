@@ -171,6 +171,16 @@ public final class MetadataQuery: Sendable {
         set { state.withLock { $0.configuration.interval = max(0, newValue) } }
     }
 
+    /// Seconds the query may spend gathering (its scan of the index) and on
+    /// each batch of changes; nil for `QueryLimit.defaultSeconds` (30). Past
+    /// it, or when a `MATCHES` pattern backtracks too far on one name,
+    /// gathering ends with no results and `errors` holds a `.tooExpensive`
+    /// error (also posted as a problem); the query takes no more changes.
+    public var budget: Double? {
+        get { state.withLock { $0.configuration.budget } }
+        set { state.withLock { $0.configuration.budget = newValue.map { max(0, $0) } } }
+    }
+
     /// Scopes given exactly (folder and rules), instead of `searchScopes`
     /// and the hidden and exclusion settings: what a command line resolved.
     /// Changing them on a running query restarts it.
@@ -197,6 +207,7 @@ public final class MetadataQuery: Sendable {
         var includeHidden: Bool?
         var excludedFolderNames: Set<[UInt8]> = []
         var interval: TimeInterval = 1.0
+        var budget: Double?
         var operationQueue: QueueBox?
         /// Scopes given exactly (the daemon serving a remote subscriber),
         /// instead of `scopes` and the rules above.
@@ -404,6 +415,8 @@ extension EngineProblem {
                 "the index daemon is not reachable; results are not live until it is (reconnecting)", path: path)
         case .daemonRefused(let path, let reason):
             return .daemon(DaemonClient.untrustedPrefix + reason, path: path)
+        case .tooExpensive(let message):
+            return MetadataError(code: .tooExpensive, message: message)
         }
     }
 

@@ -37,6 +37,10 @@ public struct OneShotSearch: Sendable {
     /// `NSMetadataItemIsUbiquitousKey` and the other ubiquitous keys. Nil:
     /// no entry is.
     public var container: UbiquityContainer?
+    /// The search's time budget in seconds (nil: `QueryLimit.defaultSeconds`,
+    /// 30): past it, or when a `MATCHES` pattern backtracks too far on one
+    /// name, `run` throws `MetadataError` `.tooExpensive` instead of running on.
+    public var budget: Double?
 
     public init(
         roots: [CrawlRoot], predicate: MetadataPredicate, crawlOptions: CrawlOptions = CrawlOptions(),
@@ -124,6 +128,7 @@ public struct OneShotSearch: Sendable {
         var options = crawlOptions
         options.statEntries = false
         try Crawler(sink: sink, options: options).crawl(roots)
+        if let error = sink.queryLimit?.error { throw error }
         return sink.summary
     }
 }

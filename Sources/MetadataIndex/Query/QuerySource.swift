@@ -5,7 +5,8 @@ protocol QuerySource: Sendable {
     /// Subscribes to the matches of `predicate` in `scopes` (see
     /// `LiveEngine.subscribe`).
     func subscribe(
-        scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, capacity: Int,
+        scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double?,
+        capacity: Int,
         progress: (@Sendable (Int) -> Void)?, wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError])
 

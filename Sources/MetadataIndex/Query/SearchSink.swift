@@ -75,6 +75,7 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         let predicate = CompiledPredicate(search.predicate)
         self.predicate = predicate
         self.importer = importer
+        queryLimit = predicate.usesRegex ? QueryLimit(seconds: search.budget ?? QueryLimit.defaultSeconds) : nil
         // The container's registry is read only when a term needs it.
         self.ubiquity =
             predicate.requirements.contains(.ubiquity) ? search.container.map { UbiquityContext(container: $0) } : nil
@@ -89,7 +90,12 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         if limit == 0 { finished.store(true, ordering: .relaxed) }
     }
 
-    var isFinished: Bool { finished.load(ordering: .relaxed) }
+    var isFinished: Bool { finished.load(ordering: .relaxed) || queryLimit?.isStopped == true }
+
+    /// The search's budget, made current on crawler threads while they
+    /// evaluate a predicate with `MATCHES` (the only test whose cost per
+    /// name is not bounded by the name); nil for other predicates.
+    let queryLimit: QueryLimit?
 
     func makeWorker() -> Worker {
         Worker(evaluator: predicate.makeEvaluator())
@@ -157,6 +163,8 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         worker: inout Worker, subfolders: inout [Folder?]
     ) {
         listedFolders.add(1, ordering: .relaxed)
+        if let queryLimit { QueryLimit.setCurrent(queryLimit) }
+        defer { if queryLimit != nil { QueryLimit.setCurrent(nil) } }
         var listing: ConflictListing?
         if predicate.requirements.contains(.conflicts) {
             var names = ConflictListing()

@@ -149,6 +149,16 @@ final class UnixSocket: Sendable {
         return syscallResult { recv(descriptor.rawValue, buffer.baseAddress, buffer.count, 0) }.map { $0 }
     }
 
+    /// Whether the peer has closed or shut down its end (checked without
+    /// waiting or reading): how a long request notices its client left.
+    func peerHasGone() -> Bool {
+        // POLLRDHUP (Linux, 0x2000) is behind _GNU_SOURCE in Glibc's module.
+        let POLLRDHUP: Int32 = 0x2000
+        var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLRDHUP), revents: 0)
+        guard case .success(let ready) = syscallResult({ poll(&poller, 1, 0) }), ready > 0 else { return false }
+        return Int32(poller.revents) & (POLLRDHUP | POLLHUP | POLLERR) != 0
+    }
+
     /// Writes all of `bytes`, waiting up to `timeout` milliseconds each time
     /// the peer's buffer is full (-1 forever). Never raises SIGPIPE.
     ///

@@ -17,6 +17,12 @@ struct QueryOptions: ParsableArguments {
     )
     var spotlight = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Stop a one-shot query after SECONDS (default 30) with a too-expensive error.", valueName: "seconds"))
+    var budget: Double?
+
     @Flag(name: .customLong("list-attributes"), help: "Print every attribute key a query, --attr or --sort takes.")
     var listAttributes = false
 

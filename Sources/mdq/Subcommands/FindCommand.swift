@@ -74,6 +74,9 @@ struct FindCommand: ParsableCommand {
             return
         }
         try output.check()
+        if let budget = self.query.budget, !(budget > 0 && budget.isFinite) {
+            throw ValidationError("--budget takes a positive number of seconds")
+        }
         var folders = self.query.folders
         let predicate: MetadataPredicate
         if let name {
@@ -89,8 +92,9 @@ struct FindCommand: ParsableCommand {
         if output.live {
             try runLive(predicate: predicate, scope: resolved)
         }
-        if try DaemonAnswer(predicate: predicate, scope: resolved, output: output).run() { return }
-        try OneShotSession(predicate: predicate, scope: resolved, output: output).run()
+        let budget = self.query.budget
+        if try DaemonAnswer(predicate: predicate, scope: resolved, output: output, budget: budget).run() { return }
+        try OneShotSession(predicate: predicate, scope: resolved, output: output, budget: budget).run()
     }
 
     private func runLive(predicate: MetadataPredicate, scope: ResolvedScope) throws -> Never {

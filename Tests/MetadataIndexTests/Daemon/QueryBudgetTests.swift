@@ -1,0 +1,189 @@
+import Foundation
+import Glibc
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+extension LiveSuites {
+    /// Query budgets (issue 21): a `MATCHES` pattern that backtracks
+    /// exponentially ends as too expensive instead of hanging, and a slow
+    /// query in the daemon never holds up another client's.
+    @Suite(.serialized, .timeLimit(.minutes(3)))
+    struct QueryBudgetTests {
+        /// The pattern backtracks 2^n times on n `a`s with no `b`.
+        static let catastrophic = "kMDItemFSName MATCHES '(a+)+b'"
+
+        /// `count` names of `length` `a`s (each with a distinct suffix
+        /// digit run the pattern cannot match either) under `folder`.
+        static func names(_ temp: TemporaryDirectory, _ folder: String, count: Int, length: Int) throws -> FilePath {
+            try temp.files(count, in: folder) { String(repeating: "a", count: length) + "\($0)" }
+            return temp.path.appending(folder)
+        }
+
+        static func request(_ paths: DaemonPaths) throws -> UnixSocket {
+            guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else {
+                throw MetadataError.daemon("no daemon")
+            }
+            return socket
+        }
+
+        static func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
+            let deadline = Date(timeIntervalSinceNow: 60)
+            while try !condition() {
+                guard Date() < deadline else {
+                    Issue.record("never: \(what)")
+                    return
+                }
+                usleep(5_000)
+            }
+        }
+
+        /// The crawl (library) path: a name the pattern backtracks on past
+        /// its per-name cap makes the search throw, not answer "no match".
+        @Test func aCatastrophicPatternIsTooExpensiveInACrawl() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.names(temp, "tree", count: 3, length: 30)
+            let search = OneShotSearch(
+                roots: [CrawlRoot(path: tree)], predicate: try MetadataPredicate(Self.catastrophic))
+            #expect(throws: MetadataError.self) { try search.run() }
+            do {
+                try search.run()
+            } catch {
+                #expect(error.code == .tooExpensive)
+                #expect(error.message.contains("raise --budget"))
+            }
+            // A pattern that finishes is answered as before.
+            var cheap = search
+            cheap.predicate = try MetadataPredicate("kMDItemFSName MATCHES 'a+[0-9]'")
+            #expect(try cheap.run().matchCount == 3)
+        }
+
+        /// The protocol: `budget` is taken per request and a query past it
+        /// answers `{"error":{"code":"too-expensive",...}}`; the client
+        /// library turns that into `MetadataError.tooExpensive`.
+        @Test func theDaemonAnswersTooExpensive() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.names(temp, "tree", count: 3, length: 30)
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            let answers = try IndexDaemonTests.exchange(
+                paths,
+                #"{"id":7,"command":"query","output":"count","budget":5,"predicate":"kMDItemFSName MATCHES '(a+)+b'"}"#
+                    + "\n")
+            #expect(answers.count == 1)
+            #expect(answers.first?["error"]?["code"]?.string == "too-expensive")
+            #expect(answers.first?["id"]?.integer == 7)
+            let bad = try IndexDaemonTests.exchange(
+                paths, #"{"id":8,"command":"query","budget":0,"predicate":"TRUEPREDICATE"}"# + "\n")
+            #expect(bad.first?["error"]?["code"]?.string == "bad-request")
+            #expect(throws: MetadataError.self) {
+                _ = try DaemonClient.connect(paths).query(
+                    Array(Self.catastrophic.utf8), scopes: nil, output: .count, budget: 5)
+            }
+            do {
+                _ = try DaemonClient.connect(paths).query(Array(Self.catastrophic.utf8), scopes: nil, output: .count)
+            } catch {
+                #expect(error.code == .tooExpensive)
+            }
+            // The daemon still answers a cheap query afterwards.
+            let answer = try DaemonClient.connect(paths).query(
+                Array("kMDItemFSName BEGINSWITH 'aaa'".utf8), scopes: nil, output: .count)
+            #expect(answer.count == 3)
+            // The counter drops just after the answer is sent.
+            try Self.waitUntil("no query running") { try DaemonClient.connect(paths).status().queries == 0 }
+        }
+
+        /// Two clients of one daemon: while A's slow query (names the
+        /// pattern backtracks on, each under the per-name cap) runs, B's
+        /// count on another scope is answered; A is still running when B
+        /// has its answer (the order is asserted, not a time). A's client
+        /// gets progress lines; then it goes away and the daemon cancels
+        /// its query.
+        @Test func aSlowQueryDoesNotHoldUpAnotherClient() throws {
+            let temp = try TemporaryDirectory()
+            let slow = try Self.names(temp, "slow", count: 4000, length: 19)
+            let other = try IndexDaemonTests.tree(temp)
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: slow, rules: ScopeRules()))
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: other, rules: ScopeRules()))
+            let a = try Self.request(paths)
+            let line =
+                #"{"id":1,"command":"query","output":"count","budget":600,"scopes":[{"path":""#
+                + slow.string + #""}],"predicate":"kMDItemFSName MATCHES '(a+)+b'"}"# + "\n"
+            _ = withBytes(of: Array(line.utf8)) { a.write($0) }
+            let status = { try DaemonClient.connect(paths).status() }
+            try Self.waitUntil("A's query runs") { try status().queries == 1 }
+            let b = try DaemonClient.connect(paths).query(
+                Array("kMDItemFSName BEGINSWITH[c] 'report'".utf8),
+                scopes: [ScopeRequest(path: other, rules: ScopeRules())], output: .count)
+            #expect(b.count == 20)
+            let running = try status().queries
+            #expect(running == 1, "A still running once B has its answer")
+            if running != 1 {
+                var reader = LineReader(socket: a, maximum: 1 << 20, timeout: 1000)
+                if case .line(let reply) = reader.next(idle: 1000) {
+                    Issue.record("A answered: \(String(decoding: reply, as: UTF8.self))")
+                }
+            }
+            // A long answer is not silence: A's client reads progress lines.
+            var reader = LineReader(socket: a, maximum: 1 << 20, timeout: 60_000)
+            if case .line(let bytes) = reader.next(idle: 60_000) {
+                let progress = try JSONValue.parse(bytes)
+                #expect(progress["id"]?.integer == 1)
+                #expect(progress["progress"]?["of"]?.integer ?? 0 > 0, "\(String(decoding: bytes, as: UTF8.self))")
+            } else {
+                Issue.record("no progress line from a long answer")
+            }
+            a.shutdown()
+            try Self.waitUntil("A's query is cancelled") { try status().cancelledQueries == 1 }
+            #expect(try status().queries == 0)
+        }
+
+        /// The library: a `MetadataQuery` whose gathering goes past the
+        /// budget finishes gathering with no results and the error, in
+        /// process and served by the daemon; a live query whose later
+        /// change is too expensive is ended with the error too.
+        @Test func aMetadataQueryEndsWithTheErrorInsteadOfHanging() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.names(temp, "tree", count: 3, length: 30)
+            let quiet = try temp.folder("quiet")
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            for source in [MetadataQuery.Source.inProcess, .daemon(paths)] {
+                let query = MetadataQuery(source: source)
+                query.predicate = try MetadataPredicate(Self.catastrophic)
+                query.searchScopes = [.directory(tree)]
+                query.notificationBatchingInterval = 0
+                query.budget = 20
+                let recorder = QueryRecorder(query)
+                query.start()
+                #expect(recorder.waitForFinish(), "\(source)")
+                try Self.waitUntil("the error is listed") { query.errors.contains { $0.code == .tooExpensive } }
+                #expect(query.resultCount == 0)
+                query.stop()
+            }
+            // Gathering is cheap (nothing there); the change is not.
+            let live = MetadataQuery()
+            live.predicate = try MetadataPredicate(Self.catastrophic)
+            live.searchScopes = [.directory(quiet)]
+            live.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(live)
+            live.start()
+            #expect(recorder.waitForFinish())
+            #expect(live.errors.isEmpty)
+            _ = try temp.file("quiet/" + String(repeating: "a", count: 30))
+            try Self.waitUntil("the live query ends with the error") {
+                live.errors.contains { $0.code == .tooExpensive }
+            }
+            live.stop()
+        }
+    }
+}
