@@ -52,6 +52,14 @@ final class SubscriptionRecord {
     /// Set once the query went past its budget: it is ended, takes no more
     /// changes, and keeps this problem first in its list.
     var failure: EngineProblem?
+    /// While the first scan runs in slices (`LiveEngine.subscribe`): the
+    /// first slot id not scanned yet. Changes to ids below it update
+    /// `pending` (the first snapshot being built); ids from it on are left
+    /// to the scan, which meets them as they are then. Nil once the first
+    /// snapshot is posted.
+    var scanCursor: Int?
+    /// The first snapshot being built, by entry id.
+    var pending: [UInt32: EntrySnapshot] = [:]
 
     init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate, ubiquity: UbiquityContext?) {
         self.mailbox = mailbox

@@ -37,6 +37,12 @@ extension LiveEngine {
         let compiled = CompiledPredicate(predicate)
         let ubiquity =
             compiled.requirements.contains(.ubiquity) ? container.map { UbiquityContext(container: $0) } : nil
+        if compiled.usesRegex {
+            let subscription = subscribeInSlices(
+                anchors: anchors, compiled: compiled, ubiquity: ubiquity, budget: budget, capacity: capacity,
+                wake: wake, watchLimit: limit)
+            return (subscription, errors)
+        }
         let subscription = state.withLock { s -> Subscription in
             let id = s.nextSubscription
             s.nextSubscription += 1
@@ -52,6 +58,85 @@ extension LiveEngine {
         }
         subscription.notify()
         return (subscription, errors)
+    }
+
+    /// A subscription whose first scan is slow (a `MATCHES` predicate) takes
+    /// it in slices, holding the engine's lock for one slice at a time, as
+    /// one-shot answers do (`answer`): the record is registered first, with
+    /// a scan cursor; changes applied meanwhile to ids below the cursor
+    /// update the snapshot being built, those at or past it are left to the
+    /// scan, which meets them as they are then (`EngineState.dispatch`). So
+    /// the first snapshot is exactly the index as it is when the last slice
+    /// ends, and every later change follows it, as with a single scan.
+    private func subscribeInSlices(
+        anchors: [Anchor], compiled: CompiledPredicate, ubiquity: UbiquityContext?, budget: Double?, capacity: Int,
+        wake: @escaping @Sendable () -> Void, watchLimit: Int
+    ) -> Subscription {
+        let (mailbox, record) = state.withLock { s -> (Subscription, SubscriptionRecord) in
+            let id = s.nextSubscription
+            s.nextSubscription += 1
+            let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
+            let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
+            record.budget = budget ?? QueryLimit.defaultSeconds
+            record.scanCursor = 0
+            s.reresolveAnchors(of: record)
+            s.subscriptions[id] = record
+            return (mailbox, record)
+        }
+        let limit = QueryLimit(seconds: record.budget)
+        let whole = 16 * ChunkScanner.chunkSize
+        var sliceLength = 64
+        var conflicts = ConflictCache()
+        while true {
+            let started = ContinuousClock.now
+            let done = sliceTurns.withTurn {
+                state.withLock { s -> Bool in
+                    guard s.subscriptions[mailbox.id] === record, let cursor = record.scanCursor else { return true }
+                    let end = min(s.index.slotCount, cursor + sliceLength)
+                    var scan = IndexScan(index: s.index, predicate: compiled)
+                    scan.ubiquity = record.ubiquity
+                    scan.limit = limit
+                    scan.slots = cursor..<end
+                    let matching = scan.matchingEntries()
+                    if let error = limit.error {
+                        // Past its budget: ended with no results and the error.
+                        record.failure = .tooExpensive(error.message)
+                        record.scanCursor = nil
+                        record.pending = [:]
+                        record.members = EntrySet()
+                        _ = mailbox.post(.snapshot([], isFresh: false))
+                        record.problems = [record.failure!] + s.problems(for: record, watchLimit: watchLimit)
+                        _ = mailbox.post(.problems(record.problems))
+                        return true
+                    }
+                    for id in matching where s.isInScope(id, anchors: record.anchors) {
+                        record.members.insert(id)
+                        record.pending[id] = s.snapshot(id, conflicts: &conflicts)
+                    }
+                    guard end >= s.index.slotCount else {
+                        record.scanCursor = end
+                        return false
+                    }
+                    let first = record.pending.keys.sorted().map { record.pending[$0]! }
+                    record.scanCursor = nil
+                    record.pending = [:]
+                    _ = mailbox.post(.snapshot(first, isFresh: false))
+                    record.problems = s.problems(for: record, watchLimit: watchLimit)
+                    if !record.problems.isEmpty { _ = mailbox.post(.problems(record.problems)) }
+                    return true
+                }
+            }
+            if done { break }
+            sliceHook.withLock { $0 }?()
+            let elapsed = ContinuousClock.now - started
+            if elapsed > .milliseconds(20) {
+                sliceLength = max(16, sliceLength / 2)
+            } else if elapsed < .milliseconds(5) {
+                sliceLength = min(whole, sliceLength * 2)
+            }
+        }
+        mailbox.notify()
+        return mailbox
     }
 
     /// Ends a subscription: nothing more is queued; scopes nobody else uses
@@ -138,6 +223,23 @@ extension EngineState {
             let limit = record.predicate.usesRegex ? QueryLimit(seconds: record.budget) : nil
             if let limit { QueryLimit.setCurrent(limit) }
             defer { if limit != nil { QueryLimit.setCurrent(nil) } }
+            if let cursor = record.scanCursor {
+                // Its first scan is under way: what changed below the
+                // cursor updates the snapshot being built; the rest the scan
+                // will meet.
+                if !batch.isEmpty { updatePending(record, batch: batch, touched: touched, below: cursor) }
+                if let error = limit?.error {
+                    // Ended as its scan would end it: no results, the error.
+                    record.failure = .tooExpensive(error.message)
+                    record.scanCursor = nil
+                    record.pending = [:]
+                    record.members = EntrySet()
+                    _ = record.mailbox.post(.snapshot([], isFresh: false))
+                    record.problems.insert(record.failure!, at: 0)
+                    if record.mailbox.post(.problems(record.problems)) { woken.append(record.mailbox) }
+                }
+                continue
+            }
             if !batch.isEmpty {
                 reresolveAnchors(of: record)
                 var added: [EntrySnapshot] = []
@@ -187,6 +289,31 @@ extension EngineState {
         }
         releaseRemovedIDs()
         return woken
+    }
+
+    /// Applies a batch of changes to the first snapshot a sliced scan is
+    /// building, for the ids it has scanned already.
+    private func updatePending(_ record: SubscriptionRecord, batch: IndexChanges, touched: [UInt32], below cursor: Int)
+    {
+        reresolveAnchors(of: record)
+        var conflicts = ConflictCache()
+        let context = record.makeContext()
+        for id in batch.removed where Int(id) < cursor && record.members.contains(id) {
+            record.members.remove(id)
+            record.pending[id] = nil
+        }
+        for id in touched where Int(id) < cursor {
+            let matches =
+                isInScope(id, anchors: record.anchors)
+                && record.evaluator.matches(IndexSubject(index: index, id: id, context: context))
+            if matches {
+                record.members.insert(id)
+                record.pending[id] = snapshot(id, conflicts: &conflicts)
+            } else if record.members.contains(id) {
+                record.members.remove(id)
+                record.pending[id] = nil
+            }
+        }
     }
 
     /// What a subscriber needs to know of an entry.

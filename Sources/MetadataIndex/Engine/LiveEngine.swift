@@ -33,6 +33,10 @@ package final class LiveEngine: Sendable {
     /// Called in every folder's listing by the engine's crawls, before the
     /// listing; tests slow crawls down with it to widen race windows.
     package let crawlHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
+    /// Called between the slices of a subscription's sliced first scan,
+    /// without the lock; tests slow the scan down with it to widen race
+    /// windows.
+    package let sliceHook = Locked<(@Sendable () -> Void)?>(nil)
     /// Turns at `state` for the slices of one-shot queries.
     let sliceTurns = SliceTurns()
 

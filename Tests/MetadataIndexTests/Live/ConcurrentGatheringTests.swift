@@ -192,7 +192,7 @@ extension LiveSuites {
 }
 
 /// The paths a subscriber knows, from its messages.
-private struct Tracker {
+struct Tracker {
     var byID: [UInt64: [UInt8]] = [:]
 
     var paths: Set<[UInt8]> { Set(byID.values) }
@@ -209,6 +209,61 @@ private struct Tracker {
             case .resynchronize, .problems:
                 break
             }
+        }
+    }
+}
+
+extension LiveSuites {
+    /// A subscription whose first scan runs in slices (a `MATCHES`
+    /// predicate) while a seeded storm changes the tree: once quiet, what it
+    /// was told equals a fresh crawl, whatever the storm did during the
+    /// scan. The scan is slowed on purpose: every slice yields to the storm.
+    @Suite(.serialized, .timeLimit(.minutes(3)))
+    struct SlicedFirstScanTests {
+        @Test(arguments: [11, 12, 13, 14])
+        func aSlicedFirstScanDuringAStormConverges(seed: UInt64) throws {
+            let temp = try TemporaryDirectory()
+            let scope = try temp.folder("scope")
+            let outside = try temp.folder("outside")
+            for i in 0..<1500 { try temp.file("scope/d\(i % 12)/f\(i).txt", contents: "x") }
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            // Each pause lets the storm's changes land between slices.
+            engine.sliceHook.withLock { $0 = { usleep(20_000) } }
+            let predicate = try MetadataPredicate("kMDItemFSName MATCHES '.*[0-9].*'")
+            // Acquire first (a plain subscription), so the sliced scan below
+            // races only the storm.
+            let (warm, _) = engine.subscribe(
+                scopes: [ScopeRequest(path: scope, rules: ScopeRules())],
+                predicate: try MetadataPredicate("TRUEPREDICATE"),
+                wake: {})
+            let stormDone = ConditionLocked(false)
+            let storm = Thread {
+                var storm = Storm(scope: scope.string, outside: outside.string, seed: seed)
+                storm.run(operations: 400)
+                stormDone.mutateAndBroadcast { $0 = true }
+            }
+            storm.start()
+            let (subscription, errors) = engine.subscribe(
+                scopes: [ScopeRequest(path: scope, rules: ScopeRules())], predicate: predicate, wake: {})
+            #expect(errors.isEmpty)
+            stormDone.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in }
+            var tracker = Tracker()
+            let deadline = Date(timeIntervalSinceNow: 30)
+            var expected = Set<[UInt8]>()
+            var converged = false
+            while Date() < deadline {
+                tracker.take(subscription.take())
+                expected = try freshCrawlBytes(roots: [CrawlRoot(path: scope)], predicate)
+                if tracker.paths == expected {
+                    converged = true
+                    break
+                }
+                usleep(50_000)
+            }
+            #expect(converged, "seed \(seed): told \(tracker.paths.count), a fresh crawl finds \(expected.count)")
+            engine.unsubscribe(subscription)
+            engine.unsubscribe(warm)
         }
     }
 }
