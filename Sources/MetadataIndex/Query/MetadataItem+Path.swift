@@ -20,8 +20,7 @@ extension MetadataItem {
 ///
 /// Not thread-safe: one reader per thread, or one behind a lock.
 public final class MetadataItemReader {
-    private let container: UbiquityContainer?
-    private let externalFolders: [FilePath]
+    private let ubiquity: UbiquityContext?
     private let detectsConflicts: Bool
     /// Per folder: the names it holds, the names with a conflict copy
     /// beside them, and whether it could be listed.
@@ -32,8 +31,7 @@ public final class MetadataItemReader {
     ///     get the ubiquitous keys.
     ///   - detectsConflicts: look for conflict copies (lists folders).
     public init(container: UbiquityContainer? = nil, detectsConflicts: Bool = true) {
-        self.container = container
-        externalFolders = container?.externalDocumentFolders ?? []
+        ubiquity = container.map { UbiquityContext(container: $0) }
         self.detectsConflicts = detectsConflicts
     }
 
@@ -66,9 +64,7 @@ public final class MetadataItemReader {
     }
 
     private func item(pathBytes bytes: [UInt8], kind: EntryKind, metadata: EntryMetadata) -> MetadataItem {
-        let ubiquity = container.flatMap {
-            MetadataItem.Ubiquity(path: bytes, container: $0, externalFolders: externalFolders)
-        }
+        let ubiquity = self.ubiquity?.ubiquity(ofPath: bytes)
         var hasConflicts = false
         var original: [UInt8]?
         if detectsConflicts, let slash = bytes.lastIndex(of: 0x2F) {
@@ -131,24 +127,5 @@ extension Array where Element == MetadataItem {
             return a < b
         }
         return order.map { self[$0] }
-    }
-}
-
-extension MetadataItem.Ubiquity {
-    /// Where `path` sits relative to `container`: inside it, or inside one
-    /// of its registered external document folders; nil otherwise.
-    init?(path: [UInt8], container: UbiquityContainer, externalFolders: [FilePath]? = nil) {
-        func inside(_ folder: FilePath) -> Bool {
-            let prefix = folder.lexicallyNormalized().bytes
-            return path.count > prefix.count && path.starts(with: prefix) && path[prefix.count] == 0x2F
-        }
-        let name = container.path.lastComponent?.string ?? ""
-        if inside(container.path) {
-            self.init(containerDisplayName: name)
-        } else if (externalFolders ?? container.externalDocumentFolders).contains(where: inside) {
-            self.init(containerDisplayName: name, isExternalDocument: true)
-        } else {
-            return nil
-        }
     }
 }

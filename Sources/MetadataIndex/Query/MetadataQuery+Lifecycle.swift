@@ -19,7 +19,7 @@ extension MetadataQuery {
             guard s.configuration.predicate != nil, s.phase != .gathering, s.phase != .live else { return nil }
             s.generation += 1
             s.phase = .gathering
-            s.results = ResultSet(factory: ItemFactory(container: nil, externalFolders: []), descriptors: [])
+            s.results = ResultSet(factory: ItemFactory(container: nil), descriptors: [])
             s.scopeErrors = []
             s.problems = []
             s.reported = []
@@ -129,7 +129,7 @@ extension MetadataQuery {
             return
         }
         let (requests, errors, container) = scopeRequests(configuration)
-        let factory = ItemFactory(container: container, externalFolders: container?.externalDocumentFolders ?? [])
+        let factory = ItemFactory(container: container)
         let current = state.withLock { s -> Bool in
             guard s.generation == generation else { return false }
             s.results = ResultSet(factory: factory, descriptors: configuration.sortDescriptors)

@@ -229,7 +229,7 @@ public final class MetadataQuery: Sendable {
         /// Bumped by every start and stop, so late work of an old run is dropped.
         var generation = 0
         var disableCount = 0
-        var results = ResultSet(factory: ItemFactory(container: nil, externalFolders: []), descriptors: [])
+        var results = ResultSet(factory: ItemFactory(container: nil), descriptors: [])
         var engine: (any QuerySource)?
         var subscription: Subscription?
         /// Scopes that could not be searched in this run.

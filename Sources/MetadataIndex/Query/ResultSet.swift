@@ -235,15 +235,18 @@ struct ResultSet {
 /// Builds a query's items from engine snapshots: the query's identity, and
 /// the ubiquitous keys for items inside its container.
 struct ItemFactory: Sendable {
-    let container: UbiquityContainer?
-    let externalFolders: [FilePath]
+    /// Where the container and its external folders are, normalized once
+    /// (not per item).
+    let ubiquity: UbiquityContext?
+
+    init(container: UbiquityContainer?) {
+        ubiquity = container.map { UbiquityContext(container: $0) }
+    }
 
     func item(_ snapshot: EntrySnapshot, identity: UInt64) -> MetadataItem {
         MetadataItem(
             serial: identity, pathBytes: snapshot.pathBytes, kind: snapshot.kind, metadata: snapshot.metadata,
-            ubiquity: container.flatMap {
-                MetadataItem.Ubiquity(path: snapshot.pathBytes, container: $0, externalFolders: externalFolders)
-            },
+            ubiquity: ubiquity?.ubiquity(ofPath: snapshot.pathBytes),
             hasUnresolvedConflicts: snapshot.hasUnresolvedConflicts,
             conflictOriginalPathBytes: snapshot.conflictOriginalPathBytes)
     }
@@ -255,7 +258,7 @@ extension MetadataItem {
     /// lies in `container`: the same item a crawl's `MetadataItemReader`
     /// gives for that file.
     package init(daemonEntry entry: EntrySnapshot, container: UbiquityContainer?) {
-        self = ItemFactory(container: container, externalFolders: container?.externalDocumentFolders ?? [])
+        self = ItemFactory(container: container)
             .item(entry, identity: 0)
     }
 }

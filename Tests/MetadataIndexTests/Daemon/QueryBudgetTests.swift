@@ -123,7 +123,13 @@ extension LiveSuites {
                 Array("kMDItemFSName BEGINSWITH[c] 'report'".utf8),
                 scopes: [ScopeRequest(path: other, rules: ScopeRules())], output: .count)
             #expect(b.count == 20)
-            let running = try status().queries
+            // B's counter drops just after its answer is sent: wait for it,
+            // then A must be the one query still running.
+            var running = try status().queries
+            try Self.waitUntil("B's query no longer counted") {
+                running = try status().queries
+                return running <= 1
+            }
             #expect(running == 1, "A still running once B has its answer")
             if running != 1 {
                 var reader = LineReader(socket: a, maximum: 1 << 20, timeout: 1000)

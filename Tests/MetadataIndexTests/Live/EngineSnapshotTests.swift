@@ -48,7 +48,7 @@ extension LiveSuites {
                 wake: { woken.withLock { $0 += 1 } })
             #expect(errors.isEmpty)
             engine.dropUnusedRoots()
-            var results = ResultSet(factory: ItemFactory(container: nil, externalFolders: []), descriptors: [])
+            var results = ResultSet(factory: ItemFactory(container: nil), descriptors: [])
             // The first answer is the saved state: f0 still there.
             guard case .snapshot(let first, false) = subscription.take().first else {
                 Issue.record("no first snapshot")

@@ -28,7 +28,7 @@ struct ResultSetTests {
 
     func makeSet(_ initial: [EntrySnapshot], sorted: Bool = false) -> ResultSet {
         var set = ResultSet(
-            factory: ItemFactory(container: nil, externalFolders: []),
+            factory: ItemFactory(container: nil),
             descriptors: sorted ? [MetadataSortDescriptor(key: "kMDItemFSName")] : [])
         set.install(initial)
         return set
