@@ -1,4 +1,5 @@
 import MetadataIndex
+import SystemPackage
 import Synchronization
 
 /// A one-shot search answered by the index daemon, printed as a crawl of
@@ -22,13 +23,8 @@ struct DaemonAnswer {
     ///   (`--daemon`) but cannot answer; `.querySyntax` as a crawl would.
     func run() throws -> Bool {
         guard scope.daemon != .noDaemon else { return false }
-        // What is inside files is imported by the search itself.
-        guard predicate.importedAttributes.isEmpty else {
-            if scope.daemon == .daemon {
-                throw MetadataError.daemon("the index daemon holds no attributes read from inside files")
-            }
-            return false
-        }
+        // A predicate on what is inside files is answered by a daemon that
+        // indexes content (else it says not-covered, and this crawls).
         // SIGINT/SIGTERM are blocked for a sigwait thread (MDQ.main): while
         // this waits on the daemon they end the process at once (closing
         // the connection, which cancels the query in the daemon).
@@ -89,9 +85,18 @@ struct DaemonAnswer {
             }
             return false
         }
+        let importer = mode == .entries ? try OneShotSession.columnImporter(output) : nil
+        defer { importer?.pool.shutdown() }
         Self.print(answer, mode: mode, nullTerminated: output.nullTerminated) {
             var items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
             if let kinds = output.kinds { items = items.filter { kinds.contains($0.kind) } }
+            // Columns, sort keys or groups read from inside files are
+            // imported here, as a crawl imports them.
+            if let importer {
+                for i in items.indices where items[i].kind == .file {
+                    items[i].importedValues = importer.values(FilePath.fromBytes(items[i].pathBytes))
+                }
+            }
             if output.count {
                 StandardOutput.print(String(min(items.count, output.limit ?? .max)))
             } else {
@@ -107,6 +112,11 @@ struct DaemonAnswer {
     static func print(
         _ answer: DaemonClient.Answer, mode: OneShotOutput, nullTerminated: Bool, printEntries: () -> Void = {}
     ) {
+        if answer.importing > 0 {
+            Diagnostics.warn(
+                "the index daemon is still importing \(answer.importing) files; results may miss some of them "
+                    + "(mdq daemon status)")
+        }
         if answer.stale {
             Diagnostics.warn(
                 "the index daemon is still checking its index against the disk; results may be out of date")

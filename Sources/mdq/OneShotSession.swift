@@ -1,5 +1,6 @@
 import Glibc
 import MetadataIndex
+import SystemPackage
 
 /// `mdq QUERY` without `--live`: one crawl, results printed as they are
 /// found (or collected first for `--attr`, `--sort`, `--group`).
@@ -84,20 +85,37 @@ struct OneShotSession {
         let reader = MetadataItemReader(container: scope.container, detectsConflicts: needsListing)
         // Columns, sort keys or groups read from inside files: imported per
         // item, in confined workers.
-        let keys = output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""]
-        let wanted = Set(keys.compactMap { MetadataAttribute(key: $0) }.filter(\.isImported))
-        let pool = wanted.isEmpty ? nil : ImportWorkerPool()
-        defer { pool?.shutdown() }
-        if let pool {
-            try pool.checkAvailable()
-            reader.importer = { path in pool.importFile(at: path, wanted: wanted).values }
-        }
+        let importer = try Self.columnImporter(output)
+        defer { importer?.pool.shutdown() }
+        if let importer { reader.importer = importer.values }
         let collected = Collected(reader)
         let summary = try search.run(
             onBatch: { @Sendable batch in collected.append(batch) }, onWarning: Self.warn, onProgress: onProgress)
         Diagnostics.clearStatus()
         Self.print(collected.items, output: output)
         return summary
+    }
+
+    /// What imports the attributes `output` shows, sorts or groups by that
+    /// are read from inside files; nil when it shows none.
+    ///
+    /// - Throws: `MetadataError` `.importUnavailable` without the worker.
+    static func columnImporter(_ output: OutputOptions) throws(MetadataError) -> ColumnImporter? {
+        let keys = output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""]
+        let wanted = Set(keys.compactMap { MetadataAttribute(key: $0) }.filter(\.isImported))
+        guard !wanted.isEmpty else { return nil }
+        let pool = ImportWorkerPool()
+        try pool.checkAvailable()
+        return ColumnImporter(pool: pool, wanted: wanted)
+    }
+
+    struct ColumnImporter {
+        let pool: ImportWorkerPool
+        let wanted: Set<MetadataAttribute>
+
+        var values: @Sendable (FilePath) -> ImportedValues {
+            { [pool, wanted] path in pool.importFile(at: path, wanted: wanted).values }
+        }
     }
 
     /// Prints collected items: in path order (the crawl's order depends on

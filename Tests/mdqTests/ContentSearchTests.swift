@@ -72,7 +72,7 @@ struct ContentSearchTests {
         let root = try Self.tree.path()
         let live = try mdq(["--live", "--onlyin", root.string, "kMDItemTextContent CONTAINS 'x'"])
         #expect(live.status == 2)
-        #expect(live.stderrText.contains("--live cannot test kMDItemTextContent yet"))
+        #expect(live.stderrText.contains("--live cannot test kMDItemTextContent without the index daemon"))
         let missing = try Shell.run(
             MDQCommandTests.binary, ["--no-daemon", "--onlyin", root.string, "kMDItemPixelWidth > 1"],
             environment: ["MDQ_IMPORT_WORKER": "/nonexistent/worker"])

@@ -155,6 +155,9 @@ package final class DaemonClient {
         package var paths: [UInt8] = []
         package var entries: [EntrySnapshot] = []
         package var stale: Bool
+        /// Files the daemon had still to import (a predicate on imported
+        /// attributes): the answer may miss some of them.
+        package var importing = 0
     }
 
     /// A one-shot query answered from the daemon's live index.
@@ -225,6 +228,7 @@ package final class DaemonClient {
             } else if value["done"]?.bool == true {
                 answer.count = Int(value["count"]?.integer ?? 0)
                 answer.stale = value["stale"]?.bool ?? false
+                answer.importing = Int(value["importing"]?.integer ?? 0)
                 return answer
             }
         }
@@ -244,6 +248,9 @@ package struct DaemonStatus {
     /// Queries the daemon stopped because their client went away.
     package var cancelledQueries: Int
     package var snapshotAge: Double?
+    /// Content indexing, when on: files waiting to be imported, imports
+    /// since the daemon started, files in the store.
+    package var content: (pending: Int, imported: Int, stored: Int)?
     package var scopes: [(scope: ScopeRequest, live: Bool)]
     package var problems: [String]
 
@@ -257,6 +264,9 @@ package struct DaemonStatus {
         queries = Int(value["queries"]?.integer ?? 0)
         cancelledQueries = Int(value["cancelledQueries"]?.integer ?? 0)
         snapshotAge = value["snapshotAge"]?.double
+        content = value["content"].map {
+            (Int($0["pending"]?.integer ?? 0), Int($0["imported"]?.integer ?? 0), Int($0["stored"]?.integer ?? 0))
+        }
         scopes = (value["scopes"]?.array ?? []).compactMap { item in
             (try? DaemonProtocol.scope(item)).map { ($0, item["live"]?.bool ?? false) }
         }

@@ -77,6 +77,8 @@ public struct DaemonPaths: Sendable, Hashable {
     public var lock: FilePath { runtimeDirectory.appending("daemon.lock") }
     /// The index snapshot.
     public var snapshot: FilePath { stateDirectory.appending("index.snapshot") }
+    /// What the importers read from inside the indexed files.
+    public var contentStore: FilePath { stateDirectory.appending("content.sqlite") }
     /// The indexed scopes (JSON), so a restart resumes them.
     public var scopes: FilePath { stateDirectory.appending("scopes.json") }
     /// Where `mdq daemon start` sends the daemon's messages.

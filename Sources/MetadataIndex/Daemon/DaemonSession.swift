@@ -155,11 +155,11 @@ final class DaemonSession: Sendable {
         } catch {
             throw ProtocolError(code: "query-syntax", message: "\(error)")
         }
-        if !predicate.importedAttributes.isEmpty {
-            // The index keeps names and stat data only: the client reads
-            // inside the files itself.
+        if !predicate.importedAttributes.isEmpty && daemon.content == nil {
+            // Without content indexing the index keeps names and stat data
+            // only: the client reads inside the files itself.
             throw ProtocolError(
-                code: "not-covered", message: "the index holds no attributes read from inside files")
+                code: "not-covered", message: "the daemon does not index what is inside files (content indexing is off)")
         }
         var scopes: [ScopeRequest] = []
         if let list = request["scopes"]?.array {
@@ -262,6 +262,10 @@ final class DaemonSession: Sendable {
         out.integer(answer.count)
         out.raw(",\"stale\":")
         out.bool(answer.stale)
+        if answer.importing > 0 {
+            out.raw(",\"importing\":")
+            out.integer(answer.importing)
+        }
         out.raw("}\n")
         return send(out.bytes)
     }

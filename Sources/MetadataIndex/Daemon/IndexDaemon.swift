@@ -1,5 +1,5 @@
 import Foundation
-import SystemPackage
+package import SystemPackage
 
 /// The index daemon: one per user, it keeps the scopes it is asked to index
 /// live in one engine, persists the index, and answers one-shot queries and
@@ -27,6 +27,24 @@ public final class IndexDaemon: Sendable {
     let requestTimeout: Int32
     let state: ConditionLocked<State>
     let started = ContinuousClock.now
+    /// Imports what is inside the indexed files, when content indexing is on.
+    let content: ContentIndexer?
+
+    /// Whether and how the daemon imports what is inside files.
+    public struct ContentIndexing: Sendable {
+        /// Import workers at once: the share of the processors importing
+        /// may take (each runs at nice 19 in the idle I/O class).
+        public var workers: Int
+        /// Seconds a file must be left alone before it is imported.
+        public var settle: Double
+        /// The worker executable, when not the standard one (tests).
+        package var workerExecutable: FilePath?
+
+        public init(workers: Int = 1, settle: Double = 0.4) {
+            self.workers = max(1, workers)
+            self.settle = max(0, settle)
+        }
+    }
 
     struct State {
         /// The indexed scopes and, once live, what keeps them so.
@@ -55,7 +73,8 @@ public final class IndexDaemon: Sendable {
     ///   the folders are not private, or the socket cannot be made.
     public static func start(
         paths: DaemonPaths = .standard, crawlThreads: Int? = nil, snapshotInterval: Double = 60,
-        requestTimeout: Double = 10, log: @escaping @Sendable (String) -> Void = { _ in }
+        requestTimeout: Double = 10, content contentIndexing: ContentIndexing? = nil,
+        log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
         var paths = paths
         try paths.prepare()
@@ -92,9 +111,10 @@ public final class IndexDaemon: Sendable {
             engine = try LiveEngine(crawlThreads: crawlThreads)
         }
         let scopes = Self.readScopes(paths.scopes, log: log)
+        let content = contentIndexing.flatMap { Self.startContent($0, paths: paths, engine: engine, log: log) }
         let daemon = IndexDaemon(
             paths: paths, engine: engine, listener: listener, lock: lock,
-            requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), log: log)
+            requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, log: log)
         daemon.state.withLock { s in
             s.scopes = scopes
             s.snapshotWritten = written
@@ -110,6 +130,7 @@ public final class IndexDaemon: Sendable {
             for scope in toCrawl { daemon.makeLive(scope) }
             engine.dropUnusedRoots()
             engine.verify()
+            content?.requestReconcile()
             log("\(scopes.count) scopes live and checked against the disk")
         }
         WorkerThreads.detach(name: "mdq-snapshots") { daemon.snapshotLoop(interval: snapshotInterval) }
@@ -119,8 +140,9 @@ public final class IndexDaemon: Sendable {
 
     private init(
         paths: DaemonPaths, engine: LiveEngine, listener: UnixSocket, lock: ProcessLock, requestTimeout: Int32,
-        log: @escaping @Sendable (String) -> Void
+        content: ContentIndexer?, log: @escaping @Sendable (String) -> Void
     ) {
+        self.content = content
         self.requestTimeout = requestTimeout
         self.paths = paths
         self.engine = engine
@@ -142,6 +164,8 @@ public final class IndexDaemon: Sendable {
             return
         }
         listener.shutdown()
+        content?.stop()
+        content?.pool.shutdown()
         saveSnapshot()
         _ = paths.socket.withPlatformString { unlink($0) }
         engine.shutdown()
@@ -178,6 +202,33 @@ public final class IndexDaemon: Sendable {
         if state.withLock({ $0.retained[scope] == nil }) {
             let retained = try engine.retain(scope)
             state.withLock { $0.retained[scope] = retained }
+            content?.requestReconcile()
+        }
+    }
+
+    /// Opens the import store and starts the indexer; nil (with a log
+    /// line) when the workers or the store are not available, so the
+    /// daemon serves names and stat data as before.
+    private static func startContent(
+        _ options: ContentIndexing, paths: DaemonPaths, engine: LiveEngine,
+        log: @escaping @Sendable (String) -> Void
+    ) -> ContentIndexer? {
+        var configuration = ImportWorkerPool.Configuration.standard
+        configuration.workers = options.workers
+        if let executable = options.workerExecutable { configuration.executable = executable }
+        let pool = ImportWorkerPool(configuration)
+        do throws(MetadataError) {
+            try pool.checkAvailable()
+            let store = try ImportStore.open(at: paths.contentStore, log: log)
+            var settings = ContentIndexer.Configuration()
+            settings.settle = .milliseconds(Int(options.settle * 1000))
+            let indexer = ContentIndexer(store: store, pool: pool, configuration: settings, log: log)
+            try indexer.attach(to: engine)
+            log("content indexing on: \(options.workers) import worker(s), store \(paths.contentStore.string)")
+            return indexer
+        } catch {
+            log("warning: \(error.description); content indexing is off")
+            return nil
         }
     }
 
@@ -303,6 +354,17 @@ public final class IndexDaemon: Sendable {
         out.bool(engine.isVerifying)
         out.field("queries")
         out.integer(queries)
+        if let content {
+            out.field("content")
+            out.raw("{")
+            out.key("pending")
+            out.integer(content.pendingCount)
+            out.field("imported")
+            out.integer(content.importedCount)
+            out.field("stored")
+            out.integer(content.store.count)
+            out.raw("}")
+        }
         out.field("cancelledQueries")
         out.integer(cancelled)
         if let written {

@@ -71,9 +71,8 @@ final class SubscriptionRecord {
 
     /// The per-batch context the predicate needs (ubiquity, conflicts), or
     /// nil when it reads neither.
-    func makeContext() -> IndexSubject.Context? {
-        predicate.requirements.isDisjoint(with: [.ubiquity, .conflicts])
-            ? nil : IndexSubject.Context(ubiquity: ubiquity)
+    func makeContext(content: ContentIndexer?) -> IndexSubject.Context? {
+        IndexSubject.Context.needed(by: predicate, ubiquity: ubiquity, content: content)
     }
 }
 
@@ -120,6 +119,9 @@ final class EngineState {
     }
     var problemsChanged = false
     var changes = IndexChanges()
+    /// The daemon's content indexer, when it imports: told of every batch
+    /// of changes, and where queries read imported attributes.
+    var content: ContentIndexer?
     /// Changes were applied since the last audit.
     var needsAudit = false
     /// Full rescans done (after overflows); for tests and stats.

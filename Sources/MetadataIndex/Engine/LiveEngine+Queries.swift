@@ -20,6 +20,9 @@ package struct OneShotAnswer: Sendable {
     /// Some scope was restored from a snapshot and is not yet checked
     /// against the disk: the answer may be out of date.
     package var stale = false
+    /// Files whose import was still to come when the answer was made (a
+    /// predicate on imported attributes): it may miss some of them.
+    package var importing = 0
 }
 
 extension LiveEngine {
@@ -57,7 +60,9 @@ extension LiveEngine {
         var answer = OneShotAnswer()
         var conflicts = ConflictCache()
         let whole = 16 * ChunkScanner.chunkSize
-        var sliceLength = compiled.usesRegex ? 64 : whole
+        // Patterns and store reads are slow per entry: start with short
+        // slices.
+        var sliceLength = compiled.usesRegex || compiled.requirements.contains(.imported) ? 64 : whole
         var cursor = 0
         var slots = 0
         while true {
@@ -75,6 +80,7 @@ extension LiveEngine {
                         anchors.append(anchor)
                     }
                     if cursor == 0 {
+                        if compiled.requirements.contains(.imported) { answer.importing = s.content?.pendingCount ?? 0 }
                         answer.stale = anchors.contains {
                             s.unverifiedRoots.contains(s.index.root(of: $0.entry).rawValue)
                         }
@@ -89,6 +95,7 @@ extension LiveEngine {
                         }
                     let end = min(s.index.slotCount, cursor + sliceLength)
                     var scan = IndexScan(index: s.index, predicate: compiled)
+                    scan.content = s.content
                     scan.limit = budget
                     scan.slots = cursor..<end
                     if output == .count && wholeRoots {

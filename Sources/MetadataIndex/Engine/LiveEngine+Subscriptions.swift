@@ -95,6 +95,7 @@ extension LiveEngine {
                     let end = min(s.index.slotCount, cursor + sliceLength)
                     var scan = IndexScan(index: s.index, predicate: compiled)
                     scan.ubiquity = record.ubiquity
+                    scan.content = s.content
                     scan.limit = limit
                     scan.slots = cursor..<end
                     let matching = scan.matchingEntries()
@@ -183,6 +184,7 @@ extension EngineState {
         var result: [EntrySnapshot] = []
         var scan = IndexScan(index: index, predicate: record.predicate)
         scan.ubiquity = record.ubiquity
+        scan.content = content
         let limit = QueryLimit(seconds: record.budget)
         scan.limit = limit
         let matching = scan.matchingEntries()
@@ -209,6 +211,11 @@ extension EngineState {
         let batch = changes
         changes = IndexChanges()
         if !batch.isEmpty { changeCount += 1 }
+        if let content {
+            let removedFiles = index.removedFiles
+            index.removedFiles = []
+            content.noteChanges(batch, removedFiles: removedFiles, index: index)
+        }
         var touched: [UInt32] = []
         touched.reserveCapacity(batch.added.count + batch.changed.count)
         for id in batch.added where !batch.removed.contains(id) { touched.append(id) }
@@ -246,7 +253,7 @@ extension EngineState {
                 var changed: [EntrySnapshot] = []
                 var removed: [UInt64] = []
                 var conflicts = ConflictCache()
-                let context = record.makeContext()
+                let context = record.makeContext(content: content)
                 for id in batch.removed where record.members.contains(id) {
                     record.members.remove(id)
                     removed.append(UInt64(id))
@@ -297,7 +304,7 @@ extension EngineState {
     {
         reresolveAnchors(of: record)
         var conflicts = ConflictCache()
-        let context = record.makeContext()
+        let context = record.makeContext(content: content)
         for id in batch.removed where Int(id) < cursor && record.members.contains(id) {
             record.members.remove(id)
             record.pending[id] = nil

@@ -241,6 +241,20 @@ package final class ImportStore: Sendable {
         }
     }
 
+    /// Every stored file's stamp, by identity (to compare the store with
+    /// the index after a restart).
+    package func stamps() -> [FileKey: Stamp] {
+        connection.withLock { c -> [FileKey: Stamp] in
+            guard let s = try? c.database.prepare("SELECT device, inode, modified, size FROM files") else { return [:] }
+            var stamps: [FileKey: Stamp] = [:]
+            while (try? s.step()) == true {
+                let key = FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1)))
+                stamps[key] = Stamp(modification: s.integer(2), size: UInt64(bitPattern: s.integer(3)))
+            }
+            return stamps
+        }
+    }
+
     /// Every stored file's identity (to drop orphans after a restart).
     package func keys() -> [FileKey] {
         connection.withLock { c -> [FileKey] in

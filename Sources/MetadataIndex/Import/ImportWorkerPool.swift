@@ -101,7 +101,7 @@ package final class ImportWorkerPool: Sendable {
         switch takeWorker() {
         case .success(let taken): worker = taken
         case .failure(let error):
-            failed.failure = ImportFailure("cannot start an import worker: \(error.description)")
+            failed.failure = ImportFailure("cannot start an import worker: \(error.description)", isTransient: true)
             failed.values[.importError] = .text(Array(failed.failure!.reason.utf8))
             return failed
         }

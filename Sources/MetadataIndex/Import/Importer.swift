@@ -51,9 +51,13 @@ package struct ImportLimits: Sendable, Hashable {
 /// changes.
 package struct ImportFailure: Error, Sendable, Hashable, CustomStringConvertible {
     package var reason: String
+    /// The file was not tried (no worker could start): try again later
+    /// rather than record the failure against the file.
+    package var isTransient: Bool
 
-    package init(_ reason: String) {
+    package init(_ reason: String, isTransient: Bool = false) {
         self.reason = reason
+        self.isTransient = isTransient
     }
 
     package var description: String { reason }

@@ -291,6 +291,11 @@ extension FileIndex {
 
     func update(_ id: UInt32, metadata: EntryMetadata, device: DeviceNumber?) {
         var b = bits(id)
+        if collectsRemovedFiles, let old = fileKey(id, b) {
+            // Replaced by another file under the same name (an atomic save).
+            let device = device.map { b.deviceIndex == deviceIndex(for: $0) } ?? true
+            if !device || old.inode != metadata.inode || metadata.kind != .file { removedFiles.append(old) }
+        }
         b.kindRawValue = metadata.kind.rawValue
         if b.hasLargeSize { largeSizes[id] = nil }
         if b.hasLargeInode { largeInodes[id] = nil }
@@ -367,6 +372,7 @@ extension FileIndex {
 
     private func freeSlot(_ id: UInt32) {
         let b = bits(id)
+        if collectsRemovedFiles, let key = fileKey(id, b) { removedFiles.append(key) }
         names.release(offset: nameOffsetColumn[id], length: b.nameLength)
         if b.hasLargeSize { largeSizes[id] = nil }
         if b.hasLargeInode { largeInodes[id] = nil }

@@ -54,6 +54,13 @@ public final class FileIndex {
     var quarantine: [UInt32]?
 
     var rootPaths: [UInt32: FilePath] = [:]
+    /// While true, the identities of files removed from the index (or
+    /// replaced by another file under their name) are kept in
+    /// `removedFiles`, for the content indexer to drop their imports.
+    var collectsRemovedFiles = false {
+        didSet { if !collectsRemovedFiles { removedFiles = [] } }
+    }
+    var removedFiles: [ImportStore.FileKey] = []
     var devices: [DeviceNumber] = []
     var deviceIndexes: [DeviceNumber: Int] = [:]
 
@@ -152,6 +159,31 @@ public final class FileIndex {
             if b.hasBirthTime { metadata.birthTime = Timestamp(nanosecondsSinceEpoch: birthColumn[raw]) }
         }
         return metadata
+    }
+
+    /// A statted file's identity (device and inode), as the import store
+    /// keys it; nil for folders, links and entries not statted.
+    func fileKey(of id: EntryID) -> ImportStore.FileKey? {
+        contains(id) ? fileKey(id.rawValue, bits(id.rawValue)) : nil
+    }
+
+    func fileKey(_ id: UInt32, _ b: EntryBits) -> ImportStore.FileKey? {
+        guard b.isStatted, b.kind == .file, b.deviceIndex < devices.count else { return nil }
+        let device = devices[b.deviceIndex]
+        return ImportStore.FileKey(
+            device: UInt64(device.major) << 32 | UInt64(device.minor), inode: inode(id, b))
+    }
+
+    /// A statted file's modification time and size, as the import store
+    /// stamps an import.
+    func fileStamp(of id: EntryID) -> ImportStore.Stamp? {
+        guard contains(id) else { return nil }
+        let raw = id.rawValue
+        let b = bits(raw)
+        guard b.isStatted, b.kind == .file else { return nil }
+        return ImportStore.Stamp(
+            modification: modificationColumn[raw],
+            size: b.hasLargeSize ? largeSizes[raw, default: 0] : UInt64(sizeColumn[raw]))
     }
 
     private func inode(_ id: UInt32, _ b: EntryBits) -> UInt64 {

@@ -25,6 +25,9 @@ struct IndexScan {
     var threads = ProcessLimits.processorCount
     /// The query's container, for predicates on the ubiquitous keys.
     var ubiquity: UbiquityContext?
+    /// Where imported attributes are read (the daemon's content indexer);
+    /// nil: no entry has any.
+    var content: ContentIndexer?
     /// The query's budget, made current on every scan thread (`MATCHES`
     /// consults it per name).
     var limit: QueryLimit?
@@ -79,10 +82,13 @@ struct IndexScan {
         let first = (slots?.lowerBound ?? 0) / ChunkScanner.chunkSize
         let workers = max(1, min(threads, chunks - first))
         let shared = SendableScan(
-            index: index, predicate: predicate, ubiquity: ubiquity, limit: limit, slots: slots, body: body)
+            index: index, predicate: predicate, ubiquity: ubiquity, content: content, limit: limit, slots: slots,
+            body: body)
         WorkerThreads.run(count: workers) { worker in
             QueryLimit.withCurrent(shared.limit) {
-                let scanner = ChunkScanner(index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity)
+                let scanner = ChunkScanner(
+                    index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity,
+                    content: shared.content)
                 var chunk = first + worker
                 while chunk < chunks {
                     if shared.limit?.isStopped == true { return }
@@ -100,6 +106,7 @@ private struct SendableScan: @unchecked Sendable {
     let index: FileIndex
     let predicate: CompiledPredicate
     let ubiquity: UbiquityContext?
+    let content: ContentIndexer?
     let limit: QueryLimit?
     let slots: Range<Int>?
     let body: (ChunkScanner, Int, Range<Int>?) -> Void
@@ -125,12 +132,14 @@ final class ChunkScanner {
     private var buffers: [UnsafeMutablePointer<UInt32>] = []
     private var depth = 0
 
-    init(index: FileIndex, predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil) {
+    init(
+        index: FileIndex, predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil,
+        content: ContentIndexer? = nil
+    ) {
         self.index = index
         self.predicate = predicate
         evaluator = predicate.makeEvaluator()
-        let needsContext = !predicate.requirements.isDisjoint(with: [.ubiquity, .conflicts])
-        context = needsContext ? IndexSubject.Context(ubiquity: ubiquity) : nil
+        context = IndexSubject.Context.needed(by: predicate, ubiquity: ubiquity, content: content)
     }
 
     deinit {
@@ -697,9 +706,14 @@ struct IndexSubject: PredicateSubject {
     let id: UInt32
     var context: Context?
 
-    /// The index holds no imported values (the daemon refuses queries
-    /// that read them until its import store serves them).
-    func imported() -> ImportedValues? { nil }
+    /// The file's imported values, from the content indexer's store
+    /// (nil without one, or for a file not imported yet).
+    func imported() -> ImportedValues? {
+        guard let context, let content = context.content, let key = index.fileKey(of: EntryID(id)) else {
+            return nil
+        }
+        return content.values(for: key, text: context.wantsText)
+    }
 
     init(index: FileIndex, id: UInt32, context: Context? = nil) {
         self.index = index
@@ -724,14 +738,33 @@ struct IndexSubject: PredicateSubject {
     ///     evaluator.matches(IndexSubject(index: index, id: id, context: context))
     final class Context {
         let ubiquity: UbiquityContext?
+        /// Where imported values are read, and whether the predicate reads
+        /// the text (the largest of them).
+        let content: ContentIndexer?
+        let wantsText: Bool
         private var conflicts = ConflictCache()
         /// The last parent asked about and its children's ubiquity: entries
         /// are tested in id order, siblings mostly together.
         private var lastParent: UInt32?
         private var lastUbiquity: MetadataItem.Ubiquity?
 
-        init(ubiquity: UbiquityContext?) {
+        init(ubiquity: UbiquityContext?, content: ContentIndexer? = nil, wantsText: Bool = false) {
             self.ubiquity = ubiquity
+            self.content = content
+            self.wantsText = wantsText
+        }
+
+        /// A context for `predicate` when it reads what the index does not
+        /// hold (ubiquity, conflict copies, imported attributes); nil when
+        /// it does not.
+        static func needed(
+            by predicate: CompiledPredicate, ubiquity: UbiquityContext?, content: ContentIndexer?
+        ) -> Context? {
+            guard !predicate.requirements.isDisjoint(with: [.ubiquity, .conflicts, .imported]) else { return nil }
+            let imported = predicate.requirements.contains(.imported)
+            return Context(
+                ubiquity: ubiquity, content: imported ? content : nil,
+                wantsText: predicate.importedAttributes.contains(.textContent))
         }
 
         func ubiquity(of id: UInt32, in index: FileIndex) -> MetadataItem.Ubiquity? {

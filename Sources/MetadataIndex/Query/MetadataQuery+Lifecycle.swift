@@ -108,23 +108,26 @@ extension MetadataQuery {
     /// gathering thread.
     private func gather(generation: Int) {
         let configuration = state.withLock { $0.configuration }
-        if let imported = configuration.predicate?.importedAttributes, !imported.isEmpty {
-            // The live index holds no imported values: matching nothing
-            // would be a silent lie, so the query says why it cannot run.
-            let keys = imported.map(\.rawValue).sorted().joined(separator: ", ")
-            let error = MetadataError.invalidArgument(
-                "live queries cannot test \(keys) yet: attributes read from inside files are searched one-shot "
-                    + "only (mdq without --live)")
-            state.withLock { $0.scopeErrors.append(error) }
-            post(.problem(error), generation: generation, synchronously: false)
-            post(.didFinishGathering(resultCount: 0), generation: generation, synchronously: false, finishing: true)
-            return
-        }
         let engine: any QuerySource
         do {
             engine = try engineProvider()
         } catch {
             state.withLock { $0.scopeErrors.append(error) }
+            post(.didFinishGathering(resultCount: 0), generation: generation, synchronously: false, finishing: true)
+            return
+        }
+        if let imported = configuration.predicate?.importedAttributes, !imported.isEmpty,
+            let live = engine as? LiveEngine, live.state.withLock({ $0.content == nil })
+        {
+            // This process imports nothing: matching nothing would be a
+            // silent lie, so the query says why it cannot run (the index
+            // daemon imports, `Source.daemon`).
+            let keys = imported.map(\.rawValue).sorted().joined(separator: ", ")
+            let error = MetadataError.invalidArgument(
+                "live queries in this process cannot test \(keys): attributes read from inside files are kept live "
+                    + "by the index daemon (Source.daemon; mdq daemon start)")
+            state.withLock { $0.scopeErrors.append(error) }
+            post(.problem(error), generation: generation, synchronously: false)
             post(.didFinishGathering(resultCount: 0), generation: generation, synchronously: false, finishing: true)
             return
         }

@@ -30,6 +30,8 @@ struct DaemonCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Seconds between snapshots while changes accumulate.", valueName: "SECONDS"))
         var snapshotInterval: Double = 60
 
+        @OptionGroup var content: ContentOptions
+
         func validate() throws {
             guard snapshotInterval > 0 && snapshotInterval.isFinite else {
                 throw ValidationError("--snapshot-interval must be more than 0 seconds")
@@ -37,7 +39,7 @@ struct DaemonCommand: ParsableCommand {
         }
 
         func run() throws {
-            let daemon = try IndexDaemon.start(snapshotInterval: snapshotInterval) { line in
+            let daemon = try IndexDaemon.start(snapshotInterval: snapshotInterval, content: content.indexing) { line in
                 Diagnostics.log(line)
             }
             ProcessEnvironment.onInterrupt { _ in
@@ -52,6 +54,8 @@ struct DaemonCommand: ParsableCommand {
     struct Start: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Start the daemon in the background.")
 
+        @OptionGroup var content: ContentOptions
+
         func run() throws {
             if let running = try? DaemonClient.connect().hello() {
                 StandardOutput.print("mdq daemon is already running (pid \(running.pid))")
@@ -62,7 +66,7 @@ struct DaemonCommand: ParsableCommand {
             let pid: Int32
             do {
                 pid = try DetachedProcess.start(
-                    DetachedProcess.currentExecutable, arguments: ["daemon", "run"], log: paths.log)
+                    DetachedProcess.currentExecutable, arguments: ["daemon", "run"] + content.arguments, log: paths.log)
             } catch {
                 throw MetadataError.daemon("cannot start the daemon", path: paths.log, underlying: error)
             }
@@ -119,6 +123,13 @@ struct DaemonCommand: ParsableCommand {
             lines.append(
                 "snapshot: " + (status.snapshotAge.map { "saved \(Self.duration($0)) ago" } ?? "none saved yet"))
             if status.verifying { lines.append("checking the index against the disk (answers may be stale)") }
+            if let content = status.content {
+                lines.append(
+                    "content: \(content.stored) files imported"
+                        + (content.pending > 0 ? ", \(content.pending) pending" : ", none pending"))
+            } else {
+                lines.append("content: not indexed (mdq daemon start without --no-content)")
+            }
             lines.append(status.scopes.isEmpty ? "scopes: none (mdq index add DIR)" : "scopes:")
             for (scope, live) in status.scopes {
                 lines.append("  " + IndexCommand.describe(scope) + (live ? "" : " (not live: see the log)"))
@@ -138,6 +149,31 @@ struct DaemonCommand: ParsableCommand {
         static func megabytes(_ bytes: Int) -> String {
             String(Double(bytes / 100_000) / 10) + " MB"
         }
+    }
+}
+
+/// How the daemon imports what is inside files.
+struct ContentOptions: ParsableArguments {
+    @Flag(help: "Index names and stat data only: do not import what is inside files.")
+    var noContent = false
+
+    @Option(
+        help: ArgumentHelp(
+            "Import workers at once (each at nice 19, idle I/O class): the share of the processors importing takes.",
+            valueName: "N"))
+    var importWorkers: Int = 1
+
+    func validate() throws {
+        guard (1...64).contains(importWorkers) else { throw ValidationError("--import-workers must be 1 to 64") }
+    }
+
+    var indexing: IndexDaemon.ContentIndexing? {
+        noContent ? nil : IndexDaemon.ContentIndexing(workers: importWorkers)
+    }
+
+    /// The same choice for `mdq daemon run`.
+    var arguments: [String] {
+        noContent ? ["--no-content"] : ["--import-workers", String(importWorkers)]
     }
 }
 

@@ -101,12 +101,6 @@ struct FindCommand: ParsableCommand {
         guard scope.excludesOnlyExactNames else {
             throw ValidationError("--exclude globs apply to one-shot queries; --live takes exact folder names")
         }
-        let imported = predicate.importedAttributes.map(\.rawValue).sorted()
-        guard imported.isEmpty else {
-            throw ValidationError(
-                "--live cannot test \(imported.joined(separator: ", ")) yet: attributes read from inside files "
-                    + "are searched one-shot only (drop --live)")
-        }
         // Served by the index daemon when one runs: no crawl, no watch here.
         var source = MetadataQuery.Source.inProcess
         var requests = scope.daemonRequests
@@ -124,6 +118,12 @@ struct FindCommand: ParsableCommand {
                     Diagnostics.warn(error.message + "; watching here instead")
                 }
             }
+        }
+        let imported = predicate.importedAttributes.map(\.rawValue).sorted()
+        if case .inProcess = source, !imported.isEmpty {
+            throw ValidationError(
+                "--live cannot test \(imported.joined(separator: ", ")) without the index daemon: attributes read "
+                    + "from inside files are kept live by it (mdq daemon start; mdq index add DIR), or drop --live")
         }
         if case .inProcess = source {
             // Fail like a one-shot query on a missing scope, before going live.

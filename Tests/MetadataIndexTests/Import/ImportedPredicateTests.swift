@@ -106,8 +106,8 @@ struct ImportedPredicateTests {
         #expect(!MetadataAttribute.title.isList)
     }
 
-    /// A live query cannot read inside files yet: it says so instead of
-    /// matching nothing.
+    /// A live query in a process that imports nothing (no daemon) says so
+    /// instead of matching nothing.
     @Test func aLiveQueryOnImportedAttributesSaysWhyItCannotRun() throws {
         let temp = try TemporaryDirectory()
         try temp.file("a.txt", contents: "words")
@@ -118,7 +118,7 @@ struct ImportedPredicateTests {
         #expect(query.start())
         #expect(recorder.waitForFinish())
         #expect(query.resultCount == 0)
-        #expect(query.errors.contains { $0.message.contains("live queries cannot test kMDItemTextContent") })
+        #expect(query.errors.contains { $0.message.contains("live queries in this process cannot test kMDItemTextContent") })
         query.stop()
     }
 }

@@ -1,0 +1,365 @@
+import Foundation
+import SystemPackage
+
+/// Keeps a live engine's files imported: what the importers read from
+/// inside each file, in an `ImportStore`, so live queries and the daemon's
+/// answers can test imported attributes (`kMDItemTextContent`,
+/// `kMDItemPixelWidth`, ...) as they test names.
+///
+/// - A file created or modified is imported once it has settled (no change
+///   for `settle`), in the worker pool (low priority, bounded); when the
+///   import lands, the engine re-tests the file against every subscription,
+///   which then hears `added`, `changed` or `removed`.
+/// - The store is keyed by device and inode: a rename keeps the import (its
+///   stamp, modification time and size, is unchanged, so nothing is read
+///   again); a deleted file's import is dropped with it.
+/// - A file whose import failed keeps its failure, and is not retried until
+///   it changes; a worker that could not start is retried later.
+/// - `reconcile` compares the store with the index (after a scope is
+///   gathered, and at start): imports missing or stale ones, drops those of
+///   files no longer indexed.
+///
+/// Thread-safe. The engine calls `noteChanges` and `values` under its lock;
+/// the indexer's own thread never holds its lock while taking the engine's.
+package final class ContentIndexer: Sendable {
+    package struct Configuration: Sendable {
+        /// How long a file must be left alone before it is imported.
+        package var settle: Duration = .milliseconds(400)
+        /// Files imported between two looks at the queue.
+        package var batch: Int = 64
+        /// Delay before a file whose worker could not start is tried again.
+        package var retry: Duration = .seconds(5)
+
+        package init() {}
+    }
+
+    package let store: ImportStore
+    let pool: ImportWorkerPool
+    let configuration: Configuration
+    private let log: @Sendable (String) -> Void
+    private let engine = Locked<LiveEngine?>(nil)
+    private let queue = ConditionLocked(Queue())
+
+    private struct Item {
+        var key: ImportStore.FileKey
+        var due: ContinuousClock.Instant
+    }
+
+    private struct Queue {
+        /// Files to import, by entry id, when they are due.
+        var due: [UInt32: Item] = [:]
+        /// Identities of files removed from the index, not yet dropped
+        /// from the store: their rows are hidden meanwhile (the inode may
+        /// be reused by a new file at once).
+        var removed: Set<ImportStore.FileKey> = []
+        var reconcile = false
+        /// Bumped whenever files are queued, so the thread recomputes when
+        /// the next one is due.
+        var queued = 0
+        var importing = 0
+        var stopping = false
+        var stopped = false
+        /// Imports stored since the indexer started.
+        var imported = 0
+    }
+
+    /// - Parameters:
+    ///   - store: where imports are kept.
+    ///   - pool: the workers that import.
+    ///   - log: receives a line when the store cannot be written.
+    package init(
+        store: ImportStore, pool: ImportWorkerPool, configuration: Configuration = Configuration(),
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.store = store
+        self.pool = pool
+        self.configuration = configuration
+        self.log = log
+    }
+
+    /// Starts importing for `engine`: from now on it tells the indexer
+    /// what changed, and its queries read the store. Reconciles at once.
+    ///
+    /// - Throws: `MetadataError.watcherUnavailable` when the indexer's
+    ///   thread cannot start.
+    package func attach(to engine: LiveEngine) throws(MetadataError) {
+        self.engine.withLock { $0 = engine }
+        engine.state.withLock { s in
+            s.content = self
+            s.index.collectsRemovedFiles = true
+        }
+        queue.mutateAndBroadcast { $0.reconcile = true }
+        let started = WorkerThreads.start(name: "mdq-content") { [self] in run() }
+        if started == nil {
+            detach()
+            throw MetadataError.watcherUnavailable("cannot start the content indexer's thread (the thread limit)")
+        }
+    }
+
+    /// Stops importing (imports under way finish) and lets go of the engine.
+    package func stop() {
+        queue.mutateAndBroadcast { $0.stopping = true }
+        queue.wait(until: { $0.stopped }, deadline: .now + .seconds(30)) { _ in }
+        detach()
+    }
+
+    private func detach() {
+        if let engine = engine.withLock({ e -> LiveEngine? in defer { e = nil }; return e }) {
+            engine.state.withLock { s in
+                s.content = nil
+                s.index.collectsRemovedFiles = false
+            }
+        }
+    }
+
+    /// Files waiting to be imported or being imported.
+    package var pendingCount: Int {
+        queue.withLock { $0.due.count + $0.importing + ($0.reconcile ? 1 : 0) }
+    }
+
+    /// Imports stored since the indexer started.
+    package var importedCount: Int { queue.withLock { $0.imported } }
+
+    /// Asks for the store to be compared with the index again (a scope was
+    /// added and gathered).
+    package func requestReconcile() {
+        queue.mutateAndBroadcast { $0.reconcile = true }
+    }
+
+    // MARK: Called by the engine, under its lock
+
+    /// Queues the files of a batch of changes (created, modified, renamed:
+    /// a rename settles to nothing to do) and forgets removed ones.
+    func noteChanges(_ changes: IndexChanges, removedFiles: [ImportStore.FileKey], index: FileIndex) {
+        let due = ContinuousClock.now + configuration.settle
+        var items: [(UInt32, Item)] = []
+        for id in changes.added.union(changes.changed) where !changes.removed.contains(id) {
+            guard let key = index.fileKey(of: EntryID(id)), let stamp = index.fileStamp(of: EntryID(id)) else {
+                continue
+            }
+            // Renamed, its attributes changed, or just re-tested after its
+            // import landed: nothing new to read.
+            if store.record(for: key)?.stamp == stamp { continue }
+            items.append((id, Item(key: key, due: due)))
+        }
+        guard !items.isEmpty || !removedFiles.isEmpty else { return }
+        queue.mutateAndBroadcast { q in
+            for (id, item) in items { q.due[id] = item }
+            for id in changes.removed { q.due[id] = nil }
+            q.queued &+= 1
+            q.removed.formUnion(removedFiles)
+            // A key removed and then given to a new file in the same batch
+            // is the new file's: its row goes (it was the old file's), and
+            // the new file is imported.
+        }
+    }
+
+    /// The stored values of a file, with its text when `text` is asked for;
+    /// nil when it was never imported (or its row awaits removal).
+    func values(for key: ImportStore.FileKey, text: Bool) -> ImportedValues? {
+        if queue.withLock({ $0.removed.contains(key) }) { return nil }
+        guard let record = store.record(for: key) else { return nil }
+        var values = record.values
+        if let sniffed = record.sniffedType { values[.sniffedContentType] = .text(Array(sniffed.utf8)) }
+        if let failure = record.failure { values[.importError] = .text(Array(failure.utf8)) }
+        if text, let body = store.text(for: key) { values[.textContent] = .text(Array(body.utf8)) }
+        return values
+    }
+
+    // MARK: The indexer's thread
+
+    private enum Work {
+        case stop
+        case drop(Set<ImportStore.FileKey>)
+        case reconcile
+        case imports([(UInt32, ImportStore.FileKey)])
+    }
+
+    private func run() {
+        while true {
+            let (next, seen) = queue.withLock { q in (q.due.values.map(\.due).min(), q.queued) }
+            let work = queue.wait(
+                until: { q in
+                    q.stopping || !q.removed.isEmpty || q.reconcile || q.queued != seen
+                        || q.due.values.contains { $0.due <= .now }
+                },
+                deadline: next
+            ) { q -> Work? in
+                if q.stopping {
+                    q.stopped = true
+                    return .stop
+                }
+                if !q.removed.isEmpty { return .drop(q.removed) }
+                if q.reconcile {
+                    q.reconcile = false
+                    q.importing += 1
+                    return .reconcile
+                }
+                let now = ContinuousClock.now
+                let ready = q.due.filter { $0.value.due <= now }.keys.sorted().prefix(configuration.batch)
+                guard !ready.isEmpty else { return nil }
+                let taken = ready.map { ($0, q.due[$0]!.key) }
+                for id in ready { q.due[id] = nil }
+                q.importing += taken.count
+                return .imports(taken)
+            }
+            switch work {
+            case .stop?:
+                queue.mutateAndBroadcast { _ in }
+                return
+            case .drop(let keys)?:
+                do {
+                    try store.remove(Array(keys))
+                    queue.withLock { $0.removed.subtract(keys) }
+                } catch {
+                    log("warning: \(error.description)")
+                    queue.withLock { $0.removed.subtract(keys) }
+                }
+            case .reconcile?:
+                reconcile()
+                queue.mutateAndBroadcast { $0.importing -= 1 }
+            case .imports(let items)?:
+                importFiles(items)
+            case nil:
+                continue
+            }
+        }
+    }
+
+    /// Imports files whose stored stamp is not theirs, then stores the
+    /// imports of files still as they were, and has the engine re-test them.
+    private func importFiles(_ items: [(UInt32, ImportStore.FileKey)]) {
+        guard let engine = engine.withLock({ $0 }) else { return }
+        // Where each file is and what it looks like now; files gone, moved
+        // to another identity or already imported at this stamp drop out.
+        let facts = engine.fileFacts(items.map(\.0)).filter { fact in
+            items.contains { $0.0 == fact.id && $0.1 == fact.key }
+                && store.record(for: fact.key)?.stamp != fact.stamp
+        }
+        let skipped = items.count - facts.count
+        if skipped > 0 { queue.mutateAndBroadcast { $0.importing -= skipped } }
+        guard !facts.isEmpty else { return }
+        var reports = [ImportReport?](repeating: nil, count: facts.count)
+        reports.withUnsafeMutableBufferPointer { buffer in
+            let out = UnsafeSendable(buffer)
+            DispatchQueue.concurrentPerform(iterations: min(pool.configuration.workers, facts.count)) { lane in
+                var i = lane
+                while i < facts.count {
+                    out.value[i] = pool.importFile(at: FilePath.fromBytes(facts[i].path))
+                    i += pool.configuration.workers
+                }
+            }
+        }
+        // Only imports of files still at the stamp they were read at: a
+        // file changed meanwhile is queued again by that change.
+        let current = Dictionary(
+            engine.fileFacts(facts.map(\.id)).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var landed: [(key: ImportStore.FileKey, stamp: ImportStore.Stamp, report: ImportReport)] = []
+        var ids: [UInt32] = []
+        var retry: [(UInt32, ImportStore.FileKey)] = []
+        for (fact, report) in zip(facts, reports) {
+            guard let report, let now = current[fact.id], now.key == fact.key, now.stamp == fact.stamp else { continue }
+            if report.failure?.isTransient == true {
+                retry.append((fact.id, fact.key))
+                continue
+            }
+            landed.append((fact.key, fact.stamp, report))
+            ids.append(fact.id)
+        }
+        do {
+            try store.save(landed)
+        } catch {
+            log("warning: \(error.description)")
+            ids = []
+        }
+        queue.mutateAndBroadcast { q in
+            q.importing -= facts.count
+            q.imported += ids.count
+            let later = ContinuousClock.now + configuration.retry
+            for (id, key) in retry where q.due[id] == nil { q.due[id] = Item(key: key, due: later) }
+            q.queued &+= 1
+        }
+        if !ids.isEmpty { engine.importsLanded(ids) }
+    }
+
+    /// Queues every indexed file whose import is missing or stale; drops
+    /// imports of files the index no longer has.
+    private func reconcile() {
+        guard let engine = engine.withLock({ $0 }) else { return }
+        let files = engine.allFileStamps()
+        let stored = store.stamps()
+        var indexed = Set<ImportStore.FileKey>()
+        indexed.reserveCapacity(files.count)
+        let now = ContinuousClock.now
+        var queued: [(UInt32, Item)] = []
+        for file in files {
+            indexed.insert(file.key)
+            if stored[file.key] != file.stamp { queued.append((file.id, Item(key: file.key, due: now))) }
+        }
+        let orphans = stored.keys.filter { !indexed.contains($0) }
+        if !orphans.isEmpty {
+            do {
+                try store.remove(orphans)
+            } catch {
+                log("warning: \(error.description)")
+            }
+        }
+        queue.mutateAndBroadcast { q in
+            for (id, item) in queued where q.due[id] == nil { q.due[id] = item }
+            q.queued &+= 1
+        }
+    }
+}
+
+/// A buffer handed to `concurrentPerform`'s lanes, each writing its own
+/// elements.
+private struct UnsafeSendable<T>: @unchecked Sendable {
+    let value: UnsafeMutableBufferPointer<T>
+    init(_ value: UnsafeMutableBufferPointer<T>) { self.value = value }
+}
+
+/// What the content indexer needs to know of an indexed file.
+struct IndexedFileFacts: Sendable {
+    var id: UInt32
+    var key: ImportStore.FileKey
+    var stamp: ImportStore.Stamp
+    var path: [UInt8]
+}
+
+extension LiveEngine {
+    /// The files among `ids` as they are in the index now (ids that are
+    /// gone or are not files are left out).
+    func fileFacts(_ ids: [UInt32]) -> [IndexedFileFacts] {
+        state.withLock { s in
+            ids.compactMap { id -> IndexedFileFacts? in
+                guard let key = s.index.fileKey(of: EntryID(id)), let stamp = s.index.fileStamp(of: EntryID(id)) else {
+                    return nil
+                }
+                return IndexedFileFacts(id: id, key: key, stamp: stamp, path: s.pathBytes(of: id))
+            }
+        }
+    }
+
+    /// Every indexed file's identity and stamp.
+    func allFileStamps() -> [(id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp)] {
+        state.withLock { s in
+            var files: [(id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp)] = []
+            for raw in 0..<UInt32(s.index.slotCount) {
+                guard let key = s.index.fileKey(of: EntryID(raw)), let stamp = s.index.fileStamp(of: EntryID(raw)) else {
+                    continue
+                }
+                files.append((raw, key, stamp))
+            }
+            return files
+        }
+    }
+
+    /// Imports of these files landed in the store: every subscription
+    /// re-tests them.
+    func importsLanded(_ ids: [UInt32]) {
+        state.withLock { s in
+            for id in ids where s.index.contains(EntryID(id)) { s.changes.changed.insert(id) }
+        }
+        publish()
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import Glibc
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+extension LiveSuites {
+    /// The daemon's content indexing: files imported as they settle, live
+    /// queries on what is inside them, the store kept equal to the index
+    /// across renames, deletions, restarts and damage.
+    @Suite(.serialized, .timeLimit(.minutes(3)))
+    struct ContentIndexingTests {
+        static let predicate = "kMDItemTextContent CONTAINS[c] 'invoice'"
+
+        /// A daemon importing with a short settle time (the worker beside
+        /// the test binary).
+        static func start(
+            _ paths: DaemonPaths, log: @escaping @Sendable (String) -> Void = { _ in }
+        ) throws -> IndexDaemon {
+            var content = IndexDaemon.ContentIndexing(workers: 2, settle: 0.05)
+            content.workerExecutable = ImportWorkerPool.Configuration.standard.executable
+            return try IndexDaemon.start(paths: paths, crawlThreads: 2, content: content, log: log)
+        }
+
+        static func waitUntil(_ timeout: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
+            let deadline = Date(timeIntervalSinceNow: timeout)
+            while Date() < deadline {
+                if try condition() { return true }
+                usleep(10_000)
+            }
+            return try condition()
+        }
+
+        /// The files a fresh crawl that imports every file finds for
+        /// `predicate`.
+        static func fresh(_ tree: FilePath, _ predicate: String = predicate) throws -> Set<String> {
+            let found = try freshItems(roots: [CrawlRoot(path: tree)], MetadataPredicate(predicate))
+            return Set(found.keys.map { String(decoding: $0, as: UTF8.self) })
+        }
+
+        /// What the daemon answers (one-shot) for `predicate` over `tree`.
+        static func answered(_ paths: DaemonPaths, _ tree: FilePath, _ predicate: String = predicate) throws -> Set<
+            String
+        > {
+            let answer = try DaemonClient.connect(paths).query(
+                Array(predicate.utf8), scopes: [ScopeRequest(path: tree, rules: ScopeRules())], output: .paths)
+            return Set(answer.paths.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
+        }
+
+        static func pending(_ paths: DaemonPaths) throws -> Int {
+            try DaemonClient.connect(paths).status().content?.pending ?? -1
+        }
+
+        static func write(_ path: FilePath, _ text: String) throws {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path.string))
+        }
+
+        /// Writes a new version beside the file and renames it over the
+        /// file, as editors save.
+        static func atomicSave(_ path: FilePath, _ text: String) throws {
+            let temporary = path.removingLastComponent().appending(".\(path.lastComponent!.string).tmp")
+            try write(temporary, text)
+            #expect(rename(temporary.string, path.string) == 0)
+        }
+
+        /// One-shot answers and status: what the daemon imported is
+        /// searched by content, with PDF text and page counts alike.
+        @Test func theDaemonAnswersOnWhatIsInsideFiles() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            try Self.write(tree.appending("a.txt"), "The INVOICE for March")
+            try Self.write(tree.appending("b.md"), "# Notes\nnothing to pay")
+            try Self.write(tree.appending("c.html"), "<p>in<b>voice</b> is split by markup: not a match</p>")
+            let fixtures = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
+                .appending("Fixtures/import")
+            #expect(copyfile(fixtures.appending("invoice.pdf"), tree.appending("scan.pdf")))
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try Self.start(paths)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+            let expected = try Self.fresh(tree)
+            #expect(expected == [tree.appending("a.txt").string, tree.appending("scan.pdf").string])
+            #expect(try Self.answered(paths, tree) == expected)
+            #expect(
+                try Self.answered(paths, tree, "kMDItemNumberOfPages == 2") == [tree.appending("scan.pdf").string])
+            let status = try DaemonClient.connect(paths).status()
+            #expect(status.content?.stored == 4)
+        }
+
+        /// A live query on text hears each create, edit, atomic save,
+        /// rename and delete once the import lands, and ends where a fresh
+        /// crawl does; its updates replay to its results; a rename is not
+        /// imported again.
+        @Test func aLiveContentQueryFollowsEdits() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            for i in 0..<20 {
+                try Self.write(tree.appending("doc-\(i).txt"), i % 4 == 0 ? "invoice \(i)" : "receipt \(i)")
+            }
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try Self.start(paths)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+            let query = MetadataQuery(source: .daemon(paths))
+            query.predicate = try MetadataPredicate(Self.predicate)
+            query.searchScopes = [.directory(tree)]
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            let initial = query.results
+            #expect(initial.count == 5)
+            func converged() -> Bool {
+                recorder.wait(timeout: 30) {
+                    guard let fresh = try? Self.fresh(tree) else { return false }
+                    return Set(query.results.map { String(decoding: $0.pathBytes, as: UTF8.self) }) == fresh
+                }
+            }
+            // Create, edit in place, atomic save, each way.
+            try Self.write(tree.appending("new.txt"), "an invoice appears")
+            try Self.write(tree.appending("doc-0.txt"), "paid")
+            try Self.atomicSave(tree.appending("doc-1.txt"), "Invoice, saved atomically")
+            try Self.atomicSave(tree.appending("doc-4.txt"), "no longer")
+            #expect(converged())
+            let importedBefore = daemon.content!.importedCount
+            #expect(rename(tree.appending("doc-8.txt").string, tree.appending("renamed.txt").string) == 0)
+            #expect(unlink(tree.appending("doc-12.txt").string) == 0)
+            #expect(converged())
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+            #expect(daemon.content!.importedCount == importedBefore, "a rename is not imported again")
+            query.deliveryQueue.sync {}
+            let (problems, _) = replay(recorder.deliveredUpdates, on: initial)
+            #expect(problems.isEmpty, "\(problems.prefix(5))")
+            #expect(query.errors.isEmpty)
+            query.stop()
+            // The deleted file's import is gone with it.
+            #expect(daemon.content!.store.count == 20)
+        }
+
+        /// A seeded storm of writes, atomic saves, renames and deletions
+        /// under a live content query converges to a fresh crawl, and the
+        /// store holds exactly the files on disk.
+        @Test(arguments: [3, 17])
+        func aStormConvergesToAFreshImport(seed: UInt64) throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try Self.start(paths)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            let query = MetadataQuery(source: .daemon(paths))
+            query.predicate = try MetadataPredicate(Self.predicate)
+            query.searchScopes = [.directory(tree)]
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            var random = SeededGenerator(seed: seed)
+            let words = ["invoice", "INVOICE due", "receipt", "notes", ""]
+            for _ in 0..<300 {
+                let name = tree.appending("f\(random.next() % 12).txt")
+                let other = tree.appending("f\(random.next() % 12).txt")
+                let text = words[Int(random.next() % UInt64(words.count))] + " \(random.next() % 1000)"
+                switch random.next() % 5 {
+                case 0, 1: try Self.write(name, text)
+                case 2: try Self.atomicSave(name, text)
+                case 3: _ = rename(name.string, other.string)
+                default: _ = unlink(name.string)
+                }
+                if random.next() % 8 == 0 { usleep(UInt32(random.next() % 3000)) }
+            }
+            let converged = recorder.wait(timeout: 30) {
+                guard (try? Self.pending(paths)) == 0, let fresh = try? Self.fresh(tree) else { return false }
+                return Set(query.results.map { String(decoding: $0.pathBytes, as: UTF8.self) }) == fresh
+            }
+            #expect(converged)
+            query.deliveryQueue.sync {}
+            let (problems, _) = replay(recorder.deliveredUpdates, on: [])
+            #expect(problems.isEmpty, "\(problems.prefix(5))")
+            let onDisk = try FileManager.default.contentsOfDirectory(atPath: tree.string).filter { $0.hasSuffix(".txt") }
+            #expect(Self.waitUntil { daemon.content!.store.count == onDisk.count })
+            query.stop()
+        }
+
+        /// After a restart the store is checked against the index: files
+        /// deleted while the daemon was down are dropped, files changed are
+        /// imported again, new files are imported.
+        @Test func aRestartChecksTheStoreAgainstTheDisk() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            try Self.write(tree.appending("keep.txt"), "invoice kept")
+            try Self.write(tree.appending("gone.txt"), "invoice deleted while down")
+            try Self.write(tree.appending("edit.txt"), "nothing yet")
+            let paths = IndexDaemonTests.paths(temp)
+            do {
+                let daemon = try Self.start(paths)
+                _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+                #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+                #expect(try Self.answered(paths, tree).count == 2)
+                daemon.stop()
+            }
+            #expect(unlink(tree.appending("gone.txt").string) == 0)
+            try Self.write(tree.appending("edit.txt"), "now an invoice, edited while down")
+            try Self.write(tree.appending("new.txt"), "invoice made while down")
+            let daemon = try Self.start(paths)
+            defer { daemon.stop() }
+            #expect(
+                try Self.waitUntil {
+                    try Self.pending(paths) == 0 && Self.answered(paths, tree) == Self.fresh(tree)
+                })
+            #expect(try Self.answered(paths, tree).count == 3)
+            #expect(Self.waitUntil { daemon.content!.store.count == 3 })
+        }
+
+        /// A store that is not a database is discarded with one log line and
+        /// rebuilt; the daemon answers as before.
+        @Test func aDamagedStoreIsRebuilt() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            try Self.write(tree.appending("a.txt"), "invoice")
+            let paths = IndexDaemonTests.paths(temp)
+            do {
+                let daemon = try Self.start(paths)
+                _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+                #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+                daemon.stop()
+            }
+            for suffix in ["-wal", "-shm"] { unlink(paths.contentStore.string + suffix) }
+            try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: paths.contentStore.string))
+            let lines = Locked<[String]>([])
+            let daemon = try Self.start(paths) { line in lines.withLock { $0.append(line) } }
+            defer { daemon.stop() }
+            #expect(lines.withLock { $0.contains { $0.contains("discarded") } })
+            #expect(
+                try Self.waitUntil {
+                    try Self.pending(paths) == 0 && Self.answered(paths, tree) == [tree.appending("a.txt").string]
+                })
+        }
+
+        /// Without content indexing the daemon says it cannot answer, so
+        /// clients read the files themselves.
+        @Test func withoutContentIndexingTheDaemonSaysSo() throws {
+            let temp = try TemporaryDirectory()
+            let (daemon, tree, paths) = try IndexDaemonTests.indexingDaemon(temp)
+            defer { daemon.stop() }
+            #expect(try DaemonClient.connect(paths).status().content == nil)
+            do {
+                _ = try Self.answered(paths, tree)
+                Issue.record("answered without content indexing")
+            } catch {
+                #expect((error as? MetadataError)?.message.contains("content indexing is off") == true, "\(error)")
+            }
+        }
+    }
+}
+
+/// Copies a file; false when it cannot.
+private func copyfile(_ from: FilePath, _ to: FilePath) -> Bool {
+    (try? FileManager.default.copyItem(atPath: from.string, toPath: to.string)) != nil
+}
