@@ -1,6 +1,6 @@
 import MetadataIndex
-import SystemPackage
 import Synchronization
+import SystemPackage
 
 /// A one-shot search answered by the index daemon, printed as a crawl of
 /// the same scopes would print it (the same lines, the same JSON).

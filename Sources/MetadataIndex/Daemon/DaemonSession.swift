@@ -159,7 +159,8 @@ final class DaemonSession: Sendable {
             // Without content indexing the index keeps names and stat data
             // only: the client reads inside the files itself.
             throw ProtocolError(
-                code: "not-covered", message: "the daemon does not index what is inside files (content indexing is off)")
+                code: "not-covered", message: "the daemon does not index what is inside files (content indexing is off)"
+            )
         }
         var scopes: [ScopeRequest] = []
         if let list = request["scopes"]?.array {

@@ -104,7 +104,9 @@ package final class ContentIndexer: Sendable {
     }
 
     private func detach() {
-        if let engine = engine.withLock({ e -> LiveEngine? in defer { e = nil }; return e }) {
+        if let engine = engine.withLock({ e -> LiveEngine? in
+            defer { e = nil }; return e
+        }) {
             engine.state.withLock { s in
                 s.content = nil
                 s.index.collectsRemovedFiles = false
@@ -345,7 +347,8 @@ extension LiveEngine {
         state.withLock { s in
             var files: [(id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp)] = []
             for raw in 0..<UInt32(s.index.slotCount) {
-                guard let key = s.index.fileKey(of: EntryID(raw)), let stamp = s.index.fileStamp(of: EntryID(raw)) else {
+                guard let key = s.index.fileKey(of: EntryID(raw)), let stamp = s.index.fileStamp(of: EntryID(raw))
+                else {
                     continue
                 }
                 files.append((raw, key, stamp))

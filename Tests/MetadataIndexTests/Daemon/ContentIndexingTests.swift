@@ -181,7 +181,9 @@ extension LiveSuites {
             query.deliveryQueue.sync {}
             let (problems, _) = replay(recorder.deliveredUpdates, on: [])
             #expect(problems.isEmpty, "\(problems.prefix(5))")
-            let onDisk = try FileManager.default.contentsOfDirectory(atPath: tree.string).filter { $0.hasSuffix(".txt") }
+            let onDisk = try FileManager.default.contentsOfDirectory(atPath: tree.string).filter {
+                $0.hasSuffix(".txt")
+            }
             #expect(Self.waitUntil { daemon.content!.store.count == onDisk.count })
             query.stop()
         }

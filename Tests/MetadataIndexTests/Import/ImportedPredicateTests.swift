@@ -118,7 +118,9 @@ struct ImportedPredicateTests {
         #expect(query.start())
         #expect(recorder.waitForFinish())
         #expect(query.resultCount == 0)
-        #expect(query.errors.contains { $0.message.contains("live queries in this process cannot test kMDItemTextContent") })
+        #expect(
+            query.errors.contains { $0.message.contains("live queries in this process cannot test kMDItemTextContent") }
+        )
         query.stop()
     }
 }
