@@ -86,6 +86,8 @@ extension LiveEngine {
         let limit = QueryLimit(seconds: record.budget)
         let whole = 16 * ChunkScanner.chunkSize
         var sliceLength = 64
+        // No full-text candidates here: imports landing between slices
+        // would be missed by a set looked up before them.
         var conflicts = ConflictCache()
         while true {
             let started = ContinuousClock.now
@@ -185,6 +187,7 @@ extension EngineState {
         var scan = IndexScan(index: index, predicate: record.predicate)
         scan.ubiquity = record.ubiquity
         scan.content = content
+        scan.candidates = content?.candidates(for: record.predicate)
         let limit = QueryLimit(seconds: record.budget)
         scan.limit = limit
         let matching = scan.matchingEntries()

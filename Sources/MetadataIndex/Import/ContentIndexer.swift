@@ -168,6 +168,12 @@ package final class ContentIndexer: Sendable {
         return values
     }
 
+    /// The files that may match `predicate`, from the full-text index, for
+    /// a whole scan; nil when it cannot narrow the predicate.
+    func candidates(for predicate: CompiledPredicate) -> Set<ImportStore.FileKey>? {
+        predicate.textPrefilter.flatMap { store.candidates($0) }
+    }
+
     // MARK: The indexer's thread
 
     private enum Work {

@@ -134,6 +134,7 @@ package final class ImportStore: Sendable {
                 UNIQUE(device, inode));
             CREATE VIRTUAL TABLE IF NOT EXISTS content USING fts5(
                 body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+            CREATE VIRTUAL TABLE IF NOT EXISTS content_vocabulary USING fts5vocab(content, 'row');
             PRAGMA user_version = \(schemaVersion);
             """)
         return try Connection(database)
@@ -287,6 +288,52 @@ package final class ImportStore: Sendable {
             } catch {
                 throw MetadataError.persistence("text search failed: \(error)", path: path)
             }
+        }
+    }
+
+    /// The files that may match a predicate on the text (a superset; see
+    /// `TextPrefilter`); nil when the index cannot narrow it (a run of
+    /// letters inside more than `vocabularyLimit` distinct words).
+    func candidates(_ filter: TextPrefilter, vocabularyLimit: Int = 4096) -> Set<FileKey>? {
+        switch filter {
+        case .word(let word, let prefix):
+            let quoted = "\"" + String(decoding: word, as: UTF8.self) + "\"" + (prefix ? " *" : "")
+            return try? Set(filesMatching(text: quoted))
+        case .substring(let run):
+            guard let terms = vocabulary(containing: run, limit: vocabularyLimit) else { return nil }
+            if terms.isEmpty { return [] }
+            let query = terms.map { "\"" + $0 + "\"" }.joined(separator: " OR ")
+            return try? Set(filesMatching(text: query))
+        case .all(let parts):
+            var result: Set<FileKey>?
+            for part in parts {
+                guard let found = candidates(part, vocabularyLimit: vocabularyLimit) else { continue }
+                result = result.map { $0.intersection(found) } ?? found
+                if result?.isEmpty == true { break }
+            }
+            return result
+        case .any(let parts):
+            var result = Set<FileKey>()
+            for part in parts {
+                guard let found = candidates(part, vocabularyLimit: vocabularyLimit) else { return nil }
+                result.formUnion(found)
+            }
+            return result
+        }
+    }
+
+    /// The indexed words holding `run`; nil past `limit` of them.
+    private func vocabulary(containing run: [UInt8], limit: Int) -> [String]? {
+        connection.withLock { c -> [String]? in
+            guard
+                let s = try? c.database.prepare(
+                    "SELECT term FROM content_vocabulary WHERE instr(term, ?1) > 0 LIMIT ?2")
+            else { return nil }
+            s.bind(1, text: String(decoding: run, as: UTF8.self))
+            s.bind(2, Int64(limit + 1))
+            var terms: [String] = []
+            while (try? s.step()) == true { terms.append(s.text(0)) }
+            return terms.count > limit ? nil : terms
         }
     }
 

@@ -24,7 +24,7 @@ struct CompiledPredicate: Sendable {
             case stringSet(StringSet)
             case regex(RegexMatcher)
             /// Strings, `[w]`: the pattern matches a run of whole words.
-            case words(NameMatcher)
+            case words(NameMatcher, WordSpans)
             /// Strings: `IN 'text'`, the value occurs in the text.
             case within(FoldedLiteral)
             /// Numbers: bounds (nil = open), inclusive flags.
@@ -74,12 +74,15 @@ struct CompiledPredicate: Sendable {
     /// The imported attributes the predicate reads (the importers asked
     /// for a file are only those filling them).
     let importedAttributes: Set<MetadataAttribute>
+    /// What the full-text index can rule out (a predicate on the text).
+    let textPrefilter: TextPrefilter?
 
     init(_ predicate: MetadataPredicate) {
         var requirements: SubjectRequirements = []
         program = Self.compile(predicate.node, requirements: &requirements)
         self.requirements = requirements
         importedAttributes = Self.importedAttributes(in: predicate.node)
+        textPrefilter = importedAttributes.contains(.textContent) ? TextPrefilter.of(predicate.node) : nil
     }
 
     private static func importedAttributes(in node: PredicateNode) -> Set<MetadataAttribute> {
@@ -188,7 +191,10 @@ struct CompiledPredicate: Sendable {
         case (.string, _, .string(let value)):
             guard let pattern = try? LikePattern.forOperator(c.op, value: value) else { return .constant(false) }
             let matcher = NameMatcher(pattern, options: options)
-            if c.options.contains(.wordBased) { return test(.words(matcher), negated: c.op == .notEqual) }
+            if c.options.contains(.wordBased) {
+                let spans = c.attribute == .textContent ? WordSpans.text(pattern: value) : WordSpans.name
+                return test(.words(matcher, spans), negated: c.op == .notEqual)
+            }
             return test(.pattern(matcher), negated: c.op == .notEqual)
         case (.number, _, _):
             func number(_ value: PredicateValue) -> Double? {

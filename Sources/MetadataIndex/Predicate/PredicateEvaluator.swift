@@ -159,7 +159,7 @@ final class PredicateEvaluator {
         case .suffixes(let matchers): return matchers.contains { match($0, text, isASCII: isASCII) }
         case .stringSet(let set): return contains(set, text, isASCII: isASCII)
         case .regex(let regex): return regex.matches(text)
-        case .words(let matcher): return matchesWords(matcher, text, isASCII: isASCII)
+        case .words(let matcher, let spans): return matchesWords(matcher, spans, text, isASCII: isASCII)
         case .within(let literal):
             let folder = folder(for: literal.options)
             folder.fold(text)
@@ -235,11 +235,17 @@ final class PredicateEvaluator {
 
     /// `[w]`: whether the pattern matches the text from some word start to
     /// some word end (so it may span several words, as `"I love*"w` does).
-    private func matchesWords(_ matcher: NameMatcher, _ text: UnsafeRawBufferPointer, isASCII: Bool) -> Bool {
-        WordBoundaries.find(in: text, starts: &wordStarts, ends: &wordEnds)
-        for start in wordStarts {
-            for end in wordEnds where end > start {
-                let span = UnsafeRawBufferPointer(rebasing: text[start..<end])
+    private func matchesWords(
+        _ matcher: NameMatcher, _ spans: WordSpans, _ text: UnsafeRawBufferPointer, isASCII: Bool
+    ) -> Bool {
+        WordBoundaries.find(
+            in: text, splitsCamelCase: spans.splitsCamelCase, starts: &wordStarts, ends: &wordEnds)
+        // Word i runs from starts[i] to ends[i]; a span of n words from
+        // starts[i] to ends[i + n - 1].
+        for i in wordStarts.indices {
+            let last = spans.maximumWords.map { min(wordEnds.count, i + $0) } ?? wordEnds.count
+            for j in i..<last {
+                let span = UnsafeRawBufferPointer(rebasing: text[wordStarts[i]..<wordEnds[j]])
                 if match(matcher, span, isASCII: isASCII) { return true }
             }
         }
@@ -256,13 +262,41 @@ final class PredicateEvaluator {
     }
 }
 
+/// Which runs of words a `[w]` test tries.
+///
+/// On names (short), any run: `MyReport` is `My` and `Report`, and the
+/// pattern may cover several words. On a file's text (up to a megabyte),
+/// words are runs of letters and digits only, as the full-text index
+/// tokenizes them (no split inside `camelCase`), and a run is at most as
+/// many words as the pattern has, so the test is linear in the text
+/// (`'invoice*'cdw` tries each word once, `'tax retu*'cdw` each pair).
+struct WordSpans: Hashable, Sendable {
+    var splitsCamelCase: Bool
+    /// The most words a run may have; nil for any.
+    var maximumWords: Int?
+
+    static let name = WordSpans(splitsCamelCase: true, maximumWords: nil)
+
+    /// For a pattern on text: as many words as the pattern holds (at least
+    /// one).
+    static func text(pattern: [UInt8]) -> WordSpans {
+        var starts: [Int] = []
+        var ends: [Int] = []
+        pattern.withUnsafeBytes { WordBoundaries.find(in: $0, splitsCamelCase: false, starts: &starts, ends: &ends) }
+        return WordSpans(splitsCamelCase: false, maximumWords: max(1, starts.count))
+    }
+}
+
 /// Where words start and end in a text, for mdfind's `w` modifier: a word
-/// is a run of letters and digits (with the marks that follow them); a new
-/// word also starts where a lower-case letter is followed by an upper-case
-/// one (`MyReport` is `My` and `Report`). Bytes that are not UTF-8 separate
-/// words.
+/// is a run of letters and digits (with the marks that follow them); with
+/// `splitsCamelCase`, a new word also starts where a lower-case letter is
+/// followed by an upper-case one (`MyReport` is `My` and `Report`). Bytes
+/// that are not UTF-8 separate words. `starts[i]` and `ends[i]` bound word
+/// i.
 enum WordBoundaries {
-    static func find(in text: UnsafeRawBufferPointer, starts: inout [Int], ends: inout [Int]) {
+    static func find(
+        in text: UnsafeRawBufferPointer, splitsCamelCase: Bool = true, starts: inout [Int], ends: inout [Int]
+    ) {
         starts.removeAll(keepingCapacity: true)
         ends.removeAll(keepingCapacity: true)
         var inWord = false
@@ -293,7 +327,7 @@ enum WordBoundaries {
             }
             if isMark && inWord {
                 // A combining mark belongs to the letter before it.
-            } else if isWord && (!inWord || (previousLower && isUpper)) {
+            } else if isWord && (!inWord || (splitsCamelCase && previousLower && isUpper)) {
                 if inWord { ends.append(i) }
                 starts.append(i)
                 inWord = true

@@ -28,6 +28,9 @@ struct IndexScan {
     /// Where imported attributes are read (the daemon's content indexer);
     /// nil: no entry has any.
     var content: ContentIndexer?
+    /// The files the full-text index says may match; nil: all may. Set it
+    /// from `content.candidates(for:)` for a whole scan.
+    var candidates: Set<ImportStore.FileKey>?
     /// The query's budget, made current on every scan thread (`MATCHES`
     /// consults it per name).
     var limit: QueryLimit?
@@ -82,13 +85,13 @@ struct IndexScan {
         let first = (slots?.lowerBound ?? 0) / ChunkScanner.chunkSize
         let workers = max(1, min(threads, chunks - first))
         let shared = SendableScan(
-            index: index, predicate: predicate, ubiquity: ubiquity, content: content, limit: limit, slots: slots,
-            body: body)
+            index: index, predicate: predicate, ubiquity: ubiquity, content: content, candidates: candidates,
+            limit: limit, slots: slots, body: body)
         WorkerThreads.run(count: workers) { worker in
             QueryLimit.withCurrent(shared.limit) {
                 let scanner = ChunkScanner(
                     index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity,
-                    content: shared.content)
+                    content: shared.content, candidates: shared.candidates)
                 var chunk = first + worker
                 while chunk < chunks {
                     if shared.limit?.isStopped == true { return }
@@ -107,6 +110,7 @@ private struct SendableScan: @unchecked Sendable {
     let predicate: CompiledPredicate
     let ubiquity: UbiquityContext?
     let content: ContentIndexer?
+    let candidates: Set<ImportStore.FileKey>?
     let limit: QueryLimit?
     let slots: Range<Int>?
     let body: (ChunkScanner, Int, Range<Int>?) -> Void
@@ -134,12 +138,13 @@ final class ChunkScanner {
 
     init(
         index: FileIndex, predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil,
-        content: ContentIndexer? = nil
+        content: ContentIndexer? = nil, candidates: Set<ImportStore.FileKey>? = nil
     ) {
         self.index = index
         self.predicate = predicate
         evaluator = predicate.makeEvaluator()
-        context = IndexSubject.Context.needed(by: predicate, ubiquity: ubiquity, content: content)
+        context = IndexSubject.Context.needed(
+            by: predicate, ubiquity: ubiquity, content: content, candidates: candidates)
     }
 
     deinit {
@@ -712,6 +717,9 @@ struct IndexSubject: PredicateSubject {
         guard let context, let content = context.content, let key = index.fileKey(of: EntryID(id)) else {
             return nil
         }
+        // Outside the full-text index's candidates the predicate cannot
+        // hold (its text tests are false without the text): no store read.
+        if let candidates = context.candidates, !candidates.contains(key) { return nil }
         return content.values(for: key, text: context.wantsText)
     }
 
@@ -742,29 +750,36 @@ struct IndexSubject: PredicateSubject {
         /// the text (the largest of them).
         let content: ContentIndexer?
         let wantsText: Bool
+        /// The files the full-text index says may match (nil: all may).
+        let candidates: Set<ImportStore.FileKey>?
         private var conflicts = ConflictCache()
         /// The last parent asked about and its children's ubiquity: entries
         /// are tested in id order, siblings mostly together.
         private var lastParent: UInt32?
         private var lastUbiquity: MetadataItem.Ubiquity?
 
-        init(ubiquity: UbiquityContext?, content: ContentIndexer? = nil, wantsText: Bool = false) {
+        init(
+            ubiquity: UbiquityContext?, content: ContentIndexer? = nil, wantsText: Bool = false,
+            candidates: Set<ImportStore.FileKey>? = nil
+        ) {
             self.ubiquity = ubiquity
             self.content = content
             self.wantsText = wantsText
+            self.candidates = candidates
         }
 
         /// A context for `predicate` when it reads what the index does not
         /// hold (ubiquity, conflict copies, imported attributes); nil when
         /// it does not.
         static func needed(
-            by predicate: CompiledPredicate, ubiquity: UbiquityContext?, content: ContentIndexer?
+            by predicate: CompiledPredicate, ubiquity: UbiquityContext?, content: ContentIndexer?,
+            candidates: Set<ImportStore.FileKey>? = nil
         ) -> Context? {
             guard !predicate.requirements.isDisjoint(with: [.ubiquity, .conflicts, .imported]) else { return nil }
             let imported = predicate.requirements.contains(.imported)
             return Context(
                 ubiquity: ubiquity, content: imported ? content : nil,
-                wantsText: predicate.importedAttributes.contains(.textContent))
+                wantsText: predicate.importedAttributes.contains(.textContent), candidates: candidates)
         }
 
         func ubiquity(of id: UInt32, in index: FileIndex) -> MetadataItem.Ubiquity? {

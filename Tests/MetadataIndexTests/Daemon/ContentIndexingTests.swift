@@ -243,6 +243,49 @@ extension LiveSuites {
                 })
         }
 
+        /// The full-text index only narrows: over texts with the awkward
+        /// cases (camelCase, hyphens, diacritics, digits, case, a word
+        /// inside a word), every predicate on the text answers through the
+        /// daemon what a crawl that reads every file answers.
+        @Test func theFullTextIndexNeverHidesAMatch() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            let words = [
+                "invoice", "INVOICE", "Invoicé", "myInvoice", "in-voice", "reinvoiced", "invoice2024", "2024",
+                "tax", "return", "Tax-Return", "taxreturn", "voice", "naïve", "NAIVE", "Straße", "x",
+            ]
+            var random = SeededGenerator(seed: 5)
+            for i in 0..<60 {
+                let text = (0..<(1 + Int(random.next() % 6))).map { _ in words[Int(random.next() % 17)] }
+                try Self.write(tree.appending("t\(i).txt"), text.joined(separator: i % 2 == 0 ? " " : ", "))
+            }
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try Self.start(paths)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+            let narrowed = [
+                "kMDItemTextContent LIKE[cdw] 'invoice*'", "kMDItemTextContent ==[cw] 'invoice'",
+                "kMDItemTextContent LIKE[w] 'Invoice*'", "kMDItemTextContent CONTAINS[c] 'voice'",
+                "kMDItemTextContent CONTAINS[cd] 'naive'", "kMDItemTextContent LIKE[c] '*voice*'",
+                "kMDItemTextContent CONTAINS 'INVOICE'",
+                "kMDItemTextContent LIKE[cdw] 'tax*' && kMDItemFSName LIKE 't1*'",
+                "kMDItemTextContent LIKE[cdw] 'tax*' || kMDItemTextContent CONTAINS[c] '2024'",
+                "kMDItemTextContent LIKE[cdw] 'return*' && NOT kMDItemTextContent CONTAINS[c] 'tax'",
+                "kMDItemTextContent BEGINSWITH[c] 'my'",
+            ]
+            let unnarrowed = [
+                "kMDItemTextContent LIKE[cdw] 'tax retu*'", "kMDItemTextContent CONTAINS[cd] 'strasse'",
+                "NOT kMDItemTextContent CONTAINS[c] 'invoice'", "kMDItemTextContent CONTAINS[c] 'in-voice'",
+            ]
+            for text in narrowed + unnarrowed {
+                let predicate = try MetadataPredicate(text)
+                #expect((CompiledPredicate(predicate).textPrefilter != nil) == narrowed.contains(text), "\(text)")
+                #expect(try Self.answered(paths, tree, text) == Self.fresh(tree, text), "\(text)")
+            }
+            #expect(try !Self.answered(paths, tree, "kMDItemTextContent LIKE[cdw] 'invoice*'").isEmpty)
+        }
+
         /// Without content indexing the daemon says it cannot answer, so
         /// clients read the files themselves.
         @Test func withoutContentIndexingTheDaemonSaysSo() throws {
