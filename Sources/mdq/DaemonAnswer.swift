@@ -14,6 +14,11 @@ struct DaemonAnswer {
     let output: OutputOptions
     /// `--budget`: seconds the daemon may spend (nil: its default).
     var budget: Double?
+    /// The query as typed when it is free text (not a predicate, not
+    /// `--name`): a daemon that indexes content searches its words in
+    /// names and text, ranked; otherwise `predicate` (a name search) is
+    /// asked.
+    var words: [UInt8]?
 
     /// Asks the daemon and prints its answer; false when the caller must
     /// crawl instead (no daemon, a scope it does not index, or it went
@@ -49,6 +54,11 @@ struct DaemonAnswer {
             return false
         }
         let requests = scope.isDefault ? nil : scope.daemonRequests
+        if let words, scope.daemonRules != nil, output.kinds == nil,
+            try answerWords(words, client: client, requests: requests)
+        {
+            return true
+        }
         if scope.daemonRules == nil {
             if required {
                 throw MetadataError.daemon(
@@ -102,6 +112,27 @@ struct DaemonAnswer {
             } else {
                 OneShotSession.print(items, output: output)
             }
+        }
+        return true
+    }
+
+    /// Answers free text from a daemon that indexes content: the words in
+    /// names or text, ranked (names holding every word first, then the
+    /// most recently modified). False when the daemon does not index
+    /// content (the caller then asks for a name search).
+    private func answerWords(_ words: [UInt8], client: DaemonClient, requests: [ScopeRequest]?) throws -> Bool {
+        let mode: OneShotOutput = output.count ? .count : .entries
+        let answer: DaemonClient.Answer
+        do {
+            answer = try client.query(
+                words, syntax: "words", scopes: requests, rules: scope.daemonRules, output: mode, budget: budget)
+        } catch {
+            if error.code == .tooExpensive || error.code == .querySyntax { throw error }
+            return false
+        }
+        Self.print(answer, mode: mode, nullTerminated: output.nullTerminated) {
+            let items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
+            OneShotSession.print(MetadataPredicate.rankWords(items, text: words), output: output, ranked: true)
         }
         return true
     }

@@ -49,6 +49,11 @@ enum DaemonFastPath {
             return
         }
         DaemonAnswer.exitOnInterrupt()
+        if let query, CommandLineQuery.isFreeText(raw.bytes(for: query)) {
+            // Free text: a daemon that indexes content searches names and
+            // text, ranked (else the name search below).
+            answerWords(raw.bytes(for: query), count: count, nullTerminated: nullTerminated, hidden: hidden)
+        }
         guard let client = try? DaemonClient.connect() else { return }
         let mode: OneShotOutput = count ? .count : .paths
         let answer: DaemonClient.Answer
@@ -67,6 +72,34 @@ enum DaemonFastPath {
             return
         }
         DaemonAnswer.print(answer, mode: mode, nullTerminated: nullTerminated)
+        ProcessExit.exit(0)
+    }
+
+    /// Answers free text from a content-indexing daemon and exits; returns
+    /// when the daemon does not index content (or is not there).
+    private static func answerWords(_ text: [UInt8], count: Bool, nullTerminated: Bool, hidden: Bool) {
+        guard let client = try? DaemonClient.connect() else { return }
+        let mode: OneShotOutput = count ? .count : .entries
+        let answer: DaemonClient.Answer
+        do {
+            answer = try client.query(
+                text, syntax: "words", scopes: nil, rules: ScopeRules(includeHidden: hidden), output: mode)
+        } catch {
+            if error.code == .tooExpensive {
+                Diagnostics.error(error.description)
+                ProcessExit.exit(1)
+            }
+            return
+        }
+        DaemonAnswer.print(answer, mode: mode, nullTerminated: nullTerminated) {
+            let items = answer.entries.map { MetadataItem(daemonEntry: $0, container: nil) }
+            var out: [UInt8] = []
+            for item in MetadataPredicate.rankWords(items, text: text) {
+                out += item.pathBytes
+                out.append(nullTerminated ? 0 : 0x0A)
+            }
+            StandardOutput.write(out)
+        }
         ProcessExit.exit(0)
     }
 

@@ -122,8 +122,12 @@ struct OneShotSession {
     /// threads), then by the sort keys, with `--attr` columns or as JSON, or
     /// counted per `--group`. Items from a crawl and from the index daemon
     /// print the same.
-    static func print(_ collected: [MetadataItem], output: OutputOptions) {
-        var items = inPathOrder(collected).sorted(by: output.sortDescriptors)
+    static func print(_ collected: [MetadataItem], output: OutputOptions, ranked: Bool = false) {
+        // Ranked results (a words search) keep their order unless --sort
+        // asks for another.
+        var items =
+            ranked && output.sortDescriptors.isEmpty
+            ? collected : inPathOrder(collected).sorted(by: output.sortDescriptors)
         if let limit = output.limit { items = Array(items.prefix(limit)) }
         var out: [UInt8] = []
         if let group = output.group {

@@ -15,8 +15,12 @@ struct MDQDaemonTests {
         let environment: [String: String]
         var process: Process?
 
-        init(_ temp: TemporaryDirectory, snapshotInterval: Double = 60) throws {
+        /// Options after `mdq daemon run` (`--no-content`).
+        let options: [String]
+
+        init(_ temp: TemporaryDirectory, snapshotInterval: Double = 60, options: [String] = []) throws {
             self.temp = temp
+            self.options = options
             environment = [
                 "MDQ_RUNTIME_DIR": temp.path.appending("run").string,
                 "MDQ_STATE_DIR": temp.path.appending("state").string,
@@ -33,7 +37,7 @@ struct MDQDaemonTests {
         func start(snapshotInterval: Double = 60) throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: MDQCommandTests.binary)
-            process.arguments = ["daemon", "run", "--snapshot-interval", String(snapshotInterval)]
+            process.arguments = ["daemon", "run", "--snapshot-interval", String(snapshotInterval)] + options
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let log = FileHandle(forWritingAtPath: try logFile()) ?? FileHandle.nullDevice
             log.seekToEndOfFile()

@@ -146,6 +146,15 @@ final class DaemonSession: Sendable {
             switch request["syntax"]?.string ?? "predicate" {
             case "predicate": predicate = try MetadataPredicate(formatBytes: text)
             case "spotlight": predicate = try MetadataPredicate(spotlightQueryBytes: text)
+            case "words":
+                // mdfind's free text, over names and text: only where the
+                // text is indexed (else the client searches names).
+                guard daemon.content != nil else {
+                    throw ProtocolError(
+                        code: "not-covered",
+                        message: "the daemon does not index what is inside files (content indexing is off)")
+                }
+                predicate = try MetadataPredicate.words(text)
             case let other: throw ProtocolError(code: "bad-request", message: "unknown syntax \"\(other)\"")
             }
         } catch let error as ProtocolError {

@@ -101,6 +101,35 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: `MetadataError` (`.querySyntax`) for a LIKE pattern ending
     ///   in a lone backslash.
+    /// mdfind's free text over names and what is inside files: every
+    /// whitespace-separated word is in the name (`CONTAINS[cd]`) or begins
+    /// a word of the file's text (`LIKE[cdw] 'word*'`). Wildcards in a word
+    /// are literal.
+    ///
+    /// - Throws: `MetadataError` `.querySyntax` for text with no word.
+    public static func words(_ text: [UInt8]) throws(MetadataError) -> MetadataPredicate {
+        let words = text.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }).map(Array.init)
+        guard !words.isEmpty else { throw MetadataError.syntax("the search has no word", offset: 0) }
+        let folded: StringCompareOptions = [.caseInsensitive, .diacriticInsensitive]
+        let parts = words.map { word -> PredicateNode in
+            var pattern: [UInt8] = []
+            for byte in word {
+                if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "\\") {
+                    pattern.append(UInt8(ascii: "\\"))
+                }
+                pattern.append(byte)
+            }
+            pattern.append(UInt8(ascii: "*"))
+            return .or([
+                .comparison(Comparison(attribute: .fsName, op: .contains, options: folded, value: .string(word))),
+                .comparison(
+                    Comparison(
+                        attribute: .textContent, op: .like, options: folded.union(.wordBased), value: .string(pattern))),
+            ])
+        }
+        return MetadataPredicate(node: parts.count == 1 ? parts[0] : .and(parts))
+    }
+
     public static func nameMatching(_ text: [UInt8]) throws(MetadataError) -> MetadataPredicate {
         let hasWildcard = text.contains(UInt8(ascii: "*")) || text.contains(UInt8(ascii: "?"))
         let op: ComparisonOperator = hasWildcard ? .like : .contains

@@ -26,6 +26,13 @@
 /// (unknown operator) and `FSName LIKE '*.png'` are parse errors, while
 /// `Bob's notes` and `report (1)` are names.
 package enum CommandLineQuery {
+    /// Whether `text` is free text, mdfind's words (not a predicate, not a
+    /// glob): a daemon that indexes content searches it in names and
+    /// text.
+    package static func isFreeText(_ text: [UInt8]) -> Bool {
+        !text.contains(UInt8(ascii: "*")) && !text.contains(UInt8(ascii: "?")) && !looksLikePredicate(text)
+    }
+
     /// Whether `text` is parsed as a predicate (see the type's rules).
     package static func looksLikePredicate(_ text: [UInt8]) -> Bool {
         let words = Word.split(text)

@@ -79,12 +79,14 @@ struct FindCommand: ParsableCommand {
         }
         var folders = self.query.folders
         let predicate: MetadataPredicate
+        var words: [UInt8]?
         if let name {
             if let query { folders.insert(query, at: 0) }
             predicate = try MetadataPredicate.nameMatching(raw.bytes(for: name))
         } else if let query {
             let text = query == "-" ? try Self.standardInput() : raw.bytes(for: query)
             predicate = try CommandLineQuery.predicate(text, spotlight: spotlight)
+            if !spotlight && CommandLineQuery.isFreeText(text) { words = text }
         } else {
             throw ValidationError("give a QUERY (a name, a glob or a predicate) or --name TEXT")
         }
@@ -93,7 +95,9 @@ struct FindCommand: ParsableCommand {
             try runLive(predicate: predicate, scope: resolved)
         }
         let budget = self.query.budget
-        if try DaemonAnswer(predicate: predicate, scope: resolved, output: output, budget: budget).run() { return }
+        if try DaemonAnswer(predicate: predicate, scope: resolved, output: output, budget: budget, words: words).run() {
+            return
+        }
         try OneShotSession(predicate: predicate, scope: resolved, output: output, budget: budget).run()
     }
 

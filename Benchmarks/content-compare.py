@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""mdq's content indexing beside Recoll, Tracker 3 and Baloo on one corpus
+(Benchmarks/make-content-corpus.py), one run, side by side.
+
+    Benchmarks/content-compare.py [--corpus DIR] [--files N] [--systems mdq,recoll,tracker,baloo]
+                                  [--out FILE] [--workers N]
+
+Per system: time to index everything, CPU seconds, peak RSS, store size
+(bytes, per file, share of the corpus), a rare-word and a common-word
+content query (median of 5 invocations of the command-line tool, wall
+clock), and freshness (from appending a new word to a file to the word
+being found). For mdq also: idle CPU over 10 s once importing is done, and
+the daemon's resident bytes per index entry.
+
+mdq is built in release mode and run as `mdq daemon run` with private
+state and runtime folders; the others run through
+Benchmarks/content_rivals.py (private HOME and D-Bus session each). The
+markdown table goes to --out (default: stdout).
+"""
+import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CLOCK = os.sysconf("SC_CLK_TCK")
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def proc_cpu(pid, children=True):
+    """User+system seconds of a process (and its reaped children)."""
+    try:
+        fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if children else 0)
+    return ticks / CLOCK
+
+
+def children_of(pid):
+    out = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = open("/proc/%s/stat" % entry).read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(entry))
+    return out
+
+
+def peak_rss(pid):
+    try:
+        for line in open("/proc/%d/status" % pid):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def median_time(args, env, runs=5):
+    times, out = [], ""
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = run(args, env=env)
+        times.append(time.perf_counter() - start)
+        out = result.stdout.strip()
+    return statistics.median(times), out
+
+
+def du(paths):
+    return sum(os.path.getsize(p) for p in paths if os.path.exists(p))
+
+
+def measure_mdq(corpus, manifest, workers):
+    subprocess.run(["swift", "build", "-c", "release", "--product", "mdq"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    subprocess.run(["swift", "build", "-c", "release", "--product", "mdq-import-worker"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    binary = os.path.join(ROOT, ".build/release/mdq")
+    work = tempfile.mkdtemp(prefix="mdq-content-")
+    env = dict(os.environ, MDQ_STATE_DIR=os.path.join(work, "state"), MDQ_RUNTIME_DIR=os.path.join(work, "run"))
+    for folder in ("state", "run"):
+        os.makedirs(os.path.join(work, folder), mode=0o700)
+    daemon = subprocess.Popen([binary, "daemon", "run", "--import-workers", str(workers)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "daemon.log"), "w"))
+
+    def status():
+        result = run([binary, "daemon", "status"], env=env)
+        return result.stdout if result.returncode == 0 else ""
+
+    while "mdq daemon: running" not in status():
+        time.sleep(0.05)
+    start = time.perf_counter()
+    run([binary, "index", "add", corpus], env=env)
+    worker_cpu, worker_rss = {}, 0
+    while True:
+        for child in children_of(daemon.pid):
+            worker_cpu[child] = proc_cpu(child)
+            worker_rss = max(worker_rss, peak_rss(child))
+        text = status()
+        if "none pending" in text:
+            break
+        time.sleep(0.1)
+    index_seconds = time.perf_counter() - start
+    cpu = proc_cpu(daemon.pid) + sum(worker_cpu.values())
+    daemon_rss = peak_rss(daemon.pid)
+    state = os.path.join(work, "state")
+    store = du([os.path.join(state, "content.sqlite" + s) for s in ("", "-wal", "-shm")])
+    # Idle: nothing changes for 10 s.
+    before = proc_cpu(daemon.pid, children=False)
+    time.sleep(10)
+    idle = proc_cpu(daemon.pid, children=False) - before
+    entries = 0
+    for line in status().splitlines():
+        if line.startswith("index:"):
+            entries = int(line.split()[1])
+    rare_word = "zq%dx" % manifest["text_files_indexes"][len(manifest["text_files_indexes"]) // 2]
+    query = lambda word: [binary, "--daemon", "--count", "kMDItemTextContent LIKE[cdw] '%s'" % word]
+    rare_seconds, rare_count = median_time(query(rare_word), env)
+    common_seconds, common_count = median_time(query(manifest["common_word"]), env)
+    # Freshness: a new word appended to a text file.
+    target = os.path.join(corpus, manifest["text_files"][0])
+    word = "freshzq%d" % int(time.time())
+    with open(target, "a") as f:
+        f.write("\n%s\n" % word)
+    written = time.perf_counter()
+    fresh = None
+    while time.perf_counter() - written < 60:
+        if run(query(word), env=env).stdout.strip() == "1":
+            fresh = time.perf_counter() - written
+            break
+        time.sleep(0.05)
+    with open(target, "rb") as f:
+        data = f.read()
+    with open(target, "wb") as f:
+        f.write(data[: data.rindex(("\n%s\n" % word).encode())])
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=120)
+    shutil.rmtree(work, ignore_errors=True)
+    return {
+        "system": "mdq", "version": run([binary, "--version"]).stdout.strip(),
+        "index_seconds": index_seconds, "cpu_seconds": cpu, "peak_rss_bytes": daemon_rss,
+        "worker_peak_rss_bytes": worker_rss, "store_bytes": store, "rare_query_seconds": rare_seconds,
+        "rare_results": int(rare_count or 0), "common_query_seconds": common_seconds,
+        "common_results": int(common_count or 0), "freshness_seconds": fresh, "idle_cpu_seconds": idle,
+        "entries": entries,
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", default="/tmp/mdq-content-corpus")
+    parser.add_argument("--files", type=int, default=10000)
+    parser.add_argument("--systems", default="mdq,recoll,tracker,baloo")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    if not os.path.exists(os.path.join(args.corpus, "MANIFEST.json")):
+        subprocess.run([sys.executable, os.path.join(HERE, "make-content-corpus.py"), args.corpus,
+                        "--files", str(args.files)], check=True)
+    manifest = json.load(open(os.path.join(args.corpus, "MANIFEST.json")))
+    manifest["text_files_indexes"] = sorted(int(p.rsplit("-", 1)[1].split(".")[0]) for p in manifest["text_files"])
+    systems = args.systems.split(",")
+    rows = []
+    if "mdq" in systems:
+        rows.append(measure_mdq(args.corpus, manifest, args.workers))
+        print(json.dumps(rows[-1]), file=sys.stderr)
+    rivals = [s for s in systems if s != "mdq"]
+    if rivals:
+        rare = "zq%dx" % manifest["text_files_indexes"][len(manifest["text_files_indexes"]) // 2]
+        work = tempfile.mkdtemp(prefix="mdq-rivals-")
+        result = run([sys.executable, os.path.join(HERE, "content_rivals.py"), "--corpus", args.corpus,
+                      "--work", work, "--systems", ",".join(rivals), "--rare", rare,
+                      "--common", manifest["common_word"], "--fresh-file", manifest["text_files"][0]])
+        for line in result.stdout.splitlines():
+            if line.startswith("{"):
+                rows.append(json.loads(line))
+                print(line, file=sys.stderr)
+        if result.returncode != 0:
+            print(result.stderr[-4000:], file=sys.stderr)
+    corpus_bytes, files = manifest["bytes"], manifest["files"]
+
+    def cell(value, unit=""):
+        if value is None:
+            return "n/a"
+        if isinstance(value, float):
+            return ("%.3f" % value if value < 1 else "%.1f" % value) + unit
+        return str(value) + unit
+
+    lines = [
+        "Corpus: %d files, %.1f MB (Benchmarks/make-content-corpus.py, seed %d); one run on %s."
+        % (files, corpus_bytes / 1e6, manifest["seed"], time.strftime("%Y-%m-%d")),
+        "",
+        "| system | index (s) | CPU (s) | peak RSS (MB) | store (MB) | store per file | store / corpus "
+        "| rare word (ms) | hits | common word (ms) | hits | modification → findable (s) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        store = row.get("store_bytes")
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            row["system"], cell(row.get("index_seconds")), cell(row.get("cpu_seconds")),
+            cell((row.get("peak_rss_bytes") or 0) / 1e6), cell(store / 1e6 if store else None),
+            "%d B" % (store / files) if store else "n/a", "%.1f %%" % (100 * store / corpus_bytes) if store else "n/a",
+            cell((row.get("rare_query_seconds") or 0) * 1000), cell(row.get("rare_results")),
+            cell((row.get("common_query_seconds") or 0) * 1000), cell(row.get("common_results")),
+            cell(row.get("freshness_seconds"))))
+    for row in rows:
+        if row.get("notes"):
+            lines.append("")
+            lines.append("%s: %s" % (row["system"], row["notes"]))
+    mdq = next((r for r in rows if r["system"] == "mdq"), None)
+    if mdq:
+        lines.append("")
+        lines.append("mdq: import workers' peak RSS %.1f MB; daemon CPU while idle for 10 s after importing: %.2f s; "
+                     "%d index entries." % (mdq["worker_peak_rss_bytes"] / 1e6, mdq["idle_cpu_seconds"], mdq["entries"]))
+    text = "\n".join(lines) + "\n"
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
