@@ -117,19 +117,30 @@ package final class DaemonClient {
 
     /// The indexed scopes and whether each is live.
     package func indexedScopes() throws(MetadataError) -> [(scope: ScopeRequest, live: Bool)] {
+        try indexedScopeList().map { ($0.scope, $0.live) }
+    }
+
+    /// The indexed scopes, whether each is live, and whether it is indexed
+    /// by name and stat data only.
+    package func indexedScopeList() throws(MetadataError) -> [(scope: ScopeRequest, live: Bool, namesOnly: Bool)] {
         _ = try send("index.list")
-        var result: [(ScopeRequest, Bool)] = []
+        var result: [(ScopeRequest, Bool, Bool)] = []
         for item in try response()["scopes"]?.array ?? [] {
-            if let scope = try? DaemonProtocol.scope(item) { result.append((scope, item["live"]?.bool ?? false)) }
+            if let scope = try? DaemonProtocol.scope(item) {
+                result.append((scope, item["live"]?.bool ?? false, item["content"]?.bool == false))
+            }
         }
         return result
     }
 
     /// Indexes a scope (the daemon crawls it before answering).
-    package func addScope(_ scope: ScopeRequest) throws(MetadataError) -> Int {
+    ///
+    /// - Parameter content: false to index names and stat data only
+    ///   (nothing inside the files is imported).
+    package func addScope(_ scope: ScopeRequest, content: Bool = true) throws(MetadataError) -> Int {
         var fields = JSONWriter()
         fields.key("scope")
-        DaemonProtocol.write(scope, to: &fields)
+        DaemonProtocol.write(scope, namesOnly: !content, to: &fields)
         _ = try send("index.add", fields.bytes)
         return Int(try response()["entries"]?.integer ?? 0)
     }
@@ -252,6 +263,8 @@ package struct DaemonStatus {
     /// since the daemon started, files in the store.
     package var content: (pending: Int, imported: Int, stored: Int)?
     package var scopes: [(scope: ScopeRequest, live: Bool)]
+    /// Scope folders indexed by name and stat data only.
+    package var namesOnlyScopes: Set<FilePath>
     package var problems: [String]
 
     init(_ value: JSONValue) {
@@ -270,6 +283,10 @@ package struct DaemonStatus {
         scopes = (value["scopes"]?.array ?? []).compactMap { item in
             (try? DaemonProtocol.scope(item)).map { ($0, item["live"]?.bool ?? false) }
         }
+        namesOnlyScopes = Set(
+            (value["scopes"]?.array ?? []).filter { $0["content"]?.bool == false }.compactMap {
+                try? DaemonProtocol.scope($0).path
+            })
         problems = (value["problems"]?.array ?? []).compactMap { $0["message"]?.string }
     }
 }

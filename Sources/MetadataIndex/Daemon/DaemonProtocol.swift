@@ -20,11 +20,16 @@ enum DaemonProtocol {
 
     /// `{"path":…,"hidden":…,"exclude":[…],"excludeChildren":[…]}`, with
     /// `"live":…` when `live` is given.
-    static func write(_ scope: ScopeRequest, live: Bool? = nil, to out: inout JSONWriter) {
+    static func write(_ scope: ScopeRequest, live: Bool? = nil, namesOnly: Bool = false, to out: inout JSONWriter) {
         out.raw("{")
         out.bytesField("path", scope.path.bytes)
         out.raw(",")
         writeRules(scope.rules, to: &out)
+        if namesOnly {
+            // Indexed by name and stat data only: nothing inside is imported.
+            out.field("content")
+            out.bool(false)
+        }
         if let live {
             out.field("live")
             out.bool(live)
@@ -34,11 +39,13 @@ enum DaemonProtocol {
 
     /// The daemon's indexed scopes, each with whether it is live, as a
     /// JSON array (`index.list` and `status`).
-    static func write(_ list: [(scope: ScopeRequest, live: Bool)], to out: inout JSONWriter) {
+    static func write(
+        _ list: [(scope: ScopeRequest, live: Bool)], namesOnly: Set<FilePath> = [], to out: inout JSONWriter
+    ) {
         out.raw("[")
         for (i, (scope, live)) in list.enumerated() {
             if i > 0 { out.raw(",") }
-            write(scope, live: live, to: &out)
+            write(scope, live: live, namesOnly: namesOnly.contains(scope.path), to: &out)
         }
         out.raw("]")
     }

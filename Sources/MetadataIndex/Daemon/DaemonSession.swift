@@ -66,7 +66,7 @@ final class DaemonSession: Sendable {
                 var out = JSONWriter()
                 DaemonProtocol.begin(id, &out)
                 out.key("scopes")
-                DaemonProtocol.write(daemon.scopeList, to: &out)
+                DaemonProtocol.write(daemon.scopeList, namesOnly: daemon.namesOnlyScopes, to: &out)
                 out.raw("}\n")
                 return send(out.bytes)
             case "index.add":
@@ -75,7 +75,7 @@ final class DaemonSession: Sendable {
                 }
                 let scope = try DaemonProtocol.scope(value)
                 do {
-                    try daemon.addScope(scope)
+                    try daemon.addScope(scope, content: value["content"]?.bool ?? true)
                 } catch {
                     throw ProtocolError(code: "scope", message: error.description)
                 }

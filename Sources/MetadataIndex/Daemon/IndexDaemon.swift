@@ -49,6 +49,10 @@ public final class IndexDaemon: Sendable {
     struct State {
         /// The indexed scopes and, once live, what keeps them so.
         var scopes: [ScopeRequest] = []
+        /// Scope folders indexed by name and stat data only (`mdq index
+        /// add --no-content`): nothing inside them is imported, unless a
+        /// scope deeper inside them asks for it.
+        var namesOnly: Set<FilePath> = []
         var retained: [ScopeRequest: RetainedScope] = [:]
         var snapshotWritten: Timestamp?
         var changesAtSnapshot = 0
@@ -110,13 +114,18 @@ public final class IndexDaemon: Sendable {
             if error.underlying != .noSuchFileOrDirectory { log("warning: \(error.description); crawling the scopes") }
             engine = try LiveEngine(crawlThreads: crawlThreads)
         }
-        let scopes = Self.readScopes(paths.scopes, log: log)
-        let content = contentIndexing.flatMap { Self.startContent($0, paths: paths, engine: engine, log: log) }
+        let (scopes, namesOnly) = Self.readScopes(paths.scopes, log: log)
+        let content = contentIndexing.flatMap {
+            Self.startContent(
+                $0, scopes: scopes.map { ($0.path, !namesOnly.contains($0.path)) }, paths: paths, engine: engine,
+                log: log)
+        }
         let daemon = IndexDaemon(
             paths: paths, engine: engine, listener: listener, lock: lock,
             requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, log: log)
         daemon.state.withLock { s in
             s.scopes = scopes
+            s.namesOnly = namesOnly
             s.snapshotWritten = written
         }
         // Scopes the snapshot holds are live at once (no crawl): answered
@@ -193,16 +202,23 @@ public final class IndexDaemon: Sendable {
     }
 
     /// Adds a scope to the indexed ones (crawling it now) and saves the list.
-    func addScope(_ scope: ScopeRequest) throws(MetadataError) {
-        let known = state.withLock { $0.scopes.contains(scope) }
+    func addScope(_ scope: ScopeRequest, content: Bool = true) throws(MetadataError) {
+        let (known, changed) = state.withLock { s -> (Bool, Bool) in
+            let changed = s.namesOnly.contains(scope.path) == content
+            if content { s.namesOnly.remove(scope.path) } else { s.namesOnly.insert(scope.path) }
+            return (s.scopes.contains(scope), changed)
+        }
         if !known {
             state.withLock { $0.scopes.append(scope) }
+        }
+        if !known || changed {
             try writeScopes()
+            updateContentScopes()
         }
         if state.withLock({ $0.retained[scope] == nil }) {
             let retained = try engine.retain(scope)
             state.withLock { $0.retained[scope] = retained }
-            content?.requestReconcile()
+            self.content?.requestReconcile()
         }
     }
 
@@ -210,7 +226,7 @@ public final class IndexDaemon: Sendable {
     /// line) when the workers or the store are not available, so the
     /// daemon serves names and stat data as before.
     private static func startContent(
-        _ options: ContentIndexing, paths: DaemonPaths, engine: LiveEngine,
+        _ options: ContentIndexing, scopes: [(FilePath, Bool)], paths: DaemonPaths, engine: LiveEngine,
         log: @escaping @Sendable (String) -> Void
     ) -> ContentIndexer? {
         var configuration = ImportWorkerPool.Configuration.standard
@@ -223,6 +239,7 @@ public final class IndexDaemon: Sendable {
             var settings = ContentIndexer.Configuration()
             settings.settle = .milliseconds(Int(options.settle * 1000))
             let indexer = ContentIndexer(store: store, pool: pool, configuration: settings, log: log)
+            indexer.setScopes(scopes)
             try indexer.attach(to: engine)
             log("content indexing on: \(options.workers) import worker(s), store \(paths.contentStore.string)")
             return indexer
@@ -238,14 +255,28 @@ public final class IndexDaemon: Sendable {
         let removed = state.withLock { s -> [RetainedScope] in
             let gone = s.scopes.filter { $0.path == normalized }
             s.scopes.removeAll { $0.path == normalized }
+            s.namesOnly.remove(normalized)
             return gone.compactMap { s.retained.removeValue(forKey: $0) }
         }
         for scope in removed { engine.release(scope) }
         try writeScopes()
+        updateContentScopes()
         return removed.count
     }
 
     /// The indexed scopes, and whether each is live yet.
+    /// Scope folders indexed without what is inside their files.
+    var namesOnlyScopes: Set<FilePath> { state.withLock { $0.namesOnly } }
+
+    /// Tells the content indexer which scopes import (it then drops what
+    /// it holds of the others).
+    private func updateContentScopes() {
+        guard let content else { return }
+        let scopes = state.withLock { s in s.scopes.map { ($0.path, !s.namesOnly.contains($0.path)) } }
+        content.setScopes(scopes)
+        content.requestReconcile()
+    }
+
     var scopeList: [(scope: ScopeRequest, live: Bool)] {
         state.withLock { s in s.scopes.map { ($0, s.retained[$0] != nil) } }
     }
@@ -253,9 +284,10 @@ public final class IndexDaemon: Sendable {
     private func writeScopes() throws(MetadataError) {
         var out = JSONWriter()
         out.raw("{\"version\":1,\"scopes\":[")
-        for (i, scope) in state.withLock({ $0.scopes }).enumerated() {
+        let (scopes, namesOnly) = state.withLock { ($0.scopes, $0.namesOnly) }
+        for (i, scope) in scopes.enumerated() {
             if i > 0 { out.raw(",") }
-            DaemonProtocol.write(scope, to: &out)
+            DaemonProtocol.write(scope, namesOnly: namesOnly.contains(scope.path), to: &out)
         }
         out.raw("]}\n")
         do {
@@ -267,19 +299,24 @@ public final class IndexDaemon: Sendable {
         }
     }
 
-    private static func readScopes(_ path: FilePath, log: (String) -> Void) -> [ScopeRequest] {
-        guard let bytes = try? readWholeFile(path, limit: 1 << 24) else { return [] }
+    private static func readScopes(_ path: FilePath, log: (String) -> Void) -> ([ScopeRequest], Set<FilePath>) {
+        guard let bytes = try? readWholeFile(path, limit: 1 << 24) else { return ([], []) }
         do {
             let value = try JSONValue.parse(bytes)
             guard let list = value["scopes"]?.array else {
                 throw ProtocolError(code: "bad-state", message: "no scopes")
             }
             var scopes: [ScopeRequest] = []
-            for item in list { scopes.append(try DaemonProtocol.scope(item)) }
-            return scopes
+            var namesOnly: Set<FilePath> = []
+            for item in list {
+                let scope = try DaemonProtocol.scope(item)
+                scopes.append(scope)
+                if item["content"]?.bool == false { namesOnly.insert(scope.path) }
+            }
+            return (scopes, namesOnly)
         } catch {
             log("warning: \(path.string) is unreadable (\(error)); starting with no indexed scopes")
-            return []
+            return ([], [])
         }
     }
 
@@ -372,7 +409,7 @@ public final class IndexDaemon: Sendable {
             out.double(Double(Timestamp.now.nanosecondsSinceEpoch - written.nanosecondsSinceEpoch) / 1e9)
         }
         out.field("scopes")
-        DaemonProtocol.write(scopes, to: &out)
+        DaemonProtocol.write(scopes, namesOnly: namesOnlyScopes, to: &out)
         out.field("problems")
         out.raw("[")
         for (i, problem) in engine.problems.enumerated() {

@@ -1,5 +1,5 @@
 import Foundation
-import SystemPackage
+package import SystemPackage
 
 /// Keeps a live engine's files imported: what the importers read from
 /// inside each file, in an `ImportStore`, so live queries and the daemon's
@@ -38,6 +38,8 @@ package final class ContentIndexer: Sendable {
     let configuration: Configuration
     private let log: @Sendable (String) -> Void
     private let engine = Locked<LiveEngine?>(nil)
+    /// The indexed scope folders and whether each imports, deepest first.
+    private let scopes = Locked<[(path: [UInt8], imports: Bool)]>([])
     private let queue = ConditionLocked(Queue())
 
     private struct Item {
@@ -114,6 +116,33 @@ package final class ContentIndexer: Sendable {
         }
     }
 
+    /// Says which scope folders import what is inside their files (`mdq
+    /// index add --no-content` makes one that does not): a file follows
+    /// the deepest scope holding it; files outside every scope import.
+    /// Call `requestReconcile` after a change, to import or drop what it
+    /// changed.
+    package func setScopes(_ list: [(FilePath, Bool)]) {
+        let sorted = list.map { (path: $0.0.lexicallyNormalized().bytes, imports: $0.1) }
+            .sorted { $0.path.count > $1.path.count }
+        scopes.withLock { $0 = sorted }
+    }
+
+    /// Whether some scope imports nothing (so paths must be checked).
+    private var excludes: Bool { scopes.withLock { $0.contains { !$0.imports } } }
+
+    /// Whether the file at `path` is imported.
+    private func imports(_ path: [UInt8]) -> Bool {
+        scopes.withLock { list in
+            for scope in list
+            where path.count > scope.path.count && path.starts(with: scope.path)
+                && (path[scope.path.count] == 0x2F || scope.path == [0x2F])
+            {
+                return scope.imports
+            }
+            return true
+        }
+    }
+
     /// Files waiting to be imported or being imported.
     package var pendingCount: Int {
         queue.withLock { $0.due.count + $0.importing + ($0.reconcile ? 1 : 0) }
@@ -135,6 +164,7 @@ package final class ContentIndexer: Sendable {
     func noteChanges(_ changes: IndexChanges, removedFiles: [ImportStore.FileKey], index: FileIndex) {
         let due = ContinuousClock.now + configuration.settle
         var items: [(UInt32, Item)] = []
+        let checksPaths = excludes
         for id in changes.added.union(changes.changed) where !changes.removed.contains(id) {
             guard let key = index.fileKey(of: EntryID(id)), let stamp = index.fileStamp(of: EntryID(id)) else {
                 continue
@@ -142,6 +172,7 @@ package final class ContentIndexer: Sendable {
             // Renamed, its attributes changed, or just re-tested after its
             // import landed: nothing new to read.
             if store.record(for: key)?.stamp == stamp { continue }
+            if checksPaths && !imports(index.path(of: EntryID(id)).bytes) { continue }
             items.append((id, Item(key: key, due: due)))
         }
         guard !items.isEmpty || !removedFiles.isEmpty else { return }
@@ -242,7 +273,7 @@ package final class ContentIndexer: Sendable {
         // to another identity or already imported at this stamp drop out.
         let facts = engine.fileFacts(items.map(\.0)).filter { fact in
             items.contains { $0.0 == fact.id && $0.1 == fact.key }
-                && store.record(for: fact.key)?.stamp != fact.stamp
+                && store.record(for: fact.key)?.stamp != fact.stamp && imports(fact.path)
         }
         let skipped = items.count - facts.count
         if skipped > 0 { queue.mutateAndBroadcast { $0.importing -= skipped } }
@@ -294,7 +325,7 @@ package final class ContentIndexer: Sendable {
     /// imports of files the index no longer has.
     private func reconcile() {
         guard let engine = engine.withLock({ $0 }) else { return }
-        let files = engine.allFileStamps()
+        let files = engine.allFileStamps(paths: excludes).filter { $0.path.map(imports) ?? true }
         let stored = store.stamps()
         var indexed = Set<ImportStore.FileKey>()
         indexed.reserveCapacity(files.count)
@@ -348,16 +379,18 @@ extension LiveEngine {
         }
     }
 
-    /// Every indexed file's identity and stamp.
-    func allFileStamps() -> [(id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp)] {
+    /// Every indexed file's identity and stamp, and its path when asked.
+    func allFileStamps(paths: Bool) -> [(
+        id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp, path: [UInt8]?
+    )] {
         state.withLock { s in
-            var files: [(id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp)] = []
+            var files: [(id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp, path: [UInt8]?)] = []
             for raw in 0..<UInt32(s.index.slotCount) {
                 guard let key = s.index.fileKey(of: EntryID(raw)), let stamp = s.index.fileStamp(of: EntryID(raw))
                 else {
                     continue
                 }
-                files.append((raw, key, stamp))
+                files.append((raw, key, stamp, paths ? s.pathBytes(of: raw) : nil))
             }
             return files
         }

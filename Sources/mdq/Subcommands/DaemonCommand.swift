@@ -132,7 +132,9 @@ struct DaemonCommand: ParsableCommand {
             }
             lines.append(status.scopes.isEmpty ? "scopes: none (mdq index add DIR)" : "scopes:")
             for (scope, live) in status.scopes {
-                lines.append("  " + IndexCommand.describe(scope) + (live ? "" : " (not live: see the log)"))
+                lines.append(
+                    "  " + IndexCommand.describe(scope, namesOnly: status.namesOnlyScopes.contains(scope.path))
+                        + (live ? "" : " (not live: see the log)"))
             }
             lines.append(status.problems.isEmpty ? "problems: none" : "problems:")
             for problem in status.problems { lines.append("  " + problem) }
@@ -196,6 +198,13 @@ struct IndexCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("Folders to index.", valueName: "dir"), completion: .directory)
         var folders: [String] = []
 
+        @Flag(
+            help: """
+                Index names and stat data only: import nothing inside these folders' files (a folder \
+                added again without it imports again; inside an indexed folder, this excludes a subfolder).
+                """)
+        var noContent = false
+
         func run() throws {
             let raw = RawArguments()
             let resolved = try scope.resolve(folders: folders, raw: raw)
@@ -206,8 +215,9 @@ struct IndexCommand: ParsableCommand {
             for root in resolved.roots { try root.checkAccessible() }
             let client = try DaemonClient.connect()
             for request in requests {
-                let entries = try client.addScope(request)
-                StandardOutput.print("indexed \(IndexCommand.describe(request)) (\(entries) entries in the index)")
+                let entries = try client.addScope(request, content: !noContent)
+                StandardOutput.print(
+                    "indexed \(IndexCommand.describe(request, namesOnly: noContent)) (\(entries) entries in the index)")
             }
         }
     }
@@ -239,15 +249,17 @@ struct IndexCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Print the indexed folders and their rules.")
 
         func run() throws {
-            let scopes = try DaemonClient.connect().indexedScopes()
+            let scopes = try DaemonClient.connect().indexedScopeList()
             StandardOutput.print(
-                scopes.map { describe($0.scope) + ($0.live ? "" : " (not live)") }.joined(separator: "\n"))
+                scopes.map { describe($0.scope, namesOnly: $0.namesOnly) + ($0.live ? "" : " (not live)") }
+                    .joined(separator: "\n"))
         }
     }
 
     /// A scope as one line: its folder and its rules.
-    static func describe(_ scope: ScopeRequest) -> String {
+    static func describe(_ scope: ScopeRequest, namesOnly: Bool = false) -> String {
         var parts: [String] = []
+        if namesOnly { parts.append("names only, no content") }
         if scope.rules.includeHidden { parts.append("hidden items included") }
         let excluded = scope.rules.excludedFolderNames.map { String(decoding: $0, as: UTF8.self) }.sorted()
         if !excluded.isEmpty { parts.append("excluding " + excluded.joined(separator: ", ")) }

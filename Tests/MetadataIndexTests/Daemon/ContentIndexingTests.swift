@@ -286,6 +286,43 @@ extension LiveSuites {
             #expect(try !Self.answered(paths, tree, "kMDItemTextContent LIKE[cdw] 'invoice*'").isEmpty)
         }
 
+        /// A scope added with no content imports nothing (inside an indexed
+        /// folder it excludes a subfolder), keeps that across a restart,
+        /// and imports once added again with content.
+        @Test func aNamesOnlyScopeImportsNothing() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            try Self.write(tree.appending("a.txt"), "invoice")
+            let private_ = try temp.folder("tree/private")
+            try Self.write(private_.appending("b.txt"), "invoice, private")
+            let paths = IndexDaemonTests.paths(temp)
+            do {
+                let daemon = try Self.start(paths)
+                defer { daemon.stop() }
+                let client = try DaemonClient.connect(paths)
+                _ = try client.addScope(ScopeRequest(path: private_, rules: ScopeRules()), content: false)
+                _ = try client.addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+                #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+                #expect(try Self.answered(paths, tree) == [tree.appending("a.txt").string])
+                #expect(daemon.content!.store.count == 1)
+                // Names are still indexed there.
+                let names = try DaemonClient.connect(paths).query(
+                    Array("kMDItemFSName == 'b.txt'".utf8), scopes: nil, output: .count)
+                #expect(names.count == 1)
+            }
+            let daemon = try Self.start(paths)
+            defer { daemon.stop() }
+            #expect(try DaemonClient.connect(paths).status().namesOnlyScopes == [private_])
+            try Self.write(private_.appending("c.txt"), "invoice again")
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 && daemon.content!.store.count == 1 })
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: private_, rules: ScopeRules()))
+            #expect(
+                try Self.waitUntil {
+                    try Self.pending(paths) == 0 && Self.answered(paths, tree).count == 3
+                })
+            #expect(try DaemonClient.connect(paths).status().namesOnlyScopes.isEmpty)
+        }
+
         /// Without content indexing the daemon says it cannot answer, so
         /// clients read the files themselves.
         @Test func withoutContentIndexingTheDaemonSaysSo() throws {
