@@ -422,7 +422,12 @@ final class SubscriptionForwarder: Sendable {
     /// Every current result as a `result` line, then `didFinishGathering`.
     private func snapshot(fresh: Bool, into out: inout JSONWriter) {
         let results = query.results
-        let stale = query.state.withLock { $0.engine as? LiveEngine }?.isVerifying ?? false
+        let engine = query.state.withLock { $0.engine as? LiveEngine }
+        let stale = engine?.isVerifying ?? false
+        // Files still to be imported, for a predicate that reads imported
+        // attributes: their matches arrive as updates when they land.
+        let reads = query.predicate.map { !$0.importedAttributes.isEmpty } ?? false
+        let importing = reads ? engine?.state.withLock({ $0.content })?.pendingCount ?? 0 : 0
         for item in results {
             line(&out) { out in
                 out.raw("\"event\":\"result\",\"item\":")
@@ -436,6 +441,10 @@ final class SubscriptionForwarder: Sendable {
             out.bool(fresh)
             out.raw(",\"stale\":")
             out.bool(stale)
+            if importing > 0 {
+                out.raw(",\"importing\":")
+                out.integer(importing)
+            }
         }
     }
 

@@ -323,6 +323,100 @@ extension LiveSuites {
             #expect(try DaemonClient.connect(paths).status().namesOnlyScopes.isEmpty)
         }
 
+        /// A file that kills its importer costs one worker and that file:
+        /// it is recorded as failed with the reason and not tried again
+        /// until it changes; the other files are imported and the daemon
+        /// answers throughout.
+        @Test func aFileThatKillsItsImporterCostsOneFile() throws {
+            let temp = try TemporaryDirectory()
+            let script = try temp.file(
+                "worker",
+                contents: """
+                    #!/usr/bin/env python3
+                    import os, signal, struct, subprocess, sys
+                    real = subprocess.Popen([os.environ['MDQ_REAL_WORKER']], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                    count = open(os.environ['MDQ_CRASH_COUNT'], 'a')
+                    while True:
+                        header = sys.stdin.buffer.read(4)
+                        if len(header) < 4:
+                            break
+                        body = sys.stdin.buffer.read(struct.unpack('<I', header)[0])
+                        if b'crash' in body:
+                            count.write('x'); count.flush()
+                            os.kill(os.getpid(), signal.SIGSEGV)
+                        real.stdin.write(header + body); real.stdin.flush()
+                        answer = real.stdout.read(4)
+                        answer += real.stdout.read(struct.unpack('<I', answer)[0])
+                        sys.stdout.buffer.write(answer); sys.stdout.flush()
+                    """)
+            #expect(chmod(script.string, 0o755) == 0)
+            let crashes = temp.path.appending("crashes")
+            setenv("MDQ_REAL_WORKER", ImportWorkerPool.Configuration.standard.executable.string, 1)
+            setenv("MDQ_CRASH_COUNT", crashes.string, 1)
+            let tree = try temp.folder("tree")
+            try Self.write(tree.appending("crash.txt"), "invoice that kills")
+            for i in 0..<5 { try Self.write(tree.appending("ok-\(i).txt"), "invoice \(i)") }
+            let paths = IndexDaemonTests.paths(temp)
+            var content = IndexDaemon.ContentIndexing(workers: 1, settle: 0.05)
+            content.workerExecutable = script
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2, content: content)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+            #expect(try Self.answered(paths, tree).count == 5)
+            let failed = try Self.answered(paths, tree, "kMDQItemImportError LIKE '*crashed*'")
+            #expect(failed == [tree.appending("crash.txt").string])
+            // A rename or a restart of the query does not try it again.
+            #expect(rename(tree.appending("crash.txt").string, tree.appending("crash-renamed.txt").string) == 0)
+            try Self.write(tree.appending("ok-9.txt"), "invoice 9")
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 && Self.answered(paths, tree).count == 6 })
+            #expect((try? String(contentsOfFile: crashes.string, encoding: .utf8)) == "x")
+            // Changed, it is tried again.
+            try Self.write(tree.appending("crash-renamed.txt"), "invoice that kills, edited")
+            #expect(
+                Self.waitUntil { (try? String(contentsOfFile: crashes.string, encoding: .utf8)) == "xx" })
+        }
+
+        /// While files wait to be imported, answers and subscriptions on
+        /// imported attributes say how many; once imported, they do not.
+        @Test func answersSayHowManyFilesAreStillToBeImported() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            for i in 0..<8 { try Self.write(tree.appending("f\(i).txt"), "invoice \(i)") }
+            let paths = IndexDaemonTests.paths(temp)
+            // A long settle keeps the files waiting while the test looks.
+            var content = IndexDaemon.ContentIndexing(workers: 1, settle: 3)
+            content.workerExecutable = ImportWorkerPool.Configuration.standard.executable
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2, content: content)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+            for i in 0..<8 { try Self.write(tree.appending("f\(i).txt"), "invoice \(i), again") }
+            #expect(try Self.waitUntil { try Self.pending(paths) >= 8 })
+            func gathered() throws -> JSONValue? {
+                guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else { return nil }
+                let request =
+                    #"{"id":1,"command":"subscribe","interval":0,"predicate":"kMDItemTextContent CONTAINS 'invoice'","scopes":[{"path":""#
+                    + tree.string + "\"}]}\n"
+                _ = withBytes(of: Array(request.utf8)) { socket.write($0) }
+                var reader = LineReader(socket: socket, maximum: 1 << 20, timeout: 10_000)
+                while case .line(let bytes) = reader.next(idle: 10_000) {
+                    let value = try JSONValue.parse(bytes)
+                    if value["event"]?.string == "didFinishGathering" { return value }
+                }
+                return nil
+            }
+            let waiting = try gathered()
+            #expect((waiting?["importing"]?.integer ?? 0) >= 8, "\(String(describing: waiting))")
+            let answer = try DaemonClient.connect(paths).query(
+                Array("kMDItemTextContent CONTAINS 'again'".utf8), scopes: nil, output: .count)
+            #expect(answer.importing >= 8)
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+            #expect(try gathered()?["importing"] == nil)
+            let done = try DaemonClient.connect(paths).query(
+                Array("kMDItemTextContent CONTAINS 'again'".utf8), scopes: nil, output: .count)
+            #expect(done.importing == 0 && done.count == 8)
+        }
+
         /// Without content indexing the daemon says it cannot answer, so
         /// clients read the files themselves.
         @Test func withoutContentIndexingTheDaemonSaysSo() throws {
