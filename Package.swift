@@ -39,6 +39,7 @@ let package = Package(
         // import store's engine. Debian ships a .pc file, but the module map
         // names the library as for libinotifytools.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // Poppler's GLib interface (GPL-2.0-or-later), for PDF text and
         // properties; Debian's libpoppler-glib-dev ships its .pc file.
         .systemLibrary(
@@ -65,6 +66,7 @@ let package = Package(
                 "CInotifyTools",
                 "CLinuxSyscalls",
                 "CSQLite",
+                "CZlib",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings

@@ -191,11 +191,11 @@ package final class ContentIndexer: Sendable {
     /// nil when it was never imported (or its row awaits removal).
     func values(for key: ImportStore.FileKey, text: Bool) -> ImportedValues? {
         if queue.withLock({ $0.removed.contains(key) }) { return nil }
-        guard let record = store.record(for: key) else { return nil }
+        guard let (record, body) = store.recordAndText(for: key, text: text) else { return nil }
         var values = record.values
         if let sniffed = record.sniffedType { values[.sniffedContentType] = .text(Array(sniffed.utf8)) }
         if let failure = record.failure { values[.importError] = .text(Array(failure.utf8)) }
-        if text, let body = store.text(for: key) { values[.textContent] = .text(Array(body.utf8)) }
+        if let body { values[.textContent] = .text(body) }
         return values
     }
 

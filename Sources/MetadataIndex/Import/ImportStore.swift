@@ -1,9 +1,11 @@
 package import SystemPackage
 
 /// Imported attributes and text on disk: SQLite, one row per file keyed by
-/// the file's identity (device and inode, so a rename keeps its data), the
-/// text in an FTS5 full-text index (words, diacritics folded, with prefix
-/// indexes for `mdfind`-style word-prefix search).
+/// the file's identity (device and inode, so a rename keeps its data), its
+/// text kept compressed (zlib) in the row and indexed by a contentless
+/// FTS5 table (words, case and diacritics folded, no positions: word and
+/// word-prefix queries need none), so the store stays a small share of the
+/// corpus.
 ///
 /// - Each row remembers the modification time and size it was imported
 ///   at: a file whose stamp moved is imported again; one that failed is
@@ -51,7 +53,7 @@ package final class ImportStore: Sendable {
     }
 
     /// The schema's version; another one is rebuilt.
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     package let path: FilePath
     private let connection: Locked<Connection>
@@ -64,11 +66,14 @@ package final class ImportStore: Sendable {
         let insertText: SQLiteDatabase.Statement
         let deleteFile: SQLiteDatabase.Statement
         let readText: SQLiteDatabase.Statement
+        let oldText: SQLiteDatabase.Statement
+        let writeText: SQLiteDatabase.Statement
 
         init(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
             self.database = database
             lookup = try database.prepare(
-                "SELECT id, modified, size, sniffed, failure, attributes FROM files WHERE device = ?1 AND inode = ?2")
+                "SELECT id, modified, size, sniffed, failure, attributes, text FROM files WHERE device = ?1 AND inode = ?2"
+            )
             upsert = try database.prepare(
                 """
                 INSERT INTO files(device, inode, modified, size, sniffed, failure, attributes)
@@ -76,11 +81,15 @@ package final class ImportStore: Sendable {
                 ON CONFLICT(device, inode) DO UPDATE SET modified = ?3, size = ?4, sniffed = ?5, failure = ?6,
                 attributes = ?7 RETURNING id
                 """)
-            deleteText = try database.prepare("DELETE FROM content WHERE rowid = ?1")
+            // A contentless FTS5 table forgets a row's words only when told
+            // them again: the old text comes from the row's compressed copy.
+            deleteText = try database.prepare("INSERT INTO content(content, rowid, body) VALUES ('delete', ?1, ?2)")
             insertText = try database.prepare("INSERT INTO content(rowid, body) VALUES (?1, ?2)")
-            deleteFile = try database.prepare("DELETE FROM files WHERE device = ?1 AND inode = ?2 RETURNING id")
-            readText = try database.prepare(
-                "SELECT body FROM content WHERE rowid = (SELECT id FROM files WHERE device = ?1 AND inode = ?2)")
+            deleteFile = try database.prepare(
+                "DELETE FROM files WHERE device = ?1 AND inode = ?2 RETURNING id, text")
+            readText = try database.prepare("SELECT text FROM files WHERE device = ?1 AND inode = ?2")
+            oldText = try database.prepare("SELECT id, text FROM files WHERE device = ?1 AND inode = ?2")
+            writeText = try database.prepare("UPDATE files SET text = ?2 WHERE id = ?1")
         }
     }
 
@@ -131,9 +140,9 @@ package final class ImportStore: Sendable {
             CREATE TABLE IF NOT EXISTS files(
                 id INTEGER PRIMARY KEY, device INTEGER NOT NULL, inode INTEGER NOT NULL,
                 modified INTEGER NOT NULL, size INTEGER NOT NULL, sniffed TEXT, failure TEXT, attributes BLOB,
-                UNIQUE(device, inode));
+                text BLOB, UNIQUE(device, inode));
             CREATE VIRTUAL TABLE IF NOT EXISTS content USING fts5(
-                body, tokenize = 'unicode61 remove_diacritics 2', prefix = '2 3');
+                body, content = '', detail = none, tokenize = 'unicode61 remove_diacritics 2');
             CREATE VIRTUAL TABLE IF NOT EXISTS content_vocabulary USING fts5vocab(content, 'row');
             PRAGMA user_version = \(schemaVersion);
             """)
@@ -142,17 +151,24 @@ package final class ImportStore: Sendable {
 
     /// The stored import of a file, if any.
     package func record(for key: FileKey) -> Record? {
-        connection.withLock { c -> Record? in
+        recordAndText(for: key, text: false)?.record
+    }
+
+    /// The stored import of a file and, with `text`, its text's bytes: one
+    /// read for both.
+    func recordAndText(for key: FileKey, text: Bool) -> (record: Record, text: [UInt8]?)? {
+        connection.withLock { c -> (Record, [UInt8]?)? in
             let s = c.lookup
             defer { s.reset() }
             s.bind(1, Int64(bitPattern: key.device))
             s.bind(2, Int64(bitPattern: key.inode))
             guard (try? s.step()) == true else { return nil }
             var reader = ImportWire.Reader(s.bytes(5))
-            return Record(
+            let record = Record(
                 stamp: Stamp(modification: s.integer(1), size: UInt64(bitPattern: s.integer(2))),
                 sniffedType: s.isNull(3) ? nil : s.text(3), failure: s.isNull(4) ? nil : s.text(4),
                 values: ImportWire.readValues(&reader) ?? ImportedValues())
+            return (record, text && !s.isNull(6) ? Deflate.decompress(s.bytes(6)) : nil)
         }
     }
 
@@ -169,8 +185,8 @@ package final class ImportStore: Sendable {
             defer { s.reset() }
             s.bind(1, Int64(bitPattern: key.device))
             s.bind(2, Int64(bitPattern: key.inode))
-            guard (try? s.step()) == true else { return nil }
-            return s.text(0)
+            guard (try? s.step()) == true, !s.isNull(0) else { return nil }
+            return Deflate.decompress(s.bytes(0)).map { String(decoding: $0, as: UTF8.self) }
         }
     }
 
@@ -183,6 +199,18 @@ package final class ImportStore: Sendable {
             do {
                 try c.database.execute("BEGIN IMMEDIATE")
                 for (key, stamp, report) in imports {
+                    // The words of the text stored before, to take out of
+                    // the full-text index.
+                    c.oldText.bind(1, Int64(bitPattern: key.device))
+                    c.oldText.bind(2, Int64(bitPattern: key.inode))
+                    if try c.oldText.step(), !c.oldText.isNull(1), let old = Deflate.decompress(c.oldText.bytes(1)) {
+                        c.deleteText.bind(1, c.oldText.integer(0))
+                        c.deleteText.bind(2, text: String(decoding: old, as: UTF8.self))
+                        c.oldText.reset()
+                        try c.deleteText.run()
+                    } else {
+                        c.oldText.reset()
+                    }
                     var values = report.values
                     let text = values[.textContent]
                     values[.textContent] = nil
@@ -201,12 +229,16 @@ package final class ImportStore: Sendable {
                     _ = try s.step()
                     let id = s.integer(0)
                     s.reset()
-                    c.deleteText.bind(1, id)
-                    try c.deleteText.run()
+                    c.writeText.bind(1, id)
                     if case .text(let bytes)? = text {
+                        c.writeText.bind(2, Deflate.compress(bytes))
+                        try c.writeText.run()
                         c.insertText.bind(1, id)
                         c.insertText.bind(2, text: String(decoding: bytes, as: UTF8.self))
                         try c.insertText.run()
+                    } else {
+                        c.writeText.bindNull(2)
+                        try c.writeText.run()
                     }
                 }
                 try c.database.execute("COMMIT")
@@ -228,9 +260,11 @@ package final class ImportStore: Sendable {
                     s.bind(2, Int64(bitPattern: key.inode))
                     let found = try s.step()
                     let id = found ? s.integer(0) : nil
+                    let old = found && !s.isNull(1) ? Deflate.decompress(s.bytes(1)) : nil
                     s.reset()
-                    if let id {
+                    if let id, let old {
                         c.deleteText.bind(1, id)
+                        c.deleteText.bind(2, text: String(decoding: old, as: UTF8.self))
                         try c.deleteText.run()
                     }
                 }
@@ -269,8 +303,8 @@ package final class ImportStore: Sendable {
         }
     }
 
-    /// Files whose text matches an FTS5 query (`invoice`, `"two words"`,
-    /// `inv*`).
+    /// Files whose text matches an FTS5 query (`invoice`, `inv*`, `a OR b`;
+    /// no phrases: the index keeps no positions).
     ///
     /// - Throws: `MetadataError` `.persistence` for a query FTS5 refuses.
     package func filesMatching(text query: String) throws(MetadataError) -> [FileKey] {

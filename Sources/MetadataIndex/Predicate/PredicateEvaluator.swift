@@ -238,6 +238,21 @@ final class PredicateEvaluator {
     private func matchesWords(
         _ matcher: NameMatcher, _ spans: WordSpans, _ text: UnsafeRawBufferPointer, isASCII: Bool
     ) -> Bool {
+        if isASCII, spans.maximumWords == 1, !spans.splitsCamelCase, matcher.literalIsASCII {
+            // mdfind's common case, a word or word prefix in ASCII text:
+            // find the literal, then check it starts (and for a whole word,
+            // ends) a word, without splitting the whole text.
+            switch matcher.shape {
+            case .prefix(let literal):
+                return WordBoundaries.asciiWord(
+                    literal, in: text, wholeWord: false, ignoringCase: matcher.options.contains(.caseInsensitive))
+            case .exact(let literal):
+                return WordBoundaries.asciiWord(
+                    literal, in: text, wholeWord: true, ignoringCase: matcher.options.contains(.caseInsensitive))
+            default:
+                break
+            }
+        }
         WordBoundaries.find(
             in: text, splitsCamelCase: spans.splitsCamelCase, starts: &wordStarts, ends: &wordEnds)
         // Word i runs from starts[i] to ends[i]; a span of n words from
@@ -294,6 +309,33 @@ struct WordSpans: Hashable, Sendable {
 /// that are not UTF-8 separate words. `starts[i]` and `ends[i]` bound word
 /// i.
 enum WordBoundaries {
+    /// Whether ASCII `text` has a word (a run of letters and digits, no
+    /// split inside camelCase) that starts with `literal` (is it, with
+    /// `wholeWord`); `literal` is lower-case when `ignoringCase`.
+    static func asciiWord(
+        _ literal: [UInt8], in text: UnsafeRawBufferPointer, wholeWord: Bool, ignoringCase: Bool
+    ) -> Bool {
+        let n = literal.count
+        guard n > 0 else { return false }
+        guard text.count >= n else { return false }
+        @inline(__always) func isWordByte(_ b: UInt8) -> Bool { b &- 0x30 < 10 || (b | 0x20) &- 0x61 < 26 }
+        @inline(__always) func fold(_ b: UInt8) -> UInt8 { ignoringCase && b &- 0x41 < 26 ? b | 0x20 : b }
+        return literal.withUnsafeBufferPointer { pattern in
+            let first = pattern[0]
+            var p = 0
+            let last = text.count - n
+            while p <= last {
+                if fold(text[p]) == first && (p == 0 || !isWordByte(text[p - 1])) {
+                    var k = 1
+                    while k < n && fold(text[p + k]) == pattern[k] { k += 1 }
+                    if k == n && (!wholeWord || p + n == text.count || !isWordByte(text[p + n])) { return true }
+                }
+                p += 1
+            }
+            return false
+        }
+    }
+
     static func find(
         in text: UnsafeRawBufferPointer, splitsCamelCase: Bool = true, starts: inout [Int], ends: inout [Int]
     ) {
@@ -303,6 +345,26 @@ enum WordBoundaries {
         var previousLower = false
         var i = 0
         while i < text.count {
+            let byte = text[i]
+            if byte < 0x80 {
+                // ASCII, most of most texts: classified without decoding.
+                let isLower = byte &- 0x61 < 26
+                let isUpper = byte &- 0x41 < 26
+                if isLower || isUpper || byte &- 0x30 < 10 {
+                    if !inWord || (splitsCamelCase && previousLower && isUpper) {
+                        if inWord { ends.append(i) }
+                        starts.append(i)
+                        inWord = true
+                    }
+                    previousLower = isLower
+                } else {
+                    if inWord { ends.append(i) }
+                    inWord = false
+                    previousLower = false
+                }
+                i += 1
+                continue
+            }
             let (unit, length) = UTF8ByteDecoder.decode(text, at: i)
             var isWord = false
             var isLower = false

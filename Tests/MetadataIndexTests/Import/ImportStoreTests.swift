@@ -63,7 +63,9 @@ struct ImportStoreTests {
         #expect(try store.filesMatching(text: "brul*") == [a])
         #expect(try store.filesMatching(text: "report") == [b])
         #expect(try Set(store.filesMatching(text: "recipe OR draft")) == [a, b])
-        #expect(try store.filesMatching(text: "\"report draft\"") == [b])
+        #expect(try store.filesMatching(text: "\"quarter\" *") == [b])
+        // No positions are kept (the store stays small): phrases are refused.
+        #expect(throws: MetadataError.self) { try store.filesMatching(text: "\"report draft\"") }
         let error = #expect(throws: MetadataError.self) { try store.filesMatching(text: "\"unbalanced") }
         #expect(error?.code == .persistence)
     }
