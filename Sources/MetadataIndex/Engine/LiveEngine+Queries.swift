@@ -66,7 +66,7 @@ extension LiveEngine {
         var cursor = 0
         var slots = 0
         // The files the full-text index says may match, looked up once.
-        let candidates = state.withLock { $0.content }?.candidates(for: compiled)
+        let acceleration = state.withLock { $0.content }?.acceleration(for: compiled)
         while true {
             if budget.shouldStop() {
                 throw budget.error ?? .tooExpensive("the query was cancelled")
@@ -98,7 +98,7 @@ extension LiveEngine {
                     let end = min(s.index.slotCount, cursor + sliceLength)
                     var scan = IndexScan(index: s.index, predicate: compiled)
                     scan.content = s.content
-                    scan.candidates = candidates
+                    scan.acceleration = acceleration
                     scan.limit = budget
                     scan.slots = cursor..<end
                     if output == .count && wholeRoots {

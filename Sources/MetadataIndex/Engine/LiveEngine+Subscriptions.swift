@@ -187,7 +187,7 @@ extension EngineState {
         var scan = IndexScan(index: index, predicate: record.predicate)
         scan.ubiquity = record.ubiquity
         scan.content = content
-        scan.candidates = content?.candidates(for: record.predicate)
+        scan.acceleration = content?.acceleration(for: record.predicate)
         let limit = QueryLimit(seconds: record.budget)
         scan.limit = limit
         let matching = scan.matchingEntries()

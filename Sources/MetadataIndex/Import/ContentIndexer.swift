@@ -205,6 +205,27 @@ package final class ContentIndexer: Sendable {
         predicate.textPrefilter.flatMap { store.candidates($0) }
     }
 
+    /// What the full-text index decides for a whole scan of `predicate`;
+    /// nil when it decides nothing.
+    func acceleration(for predicate: CompiledPredicate) -> TextAcceleration? {
+        guard predicate.importedAttributes.contains(.textContent) else { return nil }
+        // Each index query once (the prefilter is often one of the tests).
+        var found: [TextPrefilter: Set<ImportStore.FileKey>] = [:]
+        let (tests, all) = predicate.decidableWordTests
+        var acceleration = TextAcceleration()
+        for (matcher, filter) in tests {
+            guard let files = found[filter] ?? store.candidates(filter) else { continue }
+            found[filter] = files
+            acceleration.decided[matcher] = files
+        }
+        acceleration.candidates = predicate.textPrefilter.flatMap { found[$0] ?? store.candidates($0) }
+        if !acceleration.decided.isEmpty {
+            acceleration.nonASCII = store.filesWithNonASCIIText()
+            acceleration.decidesAllTextTests = all && acceleration.decided.count == tests.count
+        }
+        return acceleration.candidates == nil && acceleration.decided.isEmpty ? nil : acceleration
+    }
+
     // MARK: The indexer's thread
 
     private enum Work {

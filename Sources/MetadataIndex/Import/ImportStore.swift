@@ -53,7 +53,7 @@ package final class ImportStore: Sendable {
     }
 
     /// The schema's version; another one is rebuilt.
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 
     package let path: FilePath
     private let connection: Locked<Connection>
@@ -89,7 +89,7 @@ package final class ImportStore: Sendable {
                 "DELETE FROM files WHERE device = ?1 AND inode = ?2 RETURNING id, text")
             readText = try database.prepare("SELECT text FROM files WHERE device = ?1 AND inode = ?2")
             oldText = try database.prepare("SELECT id, text FROM files WHERE device = ?1 AND inode = ?2")
-            writeText = try database.prepare("UPDATE files SET text = ?2 WHERE id = ?1")
+            writeText = try database.prepare("UPDATE files SET text = ?2, ascii = ?3 WHERE id = ?1")
         }
     }
 
@@ -140,7 +140,8 @@ package final class ImportStore: Sendable {
             CREATE TABLE IF NOT EXISTS files(
                 id INTEGER PRIMARY KEY, device INTEGER NOT NULL, inode INTEGER NOT NULL,
                 modified INTEGER NOT NULL, size INTEGER NOT NULL, sniffed TEXT, failure TEXT, attributes BLOB,
-                text BLOB, UNIQUE(device, inode));
+                text BLOB, ascii INTEGER NOT NULL DEFAULT 1, UNIQUE(device, inode));
+            CREATE INDEX IF NOT EXISTS files_not_ascii ON files(ascii) WHERE ascii = 0;
             CREATE VIRTUAL TABLE IF NOT EXISTS content USING fts5(
                 body, content = '', detail = none, tokenize = 'unicode61 remove_diacritics 2');
             CREATE VIRTUAL TABLE IF NOT EXISTS content_vocabulary USING fts5vocab(content, 'row');
@@ -232,12 +233,14 @@ package final class ImportStore: Sendable {
                     c.writeText.bind(1, id)
                     if case .text(let bytes)? = text {
                         c.writeText.bind(2, Deflate.compress(bytes))
+                        c.writeText.bind(3, Int64(bytes.allSatisfy { $0 < 0x80 } ? 1 : 0))
                         try c.writeText.run()
                         c.insertText.bind(1, id)
                         c.insertText.bind(2, text: String(decoding: bytes, as: UTF8.self))
                         try c.insertText.run()
                     } else {
                         c.writeText.bindNull(2)
+                        c.writeText.bind(3, Int64(1))
                         try c.writeText.run()
                     }
                 }
@@ -353,6 +356,19 @@ package final class ImportStore: Sendable {
                 result.formUnion(found)
             }
             return result
+        }
+    }
+
+    /// Files whose text is not all ASCII: the full-text index's words and
+    /// folding are exactly `[w]`'s for the others.
+    func filesWithNonASCIIText() -> Set<FileKey> {
+        connection.withLock { c -> Set<FileKey> in
+            guard let s = try? c.database.prepare("SELECT device, inode FROM files WHERE ascii = 0") else { return [] }
+            var keys = Set<FileKey>()
+            while (try? s.step()) == true {
+                keys.insert(FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1))))
+            }
+            return keys
         }
     }
 

@@ -89,3 +89,59 @@ indirect enum TextPrefilter: Hashable, Sendable {
         byte &- 0x30 < 10 || byte &- 0x41 < 26 || byte &- 0x61 < 26
     }
 }
+
+/// What the full-text index decides about a predicate for one scan: the
+/// files that may match (`TextPrefilter`), and for each `[w]` word or word
+/// prefix test that ignores case, the files it holds for, exact for files
+/// whose text is all ASCII (the index splits and folds ASCII text as `[w]`
+/// does: runs of letters and digits, lower-cased), so their text is not
+/// read.
+struct TextAcceleration: Sendable {
+    var candidates: Set<ImportStore.FileKey>?
+    var decided: [NameMatcher: Set<ImportStore.FileKey>] = [:]
+    /// Files whose text has non-ASCII bytes: their tests read the text.
+    var nonASCII: Set<ImportStore.FileKey> = []
+    /// Every test on the text is decided (for an ASCII file): its text is
+    /// never needed.
+    var decidesAllTextTests = false
+}
+
+extension CompiledPredicate {
+    /// The `[w]` tests on the text the full-text index decides exactly for
+    /// ASCII text, with the index query for each; and whether they are all
+    /// of its tests on the text.
+    var decidableWordTests: (tests: [NameMatcher: TextPrefilter], all: Bool) {
+        var tests: [NameMatcher: TextPrefilter] = [:]
+        var textTests = 0
+        func walk(_ program: Program) {
+            switch program {
+            case .constant: break
+            case .not(let inner): walk(inner)
+            case .and(let parts), .or(let parts): parts.forEach(walk)
+            case .test(let test):
+                guard test.attribute == .textContent else { return }
+                textTests += 1
+                guard case .words(let matcher, let spans) = test.kind, spans.maximumWords == 1,
+                    matcher.options.contains(.caseInsensitive), matcher.literalIsASCII
+                else { return }
+                switch matcher.shape {
+                case .prefix(let literal) where Self.isIndexWord(literal):
+                    tests[matcher] = .word(literal, prefix: true)
+                case .exact(let literal) where Self.isIndexWord(literal):
+                    tests[matcher] = .word(literal, prefix: false)
+                default:
+                    break
+                }
+            }
+        }
+        walk(program)
+        let decided = tests.count
+        // Several tests can share a matcher; count distinct decidable ones
+        // against all tests conservatively.
+        return (tests, decided > 0 && decided >= textTests)
+    }
+
+    private static func isIndexWord(_ literal: [UInt8]) -> Bool {
+        !literal.isEmpty && literal.allSatisfy { $0 &- 0x30 < 10 || $0 &- 0x61 < 26 }
+    }
+}

@@ -24,6 +24,13 @@ protocol PredicateSubject {
     /// What the importers read from inside the file (`.imported`): from
     /// the import store, or imported now; nil when nothing could be.
     func imported() -> ImportedValues?
+    /// A `[w]` word test on the text decided without reading the text (the
+    /// full-text index answers it exactly for this file); nil to read it.
+    func decidedTextWords(_ matcher: NameMatcher) -> Bool?
+}
+
+extension PredicateSubject {
+    func decidedTextWords(_ matcher: NameMatcher) -> Bool? { nil }
 }
 
 /// Evaluates a compiled predicate on one thread, reusing its buffers.
@@ -146,6 +153,11 @@ final class PredicateEvaluator {
                 }
                 return test.quantifier == .everyElement
                     ? strings.allSatisfy(passesElement) : strings.contains(where: passesElement)
+            }
+            if case .words(let matcher, _) = test.kind, test.attribute == .textContent,
+                let decided = subject.decidedTextWords(matcher)
+            {
+                return decided
             }
             return withText(test, subject) { text, isASCII in passes(test.kind, text, isASCII: isASCII) }
         }

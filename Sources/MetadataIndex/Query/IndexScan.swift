@@ -28,9 +28,10 @@ struct IndexScan {
     /// Where imported attributes are read (the daemon's content indexer);
     /// nil: no entry has any.
     var content: ContentIndexer?
-    /// The files the full-text index says may match; nil: all may. Set it
-    /// from `content.candidates(for:)` for a whole scan.
-    var candidates: Set<ImportStore.FileKey>?
+    /// What the full-text index decides (files that may match, word tests
+    /// decided); nil: nothing. Set it from `content.acceleration(for:)`
+    /// for a whole scan.
+    var acceleration: TextAcceleration?
     /// The query's budget, made current on every scan thread (`MATCHES`
     /// consults it per name).
     var limit: QueryLimit?
@@ -85,13 +86,13 @@ struct IndexScan {
         let first = (slots?.lowerBound ?? 0) / ChunkScanner.chunkSize
         let workers = max(1, min(threads, chunks - first))
         let shared = SendableScan(
-            index: index, predicate: predicate, ubiquity: ubiquity, content: content, candidates: candidates,
+            index: index, predicate: predicate, ubiquity: ubiquity, content: content, acceleration: acceleration,
             limit: limit, slots: slots, body: body)
         WorkerThreads.run(count: workers) { worker in
             QueryLimit.withCurrent(shared.limit) {
                 let scanner = ChunkScanner(
                     index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity,
-                    content: shared.content, candidates: shared.candidates)
+                    content: shared.content, acceleration: shared.acceleration)
                 var chunk = first + worker
                 while chunk < chunks {
                     if shared.limit?.isStopped == true { return }
@@ -110,7 +111,7 @@ private struct SendableScan: @unchecked Sendable {
     let predicate: CompiledPredicate
     let ubiquity: UbiquityContext?
     let content: ContentIndexer?
-    let candidates: Set<ImportStore.FileKey>?
+    let acceleration: TextAcceleration?
     let limit: QueryLimit?
     let slots: Range<Int>?
     let body: (ChunkScanner, Int, Range<Int>?) -> Void
@@ -138,13 +139,13 @@ final class ChunkScanner {
 
     init(
         index: FileIndex, predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil,
-        content: ContentIndexer? = nil, candidates: Set<ImportStore.FileKey>? = nil
+        content: ContentIndexer? = nil, acceleration: TextAcceleration? = nil
     ) {
         self.index = index
         self.predicate = predicate
         evaluator = predicate.makeEvaluator()
         context = IndexSubject.Context.needed(
-            by: predicate, ubiquity: ubiquity, content: content, candidates: candidates)
+            by: predicate, ubiquity: ubiquity, content: content, acceleration: acceleration)
     }
 
     deinit {
@@ -719,8 +720,17 @@ struct IndexSubject: PredicateSubject {
         }
         // Outside the full-text index's candidates the predicate cannot
         // hold (its text tests are false without the text): no store read.
-        if let candidates = context.candidates, !candidates.contains(key) { return nil }
-        return content.values(for: key, text: context.wantsText)
+        if let candidates = context.acceleration?.candidates, !candidates.contains(key) { return nil }
+        // ASCII text whose every test the index decides is not read.
+        let decided = context.acceleration.map { $0.decidesAllTextTests && !$0.nonASCII.contains(key) } ?? false
+        return content.values(for: key, text: context.wantsText && !decided)
+    }
+
+    func decidedTextWords(_ matcher: NameMatcher) -> Bool? {
+        guard let acceleration = context?.acceleration, let files = acceleration.decided[matcher],
+            let key = index.fileKey(of: EntryID(id)), !acceleration.nonASCII.contains(key)
+        else { return nil }
+        return files.contains(key)
     }
 
     init(index: FileIndex, id: UInt32, context: Context? = nil) {
@@ -750,8 +760,8 @@ struct IndexSubject: PredicateSubject {
         /// the text (the largest of them).
         let content: ContentIndexer?
         let wantsText: Bool
-        /// The files the full-text index says may match (nil: all may).
-        let candidates: Set<ImportStore.FileKey>?
+        /// What the full-text index decides for this scan.
+        let acceleration: TextAcceleration?
         private var conflicts = ConflictCache()
         /// The last parent asked about and its children's ubiquity: entries
         /// are tested in id order, siblings mostly together.
@@ -760,12 +770,12 @@ struct IndexSubject: PredicateSubject {
 
         init(
             ubiquity: UbiquityContext?, content: ContentIndexer? = nil, wantsText: Bool = false,
-            candidates: Set<ImportStore.FileKey>? = nil
+            acceleration: TextAcceleration? = nil
         ) {
             self.ubiquity = ubiquity
             self.content = content
             self.wantsText = wantsText
-            self.candidates = candidates
+            self.acceleration = acceleration
         }
 
         /// A context for `predicate` when it reads what the index does not
@@ -773,13 +783,14 @@ struct IndexSubject: PredicateSubject {
         /// it does not.
         static func needed(
             by predicate: CompiledPredicate, ubiquity: UbiquityContext?, content: ContentIndexer?,
-            candidates: Set<ImportStore.FileKey>? = nil
+            acceleration: TextAcceleration? = nil
         ) -> Context? {
             guard !predicate.requirements.isDisjoint(with: [.ubiquity, .conflicts, .imported]) else { return nil }
             let imported = predicate.requirements.contains(.imported)
             return Context(
                 ubiquity: ubiquity, content: imported ? content : nil,
-                wantsText: predicate.importedAttributes.contains(.textContent), candidates: candidates)
+                wantsText: predicate.importedAttributes.contains(.textContent),
+                acceleration: imported ? acceleration : nil)
         }
 
         func ubiquity(of id: UInt32, in index: FileIndex) -> MetadataItem.Ubiquity? {
