@@ -123,7 +123,7 @@ def measure_mdq(corpus, manifest, workers):
     rare_seconds, rare_count = median_time(query(rare_word), env)
     common_seconds, common_count = median_time(query(manifest["common_word"]), env)
     # Freshness: a new word appended to a text file.
-    target = os.path.join(corpus, manifest["text_files"][0])
+    target = os.path.join(corpus, fresh_file(manifest))
     word = "freshzq%d" % int(time.time())
     with open(target, "a") as f:
         f.write("\n%s\n" % word)
@@ -151,6 +151,11 @@ def measure_mdq(corpus, manifest, workers):
     }
 
 
+def fresh_file(manifest):
+    """A plain text file of the corpus, which the freshness test appends to."""
+    return next(p for p in manifest["text_files"] if p.endswith(".txt"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", default="/tmp/mdq-content-corpus")
@@ -175,7 +180,7 @@ def main():
         work = tempfile.mkdtemp(prefix="mdq-rivals-")
         result = run([sys.executable, os.path.join(HERE, "content_rivals.py"), "--corpus", args.corpus,
                       "--work", work, "--systems", ",".join(rivals), "--rare", rare,
-                      "--common", manifest["common_word"], "--fresh-file", manifest["text_files"][0]])
+                      "--common", manifest["common_word"], "--fresh-file", fresh_file(manifest)])
         for line in result.stdout.splitlines():
             if line.startswith("{"):
                 rows.append(json.loads(line))

@@ -280,6 +280,8 @@ package final class ContentIndexer: Sendable {
                 queue.mutateAndBroadcast { $0.importing -= 1 }
             case .imports(let items)?:
                 importFiles(items)
+                // Caught up: fold the log into the store.
+                if queue.withLock({ $0.due.isEmpty && $0.removed.isEmpty }) { store.checkpoint() }
             case nil:
                 continue
             }

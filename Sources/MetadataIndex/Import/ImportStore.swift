@@ -387,6 +387,13 @@ package final class ImportStore: Sendable {
         }
     }
 
+    /// Moves the write-ahead log into the database and truncates it (the
+    /// indexer calls it when importing has caught up, so the store on disk
+    /// is its size, not its size plus a log of the last imports).
+    func checkpoint() {
+        connection.withLock { c in _ = try? c.database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
     /// Stored files.
     package var count: Int {
         connection.withLock { c -> Int in
