@@ -14,7 +14,7 @@ the daemon's resident bytes per index entry.
 
 mdq is built in release mode and run as `mdq daemon run` with private
 state and runtime folders; the others run through
-Benchmarks/content_rivals.py (private HOME and D-Bus session each). The
+Benchmarks/rivals.py (private home and D-Bus session each). The
 markdown table goes to --out (default: stdout).
 """
 import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time
@@ -96,11 +96,15 @@ def measure_mdq(corpus, manifest, workers):
         time.sleep(0.05)
     start = time.perf_counter()
     run([binary, "index", "add", corpus], env=env)
-    worker_cpu, worker_rss = {}, 0
+    worker_cpu, worker_rss, busy = {}, 0, []
     while True:
         for child in children_of(daemon.pid):
             worker_cpu[child] = proc_cpu(child)
             worker_rss = max(worker_rss, peak_rss(child))
+        # A name query while importing runs: the daemon stays responsive.
+        started = time.perf_counter()
+        run([binary, "--daemon", "--count", "kMDItemFSName LIKE[c] '*report*'"], env=env)
+        busy.append(time.perf_counter() - started)
         text = status()
         if "none pending" in text:
             break
@@ -147,7 +151,7 @@ def measure_mdq(corpus, manifest, workers):
         "worker_peak_rss_bytes": worker_rss, "store_bytes": store, "rare_query_seconds": rare_seconds,
         "rare_results": int(rare_count or 0), "common_query_seconds": common_seconds,
         "common_results": int(common_count or 0), "freshness_seconds": fresh, "idle_cpu_seconds": idle,
-        "entries": entries,
+        "entries": entries, "name_query_while_importing_seconds": statistics.median(busy) if busy else None,
     }
 
 
@@ -178,7 +182,7 @@ def main():
     if rivals:
         rare = "zq%dx" % manifest["text_files_indexes"][len(manifest["text_files_indexes"]) // 2]
         work = tempfile.mkdtemp(prefix="mdq-rivals-")
-        result = run([sys.executable, os.path.join(HERE, "content_rivals.py"), "--corpus", args.corpus,
+        result = run([sys.executable, os.path.join(HERE, "rivals.py"), "--corpus", args.corpus,
                       "--work", work, "--systems", ",".join(rivals), "--rare", rare,
                       "--common", manifest["common_word"], "--fresh-file", fresh_file(manifest)])
         for line in result.stdout.splitlines():
@@ -221,7 +225,9 @@ def main():
     if mdq:
         lines.append("")
         lines.append("mdq: import workers' peak RSS %.1f MB; daemon CPU while idle for 10 s after importing: %.2f s; "
-                     "%d index entries." % (mdq["worker_peak_rss_bytes"] / 1e6, mdq["idle_cpu_seconds"], mdq["entries"]))
+                     "%d index entries; a name query while importing: %.1f ms (median)." % (
+                         mdq["worker_peak_rss_bytes"] / 1e6, mdq["idle_cpu_seconds"], mdq["entries"],
+                         (mdq["name_query_while_importing_seconds"] or 0) * 1000))
     text = "\n".join(lines) + "\n"
     if args.out:
         with open(args.out, "w") as f:

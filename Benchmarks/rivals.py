@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Runs Recoll, Tracker 3 and Baloo headless on one folder and measures
+them as Benchmarks/content-compare.py measures mdq; prints one JSON object
+per system.
+
+    Benchmarks/rivals.py --corpus DIR --work DIR --rare WORD --common WORD --fresh-file REL
+                         [--systems recoll,tracker,baloo]
+
+Each system gets a private home and configuration under --work, so nothing
+touches the user's own. Installs the Debian packages when missing.
+
+- Recoll (1.34): `recollindex -c CONF` with `topdirs = DIR` (exits when
+  done; /usr/bin/time gives its CPU and peak RSS, its filters included);
+  queries `recollq -c CONF -b WORD`; freshness with the real-time monitor
+  `recollindex -m -D -x` started before the change.
+- Baloo (5.103): `baloo_file` in a private D-Bus session with a
+  baloofilerc naming the corpus; done when `balooctl status` says Idle with
+  nothing waiting; queries `baloosearch WORD`.
+- Tracker 3: see `tracker()` for what was tried and why it reports no
+  figures on a machine without a desktop session.
+"""
+import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile, time
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, **kw)
+
+
+def ensure(packages, binaries):
+    if all(shutil.which(b) for b in binaries):
+        return
+    subprocess.run(["apt-get", "install", "-y", "-qq"] + packages, check=True,
+                   stdout=subprocess.DEVNULL, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
+
+
+def median_query(args, runs=5, env=None):
+    times, out = [], ""
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = run(args, env=env)
+        times.append(time.perf_counter() - start)
+        out = result.stdout
+    return statistics.median(times), out
+
+
+def du(path):
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def recoll(args):
+    # Image metadata (ExifTool) and audio tags (mutagen) are read by
+    # Recoll's filters when these are present: install them, as a user
+    # wanting those properties would.
+    ensure(["recoll", "libimage-exiftool-perl", "python3-mutagen"], ["recollindex", "recollq"])
+    conf = os.path.join(args.work, "recoll")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "recoll.conf"), "w") as f:
+        f.write("topdirs = %s\nloglevel = 1\n" % args.corpus)
+    start = time.perf_counter()
+    timed = run(["/usr/bin/time", "-f", "%U %S %M", "recollindex", "-c", conf])
+    index_seconds = time.perf_counter() - start
+    user, system, rss_kb = timed.stderr.strip().splitlines()[-1].split()
+    query = lambda word: ["recollq", "-c", conf, "-b", word]
+    rare_seconds, rare_out = median_query(query(args.rare))
+    common_seconds, common_out = median_query(query(args.common))
+    count = lambda out: sum(1 for line in out.splitlines() if line.startswith("file://"))
+    store = du(conf)
+    # Freshness: the real-time monitor, started first and given time to
+    # set its watches (its own log says when it is ready is not exposed).
+    monitor = subprocess.Popen(["recollindex", "-c", conf, "-m", "-D", "-x"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    time.sleep(5)
+    fresh = fresh_seconds(args, lambda word: count(run(query(word)).stdout) > 0)
+    os.killpg(monitor.pid, signal.SIGTERM)
+    try:
+        monitor.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(monitor.pid, signal.SIGKILL)
+        monitor.wait()
+    version = run(["recollindex", "-v"]).stdout.strip() or run(["recollq", "-v"]).stdout.strip()
+    return {
+        "system": "recoll", "version": version.splitlines()[0] if version else "recoll",
+        "index_seconds": index_seconds, "cpu_seconds": float(user) + float(system),
+        "peak_rss_bytes": int(rss_kb) * 1024, "store_bytes": store,
+        "rare_query_seconds": rare_seconds, "rare_results": count(rare_out),
+        "common_query_seconds": common_seconds, "common_results": count(common_out),
+        "freshness_seconds": fresh,
+        "notes": "recollindex with its stock filters (pdftotext, python3 office filters, ExifTool, mutagen); "
+                 "freshness with recollindex -m (real-time monitor); CPU and RSS of recollindex and its filters",
+    }
+
+
+def fresh_seconds(args, found, deadline=120):
+    """Appends a new word to the fresh file, waits until `found(word)`."""
+    target = os.path.join(args.corpus, args.fresh_file)
+    word = "freshzq%d" % int(time.time() * 1000 % 1e9)
+    with open(target, "rb") as f:
+        original = f.read()
+    with open(target, "ab") as f:
+        f.write(("\n%s\n" % word).encode())
+    written = time.perf_counter()
+    seconds = None
+    while time.perf_counter() - written < deadline:
+        if found(word):
+            seconds = time.perf_counter() - written
+            break
+        time.sleep(0.1)
+    with open(target, "wb") as f:
+        f.write(original)
+    return seconds
+
+
+def tracker(args):
+    # Tracker 3.4's miner (tracker-miner-fs-3) runs under dbus-run-session
+    # with a private XDG home and TRACKER_USE_CONFIG_FILES=1 (its settings
+    # then come from $XDG_CONFIG_HOME/tracker/tracker-miner-fs-3.cfg). On
+    # this machine (no desktop session, no UPower, no XDG user folders) the
+    # miner starts, reads that file, crawls the application folders, and
+    # adds none of the configured directories (its debug log lists none
+    # under "IndexRecursiveDirectory"), so it indexes 0 files of the
+    # corpus. Reported as such rather than guessed.
+    return {"system": "tracker", "version": run(["tracker3", "--version"]).stdout.strip().splitlines()[0]
+            if shutil.which("tracker3") else "tracker3",
+            "notes": "tracker-miner-fs-3 indexed 0 files of the corpus headless (see rivals.py); no figures"}
+
+
+def proc(pid, field):
+    """utime+stime+cutime+cstime seconds ('cpu') or VmHWM bytes ('rss')."""
+    try:
+        if field == "cpu":
+            fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+            return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        for line in open("/proc/%d/status" % pid):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def baloo(args):
+    # KDE's Baloo 5.103 runs headless: baloo_file (the indexer, which
+    # starts baloo_file_extractor for content) in a private D-Bus session,
+    # private XDG folders, a baloofilerc naming the corpus, Qt's offscreen
+    # platform. Done when `balooctl status` says Idle with no file waiting
+    # for content indexing.
+    ensure(["baloo-kf5", "dbus"], ["baloo_file", "balooctl", "baloosearch"])
+    root = os.path.join(args.work, "baloo")
+    env = dict(os.environ, HOME=os.path.join(root, "home"), XDG_CONFIG_HOME=os.path.join(root, "config"),
+               XDG_DATA_HOME=os.path.join(root, "data"), XDG_CACHE_HOME=os.path.join(root, "cache"),
+               QT_QPA_PLATFORM="offscreen")
+    for key in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME"):
+        os.makedirs(env[key], exist_ok=True)
+    with open(os.path.join(env["XDG_CONFIG_HOME"], "baloofilerc"), "w") as f:
+        f.write("[General]\ndbVersion=2\nexclude filters version=8\nfolders[$e]=%s/\nonly basic indexing=false\n"
+                "first run=false\n\n[Basic Settings]\nIndexing-Enabled=true\n" % args.corpus.rstrip("/"))
+    bus = run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"], env=env).stdout.split()
+    env["DBUS_SESSION_BUS_ADDRESS"], bus_pid = bus[0], int(bus[1])
+    start = time.perf_counter()
+    indexer = subprocess.Popen(["baloo_file"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rss, extractor_cpu = 0, {}
+    status = ""
+    while time.perf_counter() - start < 1800:
+        for line in run(["pgrep", "-f", "baloo_file_extractor"]).stdout.split():
+            extractor_cpu[int(line)] = proc(int(line), "cpu")
+            rss = max(rss, proc(int(line), "rss"))
+        status = run(["balooctl", "status"], env=env).stdout
+        if "Indexer state: Idle" in status and "waiting for content indexing: 0" in status \
+                and "Total files indexed: 0" not in status:
+            break
+        time.sleep(0.5)
+    index_seconds = time.perf_counter() - start
+    cpu = proc(indexer.pid, "cpu") + sum(extractor_cpu.values())
+    rss = max(rss, proc(indexer.pid, "rss"))
+    count = lambda out: sum(1 for line in out.splitlines() if line.startswith("/"))
+    query = lambda word: ["baloosearch", word]
+    rare_seconds, rare_out = median_query(query(args.rare), env=env)
+    common_seconds, common_out = median_query(query(args.common), env=env)
+    fresh = fresh_seconds(args, lambda word: count(run(query(word), env=env).stdout) > 0)
+    store = du(os.path.join(env["XDG_DATA_HOME"], "baloo"))
+    indexer.terminate()
+    try:
+        indexer.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        indexer.kill()
+    subprocess.run(["pkill", "-f", "baloo_file_extractor"])
+    os.kill(bus_pid, signal.SIGTERM)
+    files = next((line for line in status.splitlines() if "Total files indexed" in line), "")
+    return {
+        "system": "baloo", "version": "Baloo " + run(["dpkg-query", "-W", "-f", "${Version}", "baloo-kf5"]).stdout,
+        "index_seconds": index_seconds, "cpu_seconds": cpu, "peak_rss_bytes": rss, "store_bytes": store,
+        "rare_query_seconds": rare_seconds, "rare_results": count(rare_out),
+        "common_query_seconds": common_seconds, "common_results": count(common_out),
+        "freshness_seconds": fresh,
+        "notes": "baloo_file and baloo_file_extractor headless (private D-Bus session); %s; Baloo paces its "
+                 "extractor by design (batches, idle detection)" % files.strip(),
+    }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--rare", required=True)
+    parser.add_argument("--common", required=True)
+    parser.add_argument("--fresh-file", required=True)
+    parser.add_argument("--systems", default="recoll,tracker,baloo")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    for system in args.systems.split(","):
+        row = {"recoll": recoll, "tracker": tracker, "baloo": baloo}[system](args)
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
