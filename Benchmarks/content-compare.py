@@ -167,14 +167,15 @@ def main():
     parser.add_argument("--systems", default="mdq,recoll,tracker,baloo")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out")
+    parser.add_argument("--rows", help="a file of JSON rows (one per line) already measured: print their table")
     args = parser.parse_args()
     if not os.path.exists(os.path.join(args.corpus, "MANIFEST.json")):
         subprocess.run([sys.executable, os.path.join(HERE, "make-content-corpus.py"), args.corpus,
                         "--files", str(args.files)], check=True)
     manifest = json.load(open(os.path.join(args.corpus, "MANIFEST.json")))
     manifest["text_files_indexes"] = sorted(int(p.rsplit("-", 1)[1].split(".")[0]) for p in manifest["text_files"])
-    systems = args.systems.split(",")
-    rows = []
+    systems = [] if args.rows else args.systems.split(",")
+    rows = [json.loads(line) for line in open(args.rows) if line.startswith("{")] if args.rows else []
     if "mdq" in systems:
         rows.append(measure_mdq(args.corpus, manifest, args.workers))
         print(json.dumps(rows[-1]), file=sys.stderr)
@@ -212,10 +213,12 @@ def main():
         store = row.get("store_bytes")
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             row["system"], cell(row.get("index_seconds")), cell(row.get("cpu_seconds")),
-            cell((row.get("peak_rss_bytes") or 0) / 1e6), cell(store / 1e6 if store else None),
+            cell(row["peak_rss_bytes"] / 1e6 if row.get("peak_rss_bytes") else None), cell(store / 1e6 if store else None),
             "%d B" % (store / files) if store else "n/a", "%.1f %%" % (100 * store / corpus_bytes) if store else "n/a",
-            cell((row.get("rare_query_seconds") or 0) * 1000), cell(row.get("rare_results")),
-            cell((row.get("common_query_seconds") or 0) * 1000), cell(row.get("common_results")),
+            cell(row["rare_query_seconds"] * 1000 if row.get("rare_query_seconds") else None),
+            cell(row.get("rare_results")),
+            cell(row["common_query_seconds"] * 1000 if row.get("common_query_seconds") else None),
+            cell(row.get("common_results")),
             cell(row.get("freshness_seconds"))))
     for row in rows:
         if row.get("notes"):

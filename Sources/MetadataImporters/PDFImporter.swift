@@ -85,7 +85,7 @@ struct PDFImporter: Importer {
             text += UnsafeRawBufferPointer(start: pageText, count: strlen(pageText))
         }
         if !text.isEmpty {
-            let decoded = String(decoding: text, as: UTF8.self)
+            let decoded = String(decoding: TextDecoding.joiningHyphenatedLines(text), as: UTF8.self)
             values[.textContent] = .text(Array(TextDecoding.prefix(decoded, utf8Bytes: limits.textBytes).utf8))
         }
         return values

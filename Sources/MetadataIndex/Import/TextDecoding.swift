@@ -12,6 +12,29 @@
 /// Malformed sequences (an unpaired surrogate, a UTF-8 sequence cut at the
 /// read limit) become U+FFFD; nothing here traps on any input.
 package enum TextDecoding {
+    /// Joins words a typesetter hyphenated at a line end (`in-` then
+    /// `voice` on the next line is `invoice`), as pdftotext does: a hyphen
+    /// after a letter, ending a line, before a lower-case letter. Text laid
+    /// out in lines (a PDF page's) is searched by its words.
+    package static func joiningHyphenatedLines(_ text: [UInt8]) -> [UInt8] {
+        guard text.count >= 3 else { return text }
+        @inline(__always) func isLetter(_ b: UInt8) -> Bool { (b | 0x20) &- 0x61 < 26 || b >= 0x80 }
+        var out: [UInt8] = []
+        out.reserveCapacity(text.count)
+        var i = 0
+        while i < text.count {
+            if text[i] == UInt8(ascii: "-"), i > 0, i + 2 < text.count, text[i + 1] == 0x0A, isLetter(text[i - 1]),
+                text[i + 2] &- 0x61 < 26 || text[i + 2] >= 0x80
+            {
+                i += 2
+                continue
+            }
+            out.append(text[i])
+            i += 1
+        }
+        return out
+    }
+
     /// The encoding found.
     enum Encoding: String, Sendable, Equatable {
         case utf8 = "UTF-8"

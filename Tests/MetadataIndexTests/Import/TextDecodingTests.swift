@@ -33,6 +33,21 @@ struct TextDecodingTests {
         #expect(decoded.encoding == encoding)
     }
 
+    /// A word hyphenated at a line end is one word again; hyphens that
+    /// are not line-end hyphenation stay.
+    @Test func lineEndHyphenationIsJoined() {
+        func join(_ text: String) -> String {
+            String(decoding: TextDecoding.joiningHyphenatedLines(Array(text.utf8)), as: UTF8.self)
+        }
+        #expect(join("the in-\nvoice is due") == "the invoice is due")
+        #expect(join("Ré-\nglée") == "Réglée")
+        #expect(join("well-known and x-ray") == "well-known and x-ray")
+        #expect(join("Notes -\nnext") == "Notes -\nnext")
+        #expect(join("page 1-\n2") == "page 1-\n2")
+        #expect(join("end-\nNew sentence") == "end-\nNew sentence")
+        #expect(join("-\n") == "-\n")
+    }
+
     @Test func binaryIsRefused() {
         #expect(TextDecoding.decode(Array(0...255)) == nil)
         #expect(TextDecoding.decode([0x41, 0x00, 0x00, 0x00, 0x7F, 0x45, 0x4C, 0x46]) == nil)
