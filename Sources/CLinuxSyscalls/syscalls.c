@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -84,8 +85,20 @@ int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_second
     /* IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13 */
     if (syscall(SYS_ioprio_set, 1, 0, 3 << 13) != 0) return -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return -1;
     return 0;
+}
+
+/* Blocks until the peer of socket `fd` hangs up (closes or dies), without
+ * reading from it; then ends the process. The worker's watch on its
+ * parent: PR_SET_PDEATHSIG follows the parent *thread*, and the thread
+ * that started a worker may end long before the process that uses it. */
+void mdq_exit_when_peer_hangs_up(int fd) {
+    struct pollfd watch = {.fd = fd, .events = POLLRDHUP};
+    for (;;) {
+        int rc = poll(&watch, 1, -1);
+        if (rc > 0 && (watch.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) _exit(0);
+        if (rc < 0 && errno != EINTR) _exit(0);
+    }
 }
 
 int mdq_pipe_cloexec(int fds[2]) {

@@ -67,6 +67,31 @@ struct ImportWorkerTests {
         return ImportWorkerPool(configuration)
     }
 
+    /// A worker started from a thread that then ends stays usable: the
+    /// worker watches its channel, not its parent thread (the daemon's
+    /// lanes are threads that come and go), and one that died while idle
+    /// is replaced, not blamed on the next file.
+    @Test func aWorkerOutlivesTheThreadThatStartedIt() throws {
+        let temp = try TemporaryDirectory()
+        let file = try temp.file("note.txt", contents: "invoice")
+        var configuration = ImportWorkerPool.Configuration.standard
+        configuration.executable = FilePath(Self.worker)
+        let pool = ImportWorkerPool(configuration)
+        defer { pool.shutdown() }
+        let first = Locked<ImportReport?>(nil)
+        let thread = WorkerThreads.start(name: "short-lived", detached: false) {
+            first.withLock { $0 = pool.importFile(at: file) }
+        }
+        thread?.join()
+        #expect(first.withLock { $0?.failure } == nil)
+        for _ in 0..<3 {
+            let report = pool.importFile(at: file)
+            #expect(report.failure == nil, "\(report.failure?.reason ?? "")")
+            #expect(report.values[.importError] == nil)
+            #expect(report.values[.textContent] == .text(Array("invoice".utf8)))
+        }
+    }
+
     @Test func misbehavingWorkersCostOneFileEach() throws {
         let temp = try TemporaryDirectory()
         var files: [String: FilePath] = [:]

@@ -55,6 +55,8 @@ long mdq_flistxattr(int fd, char *list, size_t size);
 /// new privileges on exec, and death when the parent dies. Returns 0, or -1
 /// with errno set by the first call that failed.
 int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_seconds);
+/// Blocks until the peer of socket `fd` hangs up, then ends the process.
+void mdq_exit_when_peer_hangs_up(int fd);
 
 /// pipe2(fds, O_CLOEXEC): a pipe no other child inherits (pipe2 needs
 /// _GNU_SOURCE). Returns 0, or -1 with errno set.

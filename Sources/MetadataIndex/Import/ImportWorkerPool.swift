@@ -161,7 +161,14 @@ package final class ImportWorkerPool: Sendable {
             state.running += 1
             return nil
         }
-        if let reused { return .success(reused) }
+        if let reused {
+            // One that ended while idle (killed by the OOM killer or a
+            // person) is replaced rather than blamed on the next file.
+            if reused.process.isRunning { return .success(reused) }
+            reused.process.terminate()
+            idle.mutateAndBroadcast { $0.running -= 1 }
+            return takeWorker()
+        }
         let arguments = ["--memory", String(configuration.memoryBytes), "--cpu", String(configuration.cpuSeconds)]
         switch WorkerProcess.spawn(configuration.executable, arguments: arguments) {
         case .success(let process): return .success(Worker(process))

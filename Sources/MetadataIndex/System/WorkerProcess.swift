@@ -132,6 +132,14 @@ final class WorkerProcess {
         }
     }
 
+    /// Whether the worker still runs (not ended, on its own or killed,
+    /// since it last answered).
+    var isRunning: Bool {
+        guard reaped == nil else { return false }
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == 0
+    }
+
     /// Kills the worker (if it still runs) and reaps it; how it ended.
     @discardableResult
     func terminate() -> WorkerExit {
@@ -168,9 +176,16 @@ final class WorkerProcess {
 /// The worker's own end of the conversation: frames from standard input,
 /// frames to standard output, and the confinement it puts itself under.
 enum WorkerChannel {
-    /// Confines this process (see `mdq_confine_worker`).
+    /// Confines this process (see `mdq_confine_worker`), and ends it when
+    /// the process that asks it to import goes away, even mid-import (a
+    /// thread watches the channel for the hang-up).
     static func confine(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {
-        syscallResult { mdq_confine_worker(memoryBytes, cpuSeconds) }.map { _ in () }
+        let confined = syscallResult { mdq_confine_worker(memoryBytes, cpuSeconds) }.map { _ in () }
+        guard case .success = confined else { return confined }
+        guard WorkerThreads.start(name: "mdq-parent-watch", { mdq_exit_when_peer_hangs_up(0) }) != nil else {
+            return .failure(.resourceTemporarilyUnavailable)
+        }
+        return .success(())
     }
 
     /// The next request body, nil at the end of input or on bad framing.
