@@ -3,7 +3,8 @@
 
     Benchmarks/daemon.py [--corpus DIR] [--runs N] [--out FILE]
 
-Starts `mdq daemon run` on private folders, indexes DIR (default
+Starts `mdq daemon run --no-content` on private folders (the name and stat
+index; content indexing has its own benchmark, content-compare.py), indexes DIR (default
 $MDQ_CORPUS/c1000000, else /tmp/mdq-corpus/c1000000; make it with
 Benchmarks/make-tree.py --files 1000000 --container DIR) and measures:
 
@@ -90,7 +91,7 @@ def main():
         print(text, flush=True)
         lines.append(text)
 
-    daemon = subprocess.Popen([MDQ, "daemon", "run"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemon = subprocess.Popen([MDQ, "daemon", "run", "--no-content"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         while subprocess.run([MDQ, "daemon", "status"], env=env, capture_output=True).returncode != 0:
             time.sleep(0.02)
@@ -177,7 +178,7 @@ def main():
         daemon.send_signal(signal.SIGTERM)
         daemon.wait()
         start = time.monotonic()
-        daemon = subprocess.Popen([MDQ, "daemon", "run"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        daemon = subprocess.Popen([MDQ, "daemon", "run", "--no-content"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while subprocess.run([MDQ, "--daemon", "--count", "*.png"], env=env, capture_output=True).returncode != 0:
             time.sleep(0.005)
         answering = time.monotonic() - start
