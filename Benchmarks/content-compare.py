@@ -21,21 +21,8 @@ import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-CLOCK = os.sysconf("SC_CLK_TCK")
-
-
-def run(args, **kw):
-    return subprocess.run(args, capture_output=True, text=True, **kw)
-
-
-def proc_cpu(pid, children=True):
-    """User+system seconds of a process (and its reaped children)."""
-    try:
-        fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    ticks = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if children else 0)
-    return ticks / CLOCK
+sys.path.insert(0, HERE)
+from rivals import cpu_seconds, median_query, peak_rss, run  # noqa: E402  (the same measures for every system)
 
 
 def children_of(pid):
@@ -49,26 +36,6 @@ def children_of(pid):
             if int(fields[1]) == pid:
                 out.append(int(entry))
     return out
-
-
-def peak_rss(pid):
-    try:
-        for line in open("/proc/%d/status" % pid):
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return 0
-
-
-def median_time(args, env, runs=5):
-    times, out = [], ""
-    for _ in range(runs):
-        start = time.perf_counter()
-        result = run(args, env=env)
-        times.append(time.perf_counter() - start)
-        out = result.stdout.strip()
-    return statistics.median(times), out
 
 
 def du(paths):
@@ -99,7 +66,7 @@ def measure_mdq(corpus, manifest, workers):
     worker_cpu, worker_rss, busy = {}, 0, []
     while True:
         for child in children_of(daemon.pid):
-            worker_cpu[child] = proc_cpu(child)
+            worker_cpu[child] = cpu_seconds(child)
             worker_rss = max(worker_rss, peak_rss(child))
         # A name query while importing runs: the daemon stays responsive.
         started = time.perf_counter()
@@ -110,22 +77,22 @@ def measure_mdq(corpus, manifest, workers):
             break
         time.sleep(0.1)
     index_seconds = time.perf_counter() - start
-    cpu = proc_cpu(daemon.pid) + sum(worker_cpu.values())
+    cpu = cpu_seconds(daemon.pid) + sum(worker_cpu.values())
     daemon_rss = peak_rss(daemon.pid)
     state = os.path.join(work, "state")
     store = du([os.path.join(state, "content.sqlite" + s) for s in ("", "-wal", "-shm")])
     # Idle: nothing changes for 10 s.
-    before = proc_cpu(daemon.pid, children=False)
+    before = cpu_seconds(daemon.pid, children=False)
     time.sleep(10)
-    idle = proc_cpu(daemon.pid, children=False) - before
+    idle = cpu_seconds(daemon.pid, children=False) - before
     entries = 0
     for line in status().splitlines():
         if line.startswith("index:"):
             entries = int(line.split()[1])
     rare_word = "zq%dx" % manifest["text_files_indexes"][len(manifest["text_files_indexes"]) // 2]
     query = lambda word: [binary, "--daemon", "--count", "kMDItemTextContent LIKE[cdw] '%s'" % word]
-    rare_seconds, rare_count = median_time(query(rare_word), env)
-    common_seconds, common_count = median_time(query(manifest["common_word"]), env)
+    rare_seconds, rare_count = median_query(query(rare_word), env=env)
+    common_seconds, common_count = median_query(query(manifest["common_word"]), env=env)
     # Freshness: a new word appended to a text file.
     target = os.path.join(corpus, fresh_file(manifest))
     word = "freshzq%d" % int(time.time())
@@ -149,8 +116,8 @@ def measure_mdq(corpus, manifest, workers):
         "system": "mdq", "version": run([binary, "--version"]).stdout.strip(),
         "index_seconds": index_seconds, "cpu_seconds": cpu, "peak_rss_bytes": daemon_rss,
         "worker_peak_rss_bytes": worker_rss, "store_bytes": store, "rare_query_seconds": rare_seconds,
-        "rare_results": int(rare_count or 0), "common_query_seconds": common_seconds,
-        "common_results": int(common_count or 0), "freshness_seconds": fresh, "idle_cpu_seconds": idle,
+        "rare_results": int(rare_count.strip() or 0), "common_query_seconds": common_seconds,
+        "common_results": int(common_count.strip() or 0), "freshness_seconds": fresh, "idle_cpu_seconds": idle,
         "entries": entries, "name_query_while_importing_seconds": statistics.median(busy) if busy else None,
     }
 
@@ -202,8 +169,9 @@ def main():
         return str(value) + unit
 
     lines = [
-        "Corpus: %d files, %.1f MB (Benchmarks/make-content-corpus.py, seed %d); one run on %s."
-        % (files, corpus_bytes / 1e6, manifest["seed"], time.strftime("%Y-%m-%d")),
+        "Corpus: %d files, %.1f MB (Benchmarks/make-content-corpus.py, seed %d); %s."
+        % (files, corpus_bytes / 1e6, manifest["seed"],
+           "rows measured earlier, from %s" % args.rows if args.rows else "one run on " + time.strftime("%Y-%m-%d")),
         "",
         "| system | index (s) | CPU (s) | peak RSS (MB) | store (MB) | store per file | store / corpus "
         "| rare word (ms) | hits | common word (ms) | hits | modification → findable (s) |",

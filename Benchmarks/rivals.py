@@ -131,12 +131,19 @@ def tracker(args):
             "notes": "tracker-miner-fs-3 indexed 0 files of the corpus headless (see rivals.py); no figures"}
 
 
-def proc(pid, field):
-    """utime+stime+cutime+cstime seconds ('cpu') or VmHWM bytes ('rss')."""
+def cpu_seconds(pid, children=True):
+    """User and system seconds of a process, and of its children it has
+    reaped (with `children`)."""
     try:
-        if field == "cpu":
-            fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-            return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return sum(int(x) for x in fields[11:15 if children else 13]) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss(pid):
+    """A process's peak resident bytes (VmHWM); 0 once it is gone."""
+    try:
         for line in open("/proc/%d/status" % pid):
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
@@ -169,16 +176,16 @@ def baloo(args):
     status = ""
     while time.perf_counter() - start < 1800:
         for line in run(["pgrep", "-f", "baloo_file_extractor"]).stdout.split():
-            extractor_cpu[int(line)] = proc(int(line), "cpu")
-            rss = max(rss, proc(int(line), "rss"))
+            extractor_cpu[int(line)] = cpu_seconds(int(line))
+            rss = max(rss, peak_rss(int(line)))
         status = run(["balooctl", "status"], env=env).stdout
         if "Indexer state: Idle" in status and "waiting for content indexing: 0" in status \
                 and "Total files indexed: 0" not in status:
             break
         time.sleep(0.5)
     index_seconds = time.perf_counter() - start
-    cpu = proc(indexer.pid, "cpu") + sum(extractor_cpu.values())
-    rss = max(rss, proc(indexer.pid, "rss"))
+    cpu = cpu_seconds(indexer.pid) + sum(extractor_cpu.values())
+    rss = max(rss, peak_rss(indexer.pid))
     count = lambda out: sum(1 for line in out.splitlines() if line.startswith("/"))
     query = lambda word: ["baloosearch", word]
     rare_seconds, rare_out = median_query(query(args.rare), env=env)

@@ -12,35 +12,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(2)))
 struct ImportWorkerTests {
     /// A stand-in worker that misbehaves by the name of the file it is
-    /// asked about, and answers like the real one otherwise (by running
-    /// it).
+    /// asked about (`FakeImportWorker`).
     static let fakeWorker = TemporaryDirectory.Shared { temp in
-        let script = """
-            #!/usr/bin/env python3
-            import os, signal, struct, subprocess, sys, time
-            real = subprocess.Popen([os.environ['MDQ_REAL_WORKER']], stdin=subprocess.PIPE,
-                                    stdout=subprocess.PIPE)
-            while True:
-                header = sys.stdin.buffer.read(4)
-                if len(header) < 4:
-                    break
-                body = sys.stdin.buffer.read(struct.unpack('<I', header)[0])
-                if b'crash' in body:
-                    os.kill(os.getpid(), signal.SIGSEGV)
-                if b'hang' in body:
-                    time.sleep(600)
-                if b'nonsense' in body:
-                    sys.stdout.buffer.write(struct.pack('<I', 5) + b'\\xff\\xff\\xff\\xff\\xff'); sys.stdout.flush()
-                    continue
-                if b'flood' in body:
-                    sys.stdout.buffer.write(struct.pack('<I', 0x7fffffff)); sys.stdout.flush()
-                    time.sleep(600)
-                real.stdin.write(header + body); real.stdin.flush()
-                answer = real.stdout.read(4)
-                answer += real.stdout.read(struct.unpack('<I', answer)[0])
-                sys.stdout.buffer.write(answer); sys.stdout.flush()
-            """
-        let path = try temp.file("fake-worker", contents: script)
+        let path = try temp.file("fake-worker", contents: FakeImportWorker.script)
         #expect(chmod(path.string, 0o755) == 0)
     }
 

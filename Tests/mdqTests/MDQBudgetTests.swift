@@ -19,14 +19,7 @@ struct MDQBudgetTests {
     }
 
     static func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-        let deadline = Date(timeIntervalSinceNow: 60)
-        while try !condition() {
-            guard Date() < deadline else {
-                Issue.record("never: \(what)")
-                return
-            }
-            usleep(5_000)
-        }
+        if try !TestSupport.waitUntil(condition) { Issue.record("never: \(what)") }
     }
 
     @Test func tooExpensiveIsOneLineAndStatusOne() throws {

@@ -24,12 +24,7 @@ struct WordsSearchTests {
     }
 
     static func waitForImports(_ daemon: MDQDaemonTests.Daemon) throws -> Bool {
-        let deadline = Date(timeIntervalSinceNow: 60)
-        while Date() < deadline {
-            if try daemon.mdq(["daemon", "status"]).stdoutText.contains("none pending") { return true }
-            usleep(20_000)
-        }
-        return false
+        try waitUntil(interval: 0.02) { try daemon.mdq(["daemon", "status"]).stdoutText.contains("none pending") }
     }
 
     @Test func wordsMatchNamesAndTextRanked() throws {

@@ -171,7 +171,7 @@ package final class ContentIndexer: Sendable {
             }
             // Renamed, its attributes changed, or just re-tested after its
             // import landed: nothing new to read.
-            if store.record(for: key)?.stamp == stamp { continue }
+            if store.stamp(for: key) == stamp { continue }
             if checksPaths && !imports(index.path(of: EntryID(id)).bytes) { continue }
             items.append((id, Item(key: key, due: due)))
         }
@@ -197,12 +197,6 @@ package final class ContentIndexer: Sendable {
         if let failure = record.failure { values[.importError] = .text(Array(failure.utf8)) }
         if let body { values[.textContent] = .text(body) }
         return values
-    }
-
-    /// The files that may match `predicate`, from the full-text index, for
-    /// a whole scan; nil when it cannot narrow the predicate.
-    func candidates(for predicate: CompiledPredicate) -> Set<ImportStore.FileKey>? {
-        predicate.textPrefilter.flatMap { store.candidates($0) }
     }
 
     /// What the full-text index decides for a whole scan of `predicate`;
@@ -296,7 +290,7 @@ package final class ContentIndexer: Sendable {
         // to another identity or already imported at this stamp drop out.
         let facts = engine.fileFacts(items.map(\.0)).filter { fact in
             items.contains { $0.0 == fact.id && $0.1 == fact.key }
-                && store.record(for: fact.key)?.stamp != fact.stamp && imports(fact.path)
+                && store.stamp(for: fact.key) != fact.stamp && imports(fact.path)
         }
         let skipped = items.count - facts.count
         if skipped > 0 { queue.mutateAndBroadcast { $0.importing -= skipped } }

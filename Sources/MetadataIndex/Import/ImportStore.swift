@@ -65,7 +65,6 @@ package final class ImportStore: Sendable {
         let deleteText: SQLiteDatabase.Statement
         let insertText: SQLiteDatabase.Statement
         let deleteFile: SQLiteDatabase.Statement
-        let readText: SQLiteDatabase.Statement
         let oldText: SQLiteDatabase.Statement
         let writeText: SQLiteDatabase.Statement
 
@@ -87,7 +86,6 @@ package final class ImportStore: Sendable {
             insertText = try database.prepare("INSERT INTO content(rowid, body) VALUES (?1, ?2)")
             deleteFile = try database.prepare(
                 "DELETE FROM files WHERE device = ?1 AND inode = ?2 RETURNING id, text")
-            readText = try database.prepare("SELECT text FROM files WHERE device = ?1 AND inode = ?2")
             oldText = try database.prepare("SELECT id, text FROM files WHERE device = ?1 AND inode = ?2")
             writeText = try database.prepare("UPDATE files SET text = ?2, ascii = ?3 WHERE id = ?1")
         }
@@ -173,22 +171,28 @@ package final class ImportStore: Sendable {
         }
     }
 
+    /// The stamp a file was imported at, if it was: what deciding whether
+    /// to import it again needs, without decoding its values.
+    package func stamp(for key: FileKey) -> Stamp? {
+        connection.withLock { c -> Stamp? in
+            let s = c.lookup
+            defer { s.reset() }
+            s.bind(1, Int64(bitPattern: key.device))
+            s.bind(2, Int64(bitPattern: key.inode))
+            guard (try? s.step()) == true else { return nil }
+            return Stamp(modification: s.integer(1), size: UInt64(bitPattern: s.integer(2)))
+        }
+    }
+
     /// Whether a file with this stamp needs importing (never imported, or
     /// changed since).
     package func needsImport(_ key: FileKey, stamp: Stamp) -> Bool {
-        record(for: key)?.stamp != stamp
+        self.stamp(for: key) != stamp
     }
 
     /// The stored text of a file.
     package func text(for key: FileKey) -> String? {
-        connection.withLock { c -> String? in
-            let s = c.readText
-            defer { s.reset() }
-            s.bind(1, Int64(bitPattern: key.device))
-            s.bind(2, Int64(bitPattern: key.inode))
-            guard (try? s.step()) == true, !s.isNull(0) else { return nil }
-            return Deflate.decompress(s.bytes(0)).map { String(decoding: $0, as: UTF8.self) }
-        }
+        recordAndText(for: key, text: true)?.text.map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Stores imports, in one transaction.

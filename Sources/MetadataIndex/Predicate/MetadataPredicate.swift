@@ -101,6 +101,12 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: `MetadataError` (`.querySyntax`) for a LIKE pattern ending
     ///   in a lone backslash.
+    /// The words of free text: what `words(_:)` searches for and
+    /// `rankWords` ranks by (spaces, tabs and line breaks separate them).
+    static func freeTextWords(_ text: [UInt8]) -> [[UInt8]] {
+        text.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }).map(Array.init)
+    }
+
     /// mdfind's free text over names and what is inside files: every
     /// whitespace-separated word is in the name (`CONTAINS[cd]`) or begins
     /// a word of the file's text (`LIKE[cdw] 'word*'`). Wildcards in a word
@@ -108,7 +114,7 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
     ///
     /// - Throws: `MetadataError` `.querySyntax` for text with no word.
     public static func words(_ text: [UInt8]) throws(MetadataError) -> MetadataPredicate {
-        let words = text.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }).map(Array.init)
+        let words = freeTextWords(text)
         guard !words.isEmpty else { throw MetadataError.syntax("the search has no word", offset: 0) }
         let folded: StringCompareOptions = [.caseInsensitive, .diacriticInsensitive]
         let parts = words.map { word -> PredicateNode in

@@ -7,7 +7,7 @@ extension MetadataPredicate {
     ///   - items: the matches.
     ///   - text: the words searched for, as given to `words(_:)`.
     package static func rankWords(_ items: [MetadataItem], text: [UInt8]) -> [MetadataItem] {
-        let words = text.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D })
+        let words = freeTextWords(text)
         let names: MetadataPredicate? =
             words.isEmpty
             ? nil
@@ -17,7 +17,7 @@ extension MetadataPredicate {
                         .comparison(
                             Comparison(
                                 attribute: .fsName, op: .contains, options: [.caseInsensitive, .diacriticInsensitive],
-                                value: .string(Array($0))))
+                                value: .string($0)))
                     }))
         let evaluator = names.map { CompiledPredicate($0).makeEvaluator() }
         let keyed = items.map { item in

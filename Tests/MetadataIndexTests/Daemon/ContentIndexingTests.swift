@@ -24,13 +24,8 @@ extension LiveSuites {
             return try IndexDaemon.start(paths: paths, crawlThreads: 2, content: content, log: log)
         }
 
-        static func waitUntil(_ timeout: Double = 30, _ condition: () throws -> Bool) rethrows -> Bool {
-            let deadline = Date(timeIntervalSinceNow: timeout)
-            while Date() < deadline {
-                if try condition() { return true }
-                usleep(10_000)
-            }
-            return try condition()
+        static func waitUntil(_ condition: () throws -> Bool) rethrows -> Bool {
+            try TestSupport.waitUntil(timeout: 30, condition)
         }
 
         /// The files a fresh crawl that imports every file finds for
@@ -329,30 +324,11 @@ extension LiveSuites {
         /// answers throughout.
         @Test func aFileThatKillsItsImporterCostsOneFile() throws {
             let temp = try TemporaryDirectory()
-            let script = try temp.file(
-                "worker",
-                contents: """
-                    #!/usr/bin/env python3
-                    import os, signal, struct, subprocess, sys
-                    real = subprocess.Popen([os.environ['MDQ_REAL_WORKER']], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-                    count = open(os.environ['MDQ_CRASH_COUNT'], 'a')
-                    while True:
-                        header = sys.stdin.buffer.read(4)
-                        if len(header) < 4:
-                            break
-                        body = sys.stdin.buffer.read(struct.unpack('<I', header)[0])
-                        if b'crash' in body:
-                            count.write('x'); count.flush()
-                            os.kill(os.getpid(), signal.SIGSEGV)
-                        real.stdin.write(header + body); real.stdin.flush()
-                        answer = real.stdout.read(4)
-                        answer += real.stdout.read(struct.unpack('<I', answer)[0])
-                        sys.stdout.buffer.write(answer); sys.stdout.flush()
-                    """)
+            let script = try temp.file("worker", contents: FakeImportWorker.script)
             #expect(chmod(script.string, 0o755) == 0)
-            let crashes = temp.path.appending("crashes")
+            // The fake worker counts its crashes in this file, beside it.
+            let crashes = try temp.file("crashes", contents: "")
             setenv("MDQ_REAL_WORKER", ImportWorkerPool.Configuration.standard.executable.string, 1)
-            setenv("MDQ_CRASH_COUNT", crashes.string, 1)
             let tree = try temp.folder("tree")
             try Self.write(tree.appending("crash.txt"), "invoice that kills")
             for i in 0..<5 { try Self.write(tree.appending("ok-\(i).txt"), "invoice \(i)") }

@@ -30,14 +30,7 @@ extension LiveSuites {
         }
 
         static func waitUntil(_ what: String, _ condition: () throws -> Bool) throws {
-            let deadline = Date(timeIntervalSinceNow: 60)
-            while try !condition() {
-                guard Date() < deadline else {
-                    Issue.record("never: \(what)")
-                    return
-                }
-                usleep(5_000)
-            }
+            if try !TestSupport.waitUntil(condition) { Issue.record("never: \(what)") }
         }
 
         /// The crawl (library) path: a name the pattern backtracks on past
