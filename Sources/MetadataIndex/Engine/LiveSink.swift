@@ -47,12 +47,22 @@ final class LiveSink: CrawlSink, Sendable {
         _ folder: EntryID, batch: borrowing CrawlBatch, directory: FileDescriptor,
         worker: inout Worker, subfolders: inout [EntryID?]
     ) {
+        // The folder's own attributes now that its watch is in (`willList`):
+        // they were read with its parent's listing, before the watch, and
+        // an entry made inside it in between sent no event for its dates.
+        let own = FileStatus.of(descriptor: directory)
         let (inserted, held) = engine.state.withLock { s -> (Int, [InotifyEvent]?) in
             let index = s.index
             guard index.contains(folder), index.kind(of: folder) == .folder else {
                 s.listing.remove(folder.rawValue)
                 s.deferred[folder.rawValue] = nil
                 return (0, nil)
+            }
+            if case .success(let status) = own, status.kind == .folder,
+                status.inode == index.metadata(of: folder).inode, EntryMetadata(status) != index.metadata(of: folder)
+            {
+                index.update(folder, metadata: EntryMetadata(status), device: status.device)
+                if recording { s.changes.changed.insert(folder.rawValue) }
             }
             let root = index.root(of: folder).rawValue
             var inserted = 0

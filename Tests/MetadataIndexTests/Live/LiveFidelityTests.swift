@@ -106,6 +106,47 @@ extension LiveSuites {
         /// The replacement may come in a later engine batch than the
         /// removal of the file it replaces; within one delivery it is still
         /// a change of the item that was there.
+        /// A folder's dates are the disk's even when something is made in
+        /// it between the listing of its parent (which read them) and its
+        /// watch (the crawl slowed down there on purpose): in the first
+        /// gather, and in the crawl of a folder moved into the scope.
+        @Test(arguments: [false, true])
+        func aFolderChangedBeforeItsWatchKeepsItsDates(movedIn: Bool) throws {
+            let temp = try TemporaryDirectory()
+            let root = try temp.folder("root")
+            let outside = try temp.folder("outside")
+            let folder = (movedIn ? outside : root).appending("x")
+            #expect(mkdir(folder.string, 0o755) == 0)
+            let engine = try LiveEngine(crawlThreads: 1)
+            defer { engine.shutdown() }
+            let made = Locked(false)
+            engine.crawlHook.withLock {
+                $0 = { id in
+                    let path = engine.state.withLock { $0.pathBytes(of: id.rawValue) }
+                    guard path.last == UInt8(ascii: "x"), !made.withLock({ $0 }) else { return }
+                    made.withLock { $0 = true }
+                    // Past the timestamp clock's tick, so the dates differ.
+                    usleep(20_000)
+                    let late = String(decoding: path, as: UTF8.self) + "/late.txt"
+                    _ = FileManager.default.createFile(atPath: late, contents: nil)
+                }
+            }
+            let (query, recorder) = try start("TRUEPREDICATE", scopes: [.directory(root)], engine: engine)
+            if movedIn {
+                #expect(rename(folder.string, root.appending("x").string) == 0)
+            }
+            var differences: [String] = []
+            let converged = recorder.wait(timeout: 20) {
+                guard let fresh = try? freshItems(roots: [CrawlRoot(path: root)], MetadataPredicate("TRUEPREDICATE"))
+                else { return false }
+                differences = attributeDifferences(query.results, fresh)
+                return differences.isEmpty && fresh.count == 2
+            }
+            #expect(made.withLock { $0 })
+            #expect(converged, "\(differences)")
+            query.stop()
+        }
+
         @Test func replacementInALaterBatchIsStillAChange() throws {
             let temp = try TemporaryDirectory()
             let base = temp.path.string
