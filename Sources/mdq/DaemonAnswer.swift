@@ -74,10 +74,11 @@ struct DaemonAnswer {
                 ? .count
                 : output.needsItems || output.json ? .entries : .paths
         let limit = output.sort.isEmpty && output.kinds == nil ? output.limit : nil
+        let columns = mode == .entries ? OneShotSession.importedColumns(output) : []
         let asked = Result { () throws(MetadataError) -> DaemonClient.Answer in
             try client.query(
                 Array(predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules, output: mode,
-                limit: limit, budget: budget,
+                limit: limit, budget: budget, attributes: columns,
                 onProgress: Diagnostics.showsProgress
                     ? { fraction in Diagnostics.status("waiting for the index daemon… \(Int(fraction * 100))% scanned")
                     }
@@ -95,15 +96,18 @@ struct DaemonAnswer {
             }
             return false
         }
-        let importer = mode == .entries ? try OneShotSession.columnImporter(output) : nil
+        // Columns, sort keys or groups read from inside files come from the
+        // daemon's import store; files it has not imported (pending, in a
+        // names-only scope, or a daemon that imports nothing) are imported
+        // here, as a crawl imports them.
+        let unimported = answer.entries.contains { $0.kind == .file && $0.imported == nil }
+        let importer = !columns.isEmpty && unimported ? try OneShotSession.columnImporter(output) : nil
         defer { importer?.pool.shutdown() }
         Self.print(answer, mode: mode, nullTerminated: output.nullTerminated) {
             var items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
             if let kinds = output.kinds { items = items.filter { kinds.contains($0.kind) } }
-            // Columns, sort keys or groups read from inside files are
-            // imported here, as a crawl imports them.
             if let importer {
-                for i in items.indices where items[i].kind == .file {
+                for i in items.indices where items[i].kind == .file && items[i].importedValues == nil {
                     items[i].importedValues = importer.values(FilePath.fromBytes(items[i].pathBytes))
                 }
             }

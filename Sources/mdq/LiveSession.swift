@@ -11,6 +11,8 @@ struct LiveSession {
     let scopeRequests: [ScopeRequest]?
     let container: UbiquityContainer?
     var sortDescriptors: [MetadataSortDescriptor] = []
+    /// Imported attributes the printer shows (values from the daemon's store).
+    var fetchedAttributes: [String] = []
     let interval: Double?
     let printer: LivePrinter
 
@@ -20,6 +22,7 @@ struct LiveSession {
         query.scopeRequests = scopeRequests
         query.container = container
         query.sortDescriptors = sortDescriptors
+        query.fetchedAttributes = fetchedAttributes
         if let interval { query.notificationBatchingInterval = interval }
         let center = NotificationCenter.default
         let printer = self.printer

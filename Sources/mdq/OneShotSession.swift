@@ -101,12 +101,18 @@ struct OneShotSession {
     ///
     /// - Throws: `MetadataError` `.importUnavailable` without the worker.
     static func columnImporter(_ output: OutputOptions) throws(MetadataError) -> ColumnImporter? {
-        let keys = output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""]
-        let wanted = Set(keys.compactMap { MetadataAttribute(key: $0) }.filter(\.isImported))
+        let wanted = importedColumns(output)
         guard !wanted.isEmpty else { return nil }
         let pool = ImportWorkerPool()
         try pool.checkAvailable()
         return ColumnImporter(pool: pool, wanted: wanted)
+    }
+
+    /// The attributes `output` shows, sorts or groups by that are read
+    /// from inside files.
+    static func importedColumns(_ output: OutputOptions) -> Set<MetadataAttribute> {
+        let keys = output.attributes + output.sortDescriptors.map(\.key) + [output.group ?? ""]
+        return Set(keys.compactMap { MetadataAttribute(key: $0) }.filter(\.isImported))
     }
 
     struct ColumnImporter {

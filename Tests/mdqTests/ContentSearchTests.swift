@@ -73,6 +73,10 @@ struct ContentSearchTests {
         let live = try mdq(["--live", "--onlyin", root.string, "kMDItemTextContent CONTAINS 'x'"])
         #expect(live.status == 2)
         #expect(live.stderrText.contains("--live cannot test kMDItemTextContent without the index daemon"))
+        // Columns read from inside files would print empty: said instead.
+        let columns = try mdq(["--live", "--attr", "kMDItemTitle", "--onlyin", root.string, "kMDItemFSName == '*'"])
+        #expect(columns.status == 2)
+        #expect(columns.stderrText.contains("--live cannot show kMDItemTitle without the index daemon"))
         let missing = try Shell.run(
             MDQCommandTests.binary, ["--no-daemon", "--onlyin", root.string, "kMDItemPixelWidth > 1"],
             environment: ["MDQ_IMPORT_WORKER": "/nonexistent/worker"])

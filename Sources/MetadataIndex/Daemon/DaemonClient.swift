@@ -179,12 +179,14 @@ package final class DaemonClient {
     ///     excluded names) applied to what the daemon indexes; nil to take
     ///     the indexed scopes as they are.
     ///   - syntax: `predicate` (NSPredicate format) or `spotlight`.
+    ///   - attributes: imported attributes whose stored values the items
+    ///     carry (`MetadataItem.importedValues`) when the daemon has them.
     /// - Throws: `MetadataError`: `.querySyntax` for a malformed query;
     ///   `.daemon` when the daemon does not cover a scope (the message
     ///   starts with `notCoveredPrefix`) or cannot answer.
     package func query(
         _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, rules: ScopeRules? = nil,
-        output: OneShotOutput, limit: Int? = nil, budget: Double? = nil,
+        output: OneShotOutput, limit: Int? = nil, budget: Double? = nil, attributes: Set<MetadataAttribute> = [],
         onProgress: ((_ fraction: Double) -> Void)? = nil
     ) throws(MetadataError) -> Answer {
         var fields = JSONWriter(capacity: 512)
@@ -205,6 +207,10 @@ package final class DaemonClient {
         if let budget {
             fields.raw(",\"budget\":")
             fields.double(budget)
+        }
+        if !attributes.isEmpty {
+            fields.raw(",")
+            DaemonProtocol.writeAttributes(attributes, to: &fields)
         }
         if let scopes {
             fields.raw(",\"scopes\":[")

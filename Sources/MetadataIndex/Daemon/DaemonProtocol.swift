@@ -108,11 +108,13 @@ enum DaemonProtocol {
     // MARK: Items
 
     /// An item object: `id` (when not 0), `path`, `kind`, `size`, `modified`,
-    /// `created`, `inode`, `conflicts`, `conflictOriginal`, and
-    /// `previousPath` for a changed item that moved.
+    /// `created`, `inode`, `conflicts`, `conflictOriginal`, `previousPath`
+    /// for a changed item that moved, and `imported` (the values of the
+    /// imported attributes the request named, when the file was imported).
     static func writeItem(
         id: UInt64, path: [UInt8], kind: EntryKind, metadata: EntryMetadata, conflicts: Bool,
-        conflictOriginal: [UInt8]?, previousPath: [UInt8]? = nil, to out: inout JSONWriter
+        conflictOriginal: [UInt8]?, previousPath: [UInt8]? = nil, imported: ImportedValues? = nil,
+        to out: inout JSONWriter
     ) {
         out.raw("{")
         if id != 0 {
@@ -149,20 +151,131 @@ enum DaemonProtocol {
             out.raw(",")
             out.bytesField("previousPath", previousPath)
         }
+        if let imported {
+            out.field("imported")
+            writeImported(imported, to: &out)
+        }
         out.raw("}")
     }
 
     static func writeItem(_ snapshot: EntrySnapshot, to out: inout JSONWriter) {
         writeItem(
             id: 0, path: snapshot.pathBytes, kind: snapshot.kind, metadata: snapshot.metadata,
-            conflicts: snapshot.hasUnresolvedConflicts, conflictOriginal: snapshot.conflictOriginalPathBytes, to: &out)
+            conflicts: snapshot.hasUnresolvedConflicts, conflictOriginal: snapshot.conflictOriginalPathBytes,
+            imported: snapshot.imported, to: &out)
     }
 
     static func writeItem(_ item: MetadataItem, previousPath: [UInt8]? = nil, to out: inout JSONWriter) {
         writeItem(
             id: item.id, path: item.pathBytes, kind: item.kind, metadata: item.metadata,
             conflicts: item.hasUnresolvedConflicts, conflictOriginal: item.conflictOriginalPathBytes,
-            previousPath: previousPath, to: &out)
+            previousPath: previousPath, imported: item.importedValues, to: &out)
+    }
+
+    /// Imported values as an object keyed by attribute (`kMDItemTitle`…):
+    /// text as a string, or `{"base64":…}` when it is not UTF-8; integers
+    /// and reals as numbers (a real always with a point or an exponent);
+    /// booleans; lists as arrays of strings; a date as `{"date":ns}`; a URL
+    /// as `{"url":path,"folder":bool}`.
+    static func writeImported(_ values: ImportedValues, to out: inout JSONWriter) {
+        out.raw("{")
+        for (i, (attribute, value)) in values.values.sorted(by: { $0.key.rawValue < $1.key.rawValue }).enumerated() {
+            if i > 0 { out.raw(",") }
+            out.string(attribute.rawValue)
+            out.raw(":")
+            switch value {
+            case .text(let bytes):
+                if String(validating: bytes, as: UTF8.self) != nil {
+                    out.string(bytes)
+                } else {
+                    out.raw("{\"base64\":")
+                    out.string(Data(bytes).base64EncodedString())
+                    out.raw("}")
+                }
+            case .integer(let number):
+                out.integer(number)
+            case .real(let number):
+                // "\(3.0)" is "3.0": read back as a real, not an integer.
+                out.double(number)
+            case .bool(let flag):
+                out.bool(flag)
+            case .list(let strings):
+                out.raw("[")
+                for (j, string) in strings.enumerated() {
+                    if j > 0 { out.raw(",") }
+                    out.string(string)
+                }
+                out.raw("]")
+            case .date(let time):
+                out.raw("{\"date\":")
+                out.integer(time.nanosecondsSinceEpoch)
+                out.raw("}")
+            case .url(let path, let isFolder):
+                out.raw("{")
+                out.bytesField("url", path)
+                out.field("folder")
+                out.bool(isFolder)
+                out.raw("}")
+            }
+        }
+        out.raw("}")
+    }
+
+    /// `"attributes":["kMDItemTitle",…]`: the imported attributes whose
+    /// values a request wants with its items.
+    static func writeAttributes(_ attributes: Set<MetadataAttribute>, to out: inout JSONWriter) {
+        out.key("attributes")
+        out.raw("[")
+        for (i, key) in attributes.map(\.rawValue).sorted().enumerated() {
+            if i > 0 { out.raw(",") }
+            out.string(key)
+        }
+        out.raw("]")
+    }
+
+    /// A request's `attributes`: the imported ones it names.
+    ///
+    /// - Throws: `bad-request` for a name that is not an attribute.
+    static func attributes(_ request: JSONValue) throws(ProtocolError) -> Set<MetadataAttribute> {
+        guard let names = request["attributes"] else { return [] }
+        guard let list = names.array else {
+            throw ProtocolError(code: "bad-request", message: "\"attributes\" must be a list of attribute names")
+        }
+        var attributes: Set<MetadataAttribute> = []
+        for name in list {
+            guard let key = name.string, let attribute = MetadataAttribute(key: key) else {
+                throw ProtocolError(code: "bad-request", message: "\"attributes\" names an unknown attribute")
+            }
+            if attribute.isImported { attributes.insert(attribute) }
+        }
+        return attributes
+    }
+
+    /// Values written by `writeImported`. Keys that are not imported
+    /// attributes and values of no known shape are dropped.
+    static func imported(_ value: JSONValue) -> ImportedValues? {
+        guard case .object(let fields) = value else { return nil }
+        var values = ImportedValues()
+        for (key, field) in fields {
+            guard let attribute = MetadataAttribute(key: key), attribute.isImported else { continue }
+            switch field {
+            case .string(let bytes): values[attribute] = .text(bytes)
+            case .integer(let number): values[attribute] = .integer(number)
+            case .double(let number): values[attribute] = .real(number)
+            case .bool(let flag): values[attribute] = .bool(flag)
+            case .array(let items): values[attribute] = .list(items.compactMap(\.string))
+            case .object:
+                if let encoded = field["base64"]?.string, let data = Data(base64Encoded: encoded) {
+                    values[attribute] = .text(Array(data))
+                } else if let nanoseconds = field["date"]?.integer {
+                    values[attribute] = .date(Timestamp(nanosecondsSinceEpoch: nanoseconds))
+                } else if let path = field.bytesField("url") {
+                    values[attribute] = .url(path: path, isFolder: field["folder"]?.bool ?? false)
+                }
+            case .null: break
+            }
+        }
+        return values
     }
 
     /// An item as the daemon described it (its `id` as the entry).
@@ -177,7 +290,8 @@ enum DaemonProtocol {
         return EntrySnapshot(
             entry: UInt64(bitPattern: value["id"]?.integer ?? 0), pathBytes: path, kind: kind, metadata: metadata,
             hasUnresolvedConflicts: value["conflicts"]?.bool ?? false,
-            conflictOriginalPathBytes: value.bytesField("conflictOriginal"))
+            conflictOriginalPathBytes: value.bytesField("conflictOriginal"),
+            imported: value["imported"].flatMap(imported))
     }
 
     // MARK: Problems

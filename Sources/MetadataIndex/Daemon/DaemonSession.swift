@@ -199,6 +199,7 @@ final class DaemonSession: Sendable {
         case let other: throw ProtocolError(code: "bad-request", message: "unknown output \"\(other)\"")
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
+        let fetching = try DaemonProtocol.attributes(request)
         let seconds = request["budget"]?.double ?? QueryLimit.defaultSeconds
         guard seconds > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
         // The client's connection is polled between slices: one that went
@@ -213,7 +214,8 @@ final class DaemonSession: Sendable {
             // client's idle limit from running out.
             var lastProgress = ContinuousClock.now
             answered = try daemon.engine.answer(
-                scopes: scopes, predicate: predicate, output: output, limit: limit, budget: budget
+                scopes: scopes, predicate: predicate, output: output, limit: limit, budget: budget,
+                fetching: fetching
             ) { scanned, total in
                 let now = ContinuousClock.now
                 guard now - lastProgress >= .seconds(1) else { return }
@@ -286,6 +288,7 @@ final class DaemonSession: Sendable {
         let (predicate, scopes) = try predicateAndScopes(request)
         let query = MetadataQuery(engineProvider: { [engine = daemon.engine] in engine })
         query.predicate = predicate
+        query.fetchedAttributes = try DaemonProtocol.attributes(request).map(\.rawValue)
         if let container = request.bytesField("container"), container.first == 0x2F {
             query.container = UbiquityContainer(path: FilePath.fromBytes(container))
         }

@@ -24,7 +24,8 @@ final class DaemonSource: QuerySource {
 
     func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double?,
-        capacity: Int, progress: (@Sendable (Int) -> Void)?, wake: @escaping @Sendable () -> Void
+        capacity: Int, progress: (@Sendable (Int) -> Void)?, fetching: Set<MetadataAttribute>,
+        wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
         let id = Self.nextID.withLock { id -> UInt64 in
             defer { id += 1 }
@@ -33,7 +34,7 @@ final class DaemonSource: QuerySource {
         let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
         let session = RemoteSession(
             paths: paths, mailbox: mailbox, scopes: scopes, predicate: predicate, container: container,
-            budget: budget, progress: progress)
+            budget: budget, fetching: fetching, progress: progress)
         sessions.withLock { $0[id] = session }
         if WorkerThreads.start(name: "mdq-remote", { session.run() }) == nil {
             if mailbox.post(.snapshot([], isFresh: false)) { mailbox.notify() }
@@ -64,6 +65,8 @@ final class RemoteSession: Sendable {
     let container: UbiquityContainer?
     /// The query's budget in seconds, sent with the request (nil: the daemon's default).
     let budget: Double?
+    /// The imported attributes whose values the daemon sends with items.
+    let fetching: Set<MetadataAttribute>
     let progress: (@Sendable (Int) -> Void)?
     private let state = ConditionLocked(State())
 
@@ -78,10 +81,12 @@ final class RemoteSession: Sendable {
 
     init(
         paths: DaemonPaths, mailbox: Subscription, scopes: [ScopeRequest], predicate: MetadataPredicate,
-        container: UbiquityContainer?, budget: Double? = nil, progress: (@Sendable (Int) -> Void)?
+        container: UbiquityContainer?, budget: Double? = nil, fetching: Set<MetadataAttribute> = [],
+        progress: (@Sendable (Int) -> Void)?
     ) {
         self.container = container
         self.budget = budget
+        self.fetching = fetching
         self.paths = paths
         self.mailbox = mailbox
         self.scopes = scopes
@@ -146,6 +151,10 @@ final class RemoteSession: Sendable {
         if let budget {
             request.raw("\"budget\":")
             request.double(budget)
+            request.raw(",")
+        }
+        if !fetching.isEmpty {
+            DaemonProtocol.writeAttributes(fetching, to: &request)
             request.raw(",")
         }
         request.raw("\"predicate\":")

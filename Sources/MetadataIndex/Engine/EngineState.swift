@@ -60,6 +60,8 @@ final class SubscriptionRecord {
     var scanCursor: Int?
     /// The first snapshot being built, by entry id.
     var pending: [UInt32: EntrySnapshot] = [:]
+    /// The imported attributes its snapshots carry (`EntrySnapshot.imported`).
+    var fetching: Set<MetadataAttribute> = []
 
     init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate, ubiquity: UbiquityContext?) {
         self.mailbox = mailbox
@@ -264,6 +266,11 @@ final class EngineState {
             return
         }
         refresh(name, in: folder, crawls: &crawls)
+        if content != nil, event.mask.contains(.attributes), let child = index.child(named: name, in: EntryID(folder)),
+            index.kind(of: child) == .file
+        {
+            changes.attributes.insert(child.rawValue)
+        }
     }
 
     /// Ends the pairing of moves: MOVED_FROM events left without their
@@ -557,6 +564,11 @@ struct IndexChanges {
     var added: Set<UInt32> = []
     var changed: Set<UInt32> = []
     var removed: Set<UInt32> = []
+    /// Files an `IN_ATTRIB` came for, when content is indexed: an extended
+    /// attribute (tags, comment, origin) may have changed without the
+    /// modification time, so the content indexer reads them again. Not a
+    /// change subscribers hear of by itself.
+    var attributes: Set<UInt32> = []
 
     var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
 }

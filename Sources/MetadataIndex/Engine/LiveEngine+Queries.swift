@@ -49,10 +49,12 @@ extension LiveEngine {
     ///   budget (`budget`: the default `QueryLimit` when nil), or cancelled.
     /// - Complexity: one scan of the index on every core; a scope filter per
     ///   match (skipped when the scopes are exactly the live roots); a path
-    ///   per match for `.paths` and `.entries`.
+    ///   per match for `.paths` and `.entries`; a store read per entry for
+    ///   the imported attributes in `fetching` (`.entries`).
     package func answer(
         scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil,
-        budget: QueryLimit? = nil, progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil
+        budget: QueryLimit? = nil, fetching: Set<MetadataAttribute> = [],
+        progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil
     ) throws(MetadataError) -> Result<OneShotAnswer, ScopeNotCovered> {
         let budget = budget ?? QueryLimit()
         let compiled = CompiledPredicate(predicate)
@@ -117,7 +119,7 @@ extension LiveEngine {
                                 s.index.appendPath(of: id, to: &answer.paths)
                                 answer.paths.append(0)
                             case .entries:
-                                answer.entries.append(s.snapshot(id, conflicts: &conflicts))
+                                answer.entries.append(s.snapshot(id, conflicts: &conflicts, fetching: fetching))
                             }
                         }
                     }

@@ -16,12 +16,13 @@ extension LiveEngine {
     ///     threads, at most every 100 ms).
     ///   - wake: called (never under the engine's lock) when the mailbox
     ///     receives a message after being empty.
+    ///   - fetching: the imported attributes whose values the snapshots carry.
     /// - Returns: the subscription, and the scopes that could not be made
     ///   live (missing or unreadable folders), as errors naming them.
     package func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer? = nil,
         budget: Double? = nil, capacity: Int = 1 << 20, progress: (@Sendable (Int) -> Void)? = nil,
-        wake: @escaping @Sendable () -> Void
+        fetching: Set<MetadataAttribute> = [], wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
         var anchors: [Anchor] = []
         var errors: [MetadataError] = []
@@ -40,7 +41,7 @@ extension LiveEngine {
         if compiled.usesRegex {
             let subscription = subscribeInSlices(
                 anchors: anchors, compiled: compiled, ubiquity: ubiquity, budget: budget, capacity: capacity,
-                wake: wake, watchLimit: limit)
+                fetching: fetching, wake: wake, watchLimit: limit)
             return (subscription, errors)
         }
         let subscription = state.withLock { s -> Subscription in
@@ -49,6 +50,7 @@ extension LiveEngine {
             let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
             let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
             record.budget = budget ?? QueryLimit.defaultSeconds
+            record.fetching = fetching
             s.subscriptions[id] = record
             _ = mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: false))
             record.problems = s.problems(for: record, watchLimit: limit)
@@ -70,7 +72,7 @@ extension LiveEngine {
     /// ends, and every later change follows it, as with a single scan.
     private func subscribeInSlices(
         anchors: [Anchor], compiled: CompiledPredicate, ubiquity: UbiquityContext?, budget: Double?, capacity: Int,
-        wake: @escaping @Sendable () -> Void, watchLimit: Int
+        fetching: Set<MetadataAttribute>, wake: @escaping @Sendable () -> Void, watchLimit: Int
     ) -> Subscription {
         let (mailbox, record) = state.withLock { s -> (Subscription, SubscriptionRecord) in
             let id = s.nextSubscription
@@ -78,6 +80,7 @@ extension LiveEngine {
             let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
             let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
             record.budget = budget ?? QueryLimit.defaultSeconds
+            record.fetching = fetching
             record.scanCursor = 0
             s.reresolveAnchors(of: record)
             s.subscriptions[id] = record
@@ -114,7 +117,7 @@ extension LiveEngine {
                     }
                     for id in matching where s.isInScope(id, anchors: record.anchors) {
                         record.members.insert(id)
-                        record.pending[id] = s.snapshot(id, conflicts: &conflicts)
+                        record.pending[id] = s.snapshot(id, conflicts: &conflicts, fetching: record.fetching)
                     }
                     guard end >= s.index.slotCount else {
                         record.scanCursor = end
@@ -199,7 +202,7 @@ extension EngineState {
         }
         for id in matching where isInScope(id, anchors: record.anchors) {
             record.members.insert(id)
-            result.append(snapshot(id, conflicts: &conflicts))
+            result.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
         }
         return result
     }
@@ -210,7 +213,7 @@ extension EngineState {
     func dispatch(watchLimit: Int) -> [Subscription] {
         let problemsDirty = problemsChanged
         problemsChanged = false
-        guard !changes.isEmpty || problemsDirty else { return [] }
+        guard !changes.isEmpty || !changes.attributes.isEmpty || problemsDirty else { return [] }
         let batch = changes
         changes = IndexChanges()
         if !batch.isEmpty { changeCount += 1 }
@@ -268,9 +271,9 @@ extension EngineState {
                     switch (record.members.contains(id), matches) {
                     case (false, true):
                         record.members.insert(id)
-                        added.append(snapshot(id, conflicts: &conflicts))
+                        added.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
                     case (true, true):
-                        changed.append(snapshot(id, conflicts: &conflicts))
+                        changed.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
                     case (true, false):
                         record.members.remove(id)
                         removed.append(UInt64(id))
@@ -318,7 +321,7 @@ extension EngineState {
                 && record.evaluator.matches(IndexSubject(index: index, id: id, context: context))
             if matches {
                 record.members.insert(id)
-                record.pending[id] = snapshot(id, conflicts: &conflicts)
+                record.pending[id] = snapshot(id, conflicts: &conflicts, fetching: record.fetching)
             } else if record.members.contains(id) {
                 record.members.remove(id)
                 record.pending[id] = nil
@@ -326,12 +329,22 @@ extension EngineState {
         }
     }
 
-    /// What a subscriber needs to know of an entry.
-    func snapshot(_ id: UInt32, conflicts: inout ConflictCache) -> EntrySnapshot {
-        EntrySnapshot(
+    /// What a subscriber needs to know of an entry: with the values of the
+    /// imported attributes in `fetching`, read from the content indexer's
+    /// store (none when it has no import of the file).
+    func snapshot(_ id: UInt32, conflicts: inout ConflictCache, fetching: Set<MetadataAttribute> = [])
+        -> EntrySnapshot
+    {
+        var snapshot = EntrySnapshot(
             entry: UInt64(id), pathBytes: pathBytes(of: id), kind: index.kind(of: EntryID(id)),
             metadata: index.metadata(of: EntryID(id)), hasUnresolvedConflicts: conflicts.hasCopies(id, in: index),
             conflictOriginalPathBytes: index.conflictOriginal(of: id).map { pathBytes(of: $0) })
+        if !fetching.isEmpty, let content, let key = index.fileKey(of: EntryID(id)),
+            let values = content.values(for: key, text: fetching.contains(.textContent))
+        {
+            snapshot.imported = values.restricted(to: fetching)
+        }
+        return snapshot
     }
 
     /// Whether `id` lies inside one of `anchors` under that scope's rules. A

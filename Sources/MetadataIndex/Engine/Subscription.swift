@@ -14,6 +14,10 @@ package struct EntrySnapshot: Sendable, Equatable {
     package var hasUnresolvedConflicts: Bool
     /// For a conflict copy, the path of the entry it conflicts with.
     package var conflictOriginalPathBytes: [UInt8]?
+    /// What the importers read from inside the file, for the imported
+    /// attributes the subscriber asked for: nil when it asked for none or
+    /// the content indexer has no import of the file.
+    package var imported: ImportedValues? = nil
 }
 
 /// One message from the engine to a subscriber, in order.

@@ -55,6 +55,9 @@ package final class ContentIndexer: Sendable {
         /// be reused by a new file at once).
         var removed: Set<ImportStore.FileKey> = []
         var reconcile = false
+        /// Imported files whose extended attributes may have changed (an
+        /// `IN_ATTRIB`), to read again.
+        var attributeChecks: [UInt32: ImportStore.FileKey] = [:]
         /// Bumped whenever files are queued, so the thread recomputes when
         /// the next one is due.
         var queued = 0
@@ -175,10 +178,24 @@ package final class ContentIndexer: Sendable {
             if checksPaths && !imports(index.path(of: EntryID(id)).bytes) { continue }
             items.append((id, Item(key: key, due: due)))
         }
-        guard !items.isEmpty || !removedFiles.isEmpty else { return }
+        // Only the extended attributes may have changed: read them again
+        // for files imported at their current stamp (others are imported
+        // whole anyway).
+        var checks: [(UInt32, ImportStore.FileKey)] = []
+        for id in changes.attributes where !changes.removed.contains(id) {
+            guard let key = index.fileKey(of: EntryID(id)), let stamp = index.fileStamp(of: EntryID(id)),
+                store.stamp(for: key) == stamp
+            else { continue }
+            checks.append((id, key))
+        }
+        guard !items.isEmpty || !removedFiles.isEmpty || !checks.isEmpty else { return }
         queue.mutateAndBroadcast { q in
+            for (id, key) in checks { q.attributeChecks[id] = key }
             for (id, item) in items { q.due[id] = item }
-            for id in changes.removed { q.due[id] = nil }
+            for id in changes.removed {
+                q.due[id] = nil
+                q.attributeChecks[id] = nil
+            }
             q.queued &+= 1
             q.removed.formUnion(removedFiles)
             // A key removed and then given to a new file in the same batch
@@ -227,6 +244,7 @@ package final class ContentIndexer: Sendable {
         case drop(Set<ImportStore.FileKey>)
         case reconcile
         case imports([(UInt32, ImportStore.FileKey)])
+        case attributes([(UInt32, ImportStore.FileKey)])
     }
 
     private func run() {
@@ -234,7 +252,7 @@ package final class ContentIndexer: Sendable {
             let (next, seen) = queue.withLock { q in (q.due.values.map(\.due).min(), q.queued) }
             let work = queue.wait(
                 until: { q in
-                    q.stopping || !q.removed.isEmpty || q.reconcile || q.queued != seen
+                    q.stopping || !q.removed.isEmpty || q.reconcile || q.queued != seen || !q.attributeChecks.isEmpty
                         || q.due.values.contains { $0.due <= .now }
                 },
                 deadline: next
@@ -244,6 +262,12 @@ package final class ContentIndexer: Sendable {
                     return .stop
                 }
                 if !q.removed.isEmpty { return .drop(q.removed) }
+                if !q.attributeChecks.isEmpty {
+                    let checks = q.attributeChecks.map { ($0.key, $0.value) }
+                    q.attributeChecks = [:]
+                    q.importing += checks.count
+                    return .attributes(checks)
+                }
                 if q.reconcile {
                     q.reconcile = false
                     q.importing += 1
@@ -276,10 +300,41 @@ package final class ContentIndexer: Sendable {
                 importFiles(items)
                 // Caught up: fold the log into the store.
                 if queue.withLock({ $0.due.isEmpty && $0.removed.isEmpty }) { store.checkpoint() }
+            case .attributes(let checks)?:
+                rereadExtendedAttributes(checks)
+                queue.mutateAndBroadcast { $0.importing -= checks.count }
             case nil:
                 continue
             }
         }
+    }
+
+    /// Reads the extended attributes of imported files again (in this
+    /// process: a few `fgetxattr` calls, nothing of the contents), stores
+    /// those that changed, and has the engine re-test those files.
+    private func rereadExtendedAttributes(_ checks: [(UInt32, ImportStore.FileKey)]) {
+        guard let engine = engine.withLock({ $0 }) else { return }
+        var updates: [(key: ImportStore.FileKey, values: ImportedValues)] = []
+        var ids: [UInt32] = []
+        let keys = Dictionary(checks, uniquingKeysWith: { first, _ in first })
+        for fact in engine.fileFacts(checks.map(\.0)) where keys[fact.id] == fact.key {
+            guard imports(fact.path), let stored = store.recordAndText(for: fact.key, text: false)?.record,
+                stored.stamp == fact.stamp,
+                case .success(let file) = ContentFile.open(FilePath.fromBytes(fact.path), budget: 0)
+            else { continue }
+            let now = ExtendedAttributeImporter.values(of: file)
+            guard now != stored.values.restricted(to: ExtendedAttributeImporter.attributes) else { continue }
+            updates.append((fact.key, now))
+            ids.append(fact.id)
+        }
+        guard !updates.isEmpty else { return }
+        do {
+            try store.replaceValues(of: ExtendedAttributeImporter.attributes, with: updates)
+        } catch {
+            log("warning: \(error.description)")
+            return
+        }
+        engine.importsLanded(ids)
     }
 
     /// Imports files whose stored stamp is not theirs, then stores the

@@ -7,9 +7,19 @@
 struct ExtendedAttributeImporter: Importer {
     var name: String { "xattr" }
     var contentTypes: [String] { ["public.item"] }
-    var attributes: [MetadataAttribute] { [.whereFroms, .userTags, .comment] }
+    var attributes: [MetadataAttribute] { Self.attributes.sorted { $0.rawValue < $1.rawValue } }
 
     func extract(from file: ContentFile, type: String, limits: ImportLimits) throws(ImportFailure) -> ImportedValues {
+        Self.values(of: file)
+    }
+
+    /// The attributes this importer fills.
+    static let attributes: Set<MetadataAttribute> = [.whereFroms, .userTags, .comment]
+
+    /// What the file's extended attributes say (reading nothing else): the
+    /// content indexer calls it in the daemon when only they changed, an
+    /// `IN_ATTRIB` with the same modification time and size.
+    static func values(of file: ContentFile) -> ImportedValues {
         var values = ImportedValues()
         let names = Set(file.extendedAttributeNames())
         guard !names.isEmpty else { return values }

@@ -256,6 +256,45 @@ package final class ImportStore: Sendable {
         }
     }
 
+    /// Replaces the stored values of `attributes` for files already
+    /// imported (their other values, text and stamp stay), in one
+    /// transaction; a file with no row is left alone.
+    ///
+    /// - Throws: `MetadataError` `.persistence` when the write fails.
+    package func replaceValues(
+        of attributes: Set<MetadataAttribute>, with updates: [(key: FileKey, values: ImportedValues)]
+    ) throws(MetadataError) {
+        try connection.withLock { (c) throws(MetadataError) in
+            do {
+                try c.database.execute("BEGIN IMMEDIATE")
+                let write = try c.database.prepare("UPDATE files SET attributes = ?3 WHERE device = ?1 AND inode = ?2")
+                for (key, replacement) in updates {
+                    let s = c.lookup
+                    s.bind(1, Int64(bitPattern: key.device))
+                    s.bind(2, Int64(bitPattern: key.inode))
+                    guard try s.step() else {
+                        s.reset()
+                        continue
+                    }
+                    var reader = ImportWire.Reader(s.bytes(5))
+                    var values = ImportWire.readValues(&reader) ?? ImportedValues()
+                    s.reset()
+                    for attribute in attributes { values[attribute] = replacement[attribute] }
+                    var encoded = ImportWire.Writer()
+                    ImportWire.appendValues(values, to: &encoded)
+                    write.bind(1, Int64(bitPattern: key.device))
+                    write.bind(2, Int64(bitPattern: key.inode))
+                    write.bind(3, encoded.out)
+                    try write.run()
+                }
+                try c.database.execute("COMMIT")
+            } catch {
+                try? c.database.execute("ROLLBACK")
+                throw MetadataError.persistence("cannot write the import store: \(error)", path: path)
+            }
+        }
+    }
+
     /// Forgets files (deleted from disk).
     package func remove(_ keys: [FileKey]) throws(MetadataError) {
         try connection.withLock { (c) throws(MetadataError) in

@@ -80,4 +80,11 @@ package struct ImportedValues: Sendable, Equatable {
     }
 
     package var isEmpty: Bool { values.isEmpty }
+
+    /// Only the values of `attributes`.
+    package func restricted(to attributes: Set<MetadataAttribute>) -> ImportedValues {
+        var kept = ImportedValues()
+        kept.values = values.filter { attributes.contains($0.key) }
+        return kept
+    }
 }

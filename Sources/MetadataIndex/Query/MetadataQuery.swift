@@ -139,6 +139,19 @@ public final class MetadataQuery: Sendable {
         set { reconfigure { $0.sortDescriptors = newValue } }
     }
 
+    /// Attributes read from inside files (`MetadataAttribute.isImported`:
+    /// `kMDItemTitle`, `kMDItemPixelWidth`, `kMDItemTextContent`…) whose
+    /// values the results carry for `MetadataItem.value(forAttribute:)`,
+    /// besides those the predicate names (but `kMDItemTextContent`) and
+    /// those results are sorted, grouped or counted by. Values come from the
+    /// index daemon's import store: a file not imported yet has none, and
+    /// is reported `changed` when its import lands. Changing them on a
+    /// running query restarts it.
+    public var fetchedAttributes: [String] {
+        get { state.withLock { $0.configuration.fetchedAttributes } }
+        set { reconfigure { $0.fetchedAttributes = newValue } }
+    }
+
     /// Whether entries whose names start with `.`, and what is inside hidden
     /// folders, are results. Changing it on a running query restarts it.
     ///
@@ -204,6 +217,7 @@ public final class MetadataQuery: Sendable {
         var sortDescriptors: [MetadataSortDescriptor] = []
         var groupingAttributes: [String] = []
         var valueListAttributes: [String] = []
+        var fetchedAttributes: [String] = []
         var includeHidden: Bool?
         var excludedFolderNames: Set<[UInt8]> = []
         var interval: TimeInterval = 1.0
@@ -212,6 +226,18 @@ public final class MetadataQuery: Sendable {
         /// Scopes given exactly (the daemon serving a remote subscriber),
         /// instead of `scopes` and the rules above.
         var scopeRequests: [ScopeRequest]?
+
+        /// The imported attributes the items carry: those the predicate
+        /// names (but the text, which only a test needs), those results are
+        /// sorted, grouped or counted by, and `fetchedAttributes`.
+        var fetching: Set<MetadataAttribute> {
+            var keys = Set(predicate?.importedAttributes ?? [])
+            keys.remove(.textContent)
+            for key in sortDescriptors.map(\.key) + groupingAttributes + valueListAttributes + fetchedAttributes {
+                if let attribute = MetadataAttribute(key: key), attribute.isImported { keys.insert(attribute) }
+            }
+            return keys
+        }
     }
 
     /// An `OperationQueue`, which is thread-safe but not marked `Sendable`.

@@ -6,8 +6,8 @@ protocol QuerySource: Sendable {
     /// `LiveEngine.subscribe`).
     func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double?,
-        capacity: Int,
-        progress: (@Sendable (Int) -> Void)?, wake: @escaping @Sendable () -> Void
+        capacity: Int, progress: (@Sendable (Int) -> Void)?, fetching: Set<MetadataAttribute>,
+        wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError])
 
     func unsubscribe(_ subscription: Subscription)

@@ -244,11 +244,13 @@ struct ItemFactory: Sendable {
     }
 
     func item(_ snapshot: EntrySnapshot, identity: UInt64) -> MetadataItem {
-        MetadataItem(
+        var item = MetadataItem(
             serial: identity, pathBytes: snapshot.pathBytes, kind: snapshot.kind, metadata: snapshot.metadata,
             ubiquity: ubiquity?.ubiquity(ofPath: snapshot.pathBytes),
             hasUnresolvedConflicts: snapshot.hasUnresolvedConflicts,
             conflictOriginalPathBytes: snapshot.conflictOriginalPathBytes)
+        item.importedValues = snapshot.imported
+        return item
     }
 }
 

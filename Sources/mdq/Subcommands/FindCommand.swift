@@ -129,6 +129,12 @@ struct FindCommand: ParsableCommand {
                 "--live cannot test \(imported.joined(separator: ", ")) without the index daemon: attributes read "
                     + "from inside files are kept live by it (mdq daemon start; mdq index add DIR), or drop --live")
         }
+        let columns = OneShotSession.importedColumns(output).map(\.rawValue).sorted()
+        if case .inProcess = source, !columns.isEmpty {
+            throw ValidationError(
+                "--live cannot show \(columns.joined(separator: ", ")) without the index daemon: attributes read "
+                    + "from inside files are kept live by it (mdq daemon start; mdq index add DIR)")
+        }
         if case .inProcess = source {
             // Fail like a one-shot query on a missing scope, before going live.
             for root in scope.roots { try root.checkAccessible() }
@@ -138,7 +144,7 @@ struct FindCommand: ParsableCommand {
             output.count ? .count : output.json ? .json : .lines(terminator: output.nullTerminated ? 0 : 0x0A)
         LiveSession(
             predicate: predicate, source: source, scopeRequests: requests, container: scope.container,
-            sortDescriptors: output.sortDescriptors, interval: output.interval,
+            sortDescriptors: output.sortDescriptors, fetchedAttributes: columns, interval: output.interval,
             printer: LivePrinter(mode: mode, attributes: output.attributes, showProgress: Diagnostics.showsProgress)
         ).run()
     }

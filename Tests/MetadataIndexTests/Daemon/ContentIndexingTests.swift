@@ -393,6 +393,88 @@ extension LiveSuites {
             #expect(done.importing == 0 && done.count == 8)
         }
 
+        /// Sets a file's freedesktop tags (`user.xdg.tags`) without touching
+        /// its contents or modification time, as a file manager does.
+        static func setTags(_ path: FilePath, _ tags: String) throws {
+            let script = "import os, sys; os.setxattr(sys.argv[1], 'user.xdg.tags', sys.argv[2].encode())"
+            let set = try Shell.run("/usr/bin/env", ["python3", "-c", script, path.string, tags])
+            try #require(set.status == 0, "\(set.stderrText)")
+        }
+
+        /// Items carry the imported values a client asks for, from the
+        /// daemon's store, in one-shot answers and live queries alike (and
+        /// none when it asks for none). A tag changed alone, which leaves the
+        /// modification time as it was, reaches live items as a text edit
+        /// does; the items end with the values a fresh import reads, and the
+        /// updates replay to them.
+        @Test func itemsCarryTheImportedValuesAskedFor() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            for i in 0..<6 {
+                let file = tree.appending("note-\(i).txt")
+                try Self.write(file, "note \(i)")
+                try Self.setTags(file, "draft, n\(i)")
+            }
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try Self.start(paths)
+            defer { daemon.stop() }
+            let scopes = [ScopeRequest(path: tree, rules: ScopeRules())]
+            _ = try DaemonClient.connect(paths).addScope(scopes[0])
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
+            let names = "kMDItemFSName LIKE '*.txt'"
+            let plain = try DaemonClient.connect(paths).query(Array(names.utf8), scopes: scopes, output: .entries)
+            #expect(plain.entries.count == 6)
+            #expect(plain.entries.allSatisfy { $0.imported == nil })
+            let asked = try DaemonClient.connect(paths).query(
+                Array(names.utf8), scopes: scopes, output: .entries, attributes: [.userTags, .textContent])
+            #expect(asked.entries.count == 6)
+            for entry in asked.entries {
+                let name = String(decoding: entry.pathBytes, as: UTF8.self)
+                let i = name.dropLast(4).split(separator: "-").last.map(String.init) ?? "?"
+                #expect(entry.imported?[.userTags] == .list(["draft", "n\(i)"]), "\(name)")
+                #expect(entry.imported?[.textContent] == .text(Array("note \(i)".utf8)), "\(name)")
+            }
+
+            let query = MetadataQuery(source: .daemon(paths))
+            query.predicate = try MetadataPredicate(names)
+            query.searchScopes = [.directory(tree)]
+            query.fetchedAttributes = ["kMDItemUserTags"]
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            let initial = query.results
+            #expect(initial.count == 6)
+            #expect(initial.allSatisfy { $0.value(of: .userTags) != nil })
+            try Self.setTags(tree.appending("note-0.txt"), "final")
+            try Self.write(tree.appending("note-1.txt"), "rewritten")
+            try Self.setTags(tree.appending("note-1.txt"), "redone")
+            try Self.write(tree.appending("new.txt"), "new")
+            try Self.setTags(tree.appending("new.txt"), "fresh")
+            #expect(unlink(tree.appending("note-2.txt").string) == 0)
+            // What a fresh import of each file reads.
+            func expected() -> [String: AttributeValue?] {
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: tree.string)) ?? []
+                var tags: [String: AttributeValue?] = [:]
+                for name in files where name.hasSuffix(".txt") {
+                    tags[tree.appending(name).string] =
+                        ImportReport.importFile(at: tree.appending(name)).values[.userTags]
+                }
+                return tags
+            }
+            func seen(_ items: [MetadataItem]) -> [String: AttributeValue?] {
+                Dictionary(uniqueKeysWithValues: items.map { ($0.path.string, $0.value(of: .userTags)) })
+            }
+            let converged = recorder.wait(timeout: 30) { seen(query.results) == expected() }
+            #expect(converged, "\(seen(query.results)) vs \(expected())")
+            #expect(seen(query.results)[tree.appending("note-0.txt").string] == .list(["final"]))
+            query.deliveryQueue.sync {}
+            let (problems, replayed) = replay(recorder.deliveredUpdates, on: initial)
+            #expect(problems.isEmpty, "\(problems.prefix(5))")
+            #expect(seen(Array(replayed.values)) == seen(query.results))
+            query.stop()
+        }
+
         /// Without content indexing the daemon says it cannot answer, so
         /// clients read the files themselves.
         @Test func withoutContentIndexingTheDaemonSaysSo() throws {

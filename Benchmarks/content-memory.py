@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""What content indexing adds to the index daemon's memory, in one run.
+
+    Benchmarks/content-memory.py [--corpus DIR] [--out FILE]
+
+Indexes DIR (default $MDQ_CORPUS/c300000; make it with Benchmarks/make-tree.py
+DIR --files 300000) twice with a fresh state folder each time: once with
+`mdq daemon run --no-content` (names and stat data), once with content
+indexing on, waiting until every file is imported. For each it reports the
+daemon's resident memory per indexed entry once the index is verified and
+the importers are idle, and, for the second, the import store's size on disk
+per file. Imported values and text live in the store (SQLite, on disk); the
+name index is the same in both runs, so the difference is what importing
+keeps in memory (SQLite's page cache and the indexer's queues).
+
+Needs mdq and mdq-import-worker built in release mode (swift build -c release).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+MDQ = os.path.join(TOP, ".build/release/mdq")
+
+
+def status(env):
+    return subprocess.run([MDQ, "daemon", "status"], env=env, capture_output=True, text=True).stdout
+
+
+def resident(pid):
+    return int(open(f"/proc/{pid}/status").read().split("VmRSS:")[1].split()[0]) * 1024
+
+
+def measure(corpus, content):
+    state = tempfile.mkdtemp(prefix="mdq-content-memory-")
+    env = dict(os.environ, MDQ_RUNTIME_DIR=os.path.join(state, "run"), MDQ_STATE_DIR=os.path.join(state, "state"))
+    command = [MDQ, "daemon", "run"] + ([] if content else ["--no-content"])
+    daemon = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        while subprocess.run([MDQ, "daemon", "status"], env=env, capture_output=True).returncode != 0:
+            time.sleep(0.02)
+        start = time.monotonic()
+        subprocess.run([MDQ, "index", "add", "--hidden", corpus], env=env, check=True, capture_output=True)
+        while True:
+            out = status(env)
+            if "checking the index" not in out and (not content or "none pending" in out):
+                break
+            time.sleep(0.2)
+        took = time.monotonic() - start
+        time.sleep(2)  # the importers' last batch written, the WAL folded
+        out = status(env)
+        entries = int(re.search(r"index: (\d+) entries", out).group(1))
+        imported = re.search(r"content: (\d+) files imported", out)
+        rss = resident(daemon.pid)
+        store = sum(os.path.getsize(os.path.join(root, f))
+                    for root, _, files in os.walk(os.path.join(state, "state")) for f in files
+                    if f.startswith("content.sqlite"))
+        return entries, rss, took, int(imported.group(1)) if imported else 0, store
+    finally:
+        daemon.terminate()
+        daemon.wait()
+        shutil.rmtree(state, ignore_errors=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default = os.path.join(os.environ.get("MDQ_CORPUS", "/tmp/mdq-corpus"), "c300000")
+    parser.add_argument("--corpus", default=default)
+    parser.add_argument("--out", default=None)
+    a = parser.parse_args()
+    corpus = os.path.abspath(a.corpus)
+    if not os.path.exists(MDQ):
+        sys.exit(f"{MDQ} is missing: swift build -c release first")
+    lines = []
+
+    def say(text):
+        print(text, flush=True)
+        lines.append(text)
+
+    names = measure(corpus, content=False)
+    full = measure(corpus, content=True)
+    say(f"corpus {corpus}: {names[0]} entries, every one indexed (--hidden)")
+    say("")
+    say("| daemon | ready after | resident memory | per entry | import store |")
+    say("|---|---|---|---|---|")
+    say(f"| `--no-content` | {names[2]:.1f} s | {names[1] / 1e6:.1f} MB | {names[1] / names[0]:.0f} B | |")
+    say(f"| content indexing, {full[3]} files imported | {full[2]:.1f} s | {full[1] / 1e6:.1f} MB "
+        f"| {full[1] / full[0]:.0f} B | {full[4] / 1e6:.1f} MB ({full[4] / max(full[3], 1):.0f} B per file) |")
+    say("")
+    say(f"content indexing adds {(full[1] - names[1]) / 1e6:.1f} MB, {(full[1] - names[1]) / full[0]:.1f} B per entry")
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
