@@ -73,7 +73,7 @@ def measure_mdq(corpus, manifest, workers):
             worker_rss = max(worker_rss, peak_rss(child))
         # A name query while importing runs: the daemon stays responsive.
         started = time.perf_counter()
-        run([binary, "--daemon", "--count", "kMDItemFSName LIKE[c] '*report*'"], env=env)
+        run([binary, "--daemon", "-a", "--count", "kMDItemFSName LIKE[c] '*report*'"], env=env)
         busy.append(time.perf_counter() - started)
         text = status()
         if "none pending" in text:
@@ -93,7 +93,7 @@ def measure_mdq(corpus, manifest, workers):
         if line.startswith("index:"):
             entries = int(line.split()[1])
     rare_word = "zq%dx" % manifest["text_files_indexes"][len(manifest["text_files_indexes"]) // 2]
-    query = lambda word: [binary, "--daemon", "--count", "kMDItemTextContent LIKE[cdw] '%s'" % word]
+    query = lambda word: [binary, "--daemon", "-a", "--count", "kMDItemTextContent LIKE[cdw] '%s'" % word]
     rare_seconds, rare_count = median_query(query(rare_word), env=env)
     common_seconds, common_count = median_query(query(manifest["common_word"]), env=env)
     # Freshness: a new word appended to a text file.

@@ -123,10 +123,10 @@ def main():
         run(f"watchman -j < {queries['png']} > /dev/null")
         groups = [
             ("`mdq --count \"kMDItemFSName LIKE '*.png'\"`",
-             [f"{MDQ} --daemon{hidden} --count \"kMDItemFSName LIKE '*.png'\"", f"plocate -c -d {db} '*.png'",
+             [f"{MDQ} --daemon -a{hidden} --count \"kMDItemFSName LIKE '*.png'\"", f"plocate -c -d {db} '*.png'",
               f"sh -c 'watchman -j < {queries['png']} > /dev/null'"]),
             ("`mdq --count --name report`",
-             [f"{MDQ} --daemon{hidden} --count --name report", f"plocate -c -i -d {db} report",
+             [f"{MDQ} --daemon -a{hidden} --count --name report", f"plocate -c -i -d {db} report",
               f"sh -c 'watchman -j < {queries['report']} > /dev/null'"]),
         ]
         say("")
@@ -138,7 +138,7 @@ def main():
 
         # Printing the png paths: through the daemon, and from an index in process.
         # hyperfine sends the output to /dev/null, as mdq-gather --print does.
-        (printed,) = hyperfine([f"{MDQ} --daemon{hidden} \"kMDItemFSName LIKE '*.png'\""], a.runs, env)
+        (printed,) = hyperfine([f"{MDQ} --daemon -a{hidden} \"kMDItemFSName LIKE '*.png'\""], a.runs, env)
         out = run(f"{GATHER} {corpus}{hidden} --print \"kMDItemFSName LIKE '*.png'\"")
         in_process = float(re.search(r"print median ([\d.]+) ms\s+paths (\d+)", out).group(1)) / 1000
         count = int(re.search(r"paths (\d+)", out).group(1))
@@ -155,13 +155,13 @@ def main():
             name = f"fresh-{os.getpid()}-{i}.txt"
             open(os.path.join(fresh_dir, name), "w").close()
             time.sleep(0.020)
-            if run(f"{MDQ} --daemon{hidden} --count \"kMDItemFSName == '{name}'\"", env=env).strip() == "1":
+            if run(f"{MDQ} --daemon -a{hidden} --count \"kMDItemFSName == '{name}'\"", env=env).strip() == "1":
                 found += 1
         shutil.rmtree(fresh_dir)
         say(f"freshness: {found} of 20 files created were in the answer of a query made 20 ms later")
 
         # N clients on the same scope add no watches.
-        clients = [subprocess.Popen([MDQ, "--live", "--count", "*.png"], env=env, stdout=subprocess.PIPE,
+        clients = [subprocess.Popen([MDQ, "--live", "-a", "--count", "*.png"], env=env, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL) for _ in range(3)]
         for client in clients:
             client.stdout.readline()
@@ -179,7 +179,7 @@ def main():
         daemon.wait()
         start = time.monotonic()
         daemon = subprocess.Popen([MDQ, "daemon", "run", "--no-content"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while subprocess.run([MDQ, "--daemon", "--count", "*.png"], env=env, capture_output=True).returncode != 0:
+        while subprocess.run([MDQ, "-a", "--count", "*.png"], env=env, capture_output=True).returncode != 0:
             time.sleep(0.005)
         answering = time.monotonic() - start
         while "checking the index" in status(env)[0]:

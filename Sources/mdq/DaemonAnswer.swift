@@ -53,7 +53,9 @@ struct DaemonAnswer {
             }
             return false
         }
-        let requests = scope.isDefault ? nil : scope.daemonRequests
+        // The current folder when none is named (the daemon says whether
+        // it covers it); everything indexed only with --everywhere.
+        let requests = scope.everywhere ? nil : scope.daemonRequests
         if let words, scope.daemonRules != nil, output.kinds == nil,
             try answerWords(words, client: client, requests: requests)
         {

@@ -1,8 +1,9 @@
 import MetadataIndex
 
 /// The searches a shell runs most, answered by the index daemon without
-/// ArgumentParser: `mdq [--daemon] [--hidden] [--count] [-0] (QUERY |
-/// --name TEXT)` with no folder and no other option.
+/// ArgumentParser: `mdq [--daemon] [-a|--everywhere] [--hidden] [--count]
+/// [-0] (QUERY | --name TEXT)` with no folder and no other option: the
+/// current folder (when the daemon indexes it), or everything indexed.
 ///
 /// ArgumentParser builds its command tree by reflection; in a statically
 /// linked mdq that is about half of a run's start-up (4 ms of first
@@ -18,6 +19,7 @@ enum DaemonFastPath {
         var count = false
         var nullTerminated = false
         var hidden = false
+        var everywhere = false
         var name: String?
         var query: String?
         var rest = arguments[...]
@@ -26,6 +28,7 @@ enum DaemonFastPath {
             case "--count": count = true
             case "-0": nullTerminated = true
             case "--hidden": hidden = true
+            case "-a", "--everywhere": everywhere = true
             case "--daemon": break  // the daemon answers here, or the full command line does
             case "--name":
                 guard name == nil, let value = rest.popFirst() else { return }
@@ -49,18 +52,22 @@ enum DaemonFastPath {
             return
         }
         DaemonAnswer.exitOnInterrupt()
+        let rules = ScopeRules(includeHidden: hidden)
+        // The current folder, as the full command line searches it (the
+        // daemon answers not-covered when it does not index it: a crawl).
+        let scopes = everywhere ? nil : [ScopeRequest(path: ProcessEnvironment.currentDirectory, rules: rules)]
         if let query, CommandLineQuery.isFreeText(raw.bytes(for: query)) {
             // Free text: a daemon that indexes content searches names and
             // text, ranked (else the name search below).
-            answerWords(raw.bytes(for: query), count: count, nullTerminated: nullTerminated, hidden: hidden)
+            answerWords(
+                raw.bytes(for: query), count: count, nullTerminated: nullTerminated, scopes: scopes, rules: rules)
         }
         guard let client = try? DaemonClient.connect() else { return }
         let mode: OneShotOutput = count ? .count : .paths
         let answer: DaemonClient.Answer
         do {
             answer = try client.query(
-                Array(predicate.predicateFormat.utf8), scopes: nil, rules: ScopeRules(includeHidden: hidden),
-                output: mode)
+                Array(predicate.predicateFormat.utf8), scopes: scopes, rules: rules, output: mode)
         } catch {
             // Past its budget, a crawl would be no cheaper: say so now.
             if error.code == .tooExpensive {
@@ -77,13 +84,14 @@ enum DaemonFastPath {
 
     /// Answers free text from a content-indexing daemon and exits; returns
     /// when the daemon does not index content (or is not there).
-    private static func answerWords(_ text: [UInt8], count: Bool, nullTerminated: Bool, hidden: Bool) {
+    private static func answerWords(
+        _ text: [UInt8], count: Bool, nullTerminated: Bool, scopes: [ScopeRequest]?, rules: ScopeRules
+    ) {
         guard let client = try? DaemonClient.connect() else { return }
         let mode: OneShotOutput = count ? .count : .entries
         let answer: DaemonClient.Answer
         do {
-            answer = try client.query(
-                text, syntax: "words", scopes: nil, rules: ScopeRules(includeHidden: hidden), output: mode)
+            answer = try client.query(text, syntax: "words", scopes: scopes, rules: rules, output: mode)
         } catch {
             if error.code == .tooExpensive {
                 Diagnostics.error(error.description)

@@ -11,12 +11,14 @@ package enum Shell {
     }
 
     @discardableResult
-    package static func run(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws
-        -> Output
-    {
+    package static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil,
+        currentDirectory: String? = nil
+    ) throws -> Output {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
         if let environment {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }

@@ -201,7 +201,7 @@ struct DaemonTrustTests {
         #expect(start.status == 0, "\(start.stderrText)")
         defer { _ = try? mdq(["daemon", "stop"]) }
         #expect(try mdq(["index", "add", tree]).status == 0)
-        let count = try mdq(["--daemon", "--count", "report*"])
+        let count = try mdq(["-a", "--count", "report*"])
         #expect(count.stdoutText == "15\n", "\(count.stderrText)")
         let status = try mdq(["daemon", "status"])
         if longStatePath {

@@ -32,7 +32,9 @@ struct MDQBudgetTests {
         #expect(crawled.stderrText.contains("too expensive") && crawled.stderrText.contains("--budget"))
         let daemon = try MDQDaemonTests.Daemon(temp)
         #expect(try daemon.mdq(["index", "add", tree]).status == 0)
-        for form in [["--daemon", Self.catastrophic, tree], [Self.catastrophic], ["--count", Self.catastrophic]] {
+        for form in [
+            ["--daemon", Self.catastrophic, tree], ["-a", Self.catastrophic], ["-a", "--count", Self.catastrophic],
+        ] {
             let answered = try daemon.mdq(["--budget", "5"] + form)
             #expect(answered.status == 1, "\(form)")
             #expect(answered.stderrText.split(separator: "\n").count == 1, "\(form): \(answered.stderrText)")

@@ -61,8 +61,8 @@ struct MDQDaemonTests {
         var log: String { (try? String(contentsOfFile: logFile(), encoding: .utf8)) ?? "" }
 
         /// Runs mdq with the daemon's folders.
-        func mdq(_ arguments: [String]) throws -> Shell.Output {
-            try Shell.run(MDQCommandTests.binary, arguments, environment: environment)
+        func mdq(_ arguments: [String], in folder: String? = nil) throws -> Shell.Output {
+            try Shell.run(MDQCommandTests.binary, arguments, environment: environment, currentDirectory: folder)
         }
 
         func kill(_ signal: Int32) {
@@ -108,7 +108,7 @@ struct MDQDaemonTests {
             let scoped = form + [tree, "--exclude", "node_modules"]
             let crawled = try daemon.mdq(["--no-daemon"] + scoped)
             let answered = try daemon.mdq(["--daemon"] + scoped)
-            let everything = try daemon.mdq(["--daemon"] + form)  // no scope: all the daemon indexes
+            let everything = try daemon.mdq(["--daemon", "-a"] + form)  // all the daemon indexes
             #expect(
                 crawled.status == 0 && answered.status == 0 && everything.status == 0, "\(form): \(answered.stderrText)"
             )
@@ -131,19 +131,19 @@ struct MDQDaemonTests {
         let deadline = Date(timeIntervalSinceNow: 10)
         var found = false
         while !found && Date() < deadline {
-            found = try daemon.mdq(["--daemon", "fresh-report"]).stdoutText.contains("fresh-report.txt")
+            found = try daemon.mdq(["-a", "fresh-report"]).stdoutText.contains("fresh-report.txt")
         }
         #expect(found)
         let status = try daemon.mdq(["daemon", "status"])
         #expect(status.status == 0 && status.stdoutText.contains(tree), "\(status.stdoutText)")
     }
 
-    /// Without a scope, mdq searches everything the daemon indexes, but
-    /// under the query's own rules: hidden entries only with `--hidden`,
-    /// its `--exclude` names left out, whatever rules the index was made
-    /// with. Through the quick path (`--count`, plain paths) and the full
-    /// command line alike.
-    @Test func aSearchWithoutAScopeKeepsItsOwnRules() throws {
+    /// `--everywhere` searches everything the daemon indexes, but under
+    /// the query's own rules: hidden entries only with `--hidden`, its
+    /// `--exclude` names left out, whatever rules the index was made with.
+    /// Through the quick path (`--count`, plain paths) and the full command
+    /// line alike.
+    @Test func anEverywhereSearchKeepsItsOwnRules() throws {
         let temp = try TemporaryDirectory()
         let tree = try Self.tree(temp)
         let daemon = try Daemon(temp)
@@ -152,19 +152,69 @@ struct MDQDaemonTests {
         for rules in [[], ["--hidden"], ["--exclude", "node_modules"], ["--hidden", "--exclude", "pkg"]] {
             for form in [["*.png"], ["--count", "*.png"], ["--name", "report"], ["--json", "*.png"]] {
                 let crawled = try daemon.mdq(["--no-daemon"] + rules + form + [tree])
-                let answered = try daemon.mdq(["--daemon"] + rules + form)
+                let answered = try daemon.mdq(["--everywhere"] + rules + form)
                 #expect(crawled.status == 0 && answered.status == 0, "\(rules) \(form): \(answered.stderrText)")
                 #expect(lines(answered) == lines(crawled), "\(rules) \(form)")
             }
         }
-        let hidden = try daemon.mdq(["--daemon", "*.png"])
+        let hidden = try daemon.mdq(["-a", "*.png"])
         #expect(!hidden.stdoutText.contains("secret.png"), "a hidden file without --hidden")
-        // A live query without a scope keeps its rules too.
+        // A live query on everything indexed keeps its rules too.
         let live = try LiveProcess(
-            MDQCommandTests.binary, ["--live", "--count", "--daemon", "*.png"], environment: daemon.environment)
+            MDQCommandTests.binary, ["--live", "--count", "-a", "*.png"], environment: daemon.environment)
         let expected = try daemon.mdq(["--no-daemon", "--count", "*.png", tree]).stdoutText
         #expect(live.waitForLine { $0 + "\n" == expected }, "\(live.lines) \(live.errorText)")
         _ = live.interrupt()
+    }
+
+    /// The daemon is an accelerator, never a change of meaning: without a
+    /// folder, mdq searches the current folder, and the same command line
+    /// prints the same whether a daemon runs or not: in an indexed folder
+    /// (answered by it), under rules stricter than its index's, and in a
+    /// folder it does not index (crawled).
+    @Test func theSameCommandLinePrintsTheSameWithOrWithoutTheDaemon() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let elsewhere = try temp.folder("elsewhere")
+        for i in 0..<6 { try temp.file("elsewhere/report-\(i).png", contents: String(repeating: "y", count: i * 9)) }
+        let daemon = try Daemon(temp)
+        let added = try daemon.mdq(["index", "add", tree])
+        #expect(added.status == 0, "\(added.stderrText)")
+        let forms: [[String]] = [
+            ["report"], ["*.png"], ["--count", "*"], ["--name", "note"], ["-0", "note*"],
+            ["kMDItemFSName LIKE '*.md'"], ["kMDItemFSSize > 40"], ["--hidden", "*.png"], ["--exclude", "pkg", "*"],
+            ["--type", "d", "*"], ["--type", "f", "--count", "*"], ["--json", "*.txt"],
+            ["--attr", "kMDItemFSSize", "*.md"], ["--sort", "kMDItemFSSize:desc", "--limit", "3", "*"],
+            ["--group", "kMDItemContentType", "*"], ["--spotlight", "kMDItemFSName == \"report*\"c"],
+            ["--name", "REPORT", "--count"], ["kMDItemContentType == 'public.png'"],
+            ["--limit", "2", "--sort", "kMDItemFSName", "*"],
+            ["kMDItemFSName BEGINSWITH[c] 'rep' AND kMDItemFSSize < 30"],
+        ]
+        for folder in [tree, tree + "/src", elsewhere.string] {
+            for form in forms {
+                let crawled = try daemon.mdq(["--no-daemon"] + form, in: folder)
+                let answered = try daemon.mdq(form, in: folder)
+                #expect(crawled.status == 0 && answered.status == 0, "\(form) in \(folder): \(answered.stderrText)")
+                if form.contains("--sort") || form.contains("--group") {
+                    #expect(answered.stdout == crawled.stdout, "\(form) in \(folder)")
+                } else if form.contains("-0") {
+                    #expect(Set(answered.stdout.split(separator: 0)) == Set(crawled.stdout.split(separator: 0)))
+                } else {
+                    #expect(lines(answered) == lines(crawled), "\(form) in \(folder)")
+                }
+            }
+        }
+        // The daemon did answer inside what it indexes, and only there.
+        #expect(try daemon.mdq(["--daemon", "--count", "*"], in: tree + "/src").status == 0)
+        let outside = try daemon.mdq(["--daemon", "--count", "*"], in: elsewhere.string)
+        #expect(outside.status == 1 && outside.stderrText.contains("does not index"), "\(outside.stderrText)")
+        // Everything indexed is asked for by name, and needs the daemon.
+        let everywhere = try daemon.mdq(["-a", "--count", "report*"], in: elsewhere.string)
+        #expect(everywhere.stdoutText == "27\n", "\(everywhere.stdoutText) \(everywhere.stderrText)")
+        let conflicting = try daemon.mdq(["-a", "--no-daemon", "report"])
+        #expect(conflicting.status != 0 && conflicting.stderrText.contains("--everywhere"))
+        let withFolder = try daemon.mdq(["-a", "report", tree])
+        #expect(withFolder.status != 0 && withFolder.stderrText.contains("no folder"))
     }
 
     @Test func withoutADaemonMdqCrawlsOrSaysWhy() throws {
@@ -200,7 +250,7 @@ struct MDQDaemonTests {
         var clients: [LiveProcess] = []
         for _ in 0..<3 {
             let live = try LiveProcess(
-                MDQCommandTests.binary, ["--live", "--json", "--interval", "0", "*.txt"],
+                MDQCommandTests.binary, ["--live", "--json", "--interval", "0", "*.txt", tree],
                 environment: daemon.environment)
             #expect(live.waitForLine { $0.contains("\"didFinishGathering\"") })
             #expect(live.inotifyWatchCount == 0, "a client holds no watch of its own")
@@ -274,7 +324,7 @@ struct MDQDaemonTests {
             usleep(UInt32.random(in: 1_000...60_000, using: &random))
             daemon.kill(SIGKILL)
             try daemon.start(snapshotInterval: 0.02)
-            let count = try daemon.mdq(["--daemon", "--count", "TRUEPREDICATE"])
+            let count = try daemon.mdq(["-a", "--count", "TRUEPREDICATE"])
             #expect(count.status == 0, "round \(round): \(count.stderrText)")
         }
         #expect(!daemon.log.contains("discarded"), "\(daemon.log)")

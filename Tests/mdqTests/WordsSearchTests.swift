@@ -35,16 +35,16 @@ struct WordsSearchTests {
         #expect(try daemon.mdq(["index", "add", docs.string]).status == 0)
         #expect(try Self.waitForImports(daemon))
         let expected = ["invoice-2024.txt", "recent.txt", "old.md"].map { docs.appending($0).string }
-        // The fast path (no option) and the full command line (a scope)
-        // answer the same, in the same order.
+        // Searched from the indexed folder: the fast path (no option) and
+        // the full command line (a scope) answer the same, in the same order.
         for arguments in [["invoice 2024"], ["--onlyin", docs.string, "invoice 2024"], ["--daemon", "INVOICE  2024"]] {
-            let found = try daemon.mdq(arguments)
+            let found = try daemon.mdq(arguments, in: docs.string)
             #expect(found.status == 0)
             #expect(found.stdoutText.split(separator: "\n").map(String.init) == expected, "\(arguments)")
         }
-        #expect(try daemon.mdq(["--count", "invoice 2024"]).stdoutText == "3\n")
+        #expect(try daemon.mdq(["--count", "invoice 2024"], in: docs.string).stdoutText == "3\n")
         // A word is a word prefix in the text, a substring in the name.
-        let prefix = try daemon.mdq(["invoic"]).stdoutText.split(separator: "\n").map(String.init)
+        let prefix = try daemon.mdq(["invoic"], in: docs.string).stdoutText.split(separator: "\n").map(String.init)
         #expect(
             Set(prefix)
                 == Set(
@@ -52,13 +52,13 @@ struct WordsSearchTests {
                         docs.appending($0).string
                     }))
         // A glob stays a name glob.
-        #expect(try daemon.mdq(["*.md"]).stdoutText == docs.appending("old.md").string + "\n")
+        #expect(try daemon.mdq(["*.md"], in: docs.string).stdoutText == docs.appending("old.md").string + "\n")
         // --name keeps the name-only search; a predicate is a predicate.
-        #expect(try daemon.mdq(["--name", "invoice"]).stdoutText.split(separator: "\n").count == 2)
-        let predicate = try daemon.mdq(["kMDItemTextContent LIKE[cdw] 'invoice*'"])
+        #expect(try daemon.mdq(["--name", "invoice"], in: docs.string).stdoutText.split(separator: "\n").count == 2)
+        let predicate = try daemon.mdq(["kMDItemTextContent LIKE[cdw] 'invoice*'"], in: docs.string)
         #expect(predicate.stdoutText.split(separator: "\n").count == 2)
         // --attr and --json keep the ranking.
-        let json = try daemon.mdq(["--json", "invoice 2024"]).stdoutText.split(separator: "\n")
+        let json = try daemon.mdq(["--json", "invoice 2024"], in: docs.string).stdoutText.split(separator: "\n")
         #expect(json.count == 3)
         #expect(json.first?.contains("invoice-2024.txt") == true)
     }
@@ -69,7 +69,7 @@ struct WordsSearchTests {
         let daemon = try MDQDaemonTests.Daemon(temp, options: ["--no-content"])
         defer { daemon.kill(SIGTERM) }
         #expect(try daemon.mdq(["index", "add", docs.string]).status == 0)
-        let found = try daemon.mdq(["invoice"])
+        let found = try daemon.mdq(["invoice"], in: docs.string)
         #expect(
             found.stdoutText.split(separator: "\n").map(String.init).sorted()
                 == ["invoice-2024.txt", "invoices.txt"].map { docs.appending($0).string })

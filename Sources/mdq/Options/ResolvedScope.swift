@@ -16,9 +16,13 @@ struct ResolvedScope {
     var excludedFolders: [[UInt8]]
     /// Whether `/proc` and `/sys` are skipped when a scope contains them.
     var skipsPseudoFileSystems: Bool
-    /// No scope was named: the current folder, or everything a running
-    /// index daemon indexes.
+    /// No scope was named: the current folder (answered by the index
+    /// daemon when it indexes that folder, crawled otherwise: the same
+    /// results either way).
     var isDefault: Bool
+    /// `--everywhere`: everything the index daemon indexes (the daemon is
+    /// then required).
+    var everywhere: Bool
     /// Whether to ask the index daemon.
     var daemon: ScopeOptions.DaemonUse
 
@@ -45,11 +49,10 @@ struct ResolvedScope {
     }
 
     /// The scopes searched when the command names none: the current
-    /// folder, as fd does.
+    /// folder, as fd does, whether or not an index daemon runs (it only
+    /// answers faster); `--everywhere` asks the daemon for all it indexes.
     ///
-    /// Nothing here depends on where mdq was built or installed. This is
-    /// the one place that decides the folder; when an index daemon runs, a
-    /// search without scopes asks it for everything it indexes instead.
+    /// Nothing here depends on where mdq was built or installed.
     static func defaultScopes(currentDirectory: FilePath) -> [SearchScope] {
         [.directory(currentDirectory)]
     }

@@ -11,6 +11,13 @@ struct ScopeOptions: ParsableArguments {
         completion: .directory)
     var onlyIn: [String] = []
 
+    @Flag(
+        name: [.customShort("a"), .customLong("everywhere")],
+        help: ArgumentHelp(
+            "Search everything the index daemon indexes (mdq index list), as mdfind and locate do, "
+                + "instead of the current folder; needs the daemon."))
+    var everywhere = false
+
     @Option(
         name: .long,
         help: ArgumentHelp(
@@ -160,6 +167,16 @@ struct ScopeOptions: ParsableArguments {
             scopes += order.filter(ubiquitousScopes.contains)
             roots += container.crawlRoots(for: ubiquitousScopes)
         }
+        if everywhere {
+            guard scopes.isEmpty else {
+                throw MetadataError.invalidArgument(
+                    "--everywhere searches everything indexed: give it no folder, --onlyin or --container")
+            }
+            guard daemon != .noDaemon else {
+                throw MetadataError.invalidArgument(
+                    "--everywhere is answered by the index daemon: it cannot go with --no-daemon")
+            }
+        }
         let isDefault = scopes.isEmpty
         if isDefault {
             scopes = ResolvedScope.defaultScopes(currentDirectory: cwd)
@@ -170,6 +187,6 @@ struct ScopeOptions: ParsableArguments {
             scopes: scopes, container: container, roots: CrawlRoot.removingOverlaps(roots),
             crawlOptions: CrawlOptions(includeHidden: hidden, stayOnFileSystem: stayOnFileSystem),
             excludedFolders: excluded, skipsPseudoFileSystems: !includesPseudoFileSystems, isDefault: isDefault,
-            daemon: daemon)
+            everywhere: everywhere, daemon: everywhere ? .daemon : daemon)
     }
 }

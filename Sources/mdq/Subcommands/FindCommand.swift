@@ -27,10 +27,14 @@ struct FindCommand: ParsableCommand {
             TRUEPREDICATE. LIKE matches the whole name: * any run, ? one character. \
             --spotlight reads mdfind's syntax instead.
 
-            Without a folder or container, mdq searches the current folder.
+            Without a folder or container, mdq searches the current folder: \
+            answered from the index daemon (mdq daemon) when it indexes that folder, \
+            crawled otherwise, with the same results either way. -a/--everywhere \
+            searches everything the daemon indexes, as mdfind and locate do.
 
             Examples:
               mdq report                      names containing "report"
+              mdq -a report                   the same, in everything indexed
               mdq '*.png' ~/Pictures          names matching a glob, in a folder
               mdq "kMDItemFSName LIKE[c] '*.png'"
               mdq --onlyin ~/src "kMDItemFSName ENDSWITH '.swift'"
@@ -112,7 +116,7 @@ struct FindCommand: ParsableCommand {
             do {
                 let indexed = try DaemonClient.connect().indexedScopes().map(\.scope)
                 source = .daemon(.standard)
-                if scope.isDefault && !indexed.isEmpty, let rules = scope.daemonRules {
+                if scope.everywhere, let rules = scope.daemonRules {
                     // Everything indexed, under this query's own rules.
                     requests = indexed.map { ScopeRequest(path: $0.path, rules: $0.rules.narrowed(by: rules)) }
                 }
