@@ -54,6 +54,19 @@ struct MDQ: ParsableCommand {
                 ProcessExit.exit(0)
             }
         }
+        if let mistake = CommandLineMistake.find(in: arguments) {
+            Diagnostics.error(mistake)
+            ProcessExit.exit(2)
+        }
+        arguments = CommandLineMistake.mended(arguments)
+        if arguments == ["index"] || arguments == ["daemon"] {
+            // A subcommand's name alone: its help, and the search it may
+            // have meant.
+            let help = helpMessage(for: arguments == ["index"] ? IndexCommand.self : DaemonCommand.self)
+            Diagnostics.write(
+                help + "\n\nTo search for names containing \"\(arguments[0])\": mdq find \(arguments[0])\n")
+            ProcessExit.exit(2)
+        }
         let command: any ParsableCommand
         do {
             command = try parseAsRoot(arguments)

@@ -29,6 +29,10 @@ struct MDQBadInputTests {
             (["kMDItemFSName LIKE"], "kMDItemFSName LIKE"),
             (["kMDItemFSName == 'a' AND"], "^"),
             (["--spotlight", "kMDItemFSName == "], "^"),
+            (["-hidden", "TRUEPREDICATE"], "unknown option '-hidden': long options take two dashes (--hidden)"),
+            (["-0x", "TRUEPREDICATE"], "unknown option '-0x'"),
+            (["--limit", "-1", "TRUEPREDICATE"], "--limit must be 0 or more"),
+            (["--budget", "-2.5", "TRUEPREDICATE"], "--budget takes a positive number"),
         ] as [([String], String)])
     func usageAndQueryErrorsExitTwo(arguments: [String], message: String) throws {
         let temp = try TemporaryDirectory()
@@ -37,6 +41,26 @@ struct MDQBadInputTests {
         #expect(output.stdout.isEmpty)
         #expect(output.stderrText.hasPrefix("mdq: "))
         #expect(output.stderrText.contains(message), "\(output.stderrText)")
+    }
+
+    /// A subcommand's name alone prints its help and the search that may
+    /// have been meant; --everywhere without a daemon says how to start it.
+    @Test func halfCommandsSayWhatWasMeant() throws {
+        for name in ["index", "daemon"] {
+            let output = try mdq([name])
+            #expect(output.status == 2)
+            #expect(output.stdout.isEmpty)
+            #expect(output.stderrText.contains("To search for names containing \"\(name)\": mdq find \(name)"))
+        }
+        let temp = try TemporaryDirectory()
+        let everywhere = try Shell.run(
+            MDQCommandTests.binary, ["-a", "report"],
+            environment: [
+                "MDQ_RUNTIME_DIR": temp.path.appending("run").string,
+                "MDQ_STATE_DIR": temp.path.appending("state").string,
+            ])
+        #expect(everywhere.status == 1)
+        #expect(everywhere.stderrText.contains("no daemon is running (start one: mdq daemon start)"))
     }
 
     @Test func missingScopesAndContainersExitOneNamingThePath() throws {

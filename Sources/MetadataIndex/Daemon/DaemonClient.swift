@@ -27,7 +27,8 @@ package final class DaemonClient {
         switch UnixSocket.connectToOwnDaemon(at: paths.socket) {
         case .success(let socket): return DaemonClient(socket: socket)
         case .failure(.absent(let error)):
-            throw MetadataError.daemon("no daemon is running", path: paths.socket, underlying: error)
+            throw MetadataError.daemon(
+                "no daemon is running (start one: mdq daemon start)", path: paths.socket, underlying: error)
         case .failure(.untrusted(let reason)):
             throw MetadataError.daemon(untrustedPrefix + reason)
         case .failure(.failed(let error)):

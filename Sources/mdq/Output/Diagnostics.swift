@@ -83,7 +83,8 @@ enum Diagnostics {
         ProcessEnvironment.isTerminal(.standardError) && ProcessEnvironment.variable("TERM") != "dumb"
     }
 
-    private static func write(_ text: String) {
+    /// Text on stderr as is.
+    static func write(_ text: String) {
         _ = try? FileDescriptor.standardError.writeAll(Array(text.utf8))
     }
 
