@@ -32,6 +32,7 @@ struct MDQBadInputTests {
             (["-hidden", "TRUEPREDICATE"], "unknown option '-hidden': long options take two dashes (--hidden)"),
             (["-0x", "TRUEPREDICATE"], "unknown option '-0x'"),
             (["--limit", "-1", "TRUEPREDICATE"], "--limit must be 0 or more"),
+            (["--hidden", "-0", "--count", "TRUEPREDICATE"], "--count prints a number; it does not combine"),
             (["--budget", "-2.5", "TRUEPREDICATE"], "--budget takes a positive number"),
         ] as [([String], String)])
     func usageAndQueryErrorsExitTwo(arguments: [String], message: String) throws {

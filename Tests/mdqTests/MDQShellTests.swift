@@ -97,7 +97,7 @@ struct MDQShellTests {
         arguments: [
             "kMDItemFSNme LIKE '*.png'", "kMDItemFSName LIK '*.png'", "kMDItemFSName LIKE '*.png",
             "FSName LIKE '*.png'", "FSName LIK '*.png'", "kmditemfsname like[q] 'x'", "TRUEPREDICAT",
-            "kMDItemFSSize > ", "kMDItemFSName == 'a' AND", "name IN {'a'", "kMDItemFSSize >= 1kb",
+            "kMDItemFSSize > ", "kMDItemFSName == 'a' AND", "name IN {'a'", "kMDItemFSSize >= 1kq",
             "size == 3", "(kMDItemFSName == 'x'",
         ])
     func typosInPredicatesStayErrors(query: String) throws {

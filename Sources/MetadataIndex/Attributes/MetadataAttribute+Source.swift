@@ -3,6 +3,8 @@ extension MetadataAttribute {
     /// so evaluating a predicate never compares key strings.
     enum Source: Hashable, Sendable {
         case name, displayName, path, url, size, creationDate, contentChangeDate, contentType, contentTypeTree
+        /// The content type as a person reads it (`ContentKind`).
+        case kind
         /// The name's extension, after its last dot (none for a leading
         /// dot): the key path `pathExtension` on a name, path or URL.
         case nameExtension
@@ -21,7 +23,7 @@ extension MetadataAttribute {
         /// and kind.
         var requirements: SubjectRequirements {
             switch self {
-            case .name, .displayName, .contentType, .contentTypeTree, .nameExtension, .nameWithoutExtension: []
+            case .name, .displayName, .contentType, .contentTypeTree, .kind, .nameExtension, .nameWithoutExtension: []
             case .path, .url: .path
             case .size, .creationDate, .contentChangeDate: .metadata
             case .isUbiquitous, .isExternalDocument, .containerDisplayName, .synced: .ubiquity
@@ -70,6 +72,9 @@ extension MetadataAttribute {
             case .contentType:
                 let type = subject.withName { name, _ in ContentType.type(ofName: name, kind: subject.kind) }
                 return .text(ContentType.types[type].identifierBytes)
+            case .kind:
+                let type = subject.withName { name, _ in ContentType.type(ofName: name, kind: subject.kind) }
+                return .text(ContentKind.byType[type])
             case .contentTypeTree:
                 let type = subject.withName { name, _ in ContentType.type(ofName: name, kind: subject.kind) }
                 return .list(ContentType.types[type].tree)

@@ -1,7 +1,6 @@
 extension MetadataAttribute {
     /// Keys people try that mdq spells differently, with the key they mean.
     static let aliases: [String: MetadataAttribute] = [
-        "kMDItemContentModificationDate": .contentChangeDate,
         "kMDItemFSContentModificationDate": .contentChangeDate,
         "kMDItemModificationDate": .contentChangeDate,
         "kMDItemContentCreationDate": .creationDate,
@@ -11,7 +10,6 @@ extension MetadataAttribute {
         "kMDItemSize": .fsSize,
         "kMDItemLogicalSize": .fsSize,
         "kMDItemPhysicalSize": .fsSize,
-        "kMDItemKind": .contentType,
         "name": .fsName,
         "filename": .fsName,
         "size": .fsSize,
@@ -24,7 +22,7 @@ extension MetadataAttribute {
     ]
 
     /// The known key closest to a misspelt one, for "did you mean"
-    /// messages: a known alias (`kMDItemContentModificationDate`), the same
+    /// messages: a known alias (`kMDItemModificationDate`), the same
     /// key in another case, or the key at the smallest edit distance (at
     /// most 3). Ties go to the `kMDItem...` spelling, then alphabetical
     /// order, so the answer never depends on hash order.

@@ -74,6 +74,14 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     /// `kMDItemFSContentChangeDate`: modification time.
     public static let contentChangeDate = MetadataAttribute(
         "kMDItemFSContentChangeDate", "NSMetadataItemFSContentChangeDateKey", .date, .contentChangeDate)
+    /// `kMDItemContentModificationDate`: when the contents last changed,
+    /// the modification time (as `kMDItemFSContentChangeDate`; the key
+    /// `mdfind` users type most).
+    public static let contentModificationDate = MetadataAttribute(
+        "kMDItemContentModificationDate", "NSMetadataItemContentModificationDateKey", .date, .contentChangeDate)
+    /// `kMDItemKind`: the content type as a person reads it ("PDF
+    /// document", "Folder", "PNG image"; see `ContentKind`).
+    public static let kind = MetadataAttribute("kMDItemKind", nil, .string, .kind)
     /// `kMDItemContentType`: the uniform type identifier (`public.png`).
     public static let contentType = MetadataAttribute(
         "kMDItemContentType", "NSMetadataItemContentTypeKey", .string, .contentType)
@@ -164,8 +172,9 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     /// Every attribute mdq knows, in the order items list them.
     public static let all: [MetadataAttribute] =
         [
-            .fsName, .displayName, .path, .url, .fsSize, .creationDate, .contentChangeDate, .contentType,
-            .contentTypeTree, .isUbiquitous, .hasUnresolvedConflicts, .conflictOriginalPath, .containerDisplayName,
+            .fsName, .displayName, .path, .url, .fsSize, .creationDate, .contentChangeDate, .contentModificationDate,
+            .contentType, .contentTypeTree, .kind, .isUbiquitous, .hasUnresolvedConflicts, .conflictOriginalPath,
+            .containerDisplayName,
             .downloadingStatus, .isDownloading, .downloadRequested, .percentDownloaded, .isUploaded, .isUploading,
             .percentUploaded, .isExternalDocument, .isShared,
         ] + importedAttributes

@@ -248,6 +248,8 @@ package final class ContentIndexer: Sendable {
     }
 
     private func run() {
+        // Files imported since the heap was last trimmed.
+        var imported = 0
         while true {
             let (next, seen) = queue.withLock { q in (q.due.values.map(\.due).min(), q.queued) }
             let work = queue.wait(
@@ -278,6 +280,9 @@ package final class ContentIndexer: Sendable {
                 guard !ready.isEmpty else { return nil }
                 let taken = ready.map { ($0, q.due[$0]!.key) }
                 for id in ready { q.due[id] = nil }
+                // A dictionary keeps its capacity when emptied: after a
+                // first import of a whole tree, that is megabytes.
+                if q.due.isEmpty { q.due = [:] }
                 q.importing += taken.count
                 return .imports(taken)
             }
@@ -298,8 +303,16 @@ package final class ContentIndexer: Sendable {
                 queue.mutateAndBroadcast { $0.importing -= 1 }
             case .imports(let items)?:
                 importFiles(items)
-                // Caught up: fold the log into the store.
-                if queue.withLock({ $0.due.isEmpty && $0.removed.isEmpty }) { store.checkpoint() }
+                imported += items.count
+                // Caught up: fold the log into the store, and give back
+                // the heap the catching up used (its queues, the reports).
+                if queue.withLock({ $0.due.isEmpty && $0.removed.isEmpty }) {
+                    store.checkpoint()
+                    if imported >= 10_000 {
+                        ProcessMemory.releaseFreePages(after: imported, threshold: 0)
+                        imported = 0
+                    }
+                }
             case .attributes(let checks)?:
                 rereadExtendedAttributes(checks)
                 queue.mutateAndBroadcast { $0.importing -= checks.count }

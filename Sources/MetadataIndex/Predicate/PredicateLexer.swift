@@ -254,7 +254,14 @@ struct PredicateLexer {
             }
         }
         let text = String(decoding: source[start..<start + length], as: UTF8.self)
-        guard let value = Double(text) else { throw error("malformed number", at: start) }
+        guard var value = Double(text) else { throw error("malformed number", at: start) }
+        // A size suffix glued to the number: 10MB, 1.5GiB (SizeUnit).
+        var unit = length
+        while let c = peek(unit), Self.isIdentifierPart(c) { unit += 1 }
+        if unit > length, let multiplier = SizeUnit.multiplier(source[start + length..<start + unit]) {
+            value *= multiplier
+            length = unit
+        }
         guard value.isFinite else { throw error("number out of range", at: start) }
         position = start + length
         return PredicateToken(kind: .number(value), offset: start, length: length)

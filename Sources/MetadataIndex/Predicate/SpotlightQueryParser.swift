@@ -49,7 +49,7 @@ struct SpotlightQueryParser {
         let node = try parseOr()
         skipSpaces()
         guard position == source.count else {
-            throw error("unexpected \(describeHere()) after a complete query: expected && or ||")
+            throw error("unexpected \(describeHere()) after a complete query: expected && (AND) or || (OR)")
         }
         return node
     }
@@ -58,20 +58,20 @@ struct SpotlightQueryParser {
 
     private mutating func parseOr() throws(MetadataError) -> PredicateNode {
         var parts = [try parseAnd()]
-        while consume("||") { parts.append(try parseAnd()) }
+        while consume("||") || consumeWord("OR") { parts.append(try parseAnd()) }
         return parts.count == 1 ? parts[0] : .or(parts)
     }
 
     private mutating func parseAnd() throws(MetadataError) -> PredicateNode {
         var parts = [try parseNot()]
-        while consume("&&") { parts.append(try parseNot()) }
+        while consume("&&") || consumeWord("AND") { parts.append(try parseNot()) }
         return parts.count == 1 ? parts[0] : .and(parts)
     }
 
     private mutating func parseNot() throws(MetadataError) -> PredicateNode {
         skipSpaces()
-        if peek() == UInt8(ascii: "!") && peek(1) != UInt8(ascii: "=") {
-            position += 1
+        if peek() == UInt8(ascii: "!") && peek(1) != UInt8(ascii: "=") || consumeWord("NOT") {
+            if peek() == UInt8(ascii: "!") { position += 1 }
             return .not(try deeper { (parser) throws(MetadataError) in try parser.parseNot() })
         }
         return try parsePrimary()
@@ -276,7 +276,9 @@ struct SpotlightQueryParser {
     /// A decimal, exponent or `0x` number, finite.
     private static func number(_ bytes: [UInt8]) -> Double? {
         let text = String(decoding: bytes, as: UTF8.self)
-        let value = Double(text) ?? (text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16).map(Double.init) : nil)
+        let value =
+            Double(text) ?? (text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16).map(Double.init) : nil)
+            ?? SizeUnit.bytes(bytes)
         return value.flatMap { $0.isFinite ? $0 : nil }
     }
 
@@ -395,6 +397,25 @@ struct SpotlightQueryParser {
         let bytes = Array(text.utf8)
         guard source.count - position >= bytes.count, Array(source[position..<position + bytes.count]) == bytes else {
             return false
+        }
+        position += bytes.count
+        return true
+    }
+
+    /// NSPredicate's `AND`, `OR` and `NOT` (any case) as a whole word,
+    /// accepted beside `&&`, `||` and `!`: a query mixing the two syntaxes
+    /// is read rather than refused.
+    private mutating func consumeWord(_ word: String) -> Bool {
+        skipSpaces()
+        let bytes = Array(word.utf8)
+        guard source.count - position >= bytes.count else { return false }
+        for (k, byte) in bytes.enumerated() where source[position + k] | 0x20 != byte | 0x20 { return false }
+        if position + bytes.count < source.count {
+            let next = source[position + bytes.count]
+            let isWord =
+                (next >= 0x41 && next <= 0x5A) || (next >= 0x61 && next <= 0x7A) || (next >= 0x30 && next <= 0x39)
+                || next == 0x5F
+            if isWord { return false }
         }
         position += bytes.count
         return true

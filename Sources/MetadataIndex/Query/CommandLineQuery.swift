@@ -75,8 +75,90 @@ package enum CommandLineQuery {
             throw MetadataError.invalidArgument("the query is empty")
         }
         guard looksLikePredicate(text) else { return try MetadataPredicate.nameMatching(Array(trimmed.reversed())) }
-        return spotlight
-            ? try MetadataPredicate(spotlightQueryBytes: text) : try MetadataPredicate(formatBytes: text)
+        if spotlight { return try MetadataPredicate(spotlightQueryBytes: text) }
+        if readsOnlyAsSpotlight(text) {
+            // mdfind's syntax, unless only an NSPredicate reads it (an
+            // NSPredicate word beside a wildcard ==): then its error is
+            // the one that says what is wrong.
+            do {
+                return try MetadataPredicate(spotlightQueryBytes: text)
+            } catch {
+                if let predicate = try? MetadataPredicate(formatBytes: text) { return predicate }
+                throw error
+            }
+        }
+        return try MetadataPredicate(formatBytes: text)
+    }
+
+    /// Whether `text` only makes sense in mdfind's syntax, so it is read in
+    /// that syntax without `--spotlight`: a quoted value followed by
+    /// mdfind's modifier letters (`"*.pdf"cd`), `$time.` or `InRange(`, or
+    /// `==`, `=` or `!=` before a quoted value with `*` or `?` (a wildcard
+    /// in mdfind; in an NSPredicate a literal character no name is likely
+    /// to hold, so `kMDItemFSName == '*.pdf'` would find nothing).
+    package static func readsOnlyAsSpotlight(_ text: [UInt8]) -> Bool {
+        let lower = text.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        if lower.firstRange(of: Array("$time.".utf8)) != nil || lower.firstRange(of: Array("inrange(".utf8)) != nil {
+            return true
+        }
+        var i = 0
+        var quote: UInt8?
+        var start = 0
+        var afterEquality = false
+        var wildcard = false
+        while i < text.count {
+            let byte = text[i]
+            if let open = quote {
+                if byte == UInt8(ascii: "\\") {
+                    i += 2
+                    continue
+                }
+                if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") { wildcard = true }
+                if byte == open {
+                    quote = nil
+                    // "…"cd: modifiers glued to the closing quote.
+                    if i + 1 < text.count,
+                        [UInt8(ascii: "c"), UInt8(ascii: "d"), UInt8(ascii: "w")].contains(text[i + 1]),
+                        i + 2 == text.count || !isWordByte(text[i + 2]) || modifierRun(text, from: i + 1)
+                    {
+                        return true
+                    }
+                    if afterEquality && wildcard && start > 0 { return true }
+                    afterEquality = false
+                }
+                i += 1
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "'"), UInt8(ascii: "\""):
+                quote = byte
+                start = i + 1
+                wildcard = false
+            case UInt8(ascii: "="):
+                let previous = i > 0 ? text[i - 1] : 0
+                if previous != UInt8(ascii: "<") && previous != UInt8(ascii: ">") { afterEquality = true }
+            case 0x20, 0x09:
+                break
+            default:
+                if !(byte == UInt8(ascii: "!") && i + 1 < text.count && text[i + 1] == UInt8(ascii: "=")) {
+                    afterEquality = false
+                }
+            }
+            i += 1
+        }
+        return false
+    }
+
+    private static func isWordByte(_ byte: UInt8) -> Bool {
+        (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || byte == 0x5F
+    }
+
+    /// Whether the letters from `index` are only mdfind modifiers up to a
+    /// space, a parenthesis or the end (`cdw`, not `cdrom`).
+    private static func modifierRun(_ text: [UInt8], from index: Int) -> Bool {
+        var i = index
+        while i < text.count, [UInt8(ascii: "c"), UInt8(ascii: "d"), UInt8(ascii: "w")].contains(text[i]) { i += 1 }
+        return i == text.count || !isWordByte(text[i])
     }
 
     private static let comparisonWords: Set<[UInt8]> = Set(

@@ -1,3 +1,5 @@
+import MetadataIndex
+
 /// Command lines ArgumentParser would misread rather than refuse, caught
 /// or mended before it runs.
 enum CommandLineMistake {
@@ -14,7 +16,7 @@ enum CommandLineMistake {
             if argument == "--" { return nil }
             guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { continue }
             let body = argument.dropFirst()
-            if !body.allSatisfy(shortFlags.contains) && !isNumber(body) {
+            if !body.allSatisfy(shortFlags.contains) && !startsWithDigit(body) {
                 return "unknown option '\(argument)': long options take two dashes (-\(argument)); "
                     + "a query starting with '-' goes after --"
             }
@@ -22,9 +24,10 @@ enum CommandLineMistake {
         return nil
     }
 
-    /// The arguments with a negative number after an option joined to it
-    /// (`--limit -1` becomes `--limit=-1`), so the option's own check says
-    /// what values it takes instead of "missing value".
+    /// The arguments with a value starting with a dash and a digit joined
+    /// to the option before it (`--limit -1` becomes `--limit=-1`, `--size
+    /// -10M` becomes `--size=-10M`), so the option reads it, and its own
+    /// check says what values it takes instead of "missing value".
     static func mended(_ arguments: [String]) -> [String] {
         var out: [String] = []
         var rest = arguments[...]
@@ -35,7 +38,7 @@ enum CommandLineMistake {
                 break
             }
             if argument.hasPrefix("--"), !argument.contains("="), let next = rest.first, next.hasPrefix("-"),
-                next.count > 1, isNumber(next.dropFirst())
+                next.count > 1, startsWithDigit(next.dropFirst()), !next.dropFirst().allSatisfy(shortFlags.contains)
             {
                 out.append(argument + "=" + next)
                 rest = rest.dropFirst()
@@ -46,7 +49,9 @@ enum CommandLineMistake {
         return out
     }
 
-    private static func isNumber(_ text: Substring) -> Bool {
-        text.first?.isNumber == true && text.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
+    /// A value such as `-1`, `-2.5` or `-10M` (a negative number, or
+    /// `--size`'s "at most"), not a flag group such as `-0x`.
+    private static func startsWithDigit(_ text: Substring) -> Bool {
+        SizeUnit.bytes(Array(text.utf8)) != nil
     }
 }

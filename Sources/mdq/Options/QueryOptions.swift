@@ -12,8 +12,10 @@ struct QueryOptions: ParsableArguments {
 
     @Flag(
         name: .long,
-        help:
-            "Read QUERY in mdfind's syntax: kMDItemFSName == \"*.png\"cd && kMDItemFSContentChangeDate >= $time.today(-7)"
+        help: ArgumentHelp(
+            "Read QUERY in mdfind's syntax: kMDItemFSName == \"*.png\"cd && kMDItemFSContentChangeDate >= $time.today(-7) "
+                + "(a query only that syntax reads, with * or ? after ==, a \"…\"cd suffix, $time. or InRange(, is read in it "
+                + "without --spotlight)")
     )
     var spotlight = false
 

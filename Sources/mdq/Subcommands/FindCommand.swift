@@ -25,7 +25,9 @@ struct FindCommand: ParsableCommand {
             LIKE BEGINSWITH ENDSWITH CONTAINS MATCHES, each with [c] (ignore case), \
             [d] (ignore diacritics) or [cd]; AND/&&, OR/||, NOT/!, parentheses, \
             TRUEPREDICATE. LIKE matches the whole name: * any run, ? one character. \
-            --spotlight reads mdfind's syntax instead.
+            A query only mdfind's syntax reads (kMDItemFSName == '*.pdf', \
+            "*.pdf"cd, $time.today(-7), InRange(...)) is read in it; --spotlight \
+            reads mdfind's syntax always.
 
             Without a folder or container, mdq searches the current folder: \
             answered from the index daemon (mdq daemon) when it indexes that folder, \
@@ -57,6 +59,7 @@ struct FindCommand: ParsableCommand {
     @OptionGroup var scope: ScopeOptions
     @OptionGroup var output: OutputOptions
     @OptionGroup var query: QueryOptions
+    @OptionGroup var filters: FilterOptions
 
     // Checks that need the whole command line run in `run()`, not
     // `validate()`: ArgumentParser validates before it reports unknown
@@ -82,7 +85,7 @@ struct FindCommand: ParsableCommand {
             throw ValidationError("--budget takes a positive number of seconds")
         }
         var folders = self.query.folders
-        let predicate: MetadataPredicate
+        var predicate: MetadataPredicate
         var words: [UInt8]?
         if let name {
             if let query { folders.insert(query, at: 0) }
@@ -91,8 +94,14 @@ struct FindCommand: ParsableCommand {
             let text = query == "-" ? try Self.standardInput() : raw.bytes(for: query)
             predicate = try CommandLineQuery.predicate(text, spotlight: spotlight)
             if !spotlight && CommandLineQuery.isFreeText(text) { words = text }
+        } else if !filters.isEmpty {
+            predicate = .alwaysTrue
         } else {
             throw ValidationError("give a QUERY (a name, a glob or a predicate) or --name TEXT")
+        }
+        if let filter = try filters.predicate() {
+            predicate = predicate && filter
+            words = nil
         }
         let resolved = try scope.resolve(folders: folders, raw: raw)
         if output.live {

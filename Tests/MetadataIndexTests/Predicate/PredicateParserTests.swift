@@ -269,7 +269,8 @@ struct PredicateParserTests {
 
     /// "Did you mean" is the same every run, and knows the keys people try.
     @Test(arguments: [
-        ("kMDItemContentModificationDate", "kMDItemFSContentChangeDate"),
+        ("kMDItemModificationDate", "kMDItemFSContentChangeDate"),
+        ("kMDItemContentModificationDat", "kMDItemContentModificationDate"),
         ("kMDItemName", "kMDItemFSName"),
         ("name", "kMDItemFSName"),
         ("size", "kMDItemFSSize"),

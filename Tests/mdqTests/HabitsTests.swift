@@ -1,0 +1,63 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// What users of fd, locate and mdfind bring: fd's --size and
+/// --changed-within/--changed-before, sizes with units in predicates,
+/// and the keys mdfind users type most (kMDItemContentModificationDate,
+/// kMDItemKind).
+@Suite(.timeLimit(.minutes(1)))
+struct HabitsTests {
+    /// A small tree: sizes 0, 900, 1,500, 2,000,000 bytes; one file two days old.
+    static func tree(_ temp: TemporaryDirectory) throws -> String {
+        try temp.file("tree/empty.txt", contents: "")
+        try temp.file("tree/small.md", contents: String(repeating: "s", count: 900))
+        try temp.file("tree/mid.pdf", contents: String(repeating: "m", count: 1_500))
+        try temp.file("tree/big.png", contents: String(repeating: "b", count: 2_000_000))
+        try temp.file("tree/sub/old.txt", contents: "old")
+        let old = temp.path.appending("tree/sub/old.txt").string
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -2 * 86_400 - 60)], ofItemAtPath: old)
+        return temp.path.appending("tree").string
+    }
+
+    func names(_ arguments: [String], in tree: String) throws -> [String] {
+        let output = try Shell.run(MDQCommandTests.binary, ["--no-daemon", "--onlyin", tree] + arguments)
+        #expect(output.status == 0, "\(arguments): \(output.stderrText)")
+        return output.stdoutText.split(separator: "\n").map { String($0.split(separator: "/").last!) }.sorted()
+    }
+
+    @Test func fdFilters() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        #expect(try names(["--size", "+1k"], in: tree) == ["big.png", "mid.pdf"])
+        #expect(try names(["--size", "-1k", "--size", "+1"], in: tree) == ["old.txt", "small.md"])
+        #expect(try names(["--size", "+1ki", "--size", "-1.5kb"], in: tree) == ["mid.pdf"])
+        #expect(try names(["--size", "1500b"], in: tree) == ["mid.pdf"])
+        #expect(try names(["--size", "+2MB", "*.png"], in: tree) == ["big.png"])
+        #expect(try names(["--changed-before", "1d"], in: tree) == ["old.txt"])
+        #expect(try names(["--changed-within", "1day", "--type", "f"], in: tree).count == 4)
+        #expect(try names(["--changed-within", "1970-01-02", "*.txt"], in: tree) == ["empty.txt", "old.txt"])
+        for (option, value) in [("--size", "+1Q"), ("--size", "big"), ("--changed-within", "soon")] {
+            let bad = try Shell.run(MDQCommandTests.binary, ["--no-daemon", "--onlyin", tree, option, value])
+            #expect(bad.status == 2 && bad.stderrText.contains(option), "\(bad.stderrText)")
+        }
+    }
+
+    @Test func predicatesTakeSizeUnitsAndMdfindKeys() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        #expect(try names(["kMDItemFSSize > 1MB"], in: tree) == ["big.png"])
+        #expect(try names(["kMDItemFSSize >= 1.5kB && kMDItemFSSize < 1.9MiB"], in: tree) == ["mid.pdf"])
+        #expect(try names(["--spotlight", "kMDItemFSSize > 1mib"], in: tree) == ["big.png"])
+        #expect(
+            try names(["kMDItemKind == 'PDF document' || kMDItemKind == 'Folder'"], in: tree) == ["mid.pdf", "sub"])
+        #expect(try names(["kMDItemKind LIKE[c] '*image'"], in: tree) == ["big.png"])
+        #expect(try names(["kMDItemContentModificationDate < $time.today(-1)"], in: tree) == ["old.txt"])
+        let columns = try Shell.run(
+            MDQCommandTests.binary, ["--no-daemon", "--attr", "kMDItemKind", "*.md", tree])
+        #expect(columns.stdoutText == "\(tree)/small.md\tMarkdown Document\n")
+        let keys = try Shell.run(MDQCommandTests.binary, ["--list-attributes"]).stdoutText
+        #expect(keys.contains("kMDItemKind") && keys.contains("kMDItemContentModificationDate"))
+    }
+}
