@@ -44,6 +44,18 @@ struct HabitsTests {
         }
     }
 
+    /// A pattern with a `/` searches the whole path, as locate does.
+    @Test func aSlashMakesAPathSearch() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        try temp.file("tree/Reports/2021/q1.txt")
+        try temp.file("tree/Reports/2022/q1.txt")
+        #expect(try names(["reports/2021"], in: tree) == ["2021", "q1.txt"])
+        #expect(try names(["*/REPORTS/*/q?.txt"], in: tree) == ["q1.txt", "q1.txt"])
+        #expect(try names(["sub/old"], in: tree) == ["old.txt"])
+        #expect(try names(["Reports"], in: tree) == ["Reports"])
+    }
+
     @Test func predicatesTakeSizeUnitsAndMdfindKeys() throws {
         let temp = try TemporaryDirectory()
         let tree = try Self.tree(temp)

@@ -137,13 +137,28 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
     }
 
     public static func nameMatching(_ text: [UInt8]) throws(MetadataError) -> MetadataPredicate {
+        try matching(text, in: .fsName)
+    }
+
+    /// What `locate` does with a pattern holding a `/`: the same test as
+    /// `nameMatching(_:)` on the whole path (`Reports/2021` is a path
+    /// containing it; `*/src/*.swift` a path matching it).
+    ///
+    /// - Throws: `MetadataError` (`.querySyntax`) for a malformed pattern.
+    public static func pathMatching(_ text: [UInt8]) throws(MetadataError) -> MetadataPredicate {
+        try matching(text, in: .path)
+    }
+
+    private static func matching(_ text: [UInt8], in attribute: MetadataAttribute) throws(MetadataError)
+        -> MetadataPredicate
+    {
         let hasWildcard = text.contains(UInt8(ascii: "*")) || text.contains(UInt8(ascii: "?"))
         let op: ComparisonOperator = hasWildcard ? .like : .contains
         if hasWildcard { _ = try LikePattern(text) }
         return MetadataPredicate(
             node: .comparison(
                 Comparison(
-                    attribute: .fsName, op: op, options: [.caseInsensitive, .diacriticInsensitive], value: .string(text)
-                )))
+                    attribute: attribute, op: op, options: [.caseInsensitive, .diacriticInsensitive],
+                    value: .string(text))))
     }
 }

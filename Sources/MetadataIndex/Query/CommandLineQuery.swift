@@ -4,7 +4,9 @@
 /// Text that *looks like a predicate* is parsed strictly, so a typo in a
 /// real predicate is an error that points at it, never a name search that
 /// silently finds nothing. Anything else (`report`, `*.png`,
-/// `tom and jerry`) is a name search, exactly as `mdq --name TEXT`.
+/// `tom and jerry`) is a name search, exactly as `mdq --name TEXT`; with a
+/// `/` in it (`Reports/2021`, `*/src/*.swift`), a search of the whole path,
+/// as `locate` does.
 ///
 /// Text looks like a predicate when it has any of:
 /// - an operator: `=`, `<`, `>` anywhere, `&&` or `||`;
@@ -30,7 +32,8 @@ package enum CommandLineQuery {
     /// glob): a daemon that indexes content searches it in names and
     /// text.
     package static func isFreeText(_ text: [UInt8]) -> Bool {
-        !text.contains(UInt8(ascii: "*")) && !text.contains(UInt8(ascii: "?")) && !looksLikePredicate(text)
+        !text.contains(UInt8(ascii: "*")) && !text.contains(UInt8(ascii: "?")) && !text.contains(UInt8(ascii: "/"))
+            && !looksLikePredicate(text)
     }
 
     /// Whether `text` is parsed as a predicate (see the type's rules).
@@ -74,7 +77,12 @@ package enum CommandLineQuery {
         guard !trimmed.isEmpty else {
             throw MetadataError.invalidArgument("the query is empty")
         }
-        guard looksLikePredicate(text) else { return try MetadataPredicate.nameMatching(Array(trimmed.reversed())) }
+        guard looksLikePredicate(text) else {
+            // A `/` makes it a path pattern, as locate reads one.
+            let pattern = Array(trimmed.reversed())
+            return pattern.contains(UInt8(ascii: "/"))
+                ? try MetadataPredicate.pathMatching(pattern) : try MetadataPredicate.nameMatching(pattern)
+        }
         if spotlight { return try MetadataPredicate(spotlightQueryBytes: text) }
         if readsOnlyAsSpotlight(text) {
             // mdfind's syntax, unless only an NSPredicate reads it (an

@@ -13,7 +13,8 @@ struct FindCommand: ParsableCommand {
         discussion: """
             QUERY is a name, a glob or a predicate. A bare word or glob (report, \
             '*.png') finds names containing it or matching it, ignoring case and \
-            accents, like --name. Anything with an attribute key, an operator or a \
+            accents, like --name; with a / (Reports/2021) it is matched against \
+            the whole path, as locate does. Anything with an attribute key, an operator or a \
             quoted value is an NSPredicate, parsed strictly: a typo is an error with \
             a caret under it. QUERY - reads the query from standard input.
 
