@@ -30,6 +30,10 @@ enum DaemonFastPath {
             case "--hidden": hidden = true
             case "-a", "--everywhere": everywhere = true
             case "--daemon": break  // the daemon answers here, or the full command line does
+            case "--":
+                // The query after the terminator (mdfind's way of passing it).
+                guard query == nil, name == nil, rest.count == 1 else { return }
+                query = rest.popFirst()
             case "--name":
                 guard name == nil, let value = rest.popFirst() else { return }
                 name = value

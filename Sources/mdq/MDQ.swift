@@ -39,7 +39,10 @@ struct MDQ: ParsableCommand {
         // Before any thread starts: SIGINT/SIGTERM are taken by a sigwait
         // thread in live mode and in a one-shot search.
         ProcessEnvironment.blockInterruptSignals()
-        var arguments = Array(CommandLine.arguments.dropFirst())
+        // Run as mdfind or mdls (links to mdq): Apple's command line, said
+        // the mdq way.
+        var arguments = Personality.arguments(
+            for: CommandLine.arguments.first ?? "mdq", Array(CommandLine.arguments.dropFirst()))
         if ProcessEnvironment.variable("MDQ_NO_FAST_PATH") == nil { DaemonFastPath.run(arguments) }
         switch arguments {
         case ["-V"]:

@@ -21,7 +21,7 @@ struct InstallTests {
             "/bin/bash", ["\(Self.repository.path)/Scripts/install", prefix], environment: ["MDQ_INSTALL_FROM": built])
         try #require(install.status == 0, "\(install.stderrText)")
         let expected = [
-            "bin/mdq", "libexec/mdq/mdq-import-worker", "share/man/man1/mdq.1",
+            "bin/mdq", "bin/mdfind", "bin/mdls", "libexec/mdq/mdq-import-worker", "share/man/man1/mdq.1",
             "share/bash-completion/completions/mdq", "share/zsh/site-functions/_mdq",
             "share/fish/vendor_completions.d/mdq.fish", "lib/systemd/user/mdq.service", "lib/systemd/user/mdq.socket",
             "share/mdq/installed-files",
@@ -39,6 +39,13 @@ struct InstallTests {
         )
         #expect(imported.status == 0, "\(imported.stderrText)")
         #expect(imported.stdoutText.contains("kMDItemNumberOfPages       = 2"))
+        // mdfind and mdls are mdq under Apple's names.
+        let listed = try Shell.run("/bin/sh", ["-c", "cd / && '\(prefix)/bin/mdls' -name kMDItemKind '\(fixture)'"])
+        #expect(listed.stdoutText == "kMDItemKind = \"PDF document\"\n", "\(listed.stderrText)")
+        let found = try Shell.run(
+            "/bin/sh",
+            ["-c", "cd / && '\(prefix)/bin/mdfind' -onlyin '\(PDFImportTests.fixtures.path)' -name invoice.pdf"])
+        #expect(found.stdoutText == fixture + "\n", "\(found.stderrText)")
         let completion = try Shell.run(
             "/bin/bash", ["-c", "source '\(prefix)/share/bash-completion/completions/mdq' && complete -p mdq"])
         #expect(completion.status == 0 && completion.stdoutText.contains("mdq"), "\(completion.stderrText)")

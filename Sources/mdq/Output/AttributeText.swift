@@ -35,6 +35,18 @@ enum AttributeText {
     /// The path followed by a tab and each attribute's column.
     static func appendLine(_ item: MetadataItem, attributes: [String], to out: inout [UInt8]) {
         out += item.pathBytes
+        if Personality.mdfindLines.load(ordering: .relaxed) {
+            // mdfind -attr: `path   key = value`, values as mdls prints them.
+            for key in attributes {
+                out += Array("   \(MetadataAttribute(key: key)?.rawValue ?? key) = ".utf8)
+                if let value = value(of: item, key) {
+                    value.appendText(to: &out, style: .listing)
+                } else {
+                    out += Array("(null)".utf8)
+                }
+            }
+            return
+        }
         for key in attributes {
             out.append(0x09)
             appendColumn(item, key: key, to: &out)

@@ -29,7 +29,9 @@ struct ListCommand: ParsableCommand {
         completion: AttributeKeys.completion)
     var names: [String] = []
 
-    @Flag(name: .long, help: "Print only the values, each followed by NUL (no keys, no alignment).")
+    @Flag(
+        name: .long,
+        help: "Print only the values, each followed by NUL (no keys, no alignment, strings unquoted), as mdls -raw.")
     var raw = false
 
     @Option(
@@ -56,7 +58,7 @@ struct ListCommand: ParsableCommand {
     private func check() throws {
         if paths.isEmpty { throw ValidationError("give at least one PATH") }
         if raw && json { throw ValidationError("--raw and --json do not combine") }
-        for key in names where !AttributeKeys.isKnown(key) {
+        for key in names where !AttributeKeys.isKnown(key) && !Personality.mdlsKeys.load(ordering: .relaxed) {
             throw ValidationError("unknown attribute '\(key)' (mdq --list-attributes prints them all)")
         }
     }
@@ -106,7 +108,11 @@ struct ListCommand: ParsableCommand {
                 appendJSON(item, keys: keys, to: &out)
             } else if raw {
                 for key in keys {
-                    if let value = AttributeText.value(of: item, key) {
+                    if case .text(let bytes)? = AttributeText.value(of: item, key) {
+                        // Strings unquoted, as mdls -raw prints them (what
+                        // scripts read: `mdls -raw -name kMDItemContentType`).
+                        out += bytes
+                    } else if let value = AttributeText.value(of: item, key) {
                         value.appendText(to: &out, style: .listing)
                     } else {
                         out += Array((nullMarker ?? "(null)").utf8)
