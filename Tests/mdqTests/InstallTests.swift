@@ -22,6 +22,7 @@ struct InstallTests {
         try #require(install.status == 0, "\(install.stderrText)")
         let expected = [
             "bin/mdq", "bin/mdfind", "bin/mdls", "libexec/mdq/mdq-import-worker", "share/man/man1/mdq.1",
+            "share/man/man1/mdfind.1", "share/man/man1/mdls.1",
             "share/bash-completion/completions/mdq", "share/zsh/site-functions/_mdq",
             "share/fish/vendor_completions.d/mdq.fish", "lib/systemd/user/mdq.service", "lib/systemd/user/mdq.socket",
             "share/mdq/installed-files",
@@ -39,6 +40,14 @@ struct InstallTests {
         )
         #expect(imported.status == 0, "\(imported.stderrText)")
         #expect(imported.stdoutText.contains("kMDItemNumberOfPages       = 2"))
+        // The manual pages render without a warning, in 80 columns.
+        for page in ["mdq", "mdfind", "mdls"] {
+            let rendered = try Shell.run(
+                "/usr/bin/man", ["--warnings", "-l", "\(prefix)/share/man/man1/\(page).1"],
+                environment: ["MANWIDTH": "80"])
+            #expect(rendered.status == 0 && rendered.stderrText.isEmpty, "\(page): \(rendered.stderrText)")
+            #expect(rendered.stdoutText.contains("SYNOPSIS"), "\(page)")
+        }
         // mdfind and mdls are mdq under Apple's names.
         let listed = try Shell.run("/bin/sh", ["-c", "cd / && '\(prefix)/bin/mdls' -name kMDItemKind '\(fixture)'"])
         #expect(listed.stdoutText == "kMDItemKind = \"PDF document\"\n", "\(listed.stderrText)")
