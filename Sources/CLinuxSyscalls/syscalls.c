@@ -59,6 +59,10 @@ void mdq_release_free_memory(void) {
     malloc_trim(0);
 }
 
+void mdq_limit_malloc_arenas(int count) {
+    mallopt(M_ARENA_MAX, count);
+}
+
 int mdq_open_content(const char *path, int no_access_time) {
     int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (no_access_time ? O_NOATIME : 0);
     return open(path, flags);

@@ -38,6 +38,10 @@ int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
 /// Returns the heap's free pages to the kernel (glibc's malloc_trim(0)).
 void mdq_release_free_memory(void);
 
+/// Caps glibc's malloc arenas (mallopt M_ARENA_MAX): a long-running process
+/// whose worker threads come and go keeps fewer half-empty arenas.
+void mdq_limit_malloc_arenas(int count);
+
 /// open(2) for an importer: read-only, close-on-exec, no symlink followed,
 /// no blocking on a FIFO or device, and O_NOATIME (which needs _GNU_SOURCE)
 /// when `no_access_time` is set. Returns the descriptor, or -1 with errno.

@@ -26,7 +26,7 @@ enum ProcessLimits {
 }
 
 /// The process's heap.
-enum ProcessMemory {
+package enum ProcessMemory {
     /// Gives the heap's free pages back to the kernel: a crawl's buffers
     /// (per thread, per folder) are freed in the middle of the heap, where
     /// glibc keeps them resident until asked. Only worth it after work
@@ -36,5 +36,13 @@ enum ProcessMemory {
     static func releaseFreePages(after entries: Int, threshold: Int = 50_000) {
         guard entries >= threshold else { return }
         mdq_release_free_memory()
+    }
+
+    /// For a long-running daemon: at most `count` malloc arenas, so memory
+    /// freed by short-lived threads (crawls, import lanes) is reused instead
+    /// of pinning pages in arenas of their own (glibc makes up to eight per
+    /// core). Call before threads start.
+    package static func limitArenas(to count: Int) {
+        mdq_limit_malloc_arenas(Int32(count))
     }
 }

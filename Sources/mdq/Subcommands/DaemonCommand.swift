@@ -39,6 +39,9 @@ struct DaemonCommand: ParsableCommand {
         }
 
         func run() throws {
+            // Crawl and import threads come and go for as long as the daemon
+            // runs: two arenas keep what they free reusable.
+            ProcessMemory.limitArenas(to: 2)
             let daemon = try IndexDaemon.start(snapshotInterval: snapshotInterval, content: content.indexing) { line in
                 Diagnostics.log(line)
             }
