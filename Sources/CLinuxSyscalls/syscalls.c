@@ -61,6 +61,11 @@ void mdq_release_free_memory(void) {
 
 void mdq_limit_malloc_arenas(int count) {
     mallopt(M_ARENA_MAX, count);
+    /* A fixed threshold: buffers of 1 MiB and more (a snapshot being
+       written, a crawl's batches) are mapped and unmapped on their own.
+       glibc otherwise raises the threshold to the largest buffer freed,
+       and later ones of that size stay in the heap once freed. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
 }
 
 int mdq_open_content(const char *path, int no_access_time) {
