@@ -59,8 +59,8 @@ void mdq_release_free_memory(void) {
     malloc_trim(0);
 }
 
-void mdq_limit_malloc_arenas(int count) {
-    mallopt(M_ARENA_MAX, count);
+void mdq_tune_malloc_for_daemon(int arenas) {
+    mallopt(M_ARENA_MAX, arenas);
     /* A fixed threshold: buffers of 1 MiB and more (a snapshot being
        written, a crawl's batches) are mapped and unmapped on their own.
        glibc otherwise raises the threshold to the largest buffer freed,

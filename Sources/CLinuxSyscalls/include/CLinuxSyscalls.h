@@ -38,9 +38,10 @@ int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
 /// Returns the heap's free pages to the kernel (glibc's malloc_trim(0)).
 void mdq_release_free_memory(void);
 
-/// Caps glibc's malloc arenas (mallopt M_ARENA_MAX): a long-running process
-/// whose worker threads come and go keeps fewer half-empty arenas.
-void mdq_limit_malloc_arenas(int count);
+/// glibc's malloc for a long-running process: at most `arenas` arenas
+/// (M_ARENA_MAX), and a fixed 1 MiB mmap threshold (M_MMAP_THRESHOLD), so
+/// big buffers are unmapped when freed instead of staying in the heap.
+void mdq_tune_malloc_for_daemon(int arenas);
 
 /// open(2) for an importer: read-only, close-on-exec, no symlink followed,
 /// no blocking on a FIFO or device, and O_NOATIME (which needs _GNU_SOURCE)

@@ -349,13 +349,15 @@ final class EngineState {
         update(folder, to: status)
     }
 
-    /// Stores fresh attributes of an entry, recording a change when they differ.
-    func update(_ id: UInt32, to status: FileStatus) {
+    /// Stores fresh attributes of an entry, recording a change when they
+    /// differ (unless `recording` is off: a first gather's entries are not
+    /// changes yet).
+    func update(_ id: UInt32, to status: FileStatus, recording: Bool = true) {
         let before = index.metadata(of: EntryID(id))
         let after = EntryMetadata(status)
         guard before != after else { return }
         index.update(EntryID(id), metadata: after, device: status.device)
-        changes.changed.insert(id)
+        if recording { changes.changed.insert(id) }
     }
 
     /// A conflict copy appearing, going or being renamed changes whether

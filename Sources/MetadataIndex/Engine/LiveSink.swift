@@ -58,11 +58,9 @@ final class LiveSink: CrawlSink, Sendable {
                 s.deferred[folder.rawValue] = nil
                 return (0, nil)
             }
-            if case .success(let status) = own, status.kind == .folder,
-                status.inode == index.metadata(of: folder).inode, EntryMetadata(status) != index.metadata(of: folder)
+            if case .success(let status) = own, status.kind == .folder, status.inode == index.metadata(of: folder).inode
             {
-                index.update(folder, metadata: EntryMetadata(status), device: status.device)
-                if recording { s.changes.changed.insert(folder.rawValue) }
+                s.update(folder.rawValue, to: status, recording: recording)
             }
             let root = index.root(of: folder).rawValue
             var inserted = 0

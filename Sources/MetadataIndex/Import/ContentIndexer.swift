@@ -308,10 +308,7 @@ package final class ContentIndexer: Sendable {
                 // the heap the catching up used (its queues, the reports).
                 if queue.withLock({ $0.due.isEmpty && $0.removed.isEmpty }) {
                     store.checkpoint()
-                    if imported >= 10_000 {
-                        ProcessMemory.releaseFreePages(after: imported, threshold: 0)
-                        imported = 0
-                    }
+                    if ProcessMemory.releaseFreePages(after: imported, threshold: 10_000) { imported = 0 }
                 }
             case .attributes(let checks)?:
                 rereadExtendedAttributes(checks)

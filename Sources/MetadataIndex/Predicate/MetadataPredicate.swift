@@ -96,11 +96,6 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String { predicateFormat }
 
-    /// `mdq --name TEXT`: names containing TEXT, case- and
-    /// diacritic-insensitive; with `*` or `?` in TEXT, a `LIKE[cd]` match.
-    ///
-    /// - Throws: `MetadataError` (`.querySyntax`) for a LIKE pattern ending
-    ///   in a lone backslash.
     /// The words of free text: what `words(_:)` searches for and
     /// `rankWords` ranks by (spaces, tabs and line breaks separate them).
     static func freeTextWords(_ text: [UInt8]) -> [[UInt8]] {
@@ -136,6 +131,11 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
         return MetadataPredicate(node: parts.count == 1 ? parts[0] : .and(parts))
     }
 
+    /// `mdq --name TEXT`: names containing TEXT, case- and
+    /// diacritic-insensitive; with `*` or `?` in TEXT, a `LIKE[cd]` match.
+    ///
+    /// - Throws: `MetadataError` (`.querySyntax`) for a LIKE pattern ending
+    ///   in a lone backslash.
     public static func nameMatching(_ text: [UInt8]) throws(MetadataError) -> MetadataPredicate {
         try matching(text, in: .fsName)
     }

@@ -33,16 +33,22 @@ package enum ProcessMemory {
     /// that grew the index by `entries` or more: trimming walks every
     /// arena under its lock, which costs more than it returns after a
     /// small crawl (and a query's crawl may be one of many in a process).
-    static func releaseFreePages(after entries: Int, threshold: Int = 50_000) {
-        guard entries >= threshold else { return }
+    /// Returns whether it trimmed.
+    @discardableResult
+    static func releaseFreePages(after entries: Int, threshold: Int = 50_000) -> Bool {
+        guard entries >= threshold else { return false }
         mdq_release_free_memory()
+        return true
     }
 
-    /// For a long-running daemon: at most `count` malloc arenas, so memory
+    /// For a long-running daemon: at most `arenas` malloc arenas, so memory
     /// freed by short-lived threads (crawls, import lanes) is reused instead
     /// of pinning pages in arenas of their own (glibc makes up to eight per
-    /// core). Call before threads start.
-    package static func limitArenas(to count: Int) {
-        mdq_limit_malloc_arenas(Int32(count))
+    /// core); and buffers of 1 MiB or more always mapped on their own, so
+    /// they go back to the kernel when freed (glibc otherwise raises that
+    /// threshold to the largest buffer freed, and a snapshot's buffer then
+    /// stays in the heap). Call before threads start.
+    package static func tuneForDaemon(arenas: Int) {
+        mdq_tune_malloc_for_daemon(Int32(arenas))
     }
 }

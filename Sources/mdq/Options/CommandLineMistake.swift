@@ -16,7 +16,7 @@ enum CommandLineMistake {
             if argument == "--" { return nil }
             guard argument.count > 2, argument.hasPrefix("-"), !argument.hasPrefix("--") else { continue }
             let body = argument.dropFirst()
-            if !body.allSatisfy(shortFlags.contains) && !startsWithDigit(body) {
+            if !body.allSatisfy(shortFlags.contains) && !isNumberValue(body) {
                 return "unknown option '\(argument)': long options take two dashes (-\(argument)); "
                     + "a query starting with '-' goes after --"
             }
@@ -38,7 +38,7 @@ enum CommandLineMistake {
                 break
             }
             if argument.hasPrefix("--"), !argument.contains("="), let next = rest.first, next.hasPrefix("-"),
-                next.count > 1, startsWithDigit(next.dropFirst()), !next.dropFirst().allSatisfy(shortFlags.contains)
+                next.count > 1, isNumberValue(next.dropFirst()), !next.dropFirst().allSatisfy(shortFlags.contains)
             {
                 out.append(argument + "=" + next)
                 rest = rest.dropFirst()
@@ -49,9 +49,9 @@ enum CommandLineMistake {
         return out
     }
 
-    /// A value such as `-1`, `-2.5` or `-10M` (a negative number, or
+    /// Whether `text` (after the dash) is a value such as `-1`, `-2.5` or `-10M` (a negative number, or
     /// `--size`'s "at most"), not a flag group such as `-0x`.
-    private static func startsWithDigit(_ text: Substring) -> Bool {
+    private static func isNumberValue(_ text: Substring) -> Bool {
         SizeUnit.bytes(Array(text.utf8)) != nil
     }
 }

@@ -39,9 +39,10 @@ struct DaemonCommand: ParsableCommand {
         }
 
         func run() throws {
-            // Crawl and import threads come and go for as long as the daemon
-            // runs: two arenas keep what they free reusable.
-            ProcessMemory.limitArenas(to: 2)
+            // Crawl and import threads come and go, and snapshots are
+            // written, for as long as the daemon runs: what they free is
+            // reused or given back (see tuneForDaemon).
+            ProcessMemory.tuneForDaemon(arenas: 2)
             let daemon = try IndexDaemon.start(snapshotInterval: snapshotInterval, content: content.indexing) { line in
                 Diagnostics.log(line)
             }

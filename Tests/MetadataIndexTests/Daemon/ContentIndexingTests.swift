@@ -44,6 +44,22 @@ extension LiveSuites {
             return Set(answer.paths.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
         }
 
+        /// A live query served by the daemon on `tree`, delivering at once,
+        /// started and gathered.
+        static func liveQuery(
+            _ paths: DaemonPaths, _ tree: FilePath, _ predicate: String = predicate, fetching: [String] = []
+        ) throws -> (MetadataQuery, QueryRecorder) {
+            let query = MetadataQuery(source: .daemon(paths))
+            query.predicate = try MetadataPredicate(predicate)
+            query.searchScopes = [.directory(tree)]
+            query.fetchedAttributes = fetching
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            return (query, recorder)
+        }
+
         static func pending(_ paths: DaemonPaths) throws -> Int {
             try DaemonClient.connect(paths).status().content?.pending ?? -1
         }
@@ -100,13 +116,7 @@ extension LiveSuites {
             defer { daemon.stop() }
             _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
             #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
-            let query = MetadataQuery(source: .daemon(paths))
-            query.predicate = try MetadataPredicate(Self.predicate)
-            query.searchScopes = [.directory(tree)]
-            query.notificationBatchingInterval = 0
-            let recorder = QueryRecorder(query)
-            #expect(query.start())
-            #expect(recorder.waitForFinish())
+            let (query, recorder) = try Self.liveQuery(paths, tree)
             let initial = query.results
             #expect(initial.count == 5)
             func converged() -> Bool {
@@ -147,13 +157,7 @@ extension LiveSuites {
             let daemon = try Self.start(paths)
             defer { daemon.stop() }
             _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
-            let query = MetadataQuery(source: .daemon(paths))
-            query.predicate = try MetadataPredicate(Self.predicate)
-            query.searchScopes = [.directory(tree)]
-            query.notificationBatchingInterval = 0
-            let recorder = QueryRecorder(query)
-            #expect(query.start())
-            #expect(recorder.waitForFinish())
+            let (query, recorder) = try Self.liveQuery(paths, tree)
             var random = SeededGenerator(seed: seed)
             let words = ["invoice", "INVOICE due", "receipt", "notes", ""]
             for _ in 0..<300 {
@@ -435,14 +439,7 @@ extension LiveSuites {
                 #expect(entry.imported?[.textContent] == .text(Array("note \(i)".utf8)), "\(name)")
             }
 
-            let query = MetadataQuery(source: .daemon(paths))
-            query.predicate = try MetadataPredicate(names)
-            query.searchScopes = [.directory(tree)]
-            query.fetchedAttributes = ["kMDItemUserTags"]
-            query.notificationBatchingInterval = 0
-            let recorder = QueryRecorder(query)
-            #expect(query.start())
-            #expect(recorder.waitForFinish())
+            let (query, recorder) = try Self.liveQuery(paths, tree, names, fetching: ["kMDItemUserTags"])
             let initial = query.results
             #expect(initial.count == 6)
             #expect(initial.allSatisfy { $0.value(of: .userTags) != nil })
