@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -116,4 +117,8 @@ int mdq_pipe_cloexec(int fds[2]) {
 
 int mdq_spawn_close_from(void *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np((posix_spawn_file_actions_t *)actions, from);
+}
+
+int mdq_anonymous_file(const char *name) {
+    return memfd_create(name, MFD_CLOEXEC);
 }

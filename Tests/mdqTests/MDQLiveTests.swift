@@ -31,6 +31,25 @@ struct MDQLiveTests {
         #expect(live.rawOutput.last == 0x0A, "no partial line at the end")
     }
 
+    /// The watcher's own bookkeeping lives in anonymous files: a live query
+    /// holds open no path outside its scope, so nothing of it can be left
+    /// behind in /tmp or anywhere else, however the process ends.
+    @Test func aLiveQueryKeepsNothingOutsideItsScope() throws {
+        let temp = try TemporaryDirectory()
+        try temp.file("docs/a.txt")
+        let live = try LiveProcess(
+            MDQCommandTests.binary, ["--live", "--interval", "0", "--onlyin", temp.path.string, "TRUEPREDICATE"])
+        #expect(live.waitForLine { $0.hasSuffix("docs/a.txt") })
+        let folder = "/proc/\(live.process.processIdentifier)/fd"
+        let targets = try FileManager.default.contentsOfDirectory(atPath: folder).compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "\(folder)/\($0)")
+        }
+        let paths = targets.filter { $0.hasPrefix("/") && !$0.hasPrefix("/dev/") && !$0.hasPrefix("/memfd:") }
+        #expect(!targets.isEmpty)
+        #expect(paths.allSatisfy { $0.hasPrefix(temp.path.string) || $0.hasPrefix("/proc/") }, "\(paths)")
+        #expect(live.interrupt() == 0)
+    }
+
     @Test func liveAttributesAndSortFollowChanges() throws {
         let temp = try TemporaryDirectory()
         try temp.file("b10.txt", contents: "1")

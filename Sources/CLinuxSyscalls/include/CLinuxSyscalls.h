@@ -72,6 +72,10 @@ int mdq_pipe_cloexec(int fds[2]);
 /// Returns 0 or an error number.
 int mdq_spawn_close_from(void *actions, int from);
 
+/// memfd_create(name, MFD_CLOEXEC): an anonymous file, gone with its last
+/// descriptor (needs _GNU_SOURCE). Returns the descriptor, or -1 with errno.
+int mdq_anonymous_file(const char *name);
+
 /// Asks the CPU to fetch the cache line at `address` for reading (a hint:
 /// never faults).
 static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

@@ -1,4 +1,5 @@
 import CInotifyTools
+import CLinuxSyscalls
 import Foundation
 import Glibc
 import Synchronization
@@ -10,8 +11,9 @@ import SystemPackage
 /// dedicated thread owns it: it adds and removes watches and reads events.
 /// That thread waits inside `inotifytools_next_event` with a long timeout,
 /// costing no CPU while the filesystem is quiet. Other threads hand it work
-/// through a request queue and wake it by touching a private control file
-/// that it watches: the resulting event ends the wait at once.
+/// through a request queue and wake it by touching an anonymous wake file
+/// (a memfd, so nothing is left in /tmp) that it watches: the resulting
+/// event ends the wait at once.
 ///
 /// Watches are added through `/proc/self/fd/N` of the folder's open
 /// descriptor, so no full path is needed (deep paths work) and the folder
@@ -68,7 +70,8 @@ final class InotifyWatcher: Sendable {
     /// Queued requests (a leaf lock: nothing else is taken while held).
     private let requests = Locked<[Request]>([])
     private let wakePending = Atomic<Bool>(false)
-    private let controlFolder: FilePath
+    /// An anonymous file (memfd) whose attribute changes wake the watcher
+    /// thread: nothing is left behind in any folder, even after a crash.
     private let controlDescriptor: CInt
     private let controlWatch: Int32
     /// libinotifytools' inotify descriptor, where watches are added.
@@ -120,22 +123,12 @@ final class InotifyWatcher: Sendable {
     private init() throws(MetadataError) {
         try InotifyLibrary.shared.initialize()
         inotifyDescriptor = InotifyLibrary.shared.descriptor
-        var template = Array("/tmp/mdq-control-XXXXXX".utf8CString)
-        guard let made = mkdtemp(&template) else {
-            throw MetadataError.watcherUnavailable(
-                "cannot create the watcher's control folder in /tmp",
-                underlying: Errno(rawValue: errno))
-        }
-        controlFolder = FilePath(String(cString: made))
-        controlDescriptor = open(made, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        let token = openat(controlDescriptor, "wake", O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-        if token >= 0 { closeDescriptor(token) }
+        controlDescriptor = mdq_anonymous_file("mdq-watcher-wake")
         guard controlDescriptor >= 0 else {
             throw MetadataError.watcherUnavailable(
-                "cannot open the watcher's control folder", path: controlFolder,
-                underlying: Errno(rawValue: errno))
+                "cannot create the watcher's wake file (memfd_create)", underlying: Errno(rawValue: errno))
         }
-        controlWatch = try Self.watchControlFolder(controlFolder, descriptor: inotifyDescriptor)
+        controlWatch = try Self.watchControlFile(controlDescriptor, inotify: inotifyDescriptor)
         // The watcher lives as long as the process: its thread holds it.
         guard WorkerThreads.start(name: "mdq-inotify", { [self] in run() }) != nil else {
             throw MetadataError.watcherUnavailable("cannot start the watcher's thread (the thread limit)")
@@ -179,13 +172,13 @@ final class InotifyWatcher: Sendable {
         return gate
     }
 
-    private static func watchControlFolder(_ folder: FilePath, descriptor: CInt) throws(MetadataError) -> Int32 {
-        let mask = UInt32(IN_ATTRIB | IN_ONLYDIR)
-        let watch = folder.withPlatformString { inotify_add_watch(descriptor, $0, mask) }
+    /// Watches the wake file for attribute changes, through its /proc link
+    /// (inotify watches paths; the link resolves to the anonymous file).
+    private static func watchControlFile(_ file: CInt, inotify: CInt) throws(MetadataError) -> Int32 {
+        let watch = inotify_add_watch(inotify, "/proc/self/fd/\(file)", UInt32(IN_ATTRIB))
         guard watch > 0 else {
             throw MetadataError.watcherUnavailable(
-                "cannot watch the watcher's control folder", path: folder,
-                underlying: Errno(rawValue: errno))
+                "cannot watch the watcher's wake file (is /proc mounted?)", underlying: Errno(rawValue: errno))
         }
         return watch
     }
@@ -193,9 +186,9 @@ final class InotifyWatcher: Sendable {
     private func enqueue(_ request: Request) {
         requests.withLock { $0.append(request) }
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
-            // Touch the control file: an IN_ATTRIB on the control watch ends
-            // the watcher thread's wait.
-            _ = utimensat(controlDescriptor, "wake", nil, 0)
+            // Touch the wake file: an IN_ATTRIB on its watch ends the
+            // watcher thread's wait.
+            _ = futimens(controlDescriptor, nil)
         }
     }
 
@@ -206,7 +199,7 @@ final class InotifyWatcher: Sendable {
         var running = true
         while running {
             // A long timeout: the thread sleeps in select() until an event,
-            // a request (the control file) or once an hour.
+            // a request (the wake file) or once an hour.
             guard let pointer = inotifytools_next_event(3600) else {
                 // A timeout, or a failed read (errno in the library): do not
                 // spin on a persistent error.
