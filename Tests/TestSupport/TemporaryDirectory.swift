@@ -22,10 +22,11 @@ package final class TemporaryDirectory {
 
     package func remove() {
         if (try? FileManager.default.removeItem(atPath: path.string)) != nil { return }
-        // A test removed permissions: make every folder writable and
-        // searchable again, so it cannot leave litter behind.
+        // A test removed permissions, or made a tree deeper than PATH_MAX
+        // (which FileManager cannot remove): make every folder writable and
+        // searchable again and let rm, which walks with openat, remove it.
         _ = try? Shell.run("/bin/chmod", ["-R", "u+rwx", path.string])
-        try? FileManager.default.removeItem(atPath: path.string)
+        _ = try? Shell.run("/bin/rm", ["-rf", path.string])
     }
 
     /// A fixture built once per test process by `build` and shared by the

@@ -124,14 +124,15 @@ extension LiveSuites {
                 return running <= 1
             }
             #expect(running == 1, "A still running once B has its answer")
+            // One reader for A's socket throughout: a second one would lose
+            // the lines the first had buffered.
+            var reader = LineReader(socket: a, maximum: 1 << 20, timeout: 60_000)
             if running != 1 {
-                var reader = LineReader(socket: a, maximum: 1 << 20, timeout: 1000)
                 if case .line(let reply) = reader.next(idle: 1000) {
                     Issue.record("A answered: \(String(decoding: reply, as: UTF8.self))")
                 }
             }
             // A long answer is not silence: A's client reads progress lines.
-            var reader = LineReader(socket: a, maximum: 1 << 20, timeout: 60_000)
             if case .line(let bytes) = reader.next(idle: 60_000) {
                 let progress = try JSONValue.parse(bytes)
                 #expect(progress["id"]?.integer == 1)
