@@ -22,6 +22,7 @@ let package = Package(
         // written for Apple platforms.
         .library(name: "MetadataCompat", targets: ["MetadataCompat"]),
         .executable(name: "mdq", targets: ["mdq"]),
+        .executable(name: "mdq-full", targets: ["mdq-full"]),
         // The confined process the daemon and `mdq import` read file
         // contents in; it alone links the format libraries.
         .executable(name: "mdq-import-worker", targets: ["mdq-import-worker"]),
@@ -92,10 +93,20 @@ let package = Package(
             dependencies: ["MetadataIndex", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: swiftSettings
         ),
+        // `mdq`, the program users run: it answers the commonest searches
+        // through the index daemon itself, with nothing but the Swift
+        // runtime and libc (no Foundation, ICU or ArgumentParser to load),
+        // and hands everything else to `mdq-full` beside it.
+        .executableTarget(name: "mdq", dependencies: ["CLinuxSyscalls", "MDQVersion"], swiftSettings: swiftSettings),
+        // The version both programs print.
+        .target(name: "MDQVersion", swiftSettings: swiftSettings),
+        // The full command line: every subcommand and option, the crawl, the
+        // daemon itself.
         .executableTarget(
-            name: "mdq",
+            name: "mdq-full",
             dependencies: [
                 "MetadataIndex",
+                "MDQVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -16,6 +16,7 @@ if [ ! -d "$corpus" ]; then
     python3 "$here/make-tree.py" "$corpus" --files "$files" --container
 fi
 (cd "$top" && swift build -c release --static-swift-stdlib --product mdq >/dev/null)
+(cd "$top" && swift build -c release --static-swift-stdlib --product mdq-full >/dev/null)
 (cd "$here" && swift build -c release --static-swift-stdlib --product mdq-gather >/dev/null)
 corpus=$(cd "$corpus" && pwd -P)  # find does not follow a symlinked root
 mdq="$top/.build/release/mdq"

@@ -102,6 +102,7 @@ def main():
 
     print("building mdq and the instruments (release) ...", file=sys.stderr)
     run(f"cd {TOP} && swift build -c release --static-swift-stdlib --product mdq")
+    run(f"cd {TOP} && swift build -c release --static-swift-stdlib --product mdq-full")
     for product in ["mdq-gather", "mdq-live"]:
         run(f"cd {HERE} && swift build -c release --static-swift-stdlib --product {product}")
     mdq = os.path.join(TOP, ".build/release/mdq")

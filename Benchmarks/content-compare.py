@@ -47,7 +47,7 @@ def measure_mdq(corpus, manifest, workers):
     # Built as Scripts/install builds what users run: the Swift runtime
     # linked statically (a dynamically linked mdq spends ~3 ms more per
     # invocation loading it).
-    for product in ["mdq", "mdq-import-worker"]:
+    for product in ["mdq", "mdq-full", "mdq-import-worker"]:
         subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", product], cwd=ROOT,
                        check=True, stdout=subprocess.DEVNULL)
     binary = os.path.join(ROOT, ".build/release/mdq")

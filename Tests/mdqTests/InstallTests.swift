@@ -21,7 +21,8 @@ struct InstallTests {
             "/bin/bash", ["\(Self.repository.path)/Scripts/install", prefix], environment: ["MDQ_INSTALL_FROM": built])
         try #require(install.status == 0, "\(install.stderrText)")
         let expected = [
-            "bin/mdq", "bin/mdfind", "bin/mdls", "libexec/mdq/mdq-import-worker", "share/man/man1/mdq.1",
+            "bin/mdq", "bin/mdfind", "bin/mdls", "libexec/mdq/mdq-full", "libexec/mdq/mdq-import-worker",
+            "share/man/man1/mdq.1",
             "share/man/man1/mdfind.1", "share/man/man1/mdls.1",
             "share/bash-completion/completions/mdq", "share/zsh/site-functions/_mdq",
             "share/fish/vendor_completions.d/mdq.fish", "lib/systemd/user/mdq.service", "lib/systemd/user/mdq.socket",

@@ -41,6 +41,9 @@ struct MDQShellTests {
         let bin = try TemporaryDirectory("mdq-bin")
         let installed = bin.path.appending("mdq").string
         try FileManager.default.copyItem(atPath: MDQCommandTests.binary, toPath: installed)
+        // The full command line it hands most of these over to, beside it.
+        try FileManager.default.copyItem(
+            atPath: MDQCommandTests.binary + "-full", toPath: bin.path.appending("mdq-full").string)
         let sourceRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path
         let script = "cd '\(temp.path.string)/a' && exec env -i PATH=/usr/bin:/bin '\(installed)' \"$@\""

@@ -136,16 +136,32 @@ final class DaemonSession: Sendable {
         return out.bytes
     }
 
-    /// The predicate and scopes of a `query` or `subscribe` request.
-    private func predicateAndScopes(_ request: JSONValue) throws(ProtocolError) -> (MetadataPredicate, [ScopeRequest]) {
+    /// The predicate and scopes of a `query` or `subscribe` request, and
+    /// the free text when the predicate searches words (paths answers are
+    /// then ranked by it).
+    ///
+    /// Syntaxes: `predicate` (NSPredicate's), `spotlight` (mdfind's),
+    /// `words` (free text over names and text; content indexing only),
+    /// `name` (`mdq --name`), and `command-line`: what `mdq QUERY` reads,
+    /// interpreted here so that a client needs no parser (free text is
+    /// `words` when content is indexed, a name search otherwise).
+    private func predicateAndScopes(
+        _ request: JSONValue
+    ) throws(ProtocolError) -> (predicate: MetadataPredicate, scopes: [ScopeRequest], words: [UInt8]?) {
         guard let text = request["predicate"]?.bytes else {
             throw ProtocolError(code: "bad-request", message: "a query needs a \"predicate\"")
         }
         let predicate: MetadataPredicate
+        var words: [UInt8]?
         do {
             switch request["syntax"]?.string ?? "predicate" {
             case "predicate": predicate = try MetadataPredicate(formatBytes: text)
             case "spotlight": predicate = try MetadataPredicate(spotlightQueryBytes: text)
+            case "name": predicate = try MetadataPredicate.nameMatching(text)
+            case "command-line" where daemon.content != nil && CommandLineQuery.isFreeText(text):
+                predicate = try MetadataPredicate.words(text)
+                words = text
+            case "command-line": predicate = try CommandLineQuery.predicate(text, spotlight: false)
             case "words":
                 // mdfind's free text, over names and text: only where the
                 // text is indexed (else the client searches names).
@@ -155,6 +171,7 @@ final class DaemonSession: Sendable {
                         message: "the daemon does not index what is inside files (content indexing is off)")
                 }
                 predicate = try MetadataPredicate.words(text)
+                words = text
             case let other: throw ProtocolError(code: "bad-request", message: "unknown syntax \"\(other)\"")
             }
         } catch let error as ProtocolError {
@@ -185,12 +202,12 @@ final class DaemonSession: Sendable {
                 for i in scopes.indices { scopes[i].rules = scopes[i].rules.narrowed(by: query) }
             }
         }
-        return (predicate, scopes)
+        return (predicate, scopes, words)
     }
 
     /// `query`: answered from the live index, or refused as `not-covered`.
     private func query(_ request: JSONValue, id: [UInt8]) throws(ProtocolError) -> Bool {
-        let (predicate, scopes) = try predicateAndScopes(request)
+        let (predicate, scopes, words) = try predicateAndScopes(request)
         let output: OneShotOutput
         switch request["output"]?.string ?? "items" {
         case "count": output = .count
@@ -213,8 +230,12 @@ final class DaemonSession: Sendable {
             // (clients skip lines they do not know), which also keeps the
             // client's idle limit from running out.
             var lastProgress = ContinuousClock.now
+            // Free text's paths come ranked: gathered as entries (name and
+            // dates), ranked, then cut to the limit.
+            let ranked = words != nil && output == .paths
             answered = try daemon.engine.answer(
-                scopes: scopes, predicate: predicate, output: output, limit: limit, budget: budget,
+                scopes: scopes, predicate: predicate, output: ranked ? .entries : output, limit: ranked ? nil : limit,
+                budget: budget,
                 fetching: fetching
             ) { scanned, total in
                 let now = ContinuousClock.now
@@ -236,13 +257,24 @@ final class DaemonSession: Sendable {
             }
             throw ProtocolError(code: "too-expensive", message: error.message)
         }
-        let answer: OneShotAnswer
+        var answer: OneShotAnswer
         switch answered {
         case .failure(let uncovered):
             throw ProtocolError(
                 code: "not-covered",
                 message: "the daemon does not index \(uncovered.scope.path.string) with these rules")
         case .success(let value): answer = value
+        }
+        if let words, output == .paths {
+            let items = answer.entries.map { MetadataItem(daemonEntry: $0, container: nil) }
+            var ranked = MetadataPredicate.rankWords(items, text: words)
+            if let limit, ranked.count > limit { ranked.removeLast(ranked.count - limit) }
+            answer.entries = []
+            answer.count = ranked.count
+            for item in ranked {
+                answer.paths += item.pathBytes
+                answer.paths.append(0)
+            }
         }
         var out = JSONWriter(capacity: 1 << 16)
         switch output {
@@ -285,7 +317,7 @@ final class DaemonSession: Sendable {
     /// `subscribe`: a live query on the daemon's engine, its events
     /// forwarded until the client sends `unsubscribe` or goes away.
     private func subscribe(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
-        let (predicate, scopes) = try predicateAndScopes(request)
+        let (predicate, scopes, _) = try predicateAndScopes(request)
         let query = MetadataQuery(engineProvider: { [engine = daemon.engine] in engine })
         query.predicate = predicate
         query.fetchedAttributes = try DaemonProtocol.attributes(request).map(\.rawValue)

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MDQVersion
 import MetadataIndex
 
 /// `mdq`: `mdfind` and `mdls` for Linux. Parses, calls the library, prints.
@@ -8,7 +9,7 @@ import MetadataIndex
 @main
 struct MDQ: ParsableCommand {
     /// mdq's version, printed by `--version` and `-V`.
-    static let version = "0.2.0"
+    static let version = MDQVersion.string
 
     /// Both forms, for the usage line of `mdq --help` and of the manual.
     static let usage = """
@@ -43,7 +44,6 @@ struct MDQ: ParsableCommand {
         // the mdq way.
         var arguments = Personality.arguments(
             for: CommandLine.arguments.first ?? "mdq", Array(CommandLine.arguments.dropFirst()))
-        if ProcessEnvironment.variable("MDQ_NO_FAST_PATH") == nil { DaemonFastPath.run(arguments) }
         switch arguments {
         case ["-V"]:
             arguments = ["--version"]

@@ -1,0 +1,177 @@
+import CLinuxSyscalls
+import Glibc
+
+/// A connection to this user's index daemon, found and trusted exactly as
+/// `DaemonPaths.standard` and `UnixSocket.connectToOwnDaemon` (in
+/// MetadataIndex) find and trust it: QuickSearchTests check the two agree.
+struct DaemonConnection {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    /// Connected to the user's own daemon, or nil: no daemon, or a socket
+    /// or folder that is not the user's (nothing is sent to it; the full
+    /// command says why).
+    static func open() -> DaemonConnection? {
+        guard let path = socketPath(), path.count <= 107 else { return nil }
+        let uid = getuid()
+        let folder = Array(path[..<path.lastIndex(of: UInt8(ascii: "/"))!])
+        var info = stat()
+        guard withPath(folder.isEmpty ? [0x2F] : folder, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFDIR,
+            info.st_uid == uid, info.st_mode & 0o077 == 0
+        else { return nil }
+        guard withPath(path, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFSOCK,
+            info.st_uid == uid || info.st_uid == 0
+        else { return nil }
+        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            for (i, byte) in path.enumerated() { raw[i] = byte }
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        var peerUID: UInt32 = 0
+        var peerPID: Int32 = 0
+        guard connected == 0, mdq_peer_credentials(descriptor, &peerUID, &peerPID) == 0, peerUID == uid || peerUID == 0
+        else {
+            close(descriptor)
+            return nil
+        }
+        return DaemonConnection(descriptor: descriptor)
+    }
+
+    private init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
+    /// Sends all of `bytes`.
+    func send(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+
+    /// The next line (without its newline), or nil at the end, on an error
+    /// or after ten minutes without a byte (the daemon sends progress
+    /// lines each second while it works).
+    mutating func line() -> [UInt8]? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+                let line = Array(buffer[start..<newline])
+                start = newline + 1
+                return line
+            }
+            guard fill() else { return nil }
+        }
+    }
+
+    /// Exactly `count` bytes, or nil when the stream ends first.
+    mutating func read(exactly count: Int) -> [UInt8]? {
+        while buffer.count - start < count {
+            guard fill() else { return nil }
+        }
+        let bytes = Array(buffer[start..<start + count])
+        start += count
+        return bytes
+    }
+
+    private mutating func fill() -> Bool {
+        if start > 0 && start == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            start = 0
+        }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&poller, 1, 600_000)
+            if ready > 0 { break }
+            if ready < 0 && errno == EINTR { continue }
+            return false
+        }
+        let old = buffer.count
+        buffer += repeatElement(0, count: 1 << 16)
+        let got = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + old, 1 << 16, 0) }
+        buffer.removeLast((1 << 16) - max(got, 0))
+        return got > 0
+    }
+
+    // MARK: Where the socket is
+
+    /// The socket's path (see `DaemonPaths.standard`).
+    static func socketPath() -> [UInt8]? {
+        let state: [UInt8]
+        if let override = variable("MDQ_STATE_DIR") {
+            state = normalized(override)
+        } else if let xdg = variable("XDG_STATE_HOME") {
+            state = joined(normalized(xdg), "mdq")
+        } else {
+            state = joined(normalized(variable("HOME") ?? Array("/".utf8)), ".local/state/mdq")
+        }
+        let runtime: [UInt8]
+        if let override = variable("MDQ_RUNTIME_DIR") {
+            runtime = normalized(override)
+        } else if let xdg = variable("XDG_RUNTIME_DIR") {
+            runtime = joined(normalized(xdg), "mdq")
+        } else {
+            let inState = joined(state, "run")
+            if joined(inState, "daemon.sock").count <= 107 {
+                runtime = inState
+            } else {
+                runtime = recordedRuntime(state) ?? inState
+            }
+        }
+        return joined(runtime, "daemon.sock")
+    }
+
+    /// The runtime folder recorded in the state folder (`runtime-folder`),
+    /// used when the state folder's path is too long for a socket.
+    private static func recordedRuntime(_ state: [UInt8]) -> [UInt8]? {
+        let file = withPath(joined(state, "runtime-folder")) { Glibc.open($0, O_RDONLY | O_CLOEXEC) }
+        guard file >= 0 else { return nil }
+        defer { close(file) }
+        var bytes = [UInt8](repeating: 0, count: 4097)
+        let length = bytes.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, 4097) }
+        guard length > 0, length <= 4096 else { return nil }
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
+        let text = Array(bytes[..<length].drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+        return text.first == UInt8(ascii: "/") ? normalized(text) : nil
+    }
+
+    /// An environment variable's bytes; unset when empty.
+    private static func variable(_ name: String) -> [UInt8]? {
+        guard let value = getenv(name), value.pointee != 0 else { return nil }
+        return Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
+    }
+
+    /// A path as FilePath keeps it: runs of `/` made one, no trailing `/`.
+    static func normalized(_ path: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = []
+        for byte in path where !(byte == 0x2F && out.last == 0x2F) { out.append(byte) }
+        if out.count > 1 && out.last == 0x2F { out.removeLast() }
+        return out
+    }
+
+    static func joined(_ folder: [UInt8], _ name: String) -> [UInt8] {
+        (folder.last == 0x2F ? folder : folder + [0x2F]) + Array(name.utf8)
+    }
+
+    /// Calls `body` with the path as a C string (its bytes as they are).
+    private static func withPath<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
+        (path + [0]).withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) }
+        }
+    }
+}

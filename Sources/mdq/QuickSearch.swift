@@ -1,0 +1,247 @@
+import Glibc
+
+/// `mdq [--daemon] [-a|--everywhere] [--hidden] [--count | -0] (QUERY |
+/// --name TEXT | -- QUERY)`: the forms answered here, by the daemon, with
+/// what `mdq-full` would print for them byte for byte.
+///
+/// The daemon reads the query (`"syntax":"command-line"` or `"name"`), so
+/// this program carries no parser: free text becomes a ranked search of
+/// names and text when the daemon indexes content, a name search
+/// otherwise; a predicate or glob is read as `mdq` reads it. Any answer
+/// but a clean one (a syntax error, a scope the daemon does not index, a
+/// refusal) leaves the work to the full command, before a byte is printed.
+struct QuickSearch {
+    var count = false
+    var nullTerminated = false
+    var hidden = false
+    var everywhere = false
+    /// The query's bytes as given, and whether it came from `--name`.
+    var text: [UInt8] = []
+    var isName = false
+    /// The folder named (`--onlyin DIR` or DIR after the query), as given;
+    /// nil for the current folder.
+    var folder: [UInt8]?
+
+    /// The search `arguments` ask for, or nil when they are not one of the
+    /// forms answered here.
+    init?(_ arguments: [String]) {
+        guard let program = arguments.first, Self.runsAsMDQ(program) else { return nil }
+        var name: [UInt8]?
+        var positionals: [[UInt8]] = []
+        var folders: [[UInt8]] = []
+        var index = 1
+        let argc = Int(CommandLine.argc)
+        func raw(_ i: Int) -> [UInt8] {
+            guard let pointer = CommandLine.unsafeArgv[i] else { return [] }
+            return Array(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)))
+        }
+        while index < argc {
+            let argument = arguments[index]
+            switch argument {
+            case "--count": count = true
+            case "-0": nullTerminated = true
+            case "--hidden": hidden = true
+            case "-a", "--everywhere": everywhere = true
+            case "--daemon": break  // the daemon answers here, or the full command does
+            case "--":
+                // Everything after the terminator is the query and folders.
+                let rest = (index + 1..<argc).map(raw)
+                if positionals.isEmpty, let first = rest.first, Self.isSubcommand(first) { return nil }
+                positionals += rest
+                index = argc
+            case "--name":
+                guard name == nil, index + 1 < argc else { return nil }
+                index += 1
+                name = raw(index)
+            case "--onlyin":
+                guard index + 1 < argc else { return nil }
+                index += 1
+                folders.append(raw(index))
+            default:
+                // The query or a folder: not an option, not a subcommand.
+                guard !argument.hasPrefix("-"), positionals.isEmpty ? !Self.subcommands.contains(argument) : true
+                else { return nil }
+                positionals.append(raw(index))
+            }
+            index += 1
+        }
+        // As the full command reads them: with --name every positional
+        // argument is a folder, else the first is the query.
+        if name == nil {
+            guard !positionals.isEmpty else { return nil }
+            text = positionals.removeFirst()
+        } else {
+            text = name!
+            isName = true
+        }
+        folders += positionals
+        // One folder at most (several are merged by the full command), none
+        // with --everywhere (an error the full command words), no query
+        // from standard input.
+        guard folders.count <= (everywhere ? 0 : 1), !(count && nullTerminated), isName || text != [0x2D] else {
+            return nil
+        }
+        // The protocol's strings are UTF-8; other bytes go the full way.
+        guard String(validating: text, as: UTF8.self) != nil else { return nil }
+        if let folder = folders.first {
+            guard !folder.isEmpty, String(validating: folder, as: UTF8.self) != nil else { return nil }
+            self.folder = folder
+        }
+    }
+
+    /// Whether this run is `mdq`'s own, not a personality's (`mdfind` and
+    /// `mdls` read Apple's command line: the full command's) and not
+    /// sent to the full command by `MDQ_NO_FAST_PATH`.
+    static func runsAsMDQ(_ program: String) -> Bool {
+        let base = program.split(separator: "/").last.map(String.init) ?? program
+        guard base != "mdfind", base != "mdls" else { return false }
+        if let value = getenv("MDQ_NO_FAST_PATH"), value.pointee != 0 { return false }
+        return true
+    }
+
+    private static let subcommands: Set<String> = ["find", "ls", "daemon", "index", "import", "help"]
+
+    private static func isSubcommand(_ argument: [UInt8]) -> Bool {
+        subcommands.contains(String(decoding: argument, as: UTF8.self))
+    }
+
+    /// The request, as `mdq-full` would ask it of the daemon.
+    func request(folder: [UInt8]) -> [UInt8] {
+        var out = Array(#"{"id":1,"command":"query","syntax":"#.utf8)
+        out += Array((isName ? #""name""# : #""command-line""#).utf8)
+        out += Array(#","predicate":"#.utf8)
+        JSONText.appendString(text, to: &out)
+        out += Array(#","output":"#.utf8)
+        out += Array((count ? #""count""# : #""paths""#).utf8)
+        let rules = Array(#""hidden":\#(hidden),"exclude":[],"excludeChildren":[]"#.utf8)
+        if everywhere {
+            out += Array(#","rules":{"#.utf8) + rules + [UInt8(ascii: "}")]
+        } else {
+            // The current folder (the daemon answers not-covered when it
+            // does not index it: the full command then crawls).
+            out += Array(#","scopes":[{"path":"#.utf8)
+            JSONText.appendString(folder, to: &out)
+            out += [UInt8(ascii: ",")] + rules + Array("}]".utf8)
+        }
+        out += Array("}\n".utf8)
+        return out
+    }
+
+    /// Asks the daemon and prints its answer, then exits; returns when the
+    /// full command must answer instead (nothing printed).
+    func answer() {
+        var folder: [UInt8] = []
+        if !everywhere {
+            guard let current = Self.currentFolder(), String(validating: current, as: UTF8.self) != nil else { return }
+            folder = Self.absolute(self.folder ?? [], in: current)
+        }
+        guard var connection = DaemonConnection.open() else { return }
+        guard connection.send(request(folder: folder)) else { return }
+        var paths: [UInt8] = []
+        while true {
+            guard let line = connection.line(), let reply = JSONText.parse(line) else { return }
+            if let length = reply["bytes"]?.integer {
+                guard length >= 0, let payload = connection.read(exactly: length) else { return }
+                paths = payload
+            } else if let error = reply["error"] {
+                // Past its budget a crawl would be no cheaper: say so now.
+                // Anything else (a syntax error, a scope not indexed) is
+                // the full command's to say or to crawl.
+                guard error["code"]?.string == "too-expensive", let message = error["message"]?.string else {
+                    return
+                }
+                Self.write(2, Array("mdq: \(message)\n".utf8))
+                exit(1)
+            } else if reply["done"]?.bool == true {
+                Self.warn(importing: reply["importing"]?.integer ?? 0, stale: reply["stale"]?.bool ?? false)
+                signal(SIGPIPE, SIG_IGN)
+                if count {
+                    Self.write(1, Array("\(reply["count"]?.integer ?? 0)\n".utf8))
+                } else {
+                    if !nullTerminated {
+                        for i in paths.indices where paths[i] == 0 { paths[i] = 0x0A }
+                    }
+                    Self.write(1, paths)
+                }
+                exit(0)
+            }
+            // Progress lines, and any the protocol adds later: skipped.
+        }
+    }
+
+    /// What `mdq-full` says on stderr before such an answer.
+    private static func warn(importing: Int, stale: Bool) {
+        if importing > 0 {
+            write(
+                2,
+                Array(
+                    ("mdq: warning: the index daemon is still importing \(importing) files; results may miss some of "
+                        + "them (mdq daemon status)\n").utf8))
+        }
+        if stale {
+            write(
+                2,
+                Array(
+                    ("mdq: warning: the index daemon is still checking its index against the disk; results may be "
+                        + "out of date\n").utf8))
+        }
+    }
+
+    /// Writes everything; a closed pipe (`mdq … | head -1`) ends the process
+    /// quietly with status 0, another failure with a message and status 1.
+    private static func write(_ descriptor: Int32, _ bytes: [UInt8]) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written >= 0 {
+                offset += written
+            } else if errno == EINTR {
+                continue
+            } else if descriptor == 2 {
+                return  // nowhere left to say anything
+            } else if errno == EPIPE {
+                exit(0)
+            } else {
+                let reason = String(cString: strerror(errno))
+                let message = Array("mdq: cannot write results: \(reason)\n".utf8)
+                _ = message.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+                exit(1)
+            }
+        }
+    }
+
+    /// getcwd(3), whatever its length.
+    /// `path` made absolute against `current` and normalized as
+    /// `FilePath.lexicallyNormalized` does (no `.`, `..` or empty
+    /// components, no trailing slash; `..` at the root stays at the root):
+    /// the folder the full command asks the daemon for.
+    static func absolute(_ path: [UInt8], in current: [UInt8]) -> [UInt8] {
+        let slash = UInt8(ascii: "/")
+        let joined = path.first == slash ? path : current + [slash] + path
+        var components: [ArraySlice<UInt8>] = []
+        for component in joined.split(separator: slash, omittingEmptySubsequences: true) {
+            if component.elementsEqual([UInt8(ascii: ".")]) { continue }
+            if component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+                if !components.isEmpty { components.removeLast() }
+                continue
+            }
+            components.append(component)
+        }
+        var out: [UInt8] = []
+        for component in components { out += [slash] + component }
+        return out.isEmpty ? [slash] : out
+    }
+
+    private static func currentFolder() -> [UInt8]? {
+        var size = Int(PATH_MAX) + 1
+        while size <= 1 << 20 {
+            var buffer = [CChar](repeating: 0, count: size)
+            if getcwd(&buffer, size) != nil {
+                return buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+            }
+            guard errno == ERANGE else { return nil }
+            size *= 2
+        }
+        return nil
+    }
+}
