@@ -34,7 +34,12 @@ struct OfficeImporter: Importer {
         } else {
             try epub(zip, limits: limits, values: &values, text: &text)
         }
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        // Trimmed scalar by scalar (Foundation's trimming goes through
+        // UTF-16: seconds for a full megabyte in a debug build).
+        var scalars = Substring(text).unicodeScalars
+        while let first = scalars.first, first.properties.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.properties.isWhitespace { scalars.removeLast() }
+        let trimmed = String(scalars)
         if !trimmed.isEmpty {
             values[.textContent] = .text(Array(TextDecoding.prefix(trimmed, utf8Bytes: limits.textBytes).utf8))
         }
@@ -113,7 +118,7 @@ struct OfficeImporter: Importer {
         }
         let body = XMLText.read(
             content, breaks: ["p", "h", "table-row", "page"], spaces: ["tab", "s", "table-cell"],
-            textLimit: limits.textBytes)
+            textLimit: limits.textBytes, readsToTheEnd: true)  // counts["page"]: the slides
         text = body.text
         let meta = zip.read("meta.xml", limit: 1 << 20).map {
             XMLText.read(

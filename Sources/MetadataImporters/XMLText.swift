@@ -21,6 +21,8 @@ final class XMLText: NSObject, XMLParserDelegate {
     /// When set, text is collected only inside these elements.
     private let textElements: Set<String>?
     private var insideTextElement = 0
+    /// Whether the parse goes on once the text is full (for `counts`).
+    private let readsToTheEnd: Bool
 
     private(set) var text = ""
     private(set) var values: [String: String] = [:]
@@ -33,9 +35,10 @@ final class XMLText: NSObject, XMLParserDelegate {
 
     private init(
         breaks: Set<String>, spaces: Set<String>, fields: Set<String>, attributes: Set<String>, textLimit: Int,
-        collectsText: Bool, textElements: Set<String>?
+        collectsText: Bool, textElements: Set<String>?, readsToTheEnd: Bool
     ) {
         self.textElements = textElements
+        self.readsToTheEnd = readsToTheEnd
         self.breaks = breaks
         self.spaces = spaces
         self.fields = fields
@@ -45,14 +48,17 @@ final class XMLText: NSObject, XMLParserDelegate {
     }
 
     /// Parses `bytes`; malformed XML yields what was read before the error.
+    /// A part that only gives text stops being parsed once the text is
+    /// full (16 MB of one paragraph costs seconds of callbacks otherwise);
+    /// `readsToTheEnd` keeps parsing, for `counts`.
     static func read(
         _ bytes: [UInt8], breaks: Set<String> = [], spaces: Set<String> = [], fields: Set<String> = [],
         attributes: Set<String> = [], textLimit: Int = 1 << 20, collectsText: Bool = true,
-        textElements: Set<String>? = nil
+        textElements: Set<String>? = nil, readsToTheEnd: Bool = false
     ) -> XMLText {
         let reader = XMLText(
             breaks: breaks, spaces: spaces, fields: fields, attributes: attributes, textLimit: textLimit,
-            collectsText: collectsText, textElements: textElements)
+            collectsText: collectsText, textElements: textElements, readsToTheEnd: readsToTheEnd)
         let parser = XMLParser(data: Data(bytes))
         parser.shouldProcessNamespaces = true
         parser.shouldResolveExternalEntities = false
@@ -79,6 +85,11 @@ final class XMLText: NSObject, XMLParserDelegate {
             text += string
         }
         if !open.isEmpty { open[open.count - 1].text += string }
+        if collectsText && !readsToTheEnd && text.utf8.count >= textLimit && fields.isEmpty
+            && attributeNames.isEmpty
+        {
+            parser.abortParsing()
+        }
     }
 
     func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
