@@ -137,6 +137,9 @@ public final class IndexDaemon: Sendable {
         }
         WorkerThreads.detach(name: "mdq-scopes") {
             for scope in toCrawl { daemon.makeLive(scope) }
+            // Built after the first crawls, which it would slow down;
+            // kept current from then on.
+            engine.keepNameGrams()
             engine.dropUnusedRoots()
             engine.verify()
             content?.requestReconcile()

@@ -103,6 +103,11 @@ extension LiveEngine {
                     scan.acceleration = acceleration
                     scan.limit = budget
                     scan.slots = cursor..<end
+                    if let grams = s.index.nameGrams, grams.covered > 0,
+                        let plan = NameGramPlan(compiled, grams: grams, slots: s.index.slotCount)
+                    {
+                        scan.candidates = ScanCandidates(ids: plan.candidates(grams), covered: grams.covered)
+                    }
                     if output == .count && wholeRoots {
                         // The scan leaves roots out already.
                         answer.count = min(limit, answer.count + scan.matchCount())

@@ -39,6 +39,9 @@ package final class LiveEngine: Sendable {
     package let sliceHook = Locked<(@Sendable () -> Void)?>(nil)
     /// Turns at `state` for the slices of one-shot queries.
     let sliceTurns = SliceTurns()
+    /// Wakes the name-trigram builder (`keepNameGrams()`): true when the
+    /// index has slots the trigrams do not cover yet. A leaf lock.
+    let nameGramsWanted = ConditionLocked(false)
 
     /// The process's engine.
     package static func shared() throws(MetadataError) -> LiveEngine {
@@ -236,14 +239,15 @@ package final class LiveEngine: Sendable {
     /// released, so no client code runs under it.
     func publish(audit: Bool = false) {
         let limit = InotifyLibrary.shared.maxUserWatches
-        let woken = state.withLock { s -> [Subscription] in
+        let (woken, gramsWanted) = state.withLock { s -> ([Subscription], Bool) in
             let touched = s.touchedFolders
             s.touchedFolders.removeAll()
             for folder in touched { s.refreshOwnAttributes(folder) }
             if audit { s.needsAudit = true }
-            return s.dispatch(watchLimit: limit)
+            return (s.dispatch(watchLimit: limit), s.nameGramsNeedWork())
         }
         for subscription in woken { subscription.notify() }
+        if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
     }
 
     /// Rescans dirty folders whose path is current again; with `force`, the

@@ -236,11 +236,13 @@ extension FileIndex {
     private func replaceName(of raw: UInt32, with name: UnsafeRawBufferPointer) {
         var b = bits(raw)
         names.release(offset: nameOffsetColumn[raw], length: b.nameLength)
+        nameGrams?.released(raw, length: b.nameLength)
         nameOffsetColumn[raw] = names.store(name)
         b.nameLength = name.count
         b.isASCIIName = NameBytes.isASCII(name)
         b.hasSignature = false
         bitsColumn[raw] = b.rawValue
+        nameGrams?.stored(raw, name: name, isASCII: b.isASCIIName, isNewSlot: false)
     }
 
     /// Moves and/or renames an entry; see `move(_:to:name:)`.
@@ -255,10 +257,12 @@ extension FileIndex {
     ) -> UInt32 {
         precondition(name.count > 0 && name.count <= 255, "entry names are 1 to 255 bytes")
         let id: UInt32
+        var isNewSlot = false
         if freeHead != Self.none {
             id = freeHead
             freeHead = nextSiblingColumn[id]
         } else {
+            isNewSlot = true
             precondition(slotCount < Int(Self.none), "index full")
             id = UInt32(slotCount)
             slotCount += 1
@@ -269,6 +273,7 @@ extension FileIndex {
         b.isASCIIName = NameBytes.isASCII(name)
         bitsColumn[id] = b.rawValue
         nameOffsetColumn[id] = names.store(name)
+        nameGrams?.stored(id, name: name, isASCII: b.isASCIIName, isNewSlot: isNewSlot)
         parentColumn[id] = parent
         firstChildColumn[id] = Self.none
         nextSiblingColumn[id] = Self.none
@@ -374,6 +379,7 @@ extension FileIndex {
         let b = bits(id)
         if collectsRemovedFiles, let key = fileKey(id, b) { removedFiles.append(key) }
         names.release(offset: nameOffsetColumn[id], length: b.nameLength)
+        nameGrams?.released(id, length: b.nameLength)
         if b.hasLargeSize { largeSizes[id] = nil }
         if b.hasLargeInode { largeInodes[id] = nil }
         if b.isRoot { rootPaths[id] = nil }

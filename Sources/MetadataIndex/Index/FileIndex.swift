@@ -39,6 +39,9 @@ public final class FileIndex {
     let names = NameArena()
     /// Bigram signatures of names, built by substring queries (lazily).
     let signatures = NameSignatures()
+    /// The trigram index of names, when the owner keeps one (the daemon
+    /// does: `LiveEngine.keepNameGrams()`); maintained by every mutation.
+    var nameGrams: NameGrams?
 
     var buckets: UnsafeMutablePointer<UInt32>
     var bucketMask: Int

@@ -37,6 +37,15 @@ struct IndexScan {
     var limit: QueryLimit?
     /// The slots to scan, for a scan in slices; nil for all.
     var slots: Range<Int>?
+    /// The entries the trigram lists leave (`NameGramPlan`); nil: every
+    /// entry is a candidate.
+    var candidates: ScanCandidates? {
+        didSet {
+            // A few candidates and nothing uncovered: one thread does it
+            // sooner than starting others.
+            if let candidates, candidates.ids.count < 1 << 14, candidates.covered >= index.slotCount { threads = 1 }
+        }
+    }
 
     init(index: FileIndex, predicate: CompiledPredicate) {
         self.index = index
@@ -87,12 +96,13 @@ struct IndexScan {
         let workers = max(1, min(threads, chunks - first))
         let shared = SendableScan(
             index: index, predicate: predicate, ubiquity: ubiquity, content: content, acceleration: acceleration,
-            limit: limit, slots: slots, body: body)
+            limit: limit, slots: slots, candidates: candidates, body: body)
         WorkerThreads.run(count: workers) { worker in
             QueryLimit.withCurrent(shared.limit) {
                 let scanner = ChunkScanner(
                     index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity,
                     content: shared.content, acceleration: shared.acceleration)
+                scanner.candidates = shared.candidates
                 var chunk = first + worker
                 while chunk < chunks {
                     if shared.limit?.isStopped == true { return }
@@ -114,6 +124,7 @@ private struct SendableScan: @unchecked Sendable {
     let acceleration: TextAcceleration?
     let limit: QueryLimit?
     let slots: Range<Int>?
+    let candidates: ScanCandidates?
     let body: (ChunkScanner, Int, Range<Int>?) -> Void
 }
 
@@ -136,6 +147,8 @@ final class ChunkScanner {
     /// Selection vectors, one per nesting level of OR/NOT.
     private var buffers: [UnsafeMutablePointer<UInt32>] = []
     private var depth = 0
+    /// The first selection from the trigram lists; nil: every slot.
+    var candidates: ScanCandidates?
 
     init(
         index: FileIndex, predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil,
@@ -162,7 +175,24 @@ final class ChunkScanner {
         let start = max(0, (slots?.lowerBound ?? 0) - base)
         let bits = index.bitsColumn.chunk(chunk)
         var count = 0
-        for i in start..<max(start, length) {
+        var from = start
+        if let candidates {
+            // Covered slots: only the listed ones.
+            let coveredEnd = max(start, min(length, candidates.covered - base))
+            candidates.ids.withUnsafeBufferPointer { listed in
+                var k = Self.firstIndex(in: listed, notBelow: UInt32(base + start))
+                while k < listed.count && Int(listed[k]) < base + coveredEnd {
+                    let b = bits[Int(listed[k]) - base]
+                    if b & 0x700 != 0 && b & (1 << 24) == 0 {
+                        ids[count] = listed[k]
+                        count += 1
+                    }
+                    k += 1
+                }
+            }
+            from = coveredEnd
+        }
+        for i in from..<max(from, length) {
             let b = bits[i]
             // A live entry (kind set) that is not a scope root.
             if b & 0x700 != 0 && b & (1 << 24) == 0 {
@@ -171,6 +201,17 @@ final class ChunkScanner {
             }
         }
         return (ids, filter(predicate.program, ids, count))
+    }
+
+    /// The first position in ascending `ids` whose id is `id` or more.
+    private static func firstIndex(in ids: UnsafeBufferPointer<UInt32>, notBelow id: UInt32) -> Int {
+        var low = 0
+        var high = ids.count
+        while low < high {
+            let mid = (low + high) / 2
+            if ids[mid] < id { low = mid + 1 } else { high = mid }
+        }
+        return low
     }
 
     private func takeBuffer() -> UnsafeMutablePointer<UInt32> {

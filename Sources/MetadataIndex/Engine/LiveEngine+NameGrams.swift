@@ -1,0 +1,64 @@
+extension LiveEngine {
+    /// Keeps a trigram index of the names (`NameGrams`), so that name
+    /// searches with a literal of three bytes or more test only the entries
+    /// its lists give. The daemon keeps one; in-process engines do not (it
+    /// costs memory, about 20 bytes per entry, and a build).
+    ///
+    /// The lists are built by a thread of their own, 64 Ki slots at a time
+    /// under the engine's lock (a few milliseconds each), so queries and
+    /// events go on meanwhile (the slots not covered yet are scanned as
+    /// before); then every change keeps them current. When stale postings
+    /// (of names freed or renamed) outnumber the live ones, the lists are
+    /// built again the same way.
+    package func keepNameGrams() {
+        let started = state.withLock { s -> Bool in
+            guard s.index.nameGrams == nil else { return false }
+            s.index.nameGrams = NameGrams(expectedEntries: s.index.count)
+            return true
+        }
+        guard started else { return }
+        nameGramsWanted.mutateAndBroadcast { $0 = true }
+        let wanted = nameGramsWanted
+        _ = WorkerThreads.start(name: "mdq-name-grams") { [weak self] in
+            while true {
+                // Woken by `publish` when there is work, or every minute to
+                // see whether the engine is gone.
+                let work = wanted.wait(until: { $0 }, deadline: .now + .seconds(60)) { wanted -> Bool in
+                    defer { wanted = false }
+                    return wanted
+                }
+                guard let engine = self else { return }
+                guard work else { continue }
+                engine.buildNameGrams()
+            }
+        }
+    }
+
+    /// Extends the trigram lists to every slot, a slice at a time.
+    func buildNameGrams() {
+        while true {
+            let done = sliceTurns.withTurn {
+                state.withLock { s -> Bool in
+                    guard let grams = s.index.nameGrams else { return true }
+                    if grams.needsRebuild { grams.reset() }
+                    return grams.extend(by: 1 << 16, of: s.index)
+                }
+            }
+            if done { return }
+        }
+    }
+
+    /// The trigram lists' state, for tests and status: slots covered, and
+    /// whether every slot is.
+    package var nameGramCoverage: (covered: Int, complete: Bool)? {
+        state.withLock { s in s.index.nameGrams.map { ($0.covered, $0.isComplete) } }
+    }
+}
+
+extension EngineState {
+    /// Whether the trigram lists lag the index or should be built again.
+    func nameGramsNeedWork() -> Bool {
+        guard let grams = index.nameGrams else { return false }
+        return !grams.isComplete || grams.needsRebuild
+    }
+}
