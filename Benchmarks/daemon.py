@@ -11,6 +11,10 @@ Benchmarks/make-tree.py --files 1000000 --container DIR) and measures:
 - `mdq --count` through the daemon, end to end (process start, connect,
   answer, exit), beside `plocate -c` and a warm `watchman` query on the same
   patterns, each timed per invocation by hyperfine;
+- the query classes of issue 24 beside plocate on the same tree: a rare
+  word (`--rare`, default `chapter 68.t`, a handful of matches) counted and
+  printed, a common word (`report`, ~34k matches) counted, `*.png` counted
+  and printed, a no-match query and `--version`;
 - printing the `*.png` paths through the daemon beside printing them from an
   in-process index (`mdq-gather --print`);
 - freshness: how often a file created is in the answer of a query made
@@ -39,7 +43,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-MDQ = os.path.join(TOP, ".build/release/mdq")
+MDQ = os.path.join(os.environ.get("MDQ_BUILD", os.path.join(TOP, ".build/release")), "mdq")
 GATHER = os.path.join(HERE, ".build/release/mdq-gather")
 
 
@@ -50,7 +54,8 @@ def run(command, env=None, check=True):
 def hyperfine(commands, runs, env):
     """Median seconds of each command, runs interleaved by hyperfine."""
     with tempfile.NamedTemporaryFile(suffix=".json") as export:
-        args = ["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--export-json", export.name]
+        # -i: plocate exits 1 when it finds nothing.
+        args = ["hyperfine", "-N", "-i", "--warmup", "3", "--runs", str(runs), "--export-json", export.name]
         args += [c for c in commands]
         subprocess.run(args, env=env, check=True, capture_output=True)
         results = json.load(open(export.name))["results"]
@@ -75,14 +80,16 @@ def main():
     parser.add_argument("--corpus", default=default)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--rare", default="chapter 68.t", help="a name fragment with a handful of matches")
     parser.add_argument("--no-hidden", dest="hidden", action="store_false",
                         help="index and query without hidden entries (default: every entry, as plocate and watchman do)")
     a = parser.parse_args()
     hidden = " --hidden" if a.hidden else ""
     corpus = os.path.abspath(a.corpus)
-    for tool in [MDQ, GATHER]:
-        if not os.path.exists(tool):
-            sys.exit(f"{tool} is missing: build in release mode first")
+    if not os.path.exists(MDQ):
+        sys.exit(f"{MDQ} is missing: build in release mode first")
+    if not os.path.exists(GATHER):
+        print(f"{GATHER} is missing (build Benchmarks/ in release mode): no in-process comparison", flush=True)
     state = tempfile.mkdtemp(prefix="mdq-daemon-bench-")
     env = dict(os.environ, MDQ_RUNTIME_DIR=os.path.join(state, "run"), MDQ_STATE_DIR=os.path.join(state, "state"))
     lines = []
@@ -98,9 +105,12 @@ def main():
         start = time.monotonic()
         run(f"{MDQ} index add{hidden} {corpus}", env=env)
         crawl = time.monotonic() - start
-        while "checking the index" in status(env)[0]:
+        while "checking the index" in status(env)[0] or "still being built" in status(env)[0]:
             time.sleep(0.05)
-        _, entries, watches = status(env)
+        text, entries, watches = status(env)
+        grams = re.search(r"name trigrams: (\d+) postings, ([\d.]+ \w+) \((\d+) B/entry\)", text)
+        if grams:
+            say(f"name trigram lists: {grams.group(1)} postings, {grams.group(2)} = {grams.group(3)} B per entry")
         rss = int(open(f"/proc/{daemon.pid}/status").read().split("VmRSS:")[1].split()[0]) * 1024
         say(f"corpus {corpus}: {entries} entries indexed, {watches} watches (every folder); "
             f"initial crawl through the daemon {crawl:.3f} s")
@@ -129,6 +139,37 @@ def main():
              [f"{MDQ} --daemon -a{hidden} --count --name report", f"plocate -c -i -d {db} report",
               f"sh -c 'watchman -j < {queries['report']} > /dev/null'"]),
         ]
+        rare = a.rare.replace("'", "")
+        classes = [
+            (f"rare word, count: `mdq --count --name '{rare}'`",
+             f"{MDQ} --daemon -a{hidden} --count --name '{rare}'", f"plocate -c -i -d {db} '{rare}'"),
+            (f"rare word, print: `mdq --name '{rare}'`",
+             f"{MDQ} --daemon -a{hidden} --name '{rare}'", f"plocate -i -d {db} '{rare}'"),
+            ("common word, count: `mdq --count --name report`",
+             f"{MDQ} --daemon -a{hidden} --count --name report", f"plocate -c -i -d {db} report"),
+            ("common word, print: `mdq --name report`",
+             f"{MDQ} --daemon -a{hidden} --name report", f"plocate -i -d {db} report"),
+            ("suffix glob, count: `mdq --count '*.png'`",
+             f"{MDQ} --daemon -a{hidden} --count '*.png'", f"plocate -c -d {db} '*.png'"),
+            ("suffix glob, print: `mdq '*.png'`", f"{MDQ} --daemon -a{hidden} '*.png'", f"plocate -d {db} '*.png'"),
+            ("no match: `mdq --count --name zzqqxx`",
+             f"{MDQ} --daemon -a{hidden} --count --name zzqqxx", f"plocate -c -i -d {db} zzqqxx"),
+            ("`mdq --version`", f"{MDQ} --version", "plocate --version"),
+        ]
+        say("")
+        say("| query class (per invocation; mdq through the daemon) | matches | mdq | plocate | ratio |")
+        say("|---|---|---|---|---|")
+        for label, mine, theirs in classes:
+            if "--version" in mine:
+                matches = "-"
+            elif "--count" in mine:
+                matches = run(mine, env=env).strip()
+            else:
+                matches = run(mine.replace(" -a", " -a --count", 1), env=env).strip()
+            m, p = hyperfine([mine, theirs], a.runs, env)
+            faster = f"mdq {p / m:.1f}× faster" if m <= p else f"plocate {m / p:.1f}× faster"
+            say(f"| {label} | {matches} | {m * 1000:.2f} ms | {p * 1000:.2f} ms | {faster} |")
+
         say("")
         say("| what (per invocation, through the daemon) | mdq | plocate -c | watchman (warm) | vs plocate | vs watchman |")
         say("|---|---|---|---|---|---|")
@@ -139,12 +180,13 @@ def main():
         # Printing the png paths: through the daemon, and from an index in process.
         # hyperfine sends the output to /dev/null, as mdq-gather --print does.
         (printed,) = hyperfine([f"{MDQ} --daemon -a{hidden} \"kMDItemFSName LIKE '*.png'\""], a.runs, env)
-        out = run(f"{GATHER} {corpus}{hidden} --print \"kMDItemFSName LIKE '*.png'\"")
-        in_process = float(re.search(r"print median ([\d.]+) ms\s+paths (\d+)", out).group(1)) / 1000
-        count = int(re.search(r"paths (\d+)", out).group(1))
-        say("")
-        say(f"printing {count} paths: through the daemon {printed * 1000:.1f} ms per invocation; "
-            f"from an in-process index {in_process * 1000:.1f} ms; ratio {printed / in_process:.2f}")
+        if os.path.exists(GATHER):
+            out = run(f"{GATHER} {corpus}{hidden} --print \"kMDItemFSName LIKE '*.png'\"")
+            in_process = float(re.search(r"print median ([\d.]+) ms\s+paths (\d+)", out).group(1)) / 1000
+            count = int(re.search(r"paths (\d+)", out).group(1))
+            say("")
+            say(f"printing {count} paths: through the daemon {printed * 1000:.1f} ms per invocation; "
+                f"from an in-process index {in_process * 1000:.1f} ms; ratio {printed / in_process:.2f}")
 
         # Freshness.
         fresh_dir = os.path.join(corpus, "mdq-fresh")
@@ -157,8 +199,20 @@ def main():
             time.sleep(0.020)
             if run(f"{MDQ} --daemon -a{hidden} --count \"kMDItemFSName == '{name}'\"", env=env).strip() == "1":
                 found += 1
+        # Create -> visible: how long after a file is made a query (an exact
+        # name, answered from the trigram lists) first finds it; each look is
+        # a new mdq process, so this includes one process start at least.
+        delays = []
+        for i in range(20):
+            name = f"seen-{os.getpid()}-{i}.txt"
+            made = time.monotonic()
+            open(os.path.join(fresh_dir, name), "w").close()
+            while run(f"{MDQ} --daemon -a{hidden} --count \"kMDItemFSName == '{name}'\"", env=env).strip() != "1":
+                pass
+            delays.append(time.monotonic() - made)
         shutil.rmtree(fresh_dir)
-        say(f"freshness: {found} of 20 files created were in the answer of a query made 20 ms later")
+        say(f"freshness: {found} of 20 files created were in the answer of a query made 20 ms later; "
+            f"create -> first found: median {statistics.median(delays) * 1000:.1f} ms, max {max(delays) * 1000:.1f} ms")
 
         # N clients on the same scope add no watches.
         clients = [subprocess.Popen([MDQ, "--live", "-a", "--count", "*.png"], env=env, stdout=subprocess.PIPE,

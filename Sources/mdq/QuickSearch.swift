@@ -137,36 +137,50 @@ struct QuickSearch {
         }
         guard var connection = DaemonConnection.open() else { return }
         guard connection.send(request(folder: folder)) else { return }
-        var paths: [UInt8] = []
+        // Paths come in parts, one per slice the daemon scanned: each is
+        // printed as it arrives, so printing overlaps the scan.
+        var printed = false
         while true {
-            guard let line = connection.line(), let reply = JSONText.parse(line) else { return }
+            guard let line = connection.line(), let reply = JSONText.parse(line) else {
+                guard !printed else { Self.fail("the daemon went away mid-answer") }
+                return
+            }
             if let length = reply["bytes"]?.integer {
-                guard length >= 0, let payload = connection.read(exactly: length) else { return }
-                paths = payload
+                guard length >= 0, var paths = connection.read(exactly: length) else {
+                    guard !printed else { Self.fail("the daemon went away mid-answer") }
+                    return
+                }
+                if !printed { signal(SIGPIPE, SIG_IGN) }
+                printed = true
+                if !nullTerminated {
+                    for i in paths.indices where paths[i] == 0 { paths[i] = 0x0A }
+                }
+                Self.write(1, paths)
             } else if let error = reply["error"] {
                 // Past its budget a crawl would be no cheaper: say so now.
                 // Anything else (a syntax error, a scope not indexed) is
-                // the full command's to say or to crawl.
-                guard error["code"]?.string == "too-expensive", let message = error["message"]?.string else {
-                    return
-                }
-                Self.write(2, Array("mdq: \(message)\n".utf8))
-                exit(1)
+                // the full command's to say or to crawl, unless part of the
+                // answer is out already (a scope removed mid-answer).
+                let message = error["message"]?.string ?? "the daemon refused the query"
+                guard error["code"]?.string == "too-expensive" || printed else { return }
+                Self.fail(message)
             } else if reply["done"]?.bool == true {
                 Self.warn(importing: reply["importing"]?.integer ?? 0, stale: reply["stale"]?.bool ?? false)
-                signal(SIGPIPE, SIG_IGN)
                 if count {
+                    signal(SIGPIPE, SIG_IGN)
                     Self.write(1, Array("\(reply["count"]?.integer ?? 0)\n".utf8))
-                } else {
-                    if !nullTerminated {
-                        for i in paths.indices where paths[i] == 0 { paths[i] = 0x0A }
-                    }
-                    Self.write(1, paths)
                 }
                 exit(0)
             }
             // Progress lines, and any the protocol adds later: skipped.
         }
+    }
+
+    /// Says why the answer stops (exit status 1, as the full command's
+    /// runtime errors).
+    private static func fail(_ message: String) -> Never {
+        write(2, Array("mdq: \(message)\n".utf8))
+        exit(1)
     }
 
     /// What `mdq-full` says on stderr before such an answer.

@@ -233,7 +233,7 @@ package final class DaemonClient {
                 guard let payload = reader.read(exactly: Int(length)) else {
                     throw MetadataError.daemon("the daemon went away mid-answer")
                 }
-                answer.paths = payload
+                answer.paths += payload  // one part per slice the daemon scanned
             } else if let item = value["item"] {
                 do {
                     answer.entries.append(try DaemonProtocol.item(item))
@@ -269,6 +269,9 @@ package struct DaemonStatus {
     /// Content indexing, when on: files waiting to be imported, imports
     /// since the daemon started, files in the store.
     package var content: (pending: Int, imported: Int, stored: Int)?
+    /// The trigram lists of names, once the daemon keeps them: postings,
+    /// bytes, and whether they cover every entry yet.
+    package var nameGrams: (postings: Int, bytes: Int, complete: Bool)?
     package var scopes: [(scope: ScopeRequest, live: Bool)]
     /// Scope folders indexed by name and stat data only.
     package var namesOnlyScopes: Set<FilePath>
@@ -286,6 +289,9 @@ package struct DaemonStatus {
         snapshotAge = value["snapshotAge"]?.double
         content = value["content"].map {
             (Int($0["pending"]?.integer ?? 0), Int($0["imported"]?.integer ?? 0), Int($0["stored"]?.integer ?? 0))
+        }
+        nameGrams = value["nameGrams"].map {
+            (Int($0["postings"]?.integer ?? 0), Int($0["bytes"]?.integer ?? 0), $0["complete"]?.bool ?? false)
         }
         scopes = (value["scopes"]?.array ?? []).compactMap { item in
             (try? DaemonProtocol.scope(item)).map { ($0, item["live"]?.bool ?? false) }

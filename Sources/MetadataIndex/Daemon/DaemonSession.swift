@@ -225,6 +225,8 @@ final class DaemonSession: Sendable {
         daemon.state.withLock { $0.runningQueries += 1 }
         defer { daemon.state.withLock { $0.runningQueries -= 1 } }
         let answered: Result<OneShotAnswer, ScopeNotCovered>
+        var streamedPaths = false
+        var sent = true
         do {
             // A long answer is not silence: a `progress` line each second
             // (clients skip lines they do not know), which also keeps the
@@ -233,25 +235,42 @@ final class DaemonSession: Sendable {
             // Free text's paths come ranked: gathered as entries (name and
             // dates), ranked, then cut to the limit.
             let ranked = words != nil && output == .paths
+            // Paths go out a slice at a time, each part a `paths` line and
+            // its bytes, while the next slice is scanned.
+            let stream: (([UInt8], Int) -> Bool)? =
+                output == .paths && !ranked
+                ? { [self] paths, count in
+                    var header = JSONWriter()
+                    DaemonProtocol.begin(id, &header)
+                    header.raw("\"paths\":")
+                    header.integer(count)
+                    header.raw(",\"bytes\":")
+                    header.integer(paths.count)
+                    header.raw("}\n")
+                    sent = send(header.bytes) && send(paths)
+                    return sent
+                } : nil
             answered = try daemon.engine.answer(
                 scopes: scopes, predicate: predicate, output: ranked ? .entries : output, limit: ranked ? nil : limit,
                 budget: budget,
-                fetching: fetching
-            ) { scanned, total in
-                let now = ContinuousClock.now
-                guard now - lastProgress >= .seconds(1) else { return }
-                lastProgress = now
-                var out = JSONWriter()
-                DaemonProtocol.begin(id, &out)
-                out.raw("\"progress\":{\"scanned\":")
-                out.integer(scanned)
-                out.raw(",\"of\":")
-                out.integer(total)
-                out.raw("}}\n")
-                if !self.send(out.bytes) { budget.cancel() }
-            }
+                fetching: fetching,
+                progress: { scanned, total in
+                    let now = ContinuousClock.now
+                    guard now - lastProgress >= .seconds(1) else { return }
+                    lastProgress = now
+                    var out = JSONWriter()
+                    DaemonProtocol.begin(id, &out)
+                    out.raw("\"progress\":{\"scanned\":")
+                    out.integer(scanned)
+                    out.raw(",\"of\":")
+                    out.integer(total)
+                    out.raw("}}\n")
+                    if !self.send(out.bytes) { budget.cancel() }
+                },
+                stream: stream)
+            streamedPaths = stream != nil
         } catch {
-            if budget.isCancelled {
+            if budget.isCancelled || !sent {
                 daemon.state.withLock { $0.cancelledQueries += 1 }
                 return false
             }
@@ -280,6 +299,8 @@ final class DaemonSession: Sendable {
         switch output {
         case .count:
             break
+        case .paths where streamedPaths:
+            break  // sent as it was scanned
         case .paths:
             DaemonProtocol.begin(id, &out)
             out.raw("\"paths\":")

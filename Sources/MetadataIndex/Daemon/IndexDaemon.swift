@@ -405,6 +405,17 @@ public final class IndexDaemon: Sendable {
             out.integer(content.store.count)
             out.raw("}")
         }
+        if let grams = engine.nameGramStatus {
+            out.field("nameGrams")
+            out.raw("{")
+            out.key("postings")
+            out.integer(grams.postings)
+            out.field("bytes")
+            out.integer(grams.bytes)
+            out.field("complete")
+            out.bool(grams.complete)
+            out.raw("}")
+        }
         out.field("cancelledQueries")
         out.integer(cancelled)
         if let written {

@@ -53,6 +53,12 @@ extension LiveEngine {
     package var nameGramCoverage: (covered: Int, complete: Bool)? {
         state.withLock { s in s.index.nameGrams.map { ($0.covered, $0.isComplete) } }
     }
+
+    /// The trigram lists for `status`: postings, bytes held, and whether
+    /// every slot is covered.
+    package var nameGramStatus: (postings: Int, bytes: Int, complete: Bool)? {
+        state.withLock { s in s.index.nameGrams.map { ($0.postings, $0.allocatedBytes, $0.isComplete) } }
+    }
 }
 
 extension EngineState {

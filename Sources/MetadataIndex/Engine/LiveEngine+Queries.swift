@@ -51,17 +51,26 @@ extension LiveEngine {
     ///   match (skipped when the scopes are exactly the live roots); a path
     ///   per match for `.paths` and `.entries`; a store read per entry for
     ///   the imported attributes in `fetching` (`.entries`).
+    ///
+    /// Streaming: with `stream`, `.paths` answers are handed over a slice
+    /// at a time (`streamSliceSlots`, two chunks), outside the lock, so the
+    /// caller sends one slice's paths while the next is scanned; the paths
+    /// and count of each part go to `stream` (false stops the query, as a
+    /// client gone does) and the returned answer holds only the total count.
     package func answer(
         scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil,
         budget: QueryLimit? = nil, fetching: Set<MetadataAttribute> = [],
-        progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil
+        progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil,
+        stream: ((_ paths: [UInt8], _ count: Int) -> Bool)? = nil
     ) throws(MetadataError) -> Result<OneShotAnswer, ScopeNotCovered> {
         let budget = budget ?? QueryLimit()
         let compiled = CompiledPredicate(predicate)
         let limit = limit ?? Int.max
         var answer = OneShotAnswer()
         var conflicts = ConflictCache()
-        let whole = 16 * ChunkScanner.chunkSize
+        let streaming = stream != nil && output == .paths
+        let whole = streaming ? max(1, streamSliceSlots.withLock { $0 }) : 16 * ChunkScanner.chunkSize
+        var streamed = 0
         // Patterns and store reads are slow per entry: start with short
         // slices.
         var sliceLength = compiled.usesRegex || compiled.requirements.contains(.imported) ? 64 : whole
@@ -137,6 +146,14 @@ extension LiveEngine {
             case .failure(let uncovered): return .failure(uncovered)
             case .success(let finished):
                 if budget.isStopped { throw budget.error ?? .tooExpensive("the query was cancelled") }
+                if let stream, streaming, !answer.paths.isEmpty || finished {
+                    let part = answer.count - streamed
+                    if part > 0 || !answer.paths.isEmpty {
+                        guard stream(answer.paths, part) else { throw .tooExpensive("the query was cancelled") }
+                    }
+                    streamed = answer.count
+                    answer.paths.removeAll(keepingCapacity: true)
+                }
                 if finished { return .success(answer) }
             }
             progress?(cursor, slots)

@@ -39,6 +39,9 @@ package final class LiveEngine: Sendable {
     package let sliceHook = Locked<(@Sendable () -> Void)?>(nil)
     /// Turns at `state` for the slices of one-shot queries.
     let sliceTurns = SliceTurns()
+    /// Slots per slice of a streamed paths answer (`answer(stream:)`);
+    /// tests make it small to stream many parts from a small tree.
+    package let streamSliceSlots = Locked(2 * ChunkScanner.chunkSize)
     /// Wakes the name-trigram builder (`keepNameGrams()`): true when the
     /// index has slots the trigrams do not cover yet. A leaf lock.
     let nameGramsWanted = ConditionLocked(false)

@@ -35,7 +35,10 @@ final class NameGrams {
         var extras: [UInt32] = []
     }
 
-    private var lists: [List]
+    /// One list per bucket (a pointer, not an array: appending to a list
+    /// then costs no uniqueness check of the whole table).
+    private let lists: UnsafeMutablePointer<List>
+    private let bucketCount: Int
     private let bucketShift: UInt32
     /// Ids below this are indexed.
     private(set) var covered = 0
@@ -56,7 +59,13 @@ final class NameGrams {
         var bits: UInt32 = 12
         while bits < 22 && (1 << bits) * 4 < expectedEntries { bits += 1 }
         bucketShift = 32 - bits
-        lists = Array(repeating: List(), count: 1 << bits)
+        bucketCount = 1 << bits
+        lists = .allocate(capacity: bucketCount)
+        lists.initialize(repeating: List(), count: bucketCount)
+    }
+
+    deinit {
+        lists.deinitialize(count: bucketCount).deallocate()
     }
 
     /// The bucket of a folded trigram.
@@ -90,7 +99,7 @@ final class NameGrams {
 
     /// Drops every list; `extend(by:)` builds them again.
     func reset() {
-        for i in lists.indices { lists[i] = List() }
+        for i in 0..<bucketCount { lists[i] = List() }
         covered = 0
         isComplete = false
         postings = 0
@@ -139,21 +148,20 @@ final class NameGrams {
 
     @inline(__always)
     private func append(_ id: UInt32, to bucket: Int) {
-        lists.withUnsafeMutableBufferPointer { lists in
-            if lists[bucket].count == 0 {
-                Self.appendVarint(id, to: &lists[bucket].run)
-            } else if id > lists[bucket].last {
-                Self.appendVarint(id - lists[bucket].last, to: &lists[bucket].run)
-            } else if id == lists[bucket].last {
-                return  // a trigram the name holds twice
-            } else {
-                Self.insertExtra(id, into: &lists[bucket])
-                return
-            }
-            lists[bucket].last = id
-            lists[bucket].count += 1
-            postings += 1
+        let list = lists + bucket
+        if list.pointee.count == 0 {
+            Self.appendVarint(id, to: &list.pointee.run)
+        } else if id > list.pointee.last {
+            Self.appendVarint(id - list.pointee.last, to: &list.pointee.run)
+        } else if id == list.pointee.last {
+            return  // a trigram the name holds twice
+        } else {
+            Self.insertExtra(id, into: &list.pointee)
+            return
         }
+        list.pointee.last = id
+        list.pointee.count += 1
+        postings += 1
     }
 
     private static func insertExtra(_ id: UInt32, into list: inout List) {
@@ -274,8 +282,8 @@ final class NameGrams {
     /// Bytes the lists hold (runs, extras, list headers), for status and
     /// the memory figures.
     var allocatedBytes: Int {
-        lists.reduce(lists.count * MemoryLayout<List>.stride) {
-            $0 + $1.run.capacity + $1.extras.capacity * 4
+        (0..<bucketCount).reduce(bucketCount * MemoryLayout<List>.stride) {
+            $0 + lists[$1].run.capacity + lists[$1].extras.capacity * 4
         }
     }
 }

@@ -124,6 +124,12 @@ struct DaemonCommand: ParsableCommand {
             lines.append(
                 "index: \(status.entries) entries, \(status.watches) watches, "
                     + "\(Self.megabytes(status.residentBytes)) resident\(perEntry)")
+            if let grams = status.nameGrams {
+                let perEntry = status.entries > 0 ? " (\(grams.bytes / status.entries) B/entry)" : ""
+                lines.append(
+                    "name trigrams: \(grams.postings) postings, \(Self.megabytes(grams.bytes))\(perEntry)"
+                        + (grams.complete ? "" : ", still being built (searches scan meanwhile)"))
+            }
             lines.append(
                 "snapshot: " + (status.snapshotAge.map { "saved \(Self.duration($0)) ago" } ?? "none saved yet"))
             if status.verifying { lines.append("checking the index against the disk (answers may be stale)") }

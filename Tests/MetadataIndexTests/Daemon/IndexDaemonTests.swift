@@ -327,6 +327,81 @@ extension LiveSuites {
             #expect(planned >= texts.count - 2, "\(planned) of \(texts.count) searches used the lists")
         }
 
+        /// A paths answer comes in parts, one per slice scanned, and the
+        /// parts make the answer: every path once, as many as the count,
+        /// each a path of the tree. Under a storm the counts still add up,
+        /// and once the storm is over the answer is the crawl's.
+        @Test func pathsAreStreamedInPartsThatMakeOneAnswer() throws {
+            let temp = try TemporaryDirectory()
+            let outside = try temp.folder("outside")
+            let (daemon, tree, paths) = try Self.indexingDaemon(temp)
+            defer { daemon.stop() }
+            daemon.engine.streamSliceSlots.withLock { $0 = 16 }
+            let request = #"{"id":5,"command":"query","predicate":"TRUEPREDICATE","output":"paths"}"# + "\n"
+            /// The parts of one answer: (paths, count) each, and the total.
+            func ask() throws -> (parts: [([[UInt8]], Int)], total: Int) {
+                guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else {
+                    throw MetadataError.daemon("no daemon")
+                }
+                _ = withBytes(of: Array(request.utf8)) { socket.write($0) }
+                var reader = LineReader(socket: socket, maximum: 1 << 24, timeout: 10_000)
+                var parts: [([[UInt8]], Int)] = []
+                while case .line(let bytes) = reader.next(idle: 10_000) {
+                    let value = try JSONValue.parse(bytes)
+                    if let length = value["bytes"]?.integer {
+                        guard let payload = reader.read(exactly: Int(length)) else {
+                            throw MetadataError.daemon("a part ended early")
+                        }
+                        let split = payload.split(separator: 0).map(Array.init)
+                        parts.append((split, Int(value["paths"]?.integer ?? -1)))
+                    } else if value["done"] != nil {
+                        return (parts, Int(value["count"]?.integer ?? -1))
+                    } else {
+                        Issue.record("unexpected line \(String(decoding: bytes, as: UTF8.self))")
+                    }
+                }
+                throw MetadataError.daemon("the answer ended early")
+            }
+            /// Under a storm a path may come twice (a file deleted behind the
+            /// cursor and made again ahead of it: two entries); quiet, never.
+            func check(_ answer: (parts: [([[UInt8]], Int)], total: Int), quiet: Bool = true) -> [[UInt8]] {
+                let all = answer.parts.flatMap(\.0)
+                if quiet { #expect(Set(all).count == all.count, "a path sent twice") }
+                #expect(answer.parts.allSatisfy { $0.0.count == $0.1 }, "a part's count is not its paths")
+                #expect(all.count == answer.total)
+                #expect(all.allSatisfy { $0.starts(with: Array((tree.string + "/").utf8)) })
+                return all
+            }
+            let quiet = try ask()
+            #expect(quiet.parts.count > 3, "\(quiet.parts.count) parts")
+            let crawl = try freshCrawlBytes(roots: [CrawlRoot(path: tree)], .alwaysTrue, hidden: false)
+            #expect(Set(check(quiet)) == Set(crawl))
+            // Queries while a storm runs.
+            let stormDone = Locked(false)
+            let scope = tree.string
+            let outsidePath = outside.string
+            WorkerThreads.detach(name: "storm") {
+                var storm = Storm(scope: scope, outside: outsidePath, seed: 31)
+                storm.run(operations: 1500)
+                stormDone.withLock { $0 = true }
+            }
+            var during = 0
+            while !stormDone.withLock({ $0 }) {
+                _ = check(try ask(), quiet: false)
+                during += 1
+            }
+            #expect(during > 0)
+            var last: Set<[UInt8]> = []
+            let converged = waitUntil(timeout: 30) {
+                guard let answer = try? ask(),
+                    let fresh = try? freshCrawlBytes(roots: [CrawlRoot(path: tree)], .alwaysTrue, hidden: false)
+                else { return false }
+                last = Set(check(answer))
+                return last == Set(fresh)
+            }
+            #expect(converged)
+        }
+
         /// A subscriber that reads nothing never grows the daemon's memory
         /// past its outbox: it is told to resynchronise, and one that then
         /// reads catches up.
