@@ -80,10 +80,14 @@ extension LiveEngine {
 
     /// Marks a root's crawl as over and wakes the scopes waiting for it.
     private func endCrawl(of root: UInt32) {
-        state.withLock { s in
+        let gramsWanted = state.withLock { s in
             s.roots[root]?.gathering = false
             crawlsEnded.mutateAndBroadcast { $0 &+= 1 }
+            return s.nameGramsNeedWork()
         }
+        // The crawl's entries are added to the trigram lists now, in bulk,
+        // not one by one while it ran.
+        if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
     }
 
     /// Gives a scope back; a root nobody uses any more is dropped with its

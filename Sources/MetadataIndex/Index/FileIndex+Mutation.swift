@@ -242,7 +242,7 @@ extension FileIndex {
         b.isASCIIName = NameBytes.isASCII(name)
         b.hasSignature = false
         bitsColumn[raw] = b.rawValue
-        nameGrams?.stored(raw, name: name, isASCII: b.isASCIIName, isNewSlot: false)
+        nameGrams?.stored(raw, name: name, isASCII: b.isASCIIName)
     }
 
     /// Moves and/or renames an entry; see `move(_:to:name:)`.
@@ -257,12 +257,10 @@ extension FileIndex {
     ) -> UInt32 {
         precondition(name.count > 0 && name.count <= 255, "entry names are 1 to 255 bytes")
         let id: UInt32
-        var isNewSlot = false
         if freeHead != Self.none {
             id = freeHead
             freeHead = nextSiblingColumn[id]
         } else {
-            isNewSlot = true
             precondition(slotCount < Int(Self.none), "index full")
             id = UInt32(slotCount)
             slotCount += 1
@@ -273,7 +271,7 @@ extension FileIndex {
         b.isASCIIName = NameBytes.isASCII(name)
         bitsColumn[id] = b.rawValue
         nameOffsetColumn[id] = names.store(name)
-        nameGrams?.stored(id, name: name, isASCII: b.isASCIIName, isNewSlot: isNewSlot)
+        nameGrams?.stored(id, name: name, isASCII: b.isASCIIName)
         parentColumn[id] = parent
         firstChildColumn[id] = Self.none
         nextSiblingColumn[id] = Self.none

@@ -15,9 +15,11 @@
 ///
 /// **Coverage.** Ids below `covered` are indexed; the rest are scanned as
 /// before. `extend(by:)` indexes the next ids (a builder calls it a slice
-/// at a time under the engine's lock); once it reaches the end, every new
-/// slot is indexed as it is made. When stale postings outnumber live ones
-/// the lists are dropped and built again the same way.
+/// at a time under the engine's lock, after each crawl and each batch of
+/// changes): new slots are added in bulk behind a crawl, not one by one
+/// while it runs; a covered slot that is reused or renamed is indexed at
+/// once. When stale postings outnumber live ones the lists are dropped and
+/// built again the same way.
 ///
 /// **Memory.** Each list is a sorted run of ids as LEB128 varint deltas
 /// (the common trigrams' ids lie close together: about 1.3 bytes per
@@ -42,8 +44,7 @@ final class NameGrams {
     private let bucketShift: UInt32
     /// Ids below this are indexed.
     private(set) var covered = 0
-    /// Whether the build has reached the end of the slots once: new slots
-    /// are then indexed as they are made.
+    /// Whether the last `extend` reached the end of the slots.
     private(set) var isComplete = false
     /// Postings stored, and how many of them belong to names since freed
     /// or renamed.
@@ -77,13 +78,12 @@ final class NameGrams {
     // MARK: Building
 
     /// Records `name` as entry `id`'s (a new entry or a rename) when `id`
-    /// is covered, or is the next slot of a complete index.
-    func stored(_ id: UInt32, name: UnsafeRawBufferPointer, isASCII: Bool, isNewSlot: Bool) {
+    /// is covered; a new slot beyond is left to `extend`.
+    func stored(_ id: UInt32, name: UnsafeRawBufferPointer, isASCII: Bool) {
         if Int(id) < covered {
             add(id, name: name, isASCII: isASCII)
-        } else if isComplete && isNewSlot && Int(id) == covered {
-            add(id, name: name, isASCII: isASCII)
-            covered += 1
+        } else {
+            isComplete = false
         }
     }
 
