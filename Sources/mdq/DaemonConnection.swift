@@ -81,12 +81,28 @@ struct DaemonConnection {
 
     /// Exactly `count` bytes, or nil when the stream ends first.
     mutating func read(exactly count: Int) -> [UInt8]? {
-        while buffer.count - start < count {
-            guard fill() else { return nil }
+        let buffered = min(count, buffer.count - start)
+        var bytes = Array(buffer[start..<start + buffered])
+        start += buffered
+        guard buffered < count else { return bytes }
+        // The rest straight from the socket into the answer (a part can be
+        // megabytes: no copy through the line buffer).
+        bytes += repeatElement(0, count: count - buffered)
+        var filled = buffered
+        let complete = bytes.withUnsafeMutableBytes { destination -> Bool in
+            while filled < count {
+                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&poller, 1, 600_000)
+                if ready < 0 && errno == EINTR { continue }
+                guard ready > 0 else { return false }
+                let got = recv(descriptor, destination.baseAddress! + filled, count - filled, 0)
+                if got < 0 && errno == EINTR { continue }
+                guard got > 0 else { return false }
+                filled += got
+            }
+            return true
         }
-        let bytes = Array(buffer[start..<start + count])
-        start += count
-        return bytes
+        return complete ? bytes : nil
     }
 
     private mutating func fill() -> Bool {

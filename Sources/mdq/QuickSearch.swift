@@ -152,8 +152,16 @@ struct QuickSearch {
                 }
                 if !printed { signal(SIGPIPE, SIG_IGN) }
                 printed = true
-                if !nullTerminated {
-                    for i in paths.indices where paths[i] == 0 { paths[i] = 0x0A }
+                if !nullTerminated && !paths.isEmpty {
+                    paths.withUnsafeMutableBytes { bytes in
+                        // memchr: the C library's vector search, not a byte loop.
+                        var at = bytes.baseAddress!
+                        let end = at + bytes.count
+                        while at < end, let found = memchr(at, 0, end - at) {
+                            found.storeBytes(of: 0x0A, as: UInt8.self)
+                            at = found + 1
+                        }
+                    }
                 }
                 Self.write(1, paths)
             } else if let error = reply["error"] {

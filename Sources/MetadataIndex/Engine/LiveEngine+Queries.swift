@@ -69,6 +69,7 @@ extension LiveEngine {
         var answer = OneShotAnswer()
         var conflicts = ConflictCache()
         let streaming = stream != nil && output == .paths
+        var candidates: (key: [Int], value: ScanCandidates?)?
         let whole = streaming ? max(1, streamSliceSlots.withLock { $0 }) : 16 * ChunkScanner.chunkSize
         var streamed = 0
         // Patterns and store reads are slow per entry: start with short
@@ -112,11 +113,22 @@ extension LiveEngine {
                     scan.acceleration = acceleration
                     scan.limit = budget
                     scan.slots = cursor..<end
-                    if let grams = s.index.nameGrams, grams.covered > 0,
-                        let plan = NameGramPlan(compiled, grams: grams, slots: s.index.slotCount)
-                    {
-                        scan.candidates = ScanCandidates(ids: plan.candidates(grams), covered: grams.covered)
+                    if let grams = s.index.nameGrams, grams.covered > 0 {
+                        // Looked up again only when the index changed since
+                        // the last slice.
+                        let key = [s.index.generation, grams.covered]
+                        if candidates?.key != key {
+                            let plan = NameGramPlan(compiled, grams: grams, slots: s.index.slotCount)
+                            candidates = (
+                                key, plan.map { ScanCandidates(ids: $0.candidates(grams), covered: grams.covered) }
+                            )
+                        }
+                        scan.candidates = candidates?.value
                     }
+                    // Matches in one folder share its path: the last one's
+                    // is copied rather than built again.
+                    var lastParent = FileIndex.none
+                    var lastPrefix = 0..<0
                     if output == .count && wholeRoots {
                         // The scan leaves roots out already.
                         answer.count = min(limit, answer.count + scan.matchCount())
@@ -130,7 +142,22 @@ extension LiveEngine {
                             switch output {
                             case .count: break
                             case .paths:
-                                s.index.appendPath(of: id, to: &answer.paths)
+                                let parent = s.index.parentColumn[id]
+                                if parent == lastParent {
+                                    let start = answer.paths.count
+                                    answer.paths.append(contentsOf: repeatElement(0, count: lastPrefix.count))
+                                    answer.paths.withUnsafeMutableBytes { bytes in
+                                        bytes.baseAddress!.advanced(by: start).copyMemory(
+                                            from: bytes.baseAddress!.advanced(by: lastPrefix.lowerBound),
+                                            byteCount: lastPrefix.count)
+                                    }
+                                    answer.paths.append(contentsOf: s.index.nameBytes(id))
+                                } else {
+                                    let start = answer.paths.count
+                                    s.index.appendPath(of: id, to: &answer.paths)
+                                    lastParent = parent
+                                    lastPrefix = start..<(answer.paths.count - s.index.bits(id).nameLength)
+                                }
                                 answer.paths.append(0)
                             case .entries:
                                 answer.entries.append(s.snapshot(id, conflicts: &conflicts, fetching: fetching))

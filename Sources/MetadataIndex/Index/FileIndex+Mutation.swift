@@ -243,6 +243,7 @@ extension FileIndex {
         b.hasSignature = false
         bitsColumn[raw] = b.rawValue
         nameGrams?.stored(raw, name: name, isASCII: b.isASCIIName)
+        generation &+= 1
     }
 
     /// Moves and/or renames an entry; see `move(_:to:name:)`.
@@ -272,6 +273,7 @@ extension FileIndex {
         bitsColumn[id] = b.rawValue
         nameOffsetColumn[id] = names.store(name)
         nameGrams?.stored(id, name: name, isASCII: b.isASCIIName)
+        generation &+= 1
         parentColumn[id] = parent
         firstChildColumn[id] = Self.none
         nextSiblingColumn[id] = Self.none
@@ -378,6 +380,7 @@ extension FileIndex {
         if collectsRemovedFiles, let key = fileKey(id, b) { removedFiles.append(key) }
         names.release(offset: nameOffsetColumn[id], length: b.nameLength)
         nameGrams?.released(id, length: b.nameLength)
+        generation &+= 1
         if b.hasLargeSize { largeSizes[id] = nil }
         if b.hasLargeInode { largeInodes[id] = nil }
         if b.isRoot { rootPaths[id] = nil }

@@ -39,6 +39,9 @@ public final class FileIndex {
     let names = NameArena()
     /// Bigram signatures of names, built by substring queries (lazily).
     let signatures = NameSignatures()
+    /// Counts the changes to names and slots (insert, rename, free): what
+    /// was derived from the index at one value still holds at the same.
+    var generation = 0
     /// The trigram index of names, when the owner keeps one (the daemon
     /// does: `LiveEngine.keepNameGrams()`); maintained by every mutation.
     var nameGrams: NameGrams?
