@@ -150,8 +150,9 @@ package final class LiveEngine: Sendable {
         watcher.removeWatch(watch, owner: owner)
     }
 
-    /// Called on the watcher thread as soon as a watch exists, before any of
-    /// its events are delivered.
+    /// Called as soon as a watch exists, before its folder is listed (an
+    /// event of the watch applied before this call is dropped: the listing
+    /// shows its effect).
     private func watchAdded(_ watch: Int32, folder: UInt32) {
         state.withLock { s in
             if let old = s.folderToWatch[folder], old != watch, s.watchToFolder[old] == folder {

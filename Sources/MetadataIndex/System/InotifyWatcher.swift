@@ -8,12 +8,16 @@ import SystemPackage
 /// The process's inotify watcher, built on libinotifytools.
 ///
 /// libinotifytools keeps global state and is not thread-safe, so one
-/// dedicated thread owns it: it adds and removes watches and reads events.
-/// That thread waits inside `inotifytools_next_event` with a long timeout,
-/// costing no CPU while the filesystem is quiet. Other threads hand it work
-/// through a request queue and wake it by touching an anonymous wake file
-/// (a memfd, so nothing is left in /tmp) that it watches: the resulting
-/// event ends the wait at once.
+/// dedicated thread owns it and reads events. That thread waits inside
+/// `inotifytools_next_event` with a long timeout, costing no CPU while the
+/// filesystem is quiet. Watches are added and removed through a request
+/// queue served in order by one thread at a time: a thread adding a watch
+/// serves it itself when nobody else is serving; otherwise (and for
+/// removals, which callers make under their own locks) the watcher thread
+/// is woken by touching an anonymous wake file (a memfd, so nothing is left
+/// in /tmp) that it watches. An event read before its watch's owner knows
+/// the watch comes before the folder is listed, so the listing shows its
+/// effect; the owner drops it.
 ///
 /// Watches are added through `/proc/self/fd/N` of the folder's open
 /// descriptor, so no full path is needed (deep paths work) and the folder
@@ -35,8 +39,10 @@ import SystemPackage
 final class InotifyWatcher: Sendable {
     /// What to do with events: called on the watcher thread, in order.
     typealias EventHandler = @Sendable ([InotifyEvent]) -> Void
-    /// Called on the watcher thread right after a watch is added, before any
-    /// of its events are delivered, with the request's context.
+    /// Called right after a watch is added, on the thread serving the
+    /// request, with the request's context. An event of the watch read in
+    /// between reaches the owner first; it happened before the folder is
+    /// listed, so the owner may drop it.
     typealias WatchAddedHandler = @Sendable (_ watch: Int32, _ context: UInt64) -> Void
 
     /// One engine using the watcher.
@@ -65,7 +71,14 @@ final class InotifyWatcher: Sendable {
         func wait() -> Result<Int32, Errno> {
             result.wait(until: { $0 != nil }) { $0! }
         }
+
+        var isFinished: Bool { result.withLock { $0 != nil } }
     }
+
+    /// Held by whichever thread serves the request queue: requests are
+    /// served one thread at a time, in order (an add never overtakes a
+    /// remove queued before it).
+    private let serving = Mutex(())
 
     /// Queued requests (a leaf lock: nothing else is taken while held).
     private let requests = Locked<[Request]>([])
@@ -140,9 +153,20 @@ final class InotifyWatcher: Sendable {
     ///
     /// - Returns: the watch descriptor, or `ENOSPC` at the watch limit, or
     ///   the error inotify gave.
+    ///
+    /// The calling thread serves the queue itself when no other thread is
+    /// serving it (the common case: a crawl adds one watch per folder, and
+    /// a hand-off to the watcher thread and back costs two context
+    /// switches, most of a 39,000-folder crawl's time). Otherwise, or when
+    /// a request only the watcher thread may serve comes first (`pause`),
+    /// the watcher thread is woken and serves it.
     func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
         let completion = Completion()
-        enqueue(.add(owner: owner, descriptor: descriptor.rawValue, context: context, completion: completion))
+        requests.withLock {
+            $0.append(.add(owner: owner, descriptor: descriptor.rawValue, context: context, completion: completion))
+        }
+        _ = serving.withLockIfAvailable { _ in drain(onWatcherThread: false) }
+        if !completion.isFinished { wake() }
         return completion.wait()
     }
 
@@ -185,6 +209,11 @@ final class InotifyWatcher: Sendable {
 
     private func enqueue(_ request: Request) {
         requests.withLock { $0.append(request) }
+        wake()
+    }
+
+    /// Wakes the watcher thread to serve the queue.
+    private func wake() {
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             // Touch the wake file: an IN_ATTRIB on its watch ends the
             // watcher thread's wait.
@@ -246,11 +275,22 @@ final class InotifyWatcher: Sendable {
     /// the process).
     private func serveRequests() -> Bool {
         wakePending.store(false, ordering: .releasing)
-        let pending = requests.withLock { requests -> [Request] in
-            defer { requests.removeAll(keepingCapacity: true) }
-            return requests
-        }
-        for request in pending {
+        serving.withLock { _ in drain(onWatcherThread: true) }
+        return true
+    }
+
+    /// Serves queued requests in order until the queue is empty; a thread
+    /// other than the watcher's stops before a `pause` (which holds the
+    /// watcher thread) and leaves it and what follows to that thread.
+    /// Called with `serving` held.
+    private func drain(onWatcherThread: Bool) {
+        while true {
+            let request = requests.withLock { requests -> Request? in
+                guard let first = requests.first else { return nil }
+                if case .pause = first, !onWatcherThread { return nil }
+                return requests.removeFirst()
+            }
+            guard let request else { return }
             switch request {
             case .add(let owner, let descriptor, let context, let completion):
                 completion.finish(add(owner: owner, descriptor: descriptor, context: context))
@@ -265,7 +305,6 @@ final class InotifyWatcher: Sendable {
                 _ = gate.wait()
             }
         }
-        return true
     }
 
     private func remove(_ watch: Int32, owner: Int) {
