@@ -365,20 +365,25 @@ extension FileIndex {
         for id in 0..<slots where !bits(id).isFree && !bits(id).isRoot && !seen[Int(id)] {
             return "entry \(id) is not among its parent's children"
         }
-        // Every parent chain reaches a root (no cycles): walk up, marking.
-        var depthKnown = [Bool](repeating: false, count: slotCount)
-        for id in 0..<slots where !bits(id).isFree && !depthKnown[Int(id)] {
-            var chain: [UInt32] = []
-            var current = id
-            while !bits(current).isRoot && !depthKnown[Int(current)] {
-                chain.append(current)
-                guard chain.count <= slotCount else { return "a cycle of parents at \(id)" }
-                current = parentColumn[current]
-                guard current != Self.none, !bits(current).isFree else { return "entry \(id) has a dead parent" }
+        // Every parent chain reaches a root (no cycles): with the children
+        // lists sound, that is every live entry reached going down from
+        // the roots (an entry on a cycle of parents is reached from none).
+        // One stack, no allocation per entry.
+        var reached = 0
+        var stack: [UInt32] = []
+        stack.reserveCapacity(1024)
+        for root in rootPaths.keys {
+            stack.append(root)
+            while let folder = stack.popLast() {
+                reached += 1
+                var child = firstChildColumn[folder]
+                while child != Self.none {
+                    stack.append(child)
+                    child = nextSiblingColumn[child]
+                }
             }
-            depthKnown[Int(current)] = true
-            for entry in chain { depthKnown[Int(entry)] = true }
         }
+        guard reached == live else { return "\(live - reached) entries do not reach a root (a cycle of parents)" }
         // Hash chains: each live entry once, in the bucket of its name.
         seen = [Bool](repeating: false, count: slotCount)
         var hashed = 0

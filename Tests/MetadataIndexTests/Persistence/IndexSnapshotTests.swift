@@ -122,6 +122,31 @@ struct IndexSnapshotTests {
         }
     }
 
+    /// Two folders made each other's parent, with children lists and hash
+    /// chains that agree with that: every link is in range and every list
+    /// sound, yet neither reaches a root. Refused by the reachability check.
+    @Test func aCycleOfParentsIsRefused() throws {
+        let index = FileIndex()
+        let root = index.addRoot(path: "/t", metadata: EntryMetadata(kind: .folder))
+        let a = index.insert(name: Array("a".utf8), in: root, metadata: EntryMetadata(kind: .folder))
+        let b = index.insert(name: Array("b".utf8), in: a, metadata: EntryMetadata(kind: .folder))
+        _ = index.insert(name: Array("f.txt".utf8), in: b, metadata: EntryMetadata(kind: .file))
+        #expect(throws: Never.self) { try IndexSnapshot.load(try Self.bytes(of: index)) }
+        let (A, B) = (a.rawValue, b.rawValue)
+        index.unlinkFromHash(A)
+        index.firstChildColumn[root.rawValue] = FileIndex.none
+        index.parentColumn[A] = B
+        index.previousSiblingColumn[A] = FileIndex.none
+        index.nextSiblingColumn[A] = FileIndex.none
+        // b's children: a first, then what b held.
+        index.nextSiblingColumn[A] = index.firstChildColumn[B]
+        index.previousSiblingColumn[index.firstChildColumn[B]] = A
+        index.firstChildColumn[B] = A
+        index.linkIntoHash(A)
+        let refusal = #expect(throws: IndexSnapshot.Refusal.self) { try IndexSnapshot.load(try Self.bytes(of: index)) }
+        #expect(refusal?.reason.contains("reach a root") == true, "\(String(describing: refusal))")
+    }
+
     /// Random bytes of every size, and random damage to a valid header:
     /// refused, never a crash.
     @Test(arguments: 1...3 as ClosedRange<UInt64>)
