@@ -132,10 +132,28 @@ func readWholeFile(_ path: FilePath, limit: Int = 1 << 34) throws(Errno) -> [UIn
     var info = stat()
     if case .failure(let error) = syscallResult({ fstat(fd, &info) }) { throw error }
     // Files under /proc say they are empty: read until the end either way.
-    var capacity = max(Int(info.st_size), 4096)
+    // One byte more than the size, so the read that meets the end needs
+    // no growth; the buffer is not zeroed first (a snapshot is tens of
+    // megabytes, read at every daemon start).
     guard Int(info.st_size) <= limit else { throw Errno.fileTooLarge }
-    var bytes = [UInt8](repeating: 0, count: capacity)
+    var capacity = max(Int(info.st_size) + 1, 4096)
+    var failure: Errno?
     var done = 0
+    var bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
+        while done < capacity {
+            let n = read(fd, buffer.baseAddress! + done, capacity - done)
+            if n == 0 { break }
+            if n < 0 {
+                if errno == EINTR { continue }
+                failure = Errno(rawValue: errno)
+                break
+            }
+            done += n
+        }
+        count = done
+    }
+    if let failure { throw failure }
+    guard done == capacity else { return bytes }
     while true {
         if done == capacity {
             guard capacity < limit else { throw Errno.fileTooLarge }
@@ -146,7 +164,9 @@ func readWholeFile(_ path: FilePath, limit: Int = 1 << 34) throws(Errno) -> [UIn
             syscallResult { read(fd, buffer.baseAddress! + done, capacity - done) }
         }
         switch result {
-        case .success(0): return Array(bytes[..<done])
+        case .success(0):
+            bytes.removeSubrange(done...)
+            return bytes
         case .success(let n): done += n
         case .failure(let error): throw error
         }
