@@ -91,10 +91,7 @@ struct DaemonConnection {
         var filled = buffered
         let complete = bytes.withUnsafeMutableBytes { destination -> Bool in
             while filled < count {
-                var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-                let ready = poll(&poller, 1, 600_000)
-                if ready < 0 && errno == EINTR { continue }
-                guard ready > 0 else { return false }
+                guard waitForData() else { return false }
                 let got = recv(descriptor, destination.baseAddress! + filled, count - filled, 0)
                 if got < 0 && errno == EINTR { continue }
                 guard got > 0 else { return false }
@@ -110,13 +107,7 @@ struct DaemonConnection {
             buffer.removeAll(keepingCapacity: true)
             start = 0
         }
-        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while true {
-            let ready = poll(&poller, 1, 600_000)
-            if ready > 0 { break }
-            if ready < 0 && errno == EINTR { continue }
-            return false
-        }
+        guard waitForData() else { return false }
         let old = buffer.count
         buffer += repeatElement(0, count: 1 << 16)
         let got = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + old, 1 << 16, 0) }
@@ -124,32 +115,37 @@ struct DaemonConnection {
         return got > 0
     }
 
+    /// Waits until the socket has bytes (or the end), at most 600 s of
+    /// silence, as `mdq-full` waits; false when it times out or fails.
+    private func waitForData() -> Bool {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(&poller, 1, 600_000)
+            if ready > 0 { return true }
+            if ready < 0 && errno == EINTR { continue }
+            return false
+        }
+    }
+
     // MARK: Where the socket is
 
     /// The socket's path (see `DaemonPaths.standard`).
     static func socketPath() -> [UInt8]? {
-        let state: [UInt8]
-        if let override = variable("MDQ_STATE_DIR") {
-            state = normalized(override)
-        } else if let xdg = variable("XDG_STATE_HOME") {
-            state = joined(normalized(xdg), "mdq")
-        } else {
-            state = joined(normalized(variable("HOME") ?? Array("/".utf8)), ".local/state/mdq")
+        let state = folder(override: "MDQ_STATE_DIR", xdg: "XDG_STATE_HOME") {
+            joined(normalized(variable("HOME") ?? Array("/".utf8)), ".local/state/mdq")
         }
-        let runtime: [UInt8]
-        if let override = variable("MDQ_RUNTIME_DIR") {
-            runtime = normalized(override)
-        } else if let xdg = variable("XDG_RUNTIME_DIR") {
-            runtime = joined(normalized(xdg), "mdq")
-        } else {
+        let runtime = folder(override: "MDQ_RUNTIME_DIR", xdg: "XDG_RUNTIME_DIR") {
             let inState = joined(state, "run")
-            if joined(inState, "daemon.sock").count <= 107 {
-                runtime = inState
-            } else {
-                runtime = recordedRuntime(state) ?? inState
-            }
+            return joined(inState, "daemon.sock").count <= 107 ? inState : recordedRuntime(state) ?? inState
         }
         return joined(runtime, "daemon.sock")
+    }
+
+    /// `$override`, else `$xdg/mdq`, else `fallback()`.
+    private static func folder(override: String, xdg: String, fallback: () -> [UInt8]) -> [UInt8] {
+        if let value = variable(override) { return normalized(value) }
+        if let value = variable(xdg) { return joined(normalized(value), "mdq") }
+        return fallback()
     }
 
     /// The runtime folder recorded in the state folder (`runtime-folder`),

@@ -225,20 +225,20 @@ final class DaemonSession: Sendable {
         daemon.state.withLock { $0.runningQueries += 1 }
         defer { daemon.state.withLock { $0.runningQueries -= 1 } }
         let answered: Result<OneShotAnswer, ScopeNotCovered>
-        var streamedPaths = false
+        // Free text's paths come ranked: gathered as entries (name and
+        // dates), ranked, then cut to the limit. Other paths go out a
+        // slice at a time, each part a `paths` line and its bytes, while
+        // the next slice is scanned.
+        let ranked = words != nil && output == .paths
+        let streamsPaths = output == .paths && !ranked
         var sent = true
         do {
             // A long answer is not silence: a `progress` line each second
             // (clients skip lines they do not know), which also keeps the
             // client's idle limit from running out.
             var lastProgress = ContinuousClock.now
-            // Free text's paths come ranked: gathered as entries (name and
-            // dates), ranked, then cut to the limit.
-            let ranked = words != nil && output == .paths
-            // Paths go out a slice at a time, each part a `paths` line and
-            // its bytes, while the next slice is scanned.
             let stream: (([UInt8], Int) -> Bool)? =
-                output == .paths && !ranked
+                streamsPaths
                 ? { [self] paths, count in
                     var header = JSONWriter()
                     DaemonProtocol.begin(id, &header)
@@ -268,7 +268,6 @@ final class DaemonSession: Sendable {
                     if !self.send(out.bytes) { budget.cancel() }
                 },
                 stream: stream)
-            streamedPaths = stream != nil
         } catch {
             if budget.isCancelled || !sent {
                 daemon.state.withLock { $0.cancelledQueries += 1 }
@@ -284,7 +283,7 @@ final class DaemonSession: Sendable {
                 message: "the daemon does not index \(uncovered.scope.path.string) with these rules")
         case .success(let value): answer = value
         }
-        if let words, output == .paths {
+        if let words, ranked {
             let items = answer.entries.map { MetadataItem(daemonEntry: $0, container: nil) }
             var ranked = MetadataPredicate.rankWords(items, text: words)
             if let limit, ranked.count > limit { ranked.removeLast(ranked.count - limit) }
@@ -299,7 +298,7 @@ final class DaemonSession: Sendable {
         switch output {
         case .count:
             break
-        case .paths where streamedPaths:
+        case .paths where streamsPaths:
             break  // sent as it was scanned
         case .paths:
             DaemonProtocol.begin(id, &out)

@@ -48,14 +48,8 @@ extension LiveEngine {
         }
     }
 
-    /// The trigram lists' state, for tests and status: slots covered, and
-    /// whether every slot is.
-    package var nameGramCoverage: (covered: Int, complete: Bool)? {
-        state.withLock { s in s.index.nameGrams.map { ($0.covered, $0.isComplete) } }
-    }
-
-    /// The trigram lists for `status`: postings, bytes held, and whether
-    /// every slot is covered.
+    /// The trigram lists for `status` and tests: postings, bytes held, and
+    /// whether every slot is covered.
     package var nameGramStatus: (postings: Int, bytes: Int, complete: Bool)? {
         state.withLock { s in s.index.nameGrams.map { ($0.postings, $0.allocatedBytes, $0.isComplete) } }
     }

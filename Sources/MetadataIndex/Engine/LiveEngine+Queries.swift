@@ -125,10 +125,7 @@ extension LiveEngine {
                         }
                         scan.candidates = candidates?.value
                     }
-                    // Matches in one folder share its path: the last one's
-                    // is copied rather than built again.
-                    var lastParent = FileIndex.none
-                    var lastPrefix = 0..<0
+                    var siblings = FileIndex.SiblingPaths()
                     if output == .count && wholeRoots {
                         // The scan leaves roots out already.
                         answer.count = min(limit, answer.count + scan.matchCount())
@@ -142,22 +139,7 @@ extension LiveEngine {
                             switch output {
                             case .count: break
                             case .paths:
-                                let parent = s.index.parentColumn[id]
-                                if parent == lastParent {
-                                    let start = answer.paths.count
-                                    answer.paths.append(contentsOf: repeatElement(0, count: lastPrefix.count))
-                                    answer.paths.withUnsafeMutableBytes { bytes in
-                                        bytes.baseAddress!.advanced(by: start).copyMemory(
-                                            from: bytes.baseAddress!.advanced(by: lastPrefix.lowerBound),
-                                            byteCount: lastPrefix.count)
-                                    }
-                                    answer.paths.append(contentsOf: s.index.nameBytes(id))
-                                } else {
-                                    let start = answer.paths.count
-                                    s.index.appendPath(of: id, to: &answer.paths)
-                                    lastParent = parent
-                                    lastPrefix = start..<(answer.paths.count - s.index.bits(id).nameLength)
-                                }
+                                s.index.appendPath(of: id, to: &answer.paths, siblings: &siblings)
                                 answer.paths.append(0)
                             case .entries:
                                 answer.entries.append(s.snapshot(id, conflicts: &conflicts, fetching: fetching))

@@ -295,6 +295,35 @@ public final class FileIndex {
         }
     }
 
+    /// Where the last path `appendPath(of:to:siblings:)` built lies in its
+    /// buffer, and whose child it was; valid for one buffer, while the
+    /// index is unchanged.
+    struct SiblingPaths {
+        fileprivate var parent = FileIndex.none
+        fileprivate var prefix = 0..<0
+    }
+
+    /// Appends the absolute path of `id`, copying its folder's part from
+    /// the last path appended to `bytes` when that was a sibling's: matches
+    /// come in id order, and a folder's entries lie together, so most
+    /// paths of a long answer cost a copy and a name.
+    func appendPath(of id: UInt32, to bytes: inout [UInt8], siblings: inout SiblingPaths) {
+        let parent = parentColumn[id]
+        let start = bytes.count
+        guard parent == siblings.parent, siblings.prefix.upperBound <= start else {
+            appendPath(of: id, to: &bytes)
+            siblings = SiblingPaths(parent: parent, prefix: start..<(bytes.count - bits(id).nameLength))
+            return
+        }
+        let prefix = siblings.prefix
+        bytes.append(contentsOf: repeatElement(0, count: prefix.count))
+        bytes.withUnsafeMutableBytes { buffer in
+            buffer.baseAddress!.advanced(by: start).copyMemory(
+                from: buffer.baseAddress!.advanced(by: prefix.lowerBound), byteCount: prefix.count)
+        }
+        bytes.append(contentsOf: nameBytes(id))
+    }
+
     /// The scope root above `id` (itself for a root).
     public func root(of id: EntryID) -> EntryID {
         var current = id.rawValue

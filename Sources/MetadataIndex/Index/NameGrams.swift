@@ -51,7 +51,6 @@ final class NameGrams {
     private(set) var postings = 0
     private(set) var stale = 0
     private let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
-    private var buckets: [Int] = []
 
     /// An index sized for about `expectedEntries` names.
     init(expectedEntries: Int) {
@@ -165,12 +164,7 @@ final class NameGrams {
     }
 
     private static func insertExtra(_ id: UInt32, into list: inout List) {
-        var low = 0
-        var high = list.extras.count
-        while low < high {
-            let mid = (low + high) / 2
-            if list.extras[mid] < id { low = mid + 1 } else { high = mid }
-        }
+        let low = SortedIDs.lowerBound(of: id, in: list.extras)
         if low < list.extras.count && list.extras[low] == id { return }
         list.extras.insert(id, at: low)
         if list.extras.count > 16 && list.extras.count > Int(list.count) / 8 {
@@ -220,7 +214,7 @@ final class NameGrams {
         var result = Self.decode(lists[first], below: UInt32(clamping: covered))
         for bucket in order.dropFirst() {
             guard result.count > 64, count(of: bucket) <= 32 * result.count else { break }
-            result = Self.intersect(result, Self.decode(lists[bucket], below: UInt32(clamping: covered)))
+            result = SortedIDs.intersection(result, Self.decode(lists[bucket], below: UInt32(clamping: covered)))
         }
         return result
     }
@@ -257,24 +251,6 @@ final class NameGrams {
         while e < list.extras.count {
             if list.extras[e] < limit { out.append(list.extras[e]) }
             e += 1
-        }
-        return out
-    }
-
-    private static func intersect(_ a: [UInt32], _ b: [UInt32]) -> [UInt32] {
-        var out: [UInt32] = []
-        var i = 0
-        var j = 0
-        while i < a.count && j < b.count {
-            if a[i] < b[j] {
-                i += 1
-            } else if a[i] > b[j] {
-                j += 1
-            } else {
-                out.append(a[i])
-                i += 1
-                j += 1
-            }
         }
         return out
     }

@@ -180,10 +180,9 @@ final class ChunkScanner {
             // Covered slots: only the listed ones.
             let coveredEnd = max(start, min(length, candidates.covered - base))
             candidates.ids.withUnsafeBufferPointer { listed in
-                var k = Self.firstIndex(in: listed, notBelow: UInt32(base + start))
+                var k = SortedIDs.lowerBound(of: UInt32(base + start), in: listed)
                 while k < listed.count && Int(listed[k]) < base + coveredEnd {
-                    let b = bits[Int(listed[k]) - base]
-                    if b & 0x700 != 0 && b & (1 << 24) == 0 {
+                    if Self.isScanned(bits[Int(listed[k]) - base]) {
                         ids[count] = listed[k]
                         count += 1
                     }
@@ -193,9 +192,7 @@ final class ChunkScanner {
             from = coveredEnd
         }
         for i in from..<max(from, length) {
-            let b = bits[i]
-            // A live entry (kind set) that is not a scope root.
-            if b & 0x700 != 0 && b & (1 << 24) == 0 {
+            if Self.isScanned(bits[i]) {
                 ids[count] = UInt32(base + i)
                 count += 1
             }
@@ -203,15 +200,11 @@ final class ChunkScanner {
         return (ids, filter(predicate.program, ids, count))
     }
 
-    /// The first position in ascending `ids` whose id is `id` or more.
-    private static func firstIndex(in ids: UnsafeBufferPointer<UInt32>, notBelow id: UInt32) -> Int {
-        var low = 0
-        var high = ids.count
-        while low < high {
-            let mid = (low + high) / 2
-            if ids[mid] < id { low = mid + 1 } else { high = mid }
-        }
-        return low
+    /// Whether an entry's bits are those of a live entry (kind set) that
+    /// is not a scope root: what every scan considers.
+    @inline(__always)
+    private static func isScanned(_ bits: UInt32) -> Bool {
+        bits & 0x700 != 0 && bits & (1 << 24) == 0
     }
 
     private func takeBuffer() -> UnsafeMutablePointer<UInt32> {

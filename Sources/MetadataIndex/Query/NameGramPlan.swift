@@ -92,32 +92,9 @@ struct NameGramPlan {
         case .all(let buckets): return grams.candidates(inAll: buckets)
         case .any(let nodes):
             var union: [UInt32] = []
-            for node in nodes { union = Self.union(union, candidates(node, grams)) }
+            for node in nodes { union = SortedIDs.union(union, candidates(node, grams)) }
             return union
         }
-    }
-
-    private static func union(_ a: [UInt32], _ b: [UInt32]) -> [UInt32] {
-        guard !a.isEmpty else { return b }
-        guard !b.isEmpty else { return a }
-        var out: [UInt32] = []
-        out.reserveCapacity(a.count + b.count)
-        var i = 0
-        var j = 0
-        while i < a.count || j < b.count {
-            if j == b.count || (i < a.count && a[i] < b[j]) {
-                out.append(a[i])
-                i += 1
-            } else if i == a.count || b[j] < a[i] {
-                out.append(b[j])
-                j += 1
-            } else {
-                out.append(a[i])
-                i += 1
-                j += 1
-            }
-        }
-        return out
     }
 }
 

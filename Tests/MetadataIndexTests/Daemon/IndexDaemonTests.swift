@@ -283,7 +283,7 @@ extension LiveSuites {
             for i in 0..<3000 { try temp.file("tree/filler/f\(i / 300)/filler-\(i).dat") }
             let (daemon, tree, paths) = try Self.indexingDaemon(temp)
             defer { daemon.stop() }
-            #expect(waitUntil(timeout: 30) { daemon.engine.nameGramCoverage?.complete == true })
+            #expect(waitUntil(timeout: 30) { daemon.engine.nameGramStatus?.complete == true })
             let client = try DaemonClient.connect(paths)
             let texts = [
                 "kMDItemFSName CONTAINS[cd] 'report'", "kMDItemFSName LIKE[c] '*CAF*'",
