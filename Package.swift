@@ -66,6 +66,7 @@ let package = Package(
             dependencies: [
                 "CInotifyTools",
                 "CLinuxSyscalls",
+                "MDQWire",
                 "CSQLite",
                 "CZlib",
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -97,7 +98,11 @@ let package = Package(
         // through the index daemon itself, with nothing but the Swift
         // runtime and libc (no Foundation, ICU or ArgumentParser to load),
         // and hands everything else to `mdq-full` beside it.
-        .executableTarget(name: "mdq", dependencies: ["CLinuxSyscalls", "MDQVersion"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "mdq", dependencies: ["CLinuxSyscalls", "MDQVersion", "MDQWire"], swiftSettings: swiftSettings),
+        // The daemon protocol's JSON reader and writer, without Foundation:
+        // shared by the library and the `mdq` front.
+        .target(name: "MDQWire", swiftSettings: swiftSettings),
         // The version both programs print.
         .target(name: "MDQVersion", swiftSettings: swiftSettings),
         // The full command line: every subcommand and option, the crawl, the
@@ -139,6 +144,7 @@ let package = Package(
             name: "MetadataIndexTests",
             dependencies: [
                 "MetadataIndex",
+                "MDQWire",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -1,4 +1,5 @@
 import Glibc
+import MDQWire
 
 /// `mdq [--daemon] [-a|--everywhere] [--hidden] [--count | -0] (QUERY |
 /// --name TEXT | -- QUERY)`: the forms answered here, by the daemon, with
@@ -107,24 +108,33 @@ struct QuickSearch {
 
     /// The request, as `mdq-full` would ask it of the daemon.
     func request(folder: [UInt8]) -> [UInt8] {
-        var out = Array(#"{"id":1,"command":"query","syntax":"#.utf8)
-        out += Array((isName ? #""name""# : #""command-line""#).utf8)
-        out += Array(#","predicate":"#.utf8)
-        JSONText.appendString(text, to: &out)
-        out += Array(#","output":"#.utf8)
-        out += Array((count ? #""count""# : #""paths""#).utf8)
-        let rules = Array(#""hidden":\#(hidden),"exclude":[],"excludeChildren":[]"#.utf8)
+        var out = JSONWriter()
+        out.raw(#"{"id":1,"command":"query","syntax":"#)
+        if isName { out.raw(#""name""#) } else { out.raw(#""command-line""#) }
+        out.field("predicate")
+        out.string(text)
+        out.field("output")
+        if count { out.raw(#""count""#) } else { out.raw(#""paths""#) }
+        func rules() {
+            out.key("hidden")
+            out.bool(hidden)
+            out.raw(#","exclude":[],"excludeChildren":[]"#)
+        }
         if everywhere {
-            out += Array(#","rules":{"#.utf8) + rules + [UInt8(ascii: "}")]
+            out.raw(#","rules":{"#)
+            rules()
+            out.raw("}")
         } else {
             // The current folder (the daemon answers not-covered when it
             // does not index it: the full command then crawls).
-            out += Array(#","scopes":[{"path":"#.utf8)
-            JSONText.appendString(folder, to: &out)
-            out += [UInt8(ascii: ",")] + rules + Array("}]".utf8)
+            out.raw(#","scopes":[{"path":"#)
+            out.string(folder)
+            out.raw(",")
+            rules()
+            out.raw("}]")
         }
-        out += Array("}\n".utf8)
-        return out
+        out.raw("}\n")
+        return out.bytes
     }
 
     /// Asks the daemon and prints its answer, then exits; returns when the
@@ -141,12 +151,12 @@ struct QuickSearch {
         // printed as it arrives, so printing overlaps the scan.
         var printed = false
         while true {
-            guard let line = connection.line(), let reply = JSONText.parse(line) else {
+            guard let line = connection.line(), let reply = try? JSONValue.parse(line) else {
                 guard !printed else { Self.fail("the daemon went away mid-answer") }
                 return
             }
             if let length = reply["bytes"]?.integer {
-                guard length >= 0, var paths = connection.read(exactly: length) else {
+                guard length >= 0, var paths = connection.read(exactly: Int(length)) else {
                     guard !printed else { Self.fail("the daemon went away mid-answer") }
                     return
                 }
@@ -173,7 +183,7 @@ struct QuickSearch {
                 guard error["code"]?.string == "too-expensive" || printed else { return }
                 Self.fail(message)
             } else if reply["done"]?.bool == true {
-                Self.warn(importing: reply["importing"]?.integer ?? 0, stale: reply["stale"]?.bool ?? false)
+                Self.warn(importing: Int(reply["importing"]?.integer ?? 0), stale: reply["stale"]?.bool ?? false)
                 if count {
                     signal(SIGPIPE, SIG_IGN)
                     Self.write(1, Array("\(reply["count"]?.integer ?? 0)\n".utf8))

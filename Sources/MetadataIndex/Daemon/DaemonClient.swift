@@ -1,4 +1,5 @@
 import Foundation
+import MDQWire
 package import SystemPackage
 
 /// A connection to the user's index daemon: one request after another.

@@ -1,4 +1,5 @@
 import Foundation
+import MDQWire
 import SystemPackage
 
 /// The daemon's wire protocol, version 1: newline-delimited JSON over the

@@ -1,4 +1,5 @@
 import Foundation
+import MDQWire
 import SystemPackage
 
 /// One client connection to the daemon, served on its own thread.

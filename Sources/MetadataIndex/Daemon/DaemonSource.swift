@@ -1,4 +1,5 @@
 import Foundation
+import MDQWire
 import SystemPackage
 
 /// A live query's source when it runs against the index daemon: the

@@ -1,4 +1,5 @@
 import Foundation
+import MDQWire
 package import SystemPackage
 
 /// The index daemon: one per user, it keeps the scopes it is asked to index

@@ -1,3 +1,4 @@
+import MDQWire
 import SystemPackage
 import Testing
 

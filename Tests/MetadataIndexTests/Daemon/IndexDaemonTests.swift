@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import MDQWire
 import SystemPackage
 import TestSupport
 import Testing

@@ -1,8 +1,10 @@
-import Foundation
+// The daemon protocol's JSON, without Foundation: the daemon, its clients
+// in the library and the `mdq` front (which loads no Foundation) read and
+// write it with this one parser and writer.
 
 /// A JSON value as the daemon's protocol reads it: integers kept exact (64
 /// bits, for nanosecond times), strings as their UTF-8 bytes.
-enum JSONValue: Equatable, Sendable {
+package enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -11,22 +13,22 @@ enum JSONValue: Equatable, Sendable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let fields) = self { return fields[key] }
         return nil
     }
 
-    var string: String? {
+    package var string: String? {
         if case .string(let bytes) = self { return String(decoding: bytes, as: UTF8.self) }
         return nil
     }
 
-    var bytes: [UInt8]? {
+    package var bytes: [UInt8]? {
         if case .string(let bytes) = self { return bytes }
         return nil
     }
 
-    var integer: Int64? {
+    package var integer: Int64? {
         switch self {
         case .integer(let value): value
         case .double(let value) where value.rounded() == value && abs(value) < 9e18: Int64(value)
@@ -34,7 +36,7 @@ enum JSONValue: Equatable, Sendable {
         }
     }
 
-    var double: Double? {
+    package var double: Double? {
         switch self {
         case .integer(let value): Double(value)
         case .double(let value): value
@@ -42,19 +44,19 @@ enum JSONValue: Equatable, Sendable {
         }
     }
 
-    var bool: Bool? {
+    package var bool: Bool? {
         if case .bool(let value) = self { return value }
         return nil
     }
 
-    var array: [JSONValue]? {
+    package var array: [JSONValue]? {
         if case .array(let values) = self { return values }
         return nil
     }
 
     /// Parses one JSON text (RFC 8259), refusing anything else, nesting
     /// deeper than `maximumDepth`, and trailing bytes.
-    static func parse(_ bytes: UnsafeRawBufferPointer, maximumDepth: Int = 64) throws(JSONError) -> JSONValue {
+    package static func parse(_ bytes: UnsafeRawBufferPointer, maximumDepth: Int = 64) throws(JSONError) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maximumDepth: maximumDepth)
         let value = try parser.value(depth: 0)
         parser.skipSpace()
@@ -62,16 +64,17 @@ enum JSONValue: Equatable, Sendable {
         return value
     }
 
-    static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
-        try withBytes(of: bytes) { (raw) throws(JSONError) in try parse(raw) }
+    package static func parse(_ bytes: [UInt8]) throws(JSONError) -> JSONValue {
+        let parsed = bytes.withUnsafeBytes { raw in Result { () throws(JSONError) in try parse(raw) } }
+        return try parsed.get()
     }
 }
 
 /// Why a JSON text was refused, and where.
-struct JSONError: Error, CustomStringConvertible {
-    var message: String
-    var offset: Int
-    var description: String { "\(message) at byte \(offset)" }
+package struct JSONError: Error, CustomStringConvertible {
+    package var message: String
+    package var offset: Int
+    package var description: String { "\(message) at byte \(offset)" }
 }
 
 private struct JSONParser {
@@ -258,31 +261,31 @@ private struct JSONParser {
 }
 
 /// Writes JSON text into a byte buffer.
-struct JSONWriter {
-    var bytes: [UInt8] = []
+package struct JSONWriter {
+    package var bytes: [UInt8] = []
 
-    init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
+    package init(capacity: Int = 256) { bytes.reserveCapacity(capacity) }
 
-    mutating func raw(_ text: StaticString) {
+    package mutating func raw(_ text: StaticString) {
         text.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
 
-    mutating func integer<T: BinaryInteger>(_ value: T) {
+    package mutating func integer<T: BinaryInteger>(_ value: T) {
         bytes.append(contentsOf: Array(String(value).utf8))
     }
 
-    mutating func double(_ value: Double) {
+    package mutating func double(_ value: Double) {
         bytes.append(contentsOf: Array((value.isFinite ? "\(value)" : "null").utf8))
     }
 
-    mutating func bool(_ value: Bool) {
+    package mutating func bool(_ value: Bool) {
         if value { raw("true") } else { raw("false") }
     }
 
     /// A JSON string; returns false when some byte was not UTF-8 (written
     /// as U+FFFD: the caller adds a base64 twin).
     @discardableResult
-    mutating func string(_ text: [UInt8]) -> Bool {
+    package mutating func string(_ text: [UInt8]) -> Bool {
         var exact = true
         bytes.append(UInt8(ascii: "\""))
         let hex = Array("0123456789abcdef".utf8)
@@ -317,38 +320,25 @@ struct JSONWriter {
         return exact
     }
 
-    mutating func string(_ text: String) {
+    package mutating func string(_ text: String) {
         string(Array(text.utf8))
     }
 
     /// `"key":` (the key is ASCII from this file).
-    mutating func key(_ name: StaticString) {
+    package mutating func key(_ name: StaticString) {
         bytes.append(UInt8(ascii: "\""))
         raw(name)
         bytes += [UInt8(ascii: "\""), UInt8(ascii: ":")]
     }
 
     /// `,"key":`: a key after the object's first field.
-    mutating func field(_ name: StaticString) {
+    package mutating func field(_ name: StaticString) {
         bytes.append(UInt8(ascii: ","))
         key(name)
     }
 
-    /// A string field with a `…Base64` twin when the bytes are not UTF-8.
-    mutating func bytesField(_ name: StaticString, _ value: [UInt8]) {
-        key(name)
-        if !string(value) {
-            bytes.append(UInt8(ascii: ","))
-            bytes.append(UInt8(ascii: "\""))
-            raw(name)
-            raw("Base64\":\"")
-            bytes.append(contentsOf: Array(Data(value).base64EncodedString().utf8))
-            bytes.append(UInt8(ascii: "\""))
-        }
-    }
-
     /// The length of the valid UTF-8 sequence starting at `i`, or 0.
-    static func validSequenceLength(_ bytes: [UInt8], at i: Int) -> Int {
+    package static func validSequenceLength(_ bytes: [UInt8], at i: Int) -> Int {
         let b0 = bytes[i]
         func continuation(_ k: Int) -> UInt8? {
             i + k < bytes.count && bytes[i + k] & 0xC0 == 0x80 ? bytes[i + k] : nil
@@ -369,14 +359,5 @@ struct JSONWriter {
         default:
             return 0
         }
-    }
-}
-
-extension JSONValue {
-    /// A field that may carry bytes that are not UTF-8: its `…Base64` twin
-    /// when present, else the string.
-    func bytesField(_ name: String) -> [UInt8]? {
-        if let encoded = self[name + "Base64"]?.string, let data = Data(base64Encoded: encoded) { return Array(data) }
-        return self[name]?.bytes
     }
 }
