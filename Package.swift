@@ -99,7 +99,11 @@ let package = Package(
         // runtime and libc (no Foundation, ICU or ArgumentParser to load),
         // and hands everything else to `mdq-full` beside it.
         .executableTarget(
-            name: "mdq", dependencies: ["CLinuxSyscalls", "MDQVersion", "MDQWire"], swiftSettings: swiftSettings),
+            name: "mdq",
+            dependencies: [
+                "CLinuxSyscalls", "MDQVersion", "MDQWire", .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings),
         // The daemon protocol's JSON reader and writer, without Foundation:
         // shared by the library and the `mdq` front.
         .target(name: "MDQWire", swiftSettings: swiftSettings),

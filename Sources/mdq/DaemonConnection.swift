@@ -1,5 +1,6 @@
 import CLinuxSyscalls
 import Glibc
+import SystemPackage
 
 /// A connection to this user's index daemon, found and trusted exactly as
 /// `DaemonPaths.standard` and `UnixSocket.connectToOwnDaemon` (in
@@ -168,16 +169,14 @@ struct DaemonConnection {
         return Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
     }
 
-    /// A path as FilePath keeps it: runs of `/` made one, no trailing `/`.
+    /// A path as `FilePath` keeps it (runs of `/` made one, no trailing
+    /// `/`), as `DaemonPaths` makes it.
     static func normalized(_ path: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = []
-        for byte in path where !(byte == 0x2F && out.last == 0x2F) { out.append(byte) }
-        if out.count > 1 && out.last == 0x2F { out.removeLast() }
-        return out
+        PathBytes.path(path).bytes
     }
 
     static func joined(_ folder: [UInt8], _ name: String) -> [UInt8] {
-        (folder.last == 0x2F ? folder : folder + [0x2F]) + Array(name.utf8)
+        PathBytes.path(folder).appending(name).bytes
     }
 
     /// Calls `body` with the path as a C string (its bytes as they are).

@@ -1,5 +1,6 @@
 import Glibc
 import MDQWire
+import SystemPackage
 
 /// `mdq [--daemon] [-a|--everywhere] [--hidden] [--count | -0] (QUERY |
 /// --name TEXT | -- QUERY)`: the forms answered here, by the daemon, with
@@ -242,28 +243,14 @@ struct QuickSearch {
         }
     }
 
-    /// getcwd(3), whatever its length.
-    /// `path` made absolute against `current` and normalized as
-    /// `FilePath.lexicallyNormalized` does (no `.`, `..` or empty
-    /// components, no trailing slash; `..` at the root stays at the root):
-    /// the folder the full command asks the daemon for.
+    /// `path` made absolute against `current` and lexically normalized,
+    /// with the same `FilePath` calls as the full command: the folder it
+    /// asks the daemon for.
     static func absolute(_ path: [UInt8], in current: [UInt8]) -> [UInt8] {
-        let slash = UInt8(ascii: "/")
-        let joined = path.first == slash ? path : current + [slash] + path
-        var components: [ArraySlice<UInt8>] = []
-        for component in joined.split(separator: slash, omittingEmptySubsequences: true) {
-            if component.elementsEqual([UInt8(ascii: ".")]) { continue }
-            if component.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
-                if !components.isEmpty { components.removeLast() }
-                continue
-            }
-            components.append(component)
-        }
-        var out: [UInt8] = []
-        for component in components { out += [slash] + component }
-        return out.isEmpty ? [slash] : out
+        PathBytes.path(current).pushing(PathBytes.path(path)).lexicallyNormalized().bytes
     }
 
+    /// getcwd(3), whatever its length.
     private static func currentFolder() -> [UInt8]? {
         var size = Int(PATH_MAX) + 1
         while size <= 1 << 20 {
