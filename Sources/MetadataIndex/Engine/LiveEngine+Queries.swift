@@ -120,7 +120,7 @@ extension LiveEngine {
                         if candidates?.key != key {
                             let plan = NameGramPlan(compiled, grams: grams, slots: s.index.slotCount)
                             candidates = (
-                                key, plan.map { ScanCandidates(ids: $0.candidates(grams), covered: grams.covered) }
+                                key, plan.map { $0.candidates(grams) }
                             )
                         }
                         scan.candidates = candidates?.value

@@ -21,12 +21,39 @@
 /// once. When stale postings outnumber live ones the lists are dropped and
 /// built again the same way.
 ///
+/// **Extensions, exact.** Beside the lists, each covered entry has the
+/// code of its folded name's extension (the ASCII bytes after its last
+/// dot, 1 to 16 of them), interned in a small table. Unlike the lists this
+/// is kept exact: a freed or renamed entry's code is replaced at once. So
+/// `name LIKE[cd] '*.png'` is decided for the covered entries by their
+/// code alone, with no name read (`NameGramPlan`). An extension whose dot
+/// does not start a character (a prepended mark before it) has the code
+/// `unsureExtension`: such entries are tested as usual.
+///
 /// **Memory.** Each list is a sorted run of ids as LEB128 varint deltas
 /// (the common trigrams' ids lie close together: about 1.3 bytes per
 /// posting on a generated home), plus a short sorted array of ids that came
 /// out of order (a reused slot, a renamed older entry), merged into the run
 /// when it grows past an eighth of it. About 13 postings per 15-byte name.
+/// Extension codes take 2 bytes per entry.
 final class NameGrams {
+    /// An extension of up to 16 ASCII bytes, packed (no name holds a NUL,
+    /// so the zero padding tells lengths apart).
+    private struct ExtensionKey: Hashable {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+    }
+
+    /// The code of a name without an extension the table records (none,
+    /// empty, longer than 16 bytes, or not ASCII once folded).
+    static let noExtension: UInt16 = 0
+    /// The code of an extension whose dot does not start a character:
+    /// matched by the usual tests.
+    static let unsureExtension: UInt16 = 1
+    /// Set in an entry's code when its name is not all ASCII: its folded
+    /// extension may differ from its extension folded for case alone.
+    static let nonASCIIName: UInt16 = 0x8000
+
     private struct List {
         /// Ascending ids as varint deltas (the first: the id itself).
         var run: [UInt8] = []
@@ -51,6 +78,11 @@ final class NameGrams {
     private(set) var postings = 0
     private(set) var stale = 0
     private let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
+    /// Each covered id's extension code (with `nonASCIIName`), the live
+    /// entries per code, and the table of codes.
+    private var extensionCodes: [UInt16] = []
+    private var extensionCounts: [Int] = [0, 0]
+    private var extensionTable: [ExtensionKey: UInt16] = [:]
 
     /// An index sized for about `expectedEntries` names.
     init(expectedEntries: Int) {
@@ -91,6 +123,7 @@ final class NameGrams {
     func released(_ id: UInt32, length: Int) {
         guard Int(id) < covered else { return }
         stale += max(0, length - 2)
+        setExtension(Self.noExtension, of: id)
     }
 
     /// Whether the lists should be dropped and built again (`reset()`).
@@ -103,6 +136,9 @@ final class NameGrams {
         isComplete = false
         postings = 0
         stale = 0
+        extensionCodes = []
+        extensionCounts = [0, 0]
+        extensionTable = [:]
     }
 
     /// Indexes the names of the next `slots` ids of `index`; returns
@@ -113,6 +149,7 @@ final class NameGrams {
         while covered < end {
             let id = UInt32(covered)
             let b = EntryBits(rawValue: index.bitsColumn[id])
+            extensionCodes.append(Self.noExtension)
             if b.kindRawValue != 0 {
                 add(
                     id, name: index.names.bytes(at: index.nameOffsetColumn[id], length: b.nameLength),
@@ -126,6 +163,7 @@ final class NameGrams {
 
     private func add(_ id: UInt32, name: UnsafeRawBufferPointer, isASCII: Bool) {
         if isASCII {
+            setExtension(extensionCode(ofASCII: name), of: id)
             guard name.count >= 3 else { return }
             var a = ASCIIText.fold(name[0], true)
             var b = ASCIIText.fold(name[1], true)
@@ -137,7 +175,8 @@ final class NameGrams {
             }
         } else {
             folder.fold(name)
-            let folded = folder.folded.bytes
+            let (folded, boundaries) = folder.folded
+            setExtension(extensionCode(ofFolded: folded, boundaries: boundaries) | Self.nonASCIIName, of: id)
             guard folded.count >= 3 else { return }
             for i in 2..<folded.count {
                 append(id, to: bucket(folded[i - 2], folded[i - 1], folded[i]))
@@ -187,6 +226,196 @@ final class NameGrams {
             v >>= 7
         }
         bytes.append(UInt8(v))
+    }
+
+    // MARK: Extensions
+
+    /// Records `code` as covered entry `id`'s, keeping the counts.
+    private func setExtension(_ code: UInt16, of id: UInt32) {
+        let i = Int(id)
+        let old = extensionCodes[i] & ~Self.nonASCIIName
+        if old != Self.noExtension { extensionCounts[Int(old)] -= 1 }
+        extensionCodes[i] = code
+        let new = code & ~Self.nonASCIIName
+        if new != Self.noExtension { extensionCounts[Int(new)] += 1 }
+    }
+
+    /// The code of an ASCII name's extension, lowercased.
+    private func extensionCode(ofASCII name: UnsafeRawBufferPointer) -> UInt16 {
+        var dot = name.count - 1
+        while dot >= 0 && name[dot] != 0x2E {
+            if name.count - dot > 17 { return Self.noExtension }
+            dot -= 1
+        }
+        guard dot >= 0 else { return Self.noExtension }
+        return intern(UnsafeRawBufferPointer(rebasing: name[(dot + 1)...]), lowercasing: true)
+    }
+
+    /// The code of a folded name's extension; `unsureExtension` when its
+    /// dot does not start a character (a suffix test would not match
+    /// there).
+    private func extensionCode(ofFolded name: UnsafeBufferPointer<UInt8>, boundaries: UnsafeBufferPointer<Bool>)
+        -> UInt16
+    {
+        var dot = name.count - 1
+        while dot >= 0 && name[dot] != 0x2E {
+            if name.count - dot > 17 || name[dot] >= 0x80 { return Self.noExtension }
+            dot -= 1
+        }
+        guard dot >= 0 else { return Self.noExtension }
+        let code = intern(UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: name[(dot + 1)...])), lowercasing: false)
+        guard code != Self.noExtension else { return code }
+        return boundaries[dot] ? code : Self.unsureExtension
+    }
+
+    /// The code of `bytes` (ASCII after the last dot), made when new;
+    /// `unsureExtension` once the table is full.
+    private func intern(_ bytes: UnsafeRawBufferPointer, lowercasing: Bool) -> UInt16 {
+        guard let key = Self.key(bytes, lowercasing: lowercasing) else { return Self.noExtension }
+        if let code = extensionTable[key] { return code }
+        guard extensionCounts.count < Int(Self.nonASCIIName) else { return Self.unsureExtension }
+        let code = UInt16(extensionCounts.count)
+        extensionTable[key] = code
+        extensionCounts.append(0)
+        return code
+    }
+
+    /// `bytes` packed, or nil when empty, longer than 16 bytes, or holding
+    /// a byte that is not ASCII or is CR or LF (no literal a suffix test
+    /// can be decided by holds one).
+    private static func key(_ bytes: UnsafeRawBufferPointer, lowercasing: Bool) -> ExtensionKey? {
+        guard !bytes.isEmpty && bytes.count <= 16 else { return nil }
+        var key = ExtensionKey()
+        for (i, raw) in bytes.enumerated() {
+            guard raw < 0x80, raw != 0x0D, raw != 0x0A else { return nil }
+            let byte = UInt64(lowercasing ? ASCIIText.fold(raw, true) : raw)
+            if i < 8 { key.low |= byte << (8 * UInt64(i)) } else { key.high |= byte << (8 * UInt64(i - 8)) }
+        }
+        return key
+    }
+
+    /// The code of `extension` (folded for case and diacritics, without
+    /// its dot): nil when it is not one the table can record, `noExtension`
+    /// when no covered name has it.
+    func extensionCode(ofFolded literal: [UInt8]) -> UInt16? {
+        literal.withUnsafeBytes { bytes -> UInt16? in
+            guard let key = Self.key(bytes, lowercasing: false), !bytes.contains(0x2E) else { return nil }
+            return extensionTable[key] ?? Self.noExtension
+        }
+    }
+
+    /// Covered entries whose extension has one of `codes` (an upper bound
+    /// while some are freed), and those whose extension is unsure.
+    func extensionCount(of codes: [UInt16]) -> Int {
+        codes.reduce(extensionCounts[Int(Self.unsureExtension)]) {
+            $0 + ($1 == Self.noExtension ? 0 : extensionCounts[Int($1)])
+        }
+    }
+
+    /// The codes of `codes` as a set for `select(_:asciiOnly:in:exact:unsure:)`
+    /// (the unsure code always in it), and how many covered entries it
+    /// holds; nil when none.
+    func extensionSet(_ codes: [UInt16]) -> (set: ExtensionSet, entries: Int)? {
+        var bits = [UInt64](repeating: 0, count: Int(Self.nonASCIIName) / 64)
+        var entries = extensionCounts[Int(Self.unsureExtension)]
+        for code in Set(codes) where code > Self.unsureExtension {
+            bits[Int(code) >> 6] |= 1 << UInt64(code & 63)
+            entries += extensionCounts[Int(code)]
+        }
+        guard entries > 0 else { return nil }
+        bits[0] |= 1 << UInt64(Self.unsureExtension)
+        let wanted = Set(codes).filter { $0 > Self.unsureExtension }
+        let single = wanted.count == 1 && extensionCounts[Int(Self.unsureExtension)] == 0 ? wanted.first : nil
+        return (ExtensionSet(bits: bits, single: single), entries)
+    }
+
+    /// Writes the ids in `range` (covered) whose extension is in `set`,
+    /// ascending: to `exact` those decided by their code (every one, or
+    /// only ASCII names when `asciiOnly`), to `unsure` the others (unsure
+    /// extensions; non-ASCII names when `asciiOnly`). Each buffer must hold
+    /// `range.count` ids. Returns the counts.
+    func select(
+        _ set: ExtensionSet, asciiOnly: Bool, in range: Range<Int>, exact: UnsafeMutablePointer<UInt32>,
+        unsure: UnsafeMutablePointer<UInt32>
+    ) -> (exact: Int, unsure: Int) {
+        precondition(range.upperBound <= extensionCodes.count, "extension codes read past coverage")
+        if let code = set.single, !asciiOnly {
+            return (Self.select(code, in: range, of: extensionCodes, into: exact), 0)
+        }
+        let flag: UInt16 = asciiOnly ? Self.nonASCIIName : 0
+        return extensionCodes.withUnsafeBufferPointer { column in
+            set.bits.withUnsafeBufferPointer { bits in
+                // Branch-free: each id is written to both lists and kept
+                // where it belongs (a tenth of the entries may match, so
+                // a branch per entry would mispredict often).
+                var e = 0
+                var u = 0
+                for i in range {
+                    let raw = column[i]
+                    let code = raw & ~Self.nonASCIIName
+                    let wanted = Int(truncatingIfNeeded: bits[Int(code &>> 6)] &>> UInt64(code & 63)) & 1
+                    let doubtful = (code == Self.unsureExtension || raw & flag != 0) ? 1 : 0
+                    exact[e] = UInt32(truncatingIfNeeded: i)
+                    unsure[u] = UInt32(truncatingIfNeeded: i)
+                    e &+= wanted & (1 &- doubtful)
+                    u &+= wanted & doubtful
+                }
+                return (e, u)
+            }
+        }
+    }
+
+    /// `select` for one code, no unsure entry and every name decided (the
+    /// usual `*.png`): sixteen codes compared at once, the matching lanes
+    /// read from a bit mask.
+    private static func select(
+        _ code: UInt16, in range: Range<Int>, of codes: [UInt16], into exact: UnsafeMutablePointer<UInt32>
+    ) -> Int {
+        codes.withUnsafeBufferPointer { column in
+            let lanes = SIMD16<UInt16>(
+                0x1, 0x2, 0x4, 0x8, 0x10, 0x20, 0x40, 0x80, 0x100, 0x200, 0x400, 0x800, 0x1000, 0x2000, 0x4000,
+                0x8000)
+            let wanted = SIMD16<UInt16>(repeating: code)
+            let low = SIMD16<UInt16>(repeating: ~NameGrams.nonASCIIName)
+            var e = 0
+            var i = range.lowerBound
+            while i + 16 <= range.upperBound {
+                let block = UnsafeRawPointer(column.baseAddress! + i).loadUnaligned(as: SIMD16<UInt16>.self)
+                var mask = lanes.replacing(with: 0, where: (block & low) .!= wanted).wrappedSum()
+                while mask != 0 {
+                    exact[e] = UInt32(truncatingIfNeeded: i + mask.trailingZeroBitCount)
+                    e += 1
+                    mask &= mask &- 1
+                }
+                i += 16
+            }
+            while i < range.upperBound {
+                if column[i] & ~NameGrams.nonASCIIName == code {
+                    exact[e] = UInt32(truncatingIfNeeded: i)
+                    e += 1
+                }
+                i += 1
+            }
+            return e
+        }
+    }
+
+    /// Every covered id whose extension has one of `codes`, ascending
+    /// (unsure ones included).
+    func entries(withExtensions codes: [UInt16]) -> [UInt32] {
+        guard let (set, entries) = extensionSet(codes) else { return [] }
+        let end = covered
+        var unsureIDs: [UInt32] = []
+        let exact = [UInt32](unsafeUninitializedCapacity: end) { exact, filled in
+            unsureIDs = [UInt32](unsafeUninitializedCapacity: end) { unsure, unsureFilled in
+                let (e, u) = select(
+                    set, asciiOnly: false, in: 0..<end, exact: exact.baseAddress!, unsure: unsure.baseAddress!)
+                filled = e
+                unsureFilled = u
+            }
+        }
+        _ = entries
+        return SortedIDs.union(exact, unsureIDs)
     }
 
     // MARK: Looking up
@@ -258,8 +487,18 @@ final class NameGrams {
     /// Bytes the lists hold (runs, extras, list headers), for status and
     /// the memory figures.
     var allocatedBytes: Int {
-        (0..<bucketCount).reduce(bucketCount * MemoryLayout<List>.stride) {
+        (0..<bucketCount).reduce(
+            bucketCount * MemoryLayout<List>.stride + extensionCodes.capacity * 2 + extensionCounts.capacity * 8
+                + extensionTable.capacity * 24
+        ) {
             $0 + lists[$1].run.capacity + lists[$1].extras.capacity * 4
         }
     }
+}
+
+/// A set of extension codes, as bits (`NameGrams.extensionSet(_:)`).
+struct ExtensionSet: Sendable {
+    let bits: [UInt64]
+    /// The one code wanted, when there is one and no entry is unsure.
+    let single: UInt16?
 }

@@ -56,4 +56,29 @@ enum SortedIDs {
         }
         return out
     }
+
+    /// Merges `a[0..<m]` and `b[0..<n]` (ascending, disjoint) into `out`;
+    /// returns the count.
+    static func merge(
+        _ a: UnsafeMutablePointer<UInt32>, _ m: Int, _ b: UnsafeMutablePointer<UInt32>, _ n: Int,
+        into out: UnsafeMutablePointer<UInt32>
+    ) -> Int {
+        var i = 0
+        var j = 0
+        var k = 0
+        while i < m && j < n {
+            if a[i] < b[j] {
+                out[k] = a[i]
+                i += 1
+            } else {
+                out[k] = b[j]
+                j += 1
+            }
+            k += 1
+        }
+        (out + k).update(from: a + i, count: m - i)
+        k += m - i
+        (out + k).update(from: b + j, count: n - j)
+        return k + n - j
+    }
 }

@@ -43,7 +43,7 @@ struct IndexScan {
         didSet {
             // A few candidates and nothing uncovered: one thread does it
             // sooner than starting others.
-            if let candidates, candidates.ids.count < 1 << 14, candidates.covered >= index.slotCount { threads = 1 }
+            if let candidates, candidates.count < 1 << 14, candidates.covered >= index.slotCount { threads = 1 }
         }
     }
 
@@ -176,28 +176,68 @@ final class ChunkScanner {
         let bits = index.bitsColumn.chunk(chunk)
         var count = 0
         var from = start
-        if let candidates {
-            // Covered slots: only the listed ones.
-            let coveredEnd = max(start, min(length, candidates.covered - base))
-            candidates.ids.withUnsafeBufferPointer { listed in
-                var k = SortedIDs.lowerBound(of: UInt32(base + start), in: listed)
-                while k < listed.count && Int(listed[k]) < base + coveredEnd {
-                    if Self.isScanned(bits[Int(listed[k]) - base]) {
-                        ids[count] = listed[k]
-                        count += 1
-                    }
-                    k += 1
-                }
-            }
-            from = coveredEnd
-        }
-        for i in from..<max(from, length) {
-            if Self.isScanned(bits[i]) {
+        guard let candidates else {
+            for i in start..<max(start, length) where Self.isScanned(bits[i]) {
                 ids[count] = UInt32(base + i)
                 count += 1
             }
+            return (ids, filter(predicate.program, ids, count))
         }
-        return (ids, filter(predicate.program, ids, count))
+        // Covered slots: only the listed ones.
+        let coveredEnd = max(start, min(length, candidates.covered - base))
+        let covered = UInt32(base + start)..<UInt32(base + coveredEnd)
+        count = Self.select(candidates.ids, in: covered, bits: bits, base: base, into: ids)
+        var decided: (ids: UnsafeMutablePointer<UInt32>, count: Int, rest: CompiledPredicate.Program)?
+        if let extensions = candidates.extensions {
+            // Those the extension codes decide need only pass the rest; the
+            // unsure ones join the listed (both lists are in order).
+            let exact = takeBuffer()
+            let (e, u) = extensions.grams.select(
+                extensions.set, asciiOnly: extensions.asciiOnly, in: base + start..<base + coveredEnd, exact: exact,
+                unsure: ids + count)
+            count += Self.keepScanned(ids + count, u, bits: bits, base: base)
+            decided = (exact, Self.keepScanned(exact, e, bits: bits, base: base), extensions.rest)
+        }
+        for i in coveredEnd..<max(coveredEnd, length) where Self.isScanned(bits[i]) {
+            ids[count] = UInt32(base + i)
+            count += 1
+        }
+        guard let decided else { return (ids, filter(predicate.program, ids, count)) }
+        let merged = takeBuffer()
+        let n = filter(predicate.program, ids, count)
+        let d = filter(decided.rest, decided.ids, decided.count)
+        return (merged, SortedIDs.merge(ids, n, decided.ids, d, into: merged))
+    }
+
+    /// Keeps the ids whose entries are scanned; returns how many.
+    private static func keepScanned(
+        _ ids: UnsafeMutablePointer<UInt32>, _ count: Int, bits: UnsafeMutablePointer<UInt32>, base: Int
+    ) -> Int {
+        var out = 0
+        for i in 0..<count where isScanned(bits[Int(ids[i]) - base]) {
+            ids[out] = ids[i]
+            out += 1
+        }
+        return out
+    }
+
+    /// Copies the ids of `listed` in `range` whose entries are scanned.
+    private static func select(
+        _ listed: [UInt32], in range: Range<UInt32>, bits: UnsafeMutablePointer<UInt32>, base: Int,
+        into ids: UnsafeMutablePointer<UInt32>
+    ) -> Int {
+        listed.withUnsafeBufferPointer { listed in
+            var count = 0
+            var k = SortedIDs.lowerBound(of: range.lowerBound, in: listed)
+            while k < listed.count && listed[k] < range.upperBound {
+                if isScanned(bits[Int(listed[k]) - base]) {
+                    ids[count] = listed[k]
+                    count += 1
+                }
+                k += 1
+            }
+            return count
+        }
     }
 
     /// Whether an entry's bits are those of a live entry (kind set) that

@@ -291,6 +291,9 @@ extension LiveSuites {
                 "kMDItemFSName ENDSWITH '.png'", "kMDItemDisplayName ==[cd] 'cafe'",
                 "kMDItemFSName LIKE 'report*' OR kMDItemFSName LIKE[cd] '*CAFÉ.MD'",
                 "kMDItemFSName CONTAINS[c] 'note-1' AND kMDItemFSSize < 10",
+                // Decided by extension codes (the glob `mdq '*.png'` makes).
+                "kMDItemFSName LIKE[cd] '*.png'", "kMDItemFSName ENDSWITH[c] '.MD' OR kMDItemFSName LIKE[cd] '*.pdf'",
+                "kMDItemFSName LIKE[cd] '*.txt' AND kMDItemFSName BEGINSWITH[c] 'A'",
             ]
             func differences() throws -> [String] {
                 var out: [String] = []
@@ -326,6 +329,15 @@ extension LiveSuites {
                 }.count
             }
             #expect(planned >= texts.count - 2, "\(planned) of \(texts.count) searches used the lists")
+            let decided = daemon.engine.state.withLock { s in
+                texts.filter { text in
+                    guard let grams = s.index.nameGrams, let predicate = try? MetadataPredicate(text),
+                        let plan = NameGramPlan(CompiledPredicate(predicate), grams: grams, slots: s.index.slotCount)
+                    else { return false }
+                    return plan.candidates(grams).extensions != nil
+                }.count
+            }
+            #expect(decided >= 2, "\(decided) searches decided by extension codes")
         }
 
         /// A paths answer comes in parts, one per slice scanned, and the

@@ -23,7 +23,7 @@ struct NameGramsTests {
             return false
         }
         var scan = IndexScan(index: index, predicate: compiled)
-        scan.candidates = ScanCandidates(ids: plan.candidates(grams), covered: grams.covered)
+        scan.candidates = plan.candidates(grams)
         for threads in [1, 2] {
             scan.threads = threads
             let found = scan.matchingEntries()
@@ -138,11 +138,162 @@ struct NameGramsTests {
         grams.extend(by: index.slotCount, of: index)
         let predicate = try MetadataPredicate("kMDItemFSName CONTAINS[cd] 'zebra min'")
         let plan = try #require(NameGramPlan(CompiledPredicate(predicate), grams: grams, slots: index.slotCount))
-        let candidates = plan.candidates(grams)
+        let candidates = plan.candidates(grams).ids
         #expect(candidates.contains(rare.rawValue))
         #expect(candidates.count < 20, "\(candidates.count) candidates")
         // A literal every name holds is not worth the lists.
         let common = try MetadataPredicate("kMDItemFSName LIKE '*'")
         #expect(NameGramPlan(CompiledPredicate(common), grams: grams, slots: index.slotCount) == nil)
+    }
+
+    // MARK: Extension codes
+
+    /// Names at the edges of what an extension code records: case,
+    /// diacritics precomposed and decomposed, non-ASCII stems, folding that
+    /// makes ASCII of other letters (ß, K), a prepended mark right before
+    /// the dot (the dot then starts no character), dots at either end,
+    /// extensions of 16 and 17 bytes, CR and LF, bytes that are not UTF-8.
+    static let extensionNames: [[UInt8]] =
+        [
+            "a.png", "B.PNG", "c.Png", ".png", ".PNG", "png", "a.", "a..png", "a.png.txt", "a.txt.png", "x.p\u{F1}g",
+            "x.pn\u{303}g", "x.png\u{301}", "x.PNG\u{301}", "\u{5199}\u{771F}.png", "\u{5199}\u{771F}.PNG",
+            "\u{600}.png", "a\u{600}.png", "r\u{E9}sum\u{E9}.pdf", "e\u{301}.png", "a.abcdefghijklmnop",
+            "a.abcdefghijklmnopq", "A.ABCDEFGHIJKLMNOP", "a.p\rng", "a\r.png", "a\n.png", "a.pdf", "\u{130}.png",
+            "a.\u{212A}", "a.k", "a.K", "a.ss", "a.\u{DF}", "a.SS", "a.\u{1F642}", "\u{1F642}.png",
+            "a\u{200D}.png", "a.p", "a.P", "A.Txt", "a.tar.gz", "a.TAR.GZ",
+        ].map { Array($0.utf8) } + [
+            [0xFF, 0x2E, 0x70, 0x6E, 0x67], [0x61, 0x2E, 0x70, 0xFF, 0x67], [0xC3, 0x2E, 0x70, 0x6E, 0x67],
+        ]
+
+    static let extensionLiterals = [
+        "png", "PNG", "Png", "p\u{F1}g", "pn\u{303}g", "pdf", "txt", "ss", "\u{DF}", "k", "\u{212A}", "p",
+        "abcdefghijklmnop", "abcdefghijklmnopq", "ABCDEFGHIJKLMNOP", "gz", "tar.gz", "", "\u{1F642}", "zzz",
+    ]
+
+    /// Suffix tests in every form and option set, alone, in AND and OR,
+    /// against those names (three copies each, in three folders).
+    static func extensionPredicates() -> [MetadataPredicate] {
+        var out: [MetadataPredicate] = []
+        for literal in extensionLiterals {
+            for options in ["", "[c]", "[d]", "[cd]", "[cdw]"] {
+                out.append(try! MetadataPredicate("kMDItemFSName LIKE\(options) '*.\(literal)'"))
+                guard options != "[cdw]" else { continue }  // [w] is for ==, != and LIKE
+                out.append(try! MetadataPredicate("kMDItemFSName ENDSWITH\(options) '.\(literal)'"))
+            }
+            out.append(try! MetadataPredicate("kMDItemFSName LIKE[cd] '*.\(literal)' AND kMDItemFSSize > 3"))
+            out.append(try! MetadataPredicate("kMDItemFSName LIKE[cd] '*.\(literal)' AND kMDItemFSName BEGINSWITH 'a'"))
+            out.append(try! MetadataPredicate("kMDItemFSName LIKE[c] '*.\(literal)' OR kMDItemFSName LIKE[c] '*.pdf'"))
+            out.append(
+                try! MetadataPredicate("kMDItemFSName LIKE[cd] '*.\(literal)' OR kMDItemFSName ENDSWITH[c] '.txt'"))
+            out.append(
+                try! MetadataPredicate(
+                    "(kMDItemFSName LIKE[cd] '*.\(literal)' OR kMDItemFSName LIKE[cd] '*.p') AND kMDItemFSSize < 5"))
+            out.append(try! MetadataPredicate("kMDItemFSName LIKE[cd] '*.\(literal)' OR kMDItemFSName CONTAINS 'a'"))
+        }
+        return out
+    }
+
+    /// Inserts the names in three folders; `unsure: false` leaves out those
+    /// whose dot starts no character (a prepended mark, U+0600, before it).
+    static func insertExtensionNames(
+        into index: FileIndex, random: inout SeededGenerator, unsure: Bool = true
+    ) -> [EntryID] {
+        var inserted: [EntryID] = []
+        let prepended = Array("\u{600}".utf8)
+        for folderNumber in 0..<3 {
+            let folder = index.insert(
+                name: Array("ext-\(folderNumber)".utf8), in: index.roots[0], metadata: EntryMetadata(kind: .folder))
+            for name in extensionNames where unsure || name.firstRange(of: prepended) == nil {
+                inserted.append(
+                    index.insert(
+                        name: name, in: folder,
+                        metadata: EntryMetadata(kind: .file, size: UInt64(Int.random(in: 0..<8, using: &random)))))
+            }
+        }
+        return inserted
+    }
+
+    /// A suffix test the extension codes decide gives the whole scan's
+    /// answer, with the codes partly and wholly built, and the codes are
+    /// used: `[cd]` and `[c]` tests decide most entries without a name read.
+    /// Without unsure extensions, a single code is compared sixteen at a
+    /// time.
+    @Test(arguments: [true, false])
+    func extensionCodesDecideSuffixTestsExactly(unsure: Bool) {
+        let index = IndexScanTests.makeIndex(entries: 2000 + (unsure ? 0 : 7), seed: 11)
+        var random = SeededGenerator(seed: 11)
+        _ = Self.insertExtensionNames(into: index, random: &random, unsure: unsure)
+        let grams = NameGrams(expectedEntries: index.count)
+        index.nameGrams = grams
+        let predicates = Self.extensionPredicates()
+        grams.extend(by: index.slotCount / 2, of: index)
+        for predicate in predicates { Self.check(index, predicate, "half") }
+        grams.extend(by: index.slotCount, of: index)
+        var decided = 0
+        for predicate in predicates {
+            Self.check(index, predicate, "complete")
+            let compiled = CompiledPredicate(predicate)
+            if let plan = NameGramPlan(compiled, grams: grams, slots: .max), plan.candidates(grams).extensions != nil {
+                decided += 1
+            }
+        }
+        #expect(decided > predicates.count / 3, "\(decided) of \(predicates.count) decided by extension codes")
+        // The glob `mdq '*.png'` makes is decided, its names unread.
+        let glob = CompiledPredicate(try! MetadataPredicate.nameMatching(Array("*.png".utf8)))
+        let plan = NameGramPlan(glob, grams: grams, slots: index.slotCount)
+        #expect(plan.map { $0.candidates(grams).extensions?.entries ?? 0 } ?? 0 >= 3 * 10)
+        #expect((plan?.candidates(grams).extensions?.set.single != nil) == !unsure)
+    }
+
+    /// Renames that change an extension, removals and reused slots keep the
+    /// codes exact.
+    @Test(arguments: [12, 13] as [UInt64])
+    func extensionCodesFollowChanges(seed: UInt64) {
+        let index = IndexScanTests.makeIndex(entries: 1500, seed: seed)
+        var random = SeededGenerator(seed: seed)
+        var entries = Self.insertExtensionNames(into: index, random: &random)
+        let grams = NameGrams(expectedEntries: index.count)
+        index.nameGrams = grams
+        grams.extend(by: index.slotCount, of: index)
+        let predicates = Self.extensionPredicates().filter { _ in Int.random(in: 0..<3, using: &random) == 0 }
+        for round in 0..<5 {
+            for _ in 0..<60 {
+                let id = entries.randomElement(using: &random)!
+                guard index.contains(id), let parent = index.parent(of: id) else { continue }
+                let name =
+                    Array("\(Int.random(in: 0..<1000, using: &random))".utf8)
+                    + Self.extensionNames.randomElement(using: &random)!
+                guard index.child(named: name, in: parent) == nil else { continue }
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: index.move(id, to: parent, name: name)
+                case 1: _ = index.remove(id)
+                default:
+                    entries.append(index.insert(name: name, in: parent, metadata: EntryMetadata(kind: .file, size: 4)))
+                }
+            }
+            grams.extend(by: index.slotCount, of: index)
+            for predicate in predicates { Self.check(index, predicate, "round \(round)") }
+        }
+    }
+
+    /// More distinct extensions than the table holds: the ones past it are
+    /// unsure, tested by name, and answers stay exact.
+    @Test func extensionsPastTheTableAreTestedByName() throws {
+        let index = IndexScanTests.makeIndex(entries: 100, seed: 14)
+        let folder = index.insert(name: Array("many".utf8), in: index.roots[0], metadata: EntryMetadata(kind: .folder))
+        for i in 0..<33_000 {
+            _ = index.insert(name: Array("f.e\(i)".utf8), in: folder, metadata: EntryMetadata(kind: .file))
+        }
+        let grams = NameGrams(expectedEntries: index.count)
+        index.nameGrams = grams
+        grams.extend(by: index.slotCount, of: index)
+        for text in ["*.e5", "*.E32999", "*.e3299", "*.png"] {
+            let predicate = try MetadataPredicate.nameMatching(Array(text.utf8))
+            let compiled = CompiledPredicate(predicate)
+            var whole = IndexScan(index: index, predicate: compiled)
+            whole.threads = 1
+            #expect(whole.matchCount() == (text == "*.png" ? 0 : 1))
+            Self.check(index, predicate, text)
+        }
     }
 }
