@@ -15,11 +15,10 @@ command -v hyperfine >/dev/null && command -v fdfind >/dev/null || {
 if [ ! -d "$corpus" ]; then
     python3 "$here/make-tree.py" "$corpus" --files "$files" --container
 fi
-(cd "$top" && swift build -c release --static-swift-stdlib --product mdq >/dev/null)
-(cd "$top" && swift build -c release --static-swift-stdlib --product mdq-full >/dev/null)
+stage=$("$top/Scripts/build-release")  # what Scripts/install installs
 (cd "$here" && swift build -c release --static-swift-stdlib --product mdq-gather >/dev/null)
 corpus=$(cd "$corpus" && pwd -P)  # find does not follow a symlinked root
-mdq="$top/.build/release/mdq"
+mdq="$stage/mdq"
 gather="$here/.build/release/mdq-gather"
 find "$corpus" >/dev/null  # warm the cache
 

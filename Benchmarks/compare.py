@@ -101,11 +101,12 @@ def main():
     print(f"about {minutes:.0f} minutes (plus corpus generation); results go to {options.out}", file=sys.stderr)
 
     print("building mdq and the instruments (release) ...", file=sys.stderr)
-    run(f"cd {TOP} && swift build -c release --static-swift-stdlib --product mdq")
-    run(f"cd {TOP} && swift build -c release --static-swift-stdlib --product mdq-full")
+    # What Scripts/install installs (Scripts/build-release stages it).
+    stage = subprocess.run([os.path.join(TOP, "Scripts/build-release")], check=True, capture_output=True,
+                           text=True).stdout.strip()
     for product in ["mdq-gather", "mdq-live"]:
         run(f"cd {HERE} && swift build -c release --static-swift-stdlib --product {product}")
-    mdq = os.path.join(TOP, ".build/release/mdq")
+    mdq = os.path.join(stage, "mdq")
     gather = os.path.join(HERE, ".build/release/mdq-gather")
     live = os.path.join(HERE, ".build/release/mdq-live")
     state = tempfile.mkdtemp(prefix="mdq-compare-")

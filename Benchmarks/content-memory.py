@@ -13,8 +13,8 @@ per file. Imported values and text live in the store (SQLite, on disk); the
 name index is the same in both runs, so the difference is what importing
 keeps in memory (SQLite's page cache and the indexer's queues).
 
-Needs mdq and mdq-import-worker built in release mode (swift build -c release
---static-swift-stdlib, as Scripts/install builds them); $MDQ_BINARY names
+Needs the release programs Scripts/build-release stages in
+.build/mdq-release (what Scripts/install installs); $MDQ_BINARY names
 another mdq.
 """
 import argparse
@@ -28,7 +28,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-MDQ = os.environ.get("MDQ_BINARY", os.path.join(TOP, ".build/release/mdq"))
+MDQ = os.environ.get("MDQ_BINARY", os.path.join(TOP, ".build/mdq-release/mdq"))
 
 
 def status(env):

@@ -24,8 +24,10 @@ Benchmarks/make-tree.py --files 1000000 --container DIR) and measures:
 - the daemon's resident bytes per indexed entry with every folder watched,
   its CPU while idle, and that clients add no watches.
 
-Needs mdq and the instruments built in release mode (compare.sh builds them;
-or `swift build -c release` here and at the top), hyperfine, plocate and
+Needs the release programs Scripts/build-release stages in
+.build/mdq-release (what Scripts/install installs; $MDQ_BUILD names another
+folder holding mdq and mdq-full), mdq-gather (`swift build -c release` here),
+hyperfine, plocate and
 watchman (compare.sh installs them). Takes about 3 minutes for a million
 files, most of it plocate's and watchman's own indexing.
 """
@@ -43,7 +45,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-MDQ = os.path.join(os.environ.get("MDQ_BUILD", os.path.join(TOP, ".build/release")), "mdq")
+MDQ = os.path.join(os.environ.get("MDQ_BUILD", os.path.join(TOP, ".build/mdq-release")), "mdq")
 GATHER = os.path.join(HERE, ".build/release/mdq-gather")
 
 
