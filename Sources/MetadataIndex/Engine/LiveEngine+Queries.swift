@@ -114,9 +114,9 @@ extension LiveEngine {
                     scan.limit = budget
                     scan.slots = cursor..<end
                     if let grams = s.index.nameGrams, grams.covered > 0 {
-                        // Looked up again only when the index changed since
-                        // the last slice.
-                        let key = [s.index.generation, grams.covered]
+                        // Looked up again only when the index or the lists
+                        // changed since the last slice.
+                        let key = [s.index.generation, grams.covered, grams.epoch]
                         if candidates?.key != key {
                             let plan = NameGramPlan(compiled, grams: grams, slots: s.index.slotCount)
                             candidates = (

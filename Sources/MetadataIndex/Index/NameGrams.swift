@@ -73,6 +73,9 @@ final class NameGrams {
     private(set) var covered = 0
     /// Whether the last `extend` reached the end of the slots.
     private(set) var isComplete = false
+    /// How many times the lists were dropped (`reset()`): what was looked
+    /// up before (extension codes, which are numbered again) is stale.
+    private(set) var epoch = 0
     /// Postings stored, and how many of them belong to names since freed
     /// or renamed.
     private(set) var postings = 0
@@ -133,6 +136,7 @@ final class NameGrams {
     func reset() {
         for i in 0..<bucketCount { lists[i] = List() }
         covered = 0
+        epoch += 1
         isComplete = false
         postings = 0
         stale = 0
@@ -338,6 +342,8 @@ final class NameGrams {
         _ set: ExtensionSet, asciiOnly: Bool, in range: Range<Int>, exact: UnsafeMutablePointer<UInt32>,
         unsure: UnsafeMutablePointer<UInt32>
     ) -> (exact: Int, unsure: Int) {
+        // A chunk wholly past the coverage asks for nothing.
+        guard !range.isEmpty else { return (0, 0) }
         precondition(range.upperBound <= extensionCodes.count, "extension codes read past coverage")
         if let code = set.single, !asciiOnly {
             return (Self.select(code, in: range, of: extensionCodes, into: exact), 0)

@@ -276,6 +276,22 @@ struct NameGramsTests {
         }
     }
 
+    /// An index of several scan chunks with the codes built for part of
+    /// the first: chunks wholly past the coverage are scanned whole (a
+    /// restarted daemon answers while its lists are being built).
+    @Test func chunksPastTheCoverageAreScannedWhole() throws {
+        let index = IndexScanTests.makeIndex(entries: 3 * ChunkScanner.chunkSize, seed: 15)
+        var random = SeededGenerator(seed: 15)
+        _ = Self.insertExtensionNames(into: index, random: &random, unsure: false)
+        let grams = NameGrams(expectedEntries: index.count)
+        index.nameGrams = grams
+        let predicates = ["*.png", "*.txt", "*.PDF"].map { try! MetadataPredicate.nameMatching(Array($0.utf8)) }
+        for covered in [ChunkScanner.chunkSize / 2, ChunkScanner.chunkSize + 3, index.slotCount] {
+            grams.extend(by: covered - grams.covered, of: index)
+            for predicate in predicates { Self.check(index, predicate, "covered \(covered)") }
+        }
+    }
+
     /// More distinct extensions than the table holds: the ones past it are
     /// unsure, tested by name, and answers stay exact.
     @Test func extensionsPastTheTableAreTestedByName() throws {
