@@ -82,6 +82,9 @@ enum Personality {
             }
         }
         if out.contains("--attr") { mdfindLines.store(true, ordering: .relaxed) }
+        // -count prints a number, which -0 does not change (mdq refuses the
+        // pair, since its -0 is about paths).
+        if out.contains("--count") { out.removeAll { $0 == "-0" } }
         // Everything indexed, as mdfind searches the whole Spotlight index,
         // unless -onlyin narrows it.
         out += onlyIn.isEmpty ? ["-a"] : onlyIn.flatMap { ["--onlyin", $0] }
@@ -92,10 +95,15 @@ enum Personality {
         guard !words.isEmpty else { refuse("mdfind: no query given (mdfind -help)") }
         let query = words.joined(separator: " ")
         // Apple's syntax for attribute queries; words stay words (names and
-        // text), unless -literal says the query is an attribute query.
-        if literal || CommandLineQuery.looksLikePredicate(Array(query.utf8)) {
-            return out + ["--spotlight", "--", query]
+        // text). -literal takes the query as an attribute query as written,
+        // so words are refused, as Spotlight cannot make a query of them.
+        let isQuery = CommandLineQuery.looksLikePredicate(Array(query.utf8))
+        if literal && !isQuery {
+            refuse(
+                "mdfind: -literal takes an attribute query, such as kMDItemFSName == \"*\(query)*\"cd; "
+                    + "'\(query)' is words (leave out -literal to search them)")
         }
+        if isQuery { return out + ["--spotlight", "--", query] }
         return out + ["--", query]
     }
 
@@ -135,10 +143,11 @@ enum Personality {
                 refuse("mdls: unknown option \(argument)")
             }
         }
-        if marker != nil && !raw { refuse("mdls: -nullMarker goes with -raw") }
         guard !files.isEmpty else { refuse("usage: mdls [-name KEY]... [-raw [-nullMarker TEXT]] FILE...") }
         if raw { out.append("--raw") }
-        if let marker { out += ["--null-marker", marker] }
+        // The marker is for -raw output only; without -raw mdls accepts it
+        // and prints (null), as here.
+        if let marker, raw { out += ["--null-marker", marker] }
         return out + ["--"] + files
     }
 

@@ -10,7 +10,7 @@ import Testing
 struct PersonalityTests {
     /// A folder holding `mdfind` and `mdls` links to the built mdq, and a tree.
     static let setup = TemporaryDirectory.Shared { temp in
-        for name in ["mdfind", "mdls"] {
+        for name in ["mdfind", "mdls", "mdq"] {
             _ = symlink(MDQCommandTests.binary, temp.path.appending(name).string)
         }
         try temp.file("tree/Report 2024.PDF", contents: String(repeating: "p", count: 120))
@@ -41,6 +41,8 @@ struct PersonalityTests {
                 separator: "\n") + "\n")
         #expect(try run("mdfind", ["-count", "-onlyin", tree, "-name", "report"]).stdoutText == "2\n")
         #expect(try run("mdfind", ["-0", "-onlyin", tree, "-name", "notes"]).stdoutText == "\(tree)/notes.txt\0")
+        // -0 is about paths: with -count it changes nothing.
+        #expect(try run("mdfind", ["-0", "-count", "-onlyin", tree, "-name", "report"]).stdoutText == "2\n")
         #expect(
             try run("mdfind", ["-onlyin", tree, "-attr", "kMDItemFSSize", "-attr", "kMDItemKind", "-name", "2024"])
                 .stdoutText == "\(pdf)   kMDItemFSSize = 120   kMDItemKind = \"PDF document\"\n")
@@ -56,6 +58,8 @@ struct PersonalityTests {
             (["-interpret", "pdf"], "-interpret"), (["-reprint", "-live", "x"], "-reprint"), (["-s", "Recent"], "-s"),
             (["-bogus", "x"], "-bogus"), (["-onlyin"], "-onlyin needs a value"), ([] as [String], "no query"),
             (["-name", "a", "b"], "-name takes no query"),
+            // -literal is a query as written: words are not one.
+            (["-literal", "-onlyin", "/", "report"], "-literal takes an attribute query"),
         ] as [([String], String)])
     func mdfindRefusesWhatItCannotDo(arguments: [String], message: String) throws {
         let output = try run("mdfind", arguments)
@@ -84,16 +88,26 @@ struct PersonalityTests {
         #expect(
             try run("mdls", ["-name", "kMDItemFSSize", "-name", "kMDItemKind", "-name", "kMDItemNope", file]).stdoutText
                 == "kMDItemFSSize = 1\nkMDItemKind   = \"Plain Text Document\"\nkMDItemNope   = (null)\n")
+        // Values separated by NUL, none after the last: `$(mdls -raw …)`
+        // reads one value without a warning from the shell.
         #expect(
             try run("mdls", ["-raw", "-name", "kMDItemFSName", "-name", "kMDItemTitle", file]).stdoutText
-                == "notes.txt\0(null)\0")
+                == "notes.txt\0(null)")
+        #expect(try run("mdls", ["-raw", "-nullMarker", "-", "-name", "kMDItemTitle", file]).stdoutText == "-")
         #expect(
-            try run("mdls", ["-raw", "-nullMarker", "-", "-name", "kMDItemTitle", file]).stdoutText == "-\0")
+            try run("mdls", ["-raw", "-name", "kMDItemFSName", file, "\(tree)/Report 2024.PDF"]).stdoutText
+                == "notes.txt\0Report 2024.PDF")
+        // The marker is for -raw: without it, accepted and unused.
+        #expect(
+            try run("mdls", ["-nullMarker", "x", "-name", "kMDItemTitle", file]).stdoutText == "kMDItemTitle = (null)\n"
+        )
         let all = try run("mdls", [file]).stdoutText
         #expect(all.contains("kMDItemFSName") && all.contains("= \"notes.txt\""))
+        // Spotlight's keys only: not MetadataQuery's NSMetadata keys.
+        #expect(!all.contains("NSMetadata") && !all.contains("kMDQ"), "\(all)")
+        #expect(try run("mdq", ["ls", file]).stdoutText.contains("NSMetadataItemIsUbiquitousKey"))
         for (arguments, message) in [
-            (["-plist", "x", file], "-plist"), (["-nullMarker", "x", file], "-nullMarker goes with -raw"),
-            (["-name"], "-name needs"), (["-zzz", file], "-zzz"),
+            (["-plist", "x", file], "-plist"), (["-name"], "-name needs"), (["-zzz", file], "-zzz"),
         ] {
             let output = try run("mdls", arguments)
             #expect(output.status == 2 && output.stderrText.contains(message), "\(arguments): \(output.stderrText)")

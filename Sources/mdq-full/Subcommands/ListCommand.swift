@@ -31,7 +31,7 @@ struct ListCommand: ParsableCommand {
 
     @Flag(
         name: .long,
-        help: "Print only the values, each followed by NUL (no keys, no alignment, strings unquoted), as mdls -raw.")
+        help: "Print only the values, separated by NUL (no keys, no alignment, strings unquoted), as mdls -raw.")
     var raw = false
 
     @Option(
@@ -84,6 +84,9 @@ struct ListCommand: ParsableCommand {
         }
         var failed = false
         var out: [UInt8] = []
+        // --raw values are separated by NUL, not ended by one (as mdls -raw:
+        // `w=$(mdls -raw -name kMDItemPixelWidth f)` reads one value).
+        var firstRawValue = true
         for (i, path) in paths.enumerated() {
             var item: MetadataItem
             do {
@@ -97,7 +100,12 @@ struct ListCommand: ParsableCommand {
                 failed = true
                 continue
             }
-            let keys = names.isEmpty ? item.attributes.sorted() : names.map(Self.canonicalKey)
+            var keys = names.isEmpty ? item.attributes.sorted() : names.map(Self.canonicalKey)
+            if names.isEmpty && Personality.mdlsKeys.load(ordering: .relaxed) {
+                // mdls lists Spotlight's kMDItem keys: not the NSMetadata
+                // item keys of MetadataQuery, nor mdq's own.
+                keys.removeAll { $0.hasPrefix("NSMetadata") || $0.hasPrefix("kMDQ") }
+            }
             // Listing everything, the text is shown in part (mdls does not
             // show it at all); asked for by name, whole.
             if names.isEmpty, case .text(let bytes)? = item.importedValues?[.textContent], bytes.count > 300 {
@@ -108,6 +116,8 @@ struct ListCommand: ParsableCommand {
                 appendJSON(item, keys: keys, to: &out)
             } else if raw {
                 for key in keys {
+                    if !firstRawValue { out.append(0) }
+                    firstRawValue = false
                     if case .text(let bytes)? = AttributeText.value(of: item, key) {
                         // Strings unquoted, as mdls -raw prints them (what
                         // scripts read: `mdls -raw -name kMDItemContentType`).
@@ -117,7 +127,6 @@ struct ListCommand: ParsableCommand {
                     } else {
                         out += Array((nullMarker ?? "(null)").utf8)
                     }
-                    out.append(0)
                 }
             } else {
                 if paths.count > 1 {
