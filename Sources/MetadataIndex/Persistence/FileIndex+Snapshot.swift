@@ -348,6 +348,28 @@ extension FileIndex {
         }
         guard live == count else { return "count \(count), \(live) live entries" }
         for id in rootPaths.keys where id >= slots || !bits(id).isRoot { return "root table names \(id)" }
+        // The links are checked read-only now, the tree on one thread and
+        // the hash chains and free slots on another (a restart answers
+        // once they pass; they are most of the load).
+        var problems: [String?] = [nil, nil]
+        let shared = SharedIndex(index: self)
+        let liveCount = live
+        problems.withUnsafeMutableBufferPointer { results in
+            let out = SharedResults(pointer: results.baseAddress!)
+            WorkerThreads.run(count: 2, name: "mdq-snapshot-check") { worker in
+                out.pointer[worker] =
+                    worker == 0
+                    ? shared.index.treeProblem(live: liveCount)
+                    : shared.index.hashProblem(live: liveCount) ?? shared.index.freeProblem(live: liveCount, held: held)
+            }
+        }
+        return problems[0] ?? problems[1]
+    }
+
+    /// Children lists and parent chains: each live non-root entry once
+    /// among its parent's children, every entry reached from a root.
+    private func treeProblem(live: Int) -> String? {
+        let slots = UInt32(slotCount)
         // Children lists: each live non-root entry once, from its parent.
         var seen = [Bool](repeating: false, count: slotCount)
         for parent in 0..<slots where !bits(parent).isFree {
@@ -384,8 +406,13 @@ extension FileIndex {
             }
         }
         guard reached == live else { return "\(live - reached) entries do not reach a root (a cycle of parents)" }
-        // Hash chains: each live entry once, in the bucket of its name.
-        seen = [Bool](repeating: false, count: slotCount)
+        return nil
+    }
+
+    /// Hash chains: each live entry once, in the bucket of its name.
+    private func hashProblem(live: Int) -> String? {
+        let slots = UInt32(slotCount)
+        var seen = [Bool](repeating: false, count: slotCount)
         var hashed = 0
         for bucket in 0...bucketMask {
             var id = buckets[bucket]
@@ -400,8 +427,13 @@ extension FileIndex {
             }
         }
         guard hashed == live else { return "\(live - hashed) entries missing from the hash table" }
-        // Free slots: the free list and the held ids, each free, each once.
-        seen = [Bool](repeating: false, count: slotCount)
+        return nil
+    }
+
+    /// Free slots: the free list and the held ids, each free, each once.
+    private func freeProblem(live: Int, held: [UInt32]) -> String? {
+        let slots = UInt32(slotCount)
+        var seen = [Bool](repeating: false, count: slotCount)
         var id = freeHead
         var freeCount = 0
         while id != Self.none {
@@ -418,6 +450,16 @@ extension FileIndex {
         guard live + freeCount == slotCount else { return "\(slotCount - live - freeCount) slots leak" }
         return nil
     }
+}
+
+/// A loaded index, read (never written) by the check's two threads.
+private struct SharedIndex: @unchecked Sendable {
+    let index: FileIndex
+}
+
+/// Where each check thread writes its one result.
+private struct SharedResults: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<String?>
 }
 
 /// Little-endian bytes for snapshot sections.
