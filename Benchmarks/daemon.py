@@ -85,13 +85,15 @@ def main():
     parser.add_argument("--rare", default="chapter 68.t", help="a name fragment with a handful of matches")
     parser.add_argument("--no-hidden", dest="hidden", action="store_false",
                         help="index and query without hidden entries (default: every entry, as plocate and watchman do)")
+    parser.add_argument("--no-watchman", dest="watchman", action="store_false",
+                        help="leave watchman out (it holds every folder's watch and several GB at 10M entries)")
     a = parser.parse_args()
     # The daemon and watchman each watch every folder, from the same
     # per-user inotify budget: below twice the folders, whichever comes
     # second is refused watches (watchman then answers errors only).
     limit = int(open("/proc/sys/fs/inotify/max_user_watches").read())
     folders = sum(1 for _ in os.walk(a.corpus))
-    if limit < 2 * folders + 10000:
+    if limit < (2 if a.watchman else 1) * folders + 10000:
         print(f"warning: fs.inotify.max_user_watches is {limit}, {folders} folders need about {2 * folders} "
               f"(the daemon's and watchman's); raise it: sysctl fs.inotify.max_user_watches={4 * folders}",
               file=sys.stderr, flush=True)
@@ -136,8 +138,9 @@ def main():
         # plocate's database and a watching watchman, as compare.py makes them.
         db = os.path.join(state, "plocate.db")
         run(f"updatedb -l 0 -U {corpus} -o {db}")
-        run("watchman watch-del-all", check=False)
-        run(f"watchman watch {corpus}")
+        if a.watchman:
+            run("watchman watch-del-all", check=False)
+            run(f"watchman watch {corpus}")
         queries = {}
         for key, expression in [("png", ["match", "*.png", "basename"]),
                                 ("report", ["match", "*report*", "basename", {"includedotfiles": True}])]:
@@ -148,8 +151,9 @@ def main():
         # watch every folder (the inotify watch limit, which the daemon's own
         # watches share): its time would then be an error's, so its column
         # is left out and the reason said.
-        answer = json.loads(run(f"watchman -j < {queries['png']}", check=False) or "{}")
-        watchman_error = answer.get("error") or ("files" not in answer and "no answer") or None
+        answer = json.loads(run(f"watchman -j < {queries['png']}", check=False) or "{}") if a.watchman else {}
+        watchman_error = (answer.get("error") or ("files" not in answer and "no answer") or None) if a.watchman \
+            else "not run (--no-watchman)"
         if watchman_error:
             say(f"watchman left out: {watchman_error.splitlines()[0][:200]}")
         groups = [
