@@ -66,6 +66,8 @@ struct DaemonAnswer {
                 throw MetadataError.daemon(
                     "--exclude globs cannot be answered by the daemon; give exact folder names")
             }
+            Diagnostics.note(
+                "the index daemon answers --exclude with exact folder names, not globs; searching by crawling")
             return false
         }
         // --type is a filter on the items; everything else is said to the daemon.
@@ -93,7 +95,11 @@ struct DaemonAnswer {
             answer = value
         case .failure(let error):
             guard error.code == .daemon, !required else { throw error }
-            if !error.message.hasPrefix(DaemonClient.notCoveredPrefix) {
+            if let gap = DaemonClient.coverageGap(in: error.message) {
+                // An option (or an index still being built) keeps the daemon
+                // from answering a folder it indexes: said once, then crawled.
+                Diagnostics.note("\(gap); searching by crawling")
+            } else if !error.message.hasPrefix(DaemonClient.notCoveredPrefix) {
                 Diagnostics.warn("the index daemon did not answer (\(error.message)); searching by crawling")
             }
             return false

@@ -202,12 +202,30 @@ struct MDQDaemonTests {
                 } else {
                     #expect(lines(answered) == lines(crawled), "\(form) in \(folder)")
                 }
+                // Crawled in a folder the daemon indexes: said once, why.
+                let notes = answered.stderrText.split(separator: "\n").filter { $0.hasPrefix("mdq: note: ") }
+                if folder != elsewhere.string && form.first == "--hidden" {
+                    #expect(
+                        notes == [
+                            "mdq: note: the daemon indexes \(tree) without hidden items (mdq index add --hidden \(tree) adds them); searching by crawling"
+                        ], "\(notes)")
+                } else {
+                    #expect(notes.isEmpty, "\(form) in \(folder): \(notes)")
+                }
             }
         }
+        // An --exclude glob is not the daemon's to answer: said, then crawled.
+        let glob = try daemon.mdq(["--exclude", "p*", "--count", "*"], in: tree)
+        #expect(glob.stderrText.contains("mdq: note: the index daemon answers --exclude with exact folder names"))
+        #expect(glob.stdout == (try daemon.mdq(["--no-daemon", "--exclude", "p*", "--count", "*"], in: tree)).stdout)
         // The daemon did answer inside what it indexes, and only there.
         #expect(try daemon.mdq(["--daemon", "--count", "*"], in: tree + "/src").status == 0)
         let outside = try daemon.mdq(["--daemon", "--count", "*"], in: elsewhere.string)
-        #expect(outside.status == 1 && outside.stderrText.contains("does not index"), "\(outside.stderrText)")
+        #expect(
+            outside.status == 1 && outside.stderrText.contains("does not index \(elsewhere.string)"),
+            "\(outside.stderrText)")
+        let hiddenRequired = try daemon.mdq(["--daemon", "--hidden", "--count", "*"], in: tree)
+        #expect(hiddenRequired.status == 1 && hiddenRequired.stderrText.contains("without hidden items"))
         // Everything indexed is asked for by name, and needs the daemon.
         let everywhere = try daemon.mdq(["-a", "--count", "report*"], in: elsewhere.string)
         #expect(everywhere.stdoutText == "27\n", "\(everywhere.stdoutText) \(everywhere.stderrText)")

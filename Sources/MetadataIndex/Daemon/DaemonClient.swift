@@ -104,6 +104,19 @@ package final class DaemonClient {
     /// Starts the message of a `not-covered` refusal: the caller crawls.
     package static let notCoveredPrefix = "not indexed: "
 
+    /// What the daemon's `not-covered` refusal in `message` says the index
+    /// leaves out of a scope it holds (hidden items, excluded folders, a
+    /// root still being indexed); nil when it does not hold the scope at
+    /// all (then the crawl is simply the way, and needs no word).
+    package static func coverageGap(in message: String) -> String? {
+        guard message.hasPrefix(notCoveredPrefix) else { return nil }
+        let reason = message.dropFirst(notCoveredPrefix.count)
+        guard reason.hasPrefix("the daemon indexes ") || reason.hasPrefix("the daemon is still indexing ") else {
+            return nil
+        }
+        return String(reason)
+    }
+
     /// The daemon's protocol version and process id.
     package func hello() throws(MetadataError) -> (protocolVersion: Int, pid: Int) {
         _ = try send("hello")

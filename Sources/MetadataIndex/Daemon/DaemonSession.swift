@@ -281,7 +281,7 @@ final class DaemonSession: Sendable {
         case .failure(let uncovered):
             throw ProtocolError(
                 code: "not-covered",
-                message: "the daemon does not index \(uncovered.scope.path.string) with these rules")
+                message: uncovered.gap ?? "the daemon does not index \(uncovered.scope.path.string)")
         case .success(let value): answer = value
         }
         if let words, ranked {

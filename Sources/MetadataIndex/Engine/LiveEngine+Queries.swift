@@ -89,7 +89,7 @@ extension LiveEngine {
                     var anchors: [Anchor] = []
                     for scope in scopes {
                         guard let anchor = s.coveringAnchor(for: scope) else {
-                            return .failure(ScopeNotCovered(scope: scope))
+                            return .failure(ScopeNotCovered(scope: scope, gap: s.coverageGap(for: scope)))
                         }
                         anchors.append(anchor)
                     }
@@ -218,6 +218,9 @@ package struct RetainedScope: Sendable {
 /// A scope the live index does not cover.
 package struct ScopeNotCovered: Error, Sendable {
     package var scope: ScopeRequest
+    /// What the index leaves out that the scope asks for, when an indexed
+    /// scope holds its folder (`EngineState.coverageGap(for:)`).
+    package var gap: String?
 }
 
 extension EngineState {
@@ -229,6 +232,32 @@ extension EngineState {
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
             guard root.rules.covers(needed), let entry = entry(at: path, from: id) else { continue }
             return Anchor(entry: entry, path: path, rules: scope.rules)
+        }
+        return nil
+    }
+
+    /// Why an indexed scope holding `scope`'s folder does not answer it
+    /// (`coveringAnchor` gave none): what the scope asks for that the index
+    /// leaves out, or that it is still being gathered. nil when no live
+    /// scope holds the folder at all.
+    func coverageGap(for scope: ScopeRequest) -> String? {
+        let path = scope.path.lexicallyNormalized()
+        for root in roots.values where !root.missing && root.users > 0 && root.lists(path) {
+            let shown = root.path.string
+            if root.gathering { return "the daemon is still indexing \(shown)" }
+            var needed = scope.rules
+            if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
+            if needed.includeHidden && !root.rules.includeHidden {
+                return "the daemon indexes \(shown) without hidden items (mdq index add --hidden \(shown) adds them)"
+            }
+            let excluded = root.rules.excludedFolderNames.subtracting(needed.excludedFolderNames)
+                .union(root.rules.excludedRootChildNames.subtracting(needed.excludedRootChildNames))
+            if let name = excluded.sorted(by: { $0.lexicographicallyPrecedes($1) }).first {
+                return "the daemon indexes \(shown) without the folders named \(String(decoding: name, as: UTF8.self))"
+            }
+            if root.rules.stayOnFileSystem && !needed.stayOnFileSystem {
+                return "the daemon indexes \(shown) without other filesystems mounted inside it"
+            }
         }
         return nil
     }

@@ -2,15 +2,22 @@ import MetadataIndex
 import Synchronization
 import SystemPackage
 
-/// Messages on stderr, one line each, prefixed `mdq:`.
+/// Messages on stderr, one line each, prefixed with the program's name
+/// (`mdq:`, or `mdfind:`/`mdls:` when run by those names).
 enum Diagnostics {
+    /// The name messages start with.
+    static let program: String = {
+        let base = CommandLine.arguments.first?.split(separator: "/").last.map(String.init) ?? "mdq"
+        return base == "mdfind" || base == "mdls" ? base : "mdq"
+    }()
+
     /// Set by `--no-warnings`: warnings are dropped, errors still print.
     static let warningsSilenced = Atomic<Bool>(false)
     /// Whether a status line is on the terminal now.
     private static let statusShown = Atomic<Bool>(false)
 
     static func error(_ message: String) {
-        write("mdq: " + message + "\n")
+        write(program + ": " + message + "\n")
     }
 
     /// A line of the daemon's log: the time, then the message.
@@ -22,7 +29,15 @@ enum Diagnostics {
 
     static func warn(_ message: String) {
         guard !warningsSilenced.load(ordering: .relaxed) else { return }
-        write("mdq: warning: " + message + "\n")
+        write(program + ": warning: " + message + "\n")
+    }
+
+    /// Something the user may want to know that changes no result (why a
+    /// search crawled instead of asking the index daemon); silenced with
+    /// the warnings.
+    static func note(_ message: String) {
+        guard !warningsSilenced.load(ordering: .relaxed) else { return }
+        write(program + ": note: " + message + "\n")
     }
 
     /// Set by `--show-errors`: every crawl warning prints.
