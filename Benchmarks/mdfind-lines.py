@@ -13,7 +13,7 @@ keys (a PDF with a title and an author, a PNG, texts, a zip; tags, origin
 URLs and a comment in user.xdg.* extended attributes; older dates on
 three). No index daemon runs (private, empty MDQ_RUNTIME_DIR and
 MDQ_STATE_DIR), so each search crawls its -onlyin folders, and `mdfind`
-without -onlyin says it needs one. Each command runs once with `bash -c`;
+without -onlyin (everything indexed) says no daemon runs. Each command runs once with `bash -c`;
 the table shows the first line or the count, and the status when not 0.
 """
 import argparse, calendar, os, re, shutil, struct, subprocess, sys, time, zlib
