@@ -123,9 +123,10 @@ struct MDQDaemonTests {
         }
         // Stricter rules than the index's: crawled, not answered from it.
         let hidden = try daemon.mdq(["--daemon", "--hidden", "*.png", tree])
-        #expect(hidden.status == 1 && hidden.stderrText.contains("does not index"), "\(hidden.stderrText)")
+        #expect(hidden.status == 1 && hidden.stderrText.contains("without hidden items"), "\(hidden.stderrText)")
         let fallback = try daemon.mdq(["--hidden", "*.png", tree])
         #expect(fallback.status == 0 && fallback.stdoutText.contains("secret.png"))
+        #expect(fallback.stderrText.contains("note: the daemon indexes \(tree) without hidden items"))
         // A file created is found by the next query.
         try temp.file("tree/docs/fresh-report.txt")
         let deadline = Date(timeIntervalSinceNow: 10)

@@ -107,10 +107,13 @@ public final class IndexDaemon: Sendable {
         let engine: LiveEngine
         var written: Timestamp?
         do {
+            let started = ContinuousClock.now
             let restored = try LiveEngine.restoring(from: paths.snapshot, crawlThreads: crawlThreads)
             engine = restored.engine
             written = restored.written
-            log("restored the index from \(paths.snapshot.string)")
+            let seconds = String(format: "%.2f", Self.seconds(ContinuousClock.now - started))
+            let entries = engine.state.withLock { $0.index.count }
+            log("restored the index (\(entries) entries) from \(paths.snapshot.string) in \(seconds) s")
         } catch {
             if error.underlying != .noSuchFileOrDirectory { log("warning: \(error.description); crawling the scopes") }
             engine = try LiveEngine(crawlThreads: crawlThreads)

@@ -83,9 +83,16 @@ extension LiveEngine {
             if budget.shouldStop() {
                 throw budget.error ?? .tooExpensive("the query was cancelled")
             }
-            let started = ContinuousClock.now
+            // How long this slice held the lock: the time waited for the
+            // turn and the lock (another client's slice, the trigram
+            // builder's) is not this slice's cost, and counting it would
+            // shrink the slices of a query that waits behind others until
+            // it crawls along a few slots at a time.
+            var held = Duration.zero
             let step = sliceTurns.withTurn {
                 state.withLock { s -> Result<Bool, ScopeNotCovered> in
+                    let started = ContinuousClock.now
+                    defer { held = ContinuousClock.now - started }
                     var anchors: [Anchor] = []
                     for scope in scopes {
                         guard let anchor = s.coveringAnchor(for: scope) else {
@@ -166,10 +173,9 @@ extension LiveEngine {
                 if finished { return .success(answer) }
             }
             progress?(cursor, slots)
-            let elapsed = ContinuousClock.now - started
-            if elapsed > .milliseconds(20) {
+            if held > .milliseconds(20) {
                 sliceLength = max(16, sliceLength / 2)
-            } else if elapsed < .milliseconds(5) {
+            } else if held < .milliseconds(5) {
                 sliceLength = min(whole, sliceLength * 2)
             }
         }

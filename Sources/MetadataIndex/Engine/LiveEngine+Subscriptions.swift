@@ -93,9 +93,13 @@ extension LiveEngine {
         // would be missed by a set looked up before them.
         var conflicts = ConflictCache()
         while true {
-            let started = ContinuousClock.now
+            // Sized by how long a slice holds the lock, not by the wait
+            // for its turn (as `answer` does).
+            var held = Duration.zero
             let done = sliceTurns.withTurn {
                 state.withLock { s -> Bool in
+                    let started = ContinuousClock.now
+                    defer { held = ContinuousClock.now - started }
                     guard s.subscriptions[mailbox.id] === record, let cursor = record.scanCursor else { return true }
                     let end = min(s.index.slotCount, cursor + sliceLength)
                     var scan = IndexScan(index: s.index, predicate: compiled)
@@ -133,11 +137,13 @@ extension LiveEngine {
                 }
             }
             if done { break }
+            // A test's slowed slice counts as a slow slice.
+            let hooked = ContinuousClock.now
             sliceHook.withLock { $0 }?()
-            let elapsed = ContinuousClock.now - started
-            if elapsed > .milliseconds(20) {
+            held += ContinuousClock.now - hooked
+            if held > .milliseconds(20) {
                 sliceLength = max(16, sliceLength / 2)
-            } else if elapsed < .milliseconds(5) {
+            } else if held < .milliseconds(5) {
                 sliceLength = min(whole, sliceLength * 2)
             }
         }
