@@ -132,6 +132,10 @@ extension LiveSuites {
             try Self.atomicSave(tree.appending("doc-1.txt"), "Invoice, saved atomically")
             try Self.atomicSave(tree.appending("doc-4.txt"), "no longer")
             #expect(converged())
+            // Every import of those edits landed (an edit in place can be
+            // read twice, once half written: the results converge on the
+            // first reading that matches, the count on the last).
+            #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
             let importedBefore = daemon.content!.importedCount
             #expect(rename(tree.appending("doc-8.txt").string, tree.appending("renamed.txt").string) == 0)
             #expect(unlink(tree.appending("doc-12.txt").string) == 0)
