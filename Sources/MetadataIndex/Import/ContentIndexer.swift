@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 package import SystemPackage
 
 /// Keeps a live engine's files imported: what the importers read from
@@ -41,6 +42,9 @@ package final class ContentIndexer: Sendable {
     /// The indexed scope folders and whether each imports, deepest first.
     private let scopes = Locked<[(path: [UInt8], imports: Bool)]>([])
     private let queue = ConditionLocked(Queue())
+    /// Saves a batch's imports while the next is imported; drained
+    /// (`sync`) before anything else touches the store.
+    private let storing = DispatchQueue(label: "mdq-content-store")
 
     private struct Item {
         var key: ImportStore.FileKey
@@ -286,6 +290,9 @@ package final class ContentIndexer: Sendable {
                 q.importing += taken.count
                 return .imports(taken)
             }
+            // Everything but the next batch's imports waits for the last
+            // batch to be stored (removals, reconciling and checks see it).
+            if case .imports? = work {} else { storing.sync {} }
             switch work {
             case .stop?:
                 queue.mutateAndBroadcast { _ in }
@@ -307,6 +314,7 @@ package final class ContentIndexer: Sendable {
                 // Caught up: fold the log into the store, and give back
                 // the heap the catching up used (its queues, the reports).
                 if queue.withLock({ $0.due.isEmpty && $0.removed.isEmpty }) {
+                    storing.sync {}
                     store.checkpoint()
                     if ProcessMemory.releaseFreePages(after: imported, threshold: 10_000) { imported = 0 }
                 }
@@ -363,11 +371,15 @@ package final class ContentIndexer: Sendable {
         var reports = [ImportReport?](repeating: nil, count: facts.count)
         reports.withUnsafeMutableBufferPointer { buffer in
             let out = UnsafeSendable(buffer)
-            DispatchQueue.concurrentPerform(iterations: min(pool.configuration.workers, facts.count)) { lane in
-                var i = lane
-                while i < facts.count {
+            // Each lane takes the next file when it is free (a PDF can take
+            // a hundred times a text file's time: lanes given fixed shares
+            // left one worker idle at the end of most batches).
+            let next = Atomic<Int>(0)
+            DispatchQueue.concurrentPerform(iterations: min(pool.configuration.workers, facts.count)) { _ in
+                while true {
+                    let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                    guard i < facts.count else { return }
                     out.value[i] = pool.importFile(at: FilePath.fromBytes(facts[i].path))
-                    i += pool.configuration.workers
                 }
             }
         }
@@ -387,20 +399,28 @@ package final class ContentIndexer: Sendable {
             landed.append((fact.key, fact.stamp, report))
             ids.append(fact.id)
         }
-        do {
-            try store.save(landed)
-        } catch {
-            log("warning: \(error.description)")
-            ids = []
+        // Stored while the next batch is imported: the workers need not
+        // wait for SQLite and the compression of the text (one batch in
+        // the writer at most, so memory stays one batch's reports).
+        let imported = facts.count
+        storing.sync {}
+        storing.async { [self, ids, landed, retry] in
+            var ids = ids
+            do throws(MetadataError) {
+                try store.save(landed)
+            } catch {
+                log("warning: \(error.description)")
+                ids = []
+            }
+            queue.mutateAndBroadcast { q in
+                q.importing -= imported
+                q.imported += ids.count
+                let later = ContinuousClock.now + configuration.retry
+                for (id, key) in retry where q.due[id] == nil { q.due[id] = Item(key: key, due: later) }
+                q.queued &+= 1
+            }
+            if !ids.isEmpty { engine.importsLanded(ids) }
         }
-        queue.mutateAndBroadcast { q in
-            q.importing -= facts.count
-            q.imported += ids.count
-            let later = ContinuousClock.now + configuration.retry
-            for (id, key) in retry where q.due[id] == nil { q.due[id] = Item(key: key, due: later) }
-            q.queued &+= 1
-        }
-        if !ids.isEmpty { engine.importsLanded(ids) }
     }
 
     /// Queues every indexed file whose import is missing or stale; drops

@@ -801,7 +801,7 @@ struct IndexSubject: PredicateSubject {
     }
 
     func decidedTextWords(_ matcher: NameMatcher) -> Bool? {
-        guard let acceleration = context?.acceleration, let files = acceleration.decided[matcher],
+        guard let context, let acceleration = context.acceleration, let files = context.decidedFiles(matcher),
             let key = index.fileKey(of: EntryID(id)), !acceleration.nonASCII.contains(key)
         else { return nil }
         return files.contains(key)
@@ -841,6 +841,20 @@ struct IndexSubject: PredicateSubject {
         /// are tested in id order, siblings mostly together.
         private var lastParent: UInt32?
         private var lastUbiquity: MetadataItem.Ubiquity?
+        /// The word test last asked about and the files the full-text
+        /// index decided for it: a scan asks for every entry, and hashing
+        /// the matcher (its literals, byte by byte) each time cost more
+        /// than the rest of the test.
+        private var lastWords: (matcher: NameMatcher, files: Set<ImportStore.FileKey>?)?
+
+        /// The files the full-text index decides `matcher` for, nil when it
+        /// does not decide it.
+        func decidedFiles(_ matcher: NameMatcher) -> Set<ImportStore.FileKey>? {
+            if let lastWords, lastWords.matcher == matcher { return lastWords.files }
+            let files = acceleration?.decided[matcher]
+            lastWords = (matcher, files)
+            return files
+        }
 
         init(
             ubiquity: UbiquityContext?, content: ContentIndexer? = nil, wantsText: Bool = false,
