@@ -109,16 +109,33 @@ struct IndexSnapshotTests {
     /// Bytes with a valid checksum but broken links (a bug, or a file
     /// written by hand) are refused by the structural check.
     @Test func structurallyBrokenSnapshotsAreRefused() throws {
-        for damage in 0..<4 {
+        for damage in 0..<7 {
             let (copy, _) = try Self.sampleIndex()
             let victim = copy.children(of: copy.roots[0])[0].rawValue
             switch damage {
             case 0: copy.parentColumn[victim] = victim  // its own parent
             case 1: copy.nameOffsetColumn[victim] = UInt32.max - 10  // name outside the arena
             case 2: copy.nextSiblingColumn[victim] = victim  // a sibling cycle
+            case 3: copy.hashNextColumn[victim] = victim  // a hash chain cycle
+            case 4: copy.unlinkFromHash(victim)  // missing from the hash table
+            case 5:
+                // Its chain moved to the next bucket: every link sound, the
+                // buckets wrong (a lookup of its name would miss it).
+                let bucket =
+                    Int(
+                        truncatingIfNeeded: NameBytes.hash(
+                            parent: copy.parentColumn[victim], name: copy.nameBytes(victim)))
+                    & copy.bucketMask
+                let other = (bucket + 1) & copy.bucketMask
+                (copy.buckets[bucket], copy.buckets[other]) = (copy.buckets[other], copy.buckets[bucket])
             default: copy.hashNextColumn[victim] = 5_000_000  // out of range
             }
-            #expect(throws: IndexSnapshot.Refusal.self) { try IndexSnapshot.load(try Self.bytes(of: copy)) }
+            let refusal = #expect(throws: IndexSnapshot.Refusal.self, "damage \(damage)") {
+                try IndexSnapshot.load(try Self.bytes(of: copy))
+            }
+            if (3...5).contains(damage) {
+                #expect(refusal?.reason.contains("hash") == true, "\(refusal?.reason ?? "")")
+            }
         }
     }
 
