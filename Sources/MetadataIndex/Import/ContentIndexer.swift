@@ -370,7 +370,7 @@ package final class ContentIndexer: Sendable {
         guard !facts.isEmpty else { return }
         var reports = [ImportReport?](repeating: nil, count: facts.count)
         reports.withUnsafeMutableBufferPointer { buffer in
-            let out = UnsafeSendable(buffer)
+            let out = UncheckedSendable(buffer)  // each lane writes its own elements
             // Each lane takes the next file when it is free (a PDF can take
             // a hundred times a text file's time: lanes given fixed shares
             // left one worker idle at the end of most batches).
@@ -450,13 +450,6 @@ package final class ContentIndexer: Sendable {
             q.queued &+= 1
         }
     }
-}
-
-/// A buffer handed to `concurrentPerform`'s lanes, each writing its own
-/// elements.
-private struct UnsafeSendable<T>: @unchecked Sendable {
-    let value: UnsafeMutableBufferPointer<T>
-    init(_ value: UnsafeMutableBufferPointer<T>) { self.value = value }
 }
 
 /// What the content indexer needs to know of an indexed file.

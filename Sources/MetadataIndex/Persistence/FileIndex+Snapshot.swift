@@ -352,15 +352,16 @@ extension FileIndex {
         // the hash chains and free slots on another (a restart answers
         // once they pass; they are most of the load).
         var problems: [String?] = [nil, nil]
-        let shared = SharedIndex(index: self)
+        // Read (never written) by both threads while this one waits.
+        let shared = UncheckedSendable(self)
         let liveCount = live
         problems.withUnsafeMutableBufferPointer { results in
-            let out = SharedResults(pointer: results.baseAddress!)
+            let out = UncheckedSendable(results.baseAddress!)
             WorkerThreads.run(count: 2, name: "mdq-snapshot-check") { worker in
-                out.pointer[worker] =
+                out.value[worker] =
                     worker == 0
-                    ? shared.index.treeProblem(live: liveCount)
-                    : shared.index.hashProblem(live: liveCount) ?? shared.index.freeProblem(live: liveCount, held: held)
+                    ? shared.value.treeProblem(live: liveCount)
+                    : shared.value.hashProblem(live: liveCount) ?? shared.value.freeProblem(live: liveCount, held: held)
             }
         }
         return problems[0] ?? problems[1]
@@ -459,16 +460,6 @@ extension FileIndex {
         guard live + freeCount == slotCount else { return "\(slotCount - live - freeCount) slots leak" }
         return nil
     }
-}
-
-/// A loaded index, read (never written) by the check's two threads.
-private struct SharedIndex: @unchecked Sendable {
-    let index: FileIndex
-}
-
-/// Where each check thread writes its one result.
-private struct SharedResults: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<String?>
 }
 
 /// Little-endian bytes for snapshot sections.

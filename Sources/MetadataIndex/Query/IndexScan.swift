@@ -59,10 +59,10 @@ struct IndexScan {
         let lists = UnsafeMutablePointer<[UInt32]>.allocate(capacity: chunks)
         lists.initialize(repeating: [], count: chunks)
         defer { lists.deinitialize(count: chunks).deallocate() }
-        let results = SendablePointer(lists)
+        let results = UncheckedSendable(lists)
         run(chunks: chunks) { scanner, chunk, slots in
             let (ids, count) = scanner.scan(chunk, in: slots)
-            results.pointer[chunk] = Array(UnsafeBufferPointer(start: ids, count: count))
+            results.value[chunk] = Array(UnsafeBufferPointer(start: ids, count: count))
         }
         var all: [UInt32] = []
         all.reserveCapacity((0..<chunks).reduce(0) { $0 + lists[$1].count })
@@ -77,9 +77,9 @@ struct IndexScan {
         let counts = UnsafeMutablePointer<Int>.allocate(capacity: chunks)
         counts.initialize(repeating: 0, count: chunks)
         defer { counts.deallocate() }
-        let results = SendablePointer(counts)
+        let results = UncheckedSendable(counts)
         run(chunks: chunks) { scanner, chunk, slots in
-            results.pointer[chunk] = scanner.scan(chunk, in: slots).count
+            results.value[chunk] = scanner.scan(chunk, in: slots).count
         }
         return (0..<chunks).reduce(0) { $0 + counts[$1] }
     }
@@ -126,11 +126,6 @@ private struct SendableScan: @unchecked Sendable {
     let slots: Range<Int>?
     let candidates: ScanCandidates?
     let body: (ChunkScanner, Int, Range<Int>?) -> Void
-}
-
-private struct SendablePointer<T>: @unchecked Sendable {
-    let pointer: UnsafeMutablePointer<T>
-    init(_ pointer: UnsafeMutablePointer<T>) { self.pointer = pointer }
 }
 
 /// One thread's scan state: selection vectors and the evaluator used for
