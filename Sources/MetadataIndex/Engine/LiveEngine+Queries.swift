@@ -83,11 +83,9 @@ extension LiveEngine {
             if budget.shouldStop() {
                 throw budget.error ?? .tooExpensive("the query was cancelled")
             }
-            // How long this slice held the lock: the time waited for the
-            // turn and the lock (another client's slice, the trigram
-            // builder's) is not this slice's cost, and counting it would
-            // shrink the slices of a query that waits behind others until
-            // it crawls along a few slots at a time.
+            // How long this slice held the lock, which sizes the next
+            // (`SliceTurns.nextLength`); waiting behind another client's
+            // slice or the trigram builder is not this slice's cost.
             var held = Duration.zero
             let step = sliceTurns.withTurn {
                 state.withLock { s -> Result<Bool, ScopeNotCovered> in
@@ -173,11 +171,7 @@ extension LiveEngine {
                 if finished { return .success(answer) }
             }
             progress?(cursor, slots)
-            if held > .milliseconds(20) {
-                sliceLength = max(16, sliceLength / 2)
-            } else if held < .milliseconds(5) {
-                sliceLength = min(whole, sliceLength * 2)
-            }
+            sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole)
         }
     }
 
@@ -227,6 +221,13 @@ package struct ScopeNotCovered: Error, Sendable {
     /// What the index leaves out that the scope asks for, when an indexed
     /// scope holds its folder (`EngineState.coverageGap(for:)`).
     package var gap: String?
+
+    /// How a gap's sentence starts, with what it names after it: the
+    /// daemon's `not-covered` message is the gap when there is one, and a
+    /// client tells it from "not indexed at all" by these
+    /// (`DaemonClient.coverageGap(in:)`).
+    package static let indexes = "the daemon indexes "
+    package static let stillIndexing = "the daemon is still indexing "
 }
 
 extension EngineState {
@@ -250,19 +251,21 @@ extension EngineState {
         let path = scope.path.lexicallyNormalized()
         for root in roots.values where !root.missing && root.users > 0 && root.lists(path) {
             let shown = root.path.string
-            if root.gathering { return "the daemon is still indexing \(shown)" }
+            if root.gathering { return ScopeNotCovered.stillIndexing + shown }
             var needed = scope.rules
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
             if needed.includeHidden && !root.rules.includeHidden {
-                return "the daemon indexes \(shown) without hidden items (mdq index add --hidden \(shown) adds them)"
+                return ScopeNotCovered.indexes
+                    + "\(shown) without hidden items (mdq index add --hidden \(shown) adds them)"
             }
             let excluded = root.rules.excludedFolderNames.subtracting(needed.excludedFolderNames)
                 .union(root.rules.excludedRootChildNames.subtracting(needed.excludedRootChildNames))
             if let name = excluded.sorted(by: { $0.lexicographicallyPrecedes($1) }).first {
-                return "the daemon indexes \(shown) without the folders named \(String(decoding: name, as: UTF8.self))"
+                return ScopeNotCovered.indexes
+                    + "\(shown) without the folders named \(String(decoding: name, as: UTF8.self))"
             }
             if root.rules.stayOnFileSystem && !needed.stayOnFileSystem {
-                return "the daemon indexes \(shown) without other filesystems mounted inside it"
+                return ScopeNotCovered.indexes + "\(shown) without other filesystems mounted inside it"
             }
         }
         return nil

@@ -93,8 +93,7 @@ extension LiveEngine {
         // would be missed by a set looked up before them.
         var conflicts = ConflictCache()
         while true {
-            // Sized by how long a slice holds the lock, not by the wait
-            // for its turn (as `answer` does).
+            // How long this slice held the lock (`SliceTurns.nextLength`).
             var held = Duration.zero
             let done = sliceTurns.withTurn {
                 state.withLock { s -> Bool in
@@ -141,11 +140,7 @@ extension LiveEngine {
             let hooked = ContinuousClock.now
             sliceHook.withLock { $0 }?()
             held += ContinuousClock.now - hooked
-            if held > .milliseconds(20) {
-                sliceLength = max(16, sliceLength / 2)
-            } else if held < .milliseconds(5) {
-                sliceLength = min(whole, sliceLength * 2)
-            }
+            sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole)
         }
         mailbox.notify()
         return mailbox

@@ -24,4 +24,14 @@ final class SliceTurns: Sendable {
         defer { tickets.mutateAndBroadcast { $0.serving += 1 } }
         return body()
     }
+
+    /// The next slice's length after one that held the engine's lock for
+    /// `held`: halved past 20 ms (down to 16 slots), doubled under 5 ms (up
+    /// to `whole`). Only the time holding the lock counts: a slice that
+    /// waited for its turn behind others is not slow itself.
+    static func nextLength(after held: Duration, length: Int, whole: Int) -> Int {
+        if held > .milliseconds(20) { return max(16, length / 2) }
+        if held < .milliseconds(5) { return min(whole, length * 2) }
+        return length
+    }
 }
