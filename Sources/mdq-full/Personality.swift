@@ -17,11 +17,18 @@ enum Personality {
     /// `arguments`; the arguments unchanged for `mdq` itself. Exits with
     /// status 2 and one line on stderr for what cannot be done.
     static func arguments(for program: String, _ arguments: [String]) -> [String] {
-        switch program.split(separator: "/").last.map(String.init) ?? program {
+        switch named(program) {
         case "mdfind": return mdfind(arguments)
         case "mdls": return mdls(arguments)
         default: return arguments
         }
+    }
+
+    /// `mdfind` or `mdls` when `program` (a path, as run) is one of them;
+    /// nil for `mdq` itself.
+    static func named(_ program: String) -> String? {
+        let base = program.split(separator: "/").last.map(String.init) ?? program
+        return base == "mdfind" || base == "mdls" ? base : nil
     }
 
     static let mdfindUsage = """

@@ -111,7 +111,7 @@ package final class DaemonClient {
     package static func coverageGap(in message: String) -> String? {
         guard message.hasPrefix(notCoveredPrefix) else { return nil }
         let reason = message.dropFirst(notCoveredPrefix.count)
-        guard reason.hasPrefix("the daemon indexes ") || reason.hasPrefix("the daemon is still indexing ") else {
+        guard reason.hasPrefix(ScopeNotCovered.indexes) || reason.hasPrefix(ScopeNotCovered.stillIndexing) else {
             return nil
         }
         return String(reason)

@@ -409,7 +409,7 @@ final class NameGrams {
     /// Every covered id whose extension has one of `codes`, ascending
     /// (unsure ones included).
     func entries(withExtensions codes: [UInt16]) -> [UInt32] {
-        guard let (set, entries) = extensionSet(codes) else { return [] }
+        guard let (set, _) = extensionSet(codes) else { return [] }
         let end = covered
         var unsureIDs: [UInt32] = []
         let exact = [UInt32](unsafeUninitializedCapacity: end) { exact, filled in
@@ -420,7 +420,6 @@ final class NameGrams {
                 unsureFilled = u
             }
         }
-        _ = entries
         return SortedIDs.union(exact, unsureIDs)
     }
 

@@ -6,10 +6,7 @@ import SystemPackage
 /// (`mdq:`, or `mdfind:`/`mdls:` when run by those names).
 enum Diagnostics {
     /// The name messages start with.
-    static let program: String = {
-        let base = CommandLine.arguments.first?.split(separator: "/").last.map(String.init) ?? "mdq"
-        return base == "mdfind" || base == "mdls" ? base : "mdq"
-    }()
+    static let program = Personality.named(CommandLine.arguments.first ?? "") ?? "mdq"
 
     /// Set by `--no-warnings`: warnings are dropped, errors still print.
     static let warningsSilenced = Atomic<Bool>(false)
