@@ -260,36 +260,6 @@ struct MDQShellTests {
         #expect(script.contains("ls"))
     }
 
-    /// The bash script, run: folders after `--onlyin`, keys after `--attr`
-    /// and `--sort` (the search's options need no `find` typed first), and
-    /// `mdq ls` completes its own options.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/bin/bash")))
-    func bashCompletesFoldersAttributesAndLs() throws {
-        let temp = try fixture()
-        let script = try mdq(["--generate-completion-script", "bash"]).stdoutText
-        try script.write(toFile: temp.path.appending("mdq.bash").string, atomically: true, encoding: .utf8)
-        let driver = """
-            source mdq.bash
-            complete_words() {
-                COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
-                COMP_LINE="${COMP_WORDS[*]}"; COMP_POINT=${#COMP_LINE}; COMPREPLY=()
-                _mdq mdq "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
-                printf '%s\n' "${COMPREPLY[*]}"
-            }
-            complete_words mdq --onlyin b
-            complete_words mdq --attr kMDItemFSS
-            complete_words mdq --sort kMDItemFSSize:
-            complete_words mdq --group kMDItemContentTypeT
-            complete_words mdq ls --name kMDItemDisplayN
-            """
-        let output = try Shell.run("/bin/bash", ["-c", "cd '\(temp.path.string)' && \(driver)"])
-        #expect(output.status == 0, "\(output.stderrText)")
-        #expect(
-            output.stdoutText.split(separator: "\n", omittingEmptySubsequences: false).prefix(5) == [
-                "b", "kMDItemFSSize", "kMDItemFSSize:desc", "kMDItemContentTypeTree", "kMDItemDisplayName",
-            ])
-    }
-
     /// What `generate-manual` reads to write `mdq.1`: both commands, every option.
     @Test func manualSourceDescribesBothCommands() throws {
         let output = try mdq(["--experimental-dump-help"])
