@@ -47,7 +47,16 @@ struct InstallTests {
                 "/usr/bin/man", ["--warnings", "-l", "\(prefix)/share/man/man1/\(page).1"],
                 environment: ["MANWIDTH": "80"])
             #expect(rendered.status == 0 && rendered.stderrText.isEmpty, "\(page): \(rendered.stderrText)")
-            #expect(rendered.stdoutText.contains("SYNOPSIS"), "\(page)")
+            for section in ["SYNOPSIS", "ENVIRONMENT", "EXIT STATUS", "EXAMPLES", "SEE ALSO"] {
+                #expect(rendered.stdoutText.contains("\n\(section)\n"), "\(page) has no \(section)")
+            }
+            // Every example is one whole line: none wraps at 80 columns.
+            let examples =
+                rendered.stdoutText.components(separatedBy: "\nEXAMPLES\n").last?
+                .components(separatedBy: "\nSEE ALSO\n").first ?? ""
+            for line in examples.split(separator: "\n") where !line.allSatisfy(\.isWhitespace) {
+                #expect(line.trimmingCharacters(in: .whitespaces).hasPrefix(page + " "), "\(page): '\(line)'")
+            }
         }
         // mdfind and mdls are mdq under Apple's names.
         let listed = try Shell.run("/bin/sh", ["-c", "cd / && '\(prefix)/bin/mdls' -name kMDItemKind '\(fixture)'"])
