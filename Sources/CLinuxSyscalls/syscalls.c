@@ -20,7 +20,8 @@
 
 int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out) {
     struct statx st;
-    unsigned mask = STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_BTIME;
+    unsigned mask = STATX_TYPE | STATX_MODE | STATX_INO | STATX_SIZE | STATX_MTIME | STATX_BTIME | STATX_ATIME
+        | STATX_UID | STATX_GID;
     int rc = statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | extra_flags, mask, &st);
     if (rc != 0) return rc;
     out->inode = st.stx_ino;
@@ -33,6 +34,10 @@ int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out
     out->device_major = st.stx_dev_major;
     out->device_minor = st.stx_dev_minor;
     out->mode = st.stx_mode;
+    out->access_seconds = st.stx_atime.tv_sec;
+    out->access_nanoseconds = st.stx_atime.tv_nsec;
+    out->uid = st.stx_uid;
+    out->gid = st.stx_gid;
     return 0;
 }
 

@@ -59,12 +59,12 @@ public let NSMetadataItemWhereFromsKey = "kMDItemWhereFroms"
 public let NSMetadataItemCommentKey = "kMDItemComment"
 /// `kMDItemCopyright` (a string on macOS): Spotlight reads it from file contents; mdq has no value.
 public let NSMetadataItemCopyrightKey = "kMDItemCopyright"
-/// `kMDItemLastUsedDate` (a date on macOS): Spotlight reads it from file contents; mdq has no value.
-public let NSMetadataItemLastUsedDateKey = "kMDItemLastUsedDate"
-/// `kMDItemContentCreationDate` (a date on macOS): Spotlight reads it from file contents; mdq has no value.
+/// `kMDItemLastUsedDate`: the file's access time, read when asked (see `MetadataAttribute.lastUsedDate`).
+public let NSMetadataItemLastUsedDateKey = MetadataAttribute.lastUsedDate.rawValue
+/// `kMDItemContentCreationDate`: when the content was made, as the importers read it (a photo's capture date).
 public let NSMetadataItemContentCreationDateKey = "kMDItemContentCreationDate"
-/// `kMDItemContentModificationDate` (a date on macOS): Spotlight reads it from file contents; mdq has no value.
-public let NSMetadataItemContentModificationDateKey = "kMDItemContentModificationDate"
+/// `kMDItemContentModificationDate`: the modification time (see `MetadataAttribute.contentModificationDate`).
+public let NSMetadataItemContentModificationDateKey = MetadataAttribute.contentModificationDate.rawValue
 /// `kMDItemDateAdded` (a date on macOS): Spotlight reads it from file contents; mdq has no value.
 public let NSMetadataItemDateAddedKey = "kMDItemDateAdded"
 /// `kMDItemDurationSeconds` (a number on macOS): Spotlight reads it from file contents; mdq has no value.

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import TestSupport
 import Testing
 
@@ -71,5 +72,39 @@ struct HabitsTests {
         #expect(columns.stdoutText == "\(tree)/small.md\tMarkdown Document\n")
         let keys = try Shell.run(MDQCommandTests.binary, ["--list-attributes"]).stdoutText
         #expect(keys.contains("kMDItemKind") && keys.contains("kMDItemContentModificationDate"))
+    }
+
+    /// `kMDItemLastUsedDate` is the access time, read when asked: a read
+    /// under `relatime` moves it (when the filesystem records reads), and
+    /// mdq's own importing does not (it opens files with O_NOATIME).
+    @Test func lastUsedDateIsTheAccessTime() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let file = "\(tree)/small.md"
+        var times = [
+            timespec(tv_sec: time(nil) - 10 * 86_400, tv_nsec: 0),
+            timespec(tv_sec: 0, tv_nsec: (1 << 30) - 2 /* UTIME_OMIT */),
+        ]
+        #expect(utimensat(AT_FDCWD, file, &times, 0) == 0)
+        #expect(try names(["kMDItemLastUsedDate < $time.today(-7)"], in: tree) == ["small.md"])
+        let listed = try Shell.run(MDQCommandTests.binary, ["ls", "--raw", "--name", "kMDItemLastUsedDate", file])
+        let stamp = Date(timeIntervalSince1970: TimeInterval(times[0].tv_sec))
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+        #expect(listed.stdoutText == formatter.string(from: stamp), "\(listed.stderrText)")
+        // Importing reads the file without touching its access time.
+        let imported = try Shell.run(MDQCommandTests.binary, ["import", file])
+        #expect(imported.status == 0, "\(imported.stderrText)")
+        #expect(try names(["kMDItemLastUsedDate < $time.today(-7)"], in: tree) == ["small.md"])
+        // A read by someone else moves it, and the next query sees that.
+        _ = try String(contentsOfFile: file, encoding: .utf8)
+        var status = stat()
+        #expect(stat(file, &status) == 0)
+        if status.st_atim.tv_sec != times[0].tv_sec {
+            #expect(try names(["kMDItemLastUsedDate < $time.today(-7)"], in: tree) == [])
+            #expect(try names(["kMDItemLastUsedDate >= $time.today"], in: tree).contains("small.md"))
+        }
     }
 }

@@ -17,6 +17,10 @@ typedef struct mdq_file_status {
     uint32_t mode;
     /// Non-zero when the filesystem reported a birth time.
     uint32_t has_birth_time;
+    int64_t access_seconds;
+    uint32_t access_nanoseconds;
+    uint32_t uid;
+    uint32_t gid;
 } mdq_file_status;
 
 /// statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC | extra_flags).

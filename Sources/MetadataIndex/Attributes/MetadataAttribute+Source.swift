@@ -3,6 +3,8 @@ extension MetadataAttribute {
     /// so evaluating a predicate never compares key strings.
     enum Source: Hashable, Sendable {
         case name, displayName, path, url, size, creationDate, contentChangeDate, contentType, contentTypeTree
+        /// The access time, read from the file (`stat`) when asked.
+        case accessTime
         /// The content type as a person reads it (`ContentKind`).
         case kind
         /// The name's extension, after its last dot (none for a leading
@@ -24,7 +26,7 @@ extension MetadataAttribute {
         var requirements: SubjectRequirements {
             switch self {
             case .name, .displayName, .contentType, .contentTypeTree, .kind, .nameExtension, .nameWithoutExtension: []
-            case .path, .url: .path
+            case .path, .url, .accessTime: .path
             case .size, .creationDate, .contentChangeDate: .metadata
             case .isUbiquitous, .isExternalDocument, .containerDisplayName, .synced: .ubiquity
             case .hasUnresolvedConflicts, .conflictOriginalPath: .conflicts
@@ -69,6 +71,11 @@ extension MetadataAttribute {
                 return subject.metadata()?.birthTime.map(AttributeValue.date)
             case .contentChangeDate:
                 return subject.metadata()?.modificationTime.map(AttributeValue.date)
+            case .accessTime:
+                var bytes: [UInt8] = []
+                subject.appendPath(to: &bytes)
+                guard case .success(let status) = FileStatus.of(pathBytes: bytes) else { return nil }
+                return .date(status.accessTime)
             case .contentType:
                 let type = subject.withName { name, _ in ContentType.type(ofName: name, kind: subject.kind) }
                 return .text(ContentType.types[type].identifierBytes)

@@ -79,6 +79,14 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     /// `mdfind` users type most).
     public static let contentModificationDate = MetadataAttribute(
         "kMDItemContentModificationDate", "NSMetadataItemContentModificationDateKey", .date, .contentChangeDate)
+    /// `kMDItemLastUsedDate`: when the file was last read, its access time
+    /// (`st_atime`), read from the file when asked, not indexed. Under
+    /// `relatime` (Linux's default mount option) a read moves it only when
+    /// it is older than the last modification or a day old, and under
+    /// `noatime` never; a live query sees it change when something else
+    /// about the file changes (a read sends no event).
+    public static let lastUsedDate = MetadataAttribute(
+        "kMDItemLastUsedDate", "NSMetadataItemLastUsedDateKey", .date, .accessTime)
     /// `kMDItemKind`: the content type as a person reads it ("PDF
     /// document", "Folder", "PNG image"; see `ContentKind`).
     public static let kind = MetadataAttribute("kMDItemKind", nil, .string, .kind)
@@ -173,6 +181,7 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     public static let all: [MetadataAttribute] =
         [
             .fsName, .displayName, .path, .url, .fsSize, .creationDate, .contentChangeDate, .contentModificationDate,
+            .lastUsedDate,
             .contentType, .contentTypeTree, .kind, .isUbiquitous, .hasUnresolvedConflicts, .conflictOriginalPath,
             .containerDisplayName,
             .downloadingStatus, .isDownloading, .downloadRequested, .percentDownloaded, .isUploaded, .isUploading,

@@ -10,7 +10,14 @@ struct FileStatus: Sendable, Equatable {
     var modificationTime: Timestamp
     /// Absent where the filesystem keeps no birth time.
     var birthTime: Timestamp?
+    /// The last access (`st_atime`): under `relatime`, Linux's default, a
+    /// read moves it only when it is older than the modification or a day old.
+    var accessTime: Timestamp
     var device: DeviceNumber
+    /// The permission bits and the owner, for permission checks.
+    var mode: UInt32
+    var userID: UInt32
+    var groupID: UInt32
 
     init(_ raw: mdq_file_status) {
         kind = EntryKind(mode: raw.mode)
@@ -20,7 +27,11 @@ struct FileStatus: Sendable, Equatable {
         birthTime =
             raw.has_birth_time != 0
             ? Timestamp(seconds: raw.birth_seconds, nanoseconds: raw.birth_nanoseconds) : nil
+        accessTime = Timestamp(seconds: raw.access_seconds, nanoseconds: raw.access_nanoseconds)
         device = DeviceNumber(major: raw.device_major, minor: raw.device_minor)
+        mode = raw.mode
+        userID = raw.uid
+        groupID = raw.gid
     }
 
     /// `statx` of `name` relative to the open folder `directory`, never
