@@ -89,7 +89,7 @@ struct DaemonAnswer {
                     : nil)
         }
         if Diagnostics.showsProgress { Diagnostics.clearStatus() }
-        let answer: DaemonClient.Answer
+        var answer: DaemonClient.Answer
         switch asked {
         case .success(let value):
             answer = value
@@ -103,6 +103,16 @@ struct DaemonAnswer {
                 Diagnostics.warn("the index daemon did not answer (\(error.message)); searching by crawling")
             }
             return false
+        }
+        // Free text that matched nothing as one piece: how many names hold
+        // each of its words (mdfind's reading).
+        if answer.count == 0, let words, let other = CommandLineQuery.otherReading(of: words),
+            let counted = try? client.query(
+                Array(other.predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules,
+                output: .count, limit: nil, budget: budget, attributes: [], onProgress: nil),
+            counted.count > 0
+        {
+            answer.note = other.note(counted.count)
         }
         // Columns, sort keys or groups read from inside files come from the
         // daemon's import store; files it has not imported (pending, in a
@@ -177,6 +187,7 @@ struct DaemonAnswer {
         case .entries:
             printEntries()
         }
+        if let note = answer.note { Diagnostics.note(note) }
     }
 }
 

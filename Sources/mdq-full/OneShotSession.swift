@@ -10,6 +10,9 @@ struct OneShotSession {
     let output: OutputOptions
     /// `--budget`: seconds the search may take (nil: the default).
     var budget: Double?
+    /// The query as typed when it is free text: when nothing matches it
+    /// as one piece, a note says how mdfind's reading (each word) does.
+    var words: [UInt8]?
 
     func run() throws {
         // Ctrl-C or SIGTERM mid-search: no half-written line, then the
@@ -36,6 +39,13 @@ struct OneShotSession {
             }
         }
         Diagnostics.summarizeCrawlWarnings()
+        if summary.matchCount == 0, let words, let other = CommandLineQuery.otherReading(of: words) {
+            let search = OneShotSession(predicate: other.predicate, scope: scope, output: output, budget: budget)
+                .makeSearch(includeMetadata: false, limit: nil)
+            if let counted = try? search.run(onWarning: { _ in }, onProgress: nil), counted.matchCount > 0 {
+                Diagnostics.note(other.note(counted.matchCount))
+            }
+        }
         if !summary.reachedLimit {
             for pattern in summary.unmatchedExclusions {
                 Diagnostics.warn("--exclude '\(String(decoding: pattern, as: UTF8.self))' matched no folder")

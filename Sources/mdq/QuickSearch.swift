@@ -189,6 +189,9 @@ struct QuickSearch {
                     signal(SIGPIPE, SIG_IGN)
                     Self.write(1, Array("\(reply["count"]?.integer ?? 0)\n".utf8))
                 }
+                // Free text that matched nothing as one piece: the daemon
+                // says how mdfind's reading (each word) would do.
+                if let note = reply["note"]?.string { Self.write(2, Array("mdq: note: \(note)\n".utf8)) }
                 exit(0)
             }
             // Progress lines, and any the protocol adds later: skipped.

@@ -107,4 +107,32 @@ struct HabitsTests {
             #expect(try names(["kMDItemLastUsedDate >= $time.today"], in: tree).contains("small.md"))
         }
     }
+
+    /// Free text of several words is a name containing it as one piece;
+    /// when none does, a note says how many names hold each word (mdfind's
+    /// reading) and the predicate that finds them, which works as given.
+    @Test func severalWordsThatMatchNothingSayHowMdfindReadsThem() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        try temp.file("tree/tom and jerry.mp4")
+        try temp.file("tree/jerry's tom.txt")
+        let missed = try Shell.run(MDQCommandTests.binary, ["--no-daemon", "--onlyin", tree, "jerry tom"])
+        #expect(missed.status == 0 && missed.stdoutText.isEmpty)
+        let note = missed.stderrText
+        #expect(
+            note.hasPrefix("mdq: note: no name contains \"jerry tom\" as one piece; 2 names contain each"), "\(note)")
+        let suggested = try #require(note.components(separatedBy: "mdq \"").last?.dropLast(2))
+        #expect(try names([String(suggested)], in: tree) == ["jerry's tom.txt", "tom and jerry.mp4"])
+        // Counted, the note follows the count; found as one piece, or
+        // one word, or a glob: no note.
+        let counted = try Shell.run(MDQCommandTests.binary, ["--no-daemon", "--count", "--onlyin", tree, "jerry tom"])
+        #expect(counted.stdoutText == "0\n" && counted.stderrText.contains("2 names contain"))
+        for query in ["tom and", "zzqq", "zz*qq", "zz qq", "kMDItemFSName == 'jerry tom'"] {
+            let quiet = try Shell.run(MDQCommandTests.binary, ["--no-daemon", "--onlyin", tree, query])
+            #expect(quiet.stderrText.isEmpty, "\(query): \(quiet.stderrText)")
+        }
+        let silenced = try Shell.run(
+            MDQCommandTests.binary, ["--no-daemon", "--no-warnings", "--onlyin", tree, "jerry tom"])
+        #expect(silenced.stderrText.isEmpty)
+    }
 }

@@ -63,7 +63,7 @@ struct QuickSearchTests {
         ["--daemon", "report"], ["--", "report"], ["--name", "report"], ["--name", "quote\" and \\"],
         ["--count", "--name", "REPORT"], ["kMDItemFSName LIKE[c] '*report*'"], ["kMDItemFSSize > 10"],
         ["deeper/report"], ["sub/"], ["-0", "--hidden", "kMDItemFSName ENDSWITH 'txt'"], ["report one"],
-        ["zzqqxx"], ["--count", "zzqqxx"],
+        ["zzqqxx"], ["--count", "zzqqxx"], ["one report"], ["--count", "number 2 report"],
     ]
 
     /// Every form, from the indexed folder and a folder inside it, with a
@@ -108,6 +108,12 @@ struct QuickSearchTests {
         var expected = Array(home.appending("sub/deeper/report.c").string.utf8) + [0]
         if content { expected += Array(home.appending("sub/notes.md").string.utf8) + [0] }
         #expect(zero.stdout == expected)
+        // Several words found in no name as one piece: the daemon says how
+        // many names hold each word (with content indexed, free text is
+        // searched word by word already).
+        let pieces = try Self.run(alone, ["one report"], daemon: daemon, in: home.string)
+        #expect(pieces.stdout.isEmpty == !content)
+        #expect(pieces.stderr.contains("1 name contains each of its words") == !content, "\(pieces)")
     }
 
     /// What the front does not answer it hands over, before printing a byte:

@@ -184,6 +184,9 @@ package final class DaemonClient {
         /// Files the daemon had still to import (a predicate on imported
         /// attributes): the answer may miss some of them.
         package var importing = 0
+        /// For free text that matched nothing: how its other reading does
+        /// (`CommandLineQuery.otherReading`).
+        package var note: String?
     }
 
     /// A one-shot query answered from the daemon's live index.
@@ -261,6 +264,7 @@ package final class DaemonClient {
                 answer.count = Int(value["count"]?.integer ?? 0)
                 answer.stale = value["stale"]?.bool ?? false
                 answer.importing = Int(value["importing"]?.integer ?? 0)
+                answer.note = value["note"]?.string
                 return answer
             }
         }

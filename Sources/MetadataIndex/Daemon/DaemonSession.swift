@@ -148,12 +148,16 @@ final class DaemonSession: Sendable {
     /// `words` when content is indexed, a name search otherwise).
     private func predicateAndScopes(
         _ request: JSONValue
-    ) throws(ProtocolError) -> (predicate: MetadataPredicate, scopes: [ScopeRequest], words: [UInt8]?) {
+    ) throws(ProtocolError) -> (
+        predicate: MetadataPredicate, scopes: [ScopeRequest], words: [UInt8]?,
+        other: CommandLineQuery.OtherReading?
+    ) {
         guard let text = request["predicate"]?.bytes else {
             throw ProtocolError(code: "bad-request", message: "a query needs a \"predicate\"")
         }
         let predicate: MetadataPredicate
         var words: [UInt8]?
+        var other: CommandLineQuery.OtherReading?
         do {
             switch request["syntax"]?.string ?? "predicate" {
             case "predicate": predicate = try MetadataPredicate(formatBytes: text)
@@ -162,7 +166,9 @@ final class DaemonSession: Sendable {
             case "command-line" where daemon.content != nil && CommandLineQuery.isFreeText(text):
                 predicate = try MetadataPredicate.words(text)
                 words = text
-            case "command-line": predicate = try CommandLineQuery.predicate(text, spotlight: false)
+            case "command-line":
+                predicate = try CommandLineQuery.predicate(text, spotlight: false)
+                other = CommandLineQuery.otherReading(of: text)
             case "words":
                 // mdfind's free text, over names and text: only where the
                 // text is indexed (else the client searches names).
@@ -203,12 +209,12 @@ final class DaemonSession: Sendable {
                 for i in scopes.indices { scopes[i].rules = scopes[i].rules.narrowed(by: query) }
             }
         }
-        return (predicate, scopes, words)
+        return (predicate, scopes, words, other)
     }
 
     /// `query`: answered from the live index, or refused as `not-covered`.
     private func query(_ request: JSONValue, id: [UInt8]) throws(ProtocolError) -> Bool {
-        let (predicate, scopes, words) = try predicateAndScopes(request)
+        let (predicate, scopes, words, other) = try predicateAndScopes(request)
         let output: OneShotOutput
         switch request["output"]?.string ?? "items" {
         case "count": output = .count
@@ -322,11 +328,26 @@ final class DaemonSession: Sendable {
                 }
             }
         }
+        // Free text that matched nothing as one piece: how many names hold
+        // each of its words (mdfind's reading), said in a note.
+        var note: String?
+        if answer.count == 0, let other,
+            case .success(let counted)? = try? daemon.engine.answer(
+                scopes: scopes, predicate: other.predicate, output: .count, limit: nil, budget: budget, fetching: [],
+                progress: { _, _ in }, stream: nil),
+            counted.count > 0
+        {
+            note = other.note(counted.count)
+        }
         DaemonProtocol.begin(id, &out)
         out.raw("\"done\":true,\"count\":")
         out.integer(answer.count)
         out.raw(",\"stale\":")
         out.bool(answer.stale)
+        if let note {
+            out.raw(",\"note\":")
+            out.string(Array(note.utf8))
+        }
         if answer.importing > 0 {
             out.raw(",\"importing\":")
             out.integer(answer.importing)
@@ -338,7 +359,7 @@ final class DaemonSession: Sendable {
     /// `subscribe`: a live query on the daemon's engine, its events
     /// forwarded until the client sends `unsubscribe` or goes away.
     private func subscribe(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
-        let (predicate, scopes, _) = try predicateAndScopes(request)
+        let (predicate, scopes, _, _) = try predicateAndScopes(request)
         let query = MetadataQuery(engineProvider: { [engine = daemon.engine] in engine })
         query.predicate = predicate
         query.fetchedAttributes = try DaemonProtocol.attributes(request).map(\.rawValue)

@@ -98,6 +98,47 @@ package enum CommandLineQuery {
         return try MetadataPredicate(formatBytes: text)
     }
 
+    /// How a query read one way would read the other, for a query that
+    /// matched nothing: `predicate` is the other reading, `note(count)`
+    /// the line that says so when it matches `count` items.
+    package struct OtherReading: Sendable {
+        package let predicate: MetadataPredicate
+        package let note: @Sendable (Int) -> String
+    }
+
+    /// The other reading of free text of several words: `mdq` searches
+    /// names containing the whole text (`report 2024` with its space), while
+    /// mdfind's free text finds every word, in any order. Nil for anything
+    /// else: a predicate, a glob or path pattern, one word (each reads one
+    /// way), or text whose `==` wildcards are mdfind's (a literal name
+    /// matches its own wildcard pattern, so that reading finds no less).
+    package static func otherReading(of text: [UInt8]) -> OtherReading? {
+        guard isFreeText(text) else { return nil }
+        let words = text.split(whereSeparator: { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }).map { Array($0) }
+        guard words.count >= 2, words.count <= 16 else { return nil }
+        var predicate: MetadataPredicate?
+        for word in words {
+            guard let each = try? MetadataPredicate.nameMatching(word) else { return nil }
+            predicate = predicate.map { $0 && each } ?? each
+        }
+        guard let predicate else { return nil }
+        let quoted = String(decoding: text, as: UTF8.self)
+        // The predicate to type, when each word is plain enough to quote.
+        let plain = words.allSatisfy { word in
+            word.allSatisfy { byte in
+                byte >= 0x80 || isWordByte(byte)
+                    || [UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "+")].contains(byte)
+            }
+        }
+        let typed = words.map { "kMDItemFSName LIKE[cd] '*\(String(decoding: $0, as: UTF8.self))*'" }
+            .joined(separator: " && ")
+        return OtherReading(predicate: predicate) { count in
+            let names = count == 1 ? "1 name contains" : "\(count) names contain"
+            return "no name contains \"\(quoted)\" as one piece; \(names) each of its words, as mdfind reads "
+                + (plain ? "them: mdq \"\(typed)\"" : "them")
+        }
+    }
+
     /// Whether `text` only makes sense in mdfind's syntax, so it is read in
     /// that syntax without `--spotlight`: a quoted value followed by
     /// mdfind's modifier letters (`"*.pdf"cd`), `$time.` or `InRange(`, or

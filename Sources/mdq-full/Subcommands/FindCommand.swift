@@ -13,7 +13,9 @@ struct FindCommand: ParsableCommand {
         discussion: """
             QUERY is a name, a glob or a predicate. A bare word or glob (report, \
             '*.png') finds names containing it or matching it, ignoring case and \
-            accents, like --name; with a / (Reports/2021) it is matched against \
+            accents, like --name (several words are one piece; when no name holds \
+            it, a note says how many hold each word, as mdfind reads them); \
+            with a / (Reports/2021) it is matched against \
             the whole path, as locate does. Anything with an attribute key, an operator or a \
             quoted value is an NSPredicate, parsed strictly: a typo is an error with \
             a caret under it. QUERY - reads the query from standard input.
@@ -112,7 +114,7 @@ struct FindCommand: ParsableCommand {
         if try DaemonAnswer(predicate: predicate, scope: resolved, output: output, budget: budget, words: words).run() {
             return
         }
-        try OneShotSession(predicate: predicate, scope: resolved, output: output, budget: budget).run()
+        try OneShotSession(predicate: predicate, scope: resolved, output: output, budget: budget, words: words).run()
     }
 
     private func runLive(predicate: MetadataPredicate, scope: ResolvedScope) throws -> Never {
