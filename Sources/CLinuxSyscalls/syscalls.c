@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <sys/fanotify.h>
+#include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -126,4 +128,37 @@ int mdq_spawn_close_from(void *actions, int from) {
 
 int mdq_anonymous_file(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+int mdq_fanotify_init(int unlimited_queue) {
+    unsigned flags = FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME | FAN_CLOEXEC | FAN_NONBLOCK;
+    if (unlimited_queue) flags |= FAN_UNLIMITED_QUEUE;
+    return fanotify_init(flags, O_RDONLY | O_CLOEXEC);
+}
+
+int mdq_fanotify_mark_filesystem(int fanotify, const char *path, int remove) {
+    uint64_t mask = FAN_CREATE | FAN_DELETE | FAN_RENAME | FAN_MODIFY | FAN_ATTRIB | FAN_CLOSE_WRITE
+        | FAN_DELETE_SELF | FAN_MOVE_SELF | FAN_ONDIR;
+    unsigned flags = (remove ? FAN_MARK_REMOVE : FAN_MARK_ADD) | FAN_MARK_FILESYSTEM;
+    return fanotify_mark(fanotify, flags, mask, AT_FDCWD, path);
+}
+
+int mdq_file_handle(int fd, uint64_t *fsid, int32_t *type, unsigned char *bytes, unsigned capacity) {
+    struct {
+        struct file_handle handle;
+        unsigned char space[MAX_HANDLE_SZ];
+    } buffer;
+    buffer.handle.handle_bytes = MAX_HANDLE_SZ;
+    int mount_id;
+    if (name_to_handle_at(fd, "", &buffer.handle, &mount_id, AT_EMPTY_PATH) != 0) return -1;
+    if (buffer.handle.handle_bytes > capacity) {
+        errno = EOVERFLOW;
+        return -1;
+    }
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0) return -1;
+    memcpy(fsid, &fs.f_fsid, sizeof *fsid);
+    *type = buffer.handle.handle_type;
+    memcpy(bytes, buffer.handle.f_handle, buffer.handle.handle_bytes);
+    return (int)buffer.handle.handle_bytes;
 }

@@ -80,6 +80,25 @@ int mdq_spawn_close_from(void *actions, int from);
 /// descriptor (needs _GNU_SOURCE). Returns the descriptor, or -1 with errno.
 int mdq_anonymous_file(const char *name);
 
+/// fanotify_init(2) for a whole-filesystem notification group reporting
+/// directory file handles and names (FAN_CLASS_NOTIF |
+/// FAN_REPORT_DFID_NAME), close-on-exec, with the kernel's queue unbounded
+/// when `unlimited_queue` is set (the reader bounds what it holds).
+/// Returns the descriptor, or -1 with errno set.
+int mdq_fanotify_init(int unlimited_queue);
+
+/// fanotify_mark(2) adding (or with `remove`, removing) a filesystem mark
+/// (FAN_MARK_FILESYSTEM) for directory-entry and content events on the
+/// filesystem holding `path`. Returns 0, or -1 with errno set.
+int mdq_fanotify_mark_filesystem(int fanotify, const char *path, int remove);
+
+/// The file handle of the open file `fd` (name_to_handle_at with
+/// AT_EMPTY_PATH) and its filesystem id (fstatfs's f_fsid, as fanotify
+/// reports it): up to `capacity` handle bytes into `bytes`. Returns the
+/// handle's length, or -1 with errno set (EOVERFLOW when longer than
+/// `capacity`, EOPNOTSUPP when the filesystem has no handles).
+int mdq_file_handle(int fd, uint64_t *fsid, int32_t *type, unsigned char *bytes, unsigned capacity);
+
 /// Asks the CPU to fetch the cache line at `address` for reading (a hint:
 /// never faults).
 static inline void mdq_prefetch(const void *address) { __builtin_prefetch(address, 0, 3); }

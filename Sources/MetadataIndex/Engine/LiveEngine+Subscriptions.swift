@@ -34,7 +34,7 @@ extension LiveEngine {
                 errors.append(error)
             }
         }
-        let limit = InotifyLibrary.shared.maxUserWatches
+        let limit = watcher.kernelWatchLimit ?? .max
         let compiled = CompiledPredicate(predicate)
         let ubiquity =
             compiled.requirements.contains(.ubiquity) ? container.map { UbiquityContext(container: $0) } : nil
@@ -172,7 +172,7 @@ extension LiveEngine {
 
     /// Every problem the engine has, in all its scopes.
     package var problems: [EngineProblem] {
-        let limit = InotifyLibrary.shared.maxUserWatches
+        let limit = watcher.kernelWatchLimit ?? .max
         return state.withLock { s in s.problems(inside: nil, watchLimit: limit) }
     }
 }

@@ -19,7 +19,9 @@ import SystemPackage
 package final class LiveEngine: Sendable {
     /// Everything mutable; see `EngineState`.
     let state: Locked<EngineState>
-    let watcher: InotifyWatcher
+    /// Per-folder inotify watches, or fanotify filesystem marks (the
+    /// system index).
+    let watcher: any FolderWatcher
     /// This engine's id with the watcher.
     let owner: Int
     let crawlThreads: Int
@@ -69,17 +71,28 @@ package final class LiveEngine: Sendable {
     ///     kernel queue overflow).
     /// - Throws: `MetadataError` `.watcherUnavailable` when inotify or the
     ///   applier thread cannot start.
-    package convenience init(watchLimit: Int? = nil, crawlThreads: Int? = nil, eventCapacity: Int = 1 << 20)
-        throws(MetadataError)
-    {
+    package convenience init(
+        watchLimit: Int? = nil, crawlThreads: Int? = nil, eventCapacity: Int = 1 << 20,
+        fanotify: FanotifyWatcher? = nil
+    ) throws(MetadataError) {
         try self.init(
-            index: FileIndex(), watchLimit: watchLimit, crawlThreads: crawlThreads, eventCapacity: eventCapacity)
+            index: FileIndex(), watcher: fanotify, watchLimit: watchLimit, crawlThreads: crawlThreads,
+            eventCapacity: eventCapacity)
     }
 
-    /// An engine over an existing index (restored from a snapshot).
-    init(index: FileIndex, watchLimit: Int?, crawlThreads: Int?, eventCapacity: Int) throws(MetadataError) {
+    /// An engine over an existing index (restored from a snapshot),
+    /// watching with `watcher` (nil: the process's inotify watcher).
+    init(
+        index: FileIndex, watcher: (any FolderWatcher)? = nil, watchLimit: Int?, crawlThreads: Int?,
+        eventCapacity: Int
+    ) throws(MetadataError) {
         self.crawlThreads = crawlThreads ?? max(2, ProcessLimits.processorCount)
-        watcher = try InotifyWatcher.shared()
+        if let watcher {
+            self.watcher = watcher
+        } else {
+            self.watcher = try InotifyWatcher.shared()
+        }
+        let watcher = self.watcher
         let events = EventQueue(capacity: eventCapacity)
         self.events = events
         let box = WeakBox()
@@ -91,7 +104,6 @@ package final class LiveEngine: Sendable {
                 if context >> 32 == 0 { box.engine?.watchAdded(watch, folder: UInt32(context)) }
             },
             onEvents: { batch in events.append(batch) })
-        let watcher = watcher
         let owner = owner
         state = Locked(EngineState(index: index, removeWatch: { watch in watcher.removeWatch(watch, owner: owner) }))
         box.engine = self
@@ -242,7 +254,7 @@ package final class LiveEngine: Sendable {
     /// wakes the subscribers whose mailbox was empty: after the lock is
     /// released, so no client code runs under it.
     func publish(audit: Bool = false) {
-        let limit = InotifyLibrary.shared.maxUserWatches
+        let limit = watcher.kernelWatchLimit ?? .max
         let (woken, gramsWanted) = state.withLock { s -> ([Subscription], Bool) in
             let touched = s.touchedFolders
             s.touchedFolders.removeAll()

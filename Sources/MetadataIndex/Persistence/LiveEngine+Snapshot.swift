@@ -43,7 +43,7 @@ extension LiveEngine {
     ///   file is missing, unreadable, truncated, corrupted, of another
     ///   format or inconsistent: the caller crawls instead.
     package static func restoring(
-        from path: FilePath, watchLimit: Int? = nil, crawlThreads: Int? = nil
+        from path: FilePath, watchLimit: Int? = nil, crawlThreads: Int? = nil, fanotify: FanotifyWatcher? = nil
     ) throws(MetadataError) -> (engine: LiveEngine, written: Timestamp) {
         let bytes: [UInt8]
         do {
@@ -60,7 +60,8 @@ extension LiveEngine {
             throw MetadataError.persistence("index snapshot discarded (\(error.reason))", path: path)
         }
         let engine = try LiveEngine(
-            index: loaded.index, watchLimit: watchLimit, crawlThreads: crawlThreads, eventCapacity: 1 << 20)
+            index: loaded.index, watcher: fanotify, watchLimit: watchLimit, crawlThreads: crawlThreads,
+            eventCapacity: 1 << 20)
         engine.state.withLock { s in
             s.roots = roots
             s.unverifiedRoots = Set(roots.keys)

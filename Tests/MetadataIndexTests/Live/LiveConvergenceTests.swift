@@ -214,7 +214,7 @@ extension LiveSuites {
             let (query, recorder) = try startQuery("TRUEPREDICATE", scopes: [.directory(temp.path)], engine: engine)
             let initial = query.results
             let folder = temp.path.appending("burst").string
-            let gate = engine.watcher.pauseReading()
+            let gate = try #require(engine.watcher as? InotifyWatcher).pauseReading()
             // More events in a watched folder than the kernel queues (16,384 by
             // default): each file is a CREATE and a CLOSE_WRITE.
             for i in 0..<9000 {

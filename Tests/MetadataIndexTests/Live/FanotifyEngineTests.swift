@@ -1,0 +1,202 @@
+import Foundation
+import Glibc
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+/// A live engine on fanotify filesystem marks (the system index's): one
+/// mark for a whole loop-mounted ext4 filesystem, no inotify watch, and the
+/// same guarantee as per-folder watches: once the disk is quiet, every live
+/// query equals a fresh crawl, attributes included, and its updates replay
+/// to that state.
+extension LiveSuites {
+    @Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: LoopFilesystem.isAvailable))
+    struct FanotifyEngineTests {
+        func startQuery(_ predicate: String, scope: FilePath, engine: LiveEngine) throws -> (
+            MetadataQuery, QueryRecorder
+        ) {
+            let query = MetadataQuery(engineProvider: { engine })
+            query.predicate = try MetadataPredicate(predicate)
+            query.searchScopes = [.directory(scope)]
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            return (query, recorder)
+        }
+
+        /// Waits until `query` equals a fresh crawl of `scope` (paths and
+        /// attributes), then checks its updates replay to it.
+        func expectConverges(
+            _ query: MetadataQuery, _ recorder: QueryRecorder, initial: [MetadataItem], scope: FilePath, _ text: String,
+            _ context: String
+        ) throws {
+            let predicate = try MetadataPredicate(text)
+            var differences: [String] = []
+            let converged = recorder.wait(timeout: 30) {
+                guard let fresh = try? freshItems(roots: [CrawlRoot(path: scope)], predicate, hidden: false)
+                else { return false }
+                differences = attributeDifferences(query.results, fresh)
+                return differences.isEmpty
+            }
+            #expect(converged, "\(context) \(text): \(differences.prefix(5))")
+            query.deliveryQueue.sync {}
+            let (problems, state) = replay(recorder.deliveredUpdates, on: initial)
+            #expect(problems.isEmpty, "\(context): \(problems.prefix(5))")
+            #expect(Set(state.keys) == Set(query.results.map(\.id)), "\(context): replayed updates differ")
+        }
+
+        /// A seeded storm (saves, renames across folders and out of the
+        /// scope and back, trees moved deep down, files replaced by folders)
+        /// in a scope on the loop filesystem, under two queries: both
+        /// converge, and the engine used one mark and no inotify watch.
+        @Test(arguments: [UInt64(1), 2, 3])
+        func aStormOnOneMarkConverges(seed: UInt64) throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            let outside = filesystem.mountPoint.appending("outside")
+            for folder in [scope, outside] {
+                try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
+            }
+            for i in 0..<40 {
+                let folder = scope.appending("pre\(i % 4)")
+                try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
+                FileManager.default.createFile(
+                    atPath: folder.appending("f\(i).txt").string, contents: Data("\(i)".utf8))
+            }
+            let watcher = try FanotifyWatcher()
+            let engine = try LiveEngine(fanotify: watcher)
+            defer { engine.shutdown() }
+            let texts = ["TRUEPREDICATE", "kMDItemFSName LIKE[c] '*.txt' OR kMDItemFSSize > 10"]
+            var queries: [(MetadataQuery, QueryRecorder, [MetadataItem])] = []
+            for text in texts {
+                let (query, recorder) = try startQuery(text, scope: scope, engine: engine)
+                queries.append((query, recorder, query.results))
+            }
+            var storm = Storm(scope: scope.string, outside: outside.string, seed: seed)
+            storm.run(operations: 2000)
+            for ((query, recorder, initial), text) in zip(queries, texts) {
+                #expect(recorder.wait(timeout: 10) { !recorder.updates.isEmpty }, "the storm reached the query")
+                try expectConverges(query, recorder, initial: initial, scope: scope, text, "seed \(seed)")
+                query.stop()
+            }
+            #expect(watcher.filesystems.values.allSatisfy { $0 == .marked } && watcher.filesystems.count == 1)
+            #expect(watcher.kernelWatchLimit == nil, "no folder fell back to inotify")
+        }
+
+        /// Each change is told by its own event, with no rescan: a rename
+        /// is one change with the previous path (not a removal and an
+        /// addition), a folder moved to another folder carries its contents,
+        /// a write changes the file, a deletion removes.
+        @Test func eachChangeIsItsOwnEvent() throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            for folder in ["a/deep", "b"] {
+                try FileManager.default.createDirectory(
+                    atPath: scope.appending(folder).string, withIntermediateDirectories: true)
+            }
+            FileManager.default.createFile(atPath: scope.appending("a/deep/x.txt").string, contents: nil)
+            FileManager.default.createFile(atPath: scope.appending("b/y.txt").string, contents: nil)
+            let engine = try LiveEngine(fanotify: FanotifyWatcher())
+            defer { engine.shutdown() }
+            let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            func lastUpdate(after count: Int) -> MetadataQuery.Update? {
+                guard recorder.wait(timeout: 10, { recorder.deliveredUpdates.count > count }) else { return nil }
+                query.deliveryQueue.sync {}
+                return recorder.deliveredUpdates.last
+            }
+            func names(_ items: [MetadataItem]) -> [String] { items.map(\.name).sorted() }
+            var seen = recorder.deliveredUpdates.count
+            // A file renamed in its folder.
+            try FileManager.default.moveItem(
+                atPath: scope.appending("b/y.txt").string, toPath: scope.appending("b/z.txt").string)
+            var update = try #require(lastUpdate(after: seen))
+            #expect(names(update.changed).contains("z.txt") && update.added.isEmpty && update.removed.isEmpty)
+            let renamed = try #require(update.changed.first { $0.name == "z.txt" })
+            #expect(update.previousPath(of: renamed)?.string == scope.appending("b/y.txt").string)
+            seen = recorder.deliveredUpdates.count
+            // A folder moved into another: its contents follow, as changes.
+            try FileManager.default.moveItem(
+                atPath: scope.appending("a/deep").string, toPath: scope.appending("b/deep").string)
+            update = try #require(lastUpdate(after: seen))
+            #expect(update.added.isEmpty && update.removed.isEmpty, "\(update)")
+            #expect(query.results.contains { $0.path == scope.appending("b/deep/x.txt") })
+            seen = recorder.deliveredUpdates.count
+            // A write: the file changed.
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: scope.appending("b/deep/x.txt").string))
+            try handle.write(contentsOf: Data("more".utf8))
+            try handle.close()
+            update = try #require(lastUpdate(after: seen))
+            #expect(names(update.changed) == ["x.txt"])
+            seen = recorder.deliveredUpdates.count
+            // A deletion.
+            try FileManager.default.removeItem(atPath: scope.appending("b/deep/x.txt").string)
+            update = try #require(lastUpdate(after: seen))
+            #expect(names(update.removed) == ["x.txt"])
+            #expect(engine.rescanCount == 0)
+            #expect(engine.state.withLock { $0.dirtyFolders.isEmpty })
+            query.stop()
+        }
+
+        /// The engine's own queue overflowing (a backlog it cannot hold) is
+        /// a rescan, after which the query equals the disk again.
+        @Test func anOverflowIsARescan() throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            try FileManager.default.createDirectory(atPath: scope.string, withIntermediateDirectories: true)
+            let engine = try LiveEngine(eventCapacity: 8, fanotify: FanotifyWatcher())
+            defer { engine.shutdown() }
+            let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            let initial = query.results
+            for i in 0..<300 {
+                FileManager.default.createFile(atPath: scope.appending("n\(i)").string, contents: nil)
+                if i % 3 == 0 { try FileManager.default.removeItem(atPath: scope.appending("n\(i)").string) }
+            }
+            try expectConverges(query, recorder, initial: initial, scope: scope, "TRUEPREDICATE", "overflow")
+            #expect(engine.rescanCount > 0, "the backlog was dropped and rescanned")
+            query.stop()
+        }
+
+        /// A filesystem the kernel refuses to mark is watched folder by
+        /// folder with inotify, and is live all the same.
+        @Test func aRefusedMarkFallsBackToInotify() throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            try FileManager.default.createDirectory(
+                atPath: scope.appending("a/b").string, withIntermediateDirectories: true)
+            let watcher = try FanotifyWatcher()
+            watcher.refusesMarks = Errno.improperLink
+            let engine = try LiveEngine(fanotify: watcher)
+            defer { engine.shutdown() }
+            let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            let initial = query.results
+            #expect(watcher.filesystems.values.first == FanotifyWatcher.FilesystemWatch.folderByFolder(.improperLink))
+            #expect(engine.watchCount == 3, "one inotify watch per folder")
+            FileManager.default.createFile(atPath: scope.appending("a/b/new.txt").string, contents: nil)
+            try FileManager.default.moveItem(atPath: scope.appending("a").string, toPath: scope.appending("c").string)
+            try expectConverges(query, recorder, initial: initial, scope: scope, "TRUEPREDICATE", "fallback")
+            query.stop()
+        }
+
+        /// The scope root removed and made again: the query empties, then
+        /// follows the new folder.
+        @Test func aRemovedRootComesBack() throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            try FileManager.default.createDirectory(
+                atPath: scope.appending("inner").string, withIntermediateDirectories: true)
+            let engine = try LiveEngine(fanotify: FanotifyWatcher())
+            defer { engine.shutdown() }
+            let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            #expect(query.results.map(\.name) == ["inner"])
+            try FileManager.default.removeItem(atPath: scope.string)
+            #expect(recorder.wait(timeout: 10) { query.results.isEmpty })
+            try FileManager.default.createDirectory(
+                atPath: scope.appending("again").string, withIntermediateDirectories: true)
+            #expect(recorder.wait(timeout: 10) { query.results.map(\.name) == ["again"] })
+            query.stop()
+        }
+    }
+}
