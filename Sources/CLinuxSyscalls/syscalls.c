@@ -43,6 +43,18 @@ int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out
     return 0;
 }
 
+long mdq_folder_acl(int dirfd, const char *name, void *value, size_t size) {
+    static const char key[] = "system.posix_acl_access";
+    if (name[0] == 0) return fgetxattr(dirfd, key, value, size);
+    if (dirfd == AT_FDCWD) return lgetxattr(name, key, value, size);
+    char path[64 + 256];
+    if (snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dirfd, name) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return lgetxattr(path, key, value, size);
+}
+
 long mdq_getdents64(int fd, void *buffer, size_t count) {
     return syscall(SYS_getdents64, fd, buffer, count);
 }
@@ -61,6 +73,16 @@ int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid) {
     *uid = credentials.uid;
     *pid = credentials.pid;
     return 0;
+}
+
+int mdq_peer_groups(int fd, uint32_t *primary, uint32_t *groups, int capacity) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *primary = credentials.gid;
+    socklen_t size = (socklen_t)(capacity * sizeof(gid_t));
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &size) != 0) return -1;
+    return (int)(size / sizeof(gid_t));
 }
 
 void mdq_release_free_memory(void) {

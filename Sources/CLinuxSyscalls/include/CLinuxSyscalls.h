@@ -27,6 +27,12 @@ typedef struct mdq_file_status {
 /// Returns 0, or -1 with errno set.
 int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out);
 
+/// The POSIX access ACL (the `system.posix_acl_access` attribute, in the
+/// kernel's format) of the folder `name` in `dirfd` (`name` empty: `dirfd`
+/// itself; `dirfd` AT_FDCWD: `name` is a path), symlinks not followed.
+/// Returns its length, or -1 with errno set (ENODATA: it has none).
+long mdq_folder_acl(int dirfd, const char *name, void *value, size_t size);
+
 /// getdents64(2). Returns bytes read, 0 at the end, or -1 with errno set.
 long mdq_getdents64(int fd, void *buffer, size_t count);
 
@@ -38,6 +44,13 @@ void mdq_set_thread_name(const char *name);
 /// The user and process at the other end of a connected Unix socket
 /// (SO_PEERCRED). Returns 0, or -1 with errno set.
 int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
+
+/// The primary group (SO_PEERCRED) and supplementary groups
+/// (SO_PEERGROUPS, as they were when it connected) of the process at the
+/// other end of a Unix socket: up to `capacity` groups into `groups`.
+/// Returns the number of supplementary groups, or -1 with errno set
+/// (ERANGE when there are more than `capacity`).
+int mdq_peer_groups(int fd, uint32_t *primary, uint32_t *groups, int capacity);
 
 /// Returns the heap's free pages to the kernel (glibc's malloc_trim(0)).
 void mdq_release_free_memory(void);

@@ -109,7 +109,8 @@ enum DaemonProtocol {
     // MARK: Items
 
     /// An item object: `id` (when not 0), `path`, `kind`, `size`, `modified`,
-    /// `created`, `inode`, `conflicts`, `conflictOriginal`, `previousPath`
+    /// `created`, `inode`, for a folder `mode`, `owner` and `group`,
+    /// `conflicts`, `conflictOriginal`, `previousPath`
     /// for a changed item that moved, and `imported` (the values of the
     /// imported attributes the request named, when the file was imported).
     static func writeItem(
@@ -140,6 +141,14 @@ enum DaemonProtocol {
         }
         out.field("inode")
         out.integer(metadata.inode)
+        if let access = metadata.access {
+            out.field("mode")
+            out.integer(Int(access.mode))
+            out.field("owner")
+            out.integer(Int(access.owner))
+            out.field("group")
+            out.integer(Int(access.group))
+        }
         if conflicts {
             out.field("conflicts")
             out.bool(true)
@@ -288,6 +297,11 @@ enum DaemonProtocol {
         metadata.size = value["size"]?.integer.map { UInt64(bitPattern: $0) }
         metadata.modificationTime = value["modified"]?.integer.map(Timestamp.init(nanosecondsSinceEpoch:))
         metadata.birthTime = value["created"]?.integer.map(Timestamp.init(nanosecondsSinceEpoch:))
+        if let mode = value["mode"]?.integer, let owner = value["owner"]?.integer, let group = value["group"]?.integer {
+            metadata.access = FolderAccess(
+                mode: UInt16(truncatingIfNeeded: mode), owner: UInt32(truncatingIfNeeded: owner),
+                group: UInt32(truncatingIfNeeded: group))
+        }
         return EntrySnapshot(
             entry: UInt64(bitPattern: value["id"]?.integer ?? 0), pathBytes: path, kind: kind, metadata: metadata,
             hasUnresolvedConflicts: value["conflicts"]?.bool ?? false,

@@ -57,9 +57,12 @@ extension LiveEngine {
     /// caller sends one slice's paths while the next is scanned; the paths
     /// and count of each part go to `stream` (false stops the query, as a
     /// client gone does) and the returned answer holds only the total count.
+    ///
+    /// With `viewer` (the system index answering a user), only entries that
+    /// user may see are answered, counted or streamed (`Viewer`).
     package func answer(
         scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil,
-        budget: QueryLimit? = nil, fetching: Set<MetadataAttribute> = [],
+        budget: QueryLimit? = nil, fetching: Set<MetadataAttribute> = [], viewer: Viewer? = nil,
         progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil,
         stream: ((_ paths: [UInt8], _ count: Int) -> Bool)? = nil
     ) throws(MetadataError) -> Result<OneShotAnswer, ScopeNotCovered> {
@@ -131,7 +134,8 @@ extension LiveEngine {
                         scan.candidates = candidates?.value
                     }
                     var siblings = FileIndex.SiblingPaths()
-                    if output == .count && wholeRoots {
+                    var visibility = viewer.flatMap { $0.isRoot ? nil : Visibility(viewer: $0) }
+                    if output == .count && wholeRoots && visibility == nil {
                         // The scan leaves roots out already.
                         answer.count = min(limit, answer.count + scan.matchCount())
                     } else {
@@ -140,6 +144,7 @@ extension LiveEngine {
                             if wholeRoots ? s.index.isRoot(EntryID(id)) : !s.isInScope(id, anchors: anchors) {
                                 continue
                             }
+                            if visibility?.allows(id, in: s.index) == false { continue }
                             answer.count += 1
                             switch output {
                             case .count: break

@@ -305,8 +305,11 @@ extension FileIndex {
         if b.hasLargeSize { largeSizes[id] = nil }
         if b.hasLargeInode { largeInodes[id] = nil }
         let size = metadata.size ?? 0
-        b.hasLargeSize = size >= UInt64(UInt32.max)
-        if b.hasLargeSize {
+        b.hasLargeSize = metadata.kind != .folder && size >= UInt64(UInt32.max)
+        if metadata.kind == .folder {
+            // A folder has no size: its slot holds its access class.
+            sizeColumn[id] = metadata.access.map(accessNumber) ?? 0
+        } else if b.hasLargeSize {
             largeSizes[id] = size
             sizeColumn[id] = UInt32.max
         } else {

@@ -67,6 +67,10 @@ public final class FileIndex {
         didSet { if !collectsRemovedFiles { removedFiles = [] } }
     }
     var removedFiles: [ImportStore.FileKey] = []
+    /// Folders' access classes (`FolderAccess`), numbered from 1 in the
+    /// order first seen; a folder's size slot holds its number (0: none).
+    var accessClasses: [FolderAccess] = []
+    var accessNumbers: [FolderAccess: UInt32] = [:]
     var devices: [DeviceNumber] = []
     var deviceIndexes: [DeviceNumber: Int] = [:]
 
@@ -159,12 +163,34 @@ public final class FileIndex {
         let raw = id.rawValue
         let b = bits(raw)
         var metadata = EntryMetadata(kind: b.kind, inode: inode(raw, b))
-        if b.isStatted {
+        if b.isStatted, b.kind == .folder {
+            metadata.size = 0
+            let number = Int(sizeColumn[raw])
+            if number > 0 && number <= accessClasses.count { metadata.access = accessClasses[number - 1] }
+            metadata.modificationTime = Timestamp(nanosecondsSinceEpoch: modificationColumn[raw])
+            if b.hasBirthTime { metadata.birthTime = Timestamp(nanosecondsSinceEpoch: birthColumn[raw]) }
+        } else if b.isStatted {
             metadata.size = b.hasLargeSize ? largeSizes[raw, default: 0] : UInt64(sizeColumn[raw])
             metadata.modificationTime = Timestamp(nanosecondsSinceEpoch: modificationColumn[raw])
             if b.hasBirthTime { metadata.birthTime = Timestamp(nanosecondsSinceEpoch: birthColumn[raw]) }
         }
         return metadata
+    }
+
+    /// A folder's access class, when it was stat'ed.
+    func access(of id: UInt32) -> FolderAccess? {
+        let number = Int(sizeColumn[id])
+        guard number > 0 && number <= accessClasses.count else { return nil }
+        return accessClasses[number - 1]
+    }
+
+    /// The number of `access`'s class, interning it.
+    func accessNumber(_ access: FolderAccess) -> UInt32 {
+        if let number = accessNumbers[access] { return number }
+        accessClasses.append(access)
+        let number = UInt32(accessClasses.count)
+        accessNumbers[access] = number
+        return number
     }
 
     /// A statted file's identity (device and inode), as the import store

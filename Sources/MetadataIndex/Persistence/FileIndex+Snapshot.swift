@@ -8,7 +8,7 @@ import SystemPackage
 /// | bytes | field |
 /// |---|---|
 /// | 0-7 | magic `MDQINDEX` |
-/// | 8-11 | format version (1) |
+/// | 8-11 | format version (2) |
 /// | 12-15 | header size (48) |
 /// | 16-23 | payload length |
 /// | 24-31 | payload checksum (`Checksum64`, xxHash64) |
@@ -19,14 +19,15 @@ import SystemPackage
 /// length and its bytes: `INDX` (counts), `COLS` (the columns, `slotCount`
 /// elements each), `BUCK` (hash buckets), `NAME` (the name arena),
 /// `FREE` (its free spans), `SIDE` (large sizes and inodes), `ROOT` (root
-/// paths), `DEVS` (devices), `QUAR` (ids freed but not yet reusable), and
+/// paths), `DEVS` (devices), `ACCS` (folders' access classes), `QUAR`
+/// (ids freed but not yet reusable), and
 /// `XTRA` (the owner's own bytes: the engine's roots and rules). A file
 /// that is truncated, corrupted, of another version or inconsistent in
 /// any link is refused with the reason; nothing in it is trusted before
 /// the checksum and the structure are checked.
 enum IndexSnapshot {
     static let magic = Array("MDQINDEX".utf8)
-    static let version: UInt32 = 1
+    static let version: UInt32 = 2
     static let headerSize = 48
 
     /// Why a snapshot was refused.
@@ -140,6 +141,23 @@ enum IndexSnapshot {
         }
         try section("DEVS", length: devices.bytes.count)
         scratch = devices
+        try emitScratch()
+        var access = ByteWriter()
+        access.append(UInt64(index.accessClasses.count))
+        for folder in index.accessClasses {
+            access.append(UInt32(folder.mode))
+            access.append(folder.owner)
+            access.append(folder.group)
+            // The ACL's entries, 0xFFFFFFFF when it has none.
+            access.append(folder.acl.map { UInt32($0.count) } ?? UInt32.max)
+            for entry in folder.acl ?? [] {
+                access.append(entry.tag)
+                access.append(entry.permissions)
+                access.append(entry.id)
+            }
+        }
+        try section("ACCS", length: access.bytes.count)
+        scratch = access
         try emitScratch()
         var quarantine = ByteWriter()
         let held = index.quarantine ?? []
@@ -289,6 +307,28 @@ enum IndexSnapshot {
                 index.deviceIndexes[device] = index.devices.count
                 index.devices.append(device)
             }
+            var access = try section("ACCS")
+            let classes = Int(try access.read() as UInt64)
+            guard classes <= access.remaining / 16 else { throw Refusal(reason: "access classes") }
+            for _ in 0..<classes {
+                var folder = FolderAccess(
+                    mode: UInt16(truncatingIfNeeded: try access.read() as UInt32), owner: try access.read(),
+                    group: try access.read())
+                let entries: UInt32 = try access.read()
+                if entries != UInt32.max {
+                    guard Int(entries) <= access.remaining / 8 else { throw Refusal(reason: "access lists") }
+                    var acl: [FolderAccess.ACLEntry] = []
+                    for _ in 0..<entries {
+                        acl.append(
+                            FolderAccess.ACLEntry(
+                                tag: try access.read(), permissions: try access.read(), id: try access.read()))
+                    }
+                    folder.acl = acl
+                }
+                guard index.accessNumbers[folder] == nil else { throw Refusal(reason: "access classes repeat") }
+                index.accessClasses.append(folder)
+                index.accessNumbers[folder] = UInt32(index.accessClasses.count)
+            }
             var quarantine = try section("QUAR")
             let held = Int(try quarantine.read() as UInt64)
             guard held <= quarantine.remaining / 4 else { throw Refusal(reason: "quarantine") }
@@ -341,6 +381,9 @@ extension FileIndex {
             }
             if b.hasLargeSize && largeSizes[id] == nil { return "entry \(id) lost its size" }
             if b.hasLargeInode && largeInodes[id] == nil { return "entry \(id) lost its inode" }
+            if b.kind == .folder && Int(sizeColumn[id]) > accessClasses.count {
+                return "folder \(id) names an unknown access class"
+            }
             b.isMarked = false
             b.hasSignature = false
             bitsColumn[id] = b.rawValue

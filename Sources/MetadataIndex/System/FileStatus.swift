@@ -18,6 +18,8 @@ struct FileStatus: Sendable, Equatable {
     var mode: UInt32
     var userID: UInt32
     var groupID: UInt32
+    /// A folder's POSIX access ACL, when it has one beyond its mode bits.
+    var acl: [FolderAccess.ACLEntry]?
 
     init(_ raw: mdq_file_status) {
         kind = EntryKind(mode: raw.mode)
@@ -41,7 +43,21 @@ struct FileStatus: Sendable, Equatable {
         _ name: UnsafePointer<CChar>, in directory: FileDescriptor
     ) -> Result<FileStatus, Errno> {
         var raw = mdq_file_status()
-        return syscallResult { mdq_statx(directory.rawValue, name, 0, &raw) }.map { _ in FileStatus(raw) }
+        return syscallResult { mdq_statx(directory.rawValue, name, 0, &raw) }.map { _ in
+            var status = FileStatus(raw)
+            if status.kind == .folder { status.acl = Self.acl(directory.rawValue, name) }
+            return status
+        }
+    }
+
+    /// A folder's ACL (`mdq_folder_acl`), nil when it has none beyond its
+    /// mode bits or it cannot be read.
+    private static func acl(_ directory: CInt, _ name: UnsafePointer<CChar>) -> [FolderAccess.ACLEntry]? {
+        withUnsafeTemporaryAllocation(byteCount: 4 + 8 * 64, alignment: 8) { buffer in
+            let length = mdq_folder_acl(directory, name, buffer.baseAddress, buffer.count)
+            guard length > 0 else { return nil }
+            return FolderAccess.acl(parsing: UnsafeRawBufferPointer(rebasing: buffer[..<length]))
+        }
     }
 
     /// `statx` of an absolute path given as raw bytes, not following a final
@@ -67,7 +83,9 @@ struct FileStatus: Sendable, Equatable {
     static func of(descriptor: FileDescriptor) -> Result<FileStatus, Errno> {
         var raw = mdq_file_status()
         return syscallResult { mdq_statx(descriptor.rawValue, "", 0x1000 /* AT_EMPTY_PATH */, &raw) }.map { _ in
-            FileStatus(raw)
+            var status = FileStatus(raw)
+            if status.kind == .folder { status.acl = Self.acl(descriptor.rawValue, "") }
+            return status
         }
     }
 }

@@ -137,6 +137,48 @@ final class UnixSocket: Sendable {
         return syscallResult { mdq_peer_credentials(descriptor.rawValue, &uid, &pid) }.map { _ in (uid, pid) }
     }
 
+    /// The groups of the process at the other end (primary and
+    /// supplementary, as they were when it connected).
+    func peerGroups() -> Result<Set<UInt32>, Errno> {
+        var primary: UInt32 = 0
+        var groups = [UInt32](repeating: 0, count: 65_536)
+        let count = groups.withUnsafeMutableBufferPointer { buffer in
+            mdq_peer_groups(descriptor.rawValue, &primary, buffer.baseAddress, Int32(buffer.count))
+        }
+        guard count >= 0 else { return .failure(Errno(rawValue: errno)) }
+        return .success(Set(groups.prefix(Int(count))).union([primary]))
+    }
+
+    /// Connects to the system index at `path`, having made sure it is the
+    /// system's: the socket's folder is a real folder of root's that others
+    /// may not write, and the process at the other end runs as root
+    /// (`SO_PEERCRED`).
+    static func connectToSystemIndex(at path: FilePath) -> Result<UnixSocket, DaemonConnectFailure> {
+        let folder = path.removingLastComponent()
+        var info = stat()
+        guard folder.withPlatformString({ lstat($0, &info) }) == 0 else {
+            return .failure(.absent(Errno(rawValue: errno)))
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == 0, info.st_mode & 0o022 == 0 else {
+            return .failure(.untrusted("its folder \(folder.string) is not root's alone"))
+        }
+        let socket: UnixSocket
+        switch connect(to: path) {
+        case .success(let connected): socket = connected
+        case .failure(let error) where error == .noSuchFileOrDirectory || error == .connectionRefused:
+            return .failure(.absent(error))
+        case .failure(let error): return .failure(.failed(error))
+        }
+        switch socket.peer() {
+        case .success(let peer) where peer.uid == 0:
+            return .success(socket)
+        case .success(let peer):
+            return .failure(.untrusted("the process behind \(path.string) runs as uid \(peer.uid), not root"))
+        case .failure(let error):
+            return .failure(.untrusted("cannot tell who is behind \(path.string) (\(error.description))"))
+        }
+    }
+
     /// Reads what is there (waiting up to `timeout` milliseconds, -1
     /// forever): empty at the end of the stream, nil on timeout.
     func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Int32) -> Result<Int?, Errno> {

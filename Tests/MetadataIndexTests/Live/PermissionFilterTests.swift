@@ -1,0 +1,180 @@
+import Foundation
+import Glibc
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+extension LiveSuites {
+    /// The system index answers each user only what that user may see:
+    /// checked against the kernel's own answer for that user (`access(2)`
+    /// under `setpriv`), on random
+    /// permission trees (modes, owners, groups, sticky and set-group-id
+    /// folders), for users with and without the trees' groups, before and
+    /// after `chmod`/`chown`/`setfacl` storms across the trees. POSIX ACLs
+    /// count: named users and groups, masks, an owning group denied.
+    @Suite(
+        .serialized, .timeLimit(.minutes(3)),
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/setfacl")))
+    struct PermissionFilterTests {
+        /// Users by number (no account needed): two owners with groups of
+        /// their own, one in both groups, one in none.
+        static let viewers: [Viewer] = [
+            Viewer(user: 41001, groups: [42001]),
+            Viewer(user: 41002, groups: [42002, 42001]),
+            Viewer(user: 41003, groups: [42003]),
+            Viewer(user: 0, groups: [0]),
+        ]
+        static let modes: [mode_t] = [
+            0o755, 0o750, 0o711, 0o700, 0o705, 0o770, 0o701, 0o744, 0o1777, 0o2750, 0o070, 0o055,
+        ]
+        static let owners: [uid_t] = [0, 41001, 41002]
+        static let groups: [gid_t] = [0, 42001, 42002]
+
+        /// A random tree of folders and files, each folder with a random
+        /// mode, owner and group; returns the folders.
+        static func plant(_ root: String, random: inout SeededGenerator) -> [String] {
+            var folders = [root]
+            var made = [String]()
+            for i in 0..<60 {
+                let parent = folders.randomElement(using: &random)!
+                if parent.split(separator: "/").count > root.split(separator: "/").count + 4 { continue }
+                let path = parent + "/d\(i)"
+                guard mkdir(path, 0o755) == 0 else { continue }
+                folders.append(path)
+                made.append(path)
+                for j in 0..<Int.random(in: 0..<3, using: &random) {
+                    let file = open(path + "/f\(j).txt", O_WRONLY | O_CREAT, 0o644)
+                    if file >= 0 { close(file) }
+                }
+            }
+            for folder in made { scramble(folder, random: &random) }
+            return made
+        }
+
+        /// ACLs given to some folders: named users and groups, a mask that
+        /// limits them, an owning group denied whatever the mode says.
+        static let acls = [
+            "u:41003:rx", "g:42001:---", "u:41001:r,m::rx", "g::---,g:42002:rwx", "u:41002:rwx,m::r",
+            "u:41002:x,g:42003:rx", "g:42003:r-x,o::---",
+        ]
+
+        static func scramble(_ folder: String, random: inout SeededGenerator) {
+            _ = chown(folder, owners.randomElement(using: &random)!, groups.randomElement(using: &random)!)
+            _ = chmod(folder, modes.randomElement(using: &random)!)
+            switch Int.random(in: 0..<4, using: &random) {
+            case 0: _ = try? Shell.run("/usr/bin/setfacl", ["-m", acls.randomElement(using: &random)!, folder])
+            case 1: _ = try? Shell.run("/usr/bin/setfacl", ["-b", folder])
+            default: break
+            }
+        }
+
+        /// The rule, asked of the kernel as `viewer`: every path below
+        /// `root` (listed as root) whose parent `viewer` may read and whose
+        /// every ancestor, from `/`, `viewer` may search (`access(2)` as that
+        /// user, under `setpriv`, so ACLs count as the kernel counts them).
+        static func found(_ root: String, as viewer: Viewer) throws -> Set<String> {
+            let all = try Shell.run("/usr/bin/find", [root, "-mindepth", "1"]).stdoutText
+            let primary = viewer.groups.sorted().first!
+            let others = viewer.groups.sorted().map(String.init).joined(separator: ",")
+            let script = """
+                import os, sys
+                for path in sys.stdin.read().split("\\n"):
+                    if not path: continue
+                    parent = os.path.dirname(path)
+                    folders, folder = [], parent
+                    while True:
+                        folders.append(folder)
+                        if folder == "/": break
+                        folder = os.path.dirname(folder)
+                    if os.access(parent, os.R_OK) and all(os.access(f, os.X_OK) for f in folders):
+                        print(path)
+                """
+            let input = FileManager.default.temporaryDirectory.appendingPathComponent("mdq-paths-\(getpid())").path
+            try all.write(toFile: input, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(atPath: input) }
+            _ = chmod(input, 0o644)
+            let output = try Shell.run(
+                "/bin/sh",
+                [
+                    "-c",
+                    "exec /usr/bin/setpriv --reuid=\(viewer.user) --regid=\(primary) --groups=\(others) /usr/bin/python3 -c \"$0\" < \"$1\"",
+                    script, input,
+                ])
+            return Set(output.stdoutText.split(separator: "\n").map(String.init))
+        }
+
+        static func answered(_ engine: LiveEngine, _ scope: ScopeRequest, as viewer: Viewer) throws -> Set<String> {
+            guard
+                case .success(let answer) = try engine.answer(
+                    scopes: [scope], predicate: .alwaysTrue, output: .paths, viewer: viewer)
+            else { return [] }
+            return Set(answer.paths.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
+        }
+
+        @Test(arguments: [UInt64(1), 2, 3, 4, 5])
+        func eachUserIsAnsweredWhatTheKernelLetsThemSee(seed: UInt64) throws {
+            let temp = try TemporaryDirectory()
+            // Others may pass through the test's own folder.
+            #expect(chmod(temp.path.string, 0o755) == 0)
+            let root = try temp.folder("tree").string
+            var random = SeededGenerator(seed: seed)
+            let folders = Self.plant(root, random: &random)
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+            let retained = try engine.retain(scope)
+            defer { engine.release(retained) }
+            // The trees hide something from each user (else the test
+            // proves nothing), and the root sees everything.
+            let everything = try Self.found(root, as: Self.viewers[3])
+            for viewer in Self.viewers.dropLast() {
+                #expect(try Self.found(root, as: viewer).count < everything.count, "uid \(viewer.user)")
+            }
+            for viewer in Self.viewers {
+                let expected = try Self.found(root, as: viewer)
+                let answered = try Self.answered(engine, scope, as: viewer)
+                #expect(
+                    answered == expected,
+                    "seed \(seed), uid \(viewer.user): extra \(answered.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(answered).sorted().prefix(3))"
+                )
+            }
+            // Permissions change under the live index: every answer follows.
+            for folder in folders.shuffled(using: &random).prefix(20) { Self.scramble(folder, random: &random) }
+            for viewer in Self.viewers {
+                let expected = try Self.found(root, as: viewer)
+                var last: Set<String> = []
+                let followed = waitUntil(timeout: 10) {
+                    last = (try? Self.answered(engine, scope, as: viewer)) ?? []
+                    return last == expected
+                }
+                #expect(
+                    followed,
+                    "seed \(seed), uid \(viewer.user) after chmod: extra \(last.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(last).sorted().prefix(3))"
+                )
+            }
+        }
+
+        /// The folders above the scope count too: a scope inside a folder
+        /// another user may not search shows that user nothing.
+        @Test func foldersAboveTheScopeCount() throws {
+            let temp = try TemporaryDirectory()
+            #expect(chmod(temp.path.string, 0o700) == 0)
+            let root = try temp.folder("tree").string
+            try temp.file("tree/open/file.txt")
+            #expect(chmod(root, 0o755) == 0)
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules())
+            let retained = try engine.retain(scope)
+            defer { engine.release(retained) }
+            #expect(try Self.answered(engine, scope, as: Self.viewers[0]).isEmpty)
+            #expect(try Self.answered(engine, scope, as: Self.viewers[3]).count == 2)
+            #expect(chmod(temp.path.string, 0o711) == 0)
+            #expect(try Self.answered(engine, scope, as: Self.viewers[0]).count == 2)
+        }
+    }
+}
