@@ -39,6 +39,8 @@ struct DaemonAnswer {
         do {
             client = try DaemonClient.connect()
         } catch {
+            // No daemon of this user's: the system index, where it covers the scopes.
+            if try answerFromSystemIndex() { return true }
             if required { throw error }
             if error.message.hasPrefix(DaemonClient.untrustedPrefix) {
                 // Someone else's socket where ours should be: not a byte to it.
@@ -95,6 +97,12 @@ struct DaemonAnswer {
             answer = value
         case .failure(let error):
             guard error.code == .daemon, !required else { throw error }
+            if error.message.hasPrefix(DaemonClient.notCoveredPrefix)
+                || DaemonClient.coverageGap(in: error.message) != nil,
+                try answerFromSystemIndex()
+            {
+                return true
+            }
             if let gap = DaemonClient.coverageGap(in: error.message) {
                 // An option (or an index still being built) keeps the daemon
                 // from answering a folder it indexes: said once, then crawled.
@@ -129,6 +137,44 @@ struct DaemonAnswer {
                     items[i].importedValues = importer.values(FilePath.fromBytes(items[i].pathBytes))
                 }
             }
+            if output.count {
+                StandardOutput.print(String(min(items.count, output.limit ?? .max)))
+            } else {
+                OneShotSession.print(items, output: output)
+            }
+        }
+        return true
+    }
+
+    /// Answers from the system index (`mdq system`) when one runs and
+    /// covers the scopes: names and stat data, filtered by what this user
+    /// may see. False when there is none, it does not cover them, or it
+    /// cannot answer (the caller crawls, as it would have).
+    private func answerFromSystemIndex() throws -> Bool {
+        guard scope.daemonRules != nil, let client = try? DaemonClient.connectSystem() else { return false }
+        let requests = scope.everywhere ? nil : scope.daemonRequests
+        let mode: OneShotOutput =
+            output.kinds != nil
+            ? .entries : output.count ? .count : output.needsItems || output.json ? .entries : .paths
+        // What is inside files is not in the system index.
+        guard predicate.importedAttributes.isEmpty, OneShotSession.importedColumns(output).isEmpty else { return false }
+        let limit = output.sort.isEmpty && output.kinds == nil ? output.limit : nil
+        guard
+            var answer = try? client.query(
+                Array(predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules, output: mode,
+                limit: limit, budget: budget, attributes: [], onProgress: nil)
+        else { return false }
+        if answer.count == 0, let words, let other = CommandLineQuery.otherReading(of: words),
+            let counted = try? client.query(
+                Array(other.predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules,
+                output: .count, limit: nil, budget: budget, attributes: [], onProgress: nil),
+            counted.count > 0
+        {
+            answer.note = other.note(counted.count)
+        }
+        Self.print(answer, mode: mode, nullTerminated: output.nullTerminated) {
+            var items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
+            if let kinds = output.kinds { items = items.filter { kinds.contains($0.kind) } }
             if output.count {
                 StandardOutput.print(String(min(items.count, output.limit ?? .max)))
             } else {

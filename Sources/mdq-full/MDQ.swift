@@ -26,10 +26,14 @@ struct MDQ: ParsableCommand {
         discussion: """
             mdq QUERY is short for mdq find QUERY: the search and its options are the find \
             subcommand. mdq ls PATH... prints attributes, like mdls. mdq daemon and mdq index \
-            run the index daemon, which answers searches without crawling.
+            run the index daemon, which answers searches without crawling; mdq system runs the \
+            system index (root), which answers every user for whole filesystems.
             """,
         version: version,
-        subcommands: [FindCommand.self, ListCommand.self, ImportCommand.self, DaemonCommand.self, IndexCommand.self],
+        subcommands: [
+            FindCommand.self, ListCommand.self, ImportCommand.self, DaemonCommand.self, IndexCommand.self,
+            SystemCommand.self,
+        ],
         defaultSubcommand: FindCommand.self
     )
 
@@ -62,10 +66,12 @@ struct MDQ: ParsableCommand {
             ProcessExit.exit(2)
         }
         arguments = CommandLineMistake.mended(arguments)
-        if arguments == ["index"] || arguments == ["daemon"] {
+        if arguments == ["index"] || arguments == ["daemon"] || arguments == ["system"] {
             // A subcommand's name alone: its help, and the search it may
             // have meant.
-            let help = helpMessage(for: arguments == ["index"] ? IndexCommand.self : DaemonCommand.self)
+            let help = helpMessage(
+                for: arguments == ["index"]
+                    ? IndexCommand.self : arguments == ["daemon"] ? DaemonCommand.self : SystemCommand.self)
             Diagnostics.write(
                 help + "\n\nTo search for names containing \"\(arguments[0])\": mdq find \(arguments[0])\n")
             ProcessExit.exit(2)

@@ -24,6 +24,40 @@ struct DaemonConnection {
         guard withPath(path, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFSOCK,
             info.st_uid == uid || info.st_uid == 0
         else { return nil }
+        guard let connection = connect(path) else { return nil }
+        var peerUID: UInt32 = 0
+        var peerPID: Int32 = 0
+        guard mdq_peer_credentials(connection.descriptor, &peerUID, &peerPID) == 0, peerUID == uid || peerUID == 0
+        else {
+            close(connection.descriptor)
+            return nil
+        }
+        return connection
+    }
+
+    /// Connected to the system index (`mdq system`), or nil: none runs, or
+    /// its folder is not root's alone, or root is not at the other end
+    /// (as `UnixSocket.connectToSystemIndex` checks).
+    static func openSystem() -> DaemonConnection? {
+        let runtime = variable("MDQ_SYSTEM_RUNTIME_DIR").map(normalized) ?? Array("/run/mdq".utf8)
+        let path = joined(runtime, "daemon.sock")
+        guard path.count <= 107 else { return nil }
+        var info = stat()
+        guard withPath(runtime, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == 0,
+            info.st_mode & 0o022 == 0
+        else { return nil }
+        guard let connection = connect(path) else { return nil }
+        var peerUID: UInt32 = 0
+        var peerPID: Int32 = 0
+        guard mdq_peer_credentials(connection.descriptor, &peerUID, &peerPID) == 0, peerUID == 0 else {
+            close(connection.descriptor)
+            return nil
+        }
+        return connection
+    }
+
+    /// A connection to the socket at `path`, or nil.
+    private static func connect(_ path: [UInt8]) -> DaemonConnection? {
         let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         var address = sockaddr_un()
@@ -33,13 +67,10 @@ struct DaemonConnection {
         }
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        var peerUID: UInt32 = 0
-        var peerPID: Int32 = 0
-        guard connected == 0, mdq_peer_credentials(descriptor, &peerUID, &peerPID) == 0, peerUID == uid || peerUID == 0
-        else {
+        guard connected == 0 else {
             close(descriptor)
             return nil
         }

@@ -101,7 +101,7 @@ struct QuickSearch {
         return true
     }
 
-    private static let subcommands: Set<String> = ["find", "ls", "daemon", "index", "import", "help"]
+    private static let subcommands: Set<String> = ["find", "ls", "daemon", "index", "system", "import", "help"]
 
     private static func isSubcommand(_ argument: [UInt8]) -> Bool {
         subcommands.contains(String(decoding: argument, as: UTF8.self))
@@ -146,7 +146,9 @@ struct QuickSearch {
             guard let current = Self.currentFolder(), String(validating: current, as: UTF8.self) != nil else { return }
             folder = Self.absolute(self.folder ?? [], in: current)
         }
-        guard var connection = DaemonConnection.open() else { return }
+        // This user's daemon, else the system index (whose answers are
+        // this user's to see).
+        guard var connection = DaemonConnection.open() ?? DaemonConnection.openSystem() else { return }
         guard connection.send(request(folder: folder)) else { return }
         // Paths come in parts, one per slice the daemon scanned: each is
         // printed as it arrives, so printing overlaps the scan.

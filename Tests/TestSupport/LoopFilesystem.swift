@@ -23,6 +23,8 @@ package final class LoopFilesystem {
     /// megabyte unless `inodes` says how many).
     package init(megabytes: Int = 64, inodes: Int? = nil) throws {
         temp = try TemporaryDirectory("mdq-loop")
+        // Other users reach the mount point (permission tests ask as them).
+        _ = chmod(temp.path.string, 0o755)
         let image = temp.path.appending("image").string
         mountPoint = temp.path.appending("mnt")
         try FileManager.default.createDirectory(atPath: mountPoint.string, withIntermediateDirectories: true)

@@ -37,6 +37,26 @@ package final class DaemonClient {
         }
     }
 
+    /// Connects to the system index (`mdq system`), sending nothing until
+    /// it is sure the socket's folder is root's alone and root answers
+    /// (`UnixSocket.connectToSystemIndex`).
+    ///
+    /// - Throws: `MetadataError` `.daemon`: "no system index is running",
+    ///   or why the socket is not trusted, or the connection's error.
+    package static func connectSystem(_ paths: DaemonPaths = .system) throws(MetadataError) -> DaemonClient {
+        switch UnixSocket.connectToSystemIndex(at: paths.socket) {
+        case .success(let socket): return DaemonClient(socket: socket)
+        case .failure(.absent(let error)):
+            throw MetadataError.daemon(
+                "no system index is running (start one as root: mdq system start)", path: paths.socket,
+                underlying: error)
+        case .failure(.untrusted(let reason)):
+            throw MetadataError.daemon("not using the system index socket: " + reason)
+        case .failure(.failed(let error)):
+            throw MetadataError.daemon("cannot reach the system index", path: paths.socket, underlying: error)
+        }
+    }
+
     /// Starts the message of a refusal to talk to a socket that is not
     /// this user's daemon.
     package static let untrustedPrefix = "not using the index daemon socket: "
@@ -294,8 +314,16 @@ package struct DaemonStatus {
     /// Scope folders indexed by name and stat data only.
     package var namesOnlyScopes: Set<FilePath>
     package var problems: [String]
+    /// The system index: how each filesystem is watched (`mark`, or
+    /// `inotify` and why the mark was refused).
+    package var filesystems: [(fsid: String, watch: String, reason: String?)] = []
+    package var isSystem = false
 
     init(_ value: JSONValue) {
+        isSystem = value["system"]?.bool ?? false
+        filesystems = (value["filesystems"]?.array ?? []).map {
+            ($0["fsid"]?.string ?? "?", $0["watch"]?.string ?? "?", $0["reason"]?.string)
+        }
         pid = Int(value["pid"]?.integer ?? 0)
         uptime = value["uptime"]?.double ?? 0
         entries = Int(value["entries"]?.integer ?? 0)

@@ -61,6 +61,31 @@ public struct DaemonPaths: Sendable, Hashable {
         return paths
     }
 
+    /// The system index's folders: its state in `$MDQ_SYSTEM_STATE_DIR`,
+    /// else `/var/lib/mdq` (root's alone, 0700), and its socket in
+    /// `$MDQ_SYSTEM_RUNTIME_DIR`, else `/run/mdq` (root's, 0755: every user
+    /// connects, nobody else writes there).
+    public static var system: DaemonPaths {
+        DaemonPaths(
+            runtimeDirectory: FilePath(ProcessEnvironment.variable("MDQ_SYSTEM_RUNTIME_DIR") ?? "/run/mdq"),
+            stateDirectory: FilePath(ProcessEnvironment.variable("MDQ_SYSTEM_STATE_DIR") ?? "/var/lib/mdq"))
+    }
+
+    /// Creates the system index's folders: the state folder private, the
+    /// runtime folder root's and open for connecting only (0755).
+    ///
+    /// - Throws: `MetadataError` `.daemon` naming a folder that cannot be
+    ///   made, or that another user owns or others may write.
+    public func prepareSystem() throws(MetadataError) {
+        try PrivateFolder.ensure(stateDirectory)
+        try PrivateFolder.ensure(runtimeDirectory)
+        guard runtimeDirectory.withPlatformString({ chmod($0, 0o755) }) == 0 else {
+            throw MetadataError.daemon(
+                "cannot open the socket's folder to other users", path: runtimeDirectory,
+                underlying: Errno(rawValue: errno))
+        }
+    }
+
     /// Where the runtime folder's path is recorded when the state folder's
     /// path is too long for a socket.
     var runtimeRecord: FilePath { stateDirectory.appending("runtime-folder") }

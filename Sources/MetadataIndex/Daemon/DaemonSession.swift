@@ -6,10 +6,14 @@ import SystemPackage
 final class DaemonSession: Sendable {
     let daemon: IndexDaemon
     let socket: UnixSocket
+    /// The user the system index answers (nil: root, or the user daemon's
+    /// own user, who may see everything it indexes).
+    let viewer: Viewer?
 
-    init(daemon: IndexDaemon, socket: UnixSocket) {
+    init(daemon: IndexDaemon, socket: UnixSocket, viewer: Viewer? = nil) {
         self.daemon = daemon
         self.socket = socket
+        self.viewer = viewer
     }
 
     func run() {
@@ -46,6 +50,18 @@ final class DaemonSession: Sendable {
         }
         let id = Self.encodeID(request["id"])
         do throws(ProtocolError) {
+            // A user of the system index asks; root manages it.
+            if viewer != nil, let command = request["command"]?.string,
+                ["index.add", "index.remove", "stop"].contains(command)
+            {
+                throw ProtocolError(code: "forbidden", message: "only root manages the system index (\(command))")
+            }
+            if viewer != nil, request["command"]?.string == "subscribe" {
+                throw ProtocolError(
+                    code: "forbidden",
+                    message: "live queries on the system index are served to root only in this version; "
+                        + "ask one-shot queries, or index the folder with your own daemon (mdq index add)")
+            }
             switch request["command"]?.string {
             case "hello":
                 var out = JSONWriter()
@@ -60,7 +76,7 @@ final class DaemonSession: Sendable {
                 var out = JSONWriter()
                 DaemonProtocol.begin(id, &out)
                 out.raw("\"status\":{")
-                daemon.status(into: &out)
+                daemon.status(into: &out, for: viewer)
                 out.raw("}}\n")
                 return send(out.bytes)
             case "index.list":
@@ -197,7 +213,16 @@ final class DaemonSession: Sendable {
         }
         var scopes: [ScopeRequest] = []
         if let list = request["scopes"]?.array {
-            for item in list { scopes.append(try DaemonProtocol.scope(item)) }
+            for item in list {
+                var scope = try DaemonProtocol.scope(item)
+                // The system index keeps each filesystem apart: a folder
+                // with no other filesystem mounted inside it is the same
+                // search on its own filesystem.
+                if daemon.isSystem && !scope.rules.stayOnFileSystem && !LocalFilesystems.hasMounts(inside: scope.path) {
+                    scope.rules.stayOnFileSystem = true
+                }
+                scopes.append(scope)
+            }
         } else {
             scopes = daemon.scopeList.filter(\.live).map(\.scope)
             if scopes.isEmpty {
@@ -260,7 +285,7 @@ final class DaemonSession: Sendable {
             answered = try daemon.engine.answer(
                 scopes: scopes, predicate: predicate, output: ranked ? .entries : output, limit: ranked ? nil : limit,
                 budget: budget,
-                fetching: fetching,
+                fetching: fetching, viewer: viewer,
                 progress: { scanned, total in
                     let now = ContinuousClock.now
                     guard now - lastProgress >= .seconds(1) else { return }
@@ -334,7 +359,7 @@ final class DaemonSession: Sendable {
         if answer.count == 0, let other,
             case .success(let counted)? = try? daemon.engine.answer(
                 scopes: scopes, predicate: other.predicate, output: .count, limit: nil, budget: budget, fetching: [],
-                progress: { _, _ in }, stream: nil),
+                viewer: viewer, progress: { _, _ in }, stream: nil),
             counted.count > 0
         {
             note = other.note(counted.count)

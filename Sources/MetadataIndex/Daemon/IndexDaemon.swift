@@ -30,6 +30,11 @@ public final class IndexDaemon: Sendable {
     let started = ContinuousClock.now
     /// Imports what is inside the indexed files, when content indexing is on.
     let content: ContentIndexer?
+    /// The system index (`startSystem`): every local user is served, each
+    /// answered only what that user may see; watched with fanotify marks.
+    public let isSystem: Bool
+    /// The fanotify watcher of the system index.
+    let fanotify: FanotifyWatcher?
 
     /// Whether and how the daemon imports what is inside files.
     public struct ContentIndexing: Sendable {
@@ -81,8 +86,54 @@ public final class IndexDaemon: Sendable {
         requestTimeout: Double = 10, content contentIndexing: ContentIndexing? = nil,
         log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
+        try start(
+            paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
+            requestTimeout: requestTimeout, content: contentIndexing, system: nil, log: log)
+    }
+
+    /// Starts the system index (as root): the local filesystems in
+    /// `mounts` (each a scope, hidden entries included, not crossing into
+    /// other filesystems; nil keeps the scopes it had), kept live with one
+    /// fanotify mark per filesystem, answering every local user over a
+    /// socket anyone may connect to, each only what that user may see
+    /// (`Viewer`). Names and stat data only: nothing is imported from
+    /// inside files.
+    ///
+    /// - Throws: `MetadataError` `.watcherUnavailable` without fanotify or
+    ///   `CAP_SYS_ADMIN`; `.daemon` as `start`.
+    package static func startSystem(
+        mounts: [FilePath]?, paths: DaemonPaths = .system, crawlThreads: Int? = nil, snapshotInterval: Double = 60,
+        requestTimeout: Double = 10, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws(MetadataError) -> IndexDaemon {
+        try start(
+            paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
+            requestTimeout: requestTimeout, content: nil,
+            system: mounts.map { .init(mounts: $0) } ?? .init(mounts: nil),
+            log: log)
+    }
+
+    /// What a system index is asked to index.
+    struct SystemScopes {
+        var mounts: [FilePath]?
+    }
+
+    /// A scope of the system index: a whole filesystem from its mount
+    /// point, hidden entries included, other filesystems mounted inside it
+    /// left to their own scopes.
+    static func systemScope(_ mount: FilePath) -> ScopeRequest {
+        ScopeRequest(path: mount.lexicallyNormalized(), rules: ScopeRules(includeHidden: true, stayOnFileSystem: true))
+    }
+
+    private static func start(
+        paths: DaemonPaths, crawlThreads: Int?, snapshotInterval: Double, requestTimeout: Double,
+        content contentIndexing: ContentIndexing?, system: SystemScopes?, log: @escaping @Sendable (String) -> Void
+    ) throws(MetadataError) -> IndexDaemon {
         var paths = paths
-        try paths.prepare()
+        if system != nil {
+            try paths.prepareSystem()
+        } else {
+            try paths.prepare()
+        }
         let lock: ProcessLock
         switch ProcessLock.acquire(paths.lock) {
         case .success(let held?): lock = held
@@ -99,16 +150,22 @@ public final class IndexDaemon: Sendable {
             // We hold the lock: a socket left there is a crashed daemon's.
             _ = paths.socket.withPlatformString { unlink($0) }
             switch UnixSocket.listen(at: paths.socket) {
-            case .success(let socket): listener = socket
+            case .success(let socket):
+                listener = socket
+                // Every user connects to the system index (and is answered
+                // what that user may see).
+                if system != nil { _ = paths.socket.withPlatformString { chmod($0, 0o666) } }
             case .failure(let error):
                 throw MetadataError.daemon("cannot listen", path: paths.socket, underlying: error)
             }
         }
         let engine: LiveEngine
         var written: Timestamp?
+        let fanotify = system != nil ? try FanotifyWatcher() : nil
         do {
             let started = ContinuousClock.now
-            let restored = try LiveEngine.restoring(from: paths.snapshot, crawlThreads: crawlThreads)
+            let restored = try LiveEngine.restoring(
+                from: paths.snapshot, crawlThreads: crawlThreads, fanotify: fanotify)
             engine = restored.engine
             written = restored.written
             let seconds = String(format: "%.2f", Self.seconds(ContinuousClock.now - started))
@@ -116,9 +173,14 @@ public final class IndexDaemon: Sendable {
             log("restored the index (\(entries) entries) from \(paths.snapshot.string) in \(seconds) s")
         } catch {
             if error.underlying != .noSuchFileOrDirectory { log("warning: \(error.description); crawling the scopes") }
-            engine = try LiveEngine(crawlThreads: crawlThreads)
+            engine = try LiveEngine(crawlThreads: crawlThreads, fanotify: fanotify)
         }
-        let (scopes, namesOnly) = Self.readScopes(paths.scopes, log: log)
+        var (scopes, namesOnly) = Self.readScopes(paths.scopes, log: log)
+        if let mounts = system?.mounts {
+            // The mounts asked for replace the ones kept.
+            scopes = mounts.map(systemScope)
+            namesOnly = []
+        }
         let content = contentIndexing.flatMap {
             Self.startContent(
                 $0, scopes: scopes.map { ($0.path, !namesOnly.contains($0.path)) }, paths: paths, engine: engine,
@@ -126,11 +188,14 @@ public final class IndexDaemon: Sendable {
         }
         let daemon = IndexDaemon(
             paths: paths, engine: engine, listener: listener, lock: lock,
-            requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, log: log)
+            requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, fanotify: fanotify, log: log)
         daemon.state.withLock { s in
             s.scopes = scopes
             s.namesOnly = namesOnly
             s.snapshotWritten = written
+        }
+        if system?.mounts != nil {
+            do throws(MetadataError) { try daemon.writeScopes() } catch { log("warning: \(error.description)") }
         }
         // Scopes the snapshot holds are live at once (no crawl): answered
         // before the first connection, flagged stale until verified.
@@ -147,7 +212,7 @@ public final class IndexDaemon: Sendable {
             engine.dropUnusedRoots()
             engine.verify()
             content?.requestReconcile()
-            log("\(scopes.count) scopes live and checked against the disk")
+            log("\(restored.count + toCrawl.count) scopes live and checked against the disk")
         }
         WorkerThreads.detach(name: "mdq-snapshots") { daemon.snapshotLoop(interval: snapshotInterval) }
         log("listening on \(paths.socket.string) (pid \(ProcessIdentity.processID))")
@@ -156,9 +221,11 @@ public final class IndexDaemon: Sendable {
 
     private init(
         paths: DaemonPaths, engine: LiveEngine, listener: UnixSocket, lock: ProcessLock, requestTimeout: Int32,
-        content: ContentIndexer?, log: @escaping @Sendable (String) -> Void
+        content: ContentIndexer?, fanotify: FanotifyWatcher?, log: @escaping @Sendable (String) -> Void
     ) {
         self.content = content
+        self.fanotify = fanotify
+        isSystem = fanotify != nil
         self.requestTimeout = requestTimeout
         self.paths = paths
         self.engine = engine
@@ -288,7 +355,7 @@ public final class IndexDaemon: Sendable {
         state.withLock { s in s.scopes.map { ($0, s.retained[$0] != nil) } }
     }
 
-    private func writeScopes() throws(MetadataError) {
+    fileprivate func writeScopes() throws(MetadataError) {
         var out = JSONWriter()
         out.raw("{\"version\":1,\"scopes\":[")
         let (scopes, namesOnly) = state.withLock { ($0.scopes, $0.namesOnly) }
@@ -366,12 +433,23 @@ public final class IndexDaemon: Sendable {
                 }
                 continue
             }
-            guard case .success(let peer) = connection.peer(), peer.uid == me else {
+            guard case .success(let peer) = connection.peer(), peer.uid == me || isSystem else {
                 let refusal = ProtocolError(code: "forbidden", message: "this daemon serves only its own user")
                 _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
                 continue
             }
-            let session = DaemonSession(daemon: self, socket: connection)
+            // The system index answers each user what that user may see:
+            // who it is, and its groups, as the kernel says.
+            var viewer: Viewer?
+            if isSystem && peer.uid != 0 {
+                guard case .success(let groups) = connection.peerGroups() else {
+                    let refusal = ProtocolError(code: "forbidden", message: "cannot tell the groups of the client")
+                    _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
+                    continue
+                }
+                viewer = Viewer(user: peer.uid, groups: groups)
+            }
+            let session = DaemonSession(daemon: self, socket: connection, viewer: viewer)
             if WorkerThreads.start(name: "mdq-client", { session.run() }) == nil {
                 let refusal = ProtocolError(code: "busy", message: "the daemon cannot take more connections")
                 _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
@@ -379,8 +457,25 @@ public final class IndexDaemon: Sendable {
         }
     }
 
-    /// What `mdq daemon status` shows.
-    func status(into out: inout JSONWriter) {
+    /// What `mdq daemon status` shows. A user of the system index (a
+    /// `viewer`) is shown no count of entries and no problem (which name
+    /// folders that user may not see): how it runs and what it covers.
+    func status(into out: inout JSONWriter, for viewer: Viewer? = nil) {
+        if viewer != nil {
+            out.key("pid")
+            out.integer(ProcessIdentity.processID)
+            out.field("uptime")
+            out.double(Self.seconds(ContinuousClock.now - started))
+            out.field("system")
+            out.bool(true)
+            out.field("verifying")
+            out.bool(engine.isVerifying)
+            out.field("scopes")
+            DaemonProtocol.write(scopeList, namesOnly: [], to: &out)
+            out.field("filesystems")
+            writeFilesystems(to: &out)
+            return
+        }
         let (scopes, written, queries, cancelled) = state.withLock { s in
             (s.scopes.map { ($0, s.retained[$0] != nil) }, s.snapshotWritten, s.runningQueries, s.cancelledQueries)
         }
@@ -428,11 +523,42 @@ public final class IndexDaemon: Sendable {
         }
         out.field("scopes")
         DaemonProtocol.write(scopes, namesOnly: namesOnlyScopes, to: &out)
+        if isSystem {
+            out.field("system")
+            out.bool(true)
+            out.field("filesystems")
+            writeFilesystems(to: &out)
+            out.field("droppedEvents")
+            out.integer(fanotify?.droppedEvents ?? 0)
+        }
         out.field("problems")
         out.raw("[")
         for (i, problem) in engine.problems.enumerated() {
             if i > 0 { out.raw(",") }
             DaemonProtocol.write(problem, to: &out)
+        }
+        out.raw("]")
+    }
+
+    /// How the system index watches each filesystem: `{"fsid", "watch":
+    /// "mark"}` or `"inotify"` with the reason the mark was refused.
+    private func writeFilesystems(to out: inout JSONWriter) {
+        out.raw("[")
+        for (i, (fsid, how)) in (fanotify?.filesystems ?? [:]).sorted(by: { $0.key < $1.key }).enumerated() {
+            if i > 0 { out.raw(",") }
+            out.raw("{")
+            out.key("fsid")
+            out.string(Array(String(fsid, radix: 16).utf8))
+            out.field("watch")
+            switch how {
+            case .marked:
+                out.string(Array("mark".utf8))
+            case .folderByFolder(let error):
+                out.string(Array("inotify".utf8))
+                out.field("reason")
+                out.string(Array(error.description.utf8))
+            }
+            out.raw("}")
         }
         out.raw("]")
     }

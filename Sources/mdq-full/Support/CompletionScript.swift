@@ -12,6 +12,7 @@ struct CompletionScript: ParsableCommand {
         commandName: "mdq", version: MDQ.version,
         subcommands: [
             FindCommand.self, ListCommand.self, ImportCommand.self, DaemonCommand.self, IndexCommand.self,
+            SystemCommand.self,
         ])
 
     @OptionGroup var scope: ScopeOptions

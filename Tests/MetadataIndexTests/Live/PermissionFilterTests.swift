@@ -72,39 +72,9 @@ extension LiveSuites {
             }
         }
 
-        /// The rule, asked of the kernel as `viewer`: every path below
-        /// `root` (listed as root) whose parent `viewer` may read and whose
-        /// every ancestor, from `/`, `viewer` may search (`access(2)` as that
-        /// user, under `setpriv`, so ACLs count as the kernel counts them).
+        /// The rule, asked of the kernel as `viewer` (`pathsVisible`).
         static func found(_ root: String, as viewer: Viewer) throws -> Set<String> {
-            let all = try Shell.run("/usr/bin/find", [root, "-mindepth", "1"]).stdoutText
-            let primary = viewer.groups.sorted().first!
-            let others = viewer.groups.sorted().map(String.init).joined(separator: ",")
-            let script = """
-                import os, sys
-                for path in sys.stdin.read().split("\\n"):
-                    if not path: continue
-                    parent = os.path.dirname(path)
-                    folders, folder = [], parent
-                    while True:
-                        folders.append(folder)
-                        if folder == "/": break
-                        folder = os.path.dirname(folder)
-                    if os.access(parent, os.R_OK) and all(os.access(f, os.X_OK) for f in folders):
-                        print(path)
-                """
-            let input = FileManager.default.temporaryDirectory.appendingPathComponent("mdq-paths-\(getpid())").path
-            try all.write(toFile: input, atomically: true, encoding: .utf8)
-            defer { try? FileManager.default.removeItem(atPath: input) }
-            _ = chmod(input, 0o644)
-            let output = try Shell.run(
-                "/bin/sh",
-                [
-                    "-c",
-                    "exec /usr/bin/setpriv --reuid=\(viewer.user) --regid=\(primary) --groups=\(others) /usr/bin/python3 -c \"$0\" < \"$1\"",
-                    script, input,
-                ])
-            return Set(output.stdoutText.split(separator: "\n").map(String.init))
+            try pathsVisible(pathsBelow(root), user: viewer.user, groups: viewer.groups.sorted())
         }
 
         static func answered(_ engine: LiveEngine, _ scope: ScopeRequest, as viewer: Viewer) throws -> Set<String> {

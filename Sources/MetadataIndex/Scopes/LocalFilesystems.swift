@@ -1,0 +1,75 @@
+package import SystemPackage
+
+/// The filesystems the system index covers when none are named: every
+/// local, persistent filesystem mounted now (`/proc/self/mountinfo`), as
+/// `updatedb` picks them: disk filesystems only (no network, pseudo or
+/// memory ones), each device once (bind mounts of part of it left out),
+/// and none under the paths `updatedb.conf` prunes by default.
+package enum LocalFilesystems {
+    /// Filesystem types kept on a disk.
+    static let persistentTypes: Set<String> = [
+        "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "reiserfs", "nilfs2", "bcachefs", "zfs",
+    ]
+    /// Paths whose filesystems are left out (updatedb's default PRUNEPATHS,
+    /// and where removable and runtime filesystems are mounted).
+    static let prunedPaths = ["/tmp", "/var/tmp", "/var/spool", "/media", "/mnt", "/run", "/proc", "/sys", "/dev"]
+
+    /// The mount points, in mount order.
+    package static func discover() -> [FilePath] {
+        guard let bytes = try? readWholeFile("/proc/self/mountinfo", limit: 1 << 24) else { return [] }
+        return parse(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The mount points of `mountinfo` text worth indexing.
+    package static func parse(_ mountinfo: String) -> [FilePath] {
+        var devices: Set<Substring> = []
+        var mounts: [FilePath] = []
+        for line in mountinfo.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard let separator = fields.firstIndex(of: "-"), separator >= 5, separator + 1 < fields.count else {
+                continue
+            }
+            let device = fields[2]
+            let root = fields[3]
+            let point = unescape(fields[4])
+            let type = String(fields[separator + 1])
+            guard persistentTypes.contains(type), root == "/" else { continue }
+            guard !prunedPaths.contains(where: { point == $0 || point.hasPrefix($0 + "/") }) else { continue }
+            guard devices.insert(device).inserted else { continue }
+            mounts.append(FilePath(point))
+        }
+        return mounts
+    }
+
+    /// Whether some filesystem is mounted strictly inside `folder` (then a
+    /// search of it crosses into other filesystems; else staying on its own
+    /// filesystem changes nothing).
+    package static func hasMounts(inside folder: FilePath) -> Bool {
+        guard let bytes = try? readWholeFile("/proc/self/mountinfo", limit: 1 << 24) else { return true }
+        let prefix = folder.string == "/" ? "/" : folder.string + "/"
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4 else { continue }
+            let point = unescape(fields[4])
+            if point.hasPrefix(prefix) && point != folder.string { return true }
+        }
+        return false
+    }
+
+    /// mountinfo's octal escapes (`\040` for a space).
+    private static func unescape(_ field: Substring) -> String {
+        var bytes: [UInt8] = []
+        var utf8 = Array(field.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "\\"), utf8.count >= 3,
+                let value = UInt8(String(decoding: utf8.prefix(3), as: UTF8.self), radix: 8)
+            {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(3)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,264 @@
+import Foundation
+import Glibc
+import MetadataIndex
+import SystemPackage
+import TestSupport
+import Testing
+
+/// `mdq system`: the system index on a loop-mounted filesystem of its own,
+/// run as root, asked by users the test makes up (numeric ids under
+/// `setpriv`). Each user's `mdq` is answered from it, and only what that
+/// user may see (checked against the kernel's own `access(2)` as that
+/// user), before and after permission changes; what users may not do
+/// (stop it, add scopes, talk to a socket that is not root's) is refused.
+@Suite(
+    .serialized, .timeLimit(.minutes(3)),
+    .enabled(
+        if: LoopFilesystem.isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+struct SystemIndexTests {
+    /// Users by number: an owner with a group, a member of that group and
+    /// a stranger.
+    static let users: [(user: UInt32, groups: [UInt32])] = [
+        (43001, [44001]), (43002, [44002, 44001]), (43003, [44003]),
+    ]
+
+    /// A system index over one loop filesystem, its folders in a temporary
+    /// folder (root's, as the system index wants them).
+    final class SystemIndex {
+        let filesystem: LoopFilesystem
+        let temp: TemporaryDirectory
+        let environment: [String: String]
+        var process: Process?
+
+        var mount: String { filesystem.mountPoint.string }
+
+        init() throws {
+            filesystem = try LoopFilesystem()
+            temp = try TemporaryDirectory()
+            _ = chmod(temp.path.string, 0o755)
+            environment = [
+                "MDQ_SYSTEM_RUNTIME_DIR": temp.path.appending("run").string,
+                "MDQ_SYSTEM_STATE_DIR": temp.path.appending("state").string,
+            ]
+            _ = chmod(mount, 0o755)
+        }
+
+        var paths: DaemonPaths {
+            DaemonPaths(
+                runtimeDirectory: FilePath(environment["MDQ_SYSTEM_RUNTIME_DIR"]!),
+                stateDirectory: FilePath(environment["MDQ_SYSTEM_STATE_DIR"]!))
+        }
+
+        func start() throws {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: MDQCommandTests.binary)
+            process.arguments = ["system", "run", "--mount", mount]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let log = temp.path.appending("system.log").string
+            FileManager.default.createFile(atPath: log, contents: nil)
+            let handle = FileHandle(forWritingAtPath: log)!
+            handle.seekToEndOfFile()
+            process.standardOutput = handle
+            process.standardError = handle
+            try process.run()
+            self.process = process
+            let paths = paths
+            #expect(waitUntil(timeout: 20) { (try? DaemonClient.connectSystem(paths).hello()) != nil }, "\(self.log)")
+        }
+
+        var log: String {
+            (try? String(contentsOfFile: temp.path.appending("system.log").string, encoding: .utf8)) ?? ""
+        }
+
+        /// `mdq ARGUMENTS` run as `user` with `groups` from `folder`, with
+        /// no daemon of that user's.
+        func mdq(_ arguments: [String], user: UInt32, groups: [UInt32], in folder: String = "/") throws -> Shell.Output
+        {
+            var environment = self.environment
+            environment["HOME"] = "/nonexistent"
+            environment["XDG_RUNTIME_DIR"] = "/nonexistent"
+            environment["MDQ_RUNTIME_DIR"] = temp.path.appending("no-user-daemon").string
+            return try Shell.run(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=\(user)", "--regid=\(groups[0])",
+                    "--groups=\(groups.map(String.init).joined(separator: ","))",
+                    MDQCommandTests.binary,
+                ] + arguments, environment: environment, currentDirectory: folder)
+        }
+
+        func stop() {
+            guard let process else { return }
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+            self.process = nil
+        }
+
+        deinit {
+            if let process {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    /// A tree of folders with owners, groups and modes of every kind.
+    static func plant(_ root: String) throws {
+        let folders: [(String, uid_t, gid_t, mode_t)] = [
+            ("pub", 0, 0, 0o755), ("pub/docs", 43001, 44001, 0o755), ("home", 0, 0, 0o755),
+            ("home/owner", 43001, 44001, 0o700), ("home/owner/deep", 43001, 44001, 0o755),
+            ("home/team", 43001, 44001, 0o750), ("home/team/shared", 43001, 44001, 0o770),
+            ("home/passthrough", 43001, 44001, 0o711), ("home/passthrough/site", 43001, 44001, 0o755),
+            ("drop", 0, 0, 0o1733), ("listonly", 43002, 44002, 0o744), ("listonly/inner", 43002, 44002, 0o755),
+        ]
+        for (folder, owner, group, _) in folders {
+            try FileManager.default.createDirectory(atPath: root + "/" + folder, withIntermediateDirectories: true)
+            FileManager.default.createFile(
+                atPath: root + "/" + folder + "/file-\(folder.split(separator: "/").last!).txt", contents: nil)
+            _ = chown(root + "/" + folder, owner, group)
+        }
+        for (folder, _, _, mode) in folders { _ = chmod(root + "/" + folder, mode) }
+    }
+
+    func visible(_ index: SystemIndex, _ user: (user: UInt32, groups: [UInt32])) throws -> Set<String> {
+        try pathsVisible(pathsBelow(index.mount), user: user.user, groups: user.groups)
+    }
+
+    func answered(_ index: SystemIndex, _ user: (user: UInt32, groups: [UInt32]), _ query: String = "TRUEPREDICATE")
+        throws -> Set<String>
+    {
+        let output = try index.mdq(["--daemon", "-a", query], user: user.user, groups: user.groups)
+        #expect(output.status == 0, "uid \(user.user): \(output.stderrText)")
+        return Set(output.stdoutText.split(separator: "\n").map(String.init))
+    }
+
+    @Test func eachUserIsAnsweredOnlyWhatTheyMaySee() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        try index.start()
+        defer { index.stop() }
+        // Each user sees some of it, and not all the same.
+        let seen = try Self.users.map { try visible(index, $0) }
+        #expect(seen.allSatisfy { !$0.isEmpty } && Set(seen).count == Self.users.count, "\(seen)")
+        for user in Self.users {
+            let expected = try visible(index, user)
+            #expect(try answered(index, user) == expected, "uid \(user.user)")
+            // Counts and names searches are filtered as the paths are.
+            let counted = try index.mdq(["--daemon", "-a", "--count", "*.txt"], user: user.user, groups: user.groups)
+            #expect(
+                counted.stdoutText == "\(expected.filter { $0.hasSuffix(".txt") }.count)\n", "\(counted.stderrText)")
+        }
+        // Without -a, from a folder inside the filesystem: the same rule,
+        // answered by the system index (the user has no daemon).
+        let inside = try index.mdq(["--daemon", "*.txt"], user: 43003, groups: [44003], in: index.mount + "/pub")
+        #expect(
+            inside.stdoutText.split(separator: "\n").sorted() == [
+                Substring(index.mount + "/pub/docs/file-docs.txt"), Substring(index.mount + "/pub/file-pub.txt"),
+            ])
+        // The front answers from the system index itself: a copy with no
+        // full command beside it prints the same.
+        let alone = try QuickSearchTests.frontAlone(index.temp)
+        _ = chmod(index.temp.path.appending("alone").string, 0o755)
+        _ = chmod(index.temp.path.appending("alone/bin").string, 0o755)
+        for user in Self.users {
+            let full = try index.mdq(["-a", "*.txt"], user: user.user, groups: user.groups)
+            var environment = index.environment
+            environment["HOME"] = "/nonexistent"
+            environment["MDQ_RUNTIME_DIR"] = index.temp.path.appending("no-user-daemon").string
+            let front = try Shell.run(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=\(user.user)", "--regid=\(user.groups[0])",
+                    "--groups=\(user.groups.map(String.init).joined(separator: ","))", alone, "-a", "*.txt",
+                ], environment: environment, currentDirectory: "/")
+            #expect(front.status == 0 && front.stdoutText == full.stdoutText, "uid \(user.user): \(front.stderrText)")
+        }
+        // A folder closed, one opened, a file added: every answer follows.
+        #expect(chmod(index.mount + "/pub/docs", 0o700) == 0)
+        #expect(chmod(index.mount + "/home/team", 0o755) == 0)
+        FileManager.default.createFile(atPath: index.mount + "/pub/new.txt", contents: nil)
+        for user in Self.users {
+            let expected = try visible(index, user)
+            var last: Set<String> = []
+            let followed = waitUntil(timeout: 10, interval: 0.05) {
+                last = (try? answered(index, user)) ?? []
+                return last == expected
+            }
+            #expect(
+                followed,
+                "uid \(user.user): extra \(last.subtracting(expected).sorted()), missing \(expected.subtracting(last).sorted())"
+            )
+        }
+    }
+
+    /// What a user may not do is refused, and says so; root's status shows
+    /// counts a user's does not.
+    @Test func usersCannotManageIt() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        try index.start()
+        defer { index.stop() }
+        let stop = try index.mdq(["system", "stop"], user: 43001, groups: [44001])
+        #expect(stop.status != 0 && stop.stderrText.contains("root"), "\(stop.stderrText)")
+        // The protocol itself refuses a user's stop and index.add.
+        for command in [#"{"id":1,"command":"stop"}"#, #"{"id":1,"command":"index.add","scope":{"path":"/"}}"#] {
+            let script =
+                "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); "
+                + "s.sendall(sys.argv[2].encode()+b'\\n'); print(s.recv(4096).decode())"
+            let reply = try Shell.run(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=43001", "--regid=44001", "--clear-groups", "/usr/bin/python3", "-c", script,
+                    index.paths.socket.string, command,
+                ])
+            #expect(reply.stdoutText.contains("forbidden"), "\(command): \(reply.stdoutText) \(reply.stderrText)")
+        }
+        #expect((try? DaemonClient.connectSystem(index.paths).hello()) != nil, "still running")
+        let status = try index.mdq(["system", "status"], user: 43003, groups: [44003])
+        #expect(status.status == 0 && status.stdoutText.contains("one fanotify mark"), "\(status.stdoutText)")
+        #expect(!status.stdoutText.contains("entries"), "a user is not told how many entries there are")
+        let rootStatus = try Shell.run(MDQCommandTests.binary, ["system", "status"], environment: index.environment)
+        #expect(rootStatus.stdoutText.contains("entries"), "\(rootStatus.stdoutText)")
+    }
+
+    /// A socket at the system index's path that is not root's is never
+    /// spoken to: the user's search crawls instead, with the same answer a
+    /// crawl gives.
+    @Test func aSocketThatIsNotRootsIsNotTrusted() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        // A user's folder where the system index's should be.
+        let fake = index.temp.path.appending("run").string
+        try FileManager.default.createDirectory(atPath: fake, withIntermediateDirectories: true)
+        _ = chown(fake, 43002, 44002)
+        let listener = try Shell.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=43002", "--regid=44002", "--clear-groups", "/usr/bin/python3", "-c",
+                "import socket,sys,os; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(); os._exit(0)",
+                fake + "/daemon.sock",
+            ])
+        #expect(listener.status == 0, "\(listener.stderrText)")
+        let crawled = try index.mdq(["*.txt", index.mount + "/pub"], user: 43003, groups: [44003])
+        #expect(crawled.stdoutText.split(separator: "\n").count == 2, "\(crawled.stdoutText) \(crawled.stderrText)")
+        #expect(throws: MetadataError.self) { try DaemonClient.connectSystem(index.paths) }
+    }
+
+    /// Stopped and started again, it answers from its snapshot, changes made
+    /// while it was down included once it has checked the disk.
+    @Test func aRestartResumesFromItsSnapshot() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        try index.start()
+        let before = try answered(index, Self.users[1])
+        index.stop()
+        #expect(FileManager.default.fileExists(atPath: index.paths.snapshot.string))
+        FileManager.default.createFile(atPath: index.mount + "/pub/while-down.txt", contents: nil)
+        try index.start()
+        defer { index.stop() }
+        #expect(index.log.contains("restored the index"), "\(index.log)")
+        let expected = try visible(index, Self.users[1])
+        #expect(expected.subtracting(before) == [index.mount + "/pub/while-down.txt"])
+        #expect(waitUntil(timeout: 10, interval: 0.05) { (try? answered(index, Self.users[1])) == expected })
+    }
+}
