@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build a deterministic directory tree that looks like a real user's files.
 
-    Benchmarks/make-tree.py DEST --files N [--seed S] [--container]
+    Benchmarks/make-tree.py DEST --files N [--seed S] [--container] [--sparse]
 
 The project's reference corpus generator: Benchmarks/compare.sh and the test
 suite use this copy, so a clone can build every corpus it measures on.
@@ -12,7 +12,10 @@ Names mix extensions by frequency, spaces, dots, Unicode (NFC and NFD), a few
 conflict-copy names, hidden files and deep folders, so that both the crawler
 and the name matcher meet what they meet on real disks.  File contents are
 empty except for a size-bearing minority, so the tree is cheap to build.
-The same seed and count always give the same tree.
+The same seed and count always give the same tree.  With --sparse the
+sized files are made by setting their length, not writing it (the same
+names and stat data; no data blocks): how the 10M-entry loop filesystem of
+Benchmarks/system-index.py is filled in minutes.
 """
 import argparse
 import os
@@ -76,7 +79,7 @@ def file_name(rng, i):
     return f"{stem}.{ext}" if ext else stem
 
 
-def build(dest, files, seed, container):
+def build(dest, files, seed, container, sparse=False):
     rng = random.Random(seed)
     roots = [dest]
     if container:
@@ -101,7 +104,9 @@ def build(dest, files, seed, container):
         path = os.path.join(parent, file_name(rng, made))
         size = rng.choice((0, 0, 0, 0, 17, 512, 4096))
         with open(path, "wb") as f:
-            if size:
+            if size and sparse:
+                f.truncate(size)
+            elif size:
                 f.write(b"x" * size)
         made += 1
     return made, len(dir_list)
@@ -113,8 +118,9 @@ def main():
     ap.add_argument("--files", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--container", action="store_true")
+    ap.add_argument("--sparse", action="store_true", help="set sized files' length instead of writing it")
     a = ap.parse_args()
-    made, ndirs = build(os.path.abspath(a.dest), a.files, a.seed, a.container)
+    made, ndirs = build(os.path.abspath(a.dest), a.files, a.seed, a.container, a.sparse)
     print(f"{made} files in {ndirs} folders under {a.dest}", file=sys.stderr)
 
 

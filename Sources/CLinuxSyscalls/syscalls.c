@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <sys/fanotify.h>
+#include <linux/capability.h>
 #include <sys/vfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -150,6 +151,20 @@ int mdq_spawn_close_from(void *actions, int from) {
 
 int mdq_anonymous_file(const char *name) {
     return memfd_create(name, MFD_CLOEXEC);
+}
+
+int mdq_keep_only_capabilities(uint64_t keep) {
+    for (int capability = 0; capability < 64; capability++) {
+        if (keep & (1ULL << capability)) continue;
+        // EINVAL past the kernel's last capability: nothing to drop.
+        if (prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+    }
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    data[0].effective = data[0].permitted = (uint32_t)keep;
+    data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
+    return (int)syscall(SYS_capset, &header, data);
 }
 
 int mdq_fanotify_init(int unlimited_queue) {

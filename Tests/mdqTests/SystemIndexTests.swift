@@ -191,6 +191,75 @@ struct SystemIndexTests {
         }
     }
 
+    /// A user's live query on the system index follows permission changes:
+    /// a folder closed to the user takes its contents out of the results,
+    /// one opened brings them in. Asked over the protocol, as the user.
+    @Test func aUsersLiveQueryFollowsPermissionChanges() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        try index.start()
+        defer { index.stop() }
+        let state = index.temp.path.appending("live-state").string
+        FileManager.default.createFile(atPath: state, contents: nil)
+        _ = chmod(state, 0o666)
+        // Follows the subscription for 20 s, writing the current paths
+        // after every event.
+        let follower = """
+            import json, socket, sys, time
+            s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+            s.sendall(b'{"id":1,"command":"subscribe","predicate":"TRUEPREDICATE","interval":0}\\n')
+            items, buffer, end = {}, b"", time.time() + 20
+            s.settimeout(0.2)
+            while time.time() < end:
+                try:
+                    chunk = s.recv(65536)
+                except socket.timeout:
+                    continue
+                if not chunk: break
+                buffer += chunk
+                while b"\\n" in buffer:
+                    line, buffer = buffer.split(b"\\n", 1)
+                    event = json.loads(line)
+                    kind = event.get("event")
+                    if kind == "result": items[event["item"]["id"]] = event["item"]["path"]
+                    if kind == "didUpdate":
+                        for item in event["added"] + event["changed"]: items[item["id"]] = item["path"]
+                        for item in event["removed"]: items.pop(item["id"], None)
+                    if "error" in event: print(event, file=sys.stderr); sys.exit(1)
+                    with open(sys.argv[2], "w") as f: f.write("\\n".join(sorted(items.values())))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = [
+            "--reuid=43002", "--regid=44002", "--groups=44002,44001", "/usr/bin/python3", "-c", follower,
+            index.paths.socket.string, state,
+        ]
+        try process.run()
+        defer { process.terminate() }
+        let user = Self.users[1]
+        func followed() -> Set<String> {
+            let text = (try? String(contentsOfFile: state, encoding: .utf8)) ?? ""
+            return Set(text.split(separator: "\n").map(String.init))
+        }
+        var expected = try visible(index, user)
+        #expect(waitUntil(timeout: 10, interval: 0.02) { followed() == expected }, "\(followed().sorted())")
+        #expect(chmod(index.mount + "/home/team", 0o700) == 0)
+        #expect(chmod(index.mount + "/pub/docs", 0o750) == 0)
+        _ = chown(index.mount + "/listonly", 43002, 44002)
+        #expect(chmod(index.mount + "/listonly", 0o755) == 0)
+        let before = expected
+        expected = try visible(index, user)
+        #expect(before != expected, "the changes hide something from the user")
+        var last: Set<String> = []
+        let converged = waitUntil(timeout: 10, interval: 0.02) {
+            last = followed()
+            return last == expected
+        }
+        #expect(
+            converged,
+            "extra \(last.subtracting(expected).sorted()), missing \(expected.subtracting(last).sorted())")
+    }
+
     /// What a user may not do is refused, and says so; root's status shows
     /// counts a user's does not.
     @Test func usersCannotManageIt() throws {
@@ -214,9 +283,16 @@ struct SystemIndexTests {
             #expect(reply.stdoutText.contains("forbidden"), "\(command): \(reply.stdoutText) \(reply.stderrText)")
         }
         #expect((try? DaemonClient.connectSystem(index.paths).hello()) != nil, "still running")
-        let status = try index.mdq(["system", "status"], user: 43003, groups: [44003])
-        #expect(status.status == 0 && status.stdoutText.contains("one fanotify mark"), "\(status.stdoutText)")
-        #expect(!status.stdoutText.contains("entries"), "a user is not told how many entries there are")
+        // It keeps only CAP_SYS_ADMIN (marks) and CAP_DAC_READ_SEARCH
+        // (reading every folder), bounding set included.
+        let pid = try #require(index.process?.processIdentifier)
+        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
+        for line in ["CapEff:\t0000000000200004", "CapPrm:\t0000000000200004", "CapBnd:\t0000000000200004"] {
+            #expect(status.contains(line), "\(status)")
+        }
+        let shown = try index.mdq(["system", "status"], user: 43003, groups: [44003])
+        #expect(shown.status == 0 && shown.stdoutText.contains("one fanotify mark"), "\(shown.stdoutText)")
+        #expect(!shown.stdoutText.contains("entries"), "a user is not told how many entries there are")
         let rootStatus = try Shell.run(MDQCommandTests.binary, ["system", "status"], environment: index.environment)
         #expect(rootStatus.stdoutText.contains("entries"), "\(rootStatus.stdoutText)")
     }

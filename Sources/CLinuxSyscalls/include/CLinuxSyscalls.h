@@ -93,6 +93,11 @@ int mdq_spawn_close_from(void *actions, int from);
 /// descriptor (needs _GNU_SOURCE). Returns the descriptor, or -1 with errno.
 int mdq_anonymous_file(const char *name);
 
+/// Keeps only the capabilities in `keep` (a bit per capability number):
+/// drops the others from the bounding set, and makes `keep` the permitted
+/// and effective sets (none inheritable). Returns 0, or -1 with errno set.
+int mdq_keep_only_capabilities(uint64_t keep);
+
 /// fanotify_init(2) for a whole-filesystem notification group reporting
 /// directory file handles and names (FAN_CLASS_NOTIF |
 /// FAN_REPORT_DFID_NAME), close-on-exec, with the kernel's queue unbounded

@@ -25,6 +25,7 @@ package final class DaemonClient {
     ///   this user's (callers say so in one line and crawl); or the
     ///   connection's error.
     package static func connect(_ paths: DaemonPaths = .standard) throws(MetadataError) -> DaemonClient {
+        if paths.isSystem { return try connectSystem(paths) }
         switch UnixSocket.connectToOwnDaemon(at: paths.socket) {
         case .success(let socket): return DaemonClient(socket: socket)
         case .failure(.absent(let error)):

@@ -27,6 +27,9 @@ public struct DaemonPaths: Sendable, Hashable {
     /// The runtime folder is the recorded one (see the type's discussion):
     /// `prepare` makes and records it when the record is missing or stale.
     var runtimeIsRecorded = false
+    /// The system index's folders (`system`): clients trust its socket as
+    /// root's (`UnixSocket.connectToSystemIndex`), not as their own.
+    public var isSystem = false
 
     public init(runtimeDirectory: FilePath, stateDirectory: FilePath) {
         self.runtimeDirectory = runtimeDirectory
@@ -66,9 +69,11 @@ public struct DaemonPaths: Sendable, Hashable {
     /// `$MDQ_SYSTEM_RUNTIME_DIR`, else `/run/mdq` (root's, 0755: every user
     /// connects, nobody else writes there).
     public static var system: DaemonPaths {
-        DaemonPaths(
+        var paths = DaemonPaths(
             runtimeDirectory: FilePath(ProcessEnvironment.variable("MDQ_SYSTEM_RUNTIME_DIR") ?? "/run/mdq"),
             stateDirectory: FilePath(ProcessEnvironment.variable("MDQ_SYSTEM_STATE_DIR") ?? "/var/lib/mdq"))
+        paths.isSystem = true
+        return paths
     }
 
     /// Creates the system index's folders: the state folder private, the

@@ -56,12 +56,6 @@ final class DaemonSession: Sendable {
             {
                 throw ProtocolError(code: "forbidden", message: "only root manages the system index (\(command))")
             }
-            if viewer != nil, request["command"]?.string == "subscribe" {
-                throw ProtocolError(
-                    code: "forbidden",
-                    message: "live queries on the system index are served to root only in this version; "
-                        + "ask one-shot queries, or index the folder with your own daemon (mdq index add)")
-            }
             switch request["command"]?.string {
             case "hello":
                 var out = JSONWriter()
@@ -385,6 +379,12 @@ final class DaemonSession: Sendable {
     /// forwarded until the client sends `unsubscribe` or goes away.
     private func subscribe(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
         let (predicate, scopes, _, _) = try predicateAndScopes(request)
+        // A user of the system index follows what it indexes; it never
+        // makes root's index crawl or watch anything new.
+        if viewer != nil, let uncovered = scopes.first(where: { !daemon.engine.covers($0) }) {
+            throw ProtocolError(
+                code: "not-covered", message: "the system index does not index \(uncovered.path.string)")
+        }
         let query = MetadataQuery(engineProvider: { [engine = daemon.engine] in engine })
         query.predicate = predicate
         query.fetchedAttributes = try DaemonProtocol.attributes(request).map(\.rawValue)
@@ -396,7 +396,10 @@ final class DaemonSession: Sendable {
             guard budget > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
             query.budget = budget
         }
-        query.state.withLock { $0.configuration.scopeRequests = scopes }
+        query.state.withLock { [viewer] in
+            $0.configuration.scopeRequests = scopes
+            $0.configuration.viewer = viewer
+        }
         let capacity = Int(request["capacity"]?.integer ?? (16 << 20))
         let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: max(1 << 12, capacity))
         query.state.withLock { s in s.eventHandler = { event in forwarder.forward(event) } }

@@ -25,9 +25,11 @@ final class DaemonSource: QuerySource {
 
     func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double?,
-        capacity: Int, progress: (@Sendable (Int) -> Void)?, fetching: Set<MetadataAttribute>,
+        capacity: Int, progress: (@Sendable (Int) -> Void)?, fetching: Set<MetadataAttribute>, viewer: Viewer?,
         wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
+        // The daemon knows who asks (SO_PEERCRED): `viewer` is for an engine
+        // serving someone else.
         let id = Self.nextID.withLock { id -> UInt64 in
             defer { id += 1 }
             return id
@@ -136,7 +138,9 @@ final class RemoteSession: Sendable {
     /// results.
     private func stream() -> Bool {
         let socket: UnixSocket
-        switch UnixSocket.connectToOwnDaemon(at: paths.socket) {
+        switch paths.isSystem
+            ? UnixSocket.connectToSystemIndex(at: paths.socket) : UnixSocket.connectToOwnDaemon(at: paths.socket)
+        {
         case .success(let connected): socket = connected
         case .failure(.untrusted(let reason)):
             // Not this user's daemon: nothing is sent, and the query says why.

@@ -530,6 +530,10 @@ public final class IndexDaemon: Sendable {
             writeFilesystems(to: &out)
             out.field("droppedEvents")
             out.integer(fanotify?.droppedEvents ?? 0)
+            out.field("rescans")
+            out.integer(engine.rescanCount)
+            out.field("foldedRescans")
+            out.integer(engine.foldedRescanCount)
         }
         out.field("problems")
         out.raw("[")

@@ -62,6 +62,9 @@ final class SubscriptionRecord {
     var pending: [UInt32: EntrySnapshot] = [:]
     /// The imported attributes its snapshots carry (`EntrySnapshot.imported`).
     var fetching: Set<MetadataAttribute> = []
+    /// The user the system index serves it to: only entries that user may
+    /// see are members (`Viewer`).
+    var viewer: Viewer?
 
     init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate, ubiquity: UbiquityContext?) {
         self.mailbox = mailbox
@@ -128,6 +131,8 @@ final class EngineState {
     var needsAudit = false
     /// Full rescans done (after overflows); for tests and stats.
     var rescanCount = 0
+    /// Folders rescanned after their events were folded (`EventQueue`).
+    var foldedRescans = 0
     /// Batches of changes dispatched so far (a daemon saves its snapshot
     /// when this moved).
     var changeCount = 0

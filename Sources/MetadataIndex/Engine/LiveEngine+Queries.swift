@@ -209,6 +209,12 @@ extension LiveEngine {
         }
     }
 
+    /// Whether a live root already answers `scope` (a subscription to it
+    /// would crawl and watch nothing new).
+    package func covers(_ scope: ScopeRequest) -> Bool {
+        state.withLock { $0.coveringAnchor(for: scope) != nil }
+    }
+
     /// Gives back a retained scope.
     package func release(_ scope: RetainedScope) {
         release(scope.anchor)

@@ -17,13 +17,17 @@ extension LiveEngine {
     ///   - wake: called (never under the engine's lock) when the mailbox
     ///     receives a message after being empty.
     ///   - fetching: the imported attributes whose values the snapshots carry.
+    ///   - viewer: the user the system index serves: only entries that user
+    ///     may see are reported, and a permission change reports what it
+    ///     shows or hides as additions and removals.
     /// - Returns: the subscription, and the scopes that could not be made
     ///   live (missing or unreadable folders), as errors naming them.
     package func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer? = nil,
         budget: Double? = nil, capacity: Int = 1 << 20, progress: (@Sendable (Int) -> Void)? = nil,
-        fetching: Set<MetadataAttribute> = [], wake: @escaping @Sendable () -> Void
+        fetching: Set<MetadataAttribute> = [], viewer: Viewer? = nil, wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
+        let viewer = viewer.flatMap { $0.isRoot ? nil : $0 }
         var anchors: [Anchor] = []
         var errors: [MetadataError] = []
         let counter = progress.map(ProgressCounter.init)
@@ -41,7 +45,7 @@ extension LiveEngine {
         if compiled.usesRegex {
             let subscription = subscribeInSlices(
                 anchors: anchors, compiled: compiled, ubiquity: ubiquity, budget: budget, capacity: capacity,
-                fetching: fetching, wake: wake, watchLimit: limit)
+                fetching: fetching, viewer: viewer, wake: wake, watchLimit: limit)
             return (subscription, errors)
         }
         let subscription = state.withLock { s -> Subscription in
@@ -51,6 +55,7 @@ extension LiveEngine {
             let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
             record.budget = budget ?? QueryLimit.defaultSeconds
             record.fetching = fetching
+            record.viewer = viewer
             s.subscriptions[id] = record
             _ = mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: false))
             record.problems = s.problems(for: record, watchLimit: limit)
@@ -72,7 +77,7 @@ extension LiveEngine {
     /// ends, and every later change follows it, as with a single scan.
     private func subscribeInSlices(
         anchors: [Anchor], compiled: CompiledPredicate, ubiquity: UbiquityContext?, budget: Double?, capacity: Int,
-        fetching: Set<MetadataAttribute>, wake: @escaping @Sendable () -> Void, watchLimit: Int
+        fetching: Set<MetadataAttribute>, viewer: Viewer?, wake: @escaping @Sendable () -> Void, watchLimit: Int
     ) -> Subscription {
         let (mailbox, record) = state.withLock { s -> (Subscription, SubscriptionRecord) in
             let id = s.nextSubscription
@@ -81,6 +86,7 @@ extension LiveEngine {
             let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
             record.budget = budget ?? QueryLimit.defaultSeconds
             record.fetching = fetching
+            record.viewer = viewer
             record.scanCursor = 0
             s.reresolveAnchors(of: record)
             s.subscriptions[id] = record
@@ -118,7 +124,9 @@ extension LiveEngine {
                         _ = mailbox.post(.problems(record.problems))
                         return true
                     }
+                    var visibility = viewer.map(Visibility.init)
                     for id in matching where s.isInScope(id, anchors: record.anchors) {
+                        if visibility?.allows(id, in: s.index) == false { continue }
                         record.members.insert(id)
                         record.pending[id] = s.snapshot(id, conflicts: &conflicts, fetching: record.fetching)
                     }
@@ -201,7 +209,9 @@ extension EngineState {
             record.failure = .tooExpensive(error.message)
             return []
         }
+        var visibility = record.viewer.map(Visibility.init)
         for id in matching where isInScope(id, anchors: record.anchors) {
+            if visibility?.allows(id, in: index) == false { continue }
             record.members.insert(id)
             result.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
         }
@@ -214,7 +224,12 @@ extension EngineState {
     func dispatch(watchLimit: Int) -> [Subscription] {
         let problemsDirty = problemsChanged
         problemsChanged = false
-        guard !changes.isEmpty || !changes.attributes.isEmpty || problemsDirty else { return [] }
+        // A folder's permissions changed: what is below it may be shown to,
+        // or hidden from, the users subscriptions serve.
+        let accessChanged = index.takeAccessChanges()
+        guard !changes.isEmpty || !changes.attributes.isEmpty || problemsDirty || !accessChanged.isEmpty else {
+            return []
+        }
         let batch = changes
         changes = IndexChanges()
         if !batch.isEmpty { changeCount += 1 }
@@ -227,6 +242,19 @@ extension EngineState {
         touched.reserveCapacity(batch.added.count + batch.changed.count)
         for id in batch.added where !batch.removed.contains(id) { touched.append(id) }
         for id in batch.changed where !batch.removed.contains(id) && !batch.added.contains(id) { touched.append(id) }
+        // For subscriptions served to a user: the entries below folders
+        // whose permissions changed are judged again too.
+        var touchedForViewers = touched
+        if !accessChanged.isEmpty && subscriptions.values.contains(where: { $0.viewer != nil }) {
+            var seen = Set(touched)
+            for folder in Set(accessChanged) where index.contains(EntryID(folder)) && !batch.removed.contains(folder) {
+                if seen.insert(folder).inserted { touchedForViewers.append(folder) }
+                index.forEachDescendant(of: EntryID(folder)) { id in
+                    if seen.insert(id.rawValue).inserted { touchedForViewers.append(id.rawValue) }
+                }
+            }
+        }
+        let batchCarries = !batch.isEmpty || !accessChanged.isEmpty
         var woken: [Subscription] = []
         for record in subscriptions.values where record.failure == nil {
             var wake = false
@@ -241,7 +269,11 @@ extension EngineState {
                 // Its first scan is under way: what changed below the
                 // cursor updates the snapshot being built; the rest the scan
                 // will meet.
-                if !batch.isEmpty { updatePending(record, batch: batch, touched: touched, below: cursor) }
+                if batchCarries {
+                    updatePending(
+                        record, batch: batch, touched: record.viewer == nil ? touched : touchedForViewers, below: cursor
+                    )
+                }
                 if let error = limit?.error {
                     // Ended as its scan would end it: no results, the error.
                     record.failure = .tooExpensive(error.message)
@@ -254,20 +286,22 @@ extension EngineState {
                 }
                 continue
             }
-            if !batch.isEmpty {
+            if !batch.isEmpty || (record.viewer != nil && !accessChanged.isEmpty) {
                 reresolveAnchors(of: record)
                 var added: [EntrySnapshot] = []
                 var changed: [EntrySnapshot] = []
                 var removed: [UInt64] = []
                 var conflicts = ConflictCache()
                 let context = record.makeContext(content: content)
+                var visibility = record.viewer.map(Visibility.init)
                 for id in batch.removed where record.members.contains(id) {
                     record.members.remove(id)
                     removed.append(UInt64(id))
                 }
-                for id in touched {
+                for id in record.viewer == nil ? touched : touchedForViewers {
                     let matches =
                         isInScope(id, anchors: record.anchors)
+                        && visibility?.allows(id, in: index) != false
                         && record.evaluator.matches(IndexSubject(index: index, id: id, context: context))
                     switch (record.members.contains(id), matches) {
                     case (false, true):
@@ -312,6 +346,7 @@ extension EngineState {
         reresolveAnchors(of: record)
         var conflicts = ConflictCache()
         let context = record.makeContext(content: content)
+        var visibility = record.viewer.map(Visibility.init)
         for id in batch.removed where Int(id) < cursor && record.members.contains(id) {
             record.members.remove(id)
             record.pending[id] = nil
@@ -319,6 +354,7 @@ extension EngineState {
         for id in touched where Int(id) < cursor {
             let matches =
                 isInScope(id, anchors: record.anchors)
+                && visibility?.allows(id, in: index) != false
                 && record.evaluator.matches(IndexSubject(index: index, id: id, context: context))
             if matches {
                 record.members.insert(id)

@@ -143,6 +143,10 @@ package final class LiveEngine: Sendable {
     /// Full rescans done after overflows; for tests and stats.
     var rescanCount: Int { state.withLock { $0.rescanCount } }
 
+    /// Folders rescanned because their events were folded past the queue's
+    /// bound; for tests and stats.
+    var foldedRescanCount: Int { state.withLock { $0.foldedRescans } }
+
     /// Changes the engine's own watch limit (tests use one below the
     /// kernel's); nil leaves only the kernel's. Folders already refused are
     /// watched when their scope is acquired again.
@@ -222,9 +226,18 @@ package final class LiveEngine: Sendable {
         var crawls: [UInt32] = []
         var rescan = false
         var recover: Set<UInt32> = []
+        var folded: Set<UInt32> = []
         while true {
             let waitingForMoves = state.withLock { s in
-                for event in batch { s.apply(event, crawls: &crawls, rescan: &rescan, recover: &recover) }
+                for event in batch {
+                    // A folder whose events were folded (the queue was past
+                    // its bound): rescanned below.
+                    if event.mask.contains(.queueOverflow), event.watch >= 0 {
+                        if let folder = s.watchToFolder[event.watch] { folded.insert(folder) } else { rescan = true }
+                        continue
+                    }
+                    s.apply(event, crawls: &crawls, rescan: &rescan, recover: &recover)
+                }
                 return !s.pendingMoves.isEmpty
             }
             guard waitingForMoves else { break }
@@ -238,6 +251,22 @@ package final class LiveEngine: Sendable {
         var crawled: Set<UInt32> = []
         for folder in crawls where crawled.insert(folder).inserted {
             crawlFolder(folder)
+        }
+        if !folded.isEmpty && !rescan {
+            // Each folded folder once, and none inside another (its rescan
+            // covers them).
+            let outermost = state.withLock { s -> [UInt32] in
+                s.foldedRescans += folded.count
+                return folded.filter { folder in
+                    var above = s.index.contains(EntryID(folder)) ? s.index.parent(of: EntryID(folder)) : nil
+                    while let current = above {
+                        if folded.contains(current.rawValue) { return false }
+                        above = s.index.parent(of: current)
+                    }
+                    return true
+                }
+            }
+            for folder in outermost { reconcile(folder: folder) }
         }
         if rescan {
             reconcileAll()
@@ -295,12 +324,17 @@ package final class LiveEngine: Sendable {
 
 /// The events between the watcher thread and the applier, bounded: past
 /// `capacity` events (an applier that cannot keep up with a storm) the
-/// backlog is dropped and replaced by one overflow event, which makes the
-/// applier rescan, exactly as after the kernel's own queue overflows. Memory
-/// stays bounded; nothing is silently lost.
+/// backlog is folded into the set of folders it concerned, and from then on
+/// each new event only adds its folder to that set, until the applier takes
+/// it: those folders are rescanned, not the whole index (a folder costs one
+/// set entry however many events it had). An overflow of the kernel's own
+/// queue, which says nothing of where the events were, still rescans
+/// everything. Memory stays bounded; nothing is silently lost.
 final class EventQueue: Sendable {
     private struct Contents {
         var events: [InotifyEvent] = []
+        /// Folders (by watch) whose events were folded: rescanned instead.
+        var folded: Set<Int32> = []
         var stopping = false
     }
 
@@ -314,8 +348,11 @@ final class EventQueue: Sendable {
     /// Queues events; called on the watcher thread.
     func append(_ batch: [InotifyEvent]) {
         contents.mutateAndBroadcast { queue in
-            if queue.events.count + batch.count > capacity {
-                queue.events = [InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: [])]
+            if !queue.folded.isEmpty || queue.events.count + batch.count > capacity {
+                // Past the bound: each event is now only its folder.
+                for event in queue.events { queue.folded.insert(event.watch) }
+                for event in batch { queue.folded.insert(event.watch) }
+                queue.events.removeAll()
             } else {
                 queue.events.append(contentsOf: batch)
             }
@@ -326,10 +363,17 @@ final class EventQueue: Sendable {
     /// for one: empty after a timeout, nil once stopped.
     func take(timeout: Duration?) -> [InotifyEvent]? {
         let deadline = timeout.map { ContinuousClock.now + $0 }
-        return contents.wait(until: { !$0.events.isEmpty || $0.stopping }, deadline: deadline) { queue in
-            if queue.stopping && queue.events.isEmpty { return nil }
-            defer { queue.events.removeAll(keepingCapacity: true) }
+        return contents.wait(until: { !$0.events.isEmpty || !$0.folded.isEmpty || $0.stopping }, deadline: deadline) {
+            queue in
+            if queue.stopping && queue.events.isEmpty && queue.folded.isEmpty { return nil }
+            defer {
+                queue.events.removeAll(keepingCapacity: true)
+                queue.folded.removeAll()
+            }
+            // Folded folders come as overflow events of their watch (the
+            // kernel's own overflow has none: watch -1).
             return queue.events
+                + queue.folded.map { InotifyEvent(watch: $0, mask: .queueOverflow, cookie: 0, name: []) }
         }
     }
 

@@ -308,7 +308,9 @@ extension FileIndex {
         b.hasLargeSize = metadata.kind != .folder && size >= UInt64(UInt32.max)
         if metadata.kind == .folder {
             // A folder has no size: its slot holds its access class.
-            sizeColumn[id] = metadata.access.map(accessNumber) ?? 0
+            let number = metadata.access.map(accessNumber) ?? 0
+            if b.kind == .folder && b.isStatted && sizeColumn[id] != number { accessChanges.append(id) }
+            sizeColumn[id] = number
         } else if b.hasLargeSize {
             largeSizes[id] = size
             sizeColumn[id] = UInt32.max

@@ -71,6 +71,9 @@ public final class FileIndex {
     /// order first seen; a folder's size slot holds its number (0: none).
     var accessClasses: [FolderAccess] = []
     var accessNumbers: [FolderAccess: UInt32] = [:]
+    /// Folders whose access class changed since the owner last took them
+    /// (`takeAccessChanges`): what they hold may be seen by other users now.
+    var accessChanges: [UInt32] = []
     var devices: [DeviceNumber] = []
     var deviceIndexes: [DeviceNumber: Int] = [:]
 
@@ -182,6 +185,12 @@ public final class FileIndex {
         let number = Int(sizeColumn[id])
         guard number > 0 && number <= accessClasses.count else { return nil }
         return accessClasses[number - 1]
+    }
+
+    /// The folders whose access changed since the last call.
+    func takeAccessChanges() -> [UInt32] {
+        defer { accessChanges.removeAll() }
+        return accessChanges
     }
 
     /// The number of `access`'s class, interning it.

@@ -145,7 +145,7 @@ extension MetadataQuery {
             scopes: requests, predicate: configuration.predicate!, container: container,
             budget: configuration.budget, capacity: 1 << 20,
             progress: { [weak self] count in self?.progress(count, generation: generation) },
-            fetching: configuration.fetching,
+            fetching: configuration.fetching, viewer: configuration.viewer,
             wake: { [weak self] in
                 guard let self else { return }
                 self.deliveryQueue.async { [weak self] in self?.drain(generation: generation) }

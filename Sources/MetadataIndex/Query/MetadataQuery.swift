@@ -226,6 +226,8 @@ public final class MetadataQuery: Sendable {
         /// Scopes given exactly (the daemon serving a remote subscriber),
         /// instead of `scopes` and the rules above.
         var scopeRequests: [ScopeRequest]?
+        /// The user the system index serves the query to (`Viewer`).
+        var viewer: Viewer?
 
         /// The imported attributes the items carry: those the predicate
         /// names (but the text, which only a test needs), those results are

@@ -6,7 +6,7 @@ protocol QuerySource: Sendable {
     /// `LiveEngine.subscribe`).
     func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double?,
-        capacity: Int, progress: (@Sendable (Int) -> Void)?, fetching: Set<MetadataAttribute>,
+        capacity: Int, progress: (@Sendable (Int) -> Void)?, fetching: Set<MetadataAttribute>, viewer: Viewer?,
         wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError])
 

@@ -1,3 +1,4 @@
+import CLinuxSyscalls
 import Glibc
 package import SystemPackage
 
@@ -114,6 +115,24 @@ extension ProcessEnvironment {
             var number: Int32 = 0
             while sigwait(&set, &number) != 0 {}
             body(number)
+        }
+    }
+
+    /// A capability a process may keep (`capabilities(7)`).
+    package enum Capability: UInt64, Sendable {
+        /// `CAP_DAC_READ_SEARCH`: read every folder and search through it.
+        case readAndSearchAnything = 2
+        /// `CAP_SYS_ADMIN`: fanotify filesystem marks.
+        case systemAdministration = 21
+    }
+
+    /// Drops every capability but `keep`, for good (bounding set too).
+    ///
+    /// - Throws: `MetadataError` `.daemon` when the kernel refuses.
+    package static func keepOnlyCapabilities(_ keep: Set<Capability>) throws(MetadataError) {
+        let mask = keep.reduce(UInt64(0)) { $0 | 1 << $1.rawValue }
+        guard mdq_keep_only_capabilities(mask) == 0 else {
+            throw MetadataError.daemon("cannot drop capabilities", underlying: Errno(rawValue: errno))
         }
     }
 }

@@ -133,9 +133,24 @@ struct FindCommand: ParsableCommand {
                     requests = indexed.map { ScopeRequest(path: $0.path, rules: $0.rules.narrowed(by: rules)) }
                 }
             } catch {
-                if scope.daemon == .daemon { throw error }
-                if error.message.hasPrefix(DaemonClient.untrustedPrefix) {
-                    Diagnostics.warn(error.message + "; watching here instead")
+                // No daemon of this user's: the system index, when it
+                // indexes every folder asked for (it never crawls for a user).
+                if let system = try? DaemonClient.connectSystem(),
+                    let indexed = try? system.indexedScopes().map(\.scope),
+                    scope.everywhere
+                        || (requests?.allSatisfy({ request in
+                            indexed.contains { request.path.starts(with: $0.path) }
+                        }) ?? false)
+                {
+                    source = .daemon(.system)
+                    if scope.everywhere, let rules = scope.daemonRules {
+                        requests = indexed.map { ScopeRequest(path: $0.path, rules: $0.rules.narrowed(by: rules)) }
+                    }
+                } else {
+                    if scope.daemon == .daemon { throw error }
+                    if error.message.hasPrefix(DaemonClient.untrustedPrefix) {
+                        Diagnostics.warn(error.message + "; watching here instead")
+                    }
                 }
             }
         }

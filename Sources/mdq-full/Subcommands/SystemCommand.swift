@@ -68,6 +68,10 @@ struct SystemCommand: ParsableCommand {
             let daemon = try IndexDaemon.startSystem(mounts: asked, snapshotInterval: snapshotInterval) { line in
                 Diagnostics.log(line)
             }
+            // Listening, fanotify started: from now on only marking
+            // filesystems (CAP_SYS_ADMIN) and reading every folder
+            // (CAP_DAC_READ_SEARCH); everything else root may do is dropped.
+            try ProcessEnvironment.keepOnlyCapabilities([.systemAdministration, .readAndSearchAnything])
             ProcessEnvironment.onInterrupt { _ in
                 daemon.stop()
                 ProcessExit.exit(0)

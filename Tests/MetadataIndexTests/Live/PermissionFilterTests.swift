@@ -128,6 +128,61 @@ extension LiveSuites {
             }
         }
 
+        /// A live query served to a user follows permission changes: what a
+        /// `chmod`, `chown` or `setfacl` hides from the user is removed from
+        /// its results, what it shows is added, folders moved across
+        /// permission boundaries take their contents along, and the updates
+        /// replay to the same state.
+        @Test(arguments: [UInt64(11), 12, 13])
+        func aLiveQueryFollowsPermissionChanges(seed: UInt64) throws {
+            let temp = try TemporaryDirectory()
+            #expect(chmod(temp.path.string, 0o755) == 0)
+            let root = try temp.folder("tree").string
+            var random = SeededGenerator(seed: seed)
+            let folders = Self.plant(root, random: &random)
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            for viewer in Self.viewers.prefix(3) {
+                let query = MetadataQuery(engineProvider: { engine })
+                query.predicate = .alwaysTrue
+                query.state.withLock {
+                    $0.configuration.scopeRequests = [
+                        ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+                    ]
+                    $0.configuration.viewer = viewer
+                }
+                query.notificationBatchingInterval = 0
+                let recorder = QueryRecorder(query)
+                #expect(query.start())
+                #expect(recorder.waitForFinish())
+                let initial = query.results
+                #expect(Set(initial.map(\.path.string)) == (try Self.found(root, as: viewer)), "uid \(viewer.user)")
+                for folder in folders.shuffled(using: &random).prefix(15) { Self.scramble(folder, random: &random) }
+                // A folder moved under another, across their permissions.
+                let moving = folders.shuffled(using: &random).prefix(2)
+                if let source = moving.first, let target = moving.last, !target.hasPrefix(source + "/"),
+                    !source.hasPrefix(target + "/"), source != target
+                {
+                    _ = rename(source, target + "/moved-\(seed)")
+                }
+                let expected = try Self.found(root, as: viewer)
+                var last: Set<String> = []
+                let followed = recorder.wait(timeout: 10) {
+                    last = Set(query.results.map(\.path.string))
+                    return last == expected
+                }
+                #expect(
+                    followed,
+                    "seed \(seed) uid \(viewer.user): extra \(last.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(last).sorted().prefix(3))"
+                )
+                query.deliveryQueue.sync {}
+                let (problems, state) = replay(recorder.deliveredUpdates, on: initial)
+                #expect(problems.isEmpty, "\(problems.prefix(3))")
+                #expect(Set(state.keys) == Set(query.results.map(\.id)))
+                query.stop()
+            }
+        }
+
         /// The folders above the scope count too: a scope inside a folder
         /// another user may not search shows that user nothing.
         @Test func foldersAboveTheScopeCount() throws {

@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""The system index's figures (issue 25), measured in one run.
+
+    Benchmarks/system-index.py --mount DIR [--runs N] [--trials N] [--out FILE]
+
+DIR is a filesystem of its own (a loop-mounted ext4 image), filled
+beforehand, for instance with 10 million entries:
+
+    truncate -s 40G sys.img && mkfs.ext4 -q -N 11500000 -O ^has_journal sys.img
+    mount -o loop sys.img DIR
+    Benchmarks/make-tree.py DIR/home --files 10000000 --container --sparse
+
+As root, it:
+
+- builds plocate's database of DIR (`updatedb -U DIR`), timed;
+- starts `mdq system run --mount DIR` (one fanotify mark) on private
+  folders, and times its first crawl to "live and checked";
+- reads its resident bytes per entry (`mdq system status`) once the name
+  trigrams are built;
+- as another user (`setpriv`, a made-up uid with no daemon of its own),
+  times per invocation, beside `plocate -d DB` run by the same user: a rare
+  word counted and printed, a common word counted, `*.png` counted, a
+  no-match query; both answer only what that user may see;
+- freshness: a file created by root in a folder the user may see, and the
+  time until the user's query over the socket finds it (p50, p99);
+- an event storm: `--storm N` files created (a create and a close-write
+  each) as fast as one process can, and the time from its end until the
+  index holds them all; whether the engine's queue overflowed (rescans);
+- the daemon's CPU over 10 s of quiet.
+
+Needs the release programs (Scripts/build-release stages them in
+.build/mdq-release; $MDQ_BUILD names another folder), plocate, setpriv and
+python3.
+"""
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(HERE)
+BUILD = os.environ.get("MDQ_BUILD", os.path.join(TOP, ".build/mdq-release"))
+MDQ = os.path.join(BUILD, "mdq")
+USER, GROUP = 45001, 46001
+
+
+def as_user(command):
+    return ["setpriv", f"--reuid={USER}", f"--regid={GROUP}", "--clear-groups"] + command
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(command, runs, env):
+    """Median and minimum wall seconds of `command`, run `runs` times."""
+    times = []
+    out = ""
+    for _ in range(runs):
+        start = time.perf_counter()
+        result = subprocess.run(command, env=env, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        out = result.stdout
+    return statistics.median(times), min(times), out
+
+
+class Client:
+    """The daemon protocol over the system socket, as whoever runs it."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(path)
+        self.buffer = b""
+        self.next = 1
+
+    def ask(self, request):
+        request = dict(request, id=self.next)
+        self.next += 1
+        self.sock.sendall(json.dumps(request).encode() + b"\n")
+        while True:
+            while b"\n" not in self.buffer:
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
+                    raise RuntimeError("the system index went away")
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            reply = json.loads(line)
+            if "error" in reply or reply.get("done") or "status" in reply:
+                return reply
+            if "bytes" in reply:
+                want = reply["bytes"]
+                while len(self.buffer) < want:
+                    self.buffer += self.sock.recv(1 << 16)
+                self.buffer = self.buffer[want:]
+
+
+def count_query(client, name):
+    reply = client.ask({
+        "command": "query", "syntax": "name", "predicate": name, "output": "count",
+        "rules": {"hidden": True, "exclude": [], "excludeChildren": []},
+    })
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    return reply["count"]
+
+
+def freshness(socket_path, folders, trials):
+    """Seconds from a file's creation (by root) to its first appearance in
+    the user's answers, for `trials` files."""
+    reads, writes = os.pipe()
+    back_read, back_write = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.setgroups([])
+        os.setgid(GROUP)
+        os.setuid(USER)
+        client = Client(socket_path)
+        incoming = os.fdopen(reads)
+        outgoing = os.fdopen(back_write, "w")
+        for line in incoming:
+            name, started = line.split()
+            while count_query(client, name) == 0:
+                pass
+            outgoing.write(f"{time.monotonic() - float(started)}\n")
+            outgoing.flush()
+        os._exit(0)
+    to_child = os.fdopen(writes, "w")
+    from_child = os.fdopen(back_read)
+    delays = []
+    for i in range(trials):
+        folder = folders[i % len(folders)]
+        name = f"fresh-{os.getpid()}-{i}.txt"
+        started = time.monotonic()
+        with open(os.path.join(folder, name), "w"):
+            pass
+        to_child.write(f"{name} {started}\n")
+        to_child.flush()
+        delays.append(float(from_child.readline()))
+    to_child.close()
+    os.waitpid(child, 0)
+    return delays
+
+
+def main():
+    parser = argparse.ArgumentParser(description="The system index's figures.")
+    parser.add_argument("--mount", required=True, help="a filesystem of its own, filled beforehand")
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--storm", type=int, default=500_000)
+    parser.add_argument("--rare", default="chapter_7777")
+    parser.add_argument("--out", default=os.path.join(HERE, "results/system-index.md"))
+    a = parser.parse_args()
+    if os.getuid() != 0:
+        sys.exit("system-index.py: run as root (fanotify marks, updatedb, setpriv)")
+    mount = os.path.abspath(a.mount)
+    work = tempfile.mkdtemp(prefix="mdq-system-bench-")
+    os.chmod(work, 0o755)
+    env = dict(os.environ, MDQ_SYSTEM_STATE_DIR=f"{work}/state", MDQ_SYSTEM_RUNTIME_DIR=f"{work}/run",
+               MDQ_RUNTIME_DIR=f"{work}/no-user-daemon", HOME="/nonexistent")
+    lines = [f"# The system index (issue 25)", "", f"`python3 Benchmarks/system-index.py --mount {mount}` "
+             f"(`--runs {a.runs} --trials {a.trials} --storm {a.storm}`), one run, "
+             f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores.", ""]
+    figures = {}
+
+    # plocate's database of the same filesystem.
+    db = f"{work}/plocate.db"
+    started = time.perf_counter()
+    subprocess.run(["updatedb", "-U", mount, "-o", db, "--prunepaths", "", "--prunefs", "", "--prunenames", ""],
+                   check=True)
+    figures["updatedb"] = time.perf_counter() - started
+    os.chmod(db, 0o644)
+
+    # The system index: first crawl to live and checked.
+    log = open(f"{work}/system.log", "w")
+    started = time.perf_counter()
+    daemon = subprocess.Popen([MDQ, "system", "run", "--mount", mount], env=env, stdout=log, stderr=log)
+    socket_path = f"{work}/run/daemon.sock"
+    while "scopes live and checked" not in open(f"{work}/system.log").read():
+        if daemon.poll() is not None:
+            sys.exit("the system index exited:\n" + open(f"{work}/system.log").read())
+        time.sleep(0.05)
+    figures["crawl"] = time.perf_counter() - started
+
+    def status():
+        return subprocess.run([MDQ, "system", "status"], env=env, capture_output=True, text=True).stdout
+
+    root = Client(socket_path)
+    while True:
+        state = root.ask({"command": "status"})["status"]
+        if state.get("nameGrams", {}).get("complete", False):
+            break
+        time.sleep(0.5)
+    entries = state["entries"]
+    figures["entries"] = entries
+    figures["rss"] = state["residentBytes"]
+    figures["filesystems"] = state.get("filesystems")
+
+    # Per invocation, as another user: mdq (the front, straight to the
+    # socket) beside plocate on the same filesystem.
+    classes = [
+        ("rare word, counted", ["-a", "--count", a.rare], ["-c", a.rare]),
+        ("rare word, printed", ["-a", a.rare], [a.rare]),
+        ("common word, counted", ["-a", "--count", "report"], ["-c", "report"]),
+        ("`*.png`, counted", ["-a", "--count", "*.png"], ["-c", "*.png"]),
+        ("no match, counted", ["-a", "--count", "zzqqxxyy"], ["-c", "zzqqxxyy"]),
+    ]
+    rows = []
+    for label, mdq_args, plocate_args in classes:
+        mdq_median, mdq_best, mdq_out = timed(as_user([MDQ] + mdq_args), a.runs, env)
+        plocate_median, plocate_best, plocate_out = timed(as_user(["plocate", "-d", db] + plocate_args), a.runs, env)
+        rows.append((label, mdq_median, plocate_median, mdq_out.strip().splitlines()[:1],
+                     plocate_out.strip().splitlines()[:1]))
+
+    # Freshness, as that user, over the socket.
+    folders = []
+    for dirpath, dirnames, _ in os.walk(os.path.join(mount, "home")):
+        folders.append(dirpath)
+        if len(folders) >= 50:
+            break
+    delays = sorted(freshness(socket_path, folders, a.trials))
+    figures["fresh_p50"] = delays[len(delays) // 2]
+    figures["fresh_p99"] = delays[int(len(delays) * 0.99) - 1]
+    figures["fresh_max"] = delays[-1]
+
+    # An event storm: files created as fast as one process can.
+    storm = os.path.join(mount, "storm")
+    os.makedirs(storm, exist_ok=True)
+    before = root.ask({"command": "status"})["status"]
+    started = time.perf_counter()
+    for i in range(a.storm):
+        os.close(os.open(os.path.join(storm, f"storm-{i}"), os.O_WRONLY | os.O_CREAT, 0o644))
+    storm_end = time.perf_counter()
+    while count_query(root, "storm-") < a.storm:
+        time.sleep(0.01)
+    figures["storm_make"] = storm_end - started
+    figures["storm_catch_up"] = time.perf_counter() - storm_end
+    after = root.ask({"command": "status"})["status"]
+    figures["storm_rescans"] = after.get("rescans", 0) - before.get("rescans", 0)
+    figures["storm_folded"] = after.get("foldedRescans", 0) - before.get("foldedRescans", 0)
+
+    # Quiet: CPU over 10 s.
+    time.sleep(2)
+    cpu = cpu_seconds(daemon.pid)
+    time.sleep(10)
+    figures["idle_cpu"] = cpu_seconds(daemon.pid) - cpu
+
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=300)
+
+    lines += [
+        "| figure | mdq system index | plocate |",
+        "|---|---|---|",
+        f"| entries | {entries:,} | |",
+        f"| first index (crawl vs `updatedb`) | {figures['crawl']:.1f} s | {figures['updatedb']:.1f} s |",
+        f"| resident memory | {figures['rss'] / 1e6:.1f} MB, {figures['rss'] / entries:.1f} B/entry | |",
+        f"| watched with | {figures['filesystems']} | |",
+        f"| file created → found by another user | p50 {figures['fresh_p50'] * 1000:.2f} ms, "
+        f"p99 {figures['fresh_p99'] * 1000:.2f} ms, max {figures['fresh_max'] * 1000:.2f} ms "
+        f"({a.trials} files) | until the next `updatedb` |",
+        f"| storm of {a.storm:,} creates ({2 * a.storm:,} events) | made in {figures['storm_make']:.1f} s; "
+        f"all findable {figures['storm_catch_up']:.2f} s after the last; "
+        f"{figures['storm_rescans']} full rescans, {figures['storm_folded']} folders rescanned after folding | |",
+        f"| CPU over 10 s of quiet | {figures['idle_cpu']:.2f} s | |",
+        "",
+        f"Per invocation, as uid {USER} (no daemon of its own; both answer only what it may see), "
+        f"median of {a.runs}:",
+        "",
+        "| query | mdq | plocate | ratio | mdq's first line | plocate's first line |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, mdq_median, plocate_median, mdq_first, plocate_first in rows:
+        lines.append(
+            f"| {label} | {mdq_median * 1000:.2f} ms | {plocate_median * 1000:.2f} ms | "
+            f"{plocate_median / mdq_median:.2f}× | {' '.join(mdq_first)[:60]} | {' '.join(plocate_first)[:60]} |")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(os.path.dirname(a.out), exist_ok=True)
+    open(a.out, "w").write(text)
+    print(text)
+    subprocess.run(["rm", "-rf", storm])
+
+
+if __name__ == "__main__":
+    main()
