@@ -26,6 +26,9 @@ As root, it:
 - an event storm: `--storm N` files created (a create and a close-write
   each) as fast as one process can, and the time from its end until the
   index holds them all; whether the engine's queue overflowed (rescans);
+- a backlog: as many files again made while the daemon is stopped
+  (SIGSTOP), their events queued in the kernel, and the time from SIGCONT
+  until the index holds them all (and whether it folded or rescanned);
 - the daemon's CPU over 10 s of quiet.
 
 Needs the release programs (Scripts/build-release stages them in
@@ -119,19 +122,27 @@ def freshness(socket_path, folders, trials):
     back_read, back_write = os.pipe()
     child = os.fork()
     if child == 0:
+        # The other ends are the parent's: closed here, so its close ends the loop.
+        os.close(writes)
+        os.close(back_read)
         os.setgroups([])
         os.setgid(GROUP)
         os.setuid(USER)
         client = Client(socket_path)
         incoming = os.fdopen(reads)
         outgoing = os.fdopen(back_write, "w")
-        for line in incoming:
+        while True:
+            line = incoming.readline()
+            if not line:
+                break
             name, started = line.split()
             while count_query(client, name) == 0:
                 pass
             outgoing.write(f"{time.monotonic() - float(started)}\n")
             outgoing.flush()
         os._exit(0)
+    os.close(reads)
+    os.close(back_write)
     to_child = os.fdopen(writes, "w")
     from_child = os.fdopen(back_read)
     delays = []
@@ -147,6 +158,10 @@ def freshness(socket_path, folders, trials):
     to_child.close()
     os.waitpid(child, 0)
     return delays
+
+
+def say(text):
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
 
 
 def main():
@@ -170,6 +185,7 @@ def main():
              f"{time.strftime('%Y-%m-%d')}, {os.cpu_count()} cores.", ""]
     figures = {}
 
+    say("updatedb")
     # plocate's database of the same filesystem.
     db = f"{work}/plocate.db"
     started = time.perf_counter()
@@ -178,6 +194,7 @@ def main():
     figures["updatedb"] = time.perf_counter() - started
     os.chmod(db, 0o644)
 
+    say("the system index's first crawl")
     # The system index: first crawl to live and checked.
     log = open(f"{work}/system.log", "w")
     started = time.perf_counter()
@@ -192,6 +209,7 @@ def main():
     def status():
         return subprocess.run([MDQ, "system", "status"], env=env, capture_output=True, text=True).stdout
 
+    say("waiting for the name trigrams")
     root = Client(socket_path)
     while True:
         state = root.ask({"command": "status"})["status"]
@@ -205,20 +223,24 @@ def main():
 
     # Per invocation, as another user: mdq (the front, straight to the
     # socket) beside plocate on the same filesystem.
+    # --hidden: plocate lists hidden entries too. plocate matches words
+    # anywhere in the path, mdq in names: the common word's counts differ.
     classes = [
-        ("rare word, counted", ["-a", "--count", a.rare], ["-c", a.rare]),
-        ("rare word, printed", ["-a", a.rare], [a.rare]),
-        ("common word, counted", ["-a", "--count", "report"], ["-c", "report"]),
-        ("`*.png`, counted", ["-a", "--count", "*.png"], ["-c", "*.png"]),
-        ("no match, counted", ["-a", "--count", "zzqqxxyy"], ["-c", "zzqqxxyy"]),
+        ("rare word, counted", ["-a", "--hidden", "--count", a.rare], ["-c", a.rare]),
+        ("rare word, printed", ["-a", "--hidden", a.rare], [a.rare]),
+        ("common word, counted", ["-a", "--hidden", "--count", "report"], ["-c", "report"]),
+        ("`*.png`, counted", ["-a", "--hidden", "--count", "*.png"], ["-c", "*.png"]),
+        ("no match, counted", ["-a", "--hidden", "--count", "zzqqxxyy"], ["-c", "zzqqxxyy"]),
     ]
     rows = []
+    say("queries")
     for label, mdq_args, plocate_args in classes:
         mdq_median, mdq_best, mdq_out = timed(as_user([MDQ] + mdq_args), a.runs, env)
         plocate_median, plocate_best, plocate_out = timed(as_user(["plocate", "-d", db] + plocate_args), a.runs, env)
         rows.append((label, mdq_median, plocate_median, mdq_out.strip().splitlines()[:1],
                      plocate_out.strip().splitlines()[:1]))
 
+    say("freshness")
     # Freshness, as that user, over the socket.
     folders = []
     for dirpath, dirnames, _ in os.walk(os.path.join(mount, "home")):
@@ -230,6 +252,7 @@ def main():
     figures["fresh_p99"] = delays[int(len(delays) * 0.99) - 1]
     figures["fresh_max"] = delays[-1]
 
+    say("storm")
     # An event storm: files created as fast as one process can.
     storm = os.path.join(mount, "storm")
     os.makedirs(storm, exist_ok=True)
@@ -245,6 +268,26 @@ def main():
     after = root.ask({"command": "status"})["status"]
     figures["storm_rescans"] = after.get("rescans", 0) - before.get("rescans", 0)
     figures["storm_folded"] = after.get("foldedRescans", 0) - before.get("foldedRescans", 0)
+
+    say("backlog")
+    # A backlog: the daemon stopped (SIGSTOP) while as many files again are
+    # made, so their events wait in the kernel's queue, then let go.
+    backlog = os.path.join(mount, "backlog")
+    os.makedirs(backlog, exist_ok=True)
+    while count_query(root, "backlog") < 1:
+        time.sleep(0.01)
+    before = root.ask({"command": "status"})["status"]
+    daemon.send_signal(signal.SIGSTOP)
+    for i in range(a.storm):
+        os.close(os.open(os.path.join(backlog, f"queued-{i}"), os.O_WRONLY | os.O_CREAT, 0o644))
+    started = time.perf_counter()
+    daemon.send_signal(signal.SIGCONT)
+    while count_query(root, "queued-") < a.storm:
+        time.sleep(0.01)
+    figures["backlog_catch_up"] = time.perf_counter() - started
+    after = root.ask({"command": "status"})["status"]
+    figures["backlog_rescans"] = after.get("rescans", 0) - before.get("rescans", 0)
+    figures["backlog_folded"] = after.get("foldedRescans", 0) - before.get("foldedRescans", 0)
 
     # Quiet: CPU over 10 s.
     time.sleep(2)
@@ -268,6 +311,9 @@ def main():
         f"| storm of {a.storm:,} creates ({2 * a.storm:,} events) | made in {figures['storm_make']:.1f} s; "
         f"all findable {figures['storm_catch_up']:.2f} s after the last; "
         f"{figures['storm_rescans']} full rescans, {figures['storm_folded']} folders rescanned after folding | |",
+        f"| {2 * a.storm:,} events queued while it was stopped (SIGSTOP), then let go | "
+        f"all findable {figures['backlog_catch_up']:.2f} s after; {figures['backlog_rescans']} full rescans, "
+        f"{figures['backlog_folded']} folders rescanned after folding | |",
         f"| CPU over 10 s of quiet | {figures['idle_cpu']:.2f} s | |",
         "",
         f"Per invocation, as uid {USER} (no daemon of its own; both answer only what it may see), "
@@ -284,7 +330,7 @@ def main():
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     open(a.out, "w").write(text)
     print(text)
-    subprocess.run(["rm", "-rf", storm])
+    subprocess.run(["rm", "-rf", storm, backlog])
 
 
 if __name__ == "__main__":

@@ -319,8 +319,17 @@ package struct DaemonStatus {
     /// `inotify` and why the mark was refused).
     package var filesystems: [(fsid: String, watch: String, reason: String?)] = []
     package var isSystem = false
+    /// The system index's kernel limits and rescans (root's status only).
+    package var maxUserMarks: Int?
+    package var maxQueuedEvents: Int?
+    package var rescans = 0
+    package var foldedRescans = 0
 
     init(_ value: JSONValue) {
+        maxUserMarks = value["maxUserMarks"]?.integer.map { Int($0) }
+        maxQueuedEvents = value["maxQueuedEvents"]?.integer.map { Int($0) }
+        rescans = Int(value["rescans"]?.integer ?? 0)
+        foldedRescans = Int(value["foldedRescans"]?.integer ?? 0)
         isSystem = value["system"]?.bool ?? false
         filesystems = (value["filesystems"]?.array ?? []).map {
             ($0["fsid"]?.string ?? "?", $0["watch"]?.string ?? "?", $0["reason"]?.string)

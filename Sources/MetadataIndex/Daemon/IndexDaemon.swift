@@ -534,6 +534,21 @@ public final class IndexDaemon: Sendable {
             out.integer(engine.rescanCount)
             out.field("foldedRescans")
             out.integer(engine.foldedRescanCount)
+            // The kernel's limits, read now: marks per user (one per
+            // filesystem here), and the queue this index does not use (its
+            // group's is unbounded; its own queue folds a backlog).
+            func limit(_ file: String) -> Int? {
+                guard let bytes = try? readWholeFile(FilePath(file), limit: 64) else { return nil }
+                return Int(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
+            }
+            if let marks = limit("/proc/sys/fs/fanotify/max_user_marks") {
+                out.field("maxUserMarks")
+                out.integer(marks)
+            }
+            if let queued = limit("/proc/sys/fs/fanotify/max_queued_events") {
+                out.field("maxQueuedEvents")
+                out.integer(queued)
+            }
         }
         out.field("problems")
         out.raw("[")

@@ -166,6 +166,12 @@ struct SystemCommand: ParsableCommand {
                             : "inotify, folder by folder (the mark was refused: \(filesystem.reason ?? "?"))"))
             }
             if getuid() == 0 {
+                let marks = status.filesystems.filter { $0.watch == "mark" }.count
+                lines.append(
+                    "fanotify: \(marks) mark(s)" + (status.maxUserMarks.map { " of \($0) allowed per user" } ?? "")
+                        + "; kernel queue unbounded (the default bound is \(status.maxQueuedEvents.map(String.init) ?? "?") "
+                        + "events); rescans: \(status.rescans) full, \(status.foldedRescans) of folders after a backlog"
+                )
                 lines.append(status.problems.isEmpty ? "problems: none" : "problems:")
                 for problem in status.problems { lines.append("  " + problem) }
             }
