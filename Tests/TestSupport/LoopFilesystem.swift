@@ -12,6 +12,7 @@ package final class LoopFilesystem {
     package let mountPoint: FilePath
     private let temp: TemporaryDirectory
     private var mounted = true
+    private var image: String { temp.path.appending("image").string }
 
     /// Whether this machine can make one (root, mkfs.ext4, mount).
     package static var isAvailable: Bool {
@@ -44,6 +45,13 @@ package final class LoopFilesystem {
     }
 
     deinit { unmount() }
+
+    /// Mounts it again where it was, after `unmount()`.
+    package func mountAgain() throws {
+        guard !mounted else { return }
+        try Self.check(Shell.run("/usr/bin/mount", ["-o", "loop", image, mountPoint.string]), "mount")
+        mounted = true
+    }
 
     /// Unmounts it (lazily if busy); the loop device goes with it.
     package func unmount() {

@@ -260,6 +260,25 @@ struct SystemIndexTests {
             "extra \(last.subtracting(expected).sorted()), missing \(expected.subtracting(last).sorted())")
     }
 
+    /// Mounts are followed: the filesystem unmounted under the index leaves
+    /// its answers (the path now holds the empty folder beneath), mounted
+    /// again it comes back, its files findable.
+    @Test func unmountedAndMountedAgainIsFollowed() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        try index.start()
+        defer { index.stop() }
+        let user = Self.users[0]
+        func found() -> Set<String> { (try? answered(index, user, "file-pub.txt")) ?? [] }
+        #expect(found() == [index.mount + "/pub/file-pub.txt"])
+        index.filesystem.unmount()
+        #expect(waitUntil(timeout: 10, interval: 0.05) { found().isEmpty }, "\(index.log)")
+        try index.filesystem.mountAgain()
+        #expect(
+            waitUntil(timeout: 10, interval: 0.05) { found() == [index.mount + "/pub/file-pub.txt"] }, "\(index.log)")
+        #expect(index.log.contains("holds another filesystem now"), "\(index.log)")
+    }
+
     /// What a user may not do is refused, and says so; root's status shows
     /// counts a user's does not.
     @Test func usersCannotManageIt() throws {

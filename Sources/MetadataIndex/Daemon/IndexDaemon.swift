@@ -215,6 +215,9 @@ public final class IndexDaemon: Sendable {
             log("\(restored.count + toCrawl.count) scopes live and checked against the disk")
         }
         WorkerThreads.detach(name: "mdq-snapshots") { daemon.snapshotLoop(interval: snapshotInterval) }
+        if let system {
+            WorkerThreads.detach(name: "mdq-mounts") { daemon.mountLoop(asked: system.mounts) }
+        }
         log("listening on \(paths.socket.string) (pid \(ProcessIdentity.processID))")
         return daemon
     }
@@ -417,6 +420,76 @@ public final class IndexDaemon: Sendable {
             if stopping { return }
             let due = state.withLock { $0.changesAtSnapshot } != engine.changeCount && !engine.isVerifying
             if due { saveSnapshot() }
+        }
+    }
+
+    // MARK: Mounts
+
+    /// The system index follows mounts (`/proc/self/mountinfo`, which polls
+    /// readable with POLLPRI when the mount table changes): the filesystems
+    /// it discovered come and go with the mount table, and a filesystem at a
+    /// path asked for (`--mount`) that is unmounted, or mounted over, is
+    /// indexed afresh as what the path now holds.
+    private func mountLoop(asked: [FilePath]?) {
+        let descriptor = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            log("warning: cannot read /proc/self/mountinfo: mounts made from now on are not followed")
+            return
+        }
+        defer { close(descriptor) }
+        var last = Self.contents(of: descriptor)
+        while !state.withLock({ $0.stopping }) {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLPRI | POLLERR), revents: 0)
+            guard poll(&poller, 1, 500) > 0 else { continue }
+            let now = Self.contents(of: descriptor)
+            guard now != last else { continue }
+            last = now
+            followMounts(asked: asked)
+        }
+    }
+
+    private static func contents(of descriptor: CInt) -> [UInt8] {
+        _ = lseek(descriptor, 0, SEEK_SET)
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+        }
+        return bytes
+    }
+
+    /// Makes the scopes match the mounts now.
+    func followMounts(asked: [FilePath]?) {
+        let wanted = (asked ?? LocalFilesystems.discover()).map(Self.systemScope)
+        let current = state.withLock { $0.scopes }
+        for scope in current where !wanted.contains(scope) {
+            _ = try? removeScopes(at: scope.path)
+            log("\(scope.path.string) is no longer mounted: dropped from the index")
+        }
+        for scope in wanted {
+            if !current.contains(scope) {
+                do {
+                    try addScope(scope)
+                    log("\(scope.path.string) mounted: indexed")
+                } catch {
+                    log("warning: \(error.description)")
+                }
+                continue
+            }
+            // The same path, another filesystem: indexed afresh.
+            guard let (device, inode) = engine.rootIdentity(at: scope.path),
+                case .success(let status) = FileStatus.of(pathBytes: scope.path.bytes),
+                status.device != device || status.inode != inode
+            else { continue }
+            _ = try? removeScopes(at: scope.path)
+            do {
+                try addScope(scope)
+                log("\(scope.path.string) holds another filesystem now: indexed afresh")
+            } catch {
+                log("warning: \(error.description)")
+            }
         }
     }
 

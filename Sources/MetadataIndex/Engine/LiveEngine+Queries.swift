@@ -209,6 +209,13 @@ extension LiveEngine {
         }
     }
 
+    /// The device and inode of the live root at `path`, as it was crawled.
+    func rootIdentity(at path: FilePath) -> (DeviceNumber, UInt64)? {
+        state.withLock { s in
+            s.roots.values.first { $0.path == path && !$0.missing }.map { ($0.device, $0.inode) }
+        }
+    }
+
     /// Whether a live root already answers `scope` (a subscription to it
     /// would crawl and watch nothing new).
     package func covers(_ scope: ScopeRequest) -> Bool {
