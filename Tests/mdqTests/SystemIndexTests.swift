@@ -279,6 +279,23 @@ struct SystemIndexTests {
         #expect(index.log.contains("holds another filesystem now"), "\(index.log)")
     }
 
+    /// `mdq daemon status` says which index serves what: a user daemon's
+    /// status names the system index and the filesystems it answers for.
+    @Test func aUserDaemonsStatusNamesTheSystemIndex() throws {
+        let index = try SystemIndex()
+        try index.start()
+        defer { index.stop() }
+        let temp = try TemporaryDirectory()
+        let daemon = try MDQDaemonTests.Daemon(temp, options: ["--no-content"])
+        defer { daemon.kill(SIGTERM) }
+        let status = try Shell.run(
+            MDQCommandTests.binary, ["daemon", "status"],
+            environment: daemon.environment.merging(index.environment) { $1 })
+        #expect(status.status == 0, "\(status.stderrText)")
+        #expect(status.stdoutText.contains("system index: running"), "\(status.stdoutText)")
+        #expect(status.stdoutText.contains(index.mount), "\(status.stdoutText)")
+    }
+
     /// What a user may not do is refused, and says so; root's status shows
     /// counts a user's does not.
     @Test func usersCannotManageIt() throws {

@@ -148,6 +148,14 @@ struct DaemonCommand: ParsableCommand {
             }
             lines.append(status.problems.isEmpty ? "problems: none" : "problems:")
             for problem in status.problems { lines.append("  " + problem) }
+            // Which index serves what: searches of folders this daemon does
+            // not index go to the system index when one runs.
+            if let system = try? DaemonClient.connectSystem().status() {
+                let covered = system.scopes.map(\.scope.path.string).joined(separator: ", ")
+                lines.append(
+                    "system index: running (pid \(system.pid)); it answers searches this daemon does not cover, in "
+                        + (covered.isEmpty ? "nothing yet" : covered))
+            }
             StandardOutput.print(lines.joined(separator: "\n"))
         }
 
