@@ -72,14 +72,7 @@ struct DaemonAnswer {
                 "the index daemon answers --exclude with exact folder names, not globs; searching by crawling")
             return false
         }
-        // --type is a filter on the items; everything else is said to the daemon.
-        let mode: OneShotOutput =
-            output.kinds != nil
-            ? .entries
-            : output.count
-                ? .count
-                : output.needsItems || output.json ? .entries : .paths
-        let limit = output.sort.isEmpty && output.kinds == nil ? output.limit : nil
+        let mode = self.mode
         let columns = mode == .entries ? OneShotSession.importedColumns(output) : []
         let asked = Result { () throws(MetadataError) -> DaemonClient.Answer in
             try client.query(
@@ -112,16 +105,7 @@ struct DaemonAnswer {
             }
             return false
         }
-        // Free text that matched nothing as one piece: how many names hold
-        // each of its words (mdfind's reading).
-        if answer.count == 0, let words, let other = CommandLineQuery.otherReading(of: words),
-            let counted = try? client.query(
-                Array(other.predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules,
-                output: .count, limit: nil, budget: budget, attributes: [], onProgress: nil),
-            counted.count > 0
-        {
-            answer.note = other.note(counted.count)
-        }
+        noteOtherReading(of: &answer, client: client, requests: requests)
         // Columns, sort keys or groups read from inside files come from the
         // daemon's import store; files it has not imported (pending, in a
         // names-only scope, or a daemon that imports nothing) are imported
@@ -129,6 +113,37 @@ struct DaemonAnswer {
         let unimported = answer.entries.contains { $0.kind == .file && $0.imported == nil }
         let importer = !columns.isEmpty && unimported ? try OneShotSession.columnImporter(output) : nil
         defer { importer?.pool.shutdown() }
+        present(answer, importer: importer)
+        return true
+    }
+
+    /// What the daemon is asked for: `--type` is a filter on the items, so
+    /// it asks for them; everything else is said to the daemon.
+    private var mode: OneShotOutput {
+        output.kinds != nil ? .entries : output.count ? .count : output.needsItems || output.json ? .entries : .paths
+    }
+
+    /// The daemon cuts the answer to `--limit` unless the items are sorted
+    /// or filtered here first.
+    private var limit: Int? { output.sort.isEmpty && output.kinds == nil ? output.limit : nil }
+
+    /// Free text that matched nothing as one piece: how many names hold
+    /// each of its words (mdfind's reading), asked of the same index.
+    private func noteOtherReading(
+        of answer: inout DaemonClient.Answer, client: DaemonClient, requests: [ScopeRequest]?
+    ) {
+        guard answer.count == 0, let words, let other = CommandLineQuery.otherReading(of: words),
+            let counted = try? client.query(
+                Array(other.predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules,
+                output: .count, limit: nil, budget: budget, attributes: [], onProgress: nil),
+            counted.count > 0
+        else { return }
+        answer.note = other.note(counted.count)
+    }
+
+    /// Prints an answer as a crawl of the same scopes prints it, importing
+    /// with `importer` the columns of files the daemon has not imported.
+    private func present(_ answer: DaemonClient.Answer, importer: OneShotSession.ColumnImporter?) {
         Self.print(answer, mode: mode, nullTerminated: output.nullTerminated) {
             var items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
             if let kinds = output.kinds { items = items.filter { kinds.contains($0.kind) } }
@@ -143,7 +158,6 @@ struct DaemonAnswer {
                 OneShotSession.print(items, output: output)
             }
         }
-        return true
     }
 
     /// Answers from the system index (`mdq system`) when one runs and
@@ -153,34 +167,15 @@ struct DaemonAnswer {
     private func answerFromSystemIndex() throws -> Bool {
         guard scope.daemonRules != nil, let client = try? DaemonClient.connectSystem() else { return false }
         let requests = scope.everywhere ? nil : scope.daemonRequests
-        let mode: OneShotOutput =
-            output.kinds != nil
-            ? .entries : output.count ? .count : output.needsItems || output.json ? .entries : .paths
         // What is inside files is not in the system index.
         guard predicate.importedAttributes.isEmpty, OneShotSession.importedColumns(output).isEmpty else { return false }
-        let limit = output.sort.isEmpty && output.kinds == nil ? output.limit : nil
         guard
             var answer = try? client.query(
                 Array(predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules, output: mode,
                 limit: limit, budget: budget, attributes: [], onProgress: nil)
         else { return false }
-        if answer.count == 0, let words, let other = CommandLineQuery.otherReading(of: words),
-            let counted = try? client.query(
-                Array(other.predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules,
-                output: .count, limit: nil, budget: budget, attributes: [], onProgress: nil),
-            counted.count > 0
-        {
-            answer.note = other.note(counted.count)
-        }
-        Self.print(answer, mode: mode, nullTerminated: output.nullTerminated) {
-            var items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
-            if let kinds = output.kinds { items = items.filter { kinds.contains($0.kind) } }
-            if output.count {
-                StandardOutput.print(String(min(items.count, output.limit ?? .max)))
-            } else {
-                OneShotSession.print(items, output: output)
-            }
-        }
+        noteOtherReading(of: &answer, client: client, requests: requests)
+        present(answer, importer: nil)
         return true
     }
 

@@ -212,7 +212,9 @@ final class DaemonSession: Sendable {
                 // The system index keeps each filesystem apart: a folder
                 // with no other filesystem mounted inside it is the same
                 // search on its own filesystem.
-                if daemon.isSystem && !scope.rules.stayOnFileSystem && !LocalFilesystems.hasMounts(inside: scope.path) {
+                if daemon.isSystem && !scope.rules.stayOnFileSystem
+                    && !LocalFilesystems.hasMounts(inside: scope.path, among: daemon.mountPoints.withLock { $0 })
+                {
                     scope.rules.stayOnFileSystem = true
                 }
                 scopes.append(scope)

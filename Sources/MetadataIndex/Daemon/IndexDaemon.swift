@@ -35,6 +35,9 @@ public final class IndexDaemon: Sendable {
     public let isSystem: Bool
     /// The fanotify watcher of the system index.
     let fanotify: FanotifyWatcher?
+    /// Every mount point now, kept by the system index's mount loop: a
+    /// query of a folder with none inside it stays on its filesystem.
+    let mountPoints = Locked<[String]>([])
 
     /// Whether and how the daemon imports what is inside files.
     public struct ContentIndexing: Sendable {
@@ -93,7 +96,8 @@ public final class IndexDaemon: Sendable {
 
     /// Starts the system index (as root): the local filesystems in
     /// `mounts` (each a scope, hidden entries included, not crossing into
-    /// other filesystems; nil keeps the scopes it had), kept live with one
+    /// other filesystems; nil: every local disk filesystem mounted now, and
+    /// then as the mount table changes), kept live with one
     /// fanotify mark per filesystem, answering every local user over a
     /// socket anyone may connect to, each only what that user may see
     /// (`Viewer`). Names and stat data only: nothing is imported from
@@ -108,11 +112,12 @@ public final class IndexDaemon: Sendable {
         try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
             requestTimeout: requestTimeout, content: nil,
-            system: mounts.map { .init(mounts: $0) } ?? .init(mounts: nil),
+            system: SystemScopes(mounts: mounts),
             log: log)
     }
 
-    /// What a system index is asked to index.
+    /// What a system index is asked to index: these mount points, or
+    /// (nil) the local disk filesystems, as the mount table has them.
     struct SystemScopes {
         var mounts: [FilePath]?
     }
@@ -176,9 +181,11 @@ public final class IndexDaemon: Sendable {
             engine = try LiveEngine(crawlThreads: crawlThreads, fanotify: fanotify)
         }
         var (scopes, namesOnly) = Self.readScopes(paths.scopes, log: log)
-        if let mounts = system?.mounts {
-            // The mounts asked for replace the ones kept.
-            scopes = mounts.map(systemScope)
+        var mountTable: String?
+        if let system {
+            // The mounts asked for (or found) replace the ones kept.
+            mountTable = LocalFilesystems.mountTable()
+            scopes = (system.mounts ?? LocalFilesystems.parse(mountTable ?? "")).map(systemScope)
             namesOnly = []
         }
         let content = contentIndexing.flatMap {
@@ -194,7 +201,8 @@ public final class IndexDaemon: Sendable {
             s.namesOnly = namesOnly
             s.snapshotWritten = written
         }
-        if system?.mounts != nil {
+        if let mountTable { daemon.mountPoints.withLock { $0 = LocalFilesystems.mountPoints(mountTable) } }
+        if system != nil {
             do throws(MetadataError) { try daemon.writeScopes() } catch { log("warning: \(error.description)") }
         }
         // Scopes the snapshot holds are live at once (no crawl): answered
@@ -438,13 +446,19 @@ public final class IndexDaemon: Sendable {
         }
         defer { close(descriptor) }
         var last = Self.contents(of: descriptor)
+        // As the table is now (it may have changed since the start read it).
+        let table = String(decoding: last, as: UTF8.self)
+        mountPoints.withLock { $0 = LocalFilesystems.mountPoints(table) }
+        followMounts(asked: asked, mountTable: table)
         while !state.withLock({ $0.stopping }) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLPRI | POLLERR), revents: 0)
             guard poll(&poller, 1, 500) > 0 else { continue }
             let now = Self.contents(of: descriptor)
             guard now != last else { continue }
             last = now
-            followMounts(asked: asked)
+            let table = String(decoding: now, as: UTF8.self)
+            mountPoints.withLock { $0 = LocalFilesystems.mountPoints(table) }
+            followMounts(asked: asked, mountTable: table)
         }
     }
 
@@ -460,9 +474,9 @@ public final class IndexDaemon: Sendable {
         return bytes
     }
 
-    /// Makes the scopes match the mounts now.
-    func followMounts(asked: [FilePath]?) {
-        let wanted = (asked ?? LocalFilesystems.discover()).map(Self.systemScope)
+    /// Makes the scopes match the mount table now.
+    func followMounts(asked: [FilePath]?, mountTable: String) {
+        let wanted = (asked ?? LocalFilesystems.parse(mountTable)).map(Self.systemScope)
         let current = state.withLock { $0.scopes }
         for scope in current where !wanted.contains(scope) {
             _ = try? removeScopes(at: scope.path)

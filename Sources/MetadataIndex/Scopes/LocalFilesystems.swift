@@ -14,10 +14,10 @@ package enum LocalFilesystems {
     /// and where removable and runtime filesystems are mounted).
     static let prunedPaths = ["/tmp", "/var/tmp", "/var/spool", "/media", "/mnt", "/run", "/proc", "/sys", "/dev"]
 
-    /// The mount points, in mount order.
-    package static func discover() -> [FilePath] {
-        guard let bytes = try? readWholeFile("/proc/self/mountinfo", limit: 1 << 24) else { return [] }
-        return parse(String(decoding: bytes, as: UTF8.self))
+    /// `/proc/self/mountinfo`'s text, or nil when it cannot be read.
+    package static func mountTable() -> String? {
+        guard let bytes = try? readWholeFile("/proc/self/mountinfo", limit: 1 << 24) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The mount points of `mountinfo` text worth indexing.
@@ -41,19 +41,20 @@ package enum LocalFilesystems {
         return mounts
     }
 
-    /// Whether some filesystem is mounted strictly inside `folder` (then a
-    /// search of it crosses into other filesystems; else staying on its own
-    /// filesystem changes nothing).
-    package static func hasMounts(inside folder: FilePath) -> Bool {
-        guard let bytes = try? readWholeFile("/proc/self/mountinfo", limit: 1 << 24) else { return true }
-        let prefix = folder.string == "/" ? "/" : folder.string + "/"
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+    /// Every mount point of `mountinfo` text, whatever its filesystem.
+    package static func mountPoints(_ mountinfo: String) -> [String] {
+        mountinfo.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ")
-            guard fields.count > 4 else { continue }
-            let point = unescape(fields[4])
-            if point.hasPrefix(prefix) && point != folder.string { return true }
+            return fields.count > 4 ? unescape(fields[4]) : nil
         }
-        return false
+    }
+
+    /// Whether some filesystem is mounted strictly inside `folder`, among
+    /// `mountPoints` (then a search of it crosses into other filesystems;
+    /// else staying on its own filesystem changes nothing).
+    package static func hasMounts(inside folder: FilePath, among mountPoints: [String]) -> Bool {
+        let prefix = folder.string == "/" ? "/" : folder.string + "/"
+        return mountPoints.contains { $0.hasPrefix(prefix) && $0 != folder.string }
     }
 
     /// mountinfo's octal escapes (`\040` for a space).

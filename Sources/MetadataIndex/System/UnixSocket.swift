@@ -105,6 +105,15 @@ final class UnixSocket: Sendable {
         guard info.st_uid == uid || info.st_uid == 0 else {
             return .failure(.untrusted("\(path.string) belongs to uid \(info.st_uid)"))
         }
+        return connect(to: path, peerMayBe: { $0 == uid || $0 == 0 }, otherwise: "")
+    }
+
+    /// Connects to `path` and checks the process at the other end
+    /// (`SO_PEERCRED`): one whose uid `allowed` refuses is untrusted, said
+    /// with `otherwise` after its uid.
+    private static func connect(
+        to path: FilePath, peerMayBe allowed: (UInt32) -> Bool, otherwise: String
+    ) -> Result<UnixSocket, DaemonConnectFailure> {
         let socket: UnixSocket
         switch connect(to: path) {
         case .success(let connected): socket = connected
@@ -113,10 +122,10 @@ final class UnixSocket: Sendable {
         case .failure(let error): return .failure(.failed(error))
         }
         switch socket.peer() {
-        case .success(let peer) where peer.uid == uid || peer.uid == 0:
+        case .success(let peer) where allowed(peer.uid):
             return .success(socket)
         case .success(let peer):
-            return .failure(.untrusted("the process behind \(path.string) runs as uid \(peer.uid)"))
+            return .failure(.untrusted("the process behind \(path.string) runs as uid \(peer.uid)\(otherwise)"))
         case .failure(let error):
             return .failure(.untrusted("cannot tell who is behind \(path.string) (\(error.description))"))
         }
@@ -162,21 +171,7 @@ final class UnixSocket: Sendable {
         guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == 0, info.st_mode & 0o022 == 0 else {
             return .failure(.untrusted("its folder \(folder.string) is not root's alone"))
         }
-        let socket: UnixSocket
-        switch connect(to: path) {
-        case .success(let connected): socket = connected
-        case .failure(let error) where error == .noSuchFileOrDirectory || error == .connectionRefused:
-            return .failure(.absent(error))
-        case .failure(let error): return .failure(.failed(error))
-        }
-        switch socket.peer() {
-        case .success(let peer) where peer.uid == 0:
-            return .success(socket)
-        case .success(let peer):
-            return .failure(.untrusted("the process behind \(path.string) runs as uid \(peer.uid), not root"))
-        case .failure(let error):
-            return .failure(.untrusted("cannot tell who is behind \(path.string) (\(error.description))"))
-        }
+        return connect(to: path, peerMayBe: { $0 == 0 }, otherwise: ", not root")
     }
 
     /// Reads what is there (waiting up to `timeout` milliseconds, -1

@@ -67,25 +67,41 @@ struct DaemonCommand: ParsableCommand {
             }
             var paths = DaemonPaths.standard
             try paths.prepare()
-            let pid: Int32
-            do {
-                pid = try DetachedProcess.start(
-                    DetachedProcess.currentExecutable, arguments: ["daemon", "run"] + content.arguments, log: paths.log)
-            } catch {
-                throw MetadataError.daemon("cannot start the daemon", path: paths.log, underlying: error)
-            }
-            // Ready when it answers (it answers at once, restored or not).
-            let deadline = Date(timeIntervalSinceNow: 10)
-            while Date() < deadline {
-                if let running = try? DaemonClient.connect(paths).hello() {
-                    StandardOutput.print("mdq daemon started (pid \(running.pid)); log: \(paths.log.string)")
-                    return
-                }
-                guard DetachedProcess.isAlive(pid) else { break }
-                usleep(20_000)
-            }
-            throw MetadataError.daemon("the daemon did not start; see its log", path: paths.log)
+            let pid = try DaemonCommand.startInBackground(
+                ["daemon", "run"] + content.arguments, paths: paths, named: "the daemon")
+            StandardOutput.print("mdq daemon started (pid \(pid)); log: \(paths.log.string)")
         }
+    }
+
+    /// Runs this program with `arguments` in the background, logging to
+    /// `paths.log`, and waits until the daemon it starts answers at
+    /// `paths` (at once, restored or not; 10 s at most) or exits.
+    ///
+    /// - Returns: the pid the daemon answers with.
+    /// - Throws: `MetadataError` `.daemon` naming it (`named`) and its log.
+    static func startInBackground(_ arguments: [String], paths: DaemonPaths, named: String) throws -> Int {
+        let pid: Int32
+        do {
+            pid = try DetachedProcess.start(DetachedProcess.currentExecutable, arguments: arguments, log: paths.log)
+        } catch {
+            throw MetadataError.daemon("cannot start \(named)", path: paths.log, underlying: error)
+        }
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while Date() < deadline {
+            if let running = try? DaemonClient.connect(paths).hello() { return running.pid }
+            guard DetachedProcess.isAlive(pid) else { break }
+            usleep(20_000)
+        }
+        throw MetadataError.daemon("\(named) did not start; see its log", path: paths.log)
+    }
+
+    /// Asks the daemon `client` talks to to stop, and waits (2 min at most)
+    /// until its process has saved its index and exited.
+    static func stop(_ client: DaemonClient) throws {
+        let pid = (try? client.hello().pid) ?? 0
+        try client.stop()
+        let deadline = Date(timeIntervalSinceNow: 120)
+        while pid > 0 && DetachedProcess.isAlive(Int32(pid)) && Date() < deadline { usleep(20_000) }
     }
 
     /// `mdq daemon stop`: saves the snapshot, then exits.
@@ -101,10 +117,7 @@ struct DaemonCommand: ParsableCommand {
                 StandardOutput.print("mdq daemon is not running")
                 return
             }
-            let pid = (try? client.hello().pid) ?? 0
-            try client.stop()
-            let deadline = Date(timeIntervalSinceNow: 120)
-            while pid > 0 && DetachedProcess.isAlive(Int32(pid)) && Date() < deadline { usleep(20_000) }
+            try DaemonCommand.stop(client)
             StandardOutput.print("mdq daemon stopped")
         }
     }

@@ -64,8 +64,9 @@ struct SystemCommand: ParsableCommand {
         func run() throws {
             try SystemCommand.requireRoot("mdq system run")
             ProcessMemory.tuneForDaemon(arenas: 2)
-            let asked = mounts.resolved ?? LocalFilesystems.discover()
-            let daemon = try IndexDaemon.startSystem(mounts: asked, snapshotInterval: snapshotInterval) { line in
+            // Without --mount, the local disk filesystems, following the mount table.
+            let daemon = try IndexDaemon.startSystem(mounts: mounts.resolved, snapshotInterval: snapshotInterval) {
+                line in
                 Diagnostics.log(line)
             }
             // Listening, fanotify started: from now on only marking
@@ -95,22 +96,8 @@ struct SystemCommand: ParsableCommand {
             let paths = DaemonPaths.system
             try paths.prepareSystem()
             let arguments = ["system", "run"] + (mounts.resolved ?? []).flatMap { ["--mount", $0.string] }
-            let pid: Int32
-            do {
-                pid = try DetachedProcess.start(DetachedProcess.currentExecutable, arguments: arguments, log: paths.log)
-            } catch {
-                throw MetadataError.daemon("cannot start the system index", path: paths.log, underlying: error)
-            }
-            let deadline = Date(timeIntervalSinceNow: 10)
-            while Date() < deadline {
-                if let running = try? DaemonClient.connectSystem(paths).hello() {
-                    StandardOutput.print("the system index started (pid \(running.pid)); log: \(paths.log.string)")
-                    return
-                }
-                guard DetachedProcess.isAlive(pid) else { break }
-                usleep(20_000)
-            }
-            throw MetadataError.daemon("the system index did not start; see its log", path: paths.log)
+            let pid = try DaemonCommand.startInBackground(arguments, paths: paths, named: "the system index")
+            StandardOutput.print("the system index started (pid \(pid)); log: \(paths.log.string)")
         }
     }
 
@@ -127,10 +114,7 @@ struct SystemCommand: ParsableCommand {
                 StandardOutput.print("the system index is not running")
                 return
             }
-            let pid = (try? client.hello().pid) ?? 0
-            try client.stop()
-            let deadline = Date(timeIntervalSinceNow: 120)
-            while pid > 0 && DetachedProcess.isAlive(Int32(pid)) && Date() < deadline { usleep(20_000) }
+            try DaemonCommand.stop(client)
             StandardOutput.print("the system index stopped")
         }
     }

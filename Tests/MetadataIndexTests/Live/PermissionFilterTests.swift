@@ -85,14 +85,23 @@ extension LiveSuites {
             return Set(answer.paths.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
         }
 
-        @Test(arguments: [UInt64(1), 2, 3, 4, 5])
-        func eachUserIsAnsweredWhatTheKernelLetsThemSee(seed: UInt64) throws {
+        /// A planted tree (`plant`) in a fresh folder others may pass
+        /// through, and the generator that planted it.
+        static func plantedTree(seed: UInt64) throws -> (
+            temp: TemporaryDirectory, root: String, folders: [String], random: SeededGenerator
+        ) {
             let temp = try TemporaryDirectory()
-            // Others may pass through the test's own folder.
             #expect(chmod(temp.path.string, 0o755) == 0)
             let root = try temp.folder("tree").string
             var random = SeededGenerator(seed: seed)
-            let folders = Self.plant(root, random: &random)
+            let folders = plant(root, random: &random)
+            return (temp, root, folders, random)
+        }
+
+        @Test(arguments: [UInt64(1), 2, 3, 4, 5])
+        func eachUserIsAnsweredWhatTheKernelLetsThemSee(seed: UInt64) throws {
+            var (temp, root, folders, random) = try Self.plantedTree(seed: seed)
+            defer { _ = temp }
             let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
             let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
@@ -135,11 +144,8 @@ extension LiveSuites {
         /// replay to the same state.
         @Test(arguments: [UInt64(11), 12, 13])
         func aLiveQueryFollowsPermissionChanges(seed: UInt64) throws {
-            let temp = try TemporaryDirectory()
-            #expect(chmod(temp.path.string, 0o755) == 0)
-            let root = try temp.folder("tree").string
-            var random = SeededGenerator(seed: seed)
-            let folders = Self.plant(root, random: &random)
+            var (temp, root, folders, random) = try Self.plantedTree(seed: seed)
+            defer { _ = temp }
             let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
             for viewer in Self.viewers.prefix(3) {
