@@ -41,7 +41,14 @@ struct DaemonAnswer {
         } catch {
             // No daemon of this user's: the system index, where it covers the scopes.
             if try answerFromSystemIndex() { return true }
-            if required { throw error }
+            if required {
+                if error.underlying == .noSuchFileOrDirectory, (try? DaemonClient.connectSystem()) != nil {
+                    throw MetadataError.daemon(
+                        "no daemon of yours is running, and the system index does not cover this search "
+                            + "(mdq system status says what it covers)")
+                }
+                throw error
+            }
             if error.message.hasPrefix(DaemonClient.untrustedPrefix) {
                 // Someone else's socket where ours should be: not a byte to it.
                 Diagnostics.warn(error.message + "; searching by crawling")

@@ -49,10 +49,10 @@ struct SystemIndexTests {
                 stateDirectory: FilePath(environment["MDQ_SYSTEM_STATE_DIR"]!))
         }
 
-        func start() throws {
+        func start(_ extra: [String] = []) throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: MDQCommandTests.binary)
-            process.arguments = ["system", "run", "--mount", mount]
+            process.arguments = ["system", "run", "--mount", mount] + extra
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             let log = temp.path.appending("system.log").string
             FileManager.default.createFile(atPath: log, contents: nil)
@@ -261,22 +261,120 @@ struct SystemIndexTests {
     }
 
     /// Mounts are followed: the filesystem unmounted under the index leaves
-    /// its answers (the path now holds the empty folder beneath), mounted
-    /// again it comes back, its files findable.
+    /// its answers, and the folder beneath (on another filesystem) is not
+    /// indexed in its place; mounted again it comes back, its files
+    /// findable.
     @Test func unmountedAndMountedAgainIsFollowed() throws {
         let index = try SystemIndex()
         try Self.plant(index.mount)
         try index.start()
         defer { index.stop() }
         let user = Self.users[0]
-        func found() -> Set<String> { (try? answered(index, user, "file-pub.txt")) ?? [] }
+        func found() -> Set<String> {
+            let output = try? index.mdq(["--daemon", "-a", "file-pub.txt"], user: user.user, groups: user.groups)
+            return Set((output?.stdoutText ?? "").split(separator: "\n").map(String.init))
+        }
         #expect(found() == [index.mount + "/pub/file-pub.txt"])
         index.filesystem.unmount()
         #expect(waitUntil(timeout: 10, interval: 0.05) { found().isEmpty }, "\(index.log)")
+        // Nothing indexed any more: a search that needs an index says why.
+        let refused = try index.mdq(["--daemon", "-a", "file-pub.txt"], user: user.user, groups: user.groups)
+        #expect(
+            refused.status != 0 && refused.stderrText.contains("the system index does not cover this search"),
+            "\(refused.stderrText)")
+        #expect(index.log.contains("no longer mounted"), "\(index.log)")
+        let status = try Shell.run(MDQCommandTests.binary, ["system", "status"], environment: index.environment)
+        #expect(status.stdoutText.contains("\(index.mount) (nothing mounted there"), "\(status.stdoutText)")
+        // The folder beneath is on the filesystem the test's temporary
+        // folder is on: not what was asked for, so not indexed.
+        FileManager.default.createFile(atPath: index.mount + "/beneath.txt", contents: nil)
+        defer { unlink(index.mount + "/beneath.txt") }
+        #expect(
+            try Shell.run(MDQCommandTests.binary, ["--daemon", "-a", "beneath.txt"], environment: index.environment)
+                .stdoutText.isEmpty)
+        unlink(index.mount + "/beneath.txt")
         try index.filesystem.mountAgain()
         #expect(
             waitUntil(timeout: 10, interval: 0.05) { found() == [index.mount + "/pub/file-pub.txt"] }, "\(index.log)")
-        #expect(index.log.contains("holds another filesystem now"), "\(index.log)")
+        #expect(index.log.contains("mounted: indexed"), "\(index.log)")
+    }
+
+    /// A mount point named with nothing mounted on it yet waits: nothing
+    /// is indexed there (not the folder beneath) until a filesystem is
+    /// mounted, and then it is.
+    @Test func aMountPointWithNothingMountedWaits() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        index.filesystem.unmount()
+        FileManager.default.createFile(atPath: index.mount + "/beneath.txt", contents: nil)
+        try index.start()
+        defer { index.stop() }
+        #expect(index.log.contains("nothing is mounted at \(index.mount)"), "\(index.log)")
+        let status = try Shell.run(MDQCommandTests.binary, ["system", "status"], environment: index.environment)
+        #expect(status.stdoutText.contains("\(index.mount) (nothing mounted there"), "\(status.stdoutText)")
+        #expect(!status.stdoutText.contains("fsid"), "no filesystem is marked: \(status.stdoutText)")
+        unlink(index.mount + "/beneath.txt")
+        try index.filesystem.mountAgain()
+        #expect(
+            waitUntil(timeout: 10, interval: 0.05) {
+                (try? answered(index, Self.users[0], "file-pub.txt")) == [index.mount + "/pub/file-pub.txt"]
+            }, "\(index.log)")
+    }
+
+    /// The configuration file: pruned paths and names keep what is inside
+    /// such folders out of every answer, live changes there included, while
+    /// the folders themselves are found; status names them. A mistake in
+    /// the file stops `mdq system run` with the file and line.
+    @Test func theConfigurationPrunesPathsAndNames() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        let configuration = index.temp.path.appending("system.conf").string
+        try "# test\nPRUNEPATHS = \"\(index.mount)/pub /elsewhere\"\nPRUNENAMES = \"deep\"\n".write(
+            toFile: configuration, atomically: true, encoding: .utf8)
+        try index.start(["--config", configuration])
+        defer { index.stop() }
+        let root = try Shell.run(
+            MDQCommandTests.binary, ["--daemon", "-a", "TRUEPREDICATE"], environment: index.environment)
+        let paths = Set(root.stdoutText.split(separator: "\n").map(String.init))
+        #expect(paths.contains(index.mount + "/pub") && paths.contains(index.mount + "/home/owner/deep"), "\(paths)")
+        #expect(!paths.contains(index.mount + "/pub/file-pub.txt") && !paths.contains(index.mount + "/pub/docs"))
+        #expect(!paths.contains(index.mount + "/home/owner/deep/file-deep.txt"))
+        #expect(paths.contains(index.mount + "/home/owner/file-owner.txt"))
+        // Live: a file made inside a pruned folder stays out, one beside
+        // it comes in.
+        FileManager.default.createFile(atPath: index.mount + "/pub/later-inside.txt", contents: nil)
+        FileManager.default.createFile(atPath: index.mount + "/home/later-beside.txt", contents: nil)
+        func found(_ name: String) -> String {
+            (try? Shell.run(MDQCommandTests.binary, ["--daemon", "-a", name], environment: index.environment))?
+                .stdoutText ?? ""
+        }
+        #expect(waitUntil(timeout: 10, interval: 0.05) { !found("later-beside.txt").isEmpty })
+        #expect(found("later-inside.txt").isEmpty)
+        let status = try Shell.run(MDQCommandTests.binary, ["system", "status"], environment: index.environment)
+        #expect(status.stdoutText.contains("pruned (contents not indexed): \(index.mount)/pub"), "\(status.stdoutText)")
+        #expect(status.stdoutText.contains("pruned folder names (contents not indexed): deep"), "\(status.stdoutText)")
+        index.stop()
+        // Restarted without those prunes: the snapshot's filesystem is
+        // crawled afresh, and what was pruned is found.
+        try index.start()
+        #expect(
+            waitUntil(timeout: 10, interval: 0.05) {
+                !found("file-pub.txt").isEmpty && !found("file-deep.txt").isEmpty
+            },
+            "\(index.log)")
+        index.stop()
+        // A mistake: named with its file and line, nothing started.
+        try "PRUNEPATHS = \"/tmp\"\nPRUNEFS = nfs\n".write(toFile: configuration, atomically: true, encoding: .utf8)
+        let refused = try Shell.run(
+            MDQCommandTests.binary, ["system", "run", "--mount", index.mount, "--config", configuration],
+            environment: index.environment)
+        #expect(refused.status != 0, "\(refused.stdoutText)")
+        #expect(
+            refused.stderrText.contains("\(configuration):2: the value of PRUNEFS must be in double quotes"),
+            "\(refused.stderrText)")
+        let missing = try Shell.run(
+            MDQCommandTests.binary, ["system", "run", "--mount", index.mount + "/none"], environment: index.environment)
+        #expect(missing.status != 0 && missing.stderrText.contains("is not a folder"), "\(missing.stderrText)")
     }
 
     /// `mdq daemon status` says which index serves what: a user daemon's

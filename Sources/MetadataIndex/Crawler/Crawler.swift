@@ -167,7 +167,9 @@ struct Crawler<Sink: CrawlSink>: Sendable {
                 }
             }
             let resolvedKind = kind ?? .other
-            var descend = resolvedKind == .folder && rules.descends(into: nameBuffer)
+            var descend =
+                resolvedKind == .folder
+                && rules.descends(into: nameBuffer, path: { sink.path(of: job.folder, child: nameBuffer).bytes })
             if descend && rules.stayOnFileSystem, let device = status?.device, device != rootDevice {
                 descend = false
             }

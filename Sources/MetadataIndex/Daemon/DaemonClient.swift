@@ -319,6 +319,9 @@ package struct DaemonStatus {
     /// `inotify` and why the mark was refused).
     package var filesystems: [(fsid: String, watch: String, reason: String?)] = []
     package var isSystem = false
+    /// Mount points the system index was told to index that have nothing
+    /// mounted on them now.
+    package var waitingMounts: [FilePath] = []
     /// The system index's kernel limits and rescans (root's status only).
     package var maxUserMarks: Int?
     package var maxQueuedEvents: Int?
@@ -331,6 +334,7 @@ package struct DaemonStatus {
         rescans = Int(value["rescans"]?.integer ?? 0)
         foldedRescans = Int(value["foldedRescans"]?.integer ?? 0)
         isSystem = value["system"]?.bool ?? false
+        waitingMounts = (value["waiting"]?.array ?? []).compactMap { $0.bytes.map(FilePath.fromBytes) }
         filesystems = (value["filesystems"]?.array ?? []).map {
             ($0["fsid"]?.string ?? "?", $0["watch"]?.string ?? "?", $0["reason"]?.string)
         }

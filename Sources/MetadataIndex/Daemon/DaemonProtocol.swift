@@ -71,7 +71,7 @@ enum DaemonProtocol {
     }
 
     /// The rules of a scope object (`hidden`, `exclude`, `excludeChildren`,
-    /// `xdev`), or of a request's `rules` object.
+    /// `xdev`, `prunePaths`, `pruneNames`), or of a request's `rules` object.
     static func rules(_ value: JSONValue) throws(ProtocolError) -> ScopeRules {
         func names(_ key: String) throws(ProtocolError) -> Set<[UInt8]> {
             guard let list = value[key] else { return [] }
@@ -87,9 +87,19 @@ enum DaemonProtocol {
             }
             return result
         }
+        var prunePaths: Set<[UInt8]> = []
+        if let list = value["prunePaths"] {
+            for item in list.array ?? [.null] {
+                guard let path = item.bytes, path.first == 0x2F, path.count <= 4096, !path.contains(0) else {
+                    throw ProtocolError(code: "bad-request", message: "\"prunePaths\" must be a list of absolute paths")
+                }
+                prunePaths.insert(FilePath.fromBytes(path).lexicallyNormalized().bytes)
+            }
+        }
         return ScopeRules(
             includeHidden: value["hidden"]?.bool ?? false, excludedFolderNames: try names("exclude"),
-            excludedRootChildNames: try names("excludeChildren"), stayOnFileSystem: value["xdev"]?.bool ?? false)
+            excludedRootChildNames: try names("excludeChildren"), stayOnFileSystem: value["xdev"]?.bool ?? false,
+            prunedFolderPaths: prunePaths, prunedFolderNames: try names("pruneNames"))
     }
 
     /// Writes `rules` as the fields of a scope object (without its path).
@@ -103,6 +113,14 @@ enum DaemonProtocol {
         if rules.stayOnFileSystem {
             out.field("xdev")
             out.bool(true)
+        }
+        if !rules.prunedFolderPaths.isEmpty {
+            out.field("prunePaths")
+            writeNames(rules.prunedFolderPaths, to: &out)
+        }
+        if !rules.prunedFolderNames.isEmpty {
+            out.field("pruneNames")
+            writeNames(rules.prunedFolderNames, to: &out)
         }
     }
 

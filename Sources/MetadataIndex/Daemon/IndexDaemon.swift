@@ -38,6 +38,11 @@ public final class IndexDaemon: Sendable {
     /// Every mount point now, kept by the system index's mount loop: a
     /// query of a folder with none inside it stays on its filesystem.
     let mountPoints = Locked<[String]>([])
+    /// The system index's configuration (prunes, mounts named).
+    let systemConfiguration: SystemConfiguration?
+    /// Mount points named (`--mount`, `MOUNTS`) with no filesystem
+    /// mounted there now: not indexed until one is.
+    let waitingMounts = Locked<[FilePath]>([])
 
     /// Whether and how the daemon imports what is inside files.
     public struct ContentIndexing: Sendable {
@@ -94,44 +99,49 @@ public final class IndexDaemon: Sendable {
             requestTimeout: requestTimeout, content: contentIndexing, system: nil, log: log)
     }
 
-    /// Starts the system index (as root): the local filesystems in
-    /// `mounts` (each a scope, hidden entries included, not crossing into
-    /// other filesystems; nil: every local disk filesystem mounted now, and
-    /// then as the mount table changes), kept live with one
+    /// Starts the system index (as root): the local filesystems mounted at
+    /// `mounts` (else at the configuration's `MOUNTS`; else every local
+    /// disk filesystem mounted now, and then as the mount table changes),
+    /// each a scope under the configuration's prunes, hidden entries
+    /// included, not crossing into other filesystems; kept live with one
     /// fanotify mark per filesystem, answering every local user over a
     /// socket anyone may connect to, each only what that user may see
     /// (`Viewer`). Names and stat data only: nothing is imported from
-    /// inside files.
+    /// inside files. A mount point named with no filesystem mounted there
+    /// waits for one (`waitingMounts`); the folder beneath is not indexed.
     ///
     /// - Throws: `MetadataError` `.watcherUnavailable` without fanotify or
     ///   `CAP_SYS_ADMIN`; `.daemon` as `start`.
     package static func startSystem(
-        mounts: [FilePath]?, paths: DaemonPaths = .system, crawlThreads: Int? = nil, snapshotInterval: Double = 60,
-        requestTimeout: Double = 10, log: @escaping @Sendable (String) -> Void = { _ in }
+        mounts: [FilePath]?, configuration: SystemConfiguration = .standard, paths: DaemonPaths = .system,
+        crawlThreads: Int? = nil, snapshotInterval: Double = 60, requestTimeout: Double = 10,
+        log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
-        try start(
+        var configuration = configuration
+        if let mounts { configuration.mounts = mounts.map { $0.lexicallyNormalized() } }
+        return try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
-            requestTimeout: requestTimeout, content: nil,
-            system: SystemScopes(mounts: mounts),
-            log: log)
+            requestTimeout: requestTimeout, content: nil, system: configuration, log: log)
     }
 
-    /// What a system index is asked to index: these mount points, or
-    /// (nil) the local disk filesystems, as the mount table has them.
-    struct SystemScopes {
-        var mounts: [FilePath]?
-    }
-
-    /// A scope of the system index: a whole filesystem from its mount
-    /// point, hidden entries included, other filesystems mounted inside it
-    /// left to their own scopes.
-    static func systemScope(_ mount: FilePath) -> ScopeRequest {
-        ScopeRequest(path: mount.lexicallyNormalized(), rules: ScopeRules(includeHidden: true, stayOnFileSystem: true))
+    /// The system index's scopes for the mount table `table`: the mount
+    /// points named that have a filesystem mounted (and those that wait for
+    /// one), or the discovered ones.
+    static func systemScopes(
+        _ configuration: SystemConfiguration, mountTable table: String
+    ) -> (scopes: [ScopeRequest], waiting: [FilePath]) {
+        guard let named = configuration.mounts else {
+            return (LocalFilesystems.parse(table, configuration: configuration).map(configuration.scope), [])
+        }
+        let points = Set(LocalFilesystems.mountPoints(table))
+        let mounted = named.filter { points.contains($0.string) }
+        return (mounted.map(configuration.scope), named.filter { !points.contains($0.string) })
     }
 
     private static func start(
         paths: DaemonPaths, crawlThreads: Int?, snapshotInterval: Double, requestTimeout: Double,
-        content contentIndexing: ContentIndexing?, system: SystemScopes?, log: @escaping @Sendable (String) -> Void
+        content contentIndexing: ContentIndexing?, system: SystemConfiguration?,
+        log: @escaping @Sendable (String) -> Void
     ) throws(MetadataError) -> IndexDaemon {
         var paths = paths
         if system != nil {
@@ -182,11 +192,13 @@ public final class IndexDaemon: Sendable {
         }
         var (scopes, namesOnly) = Self.readScopes(paths.scopes, log: log)
         var mountTable: String?
+        var waiting: [FilePath] = []
         if let system {
             // The mounts asked for (or found) replace the ones kept.
             mountTable = LocalFilesystems.mountTable()
-            scopes = (system.mounts ?? LocalFilesystems.parse(mountTable ?? "")).map(systemScope)
+            (scopes, waiting) = systemScopes(system, mountTable: mountTable ?? "")
             namesOnly = []
+            for path in waiting { log("nothing is mounted at \(path.string) yet: indexed once something is") }
         }
         let content = contentIndexing.flatMap {
             Self.startContent(
@@ -195,7 +207,9 @@ public final class IndexDaemon: Sendable {
         }
         let daemon = IndexDaemon(
             paths: paths, engine: engine, listener: listener, lock: lock,
-            requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, fanotify: fanotify, log: log)
+            requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, fanotify: fanotify,
+            systemConfiguration: system, log: log)
+        daemon.waitingMounts.withLock { $0 = waiting }
         daemon.state.withLock { s in
             s.scopes = scopes
             s.namesOnly = namesOnly
@@ -208,6 +222,8 @@ public final class IndexDaemon: Sendable {
         // Scopes the snapshot holds are live at once (no crawl): answered
         // before the first connection, flagged stale until verified.
         let (restored, toCrawl) = (scopes.filter(engine.holds), scopes.filter { !engine.holds($0) })
+        // A filesystem restored under other prunes is crawled afresh.
+        if system != nil { engine.dropUnusedRoots(at: toCrawl.map(\.path)) }
         for scope in restored { daemon.makeLive(scope) }
         guard WorkerThreads.start(name: "mdq-accept", { daemon.acceptLoop() }) != nil else {
             throw MetadataError.daemon("cannot start the daemon's threads (the thread limit)")
@@ -224,7 +240,7 @@ public final class IndexDaemon: Sendable {
         }
         WorkerThreads.detach(name: "mdq-snapshots") { daemon.snapshotLoop(interval: snapshotInterval) }
         if let system {
-            WorkerThreads.detach(name: "mdq-mounts") { daemon.mountLoop(asked: system.mounts) }
+            WorkerThreads.detach(name: "mdq-mounts") { daemon.mountLoop(system) }
         }
         log("listening on \(paths.socket.string) (pid \(ProcessIdentity.processID))")
         return daemon
@@ -232,10 +248,12 @@ public final class IndexDaemon: Sendable {
 
     private init(
         paths: DaemonPaths, engine: LiveEngine, listener: UnixSocket, lock: ProcessLock, requestTimeout: Int32,
-        content: ContentIndexer?, fanotify: FanotifyWatcher?, log: @escaping @Sendable (String) -> Void
+        content: ContentIndexer?, fanotify: FanotifyWatcher?, systemConfiguration: SystemConfiguration?,
+        log: @escaping @Sendable (String) -> Void
     ) {
         self.content = content
         self.fanotify = fanotify
+        self.systemConfiguration = systemConfiguration
         isSystem = fanotify != nil
         self.requestTimeout = requestTimeout
         self.paths = paths
@@ -435,10 +453,10 @@ public final class IndexDaemon: Sendable {
 
     /// The system index follows mounts (`/proc/self/mountinfo`, which polls
     /// readable with POLLPRI when the mount table changes): the filesystems
-    /// it discovered come and go with the mount table, and a filesystem at a
-    /// path asked for (`--mount`) that is unmounted, or mounted over, is
-    /// indexed afresh as what the path now holds.
-    private func mountLoop(asked: [FilePath]?) {
+    /// it discovered come and go with the mount table; at a mount point
+    /// named (`--mount`), a filesystem unmounted leaves the index, and one
+    /// mounted (or mounted over) is indexed afresh.
+    private func mountLoop(_ configuration: SystemConfiguration) {
         let descriptor = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             log("warning: cannot read /proc/self/mountinfo: mounts made from now on are not followed")
@@ -449,7 +467,7 @@ public final class IndexDaemon: Sendable {
         // As the table is now (it may have changed since the start read it).
         let table = String(decoding: last, as: UTF8.self)
         mountPoints.withLock { $0 = LocalFilesystems.mountPoints(table) }
-        followMounts(asked: asked, mountTable: table)
+        followMounts(configuration, mountTable: table)
         while !state.withLock({ $0.stopping }) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLPRI | POLLERR), revents: 0)
             guard poll(&poller, 1, 500) > 0 else { continue }
@@ -458,7 +476,7 @@ public final class IndexDaemon: Sendable {
             last = now
             let table = String(decoding: now, as: UTF8.self)
             mountPoints.withLock { $0 = LocalFilesystems.mountPoints(table) }
-            followMounts(asked: asked, mountTable: table)
+            followMounts(configuration, mountTable: table)
         }
     }
 
@@ -475,8 +493,9 @@ public final class IndexDaemon: Sendable {
     }
 
     /// Makes the scopes match the mount table now.
-    func followMounts(asked: [FilePath]?, mountTable: String) {
-        let wanted = (asked ?? LocalFilesystems.parse(mountTable)).map(Self.systemScope)
+    func followMounts(_ configuration: SystemConfiguration, mountTable: String) {
+        let (wanted, waiting) = Self.systemScopes(configuration, mountTable: mountTable)
+        waitingMounts.withLock { $0 = waiting }
         let current = state.withLock { $0.scopes }
         for scope in current where !wanted.contains(scope) {
             _ = try? removeScopes(at: scope.path)
@@ -561,6 +580,13 @@ public final class IndexDaemon: Sendable {
             DaemonProtocol.write(scopeList, namesOnly: [], to: &out)
             out.field("filesystems")
             writeFilesystems(to: &out)
+            out.field("waiting")
+            out.raw("[")
+            for (i, path) in waitingMounts.withLock({ $0 }).enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(path.bytes)
+            }
+            out.raw("]")
             return
         }
         let (scopes, written, queries, cancelled) = state.withLock { s in
@@ -615,6 +641,13 @@ public final class IndexDaemon: Sendable {
             out.bool(true)
             out.field("filesystems")
             writeFilesystems(to: &out)
+            out.field("waiting")
+            out.raw("[")
+            for (i, path) in waitingMounts.withLock({ $0 }).enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(path.bytes)
+            }
+            out.raw("]")
             out.field("droppedEvents")
             out.integer(fanotify?.droppedEvents ?? 0)
             out.field("rescans")

@@ -24,6 +24,7 @@ struct EngineRoot {
         let names = folder.components.dropFirst(path.components.count).map { FilePath(root: nil, [$0]).bytes }
         guard let last = names.last else { return true }
         return rules.admits(path: names) && rules.descends(into: last)
+            && !rules.excludesContents(ofFolderAt: folder.bytes)
     }
 }
 
@@ -178,14 +179,19 @@ final class EngineState {
     /// folder whose name the rules exclude).
     func descends(into folder: UInt32) -> Bool {
         if index.isRoot(EntryID(folder)) { return true }
-        return index.withName(of: EntryID(folder)) { rules(at: folder).descends(into: $0) }
+        let rules = rules(at: folder)
+        return index.withName(of: EntryID(folder)) { rules.descends(into: $0, path: { pathBytes(of: folder) }) }
     }
 
     /// Whether entries called `name` in `folder` belong in the index.
     func accepts(_ name: [UInt8], in folder: UInt32) -> Bool {
         let root = index.root(of: EntryID(folder)).rawValue
         guard let info = roots[root] else { return true }
-        guard folder == root || index.withName(of: EntryID(folder), { info.rules.descends(into: $0) }) else {
+        guard
+            folder == root
+                || index.withName(
+                    of: EntryID(folder), { info.rules.descends(into: $0, path: { pathBytes(of: folder) }) })
+        else {
             return false
         }
         return info.rules.admits(name, isRootChild: folder == root)
@@ -422,6 +428,8 @@ final class EngineState {
         }
         let isFolder = index.kind(of: EntryID(entry)) == .folder
         let listedBefore = isFolder && descends(into: entry)
+        let excludedPaths = isFolder ? rules(at: entry).prunedFolderPaths : []
+        let pathBefore = excludedPaths.isEmpty ? [] : pathBytes(of: entry)
         noteConflictCopy(entry)
         index.move(EntryID(entry), to: EntryID(folder), name: name)
         noteConflictCopy(entry)
@@ -431,6 +439,19 @@ final class EngineState {
         refresh(name, in: folder, crawls: &crawls)
         guard index.child(named: name, in: EntryID(folder))?.rawValue == entry, isFolder else { return }
         let listedNow = descends(into: entry)
+        if listedNow && !excludedPaths.isEmpty {
+            // A folder holding an excluded path moved: what lies at those
+            // paths now is another folder. Listed again from the disk.
+            let pathNow = pathBytes(of: entry)
+            let holdsExcluded = excludedPaths.contains { excluded in
+                [pathBefore, pathNow].contains { excluded.count > $0.count && excluded.starts(with: $0 + [0x2F]) }
+            }
+            if holdsExcluded {
+                removeContents(of: entry)
+                crawls.append(entry)
+                return
+            }
+        }
         if listedBefore && !listedNow {
             // Renamed to an excluded name: its contents leave the index; the
             // folder stays, watched for its own attributes.

@@ -203,8 +203,13 @@ extension LiveEngine {
             return s.roots.contains { _, root in
                 guard !root.missing && root.lists(path) else { return false }
                 var needed = scope.rules
-                if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
-                return root.rules.covers(needed)
+                if path != root.path {
+                    needed.excludedRootChildNames = root.rules.excludedRootChildNames
+                    needed = needed.withPrunes(of: root.rules)
+                }
+                // Prunes held exactly: what is no longer pruned is crawled,
+                // what is newly pruned is dropped.
+                return root.rules.covers(needed) && root.rules.prunesAlike(needed)
             }
         }
     }
@@ -255,6 +260,8 @@ extension EngineState {
         for (id, root) in roots where !root.missing && !root.gathering && root.users > 0 && root.lists(path) {
             var needed = scope.rules
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
+            // What the index prunes is not in it for any query.
+            needed = needed.withPrunes(of: root.rules)
             guard root.rules.covers(needed), let entry = entry(at: path, from: id) else { continue }
             return Anchor(entry: entry, path: path, rules: scope.rules)
         }
@@ -272,6 +279,7 @@ extension EngineState {
             if root.gathering { return ScopeNotCovered.stillIndexing + shown }
             var needed = scope.rules
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
+            needed = needed.withPrunes(of: root.rules)
             if needed.includeHidden && !root.rules.includeHidden {
                 return ScopeNotCovered.indexes
                     + "\(shown) without hidden items (mdq index add --hidden \(shown) adds them)"

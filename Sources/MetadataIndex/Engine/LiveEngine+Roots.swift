@@ -307,6 +307,9 @@ extension EngineState {
             // anyway.
             var needed = request.rules
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
+            // Prunes are the root's own (the system index's
+            // configuration), never loosened by a share.
+            needed = needed.withPrunes(of: root.rules)
             let rules = root.rules.union(needed)
             roots[id]!.users += 1
             let loosened = rules != root.rules

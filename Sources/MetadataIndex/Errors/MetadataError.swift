@@ -225,6 +225,17 @@ extension MetadataError {
         MetadataError(code: .persistence, message: message, path: path, underlying: underlying)
     }
 
+    /// A configuration file that cannot be read or says something wrong
+    /// (`line` then counts from 1, and the message leads with file:line).
+    package static func configuration(
+        _ message: String, path: FilePath, line: Int? = nil, underlying: Errno? = nil
+    ) -> MetadataError {
+        guard let line else {
+            return MetadataError(code: .invalidArgument, message: message, path: path, underlying: underlying)
+        }
+        return MetadataError(code: .invalidArgument, message: "\(path.string):\(line): \(message)")
+    }
+
     /// The daemon could not be reached or refused a request.
     package static func daemon(_ message: String, path: FilePath? = nil, underlying: Errno? = nil) -> MetadataError {
         MetadataError(code: .daemon, message: message, path: path, underlying: underlying)

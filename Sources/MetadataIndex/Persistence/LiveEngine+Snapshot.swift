@@ -93,10 +93,11 @@ extension LiveEngine {
     }
 
     /// Drops restored roots no scope uses (a scope removed while the
-    /// engine was down).
-    package func dropUnusedRoots() {
+    /// engine was down); with `paths`, only those at these paths (restored
+    /// under other rules, to be crawled afresh).
+    package func dropUnusedRoots(at paths: [FilePath]? = nil) {
         state.withLock { s in
-            for (id, root) in s.roots where root.users <= 0 {
+            for (id, root) in s.roots where root.users <= 0 && paths.map({ $0.contains(root.path) }) ?? true {
                 s.roots[id] = nil
                 s.unverifiedRoots.remove(id)
                 s.dropWatches(under: id)
@@ -112,13 +113,19 @@ extension EngineState {
         var out = ByteWriter()
         out.append(UInt32(roots.count))
         for (id, root) in roots.sorted(by: { $0.key < $1.key }) {
+            let prunes = !root.rules.prunedFolderPaths.isEmpty || !root.rules.prunedFolderNames.isEmpty
             out.append(id)
             out.appendBlob(root.path.bytes)
             out.append(
                 UInt8(
-                    (root.rules.includeHidden ? 1 : 0) | (root.rules.stayOnFileSystem ? 2 : 0) | (root.missing ? 4 : 0))
+                    (root.rules.includeHidden ? 1 : 0) | (root.rules.stayOnFileSystem ? 2 : 0) | (root.missing ? 4 : 0)
+                        | (prunes ? 8 : 0))
             )
-            for names in [root.rules.excludedFolderNames, root.rules.excludedRootChildNames] {
+            var sets = [root.rules.excludedFolderNames, root.rules.excludedRootChildNames]
+            // Prunes (flag 8) came later: a snapshot without any reads as
+            // before.
+            if prunes { sets += [root.rules.prunedFolderPaths, root.rules.prunedFolderNames] }
+            for names in sets {
                 out.append(UInt32(names.count))
                 for name in names.sorted(by: { $0.lexicographicallyPrecedes($1) }) { out.appendBlob(name) }
             }
@@ -140,7 +147,7 @@ extension EngineState {
                 let path = FilePath.fromBytes(try reader.readBlob())
                 let flags: UInt8 = try reader.read()
                 var sets: [Set<[UInt8]>] = []
-                for _ in 0..<2 {
+                for _ in 0..<(flags & 8 != 0 ? 4 : 2) {
                     let n: UInt32 = try reader.read()
                     guard Int(n) <= reader.remaining / 4 else { throw IndexSnapshot.Refusal(reason: "root rules") }
                     var names: Set<[UInt8]> = []
@@ -156,7 +163,8 @@ extension EngineState {
                     path: path,
                     rules: ScopeRules(
                         includeHidden: flags & 1 != 0, excludedFolderNames: sets[0], excludedRootChildNames: sets[1],
-                        stayOnFileSystem: flags & 2 != 0),
+                        stayOnFileSystem: flags & 2 != 0, prunedFolderPaths: sets.count > 2 ? sets[2] : [],
+                        prunedFolderNames: sets.count > 3 ? sets[3] : []),
                     device: device, inode: inode, users: 0, missing: flags & 4 != 0)
             }
             guard reader.isAtEnd, Set(roots.keys) == Set(index.rootPaths.keys) else {

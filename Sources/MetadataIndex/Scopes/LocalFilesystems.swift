@@ -4,24 +4,23 @@ package import SystemPackage
 /// local, persistent filesystem mounted now (`/proc/self/mountinfo`), as
 /// `updatedb` picks them: disk filesystems only (no network, pseudo or
 /// memory ones), each device once (bind mounts of part of it left out),
-/// and none under the paths `updatedb.conf` prunes by default.
+/// and none at or under a pruned path (`SystemConfiguration`).
 package enum LocalFilesystems {
     /// Filesystem types kept on a disk.
     static let persistentTypes: Set<String> = [
         "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "jfs", "reiserfs", "nilfs2", "bcachefs", "zfs",
     ]
-    /// Paths whose filesystems are left out (updatedb's default PRUNEPATHS,
-    /// and where removable and runtime filesystems are mounted).
-    static let prunedPaths = ["/tmp", "/var/tmp", "/var/spool", "/media", "/mnt", "/run", "/proc", "/sys", "/dev"]
-
     /// `/proc/self/mountinfo`'s text, or nil when it cannot be read.
     package static func mountTable() -> String? {
         guard let bytes = try? readWholeFile("/proc/self/mountinfo", limit: 1 << 24) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// The mount points of `mountinfo` text worth indexing.
-    package static func parse(_ mountinfo: String) -> [FilePath] {
+    /// The mount points of `mountinfo` text worth indexing under
+    /// `configuration`'s prunes.
+    package static func parse(
+        _ mountinfo: String, configuration: SystemConfiguration = .standard
+    ) -> [FilePath] {
         var devices: Set<Substring> = []
         var mounts: [FilePath] = []
         for line in mountinfo.split(separator: "\n") {
@@ -33,8 +32,10 @@ package enum LocalFilesystems {
             let root = fields[3]
             let point = unescape(fields[4])
             let type = String(fields[separator + 1])
-            guard persistentTypes.contains(type), root == "/" else { continue }
-            guard !prunedPaths.contains(where: { point == $0 || point.hasPrefix($0 + "/") }) else { continue }
+            guard persistentTypes.contains(type), !configuration.prunedTypes.contains(type), root == "/" else {
+                continue
+            }
+            guard !configuration.prunes(point) else { continue }
             guard devices.insert(device).inserted else { continue }
             mounts.append(FilePath(point))
         }

@@ -17,25 +17,59 @@ struct SystemCommand: ParsableCommand {
             $MDQ_SYSTEM_RUNTIME_DIR/daemon.sock (else /run/mdq/daemon.sock): each user is \
             answered only entries whose parent folder they may read and whose every folder \
             from / down they may search, as the kernel would let them (modes, groups, ACLs). \
-            Without --mount it indexes every local disk filesystem mounted now (not /tmp, \
-            /media, /mnt, /run, network or memory filesystems). A filesystem that refuses \
+            Without --mount it indexes every local disk filesystem mounted now and as they \
+            come and go (not network or memory filesystems). What it leaves out is set in \
+            /etc/mdq/system.conf (--config), in updatedb.conf's syntax: PRUNEFS, PRUNEPATHS \
+            (default /tmp /var/tmp /var/spool /media /mnt /run /proc /sys /dev), PRUNENAMES \
+            (default .snapshot), and MOUNTS to name the filesystems. A filesystem that refuses \
             the mark is watched folder by folder with inotify (mdq system status says which).
             """,
         subcommands: [Run.self, Start.self, Stop.self, Status.self]
     )
 
-    /// The filesystems asked for, as absolute folders.
+    /// The filesystems asked for, as absolute folders, and the
+    /// configuration file.
     struct Mounts: ParsableArguments {
         @Option(
             name: .customLong("mount"),
             help: ArgumentHelp(
-                "Index this filesystem, from its mount point (repeatable; default: every local disk filesystem).",
+                "Index the filesystem mounted here (repeatable; default: MOUNTS in the configuration, else every "
+                    + "local disk filesystem).",
                 valueName: "DIR"))
         var mounts: [String] = []
+
+        @Option(
+            name: .customLong("config"),
+            help: ArgumentHelp(
+                "Read the configuration (prunes, mounts) from this file (default: /etc/mdq/system.conf, if any).",
+                valueName: "FILE"))
+        var configurationFile: String?
 
         var resolved: [FilePath]? {
             guard !mounts.isEmpty else { return nil }
             return mounts.map { FilePath(URL(fileURLWithPath: $0).standardizedFileURL.path) }
+        }
+
+        /// The configuration file read, and the folders named checked.
+        ///
+        /// - Throws: the configuration's error; a `--mount` that is not a
+        ///   folder.
+        func configuration() throws -> SystemConfiguration {
+            let file = configurationFile.map { FilePath(URL(fileURLWithPath: $0).standardizedFileURL.path) }
+            let configuration = try SystemConfiguration.read(from: file)
+            for mount in resolved ?? configuration.mounts ?? [] {
+                var info = stat()
+                guard stat(mount.string, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+                    throw ValidationError("\(mount.string) is not a folder: a filesystem is named by its mount point")
+                }
+            }
+            return configuration
+        }
+
+        /// These options as arguments of `mdq system run`.
+        var arguments: [String] {
+            (resolved ?? []).flatMap { ["--mount", $0.string] }
+                + (configurationFile.map { ["--config", URL(fileURLWithPath: $0).standardizedFileURL.path] } ?? [])
         }
     }
 
@@ -64,9 +98,11 @@ struct SystemCommand: ParsableCommand {
         func run() throws {
             try SystemCommand.requireRoot("mdq system run")
             ProcessMemory.tuneForDaemon(arenas: 2)
-            // Without --mount, the local disk filesystems, following the mount table.
-            let daemon = try IndexDaemon.startSystem(mounts: mounts.resolved, snapshotInterval: snapshotInterval) {
-                line in
+            // Without --mount or MOUNTS, the local disk filesystems,
+            // following the mount table.
+            let daemon = try IndexDaemon.startSystem(
+                mounts: mounts.resolved, configuration: try mounts.configuration(), snapshotInterval: snapshotInterval
+            ) { line in
                 Diagnostics.log(line)
             }
             // Listening, fanotify started: from now on only marking
@@ -93,9 +129,11 @@ struct SystemCommand: ParsableCommand {
                 StandardOutput.print("the system index is already running (pid \(running.pid))")
                 return
             }
+            // Refused here, not in the log of a daemon that did not start.
+            _ = try mounts.configuration()
             let paths = DaemonPaths.system
             try paths.prepareSystem()
-            let arguments = ["system", "run"] + (mounts.resolved ?? []).flatMap { ["--mount", $0.string] }
+            let arguments = ["system", "run"] + mounts.arguments
             let pid = try DaemonCommand.startInBackground(arguments, paths: paths, named: "the system index")
             StandardOutput.print("the system index started (pid \(pid)); log: \(paths.log.string)")
         }
@@ -138,9 +176,18 @@ struct SystemCommand: ParsableCommand {
                         + "\(DaemonCommand.Status.megabytes(status.residentBytes)) resident\(perEntry)")
             }
             if status.verifying { lines.append("checking the index against the disk (answers may be stale)") }
-            lines.append(status.scopes.isEmpty ? "filesystems: none" : "filesystems:")
+            lines.append(status.scopes.isEmpty && status.waitingMounts.isEmpty ? "filesystems: none" : "filesystems:")
             for (scope, live) in status.scopes {
                 lines.append("  \(scope.path.string)" + (live ? "" : " (not live: see the log)"))
+                let paths = scope.rules.prunedFolderPaths.map { String(decoding: $0, as: UTF8.self) }.sorted()
+                if !paths.isEmpty { lines.append("    pruned (contents not indexed): " + paths.joined(separator: " ")) }
+            }
+            for path in status.waitingMounts {
+                lines.append("  \(path.string) (nothing mounted there: indexed once something is)")
+            }
+            if let names = status.scopes.first?.scope.rules.prunedFolderNames, !names.isEmpty {
+                let shown = names.map { String(decoding: $0, as: UTF8.self) }.sorted().joined(separator: " ")
+                lines.append("pruned folder names (contents not indexed): \(shown)")
             }
             for filesystem in status.filesystems {
                 lines.append(

@@ -1,4 +1,5 @@
 import SystemPackage
+import TestSupport
 import Testing
 
 @testable import MetadataIndex
@@ -24,5 +25,94 @@ import Testing
             """
         #expect(
             LocalFilesystems.parse(mountinfo).map(\.string) == ["/", "/home", "/var/lib/data store"])
+    }
+}
+
+/// The system index's configuration file: updatedb.conf's syntax, each
+/// mistake named with its line, prunes applied to discovery and to the
+/// scopes' rules.
+@Suite struct SystemConfigurationTests {
+    let file = FilePath("/etc/mdq/system.conf")
+
+    @Test func settingsAreRead() throws {
+        let configuration = try SystemConfiguration.parse(
+            """
+            # mdq's system index
+              PRUNE_BIND_MOUNTS = "yes"
+            PRUNEFS="btrfs  XFS"
+            PRUNEPATHS = "/var/cache /srv/scratch/ /home/.ecryptfs"
+            PRUNENAMES = ".git .snapshot"
+
+            MOUNTS = "/ /home"
+            """, path: file)
+        #expect(configuration.prunedTypes == ["btrfs", "xfs"])
+        #expect(configuration.prunedPaths == ["/var/cache", "/srv/scratch", "/home/.ecryptfs"])
+        #expect(configuration.prunedNames == [Array(".git".utf8), Array(".snapshot".utf8)])
+        #expect(configuration.mounts == [FilePath("/"), FilePath("/home")])
+        // A filesystem's rules hold the pruned paths strictly inside it.
+        let root = configuration.rules(for: "/")
+        #expect(
+            root.prunedFolderPaths
+                == Set(["/var/cache", "/srv/scratch", "/home/.ecryptfs"].map { Array($0.utf8) }))
+        #expect(root.includeHidden && root.stayOnFileSystem)
+        #expect(root.prunedFolderNames == configuration.prunedNames && root.excludedFolderNames.isEmpty)
+        #expect(configuration.rules(for: "/home").prunedFolderPaths == [Array("/home/.ecryptfs".utf8)])
+        #expect(configuration.rules(for: "/var/cache").prunedFolderPaths.isEmpty, "a mount named is indexed")
+        // What is not set keeps its standard value.
+        let empty = try SystemConfiguration.parse("# nothing\n", path: file)
+        #expect(empty == .standard)
+    }
+
+    @Test(arguments: [
+        ("PRUNEPATHS = /tmp", "1: the value of PRUNEPATHS must be in double quotes"),
+        ("\n\nPRUNEPATHS = \"tmp\"", "3: PRUNEPATHS holds \"tmp\", which is not an absolute path"),
+        ("PRUNENAMES = \"a/b\"", "1: PRUNENAMES holds \"a/b\""),
+        ("PRUNE_BIND_MOUNTS = \"no\"", "1: PRUNE_BIND_MOUNTS can only be \"yes\""),
+        ("PRUNEFS = \"nfs\"\nPRUNEFS = \"ext4\"", "2: PRUNEFS is set twice"),
+        ("UPDATEDB = \"x\"", "1: unknown setting UPDATEDB"),
+        ("just words", "1: expected NAME = \"VALUE\""),
+        ("MOUNTS = \"home\"", "1: MOUNTS holds \"home\""),
+    ])
+    func mistakesAreNamedWithTheirLine(text: String, message: String) {
+        #expect {
+            _ = try SystemConfiguration.parse(text, path: file)
+        } throws: { error in
+            "\(error)".hasPrefix("/etc/mdq/system.conf:" + message)
+        }
+    }
+
+    /// The file the package installs says what mdq does without one.
+    @Test func theShippedFileIsTheStandardSettings() throws {
+        let repository = FilePath(#filePath).removingLastComponent().removingLastComponent().removingLastComponent()
+            .removingLastComponent()
+        let shipped = repository.appending("Packaging/system.conf")
+        #expect(try SystemConfiguration.read(from: shipped) == .standard)
+    }
+
+    /// No file at the default place: the standard settings. A file named
+    /// that is missing is an error naming it.
+    @Test func aMissingFileNamedIsAnError() throws {
+        let temp = try TemporaryDirectory()
+        let missing = temp.path.appending("none.conf")
+        #expect {
+            _ = try SystemConfiguration.read(from: missing)
+        } throws: { error in
+            "\(error)".contains("cannot read the system index configuration") && "\(error)".contains(missing.string)
+        }
+        _ = try temp.file("big.conf", contents: String(repeating: "# padding\n", count: 200_000))
+        #expect(throws: MetadataError.self) { try SystemConfiguration.read(from: temp.path.appending("big.conf")) }
+    }
+
+    /// Discovery applies PRUNEFS and PRUNEPATHS.
+    @Test func discoveryAppliesThePrunes() throws {
+        let mountinfo = """
+            22 1 253:1 / / rw - ext4 /dev/vda1 rw
+            26 22 253:2 / /home rw - xfs /dev/vda2 rw
+            27 22 253:3 / /srv/data rw - ext4 /dev/vdb1 rw
+            28 22 253:4 / /srv/scratch/a rw - btrfs /dev/vdc1 rw
+            """
+        let configuration = try SystemConfiguration.parse(
+            "PRUNEFS = \"xfs\"\nPRUNEPATHS = \"/srv/scratch\"", path: file)
+        #expect(LocalFilesystems.parse(mountinfo, configuration: configuration).map(\.string) == ["/", "/srv/data"])
     }
 }

@@ -1,0 +1,149 @@
+package import SystemPackage
+
+/// What the system index covers: its configuration file
+/// (`/etc/mdq/system.conf`), in `updatedb.conf(5)`'s syntax so that
+/// prunes can be copied from there.
+///
+/// Each line is blank, a comment (`#` first), or `NAME = "VALUE"`, the
+/// value a list separated by spaces:
+///
+/// - `PRUNEFS`: filesystem types never indexed, on top of every type
+///   that is not kept on a disk (network, memory and pseudo filesystems
+///   are never indexed).
+/// - `PRUNEPATHS`: absolute paths of folders whose contents are not
+///   indexed (the folders themselves are); no filesystem mounted at or
+///   under one is discovered. A path named as a mount is still indexed.
+/// - `PRUNENAMES`: folder names whose contents are not indexed, at any
+///   depth (`.snapshot`).
+/// - `PRUNE_BIND_MOUNTS`: `yes` (the only setting mdq has: each
+///   filesystem is indexed once, from its own root).
+/// - `MOUNTS`: mdq's own; when set, exactly these mount points are
+///   indexed (as `--mount`), and the mount table is not searched for
+///   more.
+package struct SystemConfiguration: Sendable, Equatable {
+    package var prunedTypes: Set<String>
+    package var prunedPaths: [String]
+    package var prunedNames: Set<[UInt8]>
+    package var mounts: [FilePath]?
+
+    /// Where the file is looked for when none is named.
+    package static let defaultPath = FilePath("/etc/mdq/system.conf")
+
+    /// The settings without a file: updatedb's default prunes, where
+    /// removable and runtime filesystems are mounted, and snapshot folders.
+    package static let standard = SystemConfiguration(
+        prunedTypes: [],
+        prunedPaths: ["/tmp", "/var/tmp", "/var/spool", "/media", "/mnt", "/run", "/proc", "/sys", "/dev"],
+        prunedNames: [Array(".snapshot".utf8)], mounts: nil)
+
+    /// The longest file read (a configuration is a few lines).
+    static let sizeLimit = 1 << 20
+
+    /// Reads the file at `path`; the standard settings when `path` is the
+    /// default one and does not exist.
+    ///
+    /// - Throws: `MetadataError.configuration` naming the file, and the
+    ///   line and what is wrong with it.
+    package static func read(from path: FilePath?) throws(MetadataError) -> SystemConfiguration {
+        let file = path ?? defaultPath
+        let bytes: [UInt8]
+        do {
+            bytes = try readWholeFile(file, limit: sizeLimit)
+        } catch .noSuchFileOrDirectory where path == nil {
+            return .standard
+        } catch .fileTooLarge {
+            throw MetadataError.configuration(
+                "the system index configuration is larger than \(sizeLimit / 1024) KiB", path: file)
+        } catch {
+            throw MetadataError.configuration(
+                "cannot read the system index configuration", path: file, underlying: error)
+        }
+        return try parse(String(decoding: bytes, as: UTF8.self), path: file)
+    }
+
+    /// Parses a configuration's text; what it does not set keeps its
+    /// standard value.
+    package static func parse(_ text: String, path: FilePath) throws(MetadataError) -> SystemConfiguration {
+        var configuration = standard
+        var seen: Set<String> = []
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            func fail(_ message: String) -> MetadataError {
+                MetadataError.configuration(message, path: path, line: number + 1)
+            }
+            let line = rawLine.trimmingSpaces
+            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                throw fail("expected NAME = \"VALUE\", found \"\(line)\"")
+            }
+            let name = String(line[..<equals].trimmingSpaces)
+            let quoted = line[line.index(after: equals)...].trimmingSpaces
+            guard quoted.count >= 2, quoted.hasPrefix("\""), quoted.hasSuffix("\""),
+                !quoted.dropFirst().dropLast().contains("\"")
+            else {
+                throw fail("the value of \(name) must be in double quotes, as in \(name) = \"...\"")
+            }
+            guard seen.insert(name).inserted else { throw fail("\(name) is set twice") }
+            let words = quoted.dropFirst().dropLast().split(whereSeparator: { $0 == " " || $0 == "\t" }).map(
+                String.init)
+            switch name {
+            case "PRUNEFS":
+                configuration.prunedTypes = Set(words.map { $0.lowercased() })
+            case "PRUNEPATHS":
+                for word in words where !word.hasPrefix("/") {
+                    throw fail("PRUNEPATHS holds \"\(word)\", which is not an absolute path")
+                }
+                configuration.prunedPaths = words.map { FilePath($0).lexicallyNormalized().string }
+            case "PRUNENAMES":
+                for word in words where word.contains("/") {
+                    throw fail("PRUNENAMES holds \"\(word)\", which is a path, not a folder name")
+                }
+                configuration.prunedNames = Set(words.map { Array($0.utf8) })
+            case "PRUNE_BIND_MOUNTS":
+                guard words.count == 1, ["yes", "1", "true"].contains(words[0].lowercased()) else {
+                    throw fail(
+                        "PRUNE_BIND_MOUNTS can only be \"yes\": mdq indexes each filesystem once, from its own root")
+                }
+            case "MOUNTS":
+                for word in words where !word.hasPrefix("/") {
+                    throw fail("MOUNTS holds \"\(word)\", which is not an absolute path")
+                }
+                configuration.mounts = words.isEmpty ? nil : words.map { FilePath($0).lexicallyNormalized() }
+            default:
+                throw fail(
+                    "unknown setting \(name) (known: PRUNEFS, PRUNEPATHS, PRUNENAMES, PRUNE_BIND_MOUNTS, MOUNTS)")
+            }
+        }
+        return configuration
+    }
+
+    /// Whether the path lies at or under a pruned path.
+    package func prunes(_ path: String) -> Bool {
+        prunedPaths.contains { path == $0 || $0 == "/" || path.hasPrefix($0 + "/") }
+    }
+
+    /// The scope rules of the filesystem mounted at `mount`: hidden entries
+    /// included, other filesystems left to their own scopes, the pruned
+    /// names, and the pruned paths that lie strictly inside it.
+    package func rules(for mount: FilePath) -> ScopeRules {
+        let root = mount.lexicallyNormalized().string
+        let prefix = root == "/" ? "/" : root + "/"
+        let inside = prunedPaths.filter { $0.hasPrefix(prefix) && $0 != root }
+        return ScopeRules(
+            includeHidden: true, stayOnFileSystem: true, prunedFolderPaths: Set(inside.map { Array($0.utf8) }),
+            prunedFolderNames: prunedNames)
+    }
+
+    /// The system index's scope of the filesystem mounted at `mount`.
+    package func scope(_ mount: FilePath) -> ScopeRequest {
+        ScopeRequest(path: mount.lexicallyNormalized(), rules: rules(for: mount))
+    }
+}
+
+extension Substring {
+    fileprivate var trimmingSpaces: Substring {
+        var result = self
+        while let first = result.first, first == " " || first == "\t" || first == "\r" { result.removeFirst() }
+        while let last = result.last, last == " " || last == "\t" || last == "\r" { result.removeLast() }
+        return result
+    }
+}
