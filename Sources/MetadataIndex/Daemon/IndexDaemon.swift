@@ -119,6 +119,8 @@ public final class IndexDaemon: Sendable {
     ) throws(MetadataError) -> IndexDaemon {
         var configuration = configuration
         if let mounts { configuration.mounts = mounts.map { $0.lexicallyNormalized() } }
+        // What each user may see depends on folders' ACLs too.
+        FileStatus.readFolderACLs()
         return try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
             requestTimeout: requestTimeout, content: nil, system: configuration, log: log)

@@ -1,5 +1,6 @@
 import CLinuxSyscalls
 import Glibc
+import Synchronization
 import SystemPackage
 
 /// What one `statx` call says about an entry, without following symlinks.
@@ -20,6 +21,15 @@ struct FileStatus: Sendable, Equatable {
     var groupID: UInt32
     /// A folder's POSIX access ACL, when it has one beyond its mode bits.
     var acl: [FolderAccess.ACLEntry]?
+
+    /// Whether folders' ACLs are read with their status: only the system
+    /// index needs them (to judge what each user may see), so a process
+    /// reads them once it serves other users (`readFolderACLs()`); until
+    /// then a folder's status costs one `statx`, not a `getxattr` too.
+    private static let readsFolderACLs = Atomic<Bool>(false)
+
+    /// From now on, every folder's status carries its ACL.
+    package static func readFolderACLs() { readsFolderACLs.store(true, ordering: .relaxed) }
 
     init(_ raw: mdq_file_status) {
         kind = EntryKind(mode: raw.mode)
@@ -45,7 +55,9 @@ struct FileStatus: Sendable, Equatable {
         var raw = mdq_file_status()
         return syscallResult { mdq_statx(directory.rawValue, name, 0, &raw) }.map { _ in
             var status = FileStatus(raw)
-            if status.kind == .folder { status.acl = Self.acl(directory.rawValue, name) }
+            if status.kind == .folder && readsFolderACLs.load(ordering: .relaxed) {
+                status.acl = Self.acl(directory.rawValue, name)
+            }
             return status
         }
     }
@@ -84,7 +96,9 @@ struct FileStatus: Sendable, Equatable {
         var raw = mdq_file_status()
         return syscallResult { mdq_statx(descriptor.rawValue, "", 0x1000 /* AT_EMPTY_PATH */, &raw) }.map { _ in
             var status = FileStatus(raw)
-            if status.kind == .folder { status.acl = Self.acl(descriptor.rawValue, "") }
+            if status.kind == .folder && readsFolderACLs.load(ordering: .relaxed) {
+                status.acl = Self.acl(descriptor.rawValue, "")
+            }
             return status
         }
     }

@@ -20,6 +20,10 @@ extension LiveSuites {
             if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
                 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setfacl")))
     struct PermissionFilterTests {
+        /// The engine judges users as the system index does: with folders'
+        /// ACLs read (a process reads them once it serves other users).
+        init() { FileStatus.readFolderACLs() }
+
         /// Users by number (no account needed): two owners with groups of
         /// their own, one in both groups, one in none.
         static let viewers: [Viewer] = [
