@@ -18,13 +18,16 @@ struct MDQDaemonTests {
         /// Options after `mdq daemon run` (`--no-content`).
         let options: [String]
 
-        init(_ temp: TemporaryDirectory, snapshotInterval: Double = 60, options: [String] = []) throws {
+        init(
+            _ temp: TemporaryDirectory, snapshotInterval: Double = 60, options: [String] = [],
+            environment extra: [String: String] = [:]
+        ) throws {
             self.temp = temp
             self.options = options
             environment = [
                 "MDQ_RUNTIME_DIR": temp.path.appending("run").string,
                 "MDQ_STATE_DIR": temp.path.appending("state").string,
-            ]
+            ].merging(extra) { $1 }
             try start(snapshotInterval: snapshotInterval)
         }
 

@@ -378,20 +378,37 @@ struct SystemIndexTests {
     }
 
     /// `mdq daemon status` says which index serves what: a user daemon's
-    /// status names the system index and the filesystems it answers for.
-    @Test func aUserDaemonsStatusNamesTheSystemIndex() throws {
+    /// status names the system index and the filesystems it answers for,
+    /// and a folder it indexes inside them is followed through the system
+    /// index, with no inotify watch, its changes found.
+    @Test func aUserDaemonFollowsTheSystemIndex() throws {
         let index = try SystemIndex()
+        try Self.plant(index.mount)
         try index.start()
         defer { index.stop() }
         let temp = try TemporaryDirectory()
-        let daemon = try MDQDaemonTests.Daemon(temp, options: ["--no-content"])
+        let daemon = try MDQDaemonTests.Daemon(temp, options: ["--no-content"], environment: index.environment)
         defer { daemon.kill(SIGTERM) }
-        let status = try Shell.run(
-            MDQCommandTests.binary, ["daemon", "status"],
-            environment: daemon.environment.merging(index.environment) { $1 })
+        let added = try Shell.run(
+            MDQCommandTests.binary, ["index", "add", index.mount + "/pub"], environment: daemon.environment)
+        #expect(added.status == 0, "\(added.stderrText)")
+        let status = try Shell.run(MDQCommandTests.binary, ["daemon", "status"], environment: daemon.environment)
         #expect(status.status == 0, "\(status.stderrText)")
         #expect(status.stdoutText.contains("system index: running"), "\(status.stdoutText)")
         #expect(status.stdoutText.contains(index.mount), "\(status.stdoutText)")
+        #expect(status.stdoutText.contains("index: 4 entries, 0 watches"), "\(status.stdoutText)")
+        #expect(
+            status.stdoutText.contains(
+                "followed through the system index (2 folders, no inotify watch each): "
+                    + index.mount + "/pub"), "\(status.stdoutText)")
+        FileManager.default.createFile(atPath: index.mount + "/pub/docs/later.txt", contents: nil)
+        #expect(
+            waitUntil(timeout: 10, interval: 0.05) {
+                let found = try? Shell.run(
+                    MDQCommandTests.binary, ["--daemon", "later.txt"], environment: daemon.environment,
+                    currentDirectory: index.mount + "/pub")
+                return found?.stdoutText == index.mount + "/pub/docs/later.txt\n"
+            })
     }
 
     /// What a user may not do is refused, and says so; root's status shows

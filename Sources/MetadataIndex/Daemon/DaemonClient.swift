@@ -319,6 +319,10 @@ package struct DaemonStatus {
     /// `inotify` and why the mark was refused).
     package var filesystems: [(fsid: String, watch: String, reason: String?)] = []
     package var isSystem = false
+    /// A user daemon's scopes followed through the system index, and the
+    /// folders in them (watched with no inotify watch).
+    package var followed: [FilePath] = []
+    package var followedFolders = 0
     /// Mount points the system index was told to index that have nothing
     /// mounted on them now.
     package var waitingMounts: [FilePath] = []
@@ -335,6 +339,8 @@ package struct DaemonStatus {
         foldedRescans = Int(value["foldedRescans"]?.integer ?? 0)
         isSystem = value["system"]?.bool ?? false
         waitingMounts = (value["waiting"]?.array ?? []).compactMap { $0.bytes.map(FilePath.fromBytes) }
+        followed = (value["followed"]?.array ?? []).compactMap { $0.bytes.map(FilePath.fromBytes) }
+        followedFolders = Int(value["followedFolders"]?.integer ?? 0)
         filesystems = (value["filesystems"]?.array ?? []).map {
             ($0["fsid"]?.string ?? "?", $0["watch"]?.string ?? "?", $0["reason"]?.string)
         }

@@ -17,8 +17,19 @@ final class DaemonSession: Sendable {
     }
 
     func run() {
-        daemon.state.withLock { $0.connections += 1 }
-        defer { daemon.state.withLock { $0.connections -= 1 } }
+        let key = ObjectIdentifier(self)
+        let stopping = daemon.state.withLock { s -> Bool in
+            s.connections += 1
+            s.sessions[key] = socket
+            return s.stopping
+        }
+        defer {
+            daemon.state.withLock { s in
+                s.connections -= 1
+                s.sessions[key] = nil
+            }
+        }
+        guard !stopping else { return }
         var reader = LineReader(socket: socket, maximum: DaemonProtocol.maximumRequest, timeout: daemon.requestTimeout)
         while true {
             switch reader.next() {
@@ -403,7 +414,11 @@ final class DaemonSession: Sendable {
             $0.configuration.viewer = viewer
         }
         let capacity = Int(request["capacity"]?.integer ?? (16 << 20))
-        let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: max(1 << 12, capacity))
+        // A feed (another daemon following changes, `SystemIndexFeed`) is
+        // sent changes only: no results when gathered or resynchronized.
+        let forwarder = SubscriptionForwarder(
+            query: query, id: id, socket: socket, capacity: max(1 << 12, capacity),
+            changesOnly: request["feed"]?.bool ?? false)
         query.state.withLock { s in s.eventHandler = { event in forwarder.forward(event) } }
         guard WorkerThreads.start(name: "mdq-subscriber", { forwarder.writeLoop() }) != nil else {
             throw ProtocolError(code: "busy", message: "the daemon cannot take more subscriptions")
@@ -458,7 +473,12 @@ final class SubscriptionForwarder: Sendable {
         var closing = false
     }
 
-    init(query: MetadataQuery, id: [UInt8], socket: UnixSocket, capacity: Int) {
+    /// Only changes are sent: `didFinishGathering` and `resynchronize`
+    /// carry no `result` lines (a feed, which reads the disk itself).
+    let changesOnly: Bool
+
+    init(query: MetadataQuery, id: [UInt8], socket: UnixSocket, capacity: Int, changesOnly: Bool = false) {
+        self.changesOnly = changesOnly
         self.query = query
         self.id = id
         self.socket = socket
@@ -535,7 +555,7 @@ final class SubscriptionForwarder: Sendable {
         // attributes: their matches arrive as updates when they land.
         let reads = query.predicate.map { !$0.importedAttributes.isEmpty } ?? false
         let importing = reads ? engine?.state.withLock({ $0.content })?.pendingCount ?? 0 : 0
-        for item in results {
+        for item in results where !changesOnly {
             line(&out) { out in
                 out.raw("\"event\":\"result\",\"item\":")
                 DaemonProtocol.writeItem(item, to: &out)

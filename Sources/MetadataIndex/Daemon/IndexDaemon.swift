@@ -35,6 +35,9 @@ public final class IndexDaemon: Sendable {
     public let isSystem: Bool
     /// The fanotify watcher of the system index.
     let fanotify: FanotifyWatcher?
+    /// A user daemon's watcher beside a system index: scopes it keeps live
+    /// are followed through it instead of with inotify watches.
+    let feed: SystemIndexFeed?
     /// Every mount point now, kept by the system index's mount loop: a
     /// query of a folder with none inside it stays on its filesystem.
     let mountPoints = Locked<[String]>([])
@@ -73,6 +76,8 @@ public final class IndexDaemon: Sendable {
         var stopping = false
         var stopped = false
         var connections = 0
+        /// The sockets of the sessions being served, ended by `stop()`.
+        var sessions: [ObjectIdentifier: UnixSocket] = [:]
         /// One-shot queries being answered now (`status`'s `queries`).
         var runningQueries = 0
         /// Queries stopped because their client went away (`status`'s
@@ -89,14 +94,17 @@ public final class IndexDaemon: Sendable {
     ///     discarded, scope problems, stop).
     /// - Throws: `MetadataError` `.daemon` when another daemon holds the lock,
     ///   the folders are not private, or the socket cannot be made.
+    ///   - systemIndex: where a system index (`mdq system`) would listen:
+    ///     scopes it keeps live are followed through it, with no inotify
+    ///     watches (nil: every folder is watched with inotify).
     public static func start(
         paths: DaemonPaths = .standard, crawlThreads: Int? = nil, snapshotInterval: Double = 60,
         requestTimeout: Double = 10, content contentIndexing: ContentIndexing? = nil,
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        systemIndex: DaemonPaths? = .system, log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
         try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
-            requestTimeout: requestTimeout, content: contentIndexing, system: nil, log: log)
+            requestTimeout: requestTimeout, content: contentIndexing, system: nil, systemIndex: systemIndex, log: log)
     }
 
     /// Starts the system index (as root): the local filesystems mounted at
@@ -123,7 +131,7 @@ public final class IndexDaemon: Sendable {
         FileStatus.readFolderACLs()
         return try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
-            requestTimeout: requestTimeout, content: nil, system: configuration, log: log)
+            requestTimeout: requestTimeout, content: nil, system: configuration, systemIndex: nil, log: log)
     }
 
     /// The system index's scopes for the mount table `table`: the mount
@@ -142,7 +150,7 @@ public final class IndexDaemon: Sendable {
 
     private static func start(
         paths: DaemonPaths, crawlThreads: Int?, snapshotInterval: Double, requestTimeout: Double,
-        content contentIndexing: ContentIndexing?, system: SystemConfiguration?,
+        content contentIndexing: ContentIndexing?, system: SystemConfiguration?, systemIndex: DaemonPaths?,
         log: @escaping @Sendable (String) -> Void
     ) throws(MetadataError) -> IndexDaemon {
         var paths = paths
@@ -179,10 +187,13 @@ public final class IndexDaemon: Sendable {
         let engine: LiveEngine
         var written: Timestamp?
         let fanotify = system != nil ? try FanotifyWatcher() : nil
+        // A user daemon follows what a system index keeps live through it.
+        let feed = systemIndex.flatMap { try? SystemIndexFeed(paths: $0) }
+        let watcher: (any FolderWatcher)? = fanotify ?? feed
         do {
             let started = ContinuousClock.now
             let restored = try LiveEngine.restoring(
-                from: paths.snapshot, crawlThreads: crawlThreads, fanotify: fanotify)
+                from: paths.snapshot, crawlThreads: crawlThreads, watcher: watcher)
             engine = restored.engine
             written = restored.written
             let seconds = String(format: "%.2f", Self.seconds(ContinuousClock.now - started))
@@ -190,7 +201,9 @@ public final class IndexDaemon: Sendable {
             log("restored the index (\(entries) entries) from \(paths.snapshot.string) in \(seconds) s")
         } catch {
             if error.underlying != .noSuchFileOrDirectory { log("warning: \(error.description); crawling the scopes") }
-            engine = try LiveEngine(crawlThreads: crawlThreads, fanotify: fanotify)
+            engine = try LiveEngine(
+                index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: crawlThreads,
+                eventCapacity: 1 << 20)
         }
         var (scopes, namesOnly) = Self.readScopes(paths.scopes, log: log)
         var mountTable: String?
@@ -210,7 +223,7 @@ public final class IndexDaemon: Sendable {
         let daemon = IndexDaemon(
             paths: paths, engine: engine, listener: listener, lock: lock,
             requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, fanotify: fanotify,
-            systemConfiguration: system, log: log)
+            feed: feed, systemConfiguration: system, log: log)
         daemon.waitingMounts.withLock { $0 = waiting }
         daemon.state.withLock { s in
             s.scopes = scopes
@@ -250,11 +263,12 @@ public final class IndexDaemon: Sendable {
 
     private init(
         paths: DaemonPaths, engine: LiveEngine, listener: UnixSocket, lock: ProcessLock, requestTimeout: Int32,
-        content: ContentIndexer?, fanotify: FanotifyWatcher?, systemConfiguration: SystemConfiguration?,
-        log: @escaping @Sendable (String) -> Void
+        content: ContentIndexer?, fanotify: FanotifyWatcher?, feed: SystemIndexFeed?,
+        systemConfiguration: SystemConfiguration?, log: @escaping @Sendable (String) -> Void
     ) {
         self.content = content
         self.fanotify = fanotify
+        self.feed = feed
         self.systemConfiguration = systemConfiguration
         isSystem = fanotify != nil
         self.requestTimeout = requestTimeout
@@ -278,6 +292,9 @@ public final class IndexDaemon: Sendable {
             return
         }
         listener.shutdown()
+        // Clients are told by the end of their connection (a subscriber, a
+        // user daemon following this system index).
+        for socket in state.withLock({ Array($0.sessions.values) }) { socket.shutdown() }
         content?.stop()
         content?.pool.shutdown()
         saveSnapshot()
@@ -298,12 +315,21 @@ public final class IndexDaemon: Sendable {
     /// Keeps a scope live; a scope that cannot be opened stays listed (it is
     /// retried at the next start) and its problem logged.
     func makeLive(_ scope: ScopeRequest) {
+        follow(scope)
         do {
             let retained = try engine.retain(scope)
             state.withLock { $0.retained[scope] = retained }
         } catch {
             log("warning: \(error.description)")
         }
+    }
+
+    /// Follows `scope` through the system index, when one keeps it live,
+    /// before the engine watches its folders (then with no inotify watch).
+    private func follow(_ scope: ScopeRequest) {
+        guard let feed, !feed.followedScopes.contains(scope.path.lexicallyNormalized()), feed.follow(scope.path)
+        else { return }
+        log("\(scope.path.string) is followed through the system index (no inotify watches)")
     }
 
     /// Adds a scope to the indexed ones (crawling it now) and saves the list.
@@ -321,6 +347,7 @@ public final class IndexDaemon: Sendable {
             updateContentScopes()
         }
         if state.withLock({ $0.retained[scope] == nil }) {
+            follow(scope)
             let retained = try engine.retain(scope)
             state.withLock { $0.retained[scope] = retained }
             self.content?.requestReconcile()
@@ -364,6 +391,7 @@ public final class IndexDaemon: Sendable {
             return gone.compactMap { s.retained.removeValue(forKey: $0) }
         }
         for scope in removed { engine.release(scope) }
+        feed?.unfollow(normalized)
         try writeScopes()
         updateContentScopes()
         return removed.count
@@ -602,6 +630,19 @@ public final class IndexDaemon: Sendable {
         out.integer(engine.entryCount)
         out.field("watches")
         out.integer(engine.watchCount)
+        if let feed {
+            // Scopes followed through the system index, and their folders
+            // (watched with no inotify watch).
+            out.field("followed")
+            out.raw("[")
+            for (i, path) in feed.followedScopes.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(path.bytes)
+            }
+            out.raw("]")
+            out.field("followedFolders")
+            out.integer(feed.followedFolders)
+        }
         out.field("residentBytes")
         out.integer(ProcessIdentity.residentBytes)
         out.field("verifying")

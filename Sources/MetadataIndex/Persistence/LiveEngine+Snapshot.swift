@@ -45,6 +45,13 @@ extension LiveEngine {
     package static func restoring(
         from path: FilePath, watchLimit: Int? = nil, crawlThreads: Int? = nil, fanotify: FanotifyWatcher? = nil
     ) throws(MetadataError) -> (engine: LiveEngine, written: Timestamp) {
+        try restoring(from: path, watchLimit: watchLimit, crawlThreads: crawlThreads, watcher: fanotify)
+    }
+
+    /// As above, watching with `watcher` (nil: the process's inotify watcher).
+    static func restoring(
+        from path: FilePath, watchLimit: Int? = nil, crawlThreads: Int?, watcher: (any FolderWatcher)?
+    ) throws(MetadataError) -> (engine: LiveEngine, written: Timestamp) {
         let bytes: [UInt8]
         do {
             bytes = try readWholeFile(path)
@@ -60,7 +67,7 @@ extension LiveEngine {
             throw MetadataError.persistence("index snapshot discarded (\(error.reason))", path: path)
         }
         let engine = try LiveEngine(
-            index: loaded.index, watcher: fanotify, watchLimit: watchLimit, crawlThreads: crawlThreads,
+            index: loaded.index, watcher: watcher, watchLimit: watchLimit, crawlThreads: crawlThreads,
             eventCapacity: 1 << 20)
         engine.state.withLock { s in
             s.roots = roots

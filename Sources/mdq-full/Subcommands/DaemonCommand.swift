@@ -159,6 +159,11 @@ struct DaemonCommand: ParsableCommand {
                     "  " + IndexCommand.describe(scope, namesOnly: status.namesOnlyScopes.contains(scope.path))
                         + (live ? "" : " (not live: see the log)"))
             }
+            if !status.followed.isEmpty {
+                lines.append(
+                    "followed through the system index (\(status.followedFolders) folders, no inotify watch each): "
+                        + status.followed.map(\.string).joined(separator: ", "))
+            }
             lines.append(status.problems.isEmpty ? "problems: none" : "problems:")
             for problem in status.problems { lines.append("  " + problem) }
             // Which index serves what: searches of folders this daemon does
