@@ -105,19 +105,20 @@ class Client:
                 self.buffer = self.buffer[want:]
 
 
-def count_query(client, name):
+def count_query(client, name, hidden=True):
     reply = client.ask({
         "command": "query", "syntax": "name", "predicate": name, "output": "count",
-        "rules": {"hidden": True, "exclude": [], "excludeChildren": []},
+        "rules": {"hidden": hidden, "exclude": [], "excludeChildren": []},
     })
     if "error" in reply:
         raise RuntimeError(reply["error"])
     return reply["count"]
 
 
-def freshness(socket_path, folders, trials):
+def freshness(socket_path, folders, trials, hidden=True):
     """Seconds from a file's creation (by root) to its first appearance in
-    the user's answers, for `trials` files."""
+    the user's answers, for `trials` files (asking with hidden items, or
+    not, as the index behind `socket_path` covers them)."""
     reads, writes = os.pipe()
     back_read, back_write = os.pipe()
     child = os.fork()
@@ -136,7 +137,7 @@ def freshness(socket_path, folders, trials):
             if not line:
                 break
             name, started = line.split()
-            while count_query(client, name) == 0:
+            while count_query(client, name, hidden) == 0:
                 pass
             outgoing.write(f"{time.monotonic() - float(started)}\n")
             outgoing.flush()

@@ -129,6 +129,8 @@ final class DaemonSession: Sendable {
                 return try query(request, id: id)
             case "subscribe":
                 return try subscribe(request, id: id, reader: &reader)
+            case "follow":
+                return try follow(request, id: id, reader: &reader)
             case "stop":
                 var out = JSONWriter()
                 DaemonProtocol.begin(id, &out)
@@ -414,11 +416,7 @@ final class DaemonSession: Sendable {
             $0.configuration.viewer = viewer
         }
         let capacity = Int(request["capacity"]?.integer ?? (16 << 20))
-        // A feed (another daemon following changes, `SystemIndexFeed`) is
-        // sent changes only: no results when gathered or resynchronized.
-        let forwarder = SubscriptionForwarder(
-            query: query, id: id, socket: socket, capacity: max(1 << 12, capacity),
-            changesOnly: request["feed"]?.bool ?? false)
+        let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: max(1 << 12, capacity))
         query.state.withLock { s in s.eventHandler = { event in forwarder.forward(event) } }
         guard WorkerThreads.start(name: "mdq-subscriber", { forwarder.writeLoop() }) != nil else {
             throw ProtocolError(code: "busy", message: "the daemon cannot take more subscriptions")
@@ -454,6 +452,85 @@ final class DaemonSession: Sendable {
     }
 }
 
+extension DaemonSession {
+    /// `follow`: the events the engine applies in a folder it keeps live,
+    /// as the inotify events a watch on each folder would give, with the
+    /// folder's path (`EventFollower`), until the client goes away. Another
+    /// daemon follows this one so (a user's daemon following the system
+    /// index: `SystemIndexFeed`) instead of watching the folders itself.
+    /// Only a folder the index lists, on the filesystem of its root.
+    func follow(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
+        guard let value = request["scope"] else {
+            throw ProtocolError(code: "bad-request", message: "follow needs a \"scope\"")
+        }
+        let path = try DaemonProtocol.scope(value).path
+        let engine = daemon.engine
+        let whole = ScopeRequest(path: path, rules: ScopeRules(includeHidden: true, stayOnFileSystem: true))
+        guard engine.covers(whole) || engine.covers(ScopeRequest(path: path, rules: ScopeRules(includeHidden: true)))
+        else {
+            throw ProtocolError(code: "not-covered", message: "\(path.string) is not kept live here")
+        }
+        // A filesystem mounted there is another one: nothing would be told.
+        guard let device = engine.rootDevice(holding: path),
+            case .success(let status) = FileStatus.of(pathBytes: path.bytes),
+            status.device == device
+        else {
+            throw ProtocolError(code: "not-covered", message: "\(path.string) is on another filesystem")
+        }
+        let follower = EventFollower(scope: path.bytes, viewer: viewer)
+        engine.follow(follower)
+        defer { engine.unfollow(follower) }
+        var out = JSONWriter()
+        DaemonProtocol.begin(id, &out)
+        out.raw("\"event\":\"following\"}\n")
+        guard send(out.bytes) else { return false }
+        guard
+            WorkerThreads.start(
+                name: "mdq-follower",
+                { [socket] in
+                    while true {
+                        var line = JSONWriter(capacity: 4096)
+                        switch follower.next() {
+                        case .closed:
+                            return
+                        case .overflow:
+                            line.raw("{\"event\":\"overflow\"}\n")
+                        case .events(let events):
+                            line.raw("{\"event\":\"events\",\"events\":[")
+                            for (i, event) in events.enumerated() {
+                                if i > 0 { line.raw(",") }
+                                line.raw("{")
+                                line.bytesField("folder", event.folder)
+                                line.raw(",\"mask\":")
+                                line.integer(Int(event.mask))
+                                line.raw(",\"cookie\":")
+                                line.integer(Int(event.cookie))
+                                line.raw(",")
+                                line.bytesField("name", event.name)
+                                line.raw("}")
+                            }
+                            line.raw("]}\n")
+                        }
+                        guard case .success = withBytes(of: line.bytes, { socket.write($0) }) else {
+                            follower.close()
+                            socket.shutdown()
+                            return
+                        }
+                    }
+                }) != nil
+        else {
+            throw ProtocolError(code: "busy", message: "the daemon cannot take more followers")
+        }
+        // Nothing more is read; the stream ends with the connection.
+        while true {
+            switch reader.next(idle: -1) {
+            case .end, .failure: return false
+            case .line: continue
+            }
+        }
+    }
+}
+
 /// Forwards a daemon-side query's events to its client through a bounded
 /// outbox written by a thread of its own: a client that reads slowly never
 /// blocks the engine or other clients. Past `capacity` bytes queued, the
@@ -473,12 +550,7 @@ final class SubscriptionForwarder: Sendable {
         var closing = false
     }
 
-    /// Only changes are sent: `didFinishGathering` and `resynchronize`
-    /// carry no `result` lines (a feed, which reads the disk itself).
-    let changesOnly: Bool
-
-    init(query: MetadataQuery, id: [UInt8], socket: UnixSocket, capacity: Int, changesOnly: Bool = false) {
-        self.changesOnly = changesOnly
+    init(query: MetadataQuery, id: [UInt8], socket: UnixSocket, capacity: Int) {
         self.query = query
         self.id = id
         self.socket = socket
@@ -555,7 +627,7 @@ final class SubscriptionForwarder: Sendable {
         // attributes: their matches arrive as updates when they land.
         let reads = query.predicate.map { !$0.importedAttributes.isEmpty } ?? false
         let importing = reads ? engine?.state.withLock({ $0.content })?.pendingCount ?? 0 : 0
-        for item in results where !changesOnly {
+        for item in results {
             line(&out) { out in
                 out.raw("\"event\":\"result\",\"item\":")
                 DaemonProtocol.writeItem(item, to: &out)

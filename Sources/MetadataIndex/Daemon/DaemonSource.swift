@@ -12,13 +12,20 @@ import SystemPackage
 /// `errors`) and the source reconnects, backing off up to 2 s; a new
 /// stream's results arrive as a fresh snapshot, which the query turns into
 /// ordinary updates against what it had.
+///
+/// A query on the user's daemon that it cannot answer (it does not run, or
+/// does not index the scopes) is answered by the system index (`fallback`)
+/// when that indexes them; each reconnection asks the user's daemon first.
 final class DaemonSource: QuerySource {
     let paths: DaemonPaths
+    /// The system index, asked when the user's daemon cannot answer.
+    let fallback: DaemonPaths?
     private let sessions = Locked<[UInt64: RemoteSession]>([:])
     private static let nextID = Locked<UInt64>(1)
 
-    init(paths: DaemonPaths) {
+    init(paths: DaemonPaths, fallback: DaemonPaths? = nil) {
         self.paths = paths
+        self.fallback = paths.isSystem ? nil : fallback
     }
 
     var watchCount: Int { 0 }
@@ -36,8 +43,8 @@ final class DaemonSource: QuerySource {
         }
         let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
         let session = RemoteSession(
-            paths: paths, mailbox: mailbox, scopes: scopes, predicate: predicate, container: container,
-            budget: budget, fetching: fetching, progress: progress)
+            paths: paths, fallback: fallback, mailbox: mailbox, scopes: scopes, predicate: predicate,
+            container: container, budget: budget, fetching: fetching, progress: progress)
         sessions.withLock { $0[id] = session }
         if WorkerThreads.start(name: "mdq-remote", { session.run() }) == nil {
             if mailbox.post(.snapshot([], isFresh: false)) { mailbox.notify() }
@@ -61,6 +68,8 @@ final class DaemonSource: QuerySource {
 /// One remote subscription's connection and its reconnections.
 final class RemoteSession: Sendable {
     let paths: DaemonPaths
+    /// The system index, asked when `paths`' daemon cannot answer.
+    let fallback: DaemonPaths?
     let mailbox: Subscription
     let scopes: [ScopeRequest]
     let predicate: MetadataPredicate
@@ -83,10 +92,11 @@ final class RemoteSession: Sendable {
     }
 
     init(
-        paths: DaemonPaths, mailbox: Subscription, scopes: [ScopeRequest], predicate: MetadataPredicate,
-        container: UbiquityContainer?, budget: Double? = nil, fetching: Set<MetadataAttribute> = [],
-        progress: (@Sendable (Int) -> Void)?
+        paths: DaemonPaths, fallback: DaemonPaths? = nil, mailbox: Subscription, scopes: [ScopeRequest],
+        predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double? = nil,
+        fetching: Set<MetadataAttribute> = [], progress: (@Sendable (Int) -> Void)?
     ) {
+        self.fallback = fallback
         self.container = container
         self.budget = budget
         self.fetching = fetching
@@ -116,7 +126,13 @@ final class RemoteSession: Sendable {
     func run() {
         var backoff = 200
         while !state.withLock({ $0.ended }) {
-            let streamed = stream()
+            var outcome = stream(paths)
+            // The user's daemon cannot answer: the system index may.
+            if let fallback, outcome.triesFallback, !state.withLock({ $0.ended }) {
+                let other = stream(fallback)
+                if other != .unreachable { outcome = other }
+            }
+            let streamed = outcome == .streamed
             if state.withLock({ $0.ended }) { return }
             // Not reachable, or gone: say so (with no results yet, the
             // query still finishes gathering), then try again.
@@ -134,9 +150,29 @@ final class RemoteSession: Sendable {
         }
     }
 
-    /// One connection's stream; true when it got as far as its first
-    /// results.
-    private func stream() -> Bool {
+    /// How one connection's stream went.
+    enum Outcome: Equatable {
+        /// Nothing listens there.
+        case unreachable
+        /// Refused: not this user's daemon, or the subscription (`notCovered`:
+        /// the daemon does not index the scopes).
+        case refused(notCovered: Bool)
+        /// It ended before its first results.
+        case ended
+        /// It got as far as its first results, then ended.
+        case streamed
+
+        /// Whether the system index is worth asking instead.
+        var triesFallback: Bool {
+            switch self {
+            case .unreachable, .refused(notCovered: true): true
+            default: false
+            }
+        }
+    }
+
+    /// One connection's stream to the daemon at `paths`.
+    private func stream(_ paths: DaemonPaths) -> Outcome {
         let socket: UnixSocket
         switch paths.isSystem
             ? UnixSocket.connectToSystemIndex(at: paths.socket) : UnixSocket.connectToOwnDaemon(at: paths.socket)
@@ -145,8 +181,8 @@ final class RemoteSession: Sendable {
         case .failure(.untrusted(let reason)):
             // Not this user's daemon: nothing is sent, and the query says why.
             state.withLock { $0.refusal = reason }
-            return false
-        case .failure: return false
+            return .refused(notCovered: false)
+        case .failure: return .unreachable
         }
         state.withLock { $0.refusal = nil }
         state.withLock { $0.socket = socket }
@@ -174,17 +210,17 @@ final class RemoteSession: Sendable {
             DaemonProtocol.write(scope, to: &request)
         }
         request.raw("]}\n")
-        guard case .success = withBytes(of: request.bytes, { socket.write($0) }) else { return false }
+        guard case .success = withBytes(of: request.bytes, { socket.write($0) }) else { return .ended }
         var reader = LineReader(socket: socket, maximum: 1 << 30, timeout: 120_000)
         var results: [EntrySnapshot] = []
         var gathered = false
         while true {
             guard case .line(let line) = reader.next(idle: -1), let value = try? JSONValue.parse(line) else {
-                return gathered
+                return gathered ? .streamed : .ended
             }
-            if value["error"] != nil {
+            if let error = value["error"] {
                 // The daemon refused the subscription: not live, said once.
-                return gathered
+                return gathered ? .streamed : .refused(notCovered: error["code"]?.string == "not-covered")
             }
             switch value["event"]?.string {
             case "gatheringProgress":

@@ -143,9 +143,10 @@ public final class IndexDaemon: Sendable {
         guard let named = configuration.mounts else {
             return (LocalFilesystems.parse(table, configuration: configuration).map(configuration.scope), [])
         }
-        let points = Set(LocalFilesystems.mountPoints(table))
-        let mounted = named.filter { points.contains($0.string) }
-        return (mounted.map(configuration.scope), named.filter { !points.contains($0.string) })
+        // A type PRUNEFS names is never indexed, even named.
+        let types = LocalFilesystems.types(table)
+        let mounted = named.filter { types[$0.string].map { !configuration.prunedTypes.contains($0) } ?? false }
+        return (mounted.map(configuration.scope), named.filter { types[$0.string] == nil })
     }
 
     private static func start(
@@ -320,7 +321,17 @@ public final class IndexDaemon: Sendable {
             let retained = try engine.retain(scope)
             state.withLock { $0.retained[scope] = retained }
         } catch {
+            unfollowIfUnused(scope.path)
             log("warning: \(error.description)")
+        }
+    }
+
+    /// Stops following a scope's folder that no live scope uses.
+    private func unfollowIfUnused(_ path: FilePath) {
+        let normalized = path.lexicallyNormalized()
+        guard let feed, feed.followedScopes.contains(normalized) else { return }
+        if !state.withLock({ s in s.scopes.contains { $0.path == normalized && s.retained[$0] != nil } }) {
+            feed.unfollow(normalized)
         }
     }
 
@@ -348,7 +359,13 @@ public final class IndexDaemon: Sendable {
         }
         if state.withLock({ $0.retained[scope] == nil }) {
             follow(scope)
-            let retained = try engine.retain(scope)
+            let retained: RetainedScope
+            do {
+                retained = try engine.retain(scope)
+            } catch {
+                unfollowIfUnused(scope.path)
+                throw error
+            }
             state.withLock { $0.retained[scope] = retained }
             self.content?.requestReconcile()
         }
@@ -391,7 +408,14 @@ public final class IndexDaemon: Sendable {
             return gone.compactMap { s.retained.removeValue(forKey: $0) }
         }
         for scope in removed { engine.release(scope) }
-        feed?.unfollow(normalized)
+        if let feed, feed.followedScopes.contains(normalized) {
+            feed.unfollow(normalized)
+            // Scopes inside it are followed on their own now; the engine
+            // re-watches what remains (through the feed, or inotify).
+            let inside = state.withLock { $0.scopes.filter { $0.path.starts(with: normalized) } }
+            for scope in inside { follow(scope) }
+            feed.requestRescan()
+        }
         try writeScopes()
         updateContentScopes()
         return removed.count

@@ -8,23 +8,26 @@ import SystemPackage
 /// it, with no inotify watch of their own; every other folder gets an
 /// inotify watch as before.
 ///
-/// Each followed scope is one `subscribe` stream to the system index, of
-/// changes only (`feed`), over everything in the scope that this user may
-/// see. Its updates become the inotify events watches on those folders
-/// would have given: an added item a `CREATE` in its folder, a removed one
-/// a `DELETE`, a changed one an attribute change, a moved one a
-/// `MOVED_FROM`/`MOVED_TO` pair (the items a moved folder carries are
-/// implied by its own move). An update reaches a folder only once the
-/// engine watches it, as with inotify; the engine lists a folder after
-/// watching it, so what happened before is on the disk it reads.
+/// Each followed scope is one `follow` stream from the system index: the
+/// events its engine applies in the scope's folders, in its order, each
+/// with its folder's path and the inotify event a watch on that folder
+/// would have given (only folders whose contents this user may see). A
+/// folder's path leads to the watch the engine holds for it here, so the
+/// engine applies the very events the system index applied. A folder moved
+/// is known by its new path from its `MOVED_TO` on. An event reaches a
+/// folder only once the engine watches it, as with inotify; the engine
+/// lists a folder after watching it, so what happened before is on the
+/// disk it reads.
 ///
 /// Folders the system index does not report on stay with inotify: another
 /// filesystem than the scope's, and those its prunes leave out (a pruned
-/// path, a pruned name above or at them).
+/// path, a pruned name at or above them). A followed folder moved into a
+/// prune is dropped from the feed, and the engine rescans (re-watching it
+/// with inotify).
 ///
-/// When a stream ends (the system index stopped), its folders are watched
-/// with inotify from then on, and the engine rescans (an overflow) for
-/// what changed in between.
+/// When a stream ends (the system index stopped) or overflows, the engine
+/// rescans, as after an inotify overflow: the folders of a stream that
+/// ended are watched with inotify from then on.
 final class SystemIndexFeed: FolderWatcher, Sendable {
     /// Feed watch numbers start here, above any inotify watch descriptor.
     static let firstWatch: Int32 = 1 << 30
@@ -41,7 +44,8 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         var systemRoot: [UInt8]
         var prunedNames: Set<[UInt8]>
         var prunedPaths: Set<[UInt8]>
-        var connection: FeedConnection
+        /// nil while the stream starts.
+        var connection: FeedConnection?
     }
 
     fileprivate struct Watched {
@@ -58,6 +62,8 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         var followed: [[UInt8]: Followed] = [:]
         var watches: [Int32: Watched] = [:]
         var byPath: [[UInt8]: Int32] = [:]
+        /// Folders moved out of a folder, by cookie, until their MOVED_TO.
+        var movedFolders: [UInt32: [UInt8]] = [:]
         var freeWatches: [Int32] = []
         var nextWatch = SystemIndexFeed.firstWatch
     }
@@ -75,7 +81,6 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
     /// not run, does not cover the scope, or refuses.
     func follow(_ scope: FilePath) -> Bool {
         let path = scope.lexicallyNormalized().bytes
-        if state.withLock({ $0.followed[path] != nil }) { return true }
         guard let client = try? DaemonClient.connectSystem(paths), let status = try? client.status() else {
             return false
         }
@@ -84,27 +89,48 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
             live && (held.path.bytes == path || path.starts(with: Self.folderPrefix(held.path.bytes)))
         }
         guard let holder = holders.max(by: { $0.scope.path.bytes.count < $1.scope.path.bytes.count })?.scope,
-            case .success(let info) = FileStatus.of(pathBytes: path)
+            case .success(let info) = FileStatus.of(pathBytes: path),
+            case .success(let rootInfo) = FileStatus.of(pathBytes: holder.path.bytes),
+            info.device == rootInfo.device
         else { return false }
-        let connection = FeedConnection(paths: paths, scope: path)
-        connection.onUpdate = { [weak self] update in self?.deliver(update, scope: path) }
-        connection.onResynchronize = { [weak self] in self?.overflow() }
-        connection.onEnd = { [weak self] in self?.lost(path) }
-        guard connection.start() else { return false }
-        state.withLock { s in
+        // Scopes inside a followed one need no stream of their own.
+        let reserved = state.withLock { s -> Bool in
+            if s.followed.keys.contains(where: { path == $0 || path.starts(with: Self.folderPrefix($0)) }) {
+                return false
+            }
             s.followed[path] = Followed(
                 device: info.device, systemRoot: holder.path.bytes, prunedNames: holder.rules.prunedFolderNames,
-                prunedPaths: holder.rules.prunedFolderPaths, connection: connection)
+                prunedPaths: holder.rules.prunedFolderPaths, connection: nil)
+            return true
         }
-        return true
+        guard reserved else { return state.withLock { $0.followingScope(of: path, device: info.device) != nil } }
+        let connection = FeedConnection(paths: paths, scope: path)
+        connection.onEvents = { [weak self] events in self?.deliver(events, scope: path) }
+        connection.onOverflow = { [weak self] in self?.requestRescan() }
+        connection.onEnd = { [weak self] in self?.lost(path) }
+        guard connection.start() else {
+            state.withLock { _ = $0.followed.removeValue(forKey: path) }
+            return false
+        }
+        let kept = state.withLock { s -> Bool in
+            guard s.followed[path] != nil else { return false }
+            s.followed[path]?.connection = connection
+            return true
+        }
+        if !kept { connection.stop() }
+        return kept
     }
 
     /// Stops following `scope` (removed from the daemon); its folders'
     /// watches go with the engine's root.
     func unfollow(_ scope: FilePath) {
         let path = scope.lexicallyNormalized().bytes
-        let followed = state.withLock { $0.followed.removeValue(forKey: path) }
-        followed?.connection.stop()
+        let followed = state.withLock { s -> Followed? in
+            let followed = s.followed.removeValue(forKey: path)
+            s.forget(scope: path)
+            return followed
+        }
+        followed?.connection?.stop()
     }
 
     /// The scopes followed now.
@@ -119,7 +145,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
     func stop() {
         let connections = state.withLock { s -> [FeedConnection] in
             defer { s.followed.removeAll() }
-            return s.followed.values.map(\.connection)
+            return s.followed.values.compactMap(\.connection)
         }
         for connection in connections { connection.stop() }
     }
@@ -224,90 +250,60 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
 
     // MARK: Updates
 
-    /// Delivers a stream's update as the events its folders' watches would
-    /// have given.
-    private func deliver(_ update: FeedConnection.Update, scope: [UInt8]) {
+    /// Delivers a stream's events to the watches of their folders, in
+    /// order; a folder moved is known by its new path from then on.
+    private func deliver(_ incoming: [EventFollower.Event], scope: [UInt8]) {
         var events: [InotifyEvent] = []
+        var leftFeed = false
         let handler = state.withLock { s -> InotifyWatcher.EventHandler? in
-            func watch(ofParentOf path: [UInt8]) -> (Int32, [UInt8])? {
-                guard let slash = path.lastIndex(of: 0x2F) else { return nil }
-                let parent = slash == 0 ? [0x2F] : Array(path[..<slash])
-                guard let watch = s.byPath[parent] else { return nil }
-                return (watch, Array(path[(slash + 1)...]))
-            }
-            for item in update.removed {
-                guard let (watch, name) = watch(ofParentOf: item.path) else { continue }
-                events.append(
-                    InotifyEvent(
-                        watch: watch, mask: [.delete, item.isFolder ? .isDirectory : []], cookie: 0, name: name))
-            }
-            var moves: [(from: [UInt8], to: [UInt8])] = []
-            for item in update.changed {
-                guard let previous = item.previousPath, previous != item.path else {
-                    guard let (watch, name) = watch(ofParentOf: item.path) else { continue }
-                    events.append(
-                        InotifyEvent(
-                            watch: watch, mask: [.attributes, .closeWrite, item.isFolder ? .isDirectory : []],
-                            cookie: 0, name: name))
-                    continue
-                }
-                // Carried by a folder moved in this update: implied.
-                let carried = moves.contains { move in
-                    previous.starts(with: move.from + [0x2F])
-                        && item.path == move.to + previous[move.from.count...]
-                }
-                if carried { continue }
-                let cookie = cookies.add(1, ordering: .relaxed).oldValue
-                let directory: InotifyMask = item.isFolder ? .isDirectory : []
-                if let (watch, name) = watch(ofParentOf: previous) {
-                    events.append(
-                        InotifyEvent(watch: watch, mask: [.movedFrom, directory], cookie: cookie, name: name))
-                }
-                if let (watch, name) = watch(ofParentOf: item.path) {
-                    events.append(InotifyEvent(watch: watch, mask: [.movedTo, directory], cookie: cookie, name: name))
-                }
-                if item.isFolder {
-                    moves.append((previous, item.path))
-                    s.rename(previous, to: item.path)
+            for event in incoming {
+                // A folder nested scopes share is told by its own scope's stream.
+                guard let watch = s.byPath[event.folder], s.watches[watch]?.scope == scope else { continue }
+                let mask = InotifyMask(rawValue: event.mask)
+                events.append(InotifyEvent(watch: watch, mask: mask, cookie: event.cookie, name: event.name))
+                guard mask.contains(.isDirectory), !event.name.isEmpty else { continue }
+                let path = Self.join(event.folder, event.name)
+                if mask.contains(.movedFrom) {
+                    s.movedFolders[event.cookie] = path
+                } else if mask.contains(.movedTo), let from = s.movedFolders.removeValue(forKey: event.cookie) {
+                    s.rename(from, to: path)
+                    // Moved where the system index does not report: watched
+                    // with inotify once the engine rescans.
+                    if s.byPath[path] != nil, let device = s.followed[scope]?.device,
+                        s.followingScope(of: path, device: device) == nil
+                    {
+                        s.drop(under: path)
+                        leftFeed = true
+                    }
                 }
             }
-            for item in update.added {
-                guard let (watch, name) = watch(ofParentOf: item.path) else { continue }
-                events.append(
-                    InotifyEvent(
-                        watch: watch, mask: [.create, item.isFolder ? .isDirectory : []], cookie: 0, name: name))
-            }
+            if s.movedFolders.count > 4096 { s.movedFolders.removeAll() }
             return s.onEvents
         }
         if !events.isEmpty { handler?(events) }
+        if leftFeed { requestRescan() }
     }
 
-    /// Changes were lost (the system index resynchronized the stream): the
-    /// engine rescans, as after an inotify overflow.
-    private func overflow() {
+    private static func join(_ folder: [UInt8], _ name: [UInt8]) -> [UInt8] {
+        (folder == [0x2F] ? folder : folder + [0x2F]) + name
+    }
+
+    /// Events were lost (the stream overflowed, or the system index
+    /// rescanned): the engine rescans, as after an inotify overflow.
+    func requestRescan() {
         let handler = state.withLock { $0.onEvents }
         handler?([InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: [])])
     }
 
-    /// A stream ended without being stopped: its folders are watched with
-    /// inotify from now on, and the engine rescans for what changed since.
+    /// A stream ended without being stopped: its folders leave the feed,
+    /// and the engine rescans, watching them with inotify from then on.
     private func lost(_ scope: [UInt8]) {
-        let (owner, moved) = state.withLock { s -> (Int?, [Watched]) in
-            guard s.followed.removeValue(forKey: scope) != nil else { return (nil, []) }
-            let moved = s.watches.filter { $0.value.scope == scope }
-            for (watch, watched) in moved {
-                s.watches[watch] = nil
-                if s.byPath[watched.path] == watch { s.byPath[watched.path] = nil }
-            }
-            return (s.owner, Array(moved.values))
+        let gone = state.withLock { s -> Bool in
+            guard s.followed.removeValue(forKey: scope) != nil else { return false }
+            s.forget(scope: scope)
+            return true
         }
-        guard let owner else { return }
-        for watched in moved {
-            let path = FilePath.fromBytes(watched.path)
-            guard case .success(let folder) = DirectoryHandle.open(path: path) else { continue }
-            _ = inotify.addWatch(descriptor: folder.descriptor, owner: owner, context: watched.context)
-        }
-        overflow()
+        if gone { requestRescan() }
     }
 }
 
@@ -317,7 +313,9 @@ extension SystemIndexFeed.State {
     /// prune of the system index leaves out what is inside it.
     fileprivate func followingScope(of path: [UInt8], device: DeviceNumber) -> [UInt8]? {
         for (scope, followed) in followed
-        where followed.device == device && (path == scope || path.starts(with: scope + [0x2F])) {
+        where followed.connection != nil && followed.device == device
+            && (path == scope || path.starts(with: scope == [0x2F] ? scope : scope + [0x2F]))
+        {
             if followed.prunedPaths.contains(where: { path == $0 || path.starts(with: $0 + [0x2F]) }) { return nil }
             if !followed.prunedNames.isEmpty {
                 let below = path.dropFirst(followed.systemRoot.count)
@@ -328,6 +326,24 @@ extension SystemIndexFeed.State {
             return scope
         }
         return nil
+    }
+
+    /// Forgets the feed watches of a scope no longer followed (the engine
+    /// re-watches its folders when it rescans).
+    fileprivate mutating func forget(scope: [UInt8]) {
+        for (watch, watched) in watches where watched.scope == scope {
+            watches[watch] = nil
+            if byPath[watched.path] == watch { byPath[watched.path] = nil }
+        }
+    }
+
+    /// Forgets the feed watches of the folder at `path` and inside it.
+    fileprivate mutating func drop(under path: [UInt8]) {
+        let prefix = path + [0x2F]
+        for (folder, watch) in byPath where folder == path || folder.starts(with: prefix) {
+            byPath[folder] = nil
+            watches[watch] = nil
+        }
     }
 
     /// A followed folder moved: it and the folders inside it are known by
@@ -344,25 +360,13 @@ extension SystemIndexFeed.State {
     }
 }
 
-/// One stream of changes from the system index, on a thread of its own.
+/// One `follow` stream from the system index, on a thread of its own.
 final class FeedConnection: @unchecked Sendable {
-    struct Item {
-        var path: [UInt8]
-        var previousPath: [UInt8]?
-        var isFolder: Bool
-    }
-
-    struct Update {
-        var added: [Item]
-        var changed: [Item]
-        var removed: [Item]
-    }
-
     let paths: DaemonPaths
     let scope: [UInt8]
     // Set before `start`, read by the stream's thread only.
-    var onUpdate: (@Sendable (Update) -> Void)?
-    var onResynchronize: (@Sendable () -> Void)?
+    var onEvents: (@Sendable ([EventFollower.Event]) -> Void)?
+    var onOverflow: (@Sendable () -> Void)?
     var onEnd: (@Sendable () -> Void)?
     private let state = ConditionLocked(State())
 
@@ -378,21 +382,21 @@ final class FeedConnection: @unchecked Sendable {
         self.scope = scope
     }
 
-    /// Connects and subscribes; true once the system index has gathered
-    /// the scope (it covers it and serves this user).
+    /// Connects and asks to follow the scope; true once the system index
+    /// has accepted (within 10 s).
     func start() -> Bool {
         guard case .success(let socket) = UnixSocket.connectToSystemIndex(at: paths.socket) else { return false }
         var request = JSONWriter(capacity: 256)
-        request.raw(#"{"id":1,"command":"subscribe","interval":0,"feed":true,"predicate":"TRUEPREDICATE","#)
-        request.raw(#""scopes":[{"#)
+        request.raw(#"{"id":1,"command":"follow","scope":{"#)
         request.bytesField("path", scope)
-        request.raw(#","hidden":true}]}"#)
-        request.raw("\n")
+        request.raw("}}\n")
         guard case .success = withBytes(of: request.bytes, { socket.write($0) }) else { return false }
         state.withLock { $0.socket = socket }
         guard WorkerThreads.start(name: "mdq-feed", { [self] in run(socket) }) != nil else { return false }
-        state.wait(until: { $0.accepted != nil }) { _ in }
-        return state.withLock { $0.accepted } == true
+        state.wait(until: { $0.accepted != nil }, deadline: ContinuousClock.now + .seconds(10)) { _ in }
+        let accepted = state.withLock { $0.accepted } == true
+        if !accepted { stop() }
+        return accepted
     }
 
     func stop() {
@@ -418,20 +422,21 @@ final class FeedConnection: @unchecked Sendable {
             guard case .line(let line) = reader.next(idle: -1), let value = try? JSONValue.parse(line) else { return }
             if value["error"] != nil { return }
             switch value["event"]?.string {
-            case "didFinishGathering":
+            case "following":
                 settle(true)
-            case "resynchronize":
-                onResynchronize?()
-            case "didUpdate":
-                func items(_ key: String) -> [Item] {
-                    (value[key]?.array ?? []).compactMap { item in
-                        guard let path = item.bytesField("path") else { return nil }
-                        return Item(
-                            path: path, previousPath: item.bytesField("previousPath"),
-                            isFolder: item["kind"]?.string == EntryKind.folder.description)
-                    }
+            case "overflow":
+                onOverflow?()
+            case "events":
+                let events = (value["events"]?.array ?? []).compactMap { item -> EventFollower.Event? in
+                    guard let folder = item.bytesField("folder"), let name = item.bytesField("name"),
+                        let mask = item["mask"]?.integer, let cookie = item["cookie"]?.integer
+                    else { return nil }
+                    return EventFollower.Event(
+                        folder: folder, mask: UInt32(truncatingIfNeeded: mask),
+                        cookie: UInt32(truncatingIfNeeded: cookie),
+                        name: name)
                 }
-                onUpdate?(Update(added: items("added"), changed: items("changed"), removed: items("removed")))
+                onEvents?(events)
             default:
                 break
             }

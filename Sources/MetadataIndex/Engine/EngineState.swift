@@ -109,6 +109,8 @@ final class EngineState {
     var deferred: [UInt32: [InotifyEvent]] = [:]
     var roots: [UInt32: EngineRoot] = [:]
     var recoveryWatches: [Int32: UInt32] = [:]
+    /// Processes following the events applied under a folder (`EventFollower`).
+    var followers: [ObjectIdentifier: EventFollower] = [:]
     /// MOVED_FROM events waiting for their MOVED_TO: cookie to entry.
     var pendingMoves: [UInt32: UInt32] = [:]
     /// The entries in `pendingMoves`.
@@ -229,6 +231,7 @@ final class EngineState {
             return
         }
         guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else { return }
+        if !followers.isEmpty { tell(event, in: folder) }
         if event.name.isEmpty {
             if event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
                 // An inner folder's fate is told by its parent's DELETE or

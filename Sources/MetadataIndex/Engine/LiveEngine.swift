@@ -267,8 +267,10 @@ package final class LiveEngine: Sendable {
                 }
             }
             for folder in outermost { reconcile(folder: folder) }
+            overflowFollowers()
         }
         if rescan {
+            overflowFollowers()
             reconcileAll()
             let missing = state.withLock { s in s.roots.filter { $0.value.missing }.map(\.key) }
             for root in missing { recoverRoot(root) }

@@ -165,6 +165,14 @@ struct Visibility {
         return canReach(parent, in: index)
     }
 
+    /// Whether the viewer may see what is inside `folder`: it is listable
+    /// and reachable.
+    mutating func allowsContents(of folder: UInt32, in index: FileIndex) -> Bool {
+        if viewer.isRoot { return true }
+        guard let access = index.access(of: folder), viewer.may(Viewer.read, access) else { return false }
+        return canReach(folder, in: index)
+    }
+
     /// Whether every folder from `/` down to `folder` is searchable.
     private mutating func canReach(_ folder: UInt32, in index: FileIndex) -> Bool {
         var chain: [UInt32] = []

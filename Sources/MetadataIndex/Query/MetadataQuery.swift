@@ -297,8 +297,12 @@ public final class MetadataQuery: Sendable {
         case inProcess
         /// The user's index daemon (`mdq daemon`), reached through `paths`:
         /// no crawl and no watch in this process, the same notifications
-        /// and controls. When the daemon cannot be reached, or goes away,
-        /// `errors` says so and the query reconnects when it can.
+        /// and controls. When the daemon does not run or does not index
+        /// the scopes, the system index (`mdq system`) answers if it
+        /// indexes them, with only what this user may see. When neither
+        /// can be reached, or the one answering goes away, `errors` says
+        /// so and the query reconnects when it can (to the user's daemon
+        /// first).
         case daemon(DaemonPaths)
     }
 
@@ -306,7 +310,7 @@ public final class MetadataQuery: Sendable {
     public convenience init(source: Source) {
         switch source {
         case .inProcess: self.init()
-        case .daemon(let paths): self.init(engineProvider: { DaemonSource(paths: paths) })
+        case .daemon(let paths): self.init(engineProvider: { DaemonSource(paths: paths, fallback: .system) })
         }
     }
 

@@ -50,6 +50,20 @@ package enum LocalFilesystems {
         }
     }
 
+    /// The filesystem type mounted at each mount point (the last mount
+    /// there, the one in effect).
+    package static func types(_ mountinfo: String) -> [String: String] {
+        var types: [String: String] = [:]
+        for line in mountinfo.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard let separator = fields.firstIndex(of: "-"), separator >= 5, separator + 1 < fields.count else {
+                continue
+            }
+            types[unescape(fields[4])] = String(fields[separator + 1])
+        }
+        return types
+    }
+
     /// Whether some filesystem is mounted strictly inside `folder`, among
     /// `mountPoints` (then a search of it crosses into other filesystems;
     /// else staying on its own filesystem changes nothing).

@@ -30,9 +30,11 @@ extension LiveSuites {
                 filesystem = try LoopFilesystem()
                 temp = try TemporaryDirectory()
                 _ = chmod(temp.path.string, 0o755)
-                systemPaths = DaemonPaths(
+                var systemPaths = DaemonPaths(
                     runtimeDirectory: temp.path.appending("system-run"),
                     stateDirectory: temp.path.appending("system-state"))
+                systemPaths.isSystem = true
+                self.systemPaths = systemPaths
                 userPaths = DaemonPaths(
                     runtimeDirectory: temp.path.appending("user-run"), stateDirectory: temp.path.appending("user-state")
                 )
@@ -47,8 +49,9 @@ extension LiveSuites {
                 }
             }
 
-            func start() throws {
-                system = try IndexDaemon.startSystem(mounts: [filesystem.mountPoint], paths: systemPaths)
+            func start(configuration: SystemConfiguration = .standard, scope: FilePath? = nil) throws {
+                system = try IndexDaemon.startSystem(
+                    mounts: [filesystem.mountPoint], configuration: configuration, paths: systemPaths)
                 let systemPaths = systemPaths
                 // Followed once the system index has its filesystem live.
                 #expect(
@@ -56,7 +59,8 @@ extension LiveSuites {
                         (try? DaemonClient.connectSystem(systemPaths).status())?.scopes.contains { $0.live } == true
                     })
                 user = try IndexDaemon.start(paths: userPaths, crawlThreads: 2, systemIndex: systemPaths)
-                _ = try DaemonClient.connect(userPaths).addScope(ScopeRequest(path: scope, rules: ScopeRules()))
+                _ = try DaemonClient.connect(userPaths).addScope(
+                    ScopeRequest(path: scope ?? self.scope, rules: ScopeRules()))
             }
 
             func status() throws -> DaemonStatus { try DaemonClient.connect(userPaths).status() }
@@ -91,7 +95,7 @@ extension LiveSuites {
                 differences = attributeDifferences(query.results, fresh)
                 return differences.isEmpty
             }
-            #expect(converged, "\(context) \(text): \(differences.prefix(5))")
+            #expect(converged, "\(context) \(text): \(differences.prefix(8))")
             query.deliveryQueue.sync {}
             let (problems, state) = replay(recorder.deliveredUpdates, on: initial)
             #expect(problems.isEmpty, "\(context): \(problems.prefix(5))")
@@ -141,6 +145,142 @@ extension LiveSuites {
             var storm = Storm(scope: pair.scope.string, outside: pair.outside.string, seed: 5)
             storm.run(operations: 800)
             try expectConverges(query, recorder, initial: initial, scope: pair.scope, text, "after the stop")
+        }
+
+        /// `MetadataQuery(source: .daemon)` with no daemon of the user's is
+        /// answered by the system index, live.
+        @Test func aDaemonQueryWithoutTheUsersDaemonIsAnsweredByTheSystemIndex() throws {
+            let pair = try Pair()
+            pair.system = try IndexDaemon.startSystem(mounts: [pair.filesystem.mountPoint], paths: pair.systemPaths)
+            let systemPaths = pair.systemPaths
+            #expect(
+                waitUntil(timeout: 20) {
+                    (try? DaemonClient.connectSystem(systemPaths).status())?.scopes.contains { $0.live } == true
+                })
+            let userPaths = pair.userPaths
+            let query = MetadataQuery(engineProvider: { DaemonSource(paths: userPaths, fallback: systemPaths) })
+            query.predicate = try MetadataPredicate("kMDItemFSName LIKE '*.txt'")
+            query.searchScopes = [.directory(pair.scope)]
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            defer { query.stop() }
+            #expect(query.results.count == 40, "\(query.errors)")
+            FileManager.default.createFile(atPath: pair.scope.appending("pre1/later.txt").string, contents: nil)
+            #expect(recorder.wait(timeout: 10) { query.results.contains { $0.name == "later.txt" } })
+        }
+
+        /// Waits until a query on the user's engine over `scope` equals a
+        /// fresh crawl; the differences left otherwise.
+        func differences(_ query: MetadataQuery, scope: FilePath) -> [String] {
+            var differences: [String] = []
+            _ = waitUntil(timeout: 10, interval: 0.05) {
+                guard
+                    let fresh = try? freshItems(
+                        roots: [CrawlRoot(path: scope)], MetadataPredicate("TRUEPREDICATE"), hidden: false)
+                else { return false }
+                differences = attributeDifferences(query.results, fresh)
+                return differences.isEmpty
+            }
+            return differences
+        }
+
+        func write(_ path: FilePath, _ text: String) {
+            FileManager.default.createFile(atPath: path.string, contents: Data(text.utf8))
+        }
+
+        /// Moves close together, which one batch of the system index's
+        /// events holds: rotations (`mv cur old; mv new cur`), a folder moved
+        /// and one it carried moved on, a file changed and its folder renamed
+        /// at once. Each converges, and later changes land where they belong.
+        @Test func movesCloseTogetherConverge() throws {
+            let pair = try Pair(files: 0)
+            for i in 0..<10 {
+                for name in ["cur", "new"] {
+                    let folder = pair.scope.appending("r\(i)/\(name)/sub")
+                    try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
+                    write(folder.appending("\(name).txt"), name)
+                }
+                let carried = pair.scope.appending("a\(i)/c")
+                try FileManager.default.createDirectory(atPath: carried.string, withIntermediateDirectories: true)
+                write(carried.appending("f.txt"), "f")
+                try FileManager.default.createDirectory(
+                    atPath: pair.scope.appending("d\(i)").string, withIntermediateDirectories: true)
+                write(pair.scope.appending("d\(i)/f.txt"), "f")
+            }
+            try pair.start()
+            let (query, _) = try startQuery("TRUEPREDICATE", pair)
+            defer { query.stop() }
+            #expect(differences(query, scope: pair.scope).isEmpty, "initial")
+            let base = pair.scope.string
+            for i in 0..<10 {
+                _ = rename("\(base)/r\(i)/cur", "\(base)/r\(i)/old")
+                _ = rename("\(base)/r\(i)/new", "\(base)/r\(i)/cur")
+                _ = rename("\(base)/a\(i)", "\(base)/b\(i)")
+                _ = rename("\(base)/b\(i)/c", "\(base)/x\(i)")
+                write(FilePath("\(base)/d\(i)/f.txt"), String(repeating: "x", count: 100 + i))
+                _ = rename("\(base)/d\(i)", "\(base)/e\(i)")
+            }
+            let after = differences(query, scope: pair.scope)
+            #expect(after.isEmpty, "\(after.count) \(after.prefix(6))")
+            for i in 0..<10 { write(pair.scope.appending("r\(i)/old/sub/later.txt"), "l") }
+            let later = differences(query, scope: pair.scope)
+            #expect(later.isEmpty, "\(later.count) \(later.prefix(6))")
+            #expect(try pair.status().watches == 0)
+        }
+
+        /// A followed folder renamed to a name the system index prunes:
+        /// its contents stay (the user's daemon prunes nothing), and what is
+        /// made inside it later is found (watched with inotify now).
+        @Test func aFolderRenamedIntoAPruneKeepsItsContents() throws {
+            let pair = try Pair(files: 0)
+            let data = pair.scope.appending("proj/data")
+            try FileManager.default.createDirectory(
+                atPath: data.appending("inner").string, withIntermediateDirectories: true)
+            write(data.appending("f.txt"), "hello")
+            var configuration = SystemConfiguration.standard
+            configuration.prunedNames = [Array("cache".utf8)]
+            try pair.start(configuration: configuration)
+            #expect(try pair.status().followed == [pair.scope])
+            let (query, _) = try startQuery("TRUEPREDICATE", pair)
+            defer { query.stop() }
+            #expect(rename(data.string, pair.scope.appending("proj/cache").string) == 0)
+            let after = differences(query, scope: pair.scope)
+            #expect(after.isEmpty, "\(after)")
+            // The system index says nothing of what is inside it now: its
+            // two folders are watched with inotify.
+            #expect(waitUntil(timeout: 10) { ((try? pair.status())?.watches ?? 0) >= 2 })
+            write(pair.scope.appending("proj/cache/new.txt"), "new")
+            write(pair.scope.appending("proj/cache/inner/deeper.txt"), "deeper")
+            let later = differences(query, scope: pair.scope)
+            #expect(later.isEmpty, "\(later)")
+        }
+
+        /// A scope that is the mount point of a filesystem the system index
+        /// does not index is not followed (nothing would be told): it is
+        /// watched with inotify, and its changes are found.
+        @Test func aScopeOnAnotherFilesystemIsWatchedWithInotify() throws {
+            let pair = try Pair(files: 0)
+            let inner = pair.scope.appending("inner")
+            try FileManager.default.createDirectory(atPath: inner.string, withIntermediateDirectories: true)
+            #expect(try Shell.run("/usr/bin/mount", ["-t", "tmpfs", "none", inner.string]).status == 0)
+            defer { _ = try? Shell.run("/usr/bin/umount", ["-l", inner.string]) }
+            try FileManager.default.createDirectory(
+                atPath: inner.appending("sub").string, withIntermediateDirectories: true)
+            try pair.start(scope: inner)
+            let status = try pair.status()
+            #expect(status.followed.isEmpty && status.watches > 0, "\(status.followed) \(status.watches)")
+            let engine = try #require(pair.user).engine
+            let query = MetadataQuery(engineProvider: { engine })
+            query.predicate = try MetadataPredicate("TRUEPREDICATE")
+            query.searchScopes = [.directory(inner)]
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            defer { query.stop() }
+            write(inner.appending("sub/b.txt"), "b")
+            #expect(differences(query, scope: inner).isEmpty)
         }
 
         /// Without a system index the daemon watches with inotify, as ever.

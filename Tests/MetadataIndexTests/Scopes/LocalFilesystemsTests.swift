@@ -114,5 +114,10 @@ import Testing
         let configuration = try SystemConfiguration.parse(
             "PRUNEFS = \"xfs\"\nPRUNEPATHS = \"/srv/scratch\"", path: file)
         #expect(LocalFilesystems.parse(mountinfo, configuration: configuration).map(\.string) == ["/", "/srv/data"])
+        // Named mounts: a pruned type is never indexed; nothing mounted waits.
+        var named = configuration
+        named.mounts = ["/home", "/srv/data", "/srv/empty"]
+        let (scopes, waiting) = IndexDaemon.systemScopes(named, mountTable: mountinfo)
+        #expect(scopes.map(\.path.string) == ["/srv/data"] && waiting == ["/srv/empty"])
     }
 }

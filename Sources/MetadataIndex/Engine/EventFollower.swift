@@ -1,0 +1,142 @@
+import SystemPackage
+
+/// Another process following the engine's own events under a folder (a
+/// user's daemon following the system index, `SystemIndexFeed`): each event
+/// the engine applies there, as the folder's path when it was applied and
+/// the inotify event a watch on it would have given, in the engine's order.
+///
+/// Events reach the follower only for folders whose contents its viewer may
+/// see (the folder itself, for the folder's own events). What the engine
+/// learns otherwise (a rescan, a backlog folded into folder rescans) is an
+/// `overflow`: the follower rescans. Events wait in an outbox bounded by
+/// `capacity`; a follower that falls behind gets an overflow instead.
+final class EventFollower: Sendable {
+    /// One event, by the path of its folder.
+    struct Event: Sendable {
+        var folder: [UInt8]
+        var mask: UInt32
+        var cookie: UInt32
+        var name: [UInt8]
+    }
+
+    /// What the writer takes from the outbox.
+    enum Delivery {
+        case events([Event])
+        case overflow
+        case closed
+    }
+
+    let scope: [UInt8]
+    let viewer: Viewer?
+    let capacity: Int
+    private let outbox = ConditionLocked(Outbox())
+
+    private struct Outbox {
+        var events: [Event] = []
+        var bytes = 0
+        var overflowed = false
+        var closed = false
+    }
+
+    init(scope: [UInt8], viewer: Viewer?, capacity: Int = 16 << 20) {
+        self.scope = scope
+        self.viewer = viewer
+        self.capacity = capacity
+    }
+
+    /// Whether `folder` (a path) lies in the followed folder.
+    func covers(_ folder: [UInt8]) -> Bool {
+        folder == scope || (folder.starts(with: scope) && (scope == [0x2F] || folder[scope.count] == 0x2F))
+    }
+
+    /// Queues an event (under the engine's lock: only the outbox's is taken).
+    func record(_ event: Event) {
+        outbox.mutateAndBroadcast { box in
+            guard !box.closed, !box.overflowed else { return }
+            box.bytes += event.folder.count + event.name.count + 16
+            if box.bytes > capacity {
+                box.events = []
+                box.bytes = 0
+                box.overflowed = true
+            } else {
+                box.events.append(event)
+            }
+        }
+    }
+
+    /// The follower must rescan: what was queued is dropped.
+    func overflow() {
+        outbox.mutateAndBroadcast { box in
+            box.events = []
+            box.bytes = 0
+            box.overflowed = true
+        }
+    }
+
+    /// Waits for something to send.
+    func next() -> Delivery {
+        var delivery = Delivery.closed
+        outbox.wait(until: { $0.closed || $0.overflowed || !$0.events.isEmpty }) { box in
+            if box.overflowed {
+                box.overflowed = false
+                delivery = .overflow
+            } else if !box.events.isEmpty {
+                delivery = .events(box.events)
+                box.events = []
+                box.bytes = 0
+            } else {
+                delivery = .closed
+            }
+        }
+        return delivery
+    }
+
+    func close() {
+        outbox.mutateAndBroadcast { $0.closed = true }
+    }
+}
+
+extension EngineState {
+    /// Tells the followers whose folder holds `folder` an event the engine
+    /// is applying there (the viewer's permission judged by the index).
+    func tell(_ event: InotifyEvent, in folder: UInt32) {
+        let path = pathBytes(of: folder)
+        for follower in followers.values where follower.covers(path) {
+            if let viewer = follower.viewer, !viewer.isRoot {
+                var visibility = Visibility(viewer: viewer)
+                let allowed =
+                    event.name.isEmpty
+                    ? visibility.allows(folder, in: index) : visibility.allowsContents(of: folder, in: index)
+                guard allowed else { continue }
+            }
+            follower.record(
+                EventFollower.Event(folder: path, mask: event.mask.rawValue, cookie: event.cookie, name: event.name))
+        }
+    }
+}
+
+extension LiveEngine {
+    /// Starts telling `follower` the events applied in its folder.
+    func follow(_ follower: EventFollower) {
+        state.withLock { $0.followers[ObjectIdentifier(follower)] = follower }
+    }
+
+    /// The device of the live root that lists `path`, as it was crawled.
+    func rootDevice(holding path: FilePath) -> DeviceNumber? {
+        state.withLock { s in
+            s.roots.values.first { !$0.missing && $0.lists(path.lexicallyNormalized()) }?.device
+        }
+    }
+
+    /// Stops telling `follower`.
+    func unfollow(_ follower: EventFollower) {
+        state.withLock { $0.followers[ObjectIdentifier(follower)] = nil }
+        follower.close()
+    }
+
+    /// Tells every follower to rescan (the engine rescanned, or folded a
+    /// backlog into folder rescans, without events to pass on).
+    func overflowFollowers() {
+        for follower in state.withLock({ Array($0.followers.values) }) { follower.overflow() }
+    }
+}
