@@ -448,6 +448,62 @@ struct SystemIndexTests {
         #expect(rootStatus.stdoutText.contains("entries"), "\(rootStatus.stdoutText)")
     }
 
+    /// A user following a folder (`follow`, as a user's daemon does) is
+    /// told events only in folders whose contents that user may see, and
+    /// may follow at most 16 folders at once.
+    @Test func followersAreToldOnlyWhatTheyMaySee() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        try index.start()
+        defer { index.stop() }
+        let script = """
+            import base64, json, socket, sys, os
+            path, mount = sys.argv[1], sys.argv[2]
+            def follow():
+                s = socket.socket(socket.AF_UNIX); s.connect(path)
+                s.sendall((json.dumps({"id": 1, "command": "follow", "scope": {"path": mount}}) + "\\n").encode())
+                return s, s.makefile("rb")
+            s, lines = follow()
+            assert json.loads(lines.readline()).get("event") == "following"
+            print("READY", flush=True)
+            seen = []
+            while True:
+                event = json.loads(lines.readline())
+                for e in event.get("events", []):
+                    name = e.get("name") or base64.b64decode(e.get("nameBase64", "")).decode(errors="replace")
+                    seen.append(name)
+                if "visible-last.txt" in seen: break
+            print("SEEN", " ".join(seen), flush=True)
+            more = [follow() for _ in range(15)]
+            for _, f in more: assert json.loads(f.readline()).get("event") == "following"
+            extra, f = follow()
+            print("EXTRA", json.loads(f.readline()).get("error", {}).get("code"), flush=True)
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = [
+            "--reuid=43003", "--regid=44003", "--clear-groups", "/usr/bin/python3", "-c", script,
+            index.paths.socket.string, index.mount,
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let reader = output.fileHandleForReading
+        var text = ""
+        while !text.contains("READY\n"), let chunk = try reader.read(upToCount: 1), !chunk.isEmpty {
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        // Hidden first, visible last: the stream keeps the engine's order.
+        FileManager.default.createFile(atPath: index.mount + "/home/owner/hidden-one.txt", contents: nil)
+        FileManager.default.createFile(atPath: index.mount + "/home/team/hidden-two.txt", contents: nil)
+        FileManager.default.createFile(atPath: index.mount + "/pub/visible-last.txt", contents: nil)
+        process.waitUntilExit()
+        text += String(decoding: try reader.readToEnd() ?? Data(), as: UTF8.self)
+        #expect(text.contains("SEEN") && text.contains("visible-last.txt"), "\(text)")
+        #expect(!text.contains("hidden-"), "\(text)")
+        #expect(text.contains("EXTRA busy"), "\(text)")
+    }
+
     /// A socket at the system index's path that is not root's is never
     /// spoken to: the user's search crawls instead, with the same answer a
     /// crawl gives.

@@ -478,7 +478,10 @@ extension DaemonSession {
             throw ProtocolError(code: "not-covered", message: "\(path.string) is on another filesystem")
         }
         let follower = EventFollower(scope: path.bytes, viewer: viewer)
-        engine.follow(follower)
+        guard engine.follow(follower) else {
+            throw ProtocolError(
+                code: "busy", message: "at most \(LiveEngine.followersPerUser) folders are followed per user")
+        }
         defer { engine.unfollow(follower) }
         var out = JSONWriter()
         DaemonProtocol.begin(id, &out)

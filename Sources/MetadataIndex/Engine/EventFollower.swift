@@ -116,9 +116,21 @@ extension EngineState {
 }
 
 extension LiveEngine {
-    /// Starts telling `follower` the events applied in its folder.
-    func follow(_ follower: EventFollower) {
-        state.withLock { $0.followers[ObjectIdentifier(follower)] = follower }
+    /// Followers one user may have at once: each costs the engine a path
+    /// check per event applied.
+    static let followersPerUser = 16
+
+    /// Starts telling `follower` the events applied in its folder; false
+    /// when its user already has `followersPerUser`.
+    func follow(_ follower: EventFollower) -> Bool {
+        state.withLock { s in
+            let user = follower.viewer?.user
+            if user != nil, s.followers.values.filter({ $0.viewer?.user == user }).count >= Self.followersPerUser {
+                return false
+            }
+            s.followers[ObjectIdentifier(follower)] = follower
+            return true
+        }
     }
 
     /// The device of the live root that lists `path`, as it was crawled.
