@@ -53,6 +53,14 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         var context: UInt64
         /// The followed scope it belongs to.
         var scope: [UInt8]
+        /// The folder's device and inode: a folder watched again keeps its
+        /// watch, as with inotify; another folder at the path gets its own.
+        var identity: Identity
+    }
+
+    fileprivate struct Identity: Hashable {
+        var device: DeviceNumber
+        var inode: UInt64
     }
 
     fileprivate struct State {
@@ -62,9 +70,9 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         var followed: [[UInt8]: Followed] = [:]
         var watches: [Int32: Watched] = [:]
         var byPath: [[UInt8]: Int32] = [:]
+        var byIdentity: [Identity: Int32] = [:]
         /// Folders moved out of a folder, by cookie, until their MOVED_TO.
         var movedFolders: [UInt32: [UInt8]] = [:]
-        var freeWatches: [Int32] = []
         var nextWatch = SystemIndexFeed.firstWatch
     }
 
@@ -177,6 +185,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
             s.onWatchAdded = nil
             s.watches.removeAll()
             s.byPath.removeAll()
+            s.byIdentity.removeAll()
         }
         inotify.unregister(owner)
     }
@@ -185,19 +194,22 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         if let path = Self.path(of: descriptor), case .success(let info) = FileStatus.of(descriptor: descriptor) {
             let added = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?)? in
                 guard let scope = s.followingScope(of: path, device: info.device) else { return nil }
-                if let known = s.byPath[path] {
+                let identity = Identity(device: info.device, inode: info.inode)
+                if let known = s.byIdentity[identity], let watched = s.watches[known] {
+                    // The same folder, perhaps at another path by now.
+                    if s.byPath[watched.path] == known { s.byPath[watched.path] = nil }
+                    s.watches[known]?.path = path
                     s.watches[known]?.context = context
+                    s.byPath[path] = known
                     return (known, s.onWatchAdded)
                 }
-                let watch: Int32
-                if let reused = s.freeWatches.popLast() {
-                    watch = reused
-                } else {
-                    watch = s.nextWatch
-                    s.nextWatch += 1
-                }
-                s.watches[watch] = Watched(path: path, context: context, scope: scope)
+                // Never reused: an event for a watch gone must not reach a
+                // folder that came after it.
+                let watch = s.nextWatch
+                s.nextWatch += 1
+                s.watches[watch] = Watched(path: path, context: context, scope: scope, identity: identity)
                 s.byPath[path] = watch
+                s.byIdentity[identity] = watch
                 return (watch, s.onWatchAdded)
             }
             if let (watch, handler) = added {
@@ -216,7 +228,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         state.withLock { s in
             guard let watched = s.watches.removeValue(forKey: watch) else { return }
             if s.byPath[watched.path] == watch { s.byPath[watched.path] = nil }
-            s.freeWatches.append(watch)
+            if s.byIdentity[watched.identity] == watch { s.byIdentity[watched.identity] = nil }
         }
     }
 
@@ -334,6 +346,7 @@ extension SystemIndexFeed.State {
         for (watch, watched) in watches where watched.scope == scope {
             watches[watch] = nil
             if byPath[watched.path] == watch { byPath[watched.path] = nil }
+            if byIdentity[watched.identity] == watch { byIdentity[watched.identity] = nil }
         }
     }
 
@@ -342,7 +355,9 @@ extension SystemIndexFeed.State {
         let prefix = path + [0x2F]
         for (folder, watch) in byPath where folder == path || folder.starts(with: prefix) {
             byPath[folder] = nil
-            watches[watch] = nil
+            if let watched = watches.removeValue(forKey: watch), byIdentity[watched.identity] == watch {
+                byIdentity[watched.identity] = nil
+            }
         }
     }
 

@@ -111,6 +111,8 @@ final class EngineState {
     var recoveryWatches: [Int32: UInt32] = [:]
     /// Processes following the events applied under a folder (`EventFollower`).
     var followers: [ObjectIdentifier: EventFollower] = [:]
+    /// What each follower's viewer may reach, for the batch being applied.
+    var followerVisibility: [ObjectIdentifier: Visibility] = [:]
     /// MOVED_FROM events waiting for their MOVED_TO: cookie to entry.
     var pendingMoves: [UInt32: UInt32] = [:]
     /// The entries in `pendingMoves`.

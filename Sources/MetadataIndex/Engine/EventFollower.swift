@@ -99,14 +99,17 @@ final class EventFollower: Sendable {
 extension EngineState {
     /// Tells the followers whose folder holds `folder` an event the engine
     /// is applying there (the viewer's permission judged by the index).
-    func tell(_ event: InotifyEvent, in folder: UInt32) {
+    func tell(_ event: InotifyEvent, in folder: UInt32, contents: Bool = false) {
         let path = pathBytes(of: folder)
-        for follower in followers.values where follower.covers(path) {
+        for (key, follower) in followers where follower.covers(path) {
             if let viewer = follower.viewer, !viewer.isRoot {
-                var visibility = Visibility(viewer: viewer)
+                // What the viewer may reach is remembered for one batch
+                // (`LiveEngine.applyBatch` forgets it).
+                var visibility = followerVisibility.removeValue(forKey: key) ?? Visibility(viewer: viewer)
                 let allowed =
-                    event.name.isEmpty
+                    event.name.isEmpty && !contents
                     ? visibility.allows(folder, in: index) : visibility.allowsContents(of: folder, in: index)
+                followerVisibility[key] = visibility
                 guard allowed else { continue }
             }
             follower.record(
@@ -144,6 +147,20 @@ extension LiveEngine {
     func unfollow(_ follower: EventFollower) {
         state.withLock { $0.followers[ObjectIdentifier(follower)] = nil }
         follower.close()
+    }
+
+    /// Tells the followers of a folder the engine listed without events
+    /// (one that appeared, or a rescan of it) to list it again: what
+    /// changed in it before the engine watched it, or while events were
+    /// folded, reached no follower. Sent as inotify's overflow on the
+    /// folder's watch (a folded folder, for the follower's engine).
+    func tellFollowersRelisted(_ folder: UInt32) {
+        state.withLock { s in
+            guard !s.followers.isEmpty, s.index.contains(EntryID(folder)),
+                s.index.kind(of: EntryID(folder)) == .folder
+            else { return }
+            s.tell(InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: []), in: folder, contents: true)
+        }
     }
 
     /// Tells every follower to rescan (the engine rescanned, or folded a

@@ -171,6 +171,7 @@ extension LiveEngine {
             return
         }
         crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
+        tellFollowersRelisted(folder)
     }
 
     /// Watches a folder whose contents are excluded: its own dates change
@@ -196,6 +197,7 @@ extension LiveEngine {
         }
         crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
         state.withLock { $0.sweep(under: folder) }
+        tellFollowersRelisted(folder)
     }
 
     /// Rescans a root and makes the index equal to the disk, recording only
@@ -216,6 +218,7 @@ extension LiveEngine {
         crawl(handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true))
         // Unmarked entries were not seen by the rescan: gone.
         state.withLock { $0.sweep(under: root) }
+        overflowFollowers()
     }
 
     func reconcileAll() {

@@ -229,6 +229,7 @@ package final class LiveEngine: Sendable {
         var folded: Set<UInt32> = []
         while true {
             let waitingForMoves = state.withLock { s in
+                if !s.followerVisibility.isEmpty { s.followerVisibility.removeAll(keepingCapacity: true) }
                 for event in batch {
                     // A folder whose events were folded (the queue was past
                     // its bound): rescanned below.
@@ -267,10 +268,8 @@ package final class LiveEngine: Sendable {
                 }
             }
             for folder in outermost { reconcile(folder: folder) }
-            overflowFollowers()
         }
         if rescan {
-            overflowFollowers()
             reconcileAll()
             let missing = state.withLock { s in s.roots.filter { $0.value.missing }.map(\.key) }
             for root in missing { recoverRoot(root) }
