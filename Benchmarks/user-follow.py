@@ -15,8 +15,7 @@ made-up uid), that user's daemon twice, each indexing SUB with
   the scope gets an inotify watch, as without one.
 
 For each: the time `mdq index add` takes, the daemon's entries, inotify
-watches and folders followed, the kernel's inotify marks (slab objects,
-from /proc/slabinfo), the daemon's and the system index's resident memory,
+watches and folders followed, the daemon's and the system index's resident memory,
 and freshness: a file created by root in a folder of the scope, and the
 time until that user's daemon answers it (p50, p99).
 
@@ -39,14 +38,6 @@ system_index = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(system_index)
 MDQ, USER, GROUP = system_index.MDQ, system_index.USER, system_index.GROUP
 Client, freshness, say, as_user = system_index.Client, system_index.freshness, system_index.say, system_index.as_user
-
-
-def inotify_marks():
-    """inotify's mark objects in the kernel (one per watched inode)."""
-    for line in open("/proc/slabinfo"):
-        if line.startswith("inotify_inode_mark "):
-            return int(line.split()[1])
-    return 0
 
 
 def resident(pid):
@@ -102,7 +93,7 @@ def main():
     parser.add_argument("--out", default=os.path.join(HERE, "results/user-follow.md"))
     a = parser.parse_args()
     if os.getuid() != 0:
-        sys.exit("user-follow.py: run as root (fanotify marks, setpriv, /proc/slabinfo)")
+        sys.exit("user-follow.py: run as root (fanotify marks, setpriv)")
     mount, scope = os.path.abspath(a.mount), os.path.abspath(a.scope)
     work = tempfile.mkdtemp(prefix="mdq-follow-bench-")
     os.chmod(work, 0o755)
@@ -129,7 +120,6 @@ def main():
     results = {}
     for mode, system_run in (("followed", f"{work}/run"), ("inotify", f"{work}/no-system-index")):
         say(f"the user's daemon, {mode}")
-        marks_before = inotify_marks()
         system_before = resident(system.pid)
         daemon, env, socket_path = user_daemon(work, mode, system_run)
         started = time.perf_counter()
@@ -144,7 +134,7 @@ def main():
         delays = sorted(freshness(socket_path, sample, a.trials, hidden=False))
         results[mode] = dict(
             add=add_seconds, entries=state["entries"], watches=state["watches"],
-            followed=state.get("followedFolders", 0), marks=inotify_marks() - marks_before,
+            followed=state.get("followedFolders", 0),
             rss=resident(daemon.pid), system_growth=resident(system.pid) - system_before,
             p50=delays[len(delays) // 2], p99=delays[int(len(delays) * 0.99) - 1], worst=delays[-1])
         daemon.terminate()
@@ -164,7 +154,6 @@ def main():
         f"| entries | {f['entries']:,} | {i['entries']:,} |",
         f"| inotify watches (the daemon's) | {f['watches']:,} | {i['watches']:,} |",
         f"| folders followed through the system index | {f['followed']:,} | {i['followed']:,} |",
-        f"| kernel inotify marks added | {f['marks']:,} | {i['marks']:,} |",
         f"| the user daemon's resident memory | {f['rss'] / 1e6:.1f} MB | {i['rss'] / 1e6:.1f} MB |",
         f"| the system index's growth while it was followed | {f['system_growth'] / 1e6:.1f} MB | "
         f"{i['system_growth'] / 1e6:.1f} MB |",

@@ -12,7 +12,8 @@ package final class LoopFilesystem {
     package let mountPoint: FilePath
     private let temp: TemporaryDirectory
     private var mounted = true
-    private var image: String { temp.path.appending("image").string }
+    /// The image file.
+    package var image: String { temp.path.appending("image").string }
 
     /// Whether this machine can make one (root, mkfs.ext4, mount).
     package static var isAvailable: Bool {

@@ -297,6 +297,45 @@ struct SystemIndexTests {
         #expect(
             waitUntil(timeout: 10, interval: 0.05) { found() == [index.mount + "/pub/file-pub.txt"] }, "\(index.log)")
         #expect(index.log.contains("mounted: indexed"), "\(index.log)")
+        // Live again: the filesystem is marked anew (its old mark went with
+        // the unmount, and the fsid is the same).
+        FileManager.default.createFile(atPath: index.mount + "/pub/after-remount.txt", contents: nil)
+        #expect(
+            waitUntil(timeout: 10, interval: 0.05) {
+                let output = try? index.mdq(
+                    ["--daemon", "-a", "after-remount.txt"], user: user.user, groups: user.groups)
+                return output?.stdoutText == index.mount + "/pub/after-remount.txt\n"
+            }, "\(index.log)")
+        // Unmounted and mounted again at once (perhaps between two reads of
+        // the mount table: the mount's new id tells).
+        _ = try Shell.run(
+            "/bin/sh", ["-c", "umount \(index.mount) && mount -o loop \(index.filesystem.image) \(index.mount)"])
+        FileManager.default.createFile(atPath: index.mount + "/pub/after-quick.txt", contents: nil)
+        #expect(
+            waitUntil(timeout: 10, interval: 0.05) {
+                let output = try? index.mdq(
+                    ["--daemon", "-a", "after-quick.txt"], user: user.user, groups: user.groups)
+                return output?.stdoutText == index.mount + "/pub/after-quick.txt\n"
+            }, "\(index.log)")
+    }
+
+    /// A folder inside the filesystem that another filesystem is mounted on
+    /// is searched as that filesystem (crawled), not answered with the
+    /// folder beneath it from the index.
+    @Test func aFolderMountedOverIsNotAnsweredFromBeneath() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        let inner = index.mount + "/pub/inner"
+        try FileManager.default.createDirectory(atPath: inner, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: inner + "/beneath.txt", contents: nil)
+        try index.start()
+        defer { index.stop() }
+        #expect(try Shell.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "mode=755", "none", inner]).status == 0)
+        defer { _ = try? Shell.run("/usr/bin/umount", ["-l", inner]) }
+        FileManager.default.createFile(atPath: inner + "/above.txt", contents: nil)
+        let user = Self.users[0]
+        let answer = try index.mdq(["*.txt"], user: user.user, groups: user.groups, in: inner)
+        #expect(answer.stdoutText == inner + "/above.txt\n", "\(answer.stdoutText) \(answer.stderrText)")
     }
 
     /// A mount point named with nothing mounted on it yet waits: nothing

@@ -230,6 +230,15 @@ final class DaemonSession: Sendable {
                 {
                     scope.rules.stayOnFileSystem = true
                 }
+                // A folder another filesystem is mounted on: the index holds
+                // only the folder beneath, which the path does not show.
+                if daemon.isSystem, let device = daemon.engine.rootDevice(holding: scope.path),
+                    case .success(let status) = FileStatus.of(pathBytes: scope.path.bytes), status.device != device
+                {
+                    throw ProtocolError(
+                        code: "not-covered",
+                        message: "\(scope.path.string) is on a filesystem the system index does not index")
+                }
                 scopes.append(scope)
             }
         } else {

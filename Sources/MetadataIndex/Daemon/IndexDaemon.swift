@@ -46,6 +46,8 @@ public final class IndexDaemon: Sendable {
     /// Mount points named (`--mount`, `MOUNTS`) with no filesystem
     /// mounted there now: not indexed until one is.
     let waitingMounts = Locked<[FilePath]>([])
+    /// The mount id (`/proc/self/mountinfo`) of each system scope's mount.
+    let scopeMounts = Locked<[FilePath: String]>([:])
 
     /// Whether and how the daemon imports what is inside files.
     public struct ContentIndexing: Sendable {
@@ -145,8 +147,17 @@ public final class IndexDaemon: Sendable {
         }
         // A type PRUNEFS names is never indexed, even named.
         let types = LocalFilesystems.types(table)
-        let mounted = named.filter { types[$0.string].map { !configuration.prunedTypes.contains($0) } ?? false }
-        return (mounted.map(configuration.scope), named.filter { types[$0.string] == nil })
+        let devices = LocalFilesystems.devices(table)
+        // Each filesystem once: a path named twice, or a bind mount of one
+        // named already, is left out.
+        var seenPaths: Set<String> = []
+        var seenDevices: Set<String> = []
+        let unique = named.filter { seenPaths.insert($0.lexicallyNormalized().string).inserted }
+        let mounted = unique.filter { path in
+            guard let type = types[path.string], !configuration.prunedTypes.contains(type) else { return false }
+            return devices[path.string].map { seenDevices.insert($0).inserted } ?? true
+        }
+        return (mounted.map(configuration.scope), unique.filter { types[$0.string] == nil })
     }
 
     private static func start(
@@ -215,6 +226,12 @@ public final class IndexDaemon: Sendable {
             (scopes, waiting) = systemScopes(system, mountTable: mountTable ?? "")
             namesOnly = []
             for path in waiting { log("nothing is mounted at \(path.string) yet: indexed once something is") }
+            let types = LocalFilesystems.types(mountTable ?? "")
+            for path in system.mounts ?? [] {
+                if let type = types[path.string], system.prunedTypes.contains(type) {
+                    log("\(path.string) holds a \(type) filesystem, which PRUNEFS leaves out: not indexed")
+                }
+            }
         }
         let content = contentIndexing.flatMap {
             Self.startContent(
@@ -231,7 +248,13 @@ public final class IndexDaemon: Sendable {
             s.namesOnly = namesOnly
             s.snapshotWritten = written
         }
-        if let mountTable { daemon.mountPoints.withLock { $0 = LocalFilesystems.mountPoints(mountTable) } }
+        if let mountTable {
+            daemon.mountPoints.withLock { $0 = LocalFilesystems.mountPoints(mountTable) }
+            let ids = LocalFilesystems.mountIDs(mountTable)
+            daemon.scopeMounts.withLock { mounts in
+                for scope in scopes { mounts[scope.path] = ids[scope.path.string] }
+            }
+        }
         if system != nil {
             do throws(MetadataError) { try daemon.writeScopes() } catch { log("warning: \(error.description)") }
         }
@@ -551,32 +574,34 @@ public final class IndexDaemon: Sendable {
         let (wanted, waiting) = Self.systemScopes(configuration, mountTable: mountTable)
         waitingMounts.withLock { $0 = waiting }
         let current = state.withLock { $0.scopes }
-        for scope in current where !wanted.contains(scope) {
+        // A mount has a new id when it is mounted again or mounted over,
+        // even between two reads of the table.
+        let ids = LocalFilesystems.mountIDs(mountTable)
+        let known = scopeMounts.withLock { $0 }
+        let unchanged = wanted.filter { current.contains($0) && known[$0.path] == ids[$0.path.string] }
+        // Marks of filesystems unmounted since went with them: forgotten,
+        // so one mounted again is marked again.
+        fanotify?.keepFilesystems(of: unchanged.map(\.path))
+        for scope in current where !unchanged.contains(scope) {
             _ = try? removeScopes(at: scope.path)
-            log("\(scope.path.string) is no longer mounted: dropped from the index")
+            if !wanted.contains(scope) { log("\(scope.path.string) is no longer mounted: dropped from the index") }
         }
-        for scope in wanted {
-            if !current.contains(scope) {
-                do {
-                    try addScope(scope)
-                    log("\(scope.path.string) mounted: indexed")
-                } catch {
-                    log("warning: \(error.description)")
-                }
-                continue
-            }
-            // The same path, another filesystem: indexed afresh.
-            guard let (device, inode) = engine.rootIdentity(at: scope.path),
-                case .success(let status) = FileStatus.of(pathBytes: scope.path.bytes),
-                status.device != device || status.inode != inode
-            else { continue }
-            _ = try? removeScopes(at: scope.path)
+        for scope in wanted where !unchanged.contains(scope) {
             do {
                 try addScope(scope)
-                log("\(scope.path.string) holds another filesystem now: indexed afresh")
+                log(
+                    current.contains(scope)
+                        ? "\(scope.path.string) was mounted again (or over): indexed afresh"
+                        : "\(scope.path.string) mounted: indexed")
             } catch {
                 log("warning: \(error.description)")
             }
+        }
+        scopeMounts.withLock { mounts in
+            mounts = Dictionary(
+                uniqueKeysWithValues: wanted.compactMap { scope in
+                    ids[scope.path.string].map { (scope.path, $0) }
+                })
         }
     }
 

@@ -377,6 +377,10 @@ extension SystemIndexFeed.State {
 
 /// One `follow` stream from the system index, on a thread of its own.
 final class FeedConnection: @unchecked Sendable {
+    /// Tests slow the stream down on purpose: up to this many microseconds
+    /// before each line of events is delivered.
+    nonisolated(unsafe) static var slowDown: UInt32 = 0
+
     let paths: DaemonPaths
     let scope: [UInt8]
     // Set before `start`, read by the stream's thread only.
@@ -442,6 +446,7 @@ final class FeedConnection: @unchecked Sendable {
             case "overflow":
                 onOverflow?()
             case "events":
+                if Self.slowDown > 0 { usleep(UInt32.random(in: 0...Self.slowDown)) }
                 let events = (value["events"]?.array ?? []).compactMap { item -> EventFollower.Event? in
                     guard let folder = item.bytesField("folder"), let name = item.bytesField("name"),
                         let mask = item["mask"]?.integer, let cookie = item["cookie"]?.integer

@@ -142,9 +142,11 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 extension String {
-    /// Tabs and newlines shown as spaces so a caret under a query lines up.
-    fileprivate func replacingControlCharacters() -> String {
-        String(unicodeScalars.map { $0.value < 0x20 ? " " : Character($0) })
+    /// Tabs, newlines and other control characters (an escape sequence
+    /// would drive the terminal) shown as spaces, so a caret under a query
+    /// lines up.
+    func replacingControlCharacters() -> String {
+        String(unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
     }
 }
 

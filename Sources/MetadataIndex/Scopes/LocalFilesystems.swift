@@ -64,6 +64,29 @@ package enum LocalFilesystems {
         return types
     }
 
+    /// The device of the filesystem in effect at each mount point.
+    package static func devices(_ mountinfo: String) -> [String: String] {
+        var devices: [String: String] = [:]
+        for line in mountinfo.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4 else { continue }
+            devices[unescape(fields[4])] = String(fields[2])
+        }
+        return devices
+    }
+
+    /// The id of the mount in effect at each mount point (a new one each
+    /// time something is mounted).
+    package static func mountIDs(_ mountinfo: String) -> [String: String] {
+        var ids: [String: String] = [:]
+        for line in mountinfo.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count > 4 else { continue }
+            ids[unescape(fields[4])] = String(fields[0])
+        }
+        return ids
+    }
+
     /// Whether some filesystem is mounted strictly inside `folder`, among
     /// `mountPoints` (then a search of it crosses into other filesystems;
     /// else staying on its own filesystem changes nothing).

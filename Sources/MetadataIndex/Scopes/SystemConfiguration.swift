@@ -1,3 +1,4 @@
+import Glibc
 package import SystemPackage
 
 /// What the system index covers: its configuration file
@@ -46,6 +47,13 @@ package struct SystemConfiguration: Sendable, Equatable {
     ///   line and what is wrong with it.
     package static func read(from path: FilePath?) throws(MetadataError) -> SystemConfiguration {
         let file = path ?? defaultPath
+        // A FIFO or a device would block the read or never end.
+        var info = stat()
+        if lstat(file.string, &info) == 0, info.st_mode & S_IFMT != S_IFREG,
+            stat(file.string, &info) != 0 || info.st_mode & S_IFMT != S_IFREG
+        {
+            throw MetadataError.configuration("the system index configuration is not a regular file", path: file)
+        }
         let bytes: [UInt8]
         do {
             bytes = try readWholeFile(file, limit: sizeLimit)
@@ -66,9 +74,12 @@ package struct SystemConfiguration: Sendable, Equatable {
     package static func parse(_ text: String, path: FilePath) throws(MetadataError) -> SystemConfiguration {
         var configuration = standard
         var seen: Set<String> = []
-        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // A byte order mark, and Windows line ends, are not the file's text.
+        let body = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
+        let lines = body.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+        for (number, rawLine) in lines.enumerated() {
             func fail(_ message: String) -> MetadataError {
-                MetadataError.configuration(message, path: path, line: number + 1)
+                MetadataError.configuration(message.replacingControlCharacters(), path: path, line: number + 1)
             }
             let line = rawLine.trimmingSpaces
             guard !line.isEmpty, !line.hasPrefix("#") else { continue }
@@ -77,10 +88,16 @@ package struct SystemConfiguration: Sendable, Equatable {
             }
             let name = String(line[..<equals].trimmingSpaces)
             let quoted = line[line.index(after: equals)...].trimmingSpaces
-            guard quoted.count >= 2, quoted.hasPrefix("\""), quoted.hasSuffix("\""),
-                !quoted.dropFirst().dropLast().contains("\"")
-            else {
+            guard quoted.count >= 2, quoted.hasPrefix("\"") else {
                 throw fail("the value of \(name) must be in double quotes, as in \(name) = \"...\"")
+            }
+            guard let closing = quoted.dropFirst().firstIndex(of: "\"") else {
+                throw fail("the value of \(name) has no closing double quote")
+            }
+            guard quoted.index(after: closing) == quoted.endIndex else {
+                throw fail(
+                    "the value of \(name) is followed by \"\(quoted[quoted.index(after: closing)...].trimmingSpaces)\" "
+                        + "(one quoted value per line, and comments on lines of their own)")
             }
             guard seen.insert(name).inserted else { throw fail("\(name) is set twice") }
             let words = quoted.dropFirst().dropLast().split(whereSeparator: { $0 == " " || $0 == "\t" }).map(
@@ -96,6 +113,9 @@ package struct SystemConfiguration: Sendable, Equatable {
             case "PRUNENAMES":
                 for word in words where word.contains("/") {
                     throw fail("PRUNENAMES holds \"\(word)\", which is a path, not a folder name")
+                }
+                for word in words where word.contains(where: { "*?[".contains($0) }) {
+                    throw fail("PRUNENAMES holds \"\(word)\": names are matched whole, not as patterns")
                 }
                 configuration.prunedNames = Set(words.map { Array($0.utf8) })
             case "PRUNE_BIND_MOUNTS":

@@ -132,6 +132,25 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     /// How each filesystem (by fsid) met so far is watched.
     package var filesystems: [UInt64: FilesystemWatch] { state.withLock { $0.filesystems } }
 
+    /// Forgets the filesystems other than those mounted at `roots` (now):
+    /// an unmounted filesystem's mark went with it, so one mounted again,
+    /// with the same fsid, is marked afresh by its first folder.
+    package func keepFilesystems(of roots: [FilePath]) {
+        var kept: Set<UInt64> = []
+        for root in roots {
+            guard case .success(let folder) = DirectoryHandle.open(path: root) else { continue }
+            var filesystem: UInt64 = 0
+            var type: Int32 = 0
+            var bytes = [UInt8](repeating: 0, count: 128)
+            let length = bytes.withUnsafeMutableBufferPointer { buffer in
+                mdq_file_handle(
+                    folder.descriptor.rawValue, &filesystem, &type, buffer.baseAddress, UInt32(buffer.count))
+            }
+            if length >= 0 { kept.insert(filesystem) }
+        }
+        state.withLock { s in s.filesystems = s.filesystems.filter { kept.contains($0.key) } }
+    }
+
     /// Makes every new filesystem refuse its mark with this error, as a
     /// kernel or filesystem without them does (tests of the fallback).
     package var refusesMarks: Errno? {

@@ -45,19 +45,28 @@ struct SystemCommand: ParsableCommand {
                 valueName: "FILE"))
         var configurationFile: String?
 
+        /// The mount points named, absolute, symlinks resolved (the mount
+        /// table names the real path), each once.
         var resolved: [FilePath]? {
             guard !mounts.isEmpty else { return nil }
-            return mounts.map { FilePath(URL(fileURLWithPath: $0).standardizedFileURL.path) }
+            var seen: Set<String> = []
+            var paths: [FilePath] = []
+            for mount in mounts {
+                let path: String = URL(fileURLWithPath: mount).standardizedFileURL.resolvingSymlinksInPath().path
+                if seen.insert(path).inserted { paths.append(FilePath(path)) }
+            }
+            return paths
         }
 
         /// The configuration file read, and the folders named checked.
         ///
         /// - Throws: the configuration's error; a `--mount` that is not a
-        ///   folder.
+        ///   folder (one named in the file may be missing: it waits).
         func configuration() throws -> SystemConfiguration {
+            if configurationFile?.isEmpty == true { throw ValidationError("--config needs a file") }
             let file = configurationFile.map { FilePath(URL(fileURLWithPath: $0).standardizedFileURL.path) }
             let configuration = try SystemConfiguration.read(from: file)
-            for mount in resolved ?? configuration.mounts ?? [] {
+            for mount in resolved ?? [] {
                 var info = stat()
                 guard stat(mount.string, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
                     throw ValidationError("\(mount.string) is not a folder: a filesystem is named by its mount point")
@@ -126,7 +135,9 @@ struct SystemCommand: ParsableCommand {
         func run() throws {
             try SystemCommand.requireRoot("mdq system start")
             if let running = try? DaemonClient.connectSystem().hello() {
-                StandardOutput.print("the system index is already running (pid \(running.pid))")
+                StandardOutput.print(
+                    "the system index is already running (pid \(running.pid))"
+                        + (mounts.arguments.isEmpty ? "" : "; stop it first for --mount or --config to apply"))
                 return
             }
             // Refused here, not in the log of a daemon that did not start.

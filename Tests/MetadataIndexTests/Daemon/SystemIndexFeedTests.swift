@@ -128,6 +128,26 @@ extension LiveSuites {
             #expect(try pair.status().watches == 0, "the storm added no inotify watch")
         }
 
+        /// The stream slowed down on purpose (a busy system index, a slow
+        /// reader): a rename's two halves land in different batches of the
+        /// user's engine, folders are listed before the system index
+        /// watches them; storms still converge.
+        @Test(arguments: [UInt64(31), 32])
+        func aSlowStreamStillConverges(seed: UInt64) throws {
+            FeedConnection.slowDown = 30_000
+            defer { FeedConnection.slowDown = 0 }
+            let pair = try Pair()
+            try pair.start()
+            let text = "TRUEPREDICATE"
+            let (query, recorder) = try startQuery(text, pair)
+            let initial = query.results
+            var storm = Storm(scope: pair.scope.string, outside: pair.outside.string, seed: seed)
+            storm.run(operations: 1000)
+            try expectConverges(query, recorder, initial: initial, scope: pair.scope, text, "slowed, seed \(seed)")
+            query.stop()
+            #expect(try pair.status().watches == 0)
+        }
+
         /// The system index stops: the daemon watches the scope's folders
         /// with inotify from then on, and what changed meanwhile and after
         /// is found.

@@ -1,3 +1,4 @@
+import Glibc
 import SystemPackage
 import TestSupport
 import Testing
@@ -72,12 +73,36 @@ import Testing
         ("UPDATEDB = \"x\"", "1: unknown setting UPDATEDB"),
         ("just words", "1: expected NAME = \"VALUE\""),
         ("MOUNTS = \"home\"", "1: MOUNTS holds \"home\""),
+        ("PRUNEPATHS = \"/a\" # scratch", "1: the value of PRUNEPATHS is followed by \"# scratch\""),
+        ("PRUNEPATHS = \"/a\" \"/b\"", "1: the value of PRUNEPATHS is followed by"),
+        ("PRUNEPATHS = \"/a", "1: the value of PRUNEPATHS has no closing double quote"),
+        ("PRUNENAMES = \"*.tmp\"", "1: PRUNENAMES holds \"*.tmp\": names are matched whole"),
+        ("\u{1B}]0;title\u{07}", "1: expected NAME = \"VALUE\", found \" ]0;title \""),
     ])
     func mistakesAreNamedWithTheirLine(text: String, message: String) {
         #expect {
             _ = try SystemConfiguration.parse(text, path: file)
         } throws: { error in
             "\(error)".hasPrefix("/etc/mdq/system.conf:" + message)
+        }
+    }
+
+    /// Windows line ends and a byte order mark are read as plain lines.
+    @Test func windowsLineEndsAndAByteOrderMark() throws {
+        let configuration = try SystemConfiguration.parse(
+            "\u{FEFF}# comment\r\nPRUNEPATHS = \"/a /b\"\r\nPRUNENAMES = \".git\"\r\n", path: file)
+        #expect(configuration.prunedPaths == ["/a", "/b"] && configuration.prunedNames == [Array(".git".utf8)])
+    }
+
+    /// A FIFO (or a device) named as the file is refused at once, not read.
+    @Test func aFileThatIsNotRegularIsRefused() throws {
+        let temp = try TemporaryDirectory()
+        let fifo = temp.path.appending("fifo.conf")
+        #expect(mkfifo(fifo.string, 0o600) == 0)
+        #expect {
+            _ = try SystemConfiguration.read(from: fifo)
+        } throws: { error in
+            "\(error)".contains("is not a regular file")
         }
     }
 
@@ -119,5 +144,9 @@ import Testing
         named.mounts = ["/home", "/srv/data", "/srv/empty"]
         let (scopes, waiting) = IndexDaemon.systemScopes(named, mountTable: mountinfo)
         #expect(scopes.map(\.path.string) == ["/srv/data"] && waiting == ["/srv/empty"])
+        // Each filesystem once: named twice, or again through a bind mount.
+        named.mounts = ["/srv/data", "/srv/data/", "/srv/bound"]
+        let bound = mountinfo + "\n29 22 253:3 / /srv/bound rw - ext4 /dev/vdb1 rw"
+        #expect(IndexDaemon.systemScopes(named, mountTable: bound).scopes.map(\.path.string) == ["/srv/data"])
     }
 }
