@@ -504,6 +504,9 @@ extension DaemonSession {
                         var line = JSONWriter(capacity: 4096)
                         switch follower.next() {
                         case .closed:
+                            // Ended by the engine (its folder moved or left)
+                            // or by the session: the client learns it.
+                            socket.shutdown()
                             return
                         case .overflow:
                             line.raw("{\"event\":\"overflow\"}\n")

@@ -101,16 +101,24 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
             case .success(let rootInfo) = FileStatus.of(pathBytes: holder.path.bytes),
             info.device == rootInfo.device
         else { return false }
-        // Scopes inside a followed one need no stream of their own.
+        // Scopes inside a followed one need no stream of their own; the
+        // streams of scopes inside this one end (their folders are this
+        // one's from the rescan on).
+        var inner: [FeedConnection] = []
         let reserved = state.withLock { s -> Bool in
             if s.followed.keys.contains(where: { path == $0 || path.starts(with: Self.folderPrefix($0)) }) {
                 return false
+            }
+            for scope in s.followed.keys where scope.starts(with: Self.folderPrefix(path)) {
+                if let connection = s.followed.removeValue(forKey: scope)?.connection { inner.append(connection) }
+                s.forget(scope: scope)
             }
             s.followed[path] = Followed(
                 device: info.device, systemRoot: holder.path.bytes, prunedNames: holder.rules.prunedFolderNames,
                 prunedPaths: holder.rules.prunedFolderPaths, connection: nil)
             return true
         }
+        for connection in inner { connection.stop() }
         guard reserved else { return state.withLock { $0.followingScope(of: path, device: info.device) != nil } }
         let connection = FeedConnection(paths: paths, scope: path)
         connection.onEvents = { [weak self] events in self?.deliver(events, scope: path) }
@@ -126,6 +134,9 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
             return true
         }
         if !kept { connection.stop() }
+        // The folders of the scopes whose streams ended are watched again,
+        // through this one.
+        if !inner.isEmpty { requestRescan() }
         return kept
     }
 
@@ -289,7 +300,12 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
                     }
                 }
             }
-            if s.movedFolders.count > 4096 { s.movedFolders.removeAll() }
+            if s.movedFolders.count > 4096 {
+                // Moves out that never came back in: forgotten, and the
+                // engine rescans in case one of them still would.
+                s.movedFolders.removeAll()
+                leftFeed = true
+            }
             return s.onEvents
         }
         if !events.isEmpty { handler?(events) }

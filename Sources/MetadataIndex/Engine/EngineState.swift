@@ -233,7 +233,12 @@ final class EngineState {
             return
         }
         guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else { return }
-        if !followers.isEmpty { tell(event, in: folder) }
+        if !followers.isEmpty {
+            tell(event, in: folder)
+            // A permission may have changed: what viewers may reach is
+            // judged afresh.
+            if event.mask.contains(.attributes) { followerVisibility.removeAll(keepingCapacity: true) }
+        }
         if event.name.isEmpty {
             if event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
                 // An inner folder's fate is told by its parent's DELETE or
@@ -386,6 +391,7 @@ final class EngineState {
     /// Removes an entry and its subtree, recording the removals and dropping
     /// the watches.
     func removeEntry(_ id: UInt32) {
+        endFollowers(touching: id)
         noteConflictCopy(id)
         changes.removed.insert(id)
         if index.kind(of: EntryID(id)) == .folder {
@@ -435,6 +441,7 @@ final class EngineState {
         let listedBefore = isFolder && descends(into: entry)
         let excludedPaths = isFolder ? rules(at: entry).prunedFolderPaths : []
         let pathBefore = excludedPaths.isEmpty ? [] : pathBytes(of: entry)
+        endFollowers(touching: entry)
         noteConflictCopy(entry)
         index.move(EntryID(entry), to: EntryID(folder), name: name)
         noteConflictCopy(entry)
@@ -476,8 +483,10 @@ final class EngineState {
     /// leaving the index (deleted, or moved out of scope).
     func dropWatches(under id: UInt32) {
         func drop(_ folder: UInt32) {
-            if let watch = folderToWatch.removeValue(forKey: folder) {
-                if watchToFolder[watch] == folder { watchToFolder[watch] = nil }
+            // A watch another folder has taken since (the same folder,
+            // crawled again as a new entry) stays.
+            if let watch = folderToWatch.removeValue(forKey: folder), watchToFolder[watch] == folder {
+                watchToFolder[watch] = nil
                 removeWatch(watch)
             }
             listing.remove(folder)
@@ -493,9 +502,10 @@ final class EngineState {
     /// A scope root disappeared: its contents are removed (and reported);
     /// the root entry stays, marked missing, until the folder returns.
     func rootGone(_ root: UInt32) {
+        endFollowers(touching: root)
         for child in index.children(of: EntryID(root)) { removeEntry(child.rawValue) }
-        if let watch = folderToWatch.removeValue(forKey: root) {
-            if watchToFolder[watch] == root { watchToFolder[watch] = nil }
+        if let watch = folderToWatch.removeValue(forKey: root), watchToFolder[watch] == root {
+            watchToFolder[watch] = nil
             removeWatch(watch)
         }
         if folderProblems[root] != nil { folderProblems[root] = nil }

@@ -97,6 +97,21 @@ final class EventFollower: Sendable {
 }
 
 extension EngineState {
+    /// Ends the streams of followers whose folder is `folder` or lies inside
+    /// it, before it moves or leaves the index: their paths would no longer
+    /// lead anywhere. A follower's end is its cue to watch by itself.
+    func endFollowers(touching folder: UInt32) {
+        guard !followers.isEmpty, index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else {
+            return
+        }
+        let path = pathBytes(of: folder)
+        let prefix = path == [0x2F] ? path : path + [0x2F]
+        for (key, follower) in followers where follower.scope == path || follower.scope.starts(with: prefix) {
+            follower.close()
+            followers[key] = nil
+        }
+    }
+
     /// Tells the followers whose folder holds `folder` an event the engine
     /// is applying there (the viewer's permission judged by the index).
     func tell(_ event: InotifyEvent, in folder: UInt32, contents: Bool = false) {
@@ -138,8 +153,11 @@ extension LiveEngine {
 
     /// The device of the live root that lists `path`, as it was crawled.
     func rootDevice(holding path: FilePath) -> DeviceNumber? {
-        state.withLock { s in
-            s.roots.values.first { !$0.missing && $0.lists(path.lexicallyNormalized()) }?.device
+        let normalized = path.lexicallyNormalized()
+        return state.withLock { s in
+            // The deepest: a filesystem mounted inside another has its own root.
+            s.roots.values.filter { !$0.missing && $0.lists(normalized) }
+                .max { $0.path.components.count < $1.path.components.count }?.device
         }
     }
 

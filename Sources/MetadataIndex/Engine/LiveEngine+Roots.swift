@@ -100,6 +100,7 @@ extension LiveEngine {
                 s.roots[rootID] = info
                 return
             }
+            s.endFollowers(touching: rootID)
             s.roots[rootID] = nil
             if let recovery = info.recoveryWatch {
                 s.recoveryWatches[recovery] = nil

@@ -170,13 +170,19 @@ package final class LiveEngine: Sendable {
     /// event of the watch applied before this call is dropped: the listing
     /// shows its effect).
     private func watchAdded(_ watch: Int32, folder: UInt32) {
-        state.withLock { s in
+        let replaced = state.withLock { s -> Int32? in
+            var replaced: Int32?
             if let old = s.folderToWatch[folder], old != watch, s.watchToFolder[old] == folder {
                 s.watchToFolder[old] = nil
+                replaced = old
             }
             s.watchToFolder[watch] = folder
             s.folderToWatch[folder] = watch
+            return replaced
         }
+        // The folder is watched another way now (a system index's feed
+        // took it over, or gave it back): the old watch goes.
+        if let replaced { watcher.removeWatch(replaced, owner: owner) }
     }
 
     // MARK: Applying events

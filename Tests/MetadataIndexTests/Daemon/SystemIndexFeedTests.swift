@@ -313,3 +313,115 @@ extension LiveSuites {
         }
     }
 }
+
+/// What a review found, kept as tests: streams that outlive what they
+/// follow, nested scopes, watches handed between the feed and inotify.
+extension LiveSuites.SystemIndexFeedTests {
+    /// An inner scope followed first, an outer one added after: the outer
+    /// stream takes the inner's folders over, so a folder moved from the
+    /// inner scope to the outer one is still told.
+    @Test func anOuterScopeTakesOverAnInnerOnesStream() throws {
+        let pair = try Pair(files: 0)
+        let inner = pair.scope.appending("inner")
+        for i in 0..<20 {
+            try FileManager.default.createDirectory(
+                atPath: inner.appending("d\(i)/sub").string, withIntermediateDirectories: true)
+        }
+        try pair.start(scope: inner)
+        _ = try DaemonClient.connect(pair.userPaths).addScope(ScopeRequest(path: pair.scope, rules: ScopeRules()))
+        #expect(try pair.status().followed == [pair.scope])
+        let (query, _) = try startQuery("TRUEPREDICATE", pair)
+        defer { query.stop() }
+        #expect(differences(query, scope: pair.scope).isEmpty, "initial")
+        for i in 0..<20 {
+            #expect(rename(inner.appending("d\(i)").string, pair.scope.appending("d\(i)").string) == 0)
+        }
+        let moved = differences(query, scope: pair.scope)
+        #expect(moved.isEmpty, "after the moves: \(moved.prefix(4))")
+        for i in 0..<20 {
+            write(pair.scope.appending("d\(i)/later.txt"), "l")
+            write(pair.scope.appending("d\(i)/sub/deeper.txt"), "l")
+        }
+        let later = differences(query, scope: pair.scope)
+        #expect(later.isEmpty, "later: \(later.prefix(4))")
+    }
+
+    /// The followed folder itself renamed away: the stream ends (its paths
+    /// lead nowhere), and the daemon sees its scope gone, then made again.
+    @Test func theFollowedFolderRenamedAwayEndsItsStream() throws {
+        let pair = try Pair(files: 4)
+        try pair.start()
+        let (query, _) = try startQuery("TRUEPREDICATE", pair)
+        defer { query.stop() }
+        #expect(differences(query, scope: pair.scope).isEmpty, "initial")
+        #expect(rename(pair.scope.string, pair.outside.appending("gone").string) == 0)
+        #expect(waitUntil(timeout: 10, interval: 0.05) { query.results.isEmpty }, "\(query.results.count) left")
+        try FileManager.default.createDirectory(atPath: pair.scope.string, withIntermediateDirectories: true)
+        write(pair.scope.appending("new.txt"), "n")
+        let after = differences(query, scope: pair.scope)
+        #expect(after.isEmpty, "\(after.prefix(6))")
+    }
+
+    /// The system index drops its filesystem and adds it again (a remount):
+    /// the stream ends with it, and what changed meanwhile is found.
+    @Test func aFilesystemDroppedByTheSystemIndexEndsTheStream() throws {
+        let pair = try Pair(files: 8)
+        try pair.start()
+        let (query, _) = try startQuery("TRUEPREDICATE", pair)
+        defer { query.stop() }
+        #expect(differences(query, scope: pair.scope).isEmpty, "initial")
+        let system = try #require(pair.system)
+        let held = try DaemonClient.connectSystem(pair.systemPaths).status().scopes.map(\.scope)
+        _ = try system.removeScopes(at: pair.filesystem.mountPoint)
+        write(pair.scope.appending("pre0/while-away.txt"), "w")
+        _ = unlink(pair.scope.appending("pre1/f1.txt").string)
+        for scope in held { try system.addScope(scope) }
+        write(pair.scope.appending("pre2/after.txt"), "a")
+        let after = differences(query, scope: pair.scope)
+        #expect(after.isEmpty, "\(after)")
+    }
+
+    /// A folder back from a prune is followed again at the next rescan, and
+    /// the inotify watch it had is removed (not left behind).
+    @Test func aWatchHandedBackToTheFeedIsRemoved() throws {
+        let pair = try Pair(files: 0)
+        let data = pair.scope.appending("proj/data")
+        try FileManager.default.createDirectory(
+            atPath: data.appending("inner").string, withIntermediateDirectories: true)
+        var configuration = SystemConfiguration.standard
+        configuration.prunedNames = [Array("cache".utf8)]
+        try pair.start(configuration: configuration)
+        let (query, _) = try startQuery("TRUEPREDICATE", pair)
+        defer { query.stop() }
+        #expect(rename(data.string, pair.scope.appending("proj/cache").string) == 0)
+        #expect(waitUntil(timeout: 10) { ((try? pair.status())?.watches ?? 0) >= 2 })
+        #expect(rename(pair.scope.appending("proj/cache").string, data.string) == 0)
+        #expect(differences(query, scope: pair.scope).isEmpty)
+        pair.user?.feed?.requestRescan()
+        #expect(waitUntil(timeout: 10) { (try? pair.status())?.watches == 0 })
+    }
+
+    /// A filesystem mounted inside another the system index holds is
+    /// followed through its own root (the deepest), not refused as being on
+    /// another filesystem than the outer one.
+    @Test func aFolderOfANestedFilesystemIsFollowed() throws {
+        let pair = try Pair(files: 0)
+        let other = try LoopFilesystem()
+        let target = pair.scope.appending("inner")
+        try FileManager.default.createDirectory(atPath: target.string, withIntermediateDirectories: true)
+        #expect(try Shell.run("/usr/bin/mount", ["--bind", other.mountPoint.string, target.string]).status == 0)
+        defer { _ = try? Shell.run("/usr/bin/umount", ["-l", target.string]) }
+        try FileManager.default.createDirectory(
+            atPath: target.appending("x/y").string, withIntermediateDirectories: true)
+        pair.system = try IndexDaemon.startSystem(
+            mounts: [target, pair.filesystem.mountPoint], paths: pair.systemPaths)
+        let systemPaths = pair.systemPaths
+        #expect(
+            waitUntil(timeout: 20) {
+                (try? DaemonClient.connectSystem(systemPaths).status())?.scopes.filter { $0.live }.count == 2
+            })
+        let feed = try SystemIndexFeed(paths: systemPaths)
+        defer { feed.stop() }
+        #expect(feed.follow(target.appending("x")))
+    }
+}
