@@ -388,6 +388,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
                 let directory: InotifyMask = mask & Self.onDirectory != 0 ? .isDirectory : []
                 if mask & Self.renamed != 0 {
                     let cookie = cookies.add(1, ordering: .relaxed).oldValue
+                    var source: InotifyEvent?
                     for (type, record) in records {
                         guard let watch = s.watches[record.key] else {
                             s.dropped += 1
@@ -397,12 +398,18 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
                             events.append(
                                 InotifyEvent(
                                     watch: watch, mask: [.movedFrom, directory], cookie: cookie, name: record.name))
+                            source = InotifyEvent(watch: watch, mask: .create, cookie: 0, name: record.name)
                         } else if type == Self.newDirectoryAndName {
                             events.append(
                                 InotifyEvent(
                                     watch: watch, mask: [.movedTo, directory], cookie: cookie, name: record.name))
                         }
                     }
+                    // The kernel merges an event into one of the same name
+                    // still queued: a creation at the old name after the
+                    // rename can come merged into an event before it. The old
+                    // name is read again after the move.
+                    if let source { events.append(source) }
                     continue
                 }
                 guard let (_, record) = records.first(where: { $0.type == Self.directoryAndName }) else { continue }
