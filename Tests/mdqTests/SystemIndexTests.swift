@@ -270,10 +270,11 @@ struct SystemIndexTests {
         try index.start()
         defer { index.stop() }
         let user = Self.users[0]
-        func found() -> Set<String> {
-            let output = try? index.mdq(["--daemon", "-a", "file-pub.txt"], user: user.user, groups: user.groups)
-            return Set((output?.stdoutText ?? "").split(separator: "\n").map(String.init))
+        /// What the user's `mdq --daemon -a NAME` prints.
+        func printed(_ name: String) -> String {
+            (try? index.mdq(["--daemon", "-a", name], user: user.user, groups: user.groups))?.stdoutText ?? ""
         }
+        func found() -> Set<String> { Set(printed("file-pub.txt").split(separator: "\n").map(String.init)) }
         #expect(found() == [index.mount + "/pub/file-pub.txt"])
         index.filesystem.unmount()
         #expect(waitUntil(timeout: 10, interval: 0.05) { found().isEmpty }, "\(index.log)")
@@ -302,10 +303,9 @@ struct SystemIndexTests {
         FileManager.default.createFile(atPath: index.mount + "/pub/after-remount.txt", contents: nil)
         #expect(
             waitUntil(timeout: 10, interval: 0.05) {
-                let output = try? index.mdq(
-                    ["--daemon", "-a", "after-remount.txt"], user: user.user, groups: user.groups)
-                return output?.stdoutText == index.mount + "/pub/after-remount.txt\n"
-            }, "\(index.log)")
+                printed("after-remount.txt") == index.mount + "/pub/after-remount.txt\n"
+            },
+            "\(index.log)")
         // Unmounted and mounted again at once (perhaps between two reads of
         // the mount table: the mount's new id tells).
         _ = try Shell.run(
@@ -313,10 +313,9 @@ struct SystemIndexTests {
         FileManager.default.createFile(atPath: index.mount + "/pub/after-quick.txt", contents: nil)
         #expect(
             waitUntil(timeout: 10, interval: 0.05) {
-                let output = try? index.mdq(
-                    ["--daemon", "-a", "after-quick.txt"], user: user.user, groups: user.groups)
-                return output?.stdoutText == index.mount + "/pub/after-quick.txt\n"
-            }, "\(index.log)")
+                printed("after-quick.txt") == index.mount + "/pub/after-quick.txt\n"
+            },
+            "\(index.log)")
     }
 
     /// A folder inside the filesystem that another filesystem is mounted on

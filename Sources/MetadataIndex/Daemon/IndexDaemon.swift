@@ -146,18 +146,18 @@ public final class IndexDaemon: Sendable {
             return (LocalFilesystems.parse(table, configuration: configuration).map(configuration.scope), [])
         }
         // A type PRUNEFS names is never indexed, even named.
-        let types = LocalFilesystems.types(table)
-        let devices = LocalFilesystems.devices(table)
+        let mounts = LocalFilesystems.inEffect(table)
         // Each filesystem once: a path named twice, or a bind mount of one
         // named already, is left out.
         var seenPaths: Set<String> = []
         var seenDevices: Set<String> = []
         let unique = named.filter { seenPaths.insert($0.lexicallyNormalized().string).inserted }
         let mounted = unique.filter { path in
-            guard let type = types[path.string], !configuration.prunedTypes.contains(type) else { return false }
-            return devices[path.string].map { seenDevices.insert($0).inserted } ?? true
+            guard let mount = mounts[path.string], let type = mount.type, !configuration.prunedTypes.contains(type)
+            else { return false }
+            return seenDevices.insert(mount.device).inserted
         }
-        return (mounted.map(configuration.scope), unique.filter { types[$0.string] == nil })
+        return (mounted.map(configuration.scope), unique.filter { mounts[$0.string]?.type == nil })
     }
 
     private static func start(
@@ -226,9 +226,9 @@ public final class IndexDaemon: Sendable {
             (scopes, waiting) = systemScopes(system, mountTable: mountTable ?? "")
             namesOnly = []
             for path in waiting { log("nothing is mounted at \(path.string) yet: indexed once something is") }
-            let types = LocalFilesystems.types(mountTable ?? "")
+            let mounts = LocalFilesystems.inEffect(mountTable ?? "")
             for path in system.mounts ?? [] {
-                if let type = types[path.string], system.prunedTypes.contains(type) {
+                if let type = mounts[path.string]?.type, system.prunedTypes.contains(type) {
                     log("\(path.string) holds a \(type) filesystem, which PRUNEFS leaves out: not indexed")
                 }
             }
@@ -250,9 +250,9 @@ public final class IndexDaemon: Sendable {
         }
         if let mountTable {
             daemon.mountPoints.withLock { $0 = LocalFilesystems.mountPoints(mountTable) }
-            let ids = LocalFilesystems.mountIDs(mountTable)
-            daemon.scopeMounts.withLock { mounts in
-                for scope in scopes { mounts[scope.path] = ids[scope.path.string] }
+            let mounts = LocalFilesystems.inEffect(mountTable)
+            daemon.scopeMounts.withLock { ids in
+                for scope in scopes { ids[scope.path] = mounts[scope.path.string]?.id }
             }
         }
         if system != nil {
@@ -576,9 +576,9 @@ public final class IndexDaemon: Sendable {
         let current = state.withLock { $0.scopes }
         // A mount has a new id when it is mounted again or mounted over,
         // even between two reads of the table.
-        let ids = LocalFilesystems.mountIDs(mountTable)
+        let mounts = LocalFilesystems.inEffect(mountTable)
         let known = scopeMounts.withLock { $0 }
-        let unchanged = wanted.filter { current.contains($0) && known[$0.path] == ids[$0.path.string] }
+        let unchanged = wanted.filter { current.contains($0) && known[$0.path] == mounts[$0.path.string]?.id }
         // Marks of filesystems unmounted since went with them: forgotten,
         // so one mounted again is marked again.
         fanotify?.keepFilesystems(of: unchanged.map(\.path))
@@ -597,10 +597,10 @@ public final class IndexDaemon: Sendable {
                 log("warning: \(error.description)")
             }
         }
-        scopeMounts.withLock { mounts in
-            mounts = Dictionary(
+        scopeMounts.withLock { ids in
+            ids = Dictionary(
                 uniqueKeysWithValues: wanted.compactMap { scope in
-                    ids[scope.path.string].map { (scope.path, $0) }
+                    mounts[scope.path.string].map { (scope.path, $0.id) }
                 })
         }
     }
@@ -657,15 +657,7 @@ public final class IndexDaemon: Sendable {
             out.bool(engine.isVerifying)
             out.field("scopes")
             DaemonProtocol.write(scopeList, namesOnly: [], to: &out)
-            out.field("filesystems")
             writeFilesystems(to: &out)
-            out.field("waiting")
-            out.raw("[")
-            for (i, path) in waitingMounts.withLock({ $0 }).enumerated() {
-                if i > 0 { out.raw(",") }
-                out.string(path.bytes)
-            }
-            out.raw("]")
             return
         }
         let (scopes, written, queries, cancelled) = state.withLock { s in
@@ -731,15 +723,7 @@ public final class IndexDaemon: Sendable {
         if isSystem {
             out.field("system")
             out.bool(true)
-            out.field("filesystems")
             writeFilesystems(to: &out)
-            out.field("waiting")
-            out.raw("[")
-            for (i, path) in waitingMounts.withLock({ $0 }).enumerated() {
-                if i > 0 { out.raw(",") }
-                out.string(path.bytes)
-            }
-            out.raw("]")
             out.field("droppedEvents")
             out.integer(fanotify?.droppedEvents ?? 0)
             out.field("rescans")
@@ -771,9 +755,12 @@ public final class IndexDaemon: Sendable {
         out.raw("]")
     }
 
-    /// How the system index watches each filesystem: `{"fsid", "watch":
-    /// "mark"}` or `"inotify"` with the reason the mark was refused.
+    /// The `filesystems` field: how the system index watches each
+    /// filesystem (`{"fsid", "watch": "mark"}`, or `"inotify"` with the
+    /// reason the mark was refused); and `waiting`: the mount points named
+    /// with nothing mounted on them.
     private func writeFilesystems(to out: inout JSONWriter) {
+        out.field("filesystems")
         out.raw("[")
         for (i, (fsid, how)) in (fanotify?.filesystems ?? [:]).sorted(by: { $0.key < $1.key }).enumerated() {
             if i > 0 { out.raw(",") }
@@ -790,6 +777,13 @@ public final class IndexDaemon: Sendable {
                 out.string(Array(error.description.utf8))
             }
             out.raw("}")
+        }
+        out.raw("]")
+        out.field("waiting")
+        out.raw("[")
+        for (i, path) in waitingMounts.withLock({ $0 }).enumerated() {
+            if i > 0 { out.raw(",") }
+            out.string(path.bytes)
         }
         out.raw("]")
     }

@@ -16,75 +16,60 @@ package enum LocalFilesystems {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// One line of the mount table.
+    package struct Mount: Sendable {
+        /// The mount's id (a new one each time something is mounted).
+        package var id: String
+        /// The filesystem's device (`major:minor`).
+        package var device: String
+        /// The folder of the filesystem mounted (`/` unless a bind mount of part of it).
+        package var root: String
+        package var point: String
+        /// The filesystem type; nil on a line without one.
+        package var type: String?
+    }
+
+    /// The lines of `mountinfo` text, in order.
+    package static func mounts(_ mountinfo: String) -> [Mount] {
+        mountinfo.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 4 else { return nil }
+            let separator = fields.firstIndex(of: "-")
+            let type = separator.flatMap { $0 >= 5 && $0 + 1 < fields.count ? String(fields[$0 + 1]) : nil }
+            return Mount(
+                id: String(fields[0]), device: String(fields[2]), root: String(fields[3]), point: unescape(fields[4]),
+                type: type)
+        }
+    }
+
+    /// The mount in effect at each mount point (the last one there).
+    package static func inEffect(_ mountinfo: String) -> [String: Mount] {
+        var mounts: [String: Mount] = [:]
+        for mount in Self.mounts(mountinfo) { mounts[mount.point] = mount }
+        return mounts
+    }
+
     /// The mount points of `mountinfo` text worth indexing under
     /// `configuration`'s prunes.
     package static func parse(
         _ mountinfo: String, configuration: SystemConfiguration = .standard
     ) -> [FilePath] {
-        var devices: Set<Substring> = []
-        var mounts: [FilePath] = []
-        for line in mountinfo.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard let separator = fields.firstIndex(of: "-"), separator >= 5, separator + 1 < fields.count else {
-                continue
-            }
-            let device = fields[2]
-            let root = fields[3]
-            let point = unescape(fields[4])
-            let type = String(fields[separator + 1])
-            guard persistentTypes.contains(type), !configuration.prunedTypes.contains(type), root == "/" else {
-                continue
-            }
-            guard !configuration.prunes(point) else { continue }
-            guard devices.insert(device).inserted else { continue }
-            mounts.append(FilePath(point))
+        var devices: Set<String> = []
+        var points: [FilePath] = []
+        for mount in mounts(mountinfo) {
+            guard let type = mount.type, persistentTypes.contains(type), !configuration.prunedTypes.contains(type),
+                mount.root == "/"
+            else { continue }
+            guard !configuration.prunes(mount.point) else { continue }
+            guard devices.insert(mount.device).inserted else { continue }
+            points.append(FilePath(mount.point))
         }
-        return mounts
+        return points
     }
 
     /// Every mount point of `mountinfo` text, whatever its filesystem.
     package static func mountPoints(_ mountinfo: String) -> [String] {
-        mountinfo.split(separator: "\n").compactMap { line in
-            let fields = line.split(separator: " ")
-            return fields.count > 4 ? unescape(fields[4]) : nil
-        }
-    }
-
-    /// The filesystem type mounted at each mount point (the last mount
-    /// there, the one in effect).
-    package static func types(_ mountinfo: String) -> [String: String] {
-        var types: [String: String] = [:]
-        for line in mountinfo.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard let separator = fields.firstIndex(of: "-"), separator >= 5, separator + 1 < fields.count else {
-                continue
-            }
-            types[unescape(fields[4])] = String(fields[separator + 1])
-        }
-        return types
-    }
-
-    /// The device of the filesystem in effect at each mount point.
-    package static func devices(_ mountinfo: String) -> [String: String] {
-        var devices: [String: String] = [:]
-        for line in mountinfo.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count > 4 else { continue }
-            devices[unescape(fields[4])] = String(fields[2])
-        }
-        return devices
-    }
-
-    /// The id of the mount in effect at each mount point (a new one each
-    /// time something is mounted).
-    package static func mountIDs(_ mountinfo: String) -> [String: String] {
-        var ids: [String: String] = [:]
-        for line in mountinfo.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard fields.count > 4 else { continue }
-            ids[unescape(fields[4])] = String(fields[0])
-        }
-        return ids
+        mounts(mountinfo).map(\.point)
     }
 
     /// Whether some filesystem is mounted strictly inside `folder`, among

@@ -72,34 +72,16 @@ extension LiveSuites {
         }
 
         func startQuery(_ text: String, _ pair: Pair) throws -> (MetadataQuery, QueryRecorder) {
-            let engine = try #require(pair.user).engine
-            let query = MetadataQuery(engineProvider: { engine })
-            query.predicate = try MetadataPredicate(text)
-            query.searchScopes = [.directory(pair.scope)]
-            query.notificationBatchingInterval = 0
-            let recorder = QueryRecorder(query)
-            #expect(query.start())
-            #expect(recorder.waitForFinish())
-            return (query, recorder)
+            try startLiveQuery(text, scope: pair.scope, engine: try #require(pair.user).engine)
         }
 
         func expectConverges(
             _ query: MetadataQuery, _ recorder: QueryRecorder, initial: [MetadataItem], scope: FilePath,
             _ text: String, _ context: String
         ) throws {
-            let predicate = try MetadataPredicate(text)
-            var differences: [String] = []
-            let converged = recorder.wait(timeout: 30) {
-                guard let fresh = try? freshItems(roots: [CrawlRoot(path: scope)], predicate, hidden: false)
-                else { return false }
-                differences = attributeDifferences(query.results, fresh)
-                return differences.isEmpty
+            try expectLiveQueryConverges(query, recorder, initial: initial, text, context) {
+                try freshItems(roots: [CrawlRoot(path: scope)], $0, hidden: false)
             }
-            #expect(converged, "\(context) \(text): \(differences.prefix(8))")
-            query.deliveryQueue.sync {}
-            let (problems, state) = replay(recorder.deliveredUpdates, on: initial)
-            #expect(problems.isEmpty, "\(context): \(problems.prefix(5))")
-            #expect(Set(state.keys) == Set(query.results.map(\.id)), "\(context): replayed updates differ")
         }
 
         /// Followed through the system index: no inotify watch for the
@@ -291,13 +273,8 @@ extension LiveSuites {
             try pair.start(scope: inner)
             let status = try pair.status()
             #expect(status.followed.isEmpty && status.watches > 0, "\(status.followed) \(status.watches)")
-            let engine = try #require(pair.user).engine
-            let query = MetadataQuery(engineProvider: { engine })
-            query.predicate = try MetadataPredicate("TRUEPREDICATE")
-            query.searchScopes = [.directory(inner)]
-            let recorder = QueryRecorder(query)
-            #expect(query.start())
-            #expect(recorder.waitForFinish())
+            let (query, _) = try startLiveQuery(
+                "TRUEPREDICATE", scope: inner, engine: try #require(pair.user).engine)
             defer { query.stop() }
             write(inner.appending("sub/b.txt"), "b")
             #expect(differences(query, scope: inner).isEmpty)

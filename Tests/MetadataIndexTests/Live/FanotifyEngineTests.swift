@@ -17,14 +17,7 @@ extension LiveSuites {
         func startQuery(_ predicate: String, scope: FilePath, engine: LiveEngine) throws -> (
             MetadataQuery, QueryRecorder
         ) {
-            let query = MetadataQuery(engineProvider: { engine })
-            query.predicate = try MetadataPredicate(predicate)
-            query.searchScopes = [.directory(scope)]
-            query.notificationBatchingInterval = 0
-            let recorder = QueryRecorder(query)
-            #expect(query.start())
-            #expect(recorder.waitForFinish())
-            return (query, recorder)
+            try startLiveQuery(predicate, scope: scope, engine: engine)
         }
 
         /// Waits until `query` equals a fresh crawl of `scope` (paths and
@@ -33,19 +26,9 @@ extension LiveSuites {
             _ query: MetadataQuery, _ recorder: QueryRecorder, initial: [MetadataItem], scope: FilePath, _ text: String,
             _ context: String
         ) throws {
-            let predicate = try MetadataPredicate(text)
-            var differences: [String] = []
-            let converged = recorder.wait(timeout: 30) {
-                guard let fresh = try? freshItems(roots: [CrawlRoot(path: scope)], predicate, hidden: false)
-                else { return false }
-                differences = attributeDifferences(query.results, fresh)
-                return differences.isEmpty
+            try expectLiveQueryConverges(query, recorder, initial: initial, text, context) {
+                try freshItems(roots: [CrawlRoot(path: scope)], $0, hidden: false)
             }
-            #expect(converged, "\(context) \(text): \(differences.prefix(5))")
-            query.deliveryQueue.sync {}
-            let (problems, state) = replay(recorder.deliveredUpdates, on: initial)
-            #expect(problems.isEmpty, "\(context): \(problems.prefix(5))")
-            #expect(Set(state.keys) == Set(query.results.map(\.id)), "\(context): replayed updates differ")
         }
 
         /// A seeded storm (saves, renames across folders and out of the

@@ -64,33 +64,16 @@ extension LiveSuites {
         }
 
         func startQuery(_ text: String, _ setup: Setup) throws -> (MetadataQuery, QueryRecorder) {
-            let engine = setup.engine
-            let query = MetadataQuery(engineProvider: { engine })
-            query.predicate = try MetadataPredicate(text)
-            query.searchScopes = [.directory(setup.scope)]
-            query.notificationBatchingInterval = 0
-            let recorder = QueryRecorder(query)
-            #expect(query.start())
-            #expect(recorder.waitForFinish())
-            return (query, recorder)
+            try startLiveQuery(text, scope: setup.scope, engine: setup.engine)
         }
 
         func expectConverges(
             _ query: MetadataQuery, _ recorder: QueryRecorder, initial: [MetadataItem], _ setup: Setup, _ text: String,
             _ context: String
         ) throws {
-            let predicate = try MetadataPredicate(text)
-            var differences: [String] = []
-            let converged = recorder.wait(timeout: 30) {
-                guard let fresh = try? Self.expected(setup.scope, predicate) else { return false }
-                differences = attributeDifferences(query.results, fresh)
-                return differences.isEmpty
+            try expectLiveQueryConverges(query, recorder, initial: initial, text, context) {
+                try Self.expected(setup.scope, $0)
             }
-            #expect(converged, "\(context) \(text): \(differences.prefix(5))")
-            query.deliveryQueue.sync {}
-            let (problems, state) = replay(recorder.deliveredUpdates, on: initial)
-            #expect(problems.isEmpty, "\(context): \(problems.prefix(5))")
-            #expect(Set(state.keys) == Set(query.results.map(\.id)), "\(context): replayed updates differ")
         }
 
         /// The first answer leaves out what is inside pruned folders and

@@ -1,0 +1,38 @@
+import SystemPackage
+import Testing
+
+@testable import MetadataIndex
+
+/// A live query of `text` over `scope` on `engine`, started, its first
+/// results gathered, notifications unbatched.
+func startLiveQuery(_ text: String, scope: FilePath, engine: LiveEngine) throws -> (MetadataQuery, QueryRecorder) {
+    let query = MetadataQuery(engineProvider: { engine })
+    query.predicate = try MetadataPredicate(text)
+    query.searchScopes = [.directory(scope)]
+    query.notificationBatchingInterval = 0
+    let recorder = QueryRecorder(query)
+    #expect(query.start())
+    #expect(recorder.waitForFinish())
+    return (query, recorder)
+}
+
+/// Waits until `query` equals what `expected` reads from the disk for its
+/// predicate (paths and attributes), then checks its updates replay from
+/// `initial` to that state.
+func expectLiveQueryConverges(
+    _ query: MetadataQuery, _ recorder: QueryRecorder, initial: [MetadataItem], _ text: String, _ context: String,
+    expected: (MetadataPredicate) throws -> [[UInt8]: MetadataItem]
+) throws {
+    let predicate = try MetadataPredicate(text)
+    var differences: [String] = []
+    let converged = recorder.wait(timeout: 30) {
+        guard let fresh = try? expected(predicate) else { return false }
+        differences = attributeDifferences(query.results, fresh)
+        return differences.isEmpty
+    }
+    #expect(converged, "\(context) \(text): \(differences.prefix(8))")
+    query.deliveryQueue.sync {}
+    let (problems, state) = replay(recorder.deliveredUpdates, on: initial)
+    #expect(problems.isEmpty, "\(context): \(problems.prefix(5))")
+    #expect(Set(state.keys) == Set(query.results.map(\.id)), "\(context): replayed updates differ")
+}
