@@ -102,6 +102,16 @@ def main():
     say("the system index")
     log = open(f"{work}/system.log", "w")
     system = subprocess.Popen([MDQ, "system", "run", "--mount", mount], env=system_env, stdout=log, stderr=log)
+    try:
+        measure(a, work, mount, scope, system)
+    finally:
+        # A run that fails leaves no daemon behind (nor its fanotify mark).
+        if system.poll() is None:
+            system.terminate()
+            system.wait(timeout=300)
+
+
+def measure(a, work, mount, scope, system):
     while "scopes live and checked" not in open(f"{work}/system.log").read():
         if system.poll() is not None:
             sys.exit("the system index exited:\n" + open(f"{work}/system.log").read())
@@ -147,7 +157,10 @@ def main():
                 pass
     system.terminate()
     system.wait(timeout=300)
+    write_results(a, mount, scope, folders, system_entries, results)
 
+
+def write_results(a, mount, scope, folders, system_entries, results):
     f, i = results["followed"], results["inotify"]
     lines = [
         "# A user's daemon beside the system index (issue 25)", "",
