@@ -425,7 +425,9 @@ struct SystemIndexTests {
         try index.start()
         defer { index.stop() }
         let temp = try TemporaryDirectory()
-        let daemon = try MDQDaemonTests.Daemon(temp, options: ["--no-content"], environment: index.environment)
+        let daemon = try MDQDaemonTests.Daemon(
+            temp, options: ["--no-content"],
+            environment: index.environment.merging(["MDQ_FOLLOW_SYSTEM_INDEX": "1"]) { $1 })
         defer { daemon.kill(SIGTERM) }
         let added = try Shell.run(
             MDQCommandTests.binary, ["index", "add", index.mount + "/pub"], environment: daemon.environment)
