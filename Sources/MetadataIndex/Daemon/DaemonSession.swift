@@ -464,7 +464,8 @@ final class DaemonSession: Sendable {
 extension DaemonSession {
     /// `follow`: the events the engine applies in a folder it keeps live,
     /// as the inotify events a watch on each folder would give, with the
-    /// folder's path (`EventFollower`), until the client goes away. Another
+    /// folder's file handle and path (`EventFollower`), until the client
+    /// goes away. Another
     /// daemon follows this one so (a user's daemon following the system
     /// index: `SystemIndexFeed`) instead of watching the folders itself.
     /// Only a folder the index lists, on the filesystem of its root.
@@ -486,7 +487,10 @@ extension DaemonSession {
         else {
             throw ProtocolError(code: "not-covered", message: "\(path.string) is on another filesystem")
         }
-        let follower = EventFollower(scope: path.bytes, viewer: viewer)
+        guard engine.followsByHandle(path) else {
+            throw ProtocolError(code: "not-covered", message: "\(path.string) is watched folder by folder here")
+        }
+        let follower = EventFollower(scope: path.bytes, device: device, viewer: viewer)
         guard engine.follow(follower) else {
             throw ProtocolError(
                 code: "busy", message: "at most \(LiveEngine.followersPerUser) folders are followed per user")
@@ -516,6 +520,8 @@ extension DaemonSession {
                                 if i > 0 { line.raw(",") }
                                 line.raw("{")
                                 line.bytesField("folder", event.folder)
+                                line.raw(",")
+                                line.bytesField("handle", event.handle)
                                 line.raw(",\"mask\":")
                                 line.integer(Int(event.mask))
                                 line.raw(",\"cookie\":")

@@ -102,7 +102,7 @@ public final class IndexDaemon: Sendable {
     public static func start(
         paths: DaemonPaths = .standard, crawlThreads: Int? = nil, snapshotInterval: Double = 60,
         requestTimeout: Double = 10, content contentIndexing: ContentIndexing? = nil,
-        systemIndex: DaemonPaths? = nil, log: @escaping @Sendable (String) -> Void = { _ in }
+        systemIndex: DaemonPaths? = .system, log: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
         try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,

@@ -10,14 +10,22 @@ import SystemPackage
 ///
 /// Each followed scope is one `follow` stream from the system index: the
 /// events its engine applies in the scope's folders, in its order, each
-/// with its folder's path and the inotify event a watch on that folder
-/// would have given (only folders whose contents this user may see). A
-/// folder's path leads to the watch the engine holds for it here, so the
-/// engine applies the very events the system index applied. A folder moved
-/// is known by its new path from its `MOVED_TO` on. An event reaches a
-/// folder only once the engine watches it, as with inotify; the engine
-/// lists a folder after watching it, so what happened before is on the
-/// disk it reads.
+/// with its folder's file handle and path and the inotify event a watch on
+/// that folder would have given (only folders whose contents this user may
+/// see). A folder's handle leads to the watch the engine holds for it here,
+/// so the engine applies the very events the system index applied, to the
+/// folder they happened in, as an inotify watch follows its inode. Not by
+/// path: the system index reports a path as it knew it when it applied the
+/// event, which lags the disk this engine lists, so a folder renamed, or
+/// removed and made again, in between would be taken for another. Not by
+/// inode number either: ext4 gives a removed folder's number to the next
+/// one made, and the late events of the removed one (deletions, applied
+/// without reading the disk) would empty the new one; the handle holds the
+/// inode's generation. An event reaches a folder only once the engine
+/// watches it, as with inotify; the engine lists a folder after watching
+/// it, so the events it gets for the folder are all those after some point
+/// before its listing, and applying those older than the listing again
+/// leaves it as the disk is, as inotify's between a watch and a listing do.
 ///
 /// Folders the system index does not report on stay with inotify: another
 /// filesystem than the scope's, and those its prunes leave out (a pruned
@@ -49,18 +57,18 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
     }
 
     fileprivate struct Watched {
-        var path: [UInt8]
         var context: UInt64
         /// The followed scope it belongs to.
         var scope: [UInt8]
-        /// The folder's device and inode: a folder watched again keeps its
+        /// The folder's device and handle: a folder watched again keeps its
         /// watch, as with inotify; another folder at the path gets its own.
         var identity: Identity
     }
 
     fileprivate struct Identity: Hashable {
         var device: DeviceNumber
-        var inode: UInt64
+        /// `FanotifyWatcher.followHandle(of:)`.
+        var handle: [UInt8]
     }
 
     fileprivate struct State {
@@ -69,11 +77,8 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         var onWatchAdded: InotifyWatcher.WatchAddedHandler?
         var followed: [[UInt8]: Followed] = [:]
         var watches: [Int32: Watched] = [:]
-        var byPath: [[UInt8]: Int32] = [:]
         var byIdentity: [Identity: Int32] = [:]
-        /// Folders moved out of a folder, by cookie, until their MOVED_TO.
-        var movedFolders: [UInt32: [UInt8]] = [:]
-        var nextWatch = SystemIndexFeed.firstWatch
+        var numbers = WatchNumbers(from: SystemIndexFeed.firstWatch)
     }
 
     init(paths: DaemonPaths = .system) throws(MetadataError) {
@@ -195,31 +200,29 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
             s.onEvents = nil
             s.onWatchAdded = nil
             s.watches.removeAll()
-            s.byPath.removeAll()
             s.byIdentity.removeAll()
         }
         inotify.unregister(owner)
     }
 
     func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
-        if let path = Self.path(of: descriptor), case .success(let info) = FileStatus.of(descriptor: descriptor) {
+        if let path = Self.path(of: descriptor), case .success(let info) = FileStatus.of(descriptor: descriptor),
+            let handle = FanotifyWatcher.followHandle(of: descriptor)
+        {
             let added = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?)? in
                 guard let scope = s.followingScope(of: path, device: info.device) else { return nil }
-                let identity = Identity(device: info.device, inode: info.inode)
-                if let known = s.byIdentity[identity], let watched = s.watches[known] {
+                let identity = Identity(device: info.device, handle: handle)
+                if let known = s.byIdentity[identity], s.watches[known] != nil {
                     // The same folder, perhaps at another path by now.
-                    if s.byPath[watched.path] == known { s.byPath[watched.path] = nil }
-                    s.watches[known]?.path = path
                     s.watches[known]?.context = context
-                    s.byPath[path] = known
+                    s.watches[known]?.scope = scope
                     return (known, s.onWatchAdded)
                 }
-                // Never reused: an event for a watch gone must not reach a
-                // folder that came after it.
-                let watch = s.nextWatch
-                s.nextWatch += 1
-                s.watches[watch] = Watched(path: path, context: context, scope: scope, identity: identity)
-                s.byPath[path] = watch
+                // Handed out in turn: an event for a watch gone must not
+                // reach a folder that came after it.
+                let watches = s.watches
+                let watch = s.numbers.take { watches[$0] != nil }
+                s.watches[watch] = Watched(context: context, scope: scope, identity: identity)
                 s.byIdentity[identity] = watch
                 return (watch, s.onWatchAdded)
             }
@@ -238,7 +241,6 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         }
         state.withLock { s in
             guard let watched = s.watches.removeValue(forKey: watch) else { return }
-            if s.byPath[watched.path] == watch { s.byPath[watched.path] = nil }
             if s.byIdentity[watched.identity] == watch { s.byIdentity[watched.identity] = nil }
         }
     }
@@ -253,6 +255,10 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
     }
 
     var kernelWatchLimit: Int? { InotifyLibrary.shared.maxUserWatches }
+
+    /// The system index tells what it applied, which lags the disk: an
+    /// event can be older than the listing of its folder here.
+    var eventsMayPredateListing: Bool { true }
 
     /// The folder's path, from the descriptor the engine opened it with.
     private static func path(of descriptor: FileDescriptor) -> [UInt8]? {
@@ -273,38 +279,28 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
 
     // MARK: Updates
 
-    /// Delivers a stream's events to the watches of their folders, in
-    /// order; a folder moved is known by its new path from then on.
+    /// Delivers a stream's events to the watches of their folders (by
+    /// inode), in order.
     private func deliver(_ incoming: [EventFollower.Event], scope: [UInt8]) {
         var events: [InotifyEvent] = []
         var leftFeed = false
         let handler = state.withLock { s -> InotifyWatcher.EventHandler? in
+            guard let device = s.followed[scope]?.device else { return nil }
             for event in incoming {
-                // A folder nested scopes share is told by its own scope's stream.
-                guard let watch = s.byPath[event.folder], s.watches[watch]?.scope == scope else { continue }
+                guard let watch = s.byIdentity[Identity(device: device, handle: event.handle)] else {
+                    continue
+                }
                 let mask = InotifyMask(rawValue: event.mask)
                 events.append(InotifyEvent(watch: watch, mask: mask, cookie: event.cookie, name: event.name))
-                guard mask.contains(.isDirectory), !event.name.isEmpty else { continue }
-                let path = Self.join(event.folder, event.name)
-                if mask.contains(.movedFrom) {
-                    s.movedFolders[event.cookie] = path
-                } else if mask.contains(.movedTo), let from = s.movedFolders.removeValue(forKey: event.cookie) {
-                    s.rename(from, to: path)
-                    // Moved where the system index does not report: watched
-                    // with inotify once the engine rescans.
-                    if s.byPath[path] != nil, let device = s.followed[scope]?.device,
-                        s.followingScope(of: path, device: device) == nil
-                    {
-                        s.drop(under: path)
-                        leftFeed = true
-                    }
+                // A folder moved where the system index does not report (a
+                // prune) is not told of any more: the engine rescans, which
+                // watches it with inotify. (Its path is the system index's,
+                // as it knew it: the move's own destination.)
+                if mask.contains(.isDirectory), mask.contains(.movedTo),
+                    s.followingScope(of: Self.join(event.folder, event.name), device: device) == nil
+                {
+                    leftFeed = true
                 }
-            }
-            if s.movedFolders.count > 4096 {
-                // Moves out that never came back in: forgotten, and the
-                // engine rescans in case one of them still would.
-                s.movedFolders.removeAll()
-                leftFeed = true
             }
             return s.onEvents
         }
@@ -361,32 +357,7 @@ extension SystemIndexFeed.State {
     fileprivate mutating func forget(scope: [UInt8]) {
         for (watch, watched) in watches where watched.scope == scope {
             watches[watch] = nil
-            if byPath[watched.path] == watch { byPath[watched.path] = nil }
             if byIdentity[watched.identity] == watch { byIdentity[watched.identity] = nil }
-        }
-    }
-
-    /// Forgets the feed watches of the folder at `path` and inside it.
-    fileprivate mutating func drop(under path: [UInt8]) {
-        let prefix = path + [0x2F]
-        for (folder, watch) in byPath where folder == path || folder.starts(with: prefix) {
-            byPath[folder] = nil
-            if let watched = watches.removeValue(forKey: watch), byIdentity[watched.identity] == watch {
-                byIdentity[watched.identity] = nil
-            }
-        }
-    }
-
-    /// A followed folder moved: it and the folders inside it are known by
-    /// their new paths.
-    fileprivate mutating func rename(_ from: [UInt8], to: [UInt8]) {
-        let prefix = from + [0x2F]
-        let affected = byPath.filter { $0.key == from || $0.key.starts(with: prefix) }
-        for (path, watch) in affected {
-            byPath[path] = nil
-            let moved = to + path[from.count...]
-            byPath[moved] = watch
-            watches[watch]?.path = moved
         }
     }
 }
@@ -463,14 +434,19 @@ final class FeedConnection: @unchecked Sendable {
                 onOverflow?()
             case "events":
                 if Self.slowDown > 0 { usleep(UInt32.random(in: 0...Self.slowDown)) }
-                let events = (value["events"]?.array ?? []).compactMap { item -> EventFollower.Event? in
+                var events: [EventFollower.Event] = []
+                for item in value["events"]?.array ?? [] {
+                    // An event this side cannot place (a system index of
+                    // another version) ends the stream: inotify takes over.
                     guard let folder = item.bytesField("folder"), let name = item.bytesField("name"),
-                        let mask = item["mask"]?.integer, let cookie = item["cookie"]?.integer
-                    else { return nil }
-                    return EventFollower.Event(
-                        folder: folder, mask: UInt32(truncatingIfNeeded: mask),
-                        cookie: UInt32(truncatingIfNeeded: cookie),
-                        name: name)
+                        let handle = item.bytesField("handle"), let mask = item["mask"]?.integer,
+                        let cookie = item["cookie"]?.integer
+                    else { return }
+                    events.append(
+                        EventFollower.Event(
+                            folder: folder, handle: handle,
+                            mask: UInt32(truncatingIfNeeded: mask), cookie: UInt32(truncatingIfNeeded: cookie),
+                            name: name))
                 }
                 onEvents?(events)
             default:

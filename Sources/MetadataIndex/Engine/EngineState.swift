@@ -103,6 +103,10 @@ final class EngineState {
     let index: FileIndex
     var watchToFolder: [Int32: UInt32] = [:]
     var folderToWatch: [UInt32: Int32] = [:]
+    /// A watch taken over by another entry (the same folder crawled again
+    /// as a new entry, inotify and fanotify giving the same watch): the
+    /// entry it had before, which gets it back if the newer one goes.
+    var earlierWatchOwner: [Int32: UInt32] = [:]
     /// Folders being listed; their events wait in `deferred` until the
     /// listing is in the index.
     var listing: Set<UInt32> = []
@@ -111,6 +115,12 @@ final class EngineState {
     var recoveryWatches: [Int32: UInt32] = [:]
     /// Processes following the events applied under a folder (`EventFollower`).
     var followers: [ObjectIdentifier: EventFollower] = [:]
+    /// The handle a follower knows a watched folder by (the watcher's).
+    var followHandle: (@Sendable (Int32) -> [UInt8]?)?
+    /// Events may tell of what happened before their folder was listed
+    /// (`FolderWatcher.eventsMayPredateListing`): deletions and moves are
+    /// checked against the disk before they are applied.
+    var verifiesEvents = false
     /// What each follower's viewer may reach, for the batch being applied.
     var followerVisibility: [ObjectIdentifier: Visibility] = [:]
     /// MOVED_FROM events waiting for their MOVED_TO: cookie to entry.
@@ -222,6 +232,9 @@ final class EngineState {
         if event.mask.contains(.ignored) {
             watchToFolder[event.watch] = nil
             if folderToWatch[folder] == event.watch { folderToWatch[folder] = nil }
+            if let earlier = earlierWatchOwner.removeValue(forKey: event.watch), folderToWatch[earlier] == event.watch {
+                folderToWatch[earlier] = nil
+            }
             if roots[folder] != nil && !(roots[folder]?.missing ?? true) {
                 rootGone(folder)
                 recover.insert(folder)
@@ -262,6 +275,28 @@ final class EngineState {
         if event.mask.contains(.movedTo), let entry = pendingMoves.removeValue(forKey: event.cookie),
             entriesInFlight.remove(entry) != nil, index.contains(EntryID(entry))
         {
+            if verifiesEvents, !isFile(entry, at: name, in: folder) {
+                // A move older than what was listed: the entry the index
+                // has under the old name is not what was moved. Both names
+                // are read again instead.
+                if let source = index.parent(of: EntryID(entry)) {
+                    refresh(index.name(of: EntryID(entry)), in: source.rawValue, crawls: &crawls)
+                }
+                refresh(name, in: folder, crawls: &crawls)
+                return
+            }
+            if let current, current.rawValue != entry, index.kind(of: current) == index.kind(of: EntryID(entry)),
+                index.metadata(of: current).inode != 0,
+                index.metadata(of: current).inode == index.metadata(of: EntryID(entry)).inode
+            {
+                // The moved file is already here, listed after the move (a
+                // name read again before its rename was applied): that
+                // newer entry stays, with the watches it took over; the
+                // older one, and what it held, goes.
+                removeEntry(entry)
+                refresh(name, in: folder, crawls: &crawls)
+                return
+            }
             if let current, current.rawValue != entry, entriesInFlight.remove(current.rawValue) != nil {
                 removeEntry(current.rawValue)
             }
@@ -283,7 +318,12 @@ final class EngineState {
             return
         }
         if event.mask.contains(.delete) {
-            if let child = index.child(named: name, in: EntryID(folder)) { removeEntry(child.rawValue) }
+            if verifiesEvents {
+                // Perhaps made again since: read from the disk.
+                if index.child(named: name, in: EntryID(folder)) != nil { refresh(name, in: folder, crawls: &crawls) }
+            } else if let child = index.child(named: name, in: EntryID(folder)) {
+                removeEntry(child.rawValue)
+            }
             return
         }
         refresh(name, in: folder, crawls: &crawls)
@@ -296,12 +336,28 @@ final class EngineState {
 
     /// Ends the pairing of moves: MOVED_FROM events left without their
     /// MOVED_TO moved out of the scopes.
-    func settlePendingMoves() {
+    func settlePendingMoves(crawls: inout [UInt32]) {
         for entry in pendingMoves.values where index.contains(EntryID(entry)) {
-            removeEntry(entry)
+            if verifiesEvents, let parent = index.parent(of: EntryID(entry)) {
+                // Perhaps an older move, and something is at the name now.
+                refresh(index.name(of: EntryID(entry)), in: parent.rawValue, crawls: &crawls)
+            } else {
+                removeEntry(entry)
+            }
         }
         pendingMoves.removeAll()
         entriesInFlight.removeAll()
+    }
+
+    /// Whether `folder/name` on the disk is the entry's file (same kind and
+    /// inode): what a move of that entry to that name would leave there.
+    func isFile(_ entry: UInt32, at name: [UInt8], in folder: UInt32) -> Bool {
+        var path = pathBytes(of: folder)
+        if path.last != 0x2F { path.append(0x2F) }
+        path += name
+        guard case .success(let status) = FileStatus.of(pathBytes: path) else { return false }
+        let metadata = index.metadata(of: EntryID(entry))
+        return status.kind == index.kind(of: EntryID(entry)) && (metadata.inode == 0 || metadata.inode == status.inode)
     }
 
     /// Re-reads `folder/name` from disk and makes the index agree.
@@ -486,8 +542,19 @@ final class EngineState {
             // A watch another folder has taken since (the same folder,
             // crawled again as a new entry) stays.
             if let watch = folderToWatch.removeValue(forKey: folder), watchToFolder[watch] == folder {
-                watchToFolder[watch] = nil
-                removeWatch(watch)
+                if let earlier = earlierWatchOwner.removeValue(forKey: watch), earlier != folder,
+                    folderToWatch[earlier] == watch, index.contains(EntryID(earlier)),
+                    index.kind(of: EntryID(earlier)) == .folder
+                {
+                    // The folder is still in the index as its earlier entry
+                    // (a rename put it back where the newer one was): the
+                    // watch is that entry's again, not removed, or the
+                    // folder would hear nothing more.
+                    watchToFolder[watch] = earlier
+                } else {
+                    watchToFolder[watch] = nil
+                    removeWatch(watch)
+                }
             }
             listing.remove(folder)
             deferred[folder] = nil
@@ -506,6 +573,7 @@ final class EngineState {
         for child in index.children(of: EntryID(root)) { removeEntry(child.rawValue) }
         if let watch = folderToWatch.removeValue(forKey: root), watchToFolder[watch] == root {
             watchToFolder[watch] = nil
+            earlierWatchOwner[watch] = nil
             removeWatch(watch)
         }
         if folderProblems[root] != nil { folderProblems[root] = nil }

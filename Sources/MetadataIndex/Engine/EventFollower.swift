@@ -2,8 +2,12 @@ import SystemPackage
 
 /// Another process following the engine's own events under a folder (a
 /// user's daemon following the system index, `SystemIndexFeed`): each event
-/// the engine applies there, as the folder's path when it was applied and
-/// the inotify event a watch on it would have given, in the engine's order.
+/// the engine applies there, as the folder's file handle and its path when
+/// it was applied and the inotify event a watch on it would have given, in
+/// the engine's order. Only folders on the followed folder's filesystem,
+/// watched by handle (`FolderWatcher.followHandle(of:)`): the handle names
+/// the folder as an inotify watch does, whatever path the follower knows it
+/// by, and unlike an inode number it is not given to a folder made later.
 ///
 /// Events reach the follower only for folders whose contents its viewer may
 /// see (the folder itself, for the folder's own events). What the engine
@@ -14,6 +18,8 @@ final class EventFollower: Sendable {
     /// One event, by the path of its folder.
     struct Event: Sendable {
         var folder: [UInt8]
+        /// The folder's file handle (`FanotifyWatcher.followHandle`).
+        var handle: [UInt8]
         var mask: UInt32
         var cookie: UInt32
         var name: [UInt8]
@@ -27,6 +33,8 @@ final class EventFollower: Sendable {
     }
 
     let scope: [UInt8]
+    /// The filesystem followed: folders of others mounted inside are not.
+    let device: DeviceNumber
     let viewer: Viewer?
     let capacity: Int
     private let outbox = ConditionLocked(Outbox())
@@ -38,8 +46,9 @@ final class EventFollower: Sendable {
         var closed = false
     }
 
-    init(scope: [UInt8], viewer: Viewer?, capacity: Int = 16 << 20) {
+    init(scope: [UInt8], device: DeviceNumber, viewer: Viewer?, capacity: Int = 16 << 20) {
         self.scope = scope
+        self.device = device
         self.viewer = viewer
         self.capacity = capacity
     }
@@ -53,7 +62,7 @@ final class EventFollower: Sendable {
     func record(_ event: Event) {
         outbox.mutateAndBroadcast { box in
             guard !box.closed, !box.overflowed else { return }
-            box.bytes += event.folder.count + event.name.count + 16
+            box.bytes += event.folder.count + event.name.count + event.handle.count + 16
             if box.bytes > capacity {
                 box.events = []
                 box.bytes = 0
@@ -115,8 +124,11 @@ extension EngineState {
     /// Tells the followers whose folder holds `folder` an event the engine
     /// is applying there (the viewer's permission judged by the index).
     func tell(_ event: InotifyEvent, in folder: UInt32, contents: Bool = false) {
+        guard let watch = folderToWatch[folder], let handle = followHandle?(watch),
+            let device = index.folderDevice(of: EntryID(folder))
+        else { return }
         let path = pathBytes(of: folder)
-        for (key, follower) in followers where follower.covers(path) {
+        for (key, follower) in followers where follower.device == device && follower.covers(path) {
             if let viewer = follower.viewer, !viewer.isRoot {
                 // What the viewer may reach is remembered for one batch
                 // (`LiveEngine.applyBatch` forgets it).
@@ -128,7 +140,9 @@ extension EngineState {
                 guard allowed else { continue }
             }
             follower.record(
-                EventFollower.Event(folder: path, mask: event.mask.rawValue, cookie: event.cookie, name: event.name))
+                EventFollower.Event(
+                    folder: path, handle: handle, mask: event.mask.rawValue, cookie: event.cookie,
+                    name: event.name))
         }
     }
 }
@@ -147,6 +161,7 @@ extension LiveEngine {
                 return false
             }
             s.followers[ObjectIdentifier(follower)] = follower
+            if s.followHandle == nil { s.followHandle = { [watcher] in watcher.followHandle(of: $0) } }
             return true
         }
     }
@@ -159,6 +174,21 @@ extension LiveEngine {
             s.roots.values.filter { !$0.missing && $0.lists(normalized) }
                 .max { $0.path.components.count < $1.path.components.count }?.device
         }
+    }
+
+    /// Whether the folder at `path` is watched by a handle a follower can
+    /// know it by (not on a filesystem watched folder by folder).
+    func followsByHandle(_ path: FilePath) -> Bool {
+        let normalized = path.lexicallyNormalized()
+        let watch = state.withLock { s -> Int32? in
+            guard
+                let root = s.roots.filter({ !$0.value.missing && $0.value.lists(normalized) })
+                    .max(by: { $0.value.path.components.count < $1.value.path.components.count })?.key,
+                let folder = s.entry(at: normalized, from: root)
+            else { return nil }
+            return s.folderToWatch[folder.rawValue]
+        }
+        return watch.flatMap { watcher.followHandle(of: $0) } != nil
     }
 
     /// Stops telling `follower`.

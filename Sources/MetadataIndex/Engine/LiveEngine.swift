@@ -105,7 +105,9 @@ package final class LiveEngine: Sendable {
             },
             onEvents: { batch in events.append(batch) })
         let owner = owner
-        state = Locked(EngineState(index: index, removeWatch: { watch in watcher.removeWatch(watch, owner: owner) }))
+        let initial = EngineState(index: index, removeWatch: { watch in watcher.removeWatch(watch, owner: owner) })
+        initial.verifiesEvents = watcher.eventsMayPredateListing
+        state = Locked(initial)
         box.engine = self
         let started = WorkerThreads.start(name: "mdq-applier") { [weak self] in
             while let engine = self, engine.applyNext() {}
@@ -174,7 +176,11 @@ package final class LiveEngine: Sendable {
             var replaced: Int32?
             if let old = s.folderToWatch[folder], old != watch, s.watchToFolder[old] == folder {
                 s.watchToFolder[old] = nil
+                s.earlierWatchOwner[old] = nil
                 replaced = old
+            }
+            if let earlier = s.watchToFolder[watch], earlier != folder, s.folderToWatch[earlier] == watch {
+                s.earlierWatchOwner[watch] = earlier
             }
             s.watchToFolder[watch] = folder
             s.folderToWatch[folder] = watch
@@ -254,7 +260,7 @@ package final class LiveEngine: Sendable {
             guard let more = events.take(timeout: .milliseconds(20)), !more.isEmpty else { break }
             batch = more
         }
-        state.withLock { $0.settlePendingMoves() }
+        state.withLock { $0.settlePendingMoves(crawls: &crawls) }
         var crawled: Set<UInt32> = []
         for folder in crawls where crawled.insert(folder).inserted {
             crawlFolder(folder)

@@ -215,6 +215,15 @@ public final class FileIndex {
             device: UInt64(device.major) << 32 | UInt64(device.minor), inode: inode(id, b))
     }
 
+    /// A statted folder's device (a filesystem mounted inside another
+    /// has its own); nil for other entries.
+    func folderDevice(of id: EntryID) -> DeviceNumber? {
+        guard contains(id) else { return nil }
+        let b = bits(id.rawValue)
+        guard b.isStatted, b.kind == .folder, b.deviceIndex < devices.count else { return nil }
+        return devices[b.deviceIndex]
+    }
+
     /// A statted file's modification time and size, as the import store
     /// stamps an import.
     func fileStamp(of id: EntryID) -> ImportStore.Stamp? {

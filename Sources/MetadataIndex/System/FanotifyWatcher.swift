@@ -65,6 +65,36 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         }
     }
 
+    /// A folder's file handle as a follower names it (`EventFollower`):
+    /// its type (4 bytes, little-endian), then the handle. It names the
+    /// folder as an inotify watch does: a folder made later with the same
+    /// inode number has another (ext4 and xfs count generations).
+    static func followHandle(of descriptor: FileDescriptor) -> [UInt8]? {
+        var filesystem: UInt64 = 0
+        var type: Int32 = 0
+        var bytes = [UInt8](repeating: 0, count: 128)
+        let length = bytes.withUnsafeMutableBufferPointer {
+            mdq_file_handle(descriptor.rawValue, &filesystem, &type, $0.baseAddress!, UInt32($0.count))
+        }
+        guard length >= 0 else { return nil }
+        return withUnsafeBytes(of: type.littleEndian) { Array($0) } + bytes[..<Int(length)]
+    }
+
+    /// The handle of the folder `watch` follows, as `followHandle(of:)`
+    /// gives it; nil for a folder watched with inotify.
+    func followHandle(of watch: Int32) -> [UInt8]? {
+        guard let handle = state.withLock({ $0.keys[watch]?.handle }) else { return nil }
+        let type = Int32(truncatingIfNeeded: handle.shape >> 16)
+        let length = Int(handle.shape & 0xFFFF)
+        var bytes = withUnsafeBytes(of: type.littleEndian) { Array($0) }
+        if let longer = handle.longer {
+            bytes += longer
+        } else {
+            withUnsafeBytes(of: (handle.first, handle.second)) { bytes += $0[..<length] }
+        }
+        return bytes
+    }
+
     private struct Key: Hashable {
         var filesystem: UInt64
         var handle: Handle
@@ -78,9 +108,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         /// The folders watched by handle, and the reverse for removal.
         var watches: [Key: Int32] = [:]
         var keys: [Int32: Key] = [:]
-        /// Watch numbers freed, reused before new ones.
-        var freeWatches: [Int32] = []
-        var nextWatch = FanotifyWatcher.firstWatch
+        /// Watch numbers, handed out in turn.
+        var numbers = WatchNumbers(from: FanotifyWatcher.firstWatch)
         /// The inotify owner for filesystems watched folder by folder.
         var fallbackOwner: Int?
         var fallbackWatches = 0
@@ -231,13 +260,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         let result = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?)? in
             if let watch = s.watches[key] { return (watch, s.onWatchAdded) }
             if let limit = s.watchLimit, s.keys.count + s.fallbackWatches >= limit { return nil }
-            let watch: Int32
-            if let reused = s.freeWatches.popLast() {
-                watch = reused
-            } else {
-                watch = s.nextWatch
-                s.nextWatch += 1
-            }
+            let keys = s.keys
+            let watch = s.numbers.take { keys[$0] != nil }
             s.watches[key] = watch
             s.keys[watch] = key
             return (watch, s.onWatchAdded)
@@ -259,7 +283,6 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         state.withLock { s in
             guard let key = s.keys.removeValue(forKey: watch) else { return }
             if s.watches[key] == watch { s.watches[key] = nil }
-            s.freeWatches.append(watch)
         }
     }
 

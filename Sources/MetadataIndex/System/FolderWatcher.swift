@@ -28,8 +28,45 @@ protocol FolderWatcher: Sendable {
     /// The kernel's limit on this user's watches, which problems quote when
     /// a folder could not be watched; nil when folders cost no kernel watch.
     var kernelWatchLimit: Int? { get }
+    /// The file handle of the folder `watch` follows, by which a follower
+    /// of the engine knows that folder (`EventFollower`); nil when the
+    /// watcher does not follow folders by handle.
+    func followHandle(of watch: Int32) -> [UInt8]?
+    /// Whether an event may tell of what happened before its folder was
+    /// listed (a stream that lags the disk, `SystemIndexFeed`), not only
+    /// after the watch was added, as inotify's and fanotify's do.
+    var eventsMayPredateListing: Bool { get }
+}
+
+extension FolderWatcher {
+    func followHandle(of watch: Int32) -> [UInt8]? { nil }
+    var eventsMayPredateListing: Bool { false }
 }
 
 extension InotifyWatcher: FolderWatcher {
     var kernelWatchLimit: Int? { InotifyLibrary.shared.maxUserWatches }
+}
+
+/// Watch numbers handed out in turn, as the kernel hands out inotify's:
+/// a number freed is not given again before all others have been. Events
+/// already read for a watch still reach the engine after the watch is
+/// removed; the engine drops them (it knows the number no more), but a
+/// number given again at once would lead them to the next folder watched.
+struct WatchNumbers {
+    let first: Int32
+    private var next: Int32
+
+    init(from first: Int32) {
+        self.first = first
+        next = first
+    }
+
+    /// The next number not `inUse`, wrapping around past `Int32.max`.
+    mutating func take(inUse: (Int32) -> Bool) -> Int32 {
+        while true {
+            let number = next
+            next = next == Int32.max ? first : next + 1
+            if !inUse(number) { return number }
+        }
+    }
 }

@@ -1,0 +1,243 @@
+import Foundation
+import Glibc
+import Synchronization
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MetadataIndex
+
+extension LiveSuites {
+    /// An engine whose events can be older than its listing of their folder
+    /// (a user's daemon following a system index that lags the disk): the
+    /// events are replayed here by hand, after the engine listed the disk as
+    /// it is now. A deletion or a move that the disk has since undone must
+    /// not take a file out of the results, not even for one update: a sync
+    /// client deletes what it is told was removed.
+    @Suite(.serialized, .timeLimit(.minutes(2)))
+    struct LaggingEventsTests {
+        /// Hands out watch numbers as inotify does (one per inode: a folder
+        /// watched again gets its watch again) and lets the test deliver
+        /// events.
+        final class ScriptedWatcher: FolderWatcher, @unchecked Sendable {
+            let lagging: Bool
+            private let state = Locked(
+                (
+                    added: nil as InotifyWatcher.WatchAddedHandler?, events: nil as InotifyWatcher.EventHandler?,
+                    next: Int32(1), byInode: [UInt64: Int32](), removed: Set<Int32>()
+                ))
+
+            init(lagging: Bool = true) { self.lagging = lagging }
+
+            func register(
+                watchLimit: Int?, onWatchAdded: @escaping InotifyWatcher.WatchAddedHandler,
+                onEvents: @escaping InotifyWatcher.EventHandler
+            ) -> Int {
+                state.withLock {
+                    $0.added = onWatchAdded
+                    $0.events = onEvents
+                }
+                return 1
+            }
+            func unregister(_ owner: Int) {}
+            func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
+                guard case .success(let status) = FileStatus.of(descriptor: descriptor) else {
+                    return .failure(.badFileDescriptor)
+                }
+                let (watch, handler) = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?) in
+                    if let known = s.byInode[status.inode] { return (known, s.added) }
+                    defer { s.next += 1 }
+                    s.byInode[status.inode] = s.next
+                    return (s.next, s.added)
+                }
+                handler?(watch, context)
+                return .success(watch)
+            }
+            func removeWatch(_ watch: Int32, owner: Int) {
+                state.withLock { s in
+                    s.removed.insert(watch)
+                    s.byInode = s.byInode.filter { $0.value != watch }
+                }
+            }
+            func setWatchLimit(_ limit: Int?, owner: Int) {}
+            func watchCount(owner: Int) -> Int { state.withLock { $0.byInode.count } }
+            var kernelWatchLimit: Int? { nil }
+            var eventsMayPredateListing: Bool { lagging }
+
+            /// The watch of the folder at `folder` now.
+            func watch(of folder: FilePath) -> Int32? {
+                guard case .success(let status) = FileStatus.of(pathBytes: folder.bytes) else { return nil }
+                return state.withLock { $0.byInode[status.inode] }
+            }
+            var removed: Set<Int32> { state.withLock { $0.removed } }
+            func deliver(_ events: [InotifyEvent]) { state.withLock { $0.events }?(events) }
+        }
+
+        func write(_ path: FilePath, _ text: String) {
+            FileManager.default.createFile(atPath: path.string, contents: Data(text.utf8))
+        }
+
+        /// The disk after `changes`, listed by an engine; then the events of
+        /// `changes`, late, each group applied before the next. Returns the
+        /// removals the query reported and its final results, by path
+        /// relative to the scope, and a fresh crawl's.
+        func replayLate(
+            prepare: (FilePath) throws -> Void, changes: (FilePath) throws -> Void,
+            events: (_ scope: Int32, _ inner: Int32) -> [[InotifyEvent]]
+        ) throws -> (removed: [String], results: Set<String>, fresh: Set<String>) {
+            let temp = try TemporaryDirectory()
+            let scope = temp.path.appending("scope")
+            try FileManager.default.createDirectory(
+                atPath: scope.appending("inner").string, withIntermediateDirectories: true)
+            try prepare(scope)
+            try changes(scope)
+            let watcher = ScriptedWatcher()
+            let engine = try LiveEngine(
+                index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
+            defer { engine.shutdown() }
+            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            defer { query.stop() }
+            let scopeWatch = try #require(watcher.watch(of: scope))
+            let innerWatch = try #require(watcher.watch(of: scope.appending("inner")))
+            for (i, group) in events(scopeWatch, innerWatch).enumerated() {
+                // A marker after each group: once it is in, the group was
+                // applied (and its update posted).
+                let marker = "marker\(i)"
+                write(scope.appending(marker), "m")
+                watcher.deliver(
+                    group + [InotifyEvent(watch: scopeWatch, mask: .create, cookie: 0, name: Array(marker.utf8))])
+                #expect(recorder.wait { query.results.contains { $0.name == marker } })
+            }
+            let names = { (items: [MetadataItem]) in
+                Set(items.map { String($0.path.string.dropFirst(scope.string.count + 1)) })
+            }
+            let removed = query.deliveryQueue.sync {
+                recorder.deliveredUpdates.flatMap { $0.removed }.map {
+                    String($0.path.string.dropFirst(scope.string.count + 1))
+                }
+            }
+            let fresh = try freshItems(
+                roots: [CrawlRoot(path: scope)], MetadataPredicate("TRUEPREDICATE"), hidden: false)
+            return (
+                removed, names(query.results),
+                Set(fresh.values.map { String($0.path.string.dropFirst(scope.string.count + 1)) })
+            )
+        }
+
+        /// `x` deleted and made again before the listing: its late DELETE
+        /// leaves it.
+        @Test func aLateDeletionOfAFileMadeAgainRemovesNothing() throws {
+            let outcome = try replayLate(
+                prepare: { write($0.appending("x"), "old") },
+                changes: { scope in
+                    _ = unlink(scope.appending("x").string)
+                    write(scope.appending("x"), "new")
+                },
+                events: { scope, _ in
+                    [
+                        [InotifyEvent(watch: scope, mask: .delete, cookie: 0, name: Array("x".utf8))],
+                        [InotifyEvent(watch: scope, mask: .create, cookie: 0, name: Array("x".utf8))],
+                    ]
+                })
+            #expect(outcome.removed.isEmpty, "\(outcome.removed)")
+            #expect(outcome.results == outcome.fresh)
+        }
+
+        /// `y` renamed to `inner/z`, then a new `y` made, before the
+        /// listing: the late move pairs the new `y` with nothing; both stay
+        /// where the disk has them.
+        @Test func aLateMoveOfANameMadeAgainMovesNothing() throws {
+            let outcome = try replayLate(
+                prepare: { write($0.appending("y"), "first") },
+                changes: { scope in
+                    _ = rename(scope.appending("y").string, scope.appending("inner/z").string)
+                    write(scope.appending("y"), "second")
+                },
+                events: { scope, inner in
+                    [
+                        [
+                            InotifyEvent(watch: scope, mask: .movedFrom, cookie: 7, name: Array("y".utf8)),
+                            InotifyEvent(watch: inner, mask: .movedTo, cookie: 7, name: Array("z".utf8)),
+                        ],
+                        [InotifyEvent(watch: scope, mask: .create, cookie: 0, name: Array("y".utf8))],
+                    ]
+                })
+            #expect(outcome.removed.isEmpty, "\(outcome.removed)")
+            #expect(outcome.results == outcome.fresh)
+        }
+
+        /// Rotated folders (`mv a x; mv b a`) whose events come in two
+        /// reads: after the first, `a` is read again and is folder `b`,
+        /// crawled as a new entry, which takes `b`'s watches (the kernel
+        /// gives a folder watched again the same watch). The second read
+        /// moves `b`'s own entry onto `a`, replacing that new entry: the
+        /// watches go back to `b`'s entry, not away, and what is made in
+        /// the folder afterwards is found.
+        @Test func aFolderCrawledAgainKeepsItsWatchWhenItsNewEntryGoes() throws {
+            let temp = try TemporaryDirectory()
+            let scope = temp.path.appending("scope")
+            for name in ["a", "b"] {
+                try FileManager.default.createDirectory(
+                    atPath: scope.appending("\(name)/inner").string, withIntermediateDirectories: true)
+                write(scope.appending("\(name)/inner/\(name).txt"), name)
+            }
+            let watcher = ScriptedWatcher(lagging: false)
+            let engine = try LiveEngine(
+                index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
+            defer { engine.shutdown() }
+            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            defer { query.stop() }
+            let root = try #require(watcher.watch(of: scope))
+            let innerOfB = try #require(watcher.watch(of: scope.appending("b/inner")))
+            _ = rename(scope.appending("a").string, scope.appending("x").string)
+            _ = rename(scope.appending("b").string, scope.appending("a").string)
+            func name(_ text: String) -> [UInt8] { Array(text.utf8) }
+            func waitFor(_ path: String) -> Bool {
+                recorder.wait { query.results.contains { $0.path.string == scope.appending(path).string } }
+            }
+            watcher.deliver([
+                InotifyEvent(watch: root, mask: [.movedFrom, .isDirectory], cookie: 1, name: name("a")),
+                InotifyEvent(watch: root, mask: [.movedTo, .isDirectory], cookie: 1, name: name("x")),
+                InotifyEvent(watch: root, mask: [.create, .isDirectory], cookie: 0, name: name("a")),
+            ])
+            #expect(waitFor("a/inner/b.txt"), "a read again")
+            watcher.deliver([
+                InotifyEvent(watch: root, mask: [.movedFrom, .isDirectory], cookie: 2, name: name("b")),
+                InotifyEvent(watch: root, mask: [.movedTo, .isDirectory], cookie: 2, name: name("a")),
+            ])
+            #expect(recorder.wait { !query.results.contains { $0.path.string.hasPrefix(scope.appending("b").string) } })
+            #expect(!watcher.removed.contains(innerOfB), "the folder's watch was removed")
+            write(scope.appending("a/inner/later.txt"), "l")
+            watcher.deliver([InotifyEvent(watch: innerOfB, mask: .create, cookie: 0, name: name("later.txt"))])
+            #expect(waitFor("a/inner/later.txt"), "an event of the folder reached it")
+        }
+
+        /// A folder moved away and another made at its name: the late move
+        /// out (no MOVED_TO: to outside the scope) keeps the new folder and
+        /// what is in it.
+        @Test func aLateMoveOutOfAFolderMadeAgainKeepsTheNewOne() throws {
+            let outcome = try replayLate(
+                prepare: { scope in
+                    try FileManager.default.createDirectory(
+                        atPath: scope.appending("d").string, withIntermediateDirectories: true)
+                    write(scope.appending("d/old.txt"), "o")
+                },
+                changes: { scope in
+                    _ = rename(scope.appending("d").string, scope.appending("../away").string)
+                    _ = mkdir(scope.appending("d").string, 0o755)
+                    write(scope.appending("d/new.txt"), "n")
+                },
+                events: { scope, _ in
+                    [
+                        [
+                            InotifyEvent(
+                                watch: scope, mask: [.movedFrom, .isDirectory], cookie: 9, name: Array("d".utf8))
+                        ],
+                        [InotifyEvent(watch: scope, mask: [.create, .isDirectory], cookie: 0, name: Array("d".utf8))],
+                    ]
+                })
+            #expect(outcome.removed.isEmpty, "\(outcome.removed)")
+            #expect(outcome.results == outcome.fresh)
+        }
+    }
+}
