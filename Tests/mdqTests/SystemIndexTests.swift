@@ -425,9 +425,7 @@ struct SystemIndexTests {
         try index.start()
         defer { index.stop() }
         let temp = try TemporaryDirectory()
-        let daemon = try MDQDaemonTests.Daemon(
-            temp, options: ["--no-content"],
-            environment: index.environment.merging(["MDQ_FOLLOW_SYSTEM_INDEX": "1"]) { $1 })
+        let daemon = try MDQDaemonTests.Daemon(temp, options: ["--no-content"], environment: index.environment)
         defer { daemon.kill(SIGTERM) }
         let added = try Shell.run(
             MDQCommandTests.binary, ["index", "add", index.mount + "/pub"], environment: daemon.environment)
@@ -449,6 +447,19 @@ struct SystemIndexTests {
                     currentDirectory: index.mount + "/pub")
                 return found?.stdoutText == index.mount + "/pub/docs/later.txt\n"
             })
+        // Turned off, the daemon watches the same folders with inotify.
+        let other = try TemporaryDirectory()
+        let watching = try MDQDaemonTests.Daemon(
+            other, options: ["--no-content"],
+            environment: index.environment.merging(["MDQ_FOLLOW_SYSTEM_INDEX": "0"]) { $1 })
+        defer { watching.kill(SIGTERM) }
+        let addedAgain = try Shell.run(
+            MDQCommandTests.binary, ["index", "add", index.mount + "/pub"], environment: watching.environment)
+        #expect(addedAgain.status == 0, "\(addedAgain.stderrText)")
+        let watchingStatus = try Shell.run(
+            MDQCommandTests.binary, ["daemon", "status"], environment: watching.environment)
+        #expect(watchingStatus.stdoutText.contains(" entries, 2 watches,"), "\(watchingStatus.stdoutText)")
+        #expect(!watchingStatus.stdoutText.contains("followed through"), "\(watchingStatus.stdoutText)")
     }
 
     /// What a user may not do is refused, and says so; root's status shows

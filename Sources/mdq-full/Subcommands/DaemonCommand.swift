@@ -43,9 +43,9 @@ struct DaemonCommand: ParsableCommand {
             // written, for as long as the daemon runs: what they free is
             // reused or given back (see tuneForDaemon).
             ProcessMemory.tuneForDaemon(arenas: 2)
-            // Following a system index is opt-in while a rare convergence
-            // failure of the feed under load is open (issue 25).
-            let follows = ProcessInfo.processInfo.environment["MDQ_FOLLOW_SYSTEM_INDEX"] == "1"
+            // Folders a system index keeps live are followed through it (no
+            // inotify watch), unless turned off.
+            let follows = ProcessInfo.processInfo.environment["MDQ_FOLLOW_SYSTEM_INDEX"] != "0"
             let daemon = try IndexDaemon.start(
                 snapshotInterval: snapshotInterval, content: content.indexing, systemIndex: follows ? .system : nil
             ) { line in
