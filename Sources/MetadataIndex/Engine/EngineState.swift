@@ -178,10 +178,32 @@ final class EngineState {
     }
 
     /// Whether the folder's path in the index still leads to that folder
-    /// (same inode): false while a rename of an ancestor is not applied yet.
+    /// (the same file): false while a rename of an ancestor is not applied
+    /// yet.
     func pathIsCurrent(_ folder: UInt32) -> Bool {
         guard case .success(let status) = FileStatus.of(pathBytes: pathBytes(of: folder)) else { return false }
-        return status.kind == .folder && status.inode == index.metadata(of: EntryID(folder)).inode
+        return status.kind == .folder && Self.isSameFile(index.metadata(of: EntryID(folder)), status)
+    }
+
+    /// Whether `status` is the file `metadata` was read from: the same
+    /// inode, born at the same time where both times are known. ext4 gives
+    /// a removed folder's inode number to the next one made (`rm -rf d;
+    /// mkdir d` keeps the number): the birth time tells them apart.
+    static func isSameFile(_ metadata: EntryMetadata, _ status: FileStatus) -> Bool {
+        guard metadata.inode == status.inode else { return false }
+        guard let before = metadata.birthTime, let now = status.birthTime else { return true }
+        return before == now
+    }
+
+    /// Whether two entries of the index are the same file (as
+    /// `isSameFile`).
+    func areSameFile(_ a: EntryID, _ b: EntryID) -> Bool {
+        let (first, second) = (index.metadata(of: a), index.metadata(of: b))
+        guard first.inode != 0, first.inode == second.inode, index.kind(of: a) == index.kind(of: b) else {
+            return false
+        }
+        guard let one = first.birthTime, let other = second.birthTime else { return true }
+        return one == other
     }
 
     /// The rules of the root `id` lies in.
@@ -285,14 +307,14 @@ final class EngineState {
                 refresh(name, in: folder, crawls: &crawls)
                 return
             }
-            if let current, current.rawValue != entry, index.kind(of: current) == index.kind(of: EntryID(entry)),
-                index.metadata(of: current).inode != 0,
-                index.metadata(of: current).inode == index.metadata(of: EntryID(entry)).inode
+            if let current, current.rawValue != entry, areSameFile(current, EntryID(entry)),
+                index.kind(of: current) != .folder || folderToWatch[current.rawValue] != nil
             {
                 // The moved file is already here, listed after the move (a
                 // name read again before its rename was applied): that
                 // newer entry stays, with the watches it took over; the
-                // older one, and what it held, goes.
+                // older one, and what it held, goes. (A folder not listed
+                // yet is replaced by the move instead.)
                 removeEntry(entry)
                 refresh(name, in: folder, crawls: &crawls)
                 return
@@ -357,7 +379,8 @@ final class EngineState {
         path += name
         guard case .success(let status) = FileStatus.of(pathBytes: path) else { return false }
         let metadata = index.metadata(of: EntryID(entry))
-        return status.kind == index.kind(of: EntryID(entry)) && (metadata.inode == 0 || metadata.inode == status.inode)
+        return status.kind == index.kind(of: EntryID(entry))
+            && (metadata.inode == 0 || Self.isSameFile(metadata, status))
     }
 
     /// Re-reads `folder/name` from disk and makes the index agree.
@@ -379,11 +402,11 @@ final class EngineState {
         case .failure:
             break
         case .success(let status):
-            // Another kind, or another folder (inode) under the same name: the
+            // Another kind, or another folder (inode, birth) under the name: the
             // old entry and its subtree are not what is there now.
             if let existing,
                 index.kind(of: existing) != status.kind
-                    || (status.kind == .folder && index.metadata(of: existing).inode != status.inode)
+                    || (status.kind == .folder && !Self.isSameFile(index.metadata(of: existing), status))
             {
                 removeEntry(existing.rawValue)
             }
@@ -416,7 +439,7 @@ final class EngineState {
     func refreshOwnAttributes(_ folder: UInt32) {
         guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else { return }
         guard case .success(let status) = FileStatus.of(pathBytes: pathBytes(of: folder)), status.kind == .folder,
-            status.inode == index.metadata(of: EntryID(folder)).inode
+            Self.isSameFile(index.metadata(of: EntryID(folder)), status)
         else {
             // The path is stale (an ancestor's rename is not applied yet):
             // the folder is rescanned, and re-read, once it is current.

@@ -58,7 +58,8 @@ final class LiveSink: CrawlSink, Sendable {
                 s.deferred[folder.rawValue] = nil
                 return (0, nil)
             }
-            if case .success(let status) = own, status.kind == .folder, status.inode == index.metadata(of: folder).inode
+            if case .success(let status) = own, status.kind == .folder,
+                EngineState.isSameFile(index.metadata(of: folder), status)
             {
                 s.update(folder.rawValue, to: status, recording: recording)
             }

@@ -24,7 +24,7 @@ extension LiveSuites {
             private let state = Locked(
                 (
                     added: nil as InotifyWatcher.WatchAddedHandler?, events: nil as InotifyWatcher.EventHandler?,
-                    next: Int32(1), byInode: [UInt64: Int32](), removed: Set<Int32>()
+                    next: Int32(1), byFile: [String: Int32](), removed: Set<Int32>()
                 ))
 
             init(lagging: Bool = true) { self.lagging = lagging }
@@ -44,10 +44,11 @@ extension LiveSuites {
                 guard case .success(let status) = FileStatus.of(descriptor: descriptor) else {
                     return .failure(.badFileDescriptor)
                 }
+                let file = Self.file(status)
                 let (watch, handler) = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?) in
-                    if let known = s.byInode[status.inode] { return (known, s.added) }
+                    if let known = s.byFile[file] { return (known, s.added) }
                     defer { s.next += 1 }
-                    s.byInode[status.inode] = s.next
+                    s.byFile[file] = s.next
                     return (s.next, s.added)
                 }
                 handler?(watch, context)
@@ -56,18 +57,24 @@ extension LiveSuites {
             func removeWatch(_ watch: Int32, owner: Int) {
                 state.withLock { s in
                     s.removed.insert(watch)
-                    s.byInode = s.byInode.filter { $0.value != watch }
+                    s.byFile = s.byFile.filter { $0.value != watch }
                 }
             }
             func setWatchLimit(_ limit: Int?, owner: Int) {}
-            func watchCount(owner: Int) -> Int { state.withLock { $0.byInode.count } }
+            func watchCount(owner: Int) -> Int { state.withLock { $0.byFile.count } }
             var kernelWatchLimit: Int? { nil }
             var eventsMayPredateListing: Bool { lagging }
 
             /// The watch of the folder at `folder` now.
             func watch(of folder: FilePath) -> Int32? {
                 guard case .success(let status) = FileStatus.of(pathBytes: folder.bytes) else { return nil }
-                return state.withLock { $0.byInode[status.inode] }
+                return state.withLock { $0.byFile[Self.file(status)] }
+            }
+
+            /// A watch follows one inode, not its number (which a later
+            /// folder may get): the number and birth time.
+            static func file(_ status: FileStatus) -> String {
+                "\(status.inode)@\(status.birthTime?.nanosecondsSinceEpoch ?? 0)"
             }
             var removed: Set<Int32> { state.withLock { $0.removed } }
             func deliver(_ events: [InotifyEvent]) { state.withLock { $0.events }?(events) }
@@ -210,6 +217,45 @@ extension LiveSuites {
             write(scope.appending("a/inner/later.txt"), "l")
             watcher.deliver([InotifyEvent(watch: innerOfB, mask: .create, cookie: 0, name: name("later.txt"))])
             #expect(waitFor("a/inner/later.txt"), "an event of the folder reached it")
+        }
+
+        /// `rm -rf build; mkdir build` on ext4, which gives the new folder
+        /// the old one's inode number: the new folder is listed and
+        /// watched, and what is made in it is found (kept as the old entry,
+        /// it would never hear of its contents).
+        @Test(.enabled(if: LoopFilesystem.isAvailable))
+        func aFolderRemovedAndMadeAgainIsListedAgain() throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            let build = scope.appending("build")
+            try FileManager.default.createDirectory(atPath: build.string, withIntermediateDirectories: true)
+            write(build.appending("old.txt"), "o")
+            let watcher = ScriptedWatcher()
+            let engine = try LiveEngine(
+                index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
+            defer { engine.shutdown() }
+            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            defer { query.stop() }
+            let root = try #require(watcher.watch(of: scope))
+            let oldBuild = try #require(watcher.watch(of: build))
+            guard case .success(let before) = FileStatus.of(pathBytes: build.bytes) else { return }
+            _ = unlink(build.appending("old.txt").string)
+            _ = rmdir(build.string)
+            _ = mkdir(build.string, 0o755)
+            guard case .success(let after) = FileStatus.of(pathBytes: build.bytes) else { return }
+            #expect(after.inode == before.inode, "ext4 gives the number again (the case under test)")
+            func name(_ text: String) -> [UInt8] { Array(text.utf8) }
+            watcher.deliver([
+                InotifyEvent(watch: oldBuild, mask: .delete, cookie: 0, name: name("old.txt")),
+                InotifyEvent(watch: root, mask: [.delete, .isDirectory], cookie: 0, name: name("build")),
+                InotifyEvent(watch: root, mask: [.create, .isDirectory], cookie: 0, name: name("build")),
+            ])
+            #expect(recorder.wait { watcher.watch(of: build) != nil }, "the new folder is watched")
+            let newBuild = try #require(watcher.watch(of: build))
+            write(build.appending("new.txt"), "n")
+            watcher.deliver([InotifyEvent(watch: newBuild, mask: .create, cookie: 0, name: name("new.txt"))])
+            #expect(recorder.wait { query.results.contains { $0.name == "new.txt" } })
+            #expect(!query.results.contains { $0.name == "old.txt" })
         }
 
         /// A folder moved away and another made at its name: the late move
