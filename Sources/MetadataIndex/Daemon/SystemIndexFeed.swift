@@ -174,7 +174,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         for connection in connections { connection.stop() }
     }
 
-    private static func folderPrefix(_ path: [UInt8]) -> [UInt8] {
+    fileprivate static func folderPrefix(_ path: [UInt8]) -> [UInt8] {
         path == [0x2F] ? path : path + [0x2F]
     }
 
@@ -279,8 +279,8 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
 
     // MARK: Updates
 
-    /// Delivers a stream's events to the watches of their folders (by
-    /// inode), in order.
+    /// Delivers a stream's events to the watches of their folders (by file
+    /// handle), in order.
     private func deliver(_ incoming: [EventFollower.Event], scope: [UInt8]) {
         var events: [InotifyEvent] = []
         var leftFeed = false
@@ -297,7 +297,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
                 // watches it with inotify. (Its path is the system index's,
                 // as it knew it: the move's own destination.)
                 if mask.contains(.isDirectory), mask.contains(.movedTo),
-                    s.followingScope(of: Self.join(event.folder, event.name), device: device) == nil
+                    s.followingScope(of: Self.folderPrefix(event.folder) + event.name, device: device) == nil
                 {
                     leftFeed = true
                 }
@@ -306,10 +306,6 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         }
         if !events.isEmpty { handler?(events) }
         if leftFeed { requestRescan() }
-    }
-
-    private static func join(_ folder: [UInt8], _ name: [UInt8]) -> [UInt8] {
-        (folder == [0x2F] ? folder : folder + [0x2F]) + name
     }
 
     /// Events were lost (the stream overflowed, or the system index
@@ -338,7 +334,7 @@ extension SystemIndexFeed.State {
     fileprivate func followingScope(of path: [UInt8], device: DeviceNumber) -> [UInt8]? {
         for (scope, followed) in followed
         where followed.connection != nil && followed.device == device
-            && (path == scope || path.starts(with: scope == [0x2F] ? scope : scope + [0x2F]))
+            && (path == scope || path.starts(with: SystemIndexFeed.folderPrefix(scope)))
         {
             if followed.prunedPaths.contains(where: { path == $0 || path.starts(with: $0 + [0x2F]) }) { return nil }
             if !followed.prunedNames.isEmpty {

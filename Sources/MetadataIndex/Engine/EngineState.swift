@@ -190,20 +190,28 @@ final class EngineState {
     /// a removed folder's inode number to the next one made (`rm -rf d;
     /// mkdir d` keeps the number): the birth time tells them apart.
     static func isSameFile(_ metadata: EntryMetadata, _ status: FileStatus) -> Bool {
-        guard metadata.inode == status.inode else { return false }
-        guard let before = metadata.birthTime, let now = status.birthTime else { return true }
-        return before == now
+        isSameFile(metadata, inode: status.inode, birth: status.birthTime)
     }
 
-    /// Whether two entries of the index are the same file (as
+    private static func isSameFile(_ metadata: EntryMetadata, inode: UInt64, birth: Timestamp?) -> Bool {
+        guard metadata.inode == inode else { return false }
+        guard let before = metadata.birthTime, let birth else { return true }
+        return before == birth
+    }
+
+    /// Whether two statted entries of the index are the same file (as
     /// `isSameFile`).
     func areSameFile(_ a: EntryID, _ b: EntryID) -> Bool {
         let (first, second) = (index.metadata(of: a), index.metadata(of: b))
-        guard first.inode != 0, first.inode == second.inode, index.kind(of: a) == index.kind(of: b) else {
-            return false
-        }
-        guard let one = first.birthTime, let other = second.birthTime else { return true }
-        return one == other
+        return first.inode != 0 && index.kind(of: a) == index.kind(of: b)
+            && Self.isSameFile(first, inode: second.inode, birth: second.birthTime)
+    }
+
+    /// The path of `name` inside `folder`, as the index has the folder.
+    func pathBytes(of name: [UInt8], in folder: UInt32) -> [UInt8] {
+        var path = pathBytes(of: folder)
+        if path.last != 0x2F { path.append(0x2F) }
+        return path + name
     }
 
     /// The rules of the root `id` lies in.
@@ -374,10 +382,9 @@ final class EngineState {
     /// Whether `folder/name` on the disk is the entry's file (same kind and
     /// inode): what a move of that entry to that name would leave there.
     func isFile(_ entry: UInt32, at name: [UInt8], in folder: UInt32) -> Bool {
-        var path = pathBytes(of: folder)
-        if path.last != 0x2F { path.append(0x2F) }
-        path += name
-        guard case .success(let status) = FileStatus.of(pathBytes: path) else { return false }
+        guard case .success(let status) = FileStatus.of(pathBytes: pathBytes(of: name, in: folder)) else {
+            return false
+        }
         let metadata = index.metadata(of: EntryID(entry))
         return status.kind == index.kind(of: EntryID(entry))
             && (metadata.inode == 0 || Self.isSameFile(metadata, status))
@@ -385,11 +392,8 @@ final class EngineState {
 
     /// Re-reads `folder/name` from disk and makes the index agree.
     func refresh(_ name: [UInt8], in folder: UInt32, crawls: inout [UInt32]) {
-        var path = pathBytes(of: folder)
-        if path.last != 0x2F { path.append(0x2F) }
-        path += name
         let existing = index.child(named: name, in: EntryID(folder))
-        let result = FileStatus.of(pathBytes: path)
+        let result = FileStatus.of(pathBytes: pathBytes(of: name, in: folder))
         // The path is the index's idea of where the folder is; if an ancestor
         // was renamed and that is not applied yet, what it names is not ours.
         guard index.isRoot(EntryID(folder)) || pathIsCurrent(folder) else {

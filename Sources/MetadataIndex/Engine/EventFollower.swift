@@ -106,6 +106,13 @@ final class EventFollower: Sendable {
 }
 
 extension EngineState {
+    /// The live root that lists `path` (normalized), the deepest: a
+    /// filesystem mounted inside another has its own root.
+    func deepestRoot(listing path: FilePath) -> UInt32? {
+        roots.filter { !$0.value.missing && $0.value.lists(path) }
+            .max { $0.value.path.components.count < $1.value.path.components.count }?.key
+    }
+
     /// Ends the streams of followers whose folder is `folder` or lies inside
     /// it, before it moves or leaves the index: their paths would no longer
     /// lead anywhere. A follower's end is its cue to watch by itself.
@@ -169,11 +176,7 @@ extension LiveEngine {
     /// The device of the live root that lists `path`, as it was crawled.
     func rootDevice(holding path: FilePath) -> DeviceNumber? {
         let normalized = path.lexicallyNormalized()
-        return state.withLock { s in
-            // The deepest: a filesystem mounted inside another has its own root.
-            s.roots.values.filter { !$0.missing && $0.lists(normalized) }
-                .max { $0.path.components.count < $1.path.components.count }?.device
-        }
+        return state.withLock { s in s.deepestRoot(listing: normalized).flatMap { s.roots[$0]?.device } }
     }
 
     /// Whether the folder at `path` is watched by a handle a follower can
@@ -181,10 +184,7 @@ extension LiveEngine {
     func followsByHandle(_ path: FilePath) -> Bool {
         let normalized = path.lexicallyNormalized()
         let watch = state.withLock { s -> Int32? in
-            guard
-                let root = s.roots.filter({ !$0.value.missing && $0.value.lists(normalized) })
-                    .max(by: { $0.value.path.components.count < $1.value.path.components.count })?.key,
-                let folder = s.entry(at: normalized, from: root)
+            guard let root = s.deepestRoot(listing: normalized), let folder = s.entry(at: normalized, from: root)
             else { return nil }
             return s.folderToWatch[folder.rawValue]
         }

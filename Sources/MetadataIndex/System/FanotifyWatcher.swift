@@ -63,36 +63,50 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
                 longer = Array(bytes)
             }
         }
+
+        /// As a follower names the folder (`EventFollower`): the type (4
+        /// bytes, little-endian), then the handle.
+        var followBytes: [UInt8] {
+            let type = Int32(truncatingIfNeeded: shape >> 16)
+            var bytes = withUnsafeBytes(of: type.littleEndian) { Array($0) }
+            if let longer {
+                bytes += longer
+            } else {
+                withUnsafeBytes(of: (first, second)) { bytes += $0[..<Int(shape & 0xFFFF)] }
+            }
+            return bytes
+        }
     }
 
-    /// A folder's file handle as a follower names it (`EventFollower`):
-    /// its type (4 bytes, little-endian), then the handle. It names the
-    /// folder as an inotify watch does: a folder made later with the same
-    /// inode number has another (ext4 and xfs count generations).
-    static func followHandle(of descriptor: FileDescriptor) -> [UInt8]? {
+    /// The filesystem (fsid) and file handle of the folder open at
+    /// `descriptor`: what a fanotify event names it by.
+    private static func handle(of descriptor: FileDescriptor) -> Result<(filesystem: UInt64, handle: Handle), Errno> {
         var filesystem: UInt64 = 0
         var type: Int32 = 0
-        var bytes = [UInt8](repeating: 0, count: 128)
-        let length = bytes.withUnsafeMutableBufferPointer {
-            mdq_file_handle(descriptor.rawValue, &filesystem, &type, $0.baseAddress!, UInt32($0.count))
+        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
+        let length = withUnsafeMutableBytes(of: &bytes) { buffer in
+            mdq_file_handle(
+                descriptor.rawValue, &filesystem, &type, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                UInt32(buffer.count))
         }
-        guard length >= 0 else { return nil }
-        return withUnsafeBytes(of: type.littleEndian) { Array($0) } + bytes[..<Int(length)]
+        guard length >= 0 else { return .failure(Errno(rawValue: errno)) }
+        let handle = withUnsafeBytes(of: &bytes) { buffer in
+            Handle(type: type, bytes: UnsafeRawBufferPointer(rebasing: buffer[..<Int(length)]))
+        }
+        return .success((filesystem, handle))
+    }
+
+    /// A folder's file handle as a follower names it (`EventFollower`). It
+    /// names the folder as an inotify watch does: a folder made later with
+    /// the same inode number has another (ext4 and xfs count generations).
+    static func followHandle(of descriptor: FileDescriptor) -> [UInt8]? {
+        try? handle(of: descriptor).get().handle.followBytes
     }
 
     /// The handle of the folder `watch` follows, as `followHandle(of:)`
     /// gives it; nil for a folder watched with inotify.
     func followHandle(of watch: Int32) -> [UInt8]? {
-        guard let handle = state.withLock({ $0.keys[watch]?.handle }) else { return nil }
-        let type = Int32(truncatingIfNeeded: handle.shape >> 16)
-        let length = Int(handle.shape & 0xFFFF)
-        var bytes = withUnsafeBytes(of: type.littleEndian) { Array($0) }
-        if let longer = handle.longer {
-            bytes += longer
-        } else {
-            withUnsafeBytes(of: (handle.first, handle.second)) { bytes += $0[..<length] }
-        }
-        return bytes
+        state.withLock { $0.keys[watch]?.handle }?.followBytes
     }
 
     private struct Key: Hashable {
@@ -167,15 +181,10 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     package func keepFilesystems(of roots: [FilePath]) {
         var kept: Set<UInt64> = []
         for root in roots {
-            guard case .success(let folder) = DirectoryHandle.open(path: root) else { continue }
-            var filesystem: UInt64 = 0
-            var type: Int32 = 0
-            var bytes = [UInt8](repeating: 0, count: 128)
-            let length = bytes.withUnsafeMutableBufferPointer { buffer in
-                mdq_file_handle(
-                    folder.descriptor.rawValue, &filesystem, &type, buffer.baseAddress, UInt32(buffer.count))
-            }
-            if length >= 0 { kept.insert(filesystem) }
+            guard case .success(let folder) = DirectoryHandle.open(path: root),
+                case .success(let read) = Self.handle(of: folder.descriptor)
+            else { continue }
+            kept.insert(read.filesystem)
         }
         state.withLock { s in s.filesystems = s.filesystems.filter { kept.contains($0.key) } }
     }
@@ -224,21 +233,13 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     }
 
     func addWatch(descriptor folder: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
-        var filesystem: UInt64 = 0
-        var type: Int32 = 0
-        var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        let length = withUnsafeMutableBytes(of: &bytes) { buffer in
-            mdq_file_handle(
-                folder.rawValue, &filesystem, &type, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                UInt32(buffer.count))
+        guard case .success(let (filesystem, handle)) = Self.handle(of: folder) else {
+            // No handles here: this folder is watched by inotify.
+            return addFallbackWatch(folder, context: context)
         }
-        let handleError: Errno? = length < 0 ? Errno(rawValue: errno) : nil
         // The filesystem's mark, made by its first folder.
         let how: FilesystemWatch
-        if let handleError {
-            // No handles here: this folder is watched by inotify.
-            how = .folderByFolder(handleError)
-        } else if let known = state.withLock({ $0.filesystems[filesystem] }) {
+        if let known = state.withLock({ $0.filesystems[filesystem] }) {
             how = known
         } else {
             if let refusal = state.withLock({ $0.refusesMarks }) {
@@ -251,12 +252,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
                 if s.filesystems[filesystem] == nil { s.filesystems[filesystem] = how }
             }
         }
-        guard case .marked = how, length >= 0 else { return addFallbackWatch(folder, context: context) }
-        let key = withUnsafeBytes(of: &bytes) { buffer in
-            Key(
-                filesystem: filesystem,
-                handle: Handle(type: type, bytes: UnsafeRawBufferPointer(rebasing: buffer[..<Int(length)])))
-        }
+        guard case .marked = how else { return addFallbackWatch(folder, context: context) }
+        let key = Key(filesystem: filesystem, handle: handle)
         let result = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?)? in
             if let watch = s.watches[key] { return (watch, s.onWatchAdded) }
             if let limit = s.watchLimit, s.keys.count + s.fallbackWatches >= limit { return nil }

@@ -14,14 +14,7 @@ extension LiveSuites {
         func pathSet(_ query: MetadataQuery) -> Set<[UInt8]> { Set(query.results.map(\.pathBytes)) }
 
         func startQuery(_ text: String, in folder: FilePath) throws -> (MetadataQuery, QueryRecorder) {
-            let query = MetadataQuery()
-            query.predicate = try MetadataPredicate(text)
-            query.searchScopes = [.directory(folder)]
-            query.notificationBatchingInterval = 0
-            let recorder = QueryRecorder(query)
-            #expect(query.start())
-            #expect(recorder.waitForFinish())
-            return (query, recorder)
+            try startLiveQuery(text, scope: folder)
         }
 
         /// Every hostile name, and a path deeper than PATH_MAX, found by the

@@ -80,6 +80,29 @@ extension LiveSuites {
             func deliver(_ events: [InotifyEvent]) { state.withLock { $0.events }?(events) }
         }
 
+        /// An engine on a `ScriptedWatcher` and a live query of all of
+        /// `scope`.
+        struct LiveScope {
+            let watcher: ScriptedWatcher
+            let engine: LiveEngine
+            let query: MetadataQuery
+            let recorder: QueryRecorder
+
+            init(_ scope: FilePath, lagging: Bool = true) throws {
+                watcher = ScriptedWatcher(lagging: lagging)
+                engine = try LiveEngine(
+                    index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
+                (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            }
+
+            func stop() {
+                query.stop()
+                engine.shutdown()
+            }
+        }
+
+        func name(_ text: String) -> [UInt8] { Array(text.utf8) }
+
         func write(_ path: FilePath, _ text: String) {
             FileManager.default.createFile(atPath: path.string, contents: Data(text.utf8))
         }
@@ -98,12 +121,9 @@ extension LiveSuites {
                 atPath: scope.appending("inner").string, withIntermediateDirectories: true)
             try prepare(scope)
             try changes(scope)
-            let watcher = ScriptedWatcher()
-            let engine = try LiveEngine(
-                index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
-            defer { engine.shutdown() }
-            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
-            defer { query.stop() }
+            let live = try LiveScope(scope)
+            defer { live.stop() }
+            let (watcher, query, recorder) = (live.watcher, live.query, live.recorder)
             let scopeWatch = try #require(watcher.watch(of: scope))
             let innerWatch = try #require(watcher.watch(of: scope.appending("inner")))
             for (i, group) in events(scopeWatch, innerWatch).enumerated() {
@@ -112,7 +132,7 @@ extension LiveSuites {
                 let marker = "marker\(i)"
                 write(scope.appending(marker), "m")
                 watcher.deliver(
-                    group + [InotifyEvent(watch: scopeWatch, mask: .create, cookie: 0, name: Array(marker.utf8))])
+                    group + [InotifyEvent(watch: scopeWatch, mask: .create, cookie: 0, name: name(marker))])
                 #expect(recorder.wait { query.results.contains { $0.name == marker } })
             }
             let names = { (items: [MetadataItem]) in
@@ -142,8 +162,8 @@ extension LiveSuites {
                 },
                 events: { scope, _ in
                     [
-                        [InotifyEvent(watch: scope, mask: .delete, cookie: 0, name: Array("x".utf8))],
-                        [InotifyEvent(watch: scope, mask: .create, cookie: 0, name: Array("x".utf8))],
+                        [InotifyEvent(watch: scope, mask: .delete, cookie: 0, name: name("x"))],
+                        [InotifyEvent(watch: scope, mask: .create, cookie: 0, name: name("x"))],
                     ]
                 })
             #expect(outcome.removed.isEmpty, "\(outcome.removed)")
@@ -163,10 +183,10 @@ extension LiveSuites {
                 events: { scope, inner in
                     [
                         [
-                            InotifyEvent(watch: scope, mask: .movedFrom, cookie: 7, name: Array("y".utf8)),
-                            InotifyEvent(watch: inner, mask: .movedTo, cookie: 7, name: Array("z".utf8)),
+                            InotifyEvent(watch: scope, mask: .movedFrom, cookie: 7, name: name("y")),
+                            InotifyEvent(watch: inner, mask: .movedTo, cookie: 7, name: name("z")),
                         ],
-                        [InotifyEvent(watch: scope, mask: .create, cookie: 0, name: Array("y".utf8))],
+                        [InotifyEvent(watch: scope, mask: .create, cookie: 0, name: name("y"))],
                     ]
                 })
             #expect(outcome.removed.isEmpty, "\(outcome.removed)")
@@ -188,17 +208,13 @@ extension LiveSuites {
                     atPath: scope.appending("\(name)/inner").string, withIntermediateDirectories: true)
                 write(scope.appending("\(name)/inner/\(name).txt"), name)
             }
-            let watcher = ScriptedWatcher(lagging: false)
-            let engine = try LiveEngine(
-                index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
-            defer { engine.shutdown() }
-            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
-            defer { query.stop() }
+            let live = try LiveScope(scope, lagging: false)
+            defer { live.stop() }
+            let (watcher, query, recorder) = (live.watcher, live.query, live.recorder)
             let root = try #require(watcher.watch(of: scope))
             let innerOfB = try #require(watcher.watch(of: scope.appending("b/inner")))
             _ = rename(scope.appending("a").string, scope.appending("x").string)
             _ = rename(scope.appending("b").string, scope.appending("a").string)
-            func name(_ text: String) -> [UInt8] { Array(text.utf8) }
             func waitFor(_ path: String) -> Bool {
                 recorder.wait { query.results.contains { $0.path.string == scope.appending(path).string } }
             }
@@ -230,12 +246,9 @@ extension LiveSuites {
             let build = scope.appending("build")
             try FileManager.default.createDirectory(atPath: build.string, withIntermediateDirectories: true)
             write(build.appending("old.txt"), "o")
-            let watcher = ScriptedWatcher()
-            let engine = try LiveEngine(
-                index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
-            defer { engine.shutdown() }
-            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
-            defer { query.stop() }
+            let live = try LiveScope(scope)
+            defer { live.stop() }
+            let (watcher, query, recorder) = (live.watcher, live.query, live.recorder)
             let root = try #require(watcher.watch(of: scope))
             let oldBuild = try #require(watcher.watch(of: build))
             guard case .success(let before) = FileStatus.of(pathBytes: build.bytes) else { return }
@@ -244,7 +257,6 @@ extension LiveSuites {
             _ = mkdir(build.string, 0o755)
             guard case .success(let after) = FileStatus.of(pathBytes: build.bytes) else { return }
             #expect(after.inode == before.inode, "ext4 gives the number again (the case under test)")
-            func name(_ text: String) -> [UInt8] { Array(text.utf8) }
             watcher.deliver([
                 InotifyEvent(watch: oldBuild, mask: .delete, cookie: 0, name: name("old.txt")),
                 InotifyEvent(watch: root, mask: [.delete, .isDirectory], cookie: 0, name: name("build")),
@@ -277,9 +289,9 @@ extension LiveSuites {
                     [
                         [
                             InotifyEvent(
-                                watch: scope, mask: [.movedFrom, .isDirectory], cookie: 9, name: Array("d".utf8))
+                                watch: scope, mask: [.movedFrom, .isDirectory], cookie: 9, name: name("d"))
                         ],
-                        [InotifyEvent(watch: scope, mask: [.create, .isDirectory], cookie: 0, name: Array("d".utf8))],
+                        [InotifyEvent(watch: scope, mask: [.create, .isDirectory], cookie: 0, name: name("d"))],
                     ]
                 })
             #expect(outcome.removed.isEmpty, "\(outcome.removed)")

@@ -3,10 +3,12 @@ import Testing
 
 @testable import MetadataIndex
 
-/// A live query of `text` over `scope` on `engine`, started, its first
-/// results gathered, notifications unbatched.
-func startLiveQuery(_ text: String, scope: FilePath, engine: LiveEngine) throws -> (MetadataQuery, QueryRecorder) {
-    let query = MetadataQuery(engineProvider: { engine })
+/// A live query of `text` over `scope` on `engine` (nil: the process's
+/// shared engine), started, its first results gathered, notifications
+/// unbatched.
+func startLiveQuery(_ text: String, scope: FilePath, engine: LiveEngine? = nil) throws -> (MetadataQuery, QueryRecorder)
+{
+    let query = engine.map { engine in MetadataQuery(engineProvider: { engine }) } ?? MetadataQuery()
     query.predicate = try MetadataPredicate(text)
     query.searchScopes = [.directory(scope)]
     query.notificationBatchingInterval = 0
