@@ -118,7 +118,7 @@ extension LiveSuites {
             _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: tree, rules: ScopeRules()))
             #expect(try Self.waitUntil { try Self.pending(paths) == 0 })
             let (query, recorder) = try Self.liveQuery(paths, tree)
-            let initial = query.results
+            let initial = recorder.initialResults
             #expect(initial.count == 5)
             func converged() -> Bool {
                 recorder.wait(timeout: 30) {
@@ -445,7 +445,7 @@ extension LiveSuites {
             }
 
             let (query, recorder) = try Self.liveQuery(paths, tree, names, fetching: ["kMDItemUserTags"])
-            let initial = query.results
+            let initial = recorder.initialResults
             #expect(initial.count == 6)
             #expect(initial.allSatisfy { $0.value(of: .userTags) != nil })
             try Self.setTags(tree.appending("note-0.txt"), "final")

@@ -254,7 +254,7 @@ extension LiveSuites {
             let recorder = QueryRecorder(query)
             #expect(query.start())
             #expect(recorder.waitForFinish())
-            let initial = query.results
+            let initial = recorder.initialResults
             #expect(!initial.isEmpty)
             var storm = Storm(scope: tree.string, outside: outside.string, seed: 9)
             storm.run(operations: 1500)

@@ -81,7 +81,7 @@ extension LiveSuites {
             var queries: [(MetadataQuery, QueryRecorder, [MetadataItem])] = []
             for (text, scopes, _) in cases {
                 let (query, recorder) = try startQuery(text, scopes: scopes, container: container)
-                queries.append((query, recorder, query.results))
+                queries.append((query, recorder, recorder.initialResults))
             }
             var storm = Storm(scope: root.string, outside: outside.string, seed: seed, protected: ["Documents"])
             storm.run(operations: Self.stormOperations)
@@ -116,7 +116,7 @@ extension LiveSuites {
             let scope = try temp.folder("scope")
             let outside = try temp.folder("outside")
             let (query, recorder) = try startQuery("kMDItemFSName LIKE '*.txt'", scopes: [.directory(scope)])
-            let initial = query.results
+            let initial = recorder.initialResults
             var storm = Storm(scope: scope.string, outside: outside.string, seed: 5)
             storm.run(operations: 2000)
             let expected = try freshCrawl(scope, try MetadataPredicate("kMDItemFSName LIKE '*.txt'"))
@@ -212,7 +212,7 @@ extension LiveSuites {
             try temp.file("victim.txt")
             try temp.folder("burst")
             let (query, recorder) = try startQuery("TRUEPREDICATE", scopes: [.directory(temp.path)], engine: engine)
-            let initial = query.results
+            let initial = recorder.initialResults
             let folder = temp.path.appending("burst").string
             let gate = try #require(engine.watcher as? InotifyWatcher).pauseReading()
             // More events in a watched folder than the kernel queues (16,384 by

@@ -165,7 +165,7 @@ extension LiveSuites {
                 let recorder = QueryRecorder(query)
                 #expect(query.start())
                 #expect(recorder.waitForFinish())
-                let initial = query.results
+                let initial = recorder.initialResults
                 #expect(Set(initial.map(\.path.string)) == (try Self.found(root, as: viewer)), "uid \(viewer.user)")
                 for folder in folders.shuffled(using: &random).prefix(15) { Self.scramble(folder, random: &random) }
                 // A folder moved under another, across their permissions.

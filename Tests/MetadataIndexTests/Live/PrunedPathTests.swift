@@ -111,7 +111,7 @@ extension LiveSuites {
             let text = "TRUEPREDICATE"
             let (query, recorder) = try startQuery(text, setup)
             defer { query.stop() }
-            let initial = query.results
+            let initial = recorder.initialResults
             let base = setup.scope.string
             func move(_ from: String, _ to: String) {
                 #expect(rename(base + "/" + from, base + "/" + to) == 0, "\(from)")
@@ -137,7 +137,7 @@ extension LiveSuites {
             var queries: [(MetadataQuery, QueryRecorder, [MetadataItem])] = []
             for text in texts {
                 let (query, recorder) = try startQuery(text, setup)
-                queries.append((query, recorder, query.results))
+                queries.append((query, recorder, recorder.initialResults))
             }
             var storm = Storm(scope: setup.scope.string, outside: setup.outside.string, seed: seed)
             storm.run(operations: 1500)

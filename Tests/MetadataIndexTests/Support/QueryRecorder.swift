@@ -17,6 +17,10 @@ final class QueryRecorder: @unchecked Sendable {
     }
 
     let records = Locked<[Record]>([])
+    /// The results as the query finished gathering, read in its
+    /// notification: where its updates start from. Read later, the results
+    /// may already hold an update delivered since.
+    let resultsAtFinish = Locked<[MetadataItem]>([])
     private var tokens: [any NSObjectProtocol] = []
     let query: MetadataQuery
 
@@ -31,6 +35,7 @@ final class QueryRecorder: @unchecked Sendable {
             tokens.append(
                 center.addObserver(forName: name, object: query, queue: nil) { [unowned self] note in
                     var record = Record(kind: kind)
+                    if kind == .finish { self.resultsAtFinish.withLock { $0 = self.query.results } }
                     if kind == .update {
                         record.added = note.userInfo?[MetadataQuery.addedItemsKey] as? [MetadataItem] ?? []
                         record.changed = note.userInfo?[MetadataQuery.changedItemsKey] as? [MetadataItem] ?? []
@@ -45,6 +50,9 @@ final class QueryRecorder: @unchecked Sendable {
     deinit {
         for token in tokens { NotificationCenter.default.removeObserver(token) }
     }
+
+    /// `resultsAtFinish`, read.
+    var initialResults: [MetadataItem] { resultsAtFinish.withLock { $0 } }
 
     var kinds: [Kind] { records.withLock { $0.map(\.kind) } }
     var updates: [Record] { records.withLock { $0.filter { $0.kind == .update } } }
