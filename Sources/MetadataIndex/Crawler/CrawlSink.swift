@@ -21,7 +21,13 @@ protocol CrawlSink: Sendable {
     /// listed, so a watcher that adds its inotify watch here sees every entry
     /// created from now on; what already exists the listing then reports.
     /// Entries may thus arrive twice (event and listing): applying is idempotent.
-    func willList(_ folder: Folder, directory: FileDescriptor, worker: inout Worker)
+    ///
+    /// Returns false to leave the folder unlisted: a subfolder is opened by
+    /// name after its parent's listing, and the name may lead to another
+    /// folder by then (a rename); a sink that keeps folders by identity
+    /// (the live engine) does not list that other folder as this one, and
+    /// deals with the folder itself.
+    func willList(_ folder: Folder, directory: FileDescriptor, worker: inout Worker) -> Bool
 
     /// The folder's entries. For each entry with `descend` set, in order,
     /// append the child folder's handle to `subfolders`, or nil to leave it

@@ -133,7 +133,7 @@ struct Crawler<Sink: CrawlSink>: Sendable {
             }
         }
         let directory = handle.descriptor
-        sink.willList(job.folder, directory: directory, worker: &worker)
+        guard sink.willList(job.folder, directory: directory, worker: &worker) else { return }
 
         batch.removeAll()
         let rules = context.rules[job.rootIndex]

@@ -24,7 +24,7 @@ final class IndexSink: CrawlSink, Sendable {
         state.withLock { $0.index.addRoot(path: root.path, metadata: EntryMetadata(status), device: status.device) }
     }
 
-    func willList(_ folder: EntryID, directory: FileDescriptor, worker: inout Void) {}
+    func willList(_ folder: EntryID, directory: FileDescriptor, worker: inout Void) -> Bool { true }
 
     func didList(
         _ folder: EntryID, batch: borrowing CrawlBatch, directory: FileDescriptor,

@@ -121,18 +121,18 @@ extension LiveEngine {
     }
 
     /// Opens a folder of the index by its path, checking it is that folder
-    /// (same inode), and stores its own attributes from the open folder.
+    /// (`EngineState.isSameFile`), and stores its own attributes from the open folder.
     /// A stale path marks it dirty (rescanned once current); a folder it may
     /// not read becomes a problem, retried only when its entry changes.
     func openVerified(_ folder: UInt32) -> (DirectoryHandle, root: UInt32)? {
-        let known = state.withLock { s -> ([UInt8], UInt32, UInt64)? in
+        let known = state.withLock { s -> ([UInt8], UInt32, EntryMetadata)? in
             guard s.index.contains(EntryID(folder)), s.index.kind(of: EntryID(folder)) == .folder else { return nil }
             return (
                 s.pathBytes(of: folder), s.index.root(of: EntryID(folder)).rawValue,
-                s.index.metadata(of: EntryID(folder)).inode
+                s.index.metadata(of: EntryID(folder))
             )
         }
-        guard let (path, root, inode) = known else { return nil }
+        guard let (path, root, metadata) = known else { return nil }
         switch DirectoryHandle.open(pathBytes: path) {
         case .failure(let error) where error == .permissionDenied || error == .notPermitted:
             state.withLock { s in
@@ -150,7 +150,8 @@ extension LiveEngine {
             state.withLock { _ = $0.dirtyFolders.insert(folder) }
             return nil
         case .success(let handle):
-            guard case .success(let status) = FileStatus.of(descriptor: handle.descriptor), status.inode == inode
+            guard case .success(let status) = FileStatus.of(descriptor: handle.descriptor),
+                EngineState.isSameFile(metadata, status)
             else {
                 state.withLock { _ = $0.dirtyFolders.insert(folder) }
                 return nil

@@ -29,18 +29,40 @@ final class LiveSink: CrawlSink, Sendable {
         preconditionFailure("the live engine crawls from open folders")
     }
 
-    func willList(_ folder: EntryID, directory: FileDescriptor, worker: inout Worker) {
+    func willList(_ folder: EntryID, directory: FileDescriptor, worker: inout Worker) -> Bool {
         engine.crawlHook.withLock { $0 }?(folder)
-        engine.state.withLock { s in
+        let opened = FileStatus.of(descriptor: directory)
+        let isTheFolder = engine.state.withLock { s -> Bool in
+            guard s.index.contains(folder), s.index.kind(of: folder) == .folder else { return false }
+            // Opened by name after its parent's listing: a rename since may
+            // have put another folder there (`mv b a; mv c b`). That folder
+            // is not this entry's: listed or watched as it, the entry would
+            // hold the other folder's contents and hear its events wherever
+            // the rename takes the entry. The entry is left unlisted, its
+            // contents kept (marked, so a rescan's sweep keeps them), until
+            // the rename's events say where it went (a folder moved before
+            // it was watched is crawled there) or its path leads to it again.
+            let metadata = s.index.metadata(of: folder)
+            if !s.index.isRoot(folder), case .success(let status) = opened, metadata.inode != 0,
+                !EngineState.isSameFile(metadata, status) || status.kind != .folder
+            {
+                s.index.setMark(folder.rawValue, true)
+                s.index.forEachDescendant(of: folder) { s.index.setMark($0.rawValue, true) }
+                s.dirtyFolders.insert(folder.rawValue)
+                return false
+            }
             s.listing.insert(folder.rawValue)
             // Opened: whatever kept it unreadable is over.
             if case .unreadable = s.folderProblems[folder.rawValue] { s.folderProblems[folder.rawValue] = nil }
+            return true
         }
+        guard isTheFolder else { return false }
         // The watch goes in before the listing (and without the lock: the
         // watcher thread takes it to record the new watch).
         if case .failure(let error) = engine.addWatch(directory, context: UInt64(folder.rawValue)) {
             engine.state.withLock { $0.recordWatchFailure(folder.rawValue, error) }
         }
+        return true
     }
 
     func didList(
@@ -111,7 +133,19 @@ final class LiveSink: CrawlSink, Sendable {
         for (id, name) in worker.watchOnly {
             let opened = name.withUnsafeBufferPointer { DirectoryHandle.openChild($0.baseAddress!, of: directory) }
             guard case .success(let child) = opened else { continue }
-            engine.watchOnly(id.rawValue, handle: child)
+            // Opened by name since the listing: only watched as this entry
+            // if it is still the folder listed (see `willList`).
+            let status = FileStatus.of(descriptor: child.descriptor)
+            let isTheFolder = engine.state.withLock { s -> Bool in
+                guard s.index.contains(id), case .success(let status) = status,
+                    s.index.metadata(of: id).inode == 0 || EngineState.isSameFile(s.index.metadata(of: id), status)
+                else {
+                    if s.index.contains(id) { s.dirtyFolders.insert(id.rawValue) }
+                    return false
+                }
+                return true
+            }
+            if isTheFolder { engine.watchOnly(id.rawValue, handle: child) }
         }
         worker.watchOnly.removeAll(keepingCapacity: true)
         progress?.add(inserted)

@@ -109,7 +109,7 @@ final class SearchSink: CrawlSink, @unchecked Sendable {
         Folder(path: path, ubiquity: ubiquity?.ubiquity(ofChildOf: path))
     }
 
-    func willList(_ folder: Folder, directory: FileDescriptor, worker: inout Worker) {}
+    func willList(_ folder: Folder, directory: FileDescriptor, worker: inout Worker) -> Bool { true }
 
     private struct Subject: PredicateSubject {
         let folder: [UInt8]

@@ -21,10 +21,11 @@ struct CrawlSeamTests {
 
         func beginRoot(_ root: CrawlRoot, status: FileStatus) -> [UInt8] { root.path.bytes }
 
-        func willList(_ folder: [UInt8], directory: FileDescriptor, worker: inout Void) {
+        func willList(_ folder: [UInt8], directory: FileDescriptor, worker: inout Void) -> Bool {
             willListCalls.withLock { $0.append(folder) }
             let fd = openat(directory.rawValue, "made-in-willList", O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
             if fd >= 0 { close(fd) }
+            return true
         }
 
         func didList(
@@ -75,7 +76,7 @@ struct CrawlSeamTests {
             init(victim: String) { self.victim = victim }
             func makeWorker() {}
             func beginRoot(_ root: CrawlRoot, status: FileStatus) -> [UInt8] { root.path.bytes }
-            func willList(_ folder: [UInt8], directory: FileDescriptor, worker: inout Void) {}
+            func willList(_ folder: [UInt8], directory: FileDescriptor, worker: inout Void) -> Bool { true }
             func didList(
                 _ folder: [UInt8], batch: borrowing CrawlBatch, directory: FileDescriptor, worker: inout Void,
                 subfolders: inout [[UInt8]?]

@@ -56,7 +56,7 @@ extension LiveSuites {
             var queries: [(MetadataQuery, QueryRecorder, [MetadataItem])] = []
             for text in texts {
                 let (query, recorder) = try startQuery(text, scope: scope, engine: engine)
-                queries.append((query, recorder, query.results))
+                queries.append((query, recorder, recorder.initialResults))
             }
             var storm = Storm(scope: scope.string, outside: outside.string, seed: seed)
             storm.run(operations: 2000)
@@ -67,6 +67,32 @@ extension LiveSuites {
             }
             #expect(watcher.filesystems.values.allSatisfy { $0 == .marked } && watcher.filesystems.count == 1)
             #expect(watcher.kernelWatchLimit == nil, "no folder fell back to inotify")
+        }
+
+        /// Trees moved in from outside while their folders are rotated at
+        /// once (`mv a x; mv b a; mv c b; mv x c`) and remade: the crawl of
+        /// each tree meets names that lead to other folders than it
+        /// listed. Each folder keeps its own contents and hears its own
+        /// events: the query converges, and files made in every folder
+        /// afterwards land there.
+        @Test(arguments: [UInt64(1), 2, 3])
+        func treesRotatedAsTheyAreCrawledConverge(seed: UInt64) throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            let outside = filesystem.mountPoint.appending("outside")
+            for folder in [scope, outside] {
+                try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
+            }
+            let engine = try LiveEngine(fanotify: FanotifyWatcher())
+            defer { engine.shutdown() }
+            let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            let initial = recorder.initialResults
+            let trees = RotatedTrees(scope: scope, outside: outside)
+            try trees.run(seed: seed)
+            try expectConverges(query, recorder, initial: initial, scope: scope, "TRUEPREDICATE", "seed \(seed)")
+            trees.writeLater()
+            try expectConverges(query, recorder, initial: initial, scope: scope, "TRUEPREDICATE", "later, seed \(seed)")
+            query.stop()
         }
 
         /// Each change is told by its own event, with no rescan: a rename
@@ -138,7 +164,7 @@ extension LiveSuites {
             let busy = scope.appending("busy")
             try FileManager.default.createDirectory(atPath: busy.string, withIntermediateDirectories: true)
             let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
-            let initial = query.results
+            let initial = recorder.initialResults
             for i in 0..<300 {
                 FileManager.default.createFile(atPath: busy.appending("n\(i)").string, contents: nil)
                 if i % 3 == 0 { try FileManager.default.removeItem(atPath: busy.appending("n\(i)").string) }
@@ -165,7 +191,7 @@ extension LiveSuites {
             let engine = try LiveEngine(fanotify: watcher)
             defer { engine.shutdown() }
             let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
-            let initial = query.results
+            let initial = recorder.initialResults
             #expect(watcher.filesystems.values.first == FanotifyWatcher.FilesystemWatch.folderByFolder(.improperLink))
             #expect(engine.watchCount == 3, "one inotify watch per folder")
             FileManager.default.createFile(atPath: scope.appending("a/b/new.txt").string, contents: nil)

@@ -147,6 +147,64 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// Folders swapped between their parent's listing and their own
+        /// opening (`mv b t; mv c b; mv t c`, the crawl slowed down there on
+        /// purpose): each name then leads to the other folder. Neither is
+        /// listed or watched as the other, or its entry would hold the other
+        /// folder's contents and hear its events wherever the swap's
+        /// renames take it. In the first gather and in the crawl of a tree
+        /// moved in, on inotify and on one fanotify mark, the query equals
+        /// the disk, and files made afterwards in every folder are found.
+        @Test(arguments: [false, true], [false, true])
+        func foldersSwappedBeforeTheyAreOpenedAreNotTakenForEachOther(movedIn: Bool, fanotify: Bool) throws {
+            // Marks need root and loop devices (CI has both).
+            if fanotify && !LoopFilesystem.isAvailable { return }
+            let filesystem = fanotify ? try LoopFilesystem() : nil
+            let temp = try TemporaryDirectory()
+            let base = filesystem?.mountPoint ?? temp.path
+            let root = base.appending("root")
+            let tree = (movedIn ? base.appending("outside") : root).appending("t")
+            for name in ["a", "b", "c"] {
+                try FileManager.default.createDirectory(
+                    atPath: tree.appending("\(name)/inner").string, withIntermediateDirectories: true)
+                write(tree.appending("\(name)/inner/\(name).txt").string, name)
+            }
+            try FileManager.default.createDirectory(atPath: root.string, withIntermediateDirectories: true)
+            let engine = try LiveEngine(crawlThreads: 1, fanotify: fanotify ? FanotifyWatcher() : nil)
+            defer { engine.shutdown() }
+            let swapped = Locked<String?>(nil)
+            engine.crawlHook.withLock {
+                $0 = { id in
+                    let path = FilePath.fromBytes(engine.state.withLock { $0.pathBytes(of: id.rawValue) })
+                    guard let name = path.lastComponent?.string, ["a", "b", "c"].contains(name),
+                        path.removingLastComponent().lastComponent?.string == "t", swapped.withLock({ $0 }) == nil
+                    else { return }
+                    // The first of the three opened swaps the other two,
+                    // which the crawl opens by name next.
+                    let others = ["a", "b", "c"].filter { $0 != name }
+                    let folder = path.removingLastComponent()
+                    _ = rename(folder.appending(others[0]).string, folder.appending("swap").string)
+                    _ = rename(folder.appending(others[1]).string, folder.appending(others[0]).string)
+                    _ = rename(folder.appending("swap").string, folder.appending(others[1]).string)
+                    swapped.withLock { $0 = name }
+                }
+            }
+            let (query, recorder) = try start("TRUEPREDICATE", scopes: [.directory(root)], engine: engine)
+            let initial = recorder.initialResults
+            if movedIn {
+                #expect(rename(tree.string, root.appending("t").string) == 0)
+            }
+            try expectLiveQueryConverges(query, recorder, initial: initial, "TRUEPREDICATE", "swapped") {
+                try freshItems(roots: [CrawlRoot(path: root)], $0, hidden: false)
+            }
+            #expect(swapped.withLock { $0 } != nil, "the crawl met the three folders")
+            for name in ["a", "b", "c"] { write(root.appending("t/\(name)/inner/later.txt").string, name) }
+            try expectLiveQueryConverges(query, recorder, initial: initial, "TRUEPREDICATE", "later") {
+                try freshItems(roots: [CrawlRoot(path: root)], $0, hidden: false)
+            }
+            query.stop()
+        }
+
         @Test func replacementInALaterBatchIsStillAChange() throws {
             let temp = try TemporaryDirectory()
             let base = temp.path.string
