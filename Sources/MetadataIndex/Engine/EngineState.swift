@@ -128,8 +128,10 @@ final class EngineState {
     /// The entries in `pendingMoves`.
     var entriesInFlight: Set<UInt32> = []
     /// Folders whose path in the index was stale when an event needed it
-    /// (a rename of an ancestor not applied yet): rescanned once their path
-    /// is current again, or their root rescanned when the engine is idle.
+    /// (a rename of an ancestor not applied yet), or that a crawl found
+    /// replaced at their name: rescanned once their path is current again;
+    /// when the engine is idle and it is not, the nearest folder above whose
+    /// path is current is rescanned (`LiveEngine.cleanDirtyFolders`).
     var dirtyFolders: Set<UInt32> = []
     /// Folders whose own attributes changed (an entry came or went inside
     /// them): re-read at the end of the batch, once each.

@@ -308,11 +308,12 @@ package final class LiveEngine: Sendable {
         if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
     }
 
-    /// Rescans dirty folders whose path is current again; with `force`, the
-    /// roots of those that are not.
+    /// Rescans dirty folders whose path is current again; with `force`, for
+    /// those that are not, the nearest folder above whose path is current
+    /// (its listing reads again the names that lead to them), or their root.
     func cleanDirtyFolders(force: Bool) {
         let (ready, roots) = state.withLock { s -> ([UInt32], Set<UInt32>) in
-            var ready: [UInt32] = []
+            var ready: Set<UInt32> = []
             var roots: Set<UInt32> = []
             for folder in s.dirtyFolders {
                 guard s.index.contains(EntryID(folder)), s.index.kind(of: EntryID(folder)) == .folder else {
@@ -320,14 +321,36 @@ package final class LiveEngine: Sendable {
                     continue
                 }
                 if s.pathIsCurrent(folder) {
-                    ready.append(folder)
+                    ready.insert(folder)
                     s.dirtyFolders.remove(folder)
                 } else if force {
-                    roots.insert(s.index.root(of: EntryID(folder)).rawValue)
+                    // Quiet, and still not current: a name above it is not
+                    // what the disk has. A system index's root is a whole
+                    // filesystem: only what lies under the stale name is
+                    // listed again.
                     s.dirtyFolders.remove(folder)
+                    var above = s.index.parent(of: EntryID(folder))
+                    while let current = above, !s.index.isRoot(current), !s.pathIsCurrent(current.rawValue) {
+                        above = s.index.parent(of: current)
+                    }
+                    if let current = above, !s.index.isRoot(current) {
+                        ready.insert(current.rawValue)
+                    } else {
+                        roots.insert(s.index.root(of: EntryID(folder)).rawValue)
+                    }
                 }
             }
-            return (ready, roots)
+            // Each subtree once: none inside another rescanned here.
+            let outermost = ready.filter { folder in
+                if roots.contains(s.index.root(of: EntryID(folder)).rawValue) { return false }
+                var above = s.index.parent(of: EntryID(folder))
+                while let current = above {
+                    if ready.contains(current.rawValue) { return false }
+                    above = s.index.parent(of: current)
+                }
+                return true
+            }
+            return (Array(outermost), roots)
         }
         for folder in ready { reconcile(folder: folder) }
         for root in roots { reconcile(root: root) }

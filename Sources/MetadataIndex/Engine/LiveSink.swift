@@ -31,7 +31,7 @@ final class LiveSink: CrawlSink, Sendable {
 
     func willList(_ folder: EntryID, directory: FileDescriptor, worker: inout Worker) -> Bool {
         engine.crawlHook.withLock { $0 }?(folder)
-        let opened = FileStatus.of(descriptor: directory)
+        let opened = FileStatus.of(descriptor: directory, acl: false)
         let isTheFolder = engine.state.withLock { s -> Bool in
             guard s.index.contains(folder), s.index.kind(of: folder) == .folder else { return false }
             // Opened by name after its parent's listing: a rename since may
@@ -135,7 +135,7 @@ final class LiveSink: CrawlSink, Sendable {
             guard case .success(let child) = opened else { continue }
             // Opened by name since the listing: only watched as this entry
             // if it is still the folder listed (see `willList`).
-            let status = FileStatus.of(descriptor: child.descriptor)
+            let status = FileStatus.of(descriptor: child.descriptor, acl: false)
             let isTheFolder = engine.state.withLock { s -> Bool in
                 guard s.index.contains(id), case .success(let status) = status,
                     s.index.metadata(of: id).inode == 0 || EngineState.isSameFile(s.index.metadata(of: id), status)

@@ -91,12 +91,14 @@ struct FileStatus: Sendable, Equatable {
         }
     }
 
-    /// `statx` of an open descriptor itself (`AT_EMPTY_PATH`).
-    static func of(descriptor: FileDescriptor) -> Result<FileStatus, Errno> {
+    /// `statx` of an open descriptor itself (`AT_EMPTY_PATH`). Without
+    /// `acl`, a folder's ACL is not read even where folders' ACLs are (a
+    /// check of which file is open needs only the kind, inode and birth).
+    static func of(descriptor: FileDescriptor, acl: Bool = true) -> Result<FileStatus, Errno> {
         var raw = mdq_file_status()
         return syscallResult { mdq_statx(descriptor.rawValue, "", 0x1000 /* AT_EMPTY_PATH */, &raw) }.map { _ in
             var status = FileStatus(raw)
-            if status.kind == .folder && readsFolderACLs.load(ordering: .relaxed) {
+            if acl && status.kind == .folder && readsFolderACLs.load(ordering: .relaxed) {
                 status.acl = Self.acl(descriptor.rawValue, "")
             }
             return status

@@ -270,6 +270,40 @@ extension LiveSuites {
             #expect(!query.results.contains { $0.name == "old.txt" })
         }
 
+        /// A folder whose path stays stale once events are quiet (its
+        /// rename was never told; an event from inside it was): only the
+        /// nearest folder above it whose path is current is listed again,
+        /// not its whole root (a system index's root is a filesystem).
+        @Test func aStalePathRescansTheFolderAboveItNotTheRoot() throws {
+            let temp = try TemporaryDirectory()
+            let scope = temp.path.appending("scope")
+            let q = scope.appending("p/q")
+            try FileManager.default.createDirectory(
+                atPath: q.appending("x").string, withIntermediateDirectories: true)
+            write(q.appending("x/f.txt"), "f")
+            let live = try LiveScope(scope, lagging: false)
+            defer { live.stop() }
+            let watch = try #require(live.watcher.watch(of: q.appending("x")))
+            let listed = Locked<[String]>([])
+            live.engine.crawlHook.withLock {
+                $0 = { [engine = live.engine] id in
+                    let path = String(decoding: engine.state.withLock { $0.pathBytes(of: id.rawValue) }, as: UTF8.self)
+                    listed.withLock { $0.append(path) }
+                }
+            }
+            #expect(rename(q.appending("x").string, q.appending("y").string) == 0)
+            write(q.appending("y/g.txt"), "g")
+            live.watcher.deliver([InotifyEvent(watch: watch, mask: .create, cookie: 0, name: name("g.txt"))])
+            let expected = Set(["p", "p/q", "p/q/y", "p/q/y/f.txt", "p/q/y/g.txt"])
+            let relative = { (items: [MetadataItem]) in
+                Set(items.map { String($0.path.string.dropFirst(scope.string.count + 1)) })
+            }
+            #expect(live.recorder.wait { relative(live.query.results) == expected }, "\(relative(live.query.results))")
+            let relisted = listed.withLock { $0 }
+            #expect(relisted.contains(q.string), "\(relisted)")
+            #expect(!relisted.contains(scope.string) && !relisted.contains(scope.appending("p").string), "\(relisted)")
+        }
+
         /// A folder moved away and another made at its name: the late move
         /// out (no MOVED_TO: to outside the scope) keeps the new folder and
         /// what is in it.
