@@ -217,6 +217,18 @@ extension LiveEngine {
             }
             return
         }
+        // A root is kept by its path: the folder there now is the root, even
+        // one made again while nothing told of it. Its identity and dates
+        // are that folder's, or every later check of the root's path
+        // (`openVerified`) would find it stale and rescan it whole again.
+        if case .success(let status) = FileStatus.of(descriptor: handle.descriptor), status.kind == .folder {
+            state.withLock { s in
+                guard s.roots[root] != nil, s.index.contains(EntryID(root)) else { return }
+                s.roots[root]?.device = status.device
+                s.roots[root]?.inode = status.inode
+                s.update(root, to: status)
+            }
+        }
         crawl(handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true))
         // Unmarked entries were not seen by the rescan: gone.
         state.withLock { $0.sweep(under: root) }

@@ -320,6 +320,9 @@ package final class LiveEngine: Sendable {
                     s.dirtyFolders.remove(folder)
                     continue
                 }
+                // Not while its root's first crawl runs: a rescan beside it
+                // would list the same folders twice at once. It waits.
+                if s.roots[s.index.root(of: EntryID(folder)).rawValue]?.gathering == true { continue }
                 if s.pathIsCurrent(folder) {
                     ready.insert(folder)
                     s.dirtyFolders.remove(folder)

@@ -270,6 +270,38 @@ extension LiveSuites {
             #expect(!query.results.contains { $0.name == "old.txt" })
         }
 
+        /// A scope root removed and made again while nothing told of it,
+        /// then rescanned (after an overflow): the root is the folder at
+        /// its path now, identity and dates, so a later check of its path
+        /// does not find it stale; what is made in it afterwards is found.
+        @Test func aRootMadeAgainUntoldIsTheNewFolderAfterARescan() throws {
+            let temp = try TemporaryDirectory()
+            let scope = temp.path.appending("scope")
+            try FileManager.default.createDirectory(atPath: scope.string, withIntermediateDirectories: true)
+            write(scope.appending("a.txt"), "a")
+            let live = try LiveScope(scope, lagging: false)
+            defer { live.stop() }
+            #expect(rename(scope.string, temp.path.appending("old").string) == 0)
+            #expect(mkdir(scope.string, 0o755) == 0)
+            write(scope.appending("b.txt"), "b")
+            live.watcher.deliver([InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: [])])
+            let names = { Set(live.query.results.map(\.name)) }
+            #expect(live.recorder.wait { names() == ["b.txt"] }, "\(names())")
+            guard case .success(let disk) = FileStatus.of(pathBytes: scope.bytes) else {
+                Issue.record("no scope")
+                return
+            }
+            let root = live.engine.state.withLock { s in
+                s.roots.first.map { (s.index.metadata(of: EntryID($0.key)), $0.value.inode) }
+            }
+            #expect(root?.0.inode == disk.inode && root?.0.birthTime == disk.birthTime && root?.1 == disk.inode)
+            #expect(live.engine.state.withLock { $0.pathIsCurrent($0.roots.first!.key) })
+            let watch = try #require(live.watcher.watch(of: scope))
+            write(scope.appending("c.txt"), "c")
+            live.watcher.deliver([InotifyEvent(watch: watch, mask: .create, cookie: 0, name: name("c.txt"))])
+            #expect(live.recorder.wait { names() == ["b.txt", "c.txt"] }, "\(names())")
+        }
+
         /// A folder whose path stays stale once events are quiet (its
         /// rename was never told; an event from inside it was): only the
         /// nearest folder above it whose path is current is listed again,
