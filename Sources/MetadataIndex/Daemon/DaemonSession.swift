@@ -465,9 +465,9 @@ extension DaemonSession {
     /// `follow`: the events the engine applies in a folder it keeps live,
     /// as the inotify events a watch on each folder would give, with the
     /// folder's file handle and path (`EventFollower`), until the client
-    /// goes away. Another
-    /// daemon follows this one so (a user's daemon following the system
-    /// index: `SystemIndexFeed`) instead of watching the folders itself.
+    /// goes away. Another daemon follows this one so (a user's daemon
+    /// following the system index: `SystemIndexFeed`) instead of watching
+    /// the folders itself.
     /// Only a folder the index lists, on the filesystem of its root.
     func follow(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
         guard let value = request["scope"] else {

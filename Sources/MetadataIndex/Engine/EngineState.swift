@@ -381,12 +381,19 @@ final class EngineState {
         entriesInFlight.removeAll()
     }
 
-    /// Whether `folder/name` on the disk is the entry's file (same kind and
-    /// inode): what a move of that entry to that name would leave there.
+    /// Whether `folder/name` on the disk is the entry's file: what a move of
+    /// that entry to that name would leave there.
     func isFile(_ entry: UInt32, at name: [UInt8], in folder: UInt32) -> Bool {
         guard case .success(let status) = FileStatus.of(pathBytes: pathBytes(of: name, in: folder)) else {
             return false
         }
+        return isEntry(entry, status)
+    }
+
+    /// Whether `status`, read since the entry was, is the entry's file: the
+    /// same kind, and the same file where the entry's inode is known
+    /// (`isSameFile`).
+    func isEntry(_ entry: UInt32, _ status: FileStatus) -> Bool {
         let metadata = index.metadata(of: EntryID(entry))
         return status.kind == index.kind(of: EntryID(entry))
             && (metadata.inode == 0 || Self.isSameFile(metadata, status))
@@ -654,6 +661,34 @@ final class EngineState {
     /// Clears the reconciliation marks below `folder` before a rescan.
     func clearMarks(under folder: UInt32) {
         index.forEachDescendant(of: EntryID(folder)) { index.setMark($0.rawValue, false) }
+    }
+
+    /// Marks a folder and everything below it as seen: a crawl left it
+    /// unlisted, and a rescan's sweep must not remove what it did not look at.
+    func keepMarks(of folder: UInt32) {
+        index.setMark(folder, true)
+        index.forEachDescendant(of: EntryID(folder)) { index.setMark($0.rawValue, true) }
+    }
+
+    /// The folders of `folders` that lie inside no other of them (a rescan
+    /// of each covers the rest).
+    func outermost(_ folders: Set<UInt32>) -> [UInt32] {
+        folders.filter { folder in
+            var above = index.contains(EntryID(folder)) ? index.parent(of: EntryID(folder)) : nil
+            while let current = above {
+                if folders.contains(current.rawValue) { return false }
+                above = index.parent(of: current)
+            }
+            return true
+        }
+    }
+
+    /// A root's folder as it is now at the root's path (roots are kept by
+    /// path): its device, inode and attributes.
+    func adoptRootFolder(_ root: UInt32, _ status: FileStatus) {
+        roots[root]?.device = status.device
+        roots[root]?.inode = status.inode
+        update(root, to: status)
     }
 
     /// Removes unmarked entries below `folder` (topmost first): a rescan

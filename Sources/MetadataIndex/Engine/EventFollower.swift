@@ -131,10 +131,10 @@ extension EngineState {
     /// Tells the followers whose folder holds `folder` an event the engine
     /// is applying there (the viewer's permission judged by the index).
     func tell(_ event: InotifyEvent, in folder: UInt32, contents: Bool = false) {
-        guard let watch = folderToWatch[folder], let handle = followHandle?(watch),
-            let device = index.folderDevice(of: EntryID(folder))
-        else { return }
+        guard let watch = folderToWatch[folder], let device = index.folderDevice(of: EntryID(folder)) else { return }
         let path = pathBytes(of: folder)
+        // Read once, and only for an event some follower is told.
+        var handle: [UInt8]?
         for (key, follower) in followers where follower.device == device && follower.covers(path) {
             if let viewer = follower.viewer, !viewer.isRoot {
                 // What the viewer may reach is remembered for one batch
@@ -146,9 +146,11 @@ extension EngineState {
                 followerVisibility[key] = visibility
                 guard allowed else { continue }
             }
+            guard let known = handle ?? followHandle?(watch) else { return }
+            handle = known
             follower.record(
                 EventFollower.Event(
-                    folder: path, handle: handle, mask: event.mask.rawValue, cookie: event.cookie,
+                    folder: path, handle: known, mask: event.mask.rawValue, cookie: event.cookie,
                     name: event.name))
         }
     }

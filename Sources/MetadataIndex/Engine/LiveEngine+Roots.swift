@@ -224,9 +224,7 @@ extension LiveEngine {
         if case .success(let status) = FileStatus.of(descriptor: handle.descriptor), status.kind == .folder {
             state.withLock { s in
                 guard s.roots[root] != nil, s.index.contains(EntryID(root)) else { return }
-                s.roots[root]?.device = status.device
-                s.roots[root]?.inode = status.inode
-                s.update(root, to: status)
+                s.adoptRootFolder(root, status)
             }
         }
         crawl(handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true))
@@ -253,15 +251,13 @@ extension LiveEngine {
         {
             state.withLock { s in
                 s.roots[root]?.missing = false
-                s.roots[root]?.device = status.device
-                s.roots[root]?.inode = status.inode
+                s.adoptRootFolder(root, status)
                 s.problemsChanged = true
                 if let recovery = s.roots[root]?.recoveryWatch {
                     s.recoveryWatches[recovery] = nil
                     s.roots[root]?.recoveryWatch = nil
                     if s.watchToFolder[recovery] == nil { removeWatch(recovery) }
                 }
-                s.update(root, to: status)
                 s.clearMarks(under: root)
             }
             crawl(handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true))

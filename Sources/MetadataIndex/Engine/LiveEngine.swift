@@ -270,14 +270,7 @@ package final class LiveEngine: Sendable {
             // covers them).
             let outermost = state.withLock { s -> [UInt32] in
                 s.foldedRescans += folded.count
-                return folded.filter { folder in
-                    var above = s.index.contains(EntryID(folder)) ? s.index.parent(of: EntryID(folder)) : nil
-                    while let current = above {
-                        if folded.contains(current.rawValue) { return false }
-                        above = s.index.parent(of: current)
-                    }
-                    return true
-                }
+                return s.outermost(folded)
             }
             for folder in outermost { reconcile(folder: folder) }
         }
@@ -344,16 +337,8 @@ package final class LiveEngine: Sendable {
                 }
             }
             // Each subtree once: none inside another rescanned here.
-            let outermost = ready.filter { folder in
-                if roots.contains(s.index.root(of: EntryID(folder)).rawValue) { return false }
-                var above = s.index.parent(of: EntryID(folder))
-                while let current = above {
-                    if ready.contains(current.rawValue) { return false }
-                    above = s.index.parent(of: current)
-                }
-                return true
-            }
-            return (Array(outermost), roots)
+            let outermost = s.outermost(ready).filter { !roots.contains(s.index.root(of: EntryID($0)).rawValue) }
+            return (outermost, roots)
         }
         for folder in ready { reconcile(folder: folder) }
         for root in roots { reconcile(root: root) }

@@ -42,12 +42,8 @@ final class LiveSink: CrawlSink, Sendable {
             // contents kept (marked, so a rescan's sweep keeps them), until
             // the rename's events say where it went (a folder moved before
             // it was watched is crawled there) or its path leads to it again.
-            let metadata = s.index.metadata(of: folder)
-            if !s.index.isRoot(folder), case .success(let status) = opened, metadata.inode != 0,
-                !EngineState.isSameFile(metadata, status) || status.kind != .folder
-            {
-                s.index.setMark(folder.rawValue, true)
-                s.index.forEachDescendant(of: folder) { s.index.setMark($0.rawValue, true) }
+            if !s.index.isRoot(folder), case .success(let status) = opened, !s.isEntry(folder.rawValue, status) {
+                s.keepMarks(of: folder.rawValue)
                 s.dirtyFolders.insert(folder.rawValue)
                 return false
             }
@@ -137,9 +133,7 @@ final class LiveSink: CrawlSink, Sendable {
             // if it is still the folder listed (see `willList`).
             let status = FileStatus.of(descriptor: child.descriptor, acl: false)
             let isTheFolder = engine.state.withLock { s -> Bool in
-                guard s.index.contains(id), case .success(let status) = status,
-                    s.index.metadata(of: id).inode == 0 || EngineState.isSameFile(s.index.metadata(of: id), status)
-                else {
+                guard s.index.contains(id), case .success(let status) = status, s.isEntry(id.rawValue, status) else {
                     if s.index.contains(id) { s.dirtyFolders.insert(id.rawValue) }
                     return false
                 }
@@ -184,8 +178,7 @@ final class LiveSink: CrawlSink, Sendable {
     func didFail(_ folder: EntryID, error: Errno, worker: inout Worker) {
         engine.state.withLock { s in
             guard s.index.contains(folder) else { return }
-            s.index.setMark(folder.rawValue, true)
-            s.index.forEachDescendant(of: folder) { s.index.setMark($0.rawValue, true) }
+            s.keepMarks(of: folder.rawValue)
             s.listing.remove(folder.rawValue)
             if let held = s.deferred.removeValue(forKey: folder.rawValue) { engine.requeue(held) }
             if error == .permissionDenied || error == .notPermitted {

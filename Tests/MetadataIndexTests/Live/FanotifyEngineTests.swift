@@ -20,6 +20,17 @@ extension LiveSuites {
             try startLiveQuery(predicate, scope: scope, engine: engine)
         }
 
+        /// A scope folder and a folder beside it (moves in and out), made on
+        /// `filesystem`.
+        func scopeAndOutside(on filesystem: LoopFilesystem) throws -> (scope: FilePath, outside: FilePath) {
+            let scope = filesystem.mountPoint.appending("scope")
+            let outside = filesystem.mountPoint.appending("outside")
+            for folder in [scope, outside] {
+                try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
+            }
+            return (scope, outside)
+        }
+
         /// Waits until `query` equals a fresh crawl of `scope` (paths and
         /// attributes), then checks its updates replay to it.
         func expectConverges(
@@ -38,11 +49,7 @@ extension LiveSuites {
         @Test(arguments: [UInt64(1), 2, 3])
         func aStormOnOneMarkConverges(seed: UInt64) throws {
             let filesystem = try LoopFilesystem()
-            let scope = filesystem.mountPoint.appending("scope")
-            let outside = filesystem.mountPoint.appending("outside")
-            for folder in [scope, outside] {
-                try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
-            }
+            let (scope, outside) = try scopeAndOutside(on: filesystem)
             for i in 0..<40 {
                 let folder = scope.appending("pre\(i % 4)")
                 try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
@@ -78,11 +85,7 @@ extension LiveSuites {
         @Test(arguments: [UInt64(1), 2, 3])
         func treesRotatedAsTheyAreCrawledConverge(seed: UInt64) throws {
             let filesystem = try LoopFilesystem()
-            let scope = filesystem.mountPoint.appending("scope")
-            let outside = filesystem.mountPoint.appending("outside")
-            for folder in [scope, outside] {
-                try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
-            }
+            let (scope, outside) = try scopeAndOutside(on: filesystem)
             let engine = try LiveEngine(fanotify: FanotifyWatcher())
             defer { engine.shutdown() }
             let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
