@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <poll.h>
@@ -84,6 +85,78 @@ int mdq_peer_groups(int fd, uint32_t *primary, uint32_t *groups, int capacity) {
     socklen_t size = (socklen_t)(capacity * sizeof(gid_t));
     if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &size) != 0) return -1;
     return (int)(size / sizeof(gid_t));
+}
+
+long mdq_send_with_descriptors(int socket, const void *bytes, size_t length, const int *descriptors, int count) {
+    if (count < 0 || count > 64) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct iovec vector = {.iov_base = (void *)bytes, .iov_len = length};
+    union {
+        char buffer[CMSG_SPACE(64 * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr message = {.msg_iov = &vector, .msg_iovlen = 1};
+    if (count > 0) {
+        message.msg_control = control.buffer;
+        message.msg_controllen = CMSG_SPACE(count * sizeof(int));
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(count * sizeof(int));
+        memcpy(CMSG_DATA(header), descriptors, count * sizeof(int));
+    }
+    return sendmsg(socket, &message, MSG_NOSIGNAL);
+}
+
+long mdq_receive_with_descriptors(
+    int socket, void *bytes, size_t length, int *descriptors, int capacity, int *received, int *truncated) {
+    *received = 0;
+    *truncated = 0;
+    if (capacity < 0 || capacity > 64) capacity = 64;
+    struct iovec vector = {.iov_base = bytes, .iov_len = length};
+    union {
+        char buffer[CMSG_SPACE(64 * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr message = {
+        .msg_iov = &vector, .msg_iovlen = 1, .msg_control = control.buffer,
+        .msg_controllen = CMSG_SPACE(capacity * sizeof(int))};
+    ssize_t count = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+    if (count < 0) return -1;
+    if (message.msg_flags & MSG_CTRUNC) *truncated = 1;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int n = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *sent = (int *)CMSG_DATA(header);
+        for (int i = 0; i < n; i++) {
+            if (*received < capacity) {
+                descriptors[(*received)++] = sent[i];
+            } else {
+                close(sent[i]);
+                *truncated = 1;
+            }
+        }
+    }
+    return count;
+}
+
+int mdq_open_folder_path(const char *path) {
+    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+}
+
+long mdq_descriptor_path(int fd, char *path, size_t capacity) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t length = readlink(link, path, capacity);
+    if (length < 0) return -1;
+    if ((size_t)length == capacity) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return length;
 }
 
 void mdq_release_free_memory(void) {

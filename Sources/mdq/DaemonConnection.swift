@@ -81,9 +81,24 @@ struct DaemonConnection {
         self.descriptor = descriptor
     }
 
-    /// Sends all of `bytes`.
-    func send(_ bytes: [UInt8]) -> Bool {
+    /// Sends all of `bytes`, with `descriptors` passed along with the
+    /// first part (`SCM_RIGHTS`).
+    func send(_ bytes: [UInt8], passing descriptors: [Int32] = []) -> Bool {
         var offset = 0
+        if !descriptors.isEmpty {
+            while true {
+                let sent = bytes.withUnsafeBytes { raw in
+                    descriptors.withUnsafeBufferPointer { fds in
+                        mdq_send_with_descriptors(
+                            descriptor, raw.baseAddress, raw.count, fds.baseAddress, Int32(fds.count))
+                    }
+                }
+                if sent < 0 && errno == EINTR { continue }
+                guard sent >= 0 else { return false }
+                offset = sent
+                break
+            }
+        }
         while offset < bytes.count {
             let written = bytes.withUnsafeBytes {
                 Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
@@ -208,6 +223,16 @@ struct DaemonConnection {
 
     static func joined(_ folder: [UInt8], _ name: String) -> [UInt8] {
         PathBytes.path(folder).appending(name).bytes
+    }
+
+    /// The folder at `path`, opened to name it to the system index (with
+    /// this user's rights: `mdq_open_folder_path`), or -1.
+    static func openFolder(_ path: [UInt8]) -> Int32 {
+        while true {
+            let descriptor = withPath(path) { mdq_open_folder_path($0) }
+            if descriptor < 0 && errno == EINTR { continue }
+            return descriptor
+        }
     }
 
     /// Calls `body` with the path as a C string (its bytes as they are).

@@ -107,8 +107,10 @@ struct QuickSearch {
         subcommands.contains(String(decoding: argument, as: UTF8.self))
     }
 
-    /// The request, as `mdq-full` would ask it of the daemon.
-    func request(folder: [UInt8]) -> [UInt8] {
+    /// The request, as `mdq-full` would ask it of the daemon; with
+    /// `passing`, its folder is named by the descriptor passed with it
+    /// (how the system index takes scopes).
+    func request(folder: [UInt8], passing: Bool = false) -> [UInt8] {
         var out = JSONWriter()
         out.raw(#"{"id":1,"command":"query","syntax":"#)
         if isName { out.raw(#""name""#) } else { out.raw(#""command-line""#) }
@@ -132,7 +134,7 @@ struct QuickSearch {
             out.string(folder)
             out.raw(",")
             rules()
-            out.raw("}]")
+            if passing { out.raw(#","descriptor":0}],"descriptors":1"#) } else { out.raw("}]") }
         }
         out.raw("}\n")
         return out.bytes
@@ -147,9 +149,25 @@ struct QuickSearch {
             folder = Self.absolute(self.folder ?? [], in: current)
         }
         // This user's daemon, else the system index (whose answers are
-        // this user's to see).
-        guard var connection = DaemonConnection.open() ?? DaemonConnection.openSystem() else { return }
-        guard connection.send(request(folder: folder)) else { return }
+        // this user's to see). The system index is given the folder as
+        // this user opened it; one this user cannot open is the full
+        // command's to search (and to fail on, as a crawl fails).
+        var connection: DaemonConnection
+        var opened: Int32 = -1
+        if let own = DaemonConnection.open() {
+            connection = own
+        } else {
+            guard let system = DaemonConnection.openSystem() else { return }
+            connection = system
+            if !everywhere {
+                opened = DaemonConnection.openFolder(folder)
+                guard opened >= 0 else { return }
+            }
+        }
+        defer { if opened >= 0 { close(opened) } }
+        let sent = connection.send(
+            request(folder: folder, passing: opened >= 0), passing: opened >= 0 ? [opened] : [])
+        guard sent else { return }
         // Paths come in parts, one per slice the daemon scanned: each is
         // printed as it arrives, so printing overlaps the scan.
         var printed = false

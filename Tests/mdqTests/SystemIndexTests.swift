@@ -510,10 +510,18 @@ struct SystemIndexTests {
         let script = """
             import base64, json, socket, sys, os
             path, mount = sys.argv[1], sys.argv[2]
-            def follow():
+            def follow(passing=True):
+                # The folder as this user opens it, passed with the request.
                 s = socket.socket(socket.AF_UNIX); s.connect(path)
-                s.sendall((json.dumps({"id": 1, "command": "follow", "scope": {"path": mount}}) + "\\n").encode())
+                scope = {"path": mount, "descriptor": 0} if passing else {"path": mount}
+                request = (json.dumps({"id": 1, "command": "follow", "scope": scope, "descriptors": int(passing)})
+                           + "\\n").encode()
+                folder = os.open(mount, os.O_PATH | os.O_DIRECTORY)
+                socket.send_fds(s, [request], [folder] if passing else [])
+                os.close(folder)
                 return s, s.makefile("rb")
+            bare, f = follow(passing=False)
+            print("BARE", json.loads(f.readline()).get("error", {}).get("code"), flush=True)
             s, lines = follow()
             assert json.loads(lines.readline()).get("event") == "following"
             print("READY", flush=True)
@@ -553,6 +561,8 @@ struct SystemIndexTests {
         #expect(text.contains("SEEN") && text.contains("visible-last.txt"), "\(text)")
         #expect(!text.contains("hidden-"), "\(text)")
         #expect(text.contains("EXTRA busy"), "\(text)")
+        // A path alone is never resolved for a user.
+        #expect(text.contains("BARE bad-request"), "\(text)")
     }
 
     /// A socket at the system index's path that is not root's is never

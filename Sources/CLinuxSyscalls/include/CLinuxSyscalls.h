@@ -52,6 +52,32 @@ int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
 /// (ERANGE when there are more than `capacity`).
 int mdq_peer_groups(int fd, uint32_t *primary, uint32_t *groups, int capacity);
 
+/// sendmsg(2) of `length` bytes on a connected Unix socket with `count`
+/// descriptors attached (SCM_RIGHTS), MSG_NOSIGNAL: the kernel hands the
+/// descriptors over with the first byte. Returns the bytes sent (the
+/// caller sends any rest without descriptors), or -1 with errno set.
+long mdq_send_with_descriptors(int socket, const void *bytes, size_t length, const int *descriptors, int count);
+
+/// recvmsg(2) of up to `length` bytes, taking descriptors sent with them
+/// (SCM_RIGHTS, close-on-exec) into `descriptors`, at most `capacity`:
+/// `*received` is how many arrived. Descriptors beyond `capacity` (the
+/// kernel truncates the control data: MSG_CTRUNC) are closed by the kernel
+/// and `*truncated` is set. Returns the bytes read, 0 at the end, or -1
+/// with errno set.
+long mdq_receive_with_descriptors(
+    int socket, void *bytes, size_t length, int *descriptors, int capacity, int *received, int *truncated);
+
+/// open(path, O_PATH | O_DIRECTORY | O_CLOEXEC): a folder named by the
+/// caller's own rights (searching the folders above it), to pass to a
+/// service (O_PATH needs _GNU_SOURCE). Returns the descriptor, or -1 with
+/// errno set.
+int mdq_open_folder_path(const char *path);
+
+/// The path the kernel gives the open file `fd` (readlink of
+/// /proc/self/fd/N): up to `capacity` bytes, not NUL-terminated. Returns
+/// the length, or -1 with errno set (ENAMETOOLONG when longer).
+long mdq_descriptor_path(int fd, char *path, size_t capacity);
+
 /// Returns the heap's free pages to the kernel (glibc's malloc_trim(0)).
 void mdq_release_free_memory(void);
 

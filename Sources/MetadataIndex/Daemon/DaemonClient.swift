@@ -9,9 +9,13 @@ package final class DaemonClient {
     let socket: UnixSocket
     private var reader: LineReader
     private var nextID = 1
+    /// Connected to the system index, which takes scopes as folders this
+    /// process opened (`OpenedFolders`), never as paths to resolve.
+    let isSystem: Bool
 
-    private init(socket: UnixSocket) {
+    private init(socket: UnixSocket, isSystem: Bool = false) {
         self.socket = socket
+        self.isSystem = isSystem
         reader = LineReader(socket: socket, maximum: 1 << 30, timeout: 120_000)
     }
 
@@ -46,7 +50,7 @@ package final class DaemonClient {
     ///   or why the socket is not trusted, or the connection's error.
     package static func connectSystem(_ paths: DaemonPaths = .system) throws(MetadataError) -> DaemonClient {
         switch UnixSocket.connectToSystemIndex(at: paths.socket) {
-        case .success(let socket): return DaemonClient(socket: socket)
+        case .success(let socket): return DaemonClient(socket: socket, isSystem: true)
         case .failure(.absent(let error)):
             throw MetadataError.daemon(
                 "no system index is running (start one as root: mdq system start)", path: paths.socket,
@@ -64,7 +68,9 @@ package final class DaemonClient {
 
     /// Sends a request: `fields` is the JSON text of its fields after
     /// `"command"` (without braces), or empty.
-    private func send(_ command: String, _ fields: [UInt8] = []) throws(MetadataError) -> Int {
+    private func send(
+        _ command: String, _ fields: [UInt8] = [], passing folders: OpenedFolders? = nil
+    ) throws(MetadataError) -> Int {
         let id = nextID
         nextID += 1
         var out = JSONWriter()
@@ -77,7 +83,8 @@ package final class DaemonClient {
             out.bytes += fields
         }
         out.raw("}\n")
-        if case .failure(let error) = withBytes(of: out.bytes, { socket.write($0) }) {
+        let written = withBytes(of: out.bytes) { socket.write($0, passing: folders?.descriptors ?? []) }
+        if case .failure(let error) = written {
             // It may have said why before closing (another user refused).
             if case .line(let line) = reader.next(idle: 1000), let value = try? JSONValue.parse(line),
                 let refusal = value["error"]
@@ -251,19 +258,27 @@ package final class DaemonClient {
             fields.raw(",")
             DaemonProtocol.writeAttributes(attributes, to: &fields)
         }
+        var folders: OpenedFolders?
         if let scopes {
-            fields.raw(",\"scopes\":[")
-            for (i, scope) in scopes.enumerated() {
-                if i > 0 { fields.raw(",") }
-                DaemonProtocol.write(scope, to: &fields)
+            if isSystem {
+                // Named by folders this user opened: one this user cannot
+                // reach is searched here, and fails as the search would.
+                switch OpenedFolders.open(scopes.map(\.path)) {
+                case .success(let opened): folders = opened
+                case .failure(let failure):
+                    throw MetadataError.daemon(
+                        DaemonClient.notCoveredPrefix + "\(failure.path.string) cannot be opened",
+                        path: failure.path, underlying: failure.error)
+                }
             }
-            fields.raw("]")
+            fields.raw(",")
+            DaemonProtocol.writeScopes(scopes, passing: folders != nil, to: &fields)
         } else if let rules {
             fields.raw(",\"rules\":{")
             DaemonProtocol.writeRules(rules, to: &fields)
             fields.raw("}")
         }
-        _ = try send("query", fields.bytes)
+        _ = try send("query", fields.bytes, passing: folders)
         var answer = Answer(count: 0, stale: false)
         while true {
             let value = try response()

@@ -20,8 +20,12 @@ enum DaemonProtocol {
     // MARK: Scopes
 
     /// `{"path":…,"hidden":…,"exclude":[…],"excludeChildren":[…]}`, with
-    /// `"live":…` when `live` is given.
-    static func write(_ scope: ScopeRequest, live: Bool? = nil, namesOnly: Bool = false, to out: inout JSONWriter) {
+    /// `"live":…` when `live` is given, and the number of its folder among
+    /// the request's descriptors (`"descriptor":…`) when `descriptor` is.
+    static func write(
+        _ scope: ScopeRequest, live: Bool? = nil, namesOnly: Bool = false, descriptor: Int? = nil,
+        to out: inout JSONWriter
+    ) {
         out.raw("{")
         out.bytesField("path", scope.path.bytes)
         out.raw(",")
@@ -34,6 +38,10 @@ enum DaemonProtocol {
         if let live {
             out.field("live")
             out.bool(live)
+        }
+        if let descriptor {
+            out.field("descriptor")
+            out.integer(descriptor)
         }
         out.raw("}")
     }
@@ -63,6 +71,27 @@ enum DaemonProtocol {
     /// A scope from a request.
     ///
     /// - Throws: a protocol error naming what is missing or wrong.
+    /// A request's `scopes` field, and (`passing`) for each scope the
+    /// number of its folder among the descriptors the request passes (in
+    /// the order of `scopes`) and their count: how a client names its
+    /// scopes to the system index (`DaemonSession.reachedScope`).
+    static func writeScopes(_ scopes: [ScopeRequest], passing: Bool, to out: inout JSONWriter) {
+        out.raw("\"scopes\":[")
+        for (i, scope) in scopes.enumerated() {
+            if i > 0 { out.raw(",") }
+            write(scope, descriptor: passing ? i : nil, to: &out)
+        }
+        out.raw("]")
+        if passing {
+            out.raw(",\"descriptors\":")
+            out.integer(scopes.count)
+        }
+    }
+
+    /// Descriptors one request may pass (`SCM_RIGHTS`): a client passes
+    /// one per scope, and more are closed unread.
+    static let maximumDescriptors = 16
+
     static func scope(_ value: JSONValue) throws(ProtocolError) -> ScopeRequest {
         guard let path = value.bytesField("path"), path.first == 0x2F, !path.contains(0) else {
             throw ProtocolError(code: "bad-request", message: "a scope needs an absolute \"path\"")

@@ -9,14 +9,21 @@ final class DaemonSession: Sendable {
     /// The user the system index answers (nil: root, or the user daemon's
     /// own user, who may see everything it indexes).
     let viewer: Viewer?
+    /// The user at the other end (`SO_PEERCRED`), whose limits count what
+    /// this session holds (`ServiceLimits`).
+    let user: UInt32
 
-    init(daemon: IndexDaemon, socket: UnixSocket, viewer: Viewer? = nil) {
+    /// A session counted against `user`'s connections (`IndexDaemon.begin`),
+    /// given back when it ends.
+    init(daemon: IndexDaemon, socket: UnixSocket, user: UInt32, viewer: Viewer? = nil) {
         self.daemon = daemon
         self.socket = socket
+        self.user = user
         self.viewer = viewer
     }
 
     func run() {
+        defer { daemon.end(.connection, for: user) }
         let key = ObjectIdentifier(self)
         let stopping = daemon.state.withLock { s -> Bool in
             s.connections += 1
@@ -30,7 +37,9 @@ final class DaemonSession: Sendable {
             }
         }
         guard !stopping else { return }
-        var reader = LineReader(socket: socket, maximum: DaemonProtocol.maximumRequest, timeout: daemon.requestTimeout)
+        var reader = LineReader(
+            socket: socket, maximum: DaemonProtocol.maximumRequest, timeout: daemon.requestTimeout,
+            descriptorCapacity: viewer == nil ? 0 : DaemonProtocol.maximumDescriptors)
         while true {
             switch reader.next() {
             case .end:
@@ -61,6 +70,16 @@ final class DaemonSession: Sendable {
         }
         let id = Self.encodeID(request["id"])
         do throws(ProtocolError) {
+            // Folders the client opened for this request (its scopes), sent
+            // with its bytes; a request that names more than came is refused.
+            let passed = Int(clamping: request["descriptors"]?.integer ?? 0)
+            guard passed >= 0, passed <= DaemonProtocol.maximumDescriptors,
+                let descriptors = reader.takeDescriptors(viewer == nil ? 0 : passed)
+            else {
+                throw ProtocolError(
+                    code: "bad-request",
+                    message: "the request names descriptors (\"descriptors\") that did not come with it")
+            }
             // A user of the system index asks; root manages it.
             if viewer != nil, let command = request["command"]?.string,
                 ["index.add", "index.remove", "stop"].contains(command)
@@ -126,11 +145,11 @@ final class DaemonSession: Sendable {
                 out.raw("}\n")
                 return send(out.bytes)
             case "query":
-                return try query(request, id: id)
+                return try query(request, id: id, descriptors: descriptors)
             case "subscribe":
-                return try subscribe(request, id: id, reader: &reader)
+                return try subscribe(request, id: id, descriptors: descriptors, reader: &reader)
             case "follow":
-                return try follow(request, id: id, reader: &reader)
+                return try follow(request, id: id, descriptors: descriptors, reader: &reader)
             case "stop":
                 var out = JSONWriter()
                 DaemonProtocol.begin(id, &out)
@@ -147,6 +166,22 @@ final class DaemonSession: Sendable {
         } catch {
             return send(error.line(id: id))
         }
+    }
+
+    /// The seconds a query may run: what the client asks (`budget`, the
+    /// default when it says nothing), at most what the daemon allows any
+    /// query (`ServiceLimits.maxBudget`).
+    private func allowedSeconds(_ request: JSONValue) throws(ProtocolError) -> Double {
+        guard let asked = request["budget"]?.double else {
+            return min(QueryLimit.defaultSeconds, daemon.limits.maxBudget)
+        }
+        guard asked > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
+        return min(asked, daemon.limits.maxBudget)
+    }
+
+    /// Seconds as said in messages: `30 s`, `2.5 s`.
+    static func shown(_ seconds: Double) -> String {
+        seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds)) s" : "\(seconds) s"
     }
 
     /// The request's id, echoed as JSON (a number or a string; null otherwise).
@@ -169,11 +204,15 @@ final class DaemonSession: Sendable {
     /// `name` (`mdq --name`), and `command-line`: what `mdq QUERY` reads,
     /// interpreted here so that a client needs no parser (free text is
     /// `words` when content is indexed, a name search otherwise).
+    ///
+    /// A user of the system index names each scope by a folder they opened
+    /// (`reachedScope`); the viewer answered is then one whose walk starts
+    /// at those folders (`Viewer.reachedScopes`).
     private func predicateAndScopes(
-        _ request: JSONValue
+        _ request: JSONValue, descriptors: [ReceivedDescriptor]
     ) throws(ProtocolError) -> (
         predicate: MetadataPredicate, scopes: [ScopeRequest], words: [UInt8]?,
-        other: CommandLineQuery.OtherReading?
+        other: CommandLineQuery.OtherReading?, viewer: Viewer?
     ) {
         guard let text = request["predicate"]?.bytes else {
             throw ProtocolError(code: "bad-request", message: "a query needs a \"predicate\"")
@@ -219,9 +258,14 @@ final class DaemonSession: Sendable {
             )
         }
         var scopes: [ScopeRequest] = []
+        var asker = viewer
         if let list = request["scopes"]?.array {
+            asker?.reachedScopes = true
             for item in list {
                 var scope = try DaemonProtocol.scope(item)
+                // The folder as this user reached it, before anything is
+                // looked at on the disk (with root's rights) for it.
+                let opened = try viewer == nil ? nil : reachedScope(scope, item, descriptors)
                 // The system index keeps each filesystem apart: a folder
                 // with no other filesystem mounted inside it is the same
                 // search on its own filesystem.
@@ -233,7 +277,8 @@ final class DaemonSession: Sendable {
                 // A folder another filesystem is mounted on: the index holds
                 // only the folder beneath, which the path does not show.
                 if daemon.isSystem, let device = daemon.engine.rootDevice(holding: scope.path),
-                    case .success(let status) = FileStatus.of(pathBytes: scope.path.bytes), status.device != device
+                    case .success(let status) = opened.map(Result.success) ?? FileStatus.of(pathBytes: scope.path.bytes),
+                    status.device != device
                 {
                     throw ProtocolError(
                         code: "not-covered",
@@ -252,12 +297,49 @@ final class DaemonSession: Sendable {
                 for i in scopes.indices { scopes[i].rules = scopes[i].rules.narrowed(by: query) }
             }
         }
-        return (predicate, scopes, words, other)
+        return (predicate, scopes, words, other, asker)
+    }
+
+    /// The folder a user of the system index opened for `scope` (the
+    /// scope object `item` names it by its place among `descriptors`), as
+    /// the status of that very folder: the service never resolves a path a
+    /// user gives it (its rights would reach where the user's do not). The
+    /// kernel's own path of the folder must be the scope's path, and the
+    /// index must hold that folder there; else the scope is answered as any
+    /// folder the index does not hold (the client then searches it itself,
+    /// with its own rights), which tells the user nothing they could not
+    /// learn by opening it.
+    ///
+    /// - Throws: `bad-request` without a descriptor, or when it is not a
+    ///   folder's; `not-covered` as said.
+    private func reachedScope(
+        _ scope: ScopeRequest, _ item: JSONValue, _ descriptors: [ReceivedDescriptor]
+    ) throws(ProtocolError) -> FileStatus {
+        guard let number = item["descriptor"]?.integer, number >= 0, number < descriptors.count else {
+            throw ProtocolError(
+                code: "bad-request",
+                message: "the system index takes each scope as a descriptor of its folder, opened by the client "
+                    + "and passed with the request (\"descriptor\", SCM_RIGHTS)")
+        }
+        let opened = descriptors[Int(number)]
+        guard case .success(let status) = FileStatus.of(descriptor: opened.descriptor, acl: false),
+            status.kind == .folder
+        else {
+            throw ProtocolError(code: "bad-request", message: "the descriptor passed for a scope is not a folder's")
+        }
+        guard case .success(let path) = opened.kernelPath, path == scope.path.bytes,
+            daemon.engine.holdsFolder(at: scope.path, as: status)
+        else {
+            throw ProtocolError(code: "not-covered", message: "the system index does not index \(scope.path.string)")
+        }
+        return status
     }
 
     /// `query`: answered from the live index, or refused as `not-covered`.
-    private func query(_ request: JSONValue, id: [UInt8]) throws(ProtocolError) -> Bool {
-        let (predicate, scopes, words, other) = try predicateAndScopes(request)
+    private func query(_ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor]) throws(ProtocolError)
+        -> Bool
+    {
+        let (predicate, scopes, words, other, viewer) = try predicateAndScopes(request, descriptors: descriptors)
         let output: OneShotOutput
         switch request["output"]?.string ?? "items" {
         case "count": output = .count
@@ -267,13 +349,17 @@ final class DaemonSession: Sendable {
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
         let fetching = try DaemonProtocol.attributes(request)
-        let seconds = request["budget"]?.double ?? QueryLimit.defaultSeconds
-        guard seconds > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
+        let seconds = try allowedSeconds(request)
         // The client's connection is polled between slices: one that went
         // away (Ctrl-C, a timeout) stops its query at once.
         let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
-        daemon.state.withLock { $0.runningQueries += 1 }
-        defer { daemon.state.withLock { $0.runningQueries -= 1 } }
+        guard daemon.begin(.query, for: user) else {
+            throw ProtocolError(
+                code: "busy",
+                message: "you are running \(daemon.limits.queriesPerUser) queries at once, the most one user may"
+                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : ""))
+        }
+        defer { daemon.end(.query, for: user) }
         let answered: Result<OneShotAnswer, ScopeNotCovered>
         // Free text's paths come ranked: gathered as entries (name and
         // dates), ranked, then cut to the limit. Other paths go out a
@@ -310,10 +396,13 @@ final class DaemonSession: Sendable {
                     lastProgress = now
                     var out = JSONWriter()
                     DaemonProtocol.begin(id, &out)
+                    // A user of the system index learns how far, not how
+                    // many entries the index holds.
+                    let (done, of) = self.viewer == nil ? (scanned, total) : (scanned * 1000 / max(1, total), 1000)
                     out.raw("\"progress\":{\"scanned\":")
-                    out.integer(scanned)
+                    out.integer(done)
                     out.raw(",\"of\":")
-                    out.integer(total)
+                    out.integer(of)
                     out.raw("}}\n")
                     if !self.send(out.bytes) { budget.cancel() }
                 },
@@ -322,6 +411,14 @@ final class DaemonSession: Sendable {
             if budget.isCancelled || !sent {
                 daemon.state.withLock { $0.cancelledQueries += 1 }
                 return false
+            }
+            if let asked = request["budget"]?.double, asked > seconds {
+                // The client asked for more than any query may have.
+                throw ProtocolError(
+                    code: "too-expensive",
+                    message: "query too expensive: it ran past \(Self.shown(seconds)), the most this daemon allows "
+                        + "any query\(daemon.isSystem ? " (MAX_QUERY_SECONDS)" : ""); simplify the MATCHES pattern "
+                        + "or narrow the scope")
             }
             throw ProtocolError(code: "too-expensive", message: error.message)
         }
@@ -401,8 +498,10 @@ final class DaemonSession: Sendable {
 
     /// `subscribe`: a live query on the daemon's engine, its events
     /// forwarded until the client sends `unsubscribe` or goes away.
-    private func subscribe(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
-        let (predicate, scopes, _, _) = try predicateAndScopes(request)
+    private func subscribe(
+        _ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor], reader: inout LineReader
+    ) throws(ProtocolError) -> Bool {
+        let (predicate, scopes, _, _, viewer) = try predicateAndScopes(request, descriptors: descriptors)
         // A user of the system index follows what it indexes; it never
         // makes root's index crawl or watch anything new.
         if viewer != nil, let uncovered = scopes.first(where: { !daemon.engine.covers($0) }) {
@@ -416,14 +515,18 @@ final class DaemonSession: Sendable {
             query.container = UbiquityContainer(path: FilePath.fromBytes(container))
         }
         query.notificationBatchingInterval = max(0, request["interval"]?.double ?? 0.1)
-        if let budget = request["budget"]?.double {
-            guard budget > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
-            query.budget = budget
-        }
+        query.budget = try allowedSeconds(request)
         query.state.withLock { [viewer] in
             $0.configuration.scopeRequests = scopes
             $0.configuration.viewer = viewer
         }
+        guard daemon.begin(.subscription, for: user) else {
+            throw ProtocolError(
+                code: "busy",
+                message: "you hold \(daemon.limits.subscriptionsPerUser) live queries, the most one user may"
+                    + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : ""))
+        }
+        defer { daemon.end(.subscription, for: user) }
         let capacity = Int(request["capacity"]?.integer ?? (16 << 20))
         let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: max(1 << 12, capacity))
         query.state.withLock { s in s.eventHandler = { event in forwarder.forward(event) } }
@@ -469,11 +572,16 @@ extension DaemonSession {
     /// following the system index: `SystemIndexFeed`) instead of watching
     /// the folders itself.
     /// Only a folder the index lists, on the filesystem of its root.
-    func follow(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
+    func follow(
+        _ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor], reader: inout LineReader
+    ) throws(ProtocolError) -> Bool {
         guard let value = request["scope"] else {
             throw ProtocolError(code: "bad-request", message: "follow needs a \"scope\"")
         }
-        let path = try DaemonProtocol.scope(value).path
+        let scope = try DaemonProtocol.scope(value)
+        let path = scope.path
+        // A user follows a folder they opened (`reachedScope`).
+        let opened = try viewer == nil ? nil : reachedScope(scope, value, descriptors)
         let engine = daemon.engine
         let whole = ScopeRequest(path: path, rules: ScopeRules(includeHidden: true, stayOnFileSystem: true))
         guard engine.covers(whole) || engine.covers(ScopeRequest(path: path, rules: ScopeRules(includeHidden: true)))
@@ -482,7 +590,7 @@ extension DaemonSession {
         }
         // A filesystem mounted there is another one: nothing would be told.
         guard let device = engine.rootDevice(holding: path),
-            case .success(let status) = FileStatus.of(pathBytes: path.bytes),
+            case .success(let status) = opened.map(Result.success) ?? FileStatus.of(pathBytes: path.bytes),
             status.device == device
         else {
             throw ProtocolError(code: "not-covered", message: "\(path.string) is on another filesystem")
@@ -490,10 +598,16 @@ extension DaemonSession {
         guard engine.followsByHandle(path) else {
             throw ProtocolError(code: "not-covered", message: "\(path.string) is watched folder by folder here")
         }
-        let follower = EventFollower(scope: path.bytes, device: device, viewer: viewer)
-        guard engine.follow(follower) else {
+        var asker = viewer
+        asker?.reachedScopes = true
+        let follower = EventFollower(scope: path.bytes, device: device, viewer: asker)
+        switch engine.follow(follower) {
+        case .success: break
+        case .failure(.busy):
             throw ProtocolError(
                 code: "busy", message: "at most \(LiveEngine.followersPerUser) folders are followed per user")
+        case .failure(.notHeld):
+            throw ProtocolError(code: "not-covered", message: "\(path.string) is not kept live here")
         }
         defer { engine.unfollow(follower) }
         var out = JSONWriter()
@@ -734,11 +848,35 @@ struct LineReader {
     private var storage: [UInt8] = []
     private var start = 0
     private var scratch = [UInt8](repeating: 0, count: 1 << 16)
+    /// How many descriptors passed with requests (`SCM_RIGHTS`) are kept
+    /// until a request takes them (0: none; any that come are closed).
+    let descriptorCapacity: Int
+    /// Descriptors received and not yet taken, in the order they came.
+    private var descriptors: [ReceivedDescriptor] = []
+    /// More came than `descriptorCapacity`: the next request that takes
+    /// any is refused.
+    private var descriptorsDropped = false
 
-    init(socket: UnixSocket, maximum: Int, timeout: Int32) {
+    init(socket: UnixSocket, maximum: Int, timeout: Int32, descriptorCapacity: Int = 0) {
         self.socket = socket
         self.maximum = maximum
         self.timeout = timeout
+        self.descriptorCapacity = descriptorCapacity
+    }
+
+    /// The first `count` descriptors received, for the request just read
+    /// (a client sends a request's descriptors with its bytes, so they
+    /// are here once its line is); nil when fewer came, or some were
+    /// dropped.
+    mutating func takeDescriptors(_ count: Int) -> [ReceivedDescriptor]? {
+        guard count > 0 else { return [] }
+        defer { descriptorsDropped = false }
+        guard !descriptorsDropped, count <= descriptors.count else {
+            descriptors.removeAll()
+            return nil
+        }
+        defer { descriptors.removeFirst(count) }
+        return Array(descriptors.prefix(count))
     }
 
     enum Outcome {
@@ -756,13 +894,18 @@ struct LineReader {
             storage.removeSubrange(..<start)
             start = 0
         }
-        let result = scratch.withUnsafeMutableBytes { socket.read(into: $0, timeout: wait) }
+        let room = descriptorCapacity - descriptors.count
+        let result = scratch.withUnsafeMutableBytes {
+            socket.read(into: $0, timeout: wait, capacity: max(0, room))
+        }
         switch result {
         case .failure: return .end
         case .success(nil): return .timedOut
-        case .success(0?): return .end
-        case .success(let count?):
-            storage.append(contentsOf: scratch[..<count])
+        case .success(let received?):
+            descriptors += received.descriptors
+            if received.truncated { descriptorsDropped = true }
+            guard received.count > 0 else { return .end }
+            storage.append(contentsOf: scratch[..<received.count])
             return .data
         }
     }

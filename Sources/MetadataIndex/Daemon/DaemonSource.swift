@@ -204,13 +204,20 @@ final class RemoteSession: Sendable {
             request.raw(",")
             request.bytesField("container", container.path.bytes)
         }
-        request.raw(",\"scopes\":[")
-        for (i, scope) in scopes.enumerated() {
-            if i > 0 { request.raw(",") }
-            DaemonProtocol.write(scope, to: &request)
+        // The system index is given the scopes' folders as this user
+        // opened them; one this user cannot reach is searched here.
+        var folders: OpenedFolders?
+        if paths.isSystem {
+            guard case .success(let opened) = OpenedFolders.open(scopes.map(\.path)) else {
+                return .refused(notCovered: true)
+            }
+            folders = opened
         }
-        request.raw("]}\n")
-        guard case .success = withBytes(of: request.bytes, { socket.write($0) }) else { return .ended }
+        request.raw(",")
+        DaemonProtocol.writeScopes(scopes, passing: folders != nil, to: &request)
+        request.raw("}\n")
+        let written = withBytes(of: request.bytes) { socket.write($0, passing: folders?.descriptors ?? []) }
+        guard case .success = written else { return .ended }
         var reader = LineReader(socket: socket, maximum: 1 << 30, timeout: 120_000)
         var results: [EntrySnapshot] = []
         var gathered = false

@@ -48,6 +48,8 @@ public final class IndexDaemon: Sendable {
     let waitingMounts = Locked<[FilePath]>([])
     /// The mount id (`/proc/self/mountinfo`) of each system scope's mount.
     let scopeMounts = Locked<[FilePath: String]>([:])
+    /// What one user may spend of this daemon.
+    let limits: ServiceLimits
 
     /// Whether and how the daemon imports what is inside files.
     public struct ContentIndexing: Sendable {
@@ -85,6 +87,67 @@ public final class IndexDaemon: Sendable {
         /// Queries stopped because their client went away (`status`'s
         /// `cancelledQueries`, so a test can see the daemon noticed).
         var cancelledQueries = 0
+        /// What each user holds now, against `limits`.
+        var usage: [UInt32: Usage] = [:]
+        /// Queries since the heap was last trimmed (`endQuery`).
+        var queriesSinceTrim = 0
+    }
+
+    /// What one user holds of the daemon now.
+    struct Usage {
+        var queries = 0
+        var subscriptions = 0
+        var connections = 0
+        var isEmpty: Bool { queries == 0 && subscriptions == 0 && connections == 0 }
+    }
+
+    /// What a user may start (`begin`) and has ended (`end`).
+    enum Held {
+        case query, subscription, connection
+    }
+
+    /// Counts `held` against `user`'s limit; false (nothing counted) when
+    /// the user is at it.
+    func begin(_ held: Held, for user: UInt32) -> Bool {
+        state.withLock { s in
+            var usage = s.usage[user] ?? Usage()
+            switch held {
+            case .query:
+                guard usage.queries < limits.queriesPerUser else { return false }
+                usage.queries += 1
+                s.runningQueries += 1
+                s.queriesSinceTrim += 1
+            case .subscription:
+                guard usage.subscriptions < limits.subscriptionsPerUser else { return false }
+                usage.subscriptions += 1
+            case .connection:
+                guard usage.connections < limits.connectionsPerUser else { return false }
+                usage.connections += 1
+            }
+            s.usage[user] = usage
+            return true
+        }
+    }
+
+    /// Gives back what `begin` counted. When the last query of a burst
+    /// ends, the heap's free pages go back to the kernel: what a burst
+    /// took (its threads' buffers, compiled patterns) is returned after it.
+    func end(_ held: Held, for user: UInt32) {
+        let trim = state.withLock { s -> Bool in
+            var usage = s.usage[user] ?? Usage()
+            switch held {
+            case .query:
+                usage.queries -= 1
+                s.runningQueries -= 1
+            case .subscription: usage.subscriptions -= 1
+            case .connection: usage.connections -= 1
+            }
+            s.usage[user] = usage.isEmpty ? nil : usage
+            guard held == .query, s.runningQueries == 0, s.queriesSinceTrim >= 8 else { return false }
+            s.queriesSinceTrim = 0
+            return true
+        }
+        if trim { ProcessMemory.releaseFreePages(after: 1, threshold: 0) }
     }
 
     /// Starts a daemon (returns once it listens).
@@ -106,7 +169,17 @@ public final class IndexDaemon: Sendable {
     ) throws(MetadataError) -> IndexDaemon {
         try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
-            requestTimeout: requestTimeout, content: contentIndexing, system: nil, systemIndex: systemIndex, log: log)
+            requestTimeout: requestTimeout, content: contentIndexing, system: nil, systemIndex: systemIndex,
+            limits: .user, log: log)
+    }
+
+    /// A user daemon with other limits than `ServiceLimits.user` (tests).
+    package static func start(
+        paths: DaemonPaths, crawlThreads: Int? = nil, limits: ServiceLimits
+    ) throws(MetadataError) -> IndexDaemon {
+        try start(
+            paths: paths, crawlThreads: crawlThreads, snapshotInterval: 60, requestTimeout: 10, content: nil,
+            system: nil, systemIndex: nil, limits: limits, log: { _ in })
     }
 
     /// Starts the system index (as root): the local filesystems mounted at
@@ -133,7 +206,8 @@ public final class IndexDaemon: Sendable {
         FileStatus.readFolderACLs()
         return try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
-            requestTimeout: requestTimeout, content: nil, system: configuration, systemIndex: nil, log: log)
+            requestTimeout: requestTimeout, content: nil, system: configuration, systemIndex: nil,
+            limits: configuration.limits, log: log)
     }
 
     /// The system index's scopes for the mount table `table`: the mount
@@ -163,7 +237,7 @@ public final class IndexDaemon: Sendable {
     private static func start(
         paths: DaemonPaths, crawlThreads: Int?, snapshotInterval: Double, requestTimeout: Double,
         content contentIndexing: ContentIndexing?, system: SystemConfiguration?, systemIndex: DaemonPaths?,
-        log: @escaping @Sendable (String) -> Void
+        limits: ServiceLimits, log: @escaping @Sendable (String) -> Void
     ) throws(MetadataError) -> IndexDaemon {
         var paths = paths
         if system != nil {
@@ -241,7 +315,7 @@ public final class IndexDaemon: Sendable {
         let daemon = IndexDaemon(
             paths: paths, engine: engine, listener: listener, lock: lock,
             requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, fanotify: fanotify,
-            feed: feed, systemConfiguration: system, log: log)
+            feed: feed, systemConfiguration: system, limits: limits, log: log)
         daemon.waitingMounts.withLock { $0 = waiting }
         daemon.state.withLock { s in
             s.scopes = scopes
@@ -288,12 +362,13 @@ public final class IndexDaemon: Sendable {
     private init(
         paths: DaemonPaths, engine: LiveEngine, listener: UnixSocket, lock: ProcessLock, requestTimeout: Int32,
         content: ContentIndexer?, fanotify: FanotifyWatcher?, feed: SystemIndexFeed?,
-        systemConfiguration: SystemConfiguration?, log: @escaping @Sendable (String) -> Void
+        systemConfiguration: SystemConfiguration?, limits: ServiceLimits, log: @escaping @Sendable (String) -> Void
     ) {
         self.content = content
         self.fanotify = fanotify
         self.feed = feed
         self.systemConfiguration = systemConfiguration
+        self.limits = limits
         isSystem = fanotify != nil
         self.requestTimeout = requestTimeout
         self.paths = paths
@@ -634,8 +709,17 @@ public final class IndexDaemon: Sendable {
                 }
                 viewer = Viewer(user: peer.uid, groups: groups)
             }
-            let session = DaemonSession(daemon: self, socket: connection, viewer: viewer)
+            guard begin(.connection, for: peer.uid) else {
+                let refusal = ProtocolError(
+                    code: "busy",
+                    message: "you hold \(limits.connectionsPerUser) connections to this daemon, the most one user may"
+                        + (isSystem ? " (MAX_CONNECTIONS_PER_USER)" : ""))
+                _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
+                continue
+            }
+            let session = DaemonSession(daemon: self, socket: connection, user: peer.uid, viewer: viewer)
             if WorkerThreads.start(name: "mdq-client", { session.run() }) == nil {
+                end(.connection, for: peer.uid)
                 let refusal = ProtocolError(code: "busy", message: "the daemon cannot take more connections")
                 _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
             }

@@ -387,12 +387,18 @@ final class FeedConnection: @unchecked Sendable {
     /// Connects and asks to follow the scope; true once the system index
     /// has accepted (within 10 s).
     func start() -> Bool {
-        guard case .success(let socket) = UnixSocket.connectToSystemIndex(at: paths.socket) else { return false }
+        guard case .success(let socket) = UnixSocket.connectToSystemIndex(at: paths.socket),
+            case .success(let folder) = OpenedFolders.open([FilePath.fromBytes(scope)])
+        else { return false }
+        // The folder as this user opened it (the system index resolves no
+        // path a user gives it).
         var request = JSONWriter(capacity: 256)
-        request.raw(#"{"id":1,"command":"follow","scope":{"#)
+        request.raw(#"{"id":1,"command":"follow","descriptors":1,"scope":{"#)
         request.bytesField("path", scope)
-        request.raw("}}\n")
-        guard case .success = withBytes(of: request.bytes, { socket.write($0) }) else { return false }
+        request.raw(#","descriptor":0}}"#)
+        request.raw("\n")
+        let written = withBytes(of: request.bytes) { socket.write($0, passing: folder.descriptors) }
+        guard case .success = written else { return false }
         state.withLock { $0.socket = socket }
         guard WorkerThreads.start(name: "mdq-feed", { [self] in run(socket) }) != nil else { return false }
         state.wait(until: { $0.accepted != nil }, deadline: ContinuousClock.now + .seconds(10)) { _ in }

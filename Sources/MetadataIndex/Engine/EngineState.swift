@@ -123,6 +123,8 @@ final class EngineState {
     var verifiesEvents = false
     /// What each follower's viewer may reach, for the batch being applied.
     var followerVisibility: [ObjectIdentifier: Visibility] = [:]
+    /// The entry of each follower's folder.
+    var followerStarts: [ObjectIdentifier: EntryID] = [:]
     /// MOVED_FROM events waiting for their MOVED_TO: cookie to entry.
     var pendingMoves: [UInt32: UInt32] = [:]
     /// The entries in `pendingMoves`.

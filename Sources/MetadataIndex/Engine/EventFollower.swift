@@ -125,6 +125,7 @@ extension EngineState {
         for (key, follower) in followers where follower.scope == path || follower.scope.starts(with: prefix) {
             follower.close()
             followers[key] = nil
+            followerStarts[key] = nil
         }
     }
 
@@ -139,7 +140,11 @@ extension EngineState {
             if let viewer = follower.viewer, !viewer.isRoot {
                 // What the viewer may reach is remembered for one batch
                 // (`LiveEngine.applyBatch` forgets it).
-                var visibility = followerVisibility.removeValue(forKey: key) ?? Visibility(viewer: viewer)
+                // The walk starts at the followed folder, which the user
+                // opened.
+                let start = followerStarts[key].map { [$0] } ?? []
+                var visibility =
+                    followerVisibility.removeValue(forKey: key) ?? Visibility(viewer: viewer, starts: start)
                 let allowed =
                     event.name.isEmpty && !contents
                     ? visibility.allows(folder, in: index) : visibility.allowsContents(of: folder, in: index)
@@ -161,17 +166,31 @@ extension LiveEngine {
     /// check per event applied.
     static let followersPerUser = 16
 
-    /// Starts telling `follower` the events applied in its folder; false
-    /// when its user already has `followersPerUser`.
-    func follow(_ follower: EventFollower) -> Bool {
+    /// Why `follow` refused a follower.
+    enum FollowRefusal: Error {
+        /// Its user has `followersPerUser` already.
+        case busy
+        /// The index holds no folder at its path (any more).
+        case notHeld
+    }
+
+    /// Starts telling `follower` the events applied in its folder.
+    func follow(_ follower: EventFollower) -> Result<Void, FollowRefusal> {
         state.withLock { s in
             let user = follower.viewer?.user
             if user != nil, s.followers.values.filter({ $0.viewer?.user == user }).count >= Self.followersPerUser {
-                return false
+                return .failure(.busy)
+            }
+            // The followed folder's entry, where its user's walk starts
+            // (its stream ends before it moves or goes: `endFollowers`).
+            let path = FilePath.fromBytes(follower.scope)
+            guard let root = s.deepestRoot(listing: path), let start = s.entry(at: path, from: root) else {
+                return .failure(.notHeld)
             }
             s.followers[ObjectIdentifier(follower)] = follower
+            s.followerStarts[ObjectIdentifier(follower)] = start
             if s.followHandle == nil { s.followHandle = { [watcher] in watcher.followHandle(of: $0) } }
-            return true
+            return .success(())
         }
     }
 
@@ -195,7 +214,10 @@ extension LiveEngine {
 
     /// Stops telling `follower`.
     func unfollow(_ follower: EventFollower) {
-        state.withLock { $0.followers[ObjectIdentifier(follower)] = nil }
+        state.withLock { s in
+            s.followers[ObjectIdentifier(follower)] = nil
+            s.followerStarts[ObjectIdentifier(follower)] = nil
+        }
         follower.close()
     }
 

@@ -37,7 +37,7 @@ extension LiveEngine {
     /// Extends the trigram lists to every slot, a slice at a time.
     func buildNameGrams() {
         while true {
-            let done = sliceTurns.withTurn {
+            let done = sliceTurns.withTurn(for: SliceTurns.indexOwner) {
                 state.withLock { s -> Bool in
                     guard let grams = s.index.nameGrams else { return true }
                     if grams.needsRebuild { grams.reset() }

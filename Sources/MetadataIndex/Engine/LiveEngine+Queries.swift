@@ -90,7 +90,7 @@ extension LiveEngine {
             // (`SliceTurns.nextLength`); waiting behind another client's
             // slice or the trigram builder is not this slice's cost.
             var held = Duration.zero
-            let step = sliceTurns.withTurn {
+            let step = sliceTurns.withTurn(for: viewer?.user ?? 0) {
                 state.withLock { s -> Result<Bool, ScopeNotCovered> in
                     let started = ContinuousClock.now
                     defer { held = ContinuousClock.now - started }
@@ -134,7 +134,9 @@ extension LiveEngine {
                         scan.candidates = candidates?.value
                     }
                     var siblings = FileIndex.SiblingPaths()
-                    var visibility = viewer.flatMap { $0.isRoot ? nil : Visibility(viewer: $0) }
+                    var visibility = viewer.flatMap {
+                        $0.isRoot ? nil : Visibility(viewer: $0, starts: anchors.map(\.entry))
+                    }
                     if output == .count && wholeRoots && visibility == nil {
                         // The scan leaves roots out already.
                         answer.count = min(limit, answer.count + scan.matchCount())
@@ -218,6 +220,19 @@ extension LiveEngine {
     func rootIdentity(at path: FilePath) -> (DeviceNumber, UInt64)? {
         state.withLock { s in
             s.roots.values.first { $0.path == path && !$0.missing }.map { ($0.device, $0.inode) }
+        }
+    }
+
+    /// Whether the index holds, at `path`, the folder `status` was read
+    /// from (a descriptor's, `fstat`'d): the same device, inode and birth.
+    /// No disk is read: a path a user gives is only looked up in the index.
+    func holdsFolder(at path: FilePath, as status: FileStatus) -> Bool {
+        let normalized = path.lexicallyNormalized()
+        return state.withLock { s in
+            guard let root = s.deepestRoot(listing: normalized), let entry = s.entry(at: normalized, from: root),
+                s.index.folderDevice(of: entry) == status.device
+            else { return false }
+            return s.isEntry(entry.rawValue, status)
         }
     }
 

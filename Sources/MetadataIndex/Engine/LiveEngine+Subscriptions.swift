@@ -101,7 +101,7 @@ extension LiveEngine {
         while true {
             // How long this slice held the lock (`SliceTurns.nextLength`).
             var held = Duration.zero
-            let done = sliceTurns.withTurn {
+            let done = sliceTurns.withTurn(for: viewer?.user ?? 0) {
                 state.withLock { s -> Bool in
                     let started = ContinuousClock.now
                     defer { held = ContinuousClock.now - started }
@@ -124,7 +124,7 @@ extension LiveEngine {
                         _ = mailbox.post(.problems(record.problems))
                         return true
                     }
-                    var visibility = viewer.map(Visibility.init)
+                    var visibility = viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
                     for id in matching where s.isInScope(id, anchors: record.anchors) {
                         if visibility?.allows(id, in: s.index) == false { continue }
                         record.members.insert(id)
@@ -209,7 +209,7 @@ extension EngineState {
             record.failure = .tooExpensive(error.message)
             return []
         }
-        var visibility = record.viewer.map(Visibility.init)
+        var visibility = record.viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
         for id in matching where isInScope(id, anchors: record.anchors) {
             if visibility?.allows(id, in: index) == false { continue }
             record.members.insert(id)
@@ -287,18 +287,24 @@ extension EngineState {
                 continue
             }
             if !batch.isEmpty || (record.viewer != nil && !accessChanged.isEmpty) {
-                reresolveAnchors(of: record)
+                var judged = record.viewer == nil ? touched : touchedForViewers
+                if reresolveAnchors(of: record) {
+                    // A scope its user opened moved or went: what it showed
+                    // is judged again (and so removed).
+                    var seen = Set(judged)
+                    record.members.forEach { if seen.insert($0).inserted { judged.append($0) } }
+                }
                 var added: [EntrySnapshot] = []
                 var changed: [EntrySnapshot] = []
                 var removed: [UInt64] = []
                 var conflicts = ConflictCache()
                 let context = record.makeContext(content: content)
-                var visibility = record.viewer.map(Visibility.init)
+                var visibility = record.viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
                 for id in batch.removed where record.members.contains(id) {
                     record.members.remove(id)
                     removed.append(UInt64(id))
                 }
-                for id in record.viewer == nil ? touched : touchedForViewers {
+                for id in judged {
                     let matches =
                         isInScope(id, anchors: record.anchors)
                         && visibility?.allows(id, in: index) != false
@@ -346,7 +352,7 @@ extension EngineState {
         reresolveAnchors(of: record)
         var conflicts = ConflictCache()
         let context = record.makeContext(content: content)
-        var visibility = record.viewer.map(Visibility.init)
+        var visibility = record.viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
         for id in batch.removed where Int(id) < cursor && record.members.contains(id) {
             record.members.remove(id)
             record.pending[id] = nil
@@ -407,31 +413,63 @@ extension EngineState {
 
     /// Points anchors whose folder was deleted and made again (a new entry)
     /// at the folder's entry now.
-    func reresolveAnchors(of record: SubscriptionRecord) {
+    ///
+    /// Not for a user of the system index who opened the scope's folder
+    /// (`Viewer.reachedScopes`): that folder is what they may search, and
+    /// another one at its path is not; once it moves or goes, the scope is
+    /// answered by nothing (its entry none, so a later entry given its id
+    /// is never taken for it).
+    ///
+    /// - Returns: whether such a scope was lost just now.
+    @discardableResult
+    func reresolveAnchors(of record: SubscriptionRecord) -> Bool {
+        var lost = false
         for (i, anchor) in record.anchors.enumerated()
         where !index.contains(anchor.entry) || index.path(of: anchor.entry) != anchor.path {
+            if record.viewer?.reachedScopes == true {
+                if anchor.entry.rawValue != FileIndex.none {
+                    record.anchors[i].entry = EntryID(FileIndex.none)
+                    lost = true
+                }
+                continue
+            }
             if let root = roots.first(where: { !$0.value.missing && $0.value.lists(anchor.path) })?.key,
                 let entry = entry(at: anchor.path, from: root)
             {
                 record.anchors[i].entry = entry
             }
         }
+        return lost
     }
 
     /// The problems inside a record's scopes.
+    ///
+    /// A user of the system index is told only of folders they may see
+    /// (`Visibility`), and nothing of watches.
     func problems(for record: SubscriptionRecord, watchLimit: Int) -> [EngineProblem] {
-        problems(inside: record.anchors.map(\.path), watchLimit: watchLimit)
+        guard let viewer = record.viewer else {
+            return problems(inside: record.anchors.map(\.path), watchLimit: watchLimit)
+        }
+        var visibility = Visibility(viewer: viewer, starts: record.anchors.map(\.entry))
+        return problems(inside: record.anchors.map(\.path), watchLimit: watchLimit) { folder in
+            visibility.allows(folder, in: index)
+        }.filter {
+            if case .watchLimit = $0 { return false }
+            return true
+        }
     }
 
     /// The problems of folders inside `scopes` (all when nil), ordered by
     /// path: folders that cannot be read or watched, the watch limit
     /// (summed up once), scope roots that are gone.
-    func problems(inside scopes: [FilePath]?, watchLimit: Int) -> [EngineProblem] {
+    func problems(
+        inside scopes: [FilePath]?, watchLimit: Int, shown: (UInt32) -> Bool = { _ in true }
+    ) -> [EngineProblem] {
         func inside(_ path: FilePath) -> Bool { scopes?.contains { path.starts(with: $0) } ?? true }
         var result: [EngineProblem] = []
         var unwatched = 0
         var example: [UInt8]?
-        for (folder, problem) in folderProblems where index.contains(EntryID(folder)) {
+        for (folder, problem) in folderProblems where index.contains(EntryID(folder)) && shown(folder) {
             let bytes = pathBytes(of: folder)
             let path = FilePath.fromBytes(bytes)
             guard inside(path) else { continue }

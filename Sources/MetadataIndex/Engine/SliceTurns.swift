@@ -1,28 +1,70 @@
-/// First come, first served turns at the engine's lock for the slices of
-/// one-shot scans (`LiveEngine.answer`).
+/// Turns at the engine's lock for the slices of scans (`LiveEngine.answer`,
+/// a subscription's first gather, the trigram builder), shared fairly among
+/// the users asking: round robin between users, first come first served
+/// within one user's.
 ///
 /// Why: the engine's lock is a plain mutex, and a thread that releases it
 /// and takes it again at once (a slow query going on to its next slice)
 /// usually wins over a thread asleep waiting for it, so a slow query could
-/// still starve another client's. Each slice takes a ticket first; a query
-/// whose slice just ended queues behind every query that asked meanwhile.
+/// starve another client's. And with turns first come first served, one
+/// user running many expensive queries at once would make another user's
+/// query wait behind a slice of each of them, every slice. Here a user who
+/// asks waits for at most one slice of each other user's, whatever how many
+/// queries those users run: the system index serves every local user, and
+/// one of them must not be able to spend it for the others.
 final class SliceTurns: Sendable {
-    private struct Tickets {
-        var next = 0
-        var serving = 0
-    }
-    private let tickets = ConditionLocked(Tickets())
+    /// Who the trigram builder's turns are counted as (no user's).
+    static let indexOwner = UInt32.max
 
-    /// Runs `body` on this caller's turn (the ticket lock is not held
-    /// while it runs).
-    func withTurn<Result>(_ body: () -> Result) -> Result {
-        let ticket = tickets.withLock { t in
-            defer { t.next += 1 }
-            return t.next
+    private struct State {
+        var nextTicket = 0
+        /// The ticket allowed to run now, if any runs.
+        var running: Int?
+        /// Each waiting user's tickets, oldest first.
+        var waiting: [UInt32: [Int]] = [:]
+        /// The users with waiting tickets, in the order they are served.
+        var rotation: [UInt32] = []
+
+        /// Lets the next ticket run: the oldest of the user at the front of
+        /// the rotation, who goes to its back while tickets of theirs wait.
+        mutating func grantNext() {
+            guard running == nil, !rotation.isEmpty else { return }
+            let user = rotation.removeFirst()
+            var tickets = waiting[user] ?? []
+            running = tickets.removeFirst()
+            if tickets.isEmpty {
+                waiting[user] = nil
+            } else {
+                waiting[user] = tickets
+                rotation.append(user)
+            }
         }
-        tickets.wait(until: { $0.serving == ticket }) { _ in }
-        defer { tickets.mutateAndBroadcast { $0.serving += 1 } }
+    }
+    private let state = ConditionLocked(State())
+
+    /// Runs `body` on `user`'s next turn (the turns' lock is not held while
+    /// it runs).
+    func withTurn<Result>(for user: UInt32 = 0, _ body: () -> Result) -> Result {
+        let ticket = state.mutateAndBroadcast { s -> Int in
+            defer { s.nextTicket += 1 }
+            if s.waiting[user] == nil { s.rotation.append(user) }
+            s.waiting[user, default: []].append(s.nextTicket)
+            s.grantNext()
+            return s.nextTicket
+        }
+        state.wait(until: { $0.running == ticket }) { _ in }
+        defer {
+            state.mutateAndBroadcast { s in
+                s.running = nil
+                s.grantNext()
+            }
+        }
         return body()
+    }
+
+    /// Turns waiting now (for tests that line turns up).
+    var waitingCount: Int {
+        state.withLock { s in s.waiting.values.reduce(0) { $0 + $1.count } }
     }
 
     /// The next slice's length after one that held the engine's lock for

@@ -226,6 +226,8 @@ extension FileIndex {
         parentColumn[raw] = newParent.rawValue
         linkIntoParent(raw)
         linkIntoHash(raw)
+        // The folders above it, and so who may reach it, changed.
+        accessGeneration &+= 1
         #if MDQ_INVARIANTS
             _checkInvariants()
         #endif
@@ -309,7 +311,10 @@ extension FileIndex {
         if metadata.kind == .folder {
             // A folder has no size: its slot holds its access class.
             let number = metadata.access.map(accessNumber) ?? 0
-            if b.kind == .folder && b.isStatted && sizeColumn[id] != number { accessChanges.append(id) }
+            if b.kind == .folder && b.isStatted && sizeColumn[id] != number {
+                accessChanges.append(id)
+                accessGeneration &+= 1
+            }
             sizeColumn[id] = number
         } else if b.hasLargeSize {
             largeSizes[id] = size

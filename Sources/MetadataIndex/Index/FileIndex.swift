@@ -74,6 +74,14 @@ public final class FileIndex {
     /// Folders whose access class changed since the owner last took them
     /// (`takeAccessChanges`): what they hold may be seen by other users now.
     var accessChanges: [UInt32] = []
+    /// Bumped whenever what a user's walk meets may have changed: a folder
+    /// given another access class, an entry moved, classes renumbered.
+    /// What a `Visibility` remembers is good for one generation.
+    var accessGeneration: UInt64 = 0
+    /// When `accessClasses` reaches this many, classes no folder uses any
+    /// more are dropped (`compactAccessClasses`): `chmod` and `setfacl`
+    /// churn by any user would otherwise grow them without bound.
+    var accessCompactionAt = 4096
     var devices: [DeviceNumber] = []
     var deviceIndexes: [DeviceNumber: Int] = [:]
 
@@ -187,6 +195,11 @@ public final class FileIndex {
         return accessClasses[number - 1]
     }
 
+    /// The number of a folder's access class (0: none, or not a folder).
+    func accessNumber(of id: UInt32) -> UInt32 {
+        bits(id).kind == .folder ? sizeColumn[id] : 0
+    }
+
     /// The folders whose access changed since the last call.
     func takeAccessChanges() -> [UInt32] {
         defer { accessChanges.removeAll() }
@@ -196,10 +209,37 @@ public final class FileIndex {
     /// The number of `access`'s class, interning it.
     func accessNumber(_ access: FolderAccess) -> UInt32 {
         if let number = accessNumbers[access] { return number }
+        if accessClasses.count >= accessCompactionAt { compactAccessClasses() }
         accessClasses.append(access)
         let number = UInt32(accessClasses.count)
         accessNumbers[access] = number
         return number
+    }
+
+    /// Keeps only the access classes some folder uses, renumbered in the
+    /// order first used, and sets the next compaction at twice as many
+    /// (at least 4096): each compaction costs a pass over the slots, paid
+    /// for by as many new classes as there are live ones.
+    ///
+    /// - Complexity: O(slots).
+    func compactAccessClasses() {
+        var renumbered = [UInt32](repeating: 0, count: accessClasses.count + 1)
+        var kept: [FolderAccess] = []
+        for id in 0..<UInt32(slotCount) {
+            let b = bits(id)
+            guard !b.isFree, b.kind == .folder else { continue }
+            let old = Int(sizeColumn[id])
+            guard old > 0 && old <= accessClasses.count else { continue }
+            if renumbered[old] == 0 {
+                kept.append(accessClasses[old - 1])
+                renumbered[old] = UInt32(kept.count)
+            }
+            sizeColumn[id] = renumbered[old]
+        }
+        accessClasses = kept
+        accessNumbers = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($1, UInt32($0 + 1)) })
+        accessCompactionAt = max(4096, 2 * kept.count)
+        accessGeneration &+= 1
     }
 
     /// A statted file's identity (device and inode), as the import store

@@ -75,17 +75,29 @@ public struct FolderAccess: Hashable, Sendable {
 /// A user asking the system index: only entries that user could see are
 /// answered.
 ///
-/// An entry is visible when the user may search (execute) every folder
-/// above it, from `/` down, and list (read) its parent folder: what `find`
-/// run by that user prints, the rule plocate applies. Root sees everything.
+/// The rule is a walk done as that user, as `find` does it and as plocate
+/// decides it (`access(R_OK|X_OK)` on every folder of a path): a name is
+/// shown only when the user may list (read) and search (execute) every
+/// folder from where the walk starts down to the name's folder. The walk
+/// starts at the folders the user opened and passed as the query's scopes
+/// (`reachedScopes`), which the kernel let that user reach; a query of
+/// everything the index holds starts at `/`. Listing and searching are
+/// judged separately, as the walk's own `opendir` and lookups are. Root
+/// sees everything.
 package struct Viewer: Hashable, Sendable {
     package var user: UInt32
     /// The primary group and the supplementary groups.
     package var groups: Set<UInt32>
+    /// Whether the query's scopes are folders this user opened and handed
+    /// over (a descriptor each): the walk starts at them, and what lies
+    /// above them is not judged (the kernel judged it when the user opened
+    /// them). Otherwise the walk starts at `/`.
+    package var reachedScopes: Bool
 
-    package init(user: UInt32, groups: Set<UInt32>) {
+    package init(user: UInt32, groups: Set<UInt32>, reachedScopes: Bool = false) {
         self.user = user
         self.groups = groups
+        self.reachedScopes = reachedScopes
     }
 
     package var isRoot: Bool { user == 0 }
@@ -95,144 +107,182 @@ package struct Viewer: Hashable, Sendable {
     /// Execute permission, for searching (passing through) a folder.
     static let search: UInt16 = 1
 
-    /// Whether this user has `permission` (`read` or `search`) on a folder
-    /// with `access`: the owner's bits for its owner, else the group's for
-    /// its members, else the others' (POSIX's order: an owner denied by the
-    /// owner bits is denied, whatever the group bits say).
-    func may(_ permission: UInt16, _ access: FolderAccess) -> Bool {
-        if isRoot { return true }
-        if let acl = access.acl { return may(permission, access, acl) }
-        let bits: UInt16
-        if access.owner == user {
-            bits = access.mode >> 6
-        } else if groups.contains(access.group) {
-            bits = access.mode >> 3
-        } else {
-            bits = access.mode
-        }
-        return bits & permission != 0
+    /// Whether this user may both list and search a folder with `access`
+    /// (two checks, as a walk makes two calls).
+    func mayWalk(_ access: FolderAccess) -> Bool {
+        may(Self.read, access) && may(Self.search, access)
     }
 
-    /// POSIX ACL checking (acl(5)): the owner's entry for the owner; a
-    /// named user's entry, limited by the mask; else any matching group
-    /// entry (the owning group's or a named group's, limited by the mask)
-    /// that grants it, and none that matches denies it outright; else the
-    /// others' entry.
-    private func may(_ permission: UInt16, _ access: FolderAccess, _ acl: [FolderAccess.ACLEntry]) -> Bool {
-        let mask = acl.first { $0.tag == FolderAccess.ACLEntry.maskTag }?.permissions ?? 7
-        if access.owner == user {
-            return (acl.first { $0.tag == FolderAccess.ACLEntry.ownerTag }?.permissions ?? 0) & permission != 0
+    /// Whether this user has every permission in `want` (`read`, `search`)
+    /// on a folder with `access`, exactly as the kernel decides it
+    /// (`acl_permission_check`): the owner's bits for its owner, whatever
+    /// the ACL says; the ACL when the folder has one and its group bits
+    /// (which are then the ACL's mask) grant anything; else the group's
+    /// bits for its members and the others' for the rest. An ACL whose
+    /// mask is `---` is skipped, as Linux skips it.
+    func may(_ want: UInt16, _ access: FolderAccess) -> Bool {
+        if isRoot { return true }
+        var mode = access.mode & 0o777
+        if access.owner == user { return (mode >> 6) & want == want }
+        if let acl = access.acl, mode & 0o070 != 0 { return aclGrants(want, access, acl) }
+        if want & (mode ^ (mode >> 3)) & 7 != 0 && groups.contains(access.group) { mode >>= 3 }
+        return want & ~mode & 7 == 0
+    }
+
+    /// The kernel's `posix_acl_permission`, entry by entry in the ACL's
+    /// (sorted) order: a named user's entry decides under the mask; the
+    /// first group entry (owning or named) of the user's that grants all of
+    /// `want` decides under the mask; a matching group entry that grants
+    /// less denies once no group entry grants it; else the others' entry.
+    private func aclGrants(_ want: UInt16, _ access: FolderAccess, _ acl: [FolderAccess.ACLEntry]) -> Bool {
+        typealias Entry = FolderAccess.ACLEntry
+        func masked(after index: Int) -> Bool {
+            let permissions = acl[index].permissions
+            guard let mask = acl[(index + 1)...].first(where: { $0.tag == Entry.maskTag }) else {
+                return permissions & want == want
+            }
+            return permissions & mask.permissions & want == want
         }
-        if let named = acl.first(where: { $0.tag == FolderAccess.ACLEntry.userTag && $0.id == user }) {
-            return named.permissions & mask & permission != 0
+        var found = false
+        for (index, entry) in acl.enumerated() {
+            switch entry.tag {
+            case Entry.ownerTag:
+                if access.owner == user { return entry.permissions & want == want }
+            case Entry.userTag:
+                if entry.id == user { return masked(after: index) }
+            case Entry.owningGroupTag, Entry.groupTag:
+                guard groups.contains(entry.tag == Entry.owningGroupTag ? access.group : entry.id) else { continue }
+                found = true
+                if entry.permissions & want == want { return masked(after: index) }
+            case Entry.maskTag:
+                continue
+            case Entry.otherTag:
+                return !found && entry.permissions & want == want
+            default:
+                return false  // the kernel's EIO: nothing granted
+            }
         }
-        var inGroup = false
-        for entry in acl {
-            let matches =
-                (entry.tag == FolderAccess.ACLEntry.owningGroupTag && groups.contains(access.group))
-                || (entry.tag == FolderAccess.ACLEntry.groupTag && groups.contains(entry.id))
-            guard matches else { continue }
-            inGroup = true
-            if entry.permissions & mask & permission != 0 { return true }
-        }
-        if inGroup { return false }
-        return (acl.first { $0.tag == FolderAccess.ACLEntry.otherTag }?.permissions ?? 0) & permission != 0
+        return false
     }
 }
 
-/// Which entries of an index one viewer may see (`Viewer`'s rule),
-/// remembered per folder while one slice of a query holds the index.
+/// Which entries of an index one viewer may see (`Viewer`'s walk),
+/// remembered per folder and per access class while one slice of a query
+/// (or one batch of changes) holds the index.
+///
+/// - Complexity: a name costs a look at its folder's remembered answer;
+///   a folder not yet judged walks up to the first folder judged (or the
+///   walk's start), so a slice judges each folder once. A folder's two
+///   permission checks are made once per access class, not per folder.
 struct Visibility {
     let viewer: Viewer
-    /// Folders known to be reachable (every folder from `/` down to and
-    /// including it searchable) or not.
-    private var reachable: [UInt32: Bool] = [:]
-    /// Scope roots whose folders above, outside the index, are all searchable.
+    /// Where the walk starts: the scopes' folders the viewer opened, or
+    /// nil for `/`.
+    let starts: Set<UInt32>?
+    /// Whether the viewer may list and search each folder and every folder
+    /// from the walk's start down to it.
+    private var walkable: [UInt32: Bool] = [:]
+    /// Whether the viewer may list and search a folder of each access
+    /// class (by its number in the index).
+    private var classes: [UInt32: Bool] = [:]
+    /// Scope roots whose folders above, outside the index, the viewer may
+    /// all list and search (walks that start at `/`).
     private var above: [UInt32: Bool] = [:]
+    /// The index's `accessGeneration` when the memory above was made: a
+    /// folder moved or given other permissions since makes it stale.
+    private var generation: UInt64?
 
-    init(viewer: Viewer) {
+    /// - Parameter starts: the entries of the scopes the viewer opened
+    ///   (`Viewer.reachedScopes`); ignored otherwise.
+    init(viewer: Viewer, starts: [EntryID] = []) {
         self.viewer = viewer
+        self.starts = viewer.reachedScopes ? Set(starts.map(\.rawValue)) : nil
     }
 
-    /// Whether the viewer may see entry `id`: its parent listable and
-    /// reachable. A scope root's parent is outside the index: read from
-    /// the disk.
+    /// Whether the viewer may see entry `id`: a folder the walk starts at,
+    /// or a name in a folder the walk reaches and may list.
     mutating func allows(_ id: UInt32, in index: FileIndex) -> Bool {
-        if viewer.isRoot { return true }
+        if viewer.isRoot || starts?.contains(id) == true { return true }
         let parent = index.parentColumn[id]
-        guard parent != FileIndex.none else { return outsideAllows(rootPath: index.rootPaths[id]) }
-        guard let access = index.access(of: parent), viewer.may(Viewer.read, access) else { return false }
-        return canReach(parent, in: index)
+        guard parent != FileIndex.none else {
+            // A scope root: the walk from `/` reaches it through folders
+            // outside the index.
+            guard starts == nil else { return false }
+            return outsideWalkable(root: id, in: index)
+        }
+        return allowsContents(of: parent, in: index)
     }
 
-    /// Whether the viewer may see what is inside `folder`: it is listable
-    /// and reachable.
+    /// Whether the viewer may see what is inside `folder`: the walk reaches
+    /// it and may list it.
     mutating func allowsContents(of folder: UInt32, in index: FileIndex) -> Bool {
         if viewer.isRoot { return true }
-        guard let access = index.access(of: folder), viewer.may(Viewer.read, access) else { return false }
-        return canReach(folder, in: index)
-    }
-
-    /// Whether every folder from `/` down to `folder` is searchable.
-    private mutating func canReach(_ folder: UInt32, in index: FileIndex) -> Bool {
+        if generation != index.accessGeneration {
+            walkable.removeAll(keepingCapacity: true)
+            classes.removeAll(keepingCapacity: true)
+            generation = index.accessGeneration
+        }
         var chain: [UInt32] = []
         var current = folder
         var result: Bool
         while true {
-            if let known = reachable[current] {
+            if let known = walkable[current] {
                 result = known
                 break
             }
             chain.append(current)
-            guard let access = index.access(of: current), viewer.may(Viewer.search, access) else {
+            guard mayWalk(current, in: index) else {
                 result = false
                 break
             }
+            if let starts {
+                if starts.contains(current) {
+                    result = true
+                    break
+                }
+            }
             let parent = index.parentColumn[current]
             if parent == FileIndex.none {
-                if let known = above[current] {
-                    result = known
-                } else {
-                    result = outsideReaches(rootPath: index.rootPaths[current])
-                    above[current] = result
-                }
+                // A walk from a scope the viewer opened never leaves it; a
+                // walk from `/` goes on through the folders above the root.
+                result = starts == nil && outsideWalkable(root: current, in: index)
                 break
             }
             current = parent
         }
-        // Each folder walked is reachable exactly when the walk's end is:
-        // all were searchable up to it, and the one that was not is in the
-        // chain too.
-        for walked in chain { reachable[walked] = result }
+        // Each folder walked is walkable exactly when the walk's end is:
+        // all could be listed and searched up to it, and the one that could
+        // not is in the chain too.
+        for walked in chain { walkable[walked] = result }
         return result
     }
 
-    /// Whether the folders above a scope root (from `/` down to its parent)
-    /// are searchable, read from the disk.
-    private func outsideReaches(rootPath: FilePath?) -> Bool {
-        guard let rootPath else { return false }
-        var ancestor = rootPath
-        var ancestors: [FilePath] = []
-        while ancestor.removeLastComponent(), !ancestor.isEmpty { ancestors.append(ancestor) }
-        return ancestors.allSatisfy { folder in
-            guard case .success(let status) = FileStatus.of(pathBytes: folder.bytes) else { return false }
-            return viewer.may(
-                Viewer.search,
-                FolderAccess(status))
-        }
+    /// Whether the viewer may list and search `folder` itself.
+    private mutating func mayWalk(_ folder: UInt32, in index: FileIndex) -> Bool {
+        let number = index.accessNumber(of: folder)
+        if let known = classes[number] { return known }
+        let allowed = index.access(of: folder).map(viewer.mayWalk) ?? false
+        classes[number] = allowed
+        return allowed
     }
 
-    /// Whether a scope root itself is visible: its parent on the disk
-    /// listable and everything above searchable.
-    private func outsideAllows(rootPath: FilePath?) -> Bool {
-        guard let rootPath else { return false }
-        var parent = rootPath
-        guard parent.removeLastComponent(), !parent.isEmpty else { return true }  // `/`
-        guard case .success(let status) = FileStatus.of(pathBytes: parent.bytes),
-            viewer.may(
-                Viewer.read,
-                FolderAccess(status))
-        else { return false }
-        return outsideReaches(rootPath: rootPath)
+    /// Whether every folder above the scope root `root`, from `/` down to
+    /// its parent (outside the index), may be listed and searched: read
+    /// from the disk, at paths the index's owner chose (its roots), never
+    /// a path a user gave.
+    private mutating func outsideWalkable(root: UInt32, in index: FileIndex) -> Bool {
+        if let known = above[root] { return known }
+        var result = false
+        if let rootPath = index.rootPaths[root] {
+            var ancestor = rootPath
+            var ancestors: [FilePath] = []
+            while ancestor.removeLastComponent(), !ancestor.isEmpty { ancestors.append(ancestor) }
+            result = ancestors.allSatisfy { folder in
+                guard case .success(let status) = FileStatus.of(pathBytes: folder.bytes) else { return false }
+                return viewer.mayWalk(FolderAccess(status))
+            }
+        }
+        above[root] = result
+        return result
     }
 }

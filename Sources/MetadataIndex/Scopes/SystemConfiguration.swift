@@ -21,11 +21,16 @@ package import SystemPackage
 /// - `MOUNTS`: mdq's own; when set, exactly these mount points are
 ///   indexed (as `--mount`), and the mount table is not searched for
 ///   more.
+/// - What one user may spend of it (`ServiceLimits`), mdq's own:
+///   `MAX_QUERY_SECONDS` (the ceiling on any query's budget),
+///   `MAX_QUERIES_PER_USER`, `MAX_SUBSCRIPTIONS_PER_USER`,
+///   `MAX_CONNECTIONS_PER_USER`, each a whole number.
 package struct SystemConfiguration: Sendable, Equatable {
     package var prunedTypes: Set<String>
     package var prunedPaths: [String]
     package var prunedNames: Set<[UInt8]>
     package var mounts: [FilePath]?
+    package var limits = ServiceLimits.system
 
     /// Where the file is looked for when none is named.
     package static let defaultPath = FilePath("/etc/mdq/system.conf")
@@ -128,9 +133,22 @@ package struct SystemConfiguration: Sendable, Equatable {
                     throw fail("MOUNTS holds \"\(word)\", which is not an absolute path")
                 }
                 configuration.mounts = words.isEmpty ? nil : words.map { FilePath($0).lexicallyNormalized() }
+            case "MAX_QUERY_SECONDS", "MAX_QUERIES_PER_USER", "MAX_SUBSCRIPTIONS_PER_USER",
+                "MAX_CONNECTIONS_PER_USER":
+                guard words.count == 1, let number = Int(words[0]), number >= 1, number <= 1_000_000 else {
+                    throw fail("\(name) must be one whole number from 1 to 1000000")
+                }
+                switch name {
+                case "MAX_QUERY_SECONDS": configuration.limits.maxBudget = Double(number)
+                case "MAX_QUERIES_PER_USER": configuration.limits.queriesPerUser = number
+                case "MAX_SUBSCRIPTIONS_PER_USER": configuration.limits.subscriptionsPerUser = number
+                default: configuration.limits.connectionsPerUser = number
+                }
             default:
                 throw fail(
-                    "unknown setting \(name) (known: PRUNEFS, PRUNEPATHS, PRUNENAMES, PRUNE_BIND_MOUNTS, MOUNTS)")
+                    "unknown setting \(name) (known: PRUNEFS, PRUNEPATHS, PRUNENAMES, PRUNE_BIND_MOUNTS, MOUNTS, "
+                        + "MAX_QUERY_SECONDS, MAX_QUERIES_PER_USER, MAX_SUBSCRIPTIONS_PER_USER, "
+                        + "MAX_CONNECTIONS_PER_USER)")
             }
         }
         return configuration

@@ -186,6 +186,52 @@ final class UnixSocket: Sendable {
         return syscallResult { recv(descriptor.rawValue, buffer.baseAddress, buffer.count, 0) }.map { $0 }
     }
 
+    /// Like `read(into:timeout:)`, also taking the descriptors the peer
+    /// sent with the bytes (`SCM_RIGHTS`): at most `capacity`, the rest
+    /// closed unread (`truncated`).
+    func read(
+        into buffer: UnsafeMutableRawBufferPointer, timeout: Int32, capacity: Int
+    ) -> Result<(count: Int, descriptors: [ReceivedDescriptor], truncated: Bool)?, Errno> {
+        var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
+        switch syscallResult({ poll(&poller, 1, timeout) }) {
+        case .failure(let error): return .failure(error)
+        case .success(0): return .success(nil)
+        case .success: break
+        }
+        var raw = [Int32](repeating: -1, count: max(1, capacity))
+        var received: Int32 = 0
+        var truncated: Int32 = 0
+        let count = syscallResult {
+            raw.withUnsafeMutableBufferPointer { fds in
+                mdq_receive_with_descriptors(
+                    descriptor.rawValue, buffer.baseAddress, buffer.count, fds.baseAddress, Int32(capacity),
+                    &received, &truncated)
+            }
+        }
+        return count.map { count in
+            (Int(count), raw.prefix(Int(received)).map(ReceivedDescriptor.init), truncated != 0)
+        }
+    }
+
+    /// Writes all of `bytes` with `descriptors` attached to the first part
+    /// (`SCM_RIGHTS`), waiting as long as the peer's buffer is full. Never
+    /// raises SIGPIPE.
+    func write(_ bytes: UnsafeRawBufferPointer, passing descriptors: [FileDescriptor]) -> Result<Void, Errno> {
+        guard !descriptors.isEmpty, bytes.count > 0 else { return write(bytes) }
+        let raw = descriptors.map(\.rawValue)
+        let sent = syscallResult {
+            raw.withUnsafeBufferPointer { fds in
+                mdq_send_with_descriptors(
+                    descriptor.rawValue, bytes.baseAddress, bytes.count, fds.baseAddress, Int32(fds.count))
+            }
+        }
+        switch sent {
+        case .failure(let error): return .failure(error)
+        case .success(let count):
+            return write(UnsafeRawBufferPointer(rebasing: bytes[Int(count)...]))
+        }
+    }
+
     /// Whether the peer has closed or shut down its end (checked without
     /// waiting or reading): how a long request notices its client left.
     func peerHasGone() -> Bool {
@@ -241,6 +287,75 @@ final class UnixSocket: Sendable {
         unsetenv("LISTEN_FDNAMES")
         _ = fcntl(3, F_SETFD, FD_CLOEXEC)
         return UnixSocket(FileDescriptor(rawValue: 3))
+    }
+}
+
+/// A descriptor another process passed over a socket (`SCM_RIGHTS`),
+/// closed when the last reference goes.
+final class ReceivedDescriptor: Sendable {
+    let descriptor: FileDescriptor
+
+    init(_ raw: Int32) {
+        descriptor = FileDescriptor(rawValue: raw)
+    }
+
+    deinit {
+        closeDescriptor(descriptor.rawValue)
+    }
+
+    /// The path the kernel gives the open file (`/proc/self/fd/N`'s link,
+    /// from the file itself, not from anything its sender said).
+    var kernelPath: Result<[UInt8], Errno> {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        return syscallResult {
+            buffer.withUnsafeMutableBytes { raw in
+                mdq_descriptor_path(
+                    descriptor.rawValue, raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
+            }
+        }.map { Array(buffer.prefix(Int($0))) }
+    }
+}
+
+/// Folders a client opened to name them to the system index (one per
+/// scope, passed with the request): opened with this process's rights,
+/// `O_PATH` (reaching a folder needs the right to search those above it,
+/// as any walk does; listing it is judged by the service), and closed
+/// when the last reference goes.
+final class OpenedFolders: Sendable {
+    let descriptors: [FileDescriptor]
+
+    private init(_ descriptors: [FileDescriptor]) {
+        self.descriptors = descriptors
+    }
+
+    deinit {
+        for descriptor in descriptors { closeDescriptor(descriptor.rawValue) }
+    }
+
+    /// A folder that could not be opened, and the kernel's reason.
+    struct Failure: Error {
+        var path: FilePath
+        var error: Errno
+    }
+
+    /// Opens each of `paths` as a folder.
+    ///
+    /// - Returns: the folders, or the first path that could not be opened
+    ///   and why (the kernel's answer to this user).
+    static func open(_ paths: [FilePath]) -> Result<OpenedFolders, Failure> {
+        var opened: [FileDescriptor] = []
+        for path in paths {
+            let result = path.withPlatformString { name in
+                syscallResult { mdq_open_folder_path(name) }
+            }
+            switch result {
+            case .success(let descriptor): opened.append(FileDescriptor(rawValue: descriptor))
+            case .failure(let error):
+                for descriptor in opened { closeDescriptor(descriptor.rawValue) }
+                return .failure(Failure(path: path, error: error))
+            }
+        }
+        return .success(OpenedFolders(opened))
     }
 }
 

@@ -186,5 +186,91 @@ extension LiveSuites {
             }
             live.stop()
         }
+
+        /// What one user may spend is the service's to say: a budget past
+        /// the ceiling is cut to it (and the error says the ceiling, not
+        /// "raise --budget"); past the number of queries at once, or of
+        /// connections, a request is refused as busy, and served again
+        /// once the others end.
+        @Test func theServiceSetsTheLimitsNotTheClient() throws {
+            let temp = try TemporaryDirectory()
+            // Names the pattern backtracks on, each under the per-name cap:
+            // the whole scan takes far longer than the ceiling.
+            let slow = try Self.names(temp, "slow", count: 4000, length: 19)
+            let capping = IndexDaemonTests.paths(try TemporaryDirectory())
+            let first = try IndexDaemon.start(
+                paths: capping, crawlThreads: 2,
+                limits: ServiceLimits(maxBudget: 1, queriesPerUser: 2, subscriptionsPerUser: 1, connectionsPerUser: 4))
+            defer { first.stop() }
+            _ = try DaemonClient.connect(capping).addScope(ScopeRequest(path: slow, rules: ScopeRules()))
+            let capped = try IndexDaemonTests.exchange(
+                capping,
+                #"{"id":1,"command":"query","output":"count","budget":1e308,"predicate":"kMDItemFSName MATCHES '(a+)+b'"}"#
+                    + "\n")
+            #expect(capped.first?["error"]?["code"]?.string == "too-expensive", "\(capped)")
+            let message = capped.first?["error"]?["message"]?.string ?? ""
+            #expect(message.contains("1 s, the most this daemon allows any query"), "\(message)")
+            first.stop()
+            let paths = IndexDaemonTests.paths(temp)
+            let limits = ServiceLimits(
+                maxBudget: 600, queriesPerUser: 2, subscriptionsPerUser: 1, connectionsPerUser: 4)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2, limits: limits)
+            defer { daemon.stop() }
+            _ = try DaemonClient.connect(paths).addScope(ScopeRequest(path: slow, rules: ScopeRules()))
+            // Two slow queries at once, from two connections: a third is busy.
+            let line =
+                #"{"id":2,"command":"query","output":"count","predicate":"kMDItemFSName MATCHES '(a+)+b'"}"# + "\n"
+            let limitsAt2 = try (0..<2).map { _ in try Self.request(paths) }
+            for socket in limitsAt2 { _ = withBytes(of: Array(line.utf8)) { socket.write($0) } }
+            try Self.waitUntil("two queries run") { try DaemonClient.connect(paths).status().queries == 2 }
+            let refused = try IndexDaemonTests.exchange(
+                paths, #"{"id":3,"command":"query","output":"count","predicate":"TRUEPREDICATE"}"# + "\n")
+            #expect(refused.first?["error"]?["code"]?.string == "busy", "\(refused)")
+            // Two connections more make four, the most; the fifth is refused.
+            let more = try (0..<2).map { _ in try Self.request(paths) }
+            let fifth = try Self.request(paths)
+            var reader = LineReader(socket: fifth, maximum: 1 << 20, timeout: 10_000)
+            if case .line(let bytes) = reader.next(idle: 10_000) {
+                #expect(try JSONValue.parse(bytes)["error"]?["code"]?.string == "busy")
+            } else {
+                Issue.record("the fifth connection was not refused")
+            }
+            for socket in limitsAt2 + more { socket.shutdown() }
+            try Self.waitUntil("the queries end") { try DaemonClient.connect(paths).status().queries == 0 }
+            let served = try DaemonClient.connect(paths).query(
+                Array("TRUEPREDICATE".utf8), scopes: nil, output: .count)
+            #expect(served.count == 4000)
+        }
+
+        /// Turns at the engine go round the users: with one user's three
+        /// slices queued, a second user's slice runs after the first of
+        /// them, not after all three.
+        @Test func turnsGoRoundTheUsers() throws {
+            let turns = SliceTurns()
+            let order = Locked<[String]>([])
+            let release = ConditionLocked(false)
+            let entered = Locked(false)
+            let holder = Thread {
+                turns.withTurn(for: 1) {
+                    entered.withLock { $0 = true }
+                    release.wait(until: { $0 }) { _ in }
+                    order.withLock { $0.append("a0") }
+                }
+            }
+            holder.start()
+            try Self.waitUntil("the first turn is held") { entered.withLock { $0 } }
+            var threads: [Thread] = []
+            for (user, name) in [(UInt32(1), "a1"), (1, "a2"), (1, "a3"), (2, "b1")] {
+                let thread = Thread { turns.withTurn(for: user) { order.withLock { $0.append(name) } } }
+                let queued = turns.waitingCount
+                thread.start()
+                // Lined up in this order before the next one asks.
+                try Self.waitUntil("\(name) waits") { turns.waitingCount == queued + 1 }
+                threads.append(thread)
+            }
+            release.mutateAndBroadcast { $0 = true }
+            try Self.waitUntil("every turn ran") { order.withLock { $0.count } == 5 }
+            #expect(order.withLock { $0 } == ["a0", "a1", "b1", "a2", "a3"])
+        }
     }
 }

@@ -28,12 +28,12 @@ extension LiveSuites {
         /// their own, one in both groups, one in none.
         static let viewers: [Viewer] = [
             Viewer(user: 41001, groups: [42001]),
-            Viewer(user: 41002, groups: [42002, 42001]),
+            Viewer(user: 41002, groups: [42002, 42001, 42003]),
             Viewer(user: 41003, groups: [42003]),
             Viewer(user: 0, groups: [0]),
         ]
         static let modes: [mode_t] = [
-            0o755, 0o750, 0o711, 0o700, 0o705, 0o770, 0o701, 0o744, 0o1777, 0o2750, 0o070, 0o055,
+            0o755, 0o750, 0o751, 0o711, 0o700, 0o705, 0o770, 0o701, 0o744, 0o1777, 0o2750, 0o070, 0o055,
         ]
         static let owners: [uid_t] = [0, 41001, 41002]
         static let groups: [gid_t] = [0, 42001, 42002]
@@ -64,6 +64,10 @@ extension LiveSuites {
         static let acls = [
             "u:41003:rx", "g:42001:---", "u:41001:r,m::rx", "g::---,g:42002:rwx", "u:41002:rwx,m::r",
             "u:41002:x,g:42003:rx", "g:42003:r-x,o::---",
+            // A mask of --- makes Linux skip the ACL for the group's bits.
+            "u:41003:rx,m::---", "g:42002:rx,m::---,o::r-x",
+            // Reading granted by one group's entry, searching by another's.
+            "g:42002:r--,g:42003:--x,m::rwx",
         ]
 
         static func scramble(_ folder: String, random: inout SeededGenerator) {
@@ -76,9 +80,12 @@ extension LiveSuites {
             }
         }
 
-        /// The rule, asked of the kernel as `viewer` (`pathsVisible`).
+        /// The rule, asked of the kernel as `viewer` (`pathsVisible`): a
+        /// walk from `/`, or from `root` for a viewer who opened it.
         static func found(_ root: String, as viewer: Viewer) throws -> Set<String> {
-            try pathsVisible(pathsBelow(root), user: viewer.user, groups: viewer.groups.sorted())
+            try pathsVisible(
+                pathsBelow(root), user: viewer.user, groups: viewer.groups.sorted(),
+                from: viewer.reachedScopes ? root : "/")
         }
 
         static func answered(_ engine: LiveEngine, _ scope: ScopeRequest, as viewer: Viewer) throws -> Set<String> {
@@ -193,8 +200,139 @@ extension LiveSuites {
             }
         }
 
-        /// The folders above the scope count too: a scope inside a folder
-        /// another user may not search shows that user nothing.
+        /// A viewer who opened a folder (the system index's scopes) walks
+        /// from it: for every folder of random trees that the user can
+        /// reach, the answer is what a walk from it finds as that user,
+        /// and above it nothing is judged (a folder under a 0711 one is
+        /// searched, where a walk from `/` could not list the 0711 one).
+        @Test(arguments: [UInt64(21), 22, 23])
+        func aWalkStartsAtTheFolderTheViewerOpened(seed: UInt64) throws {
+            let (temp, root, folders, _) = try Self.plantedTree(seed: seed)
+            defer { _ = temp }
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let retained = try engine.retain(ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true)))
+            defer { engine.release(retained) }
+            var checked = 0
+            var deeper = 0
+            for var viewer in Self.viewers.dropLast() {
+                viewer.reachedScopes = true
+                let reached = try foldersReached(folders, user: viewer.user, groups: viewer.groups.sorted())
+                for folder in folders where reached[folder] == "" {
+                    let scope = ScopeRequest(path: FilePath(folder), rules: ScopeRules(includeHidden: true))
+                    let expected = try Self.found(folder, as: viewer)
+                    let answered = try Self.answered(engine, scope, as: viewer)
+                    #expect(
+                        answered == expected,
+                        "seed \(seed), uid \(viewer.user) from \(folder): extra \(answered.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(answered).sorted().prefix(3))"
+                    )
+                    checked += 1
+                    var fromTop = viewer
+                    fromTop.reachedScopes = false
+                    if try Self.found(folder, as: fromTop) != expected { deeper += 1 }
+                }
+            }
+            // The trees have folders a user reaches but could not walk to
+            // from `/` (else the test proves nothing new).
+            #expect(checked > 10 && deeper > 0, "checked \(checked), \(deeper) differ from a walk from /")
+        }
+
+        /// A live query on a folder its user opened answers that folder:
+        /// moved away, it answers nothing more (what it showed is removed),
+        /// and another folder made at its path is not taken for it.
+        @Test func anOpenedScopeIsThatFolderNotItsPath() throws {
+            let temp = try TemporaryDirectory()
+            #expect(chmod(temp.path.string, 0o755) == 0)
+            let root = try temp.folder("tree").string
+            for name in ["a.txt", "b.txt"] { try temp.file("tree/opened/" + name) }
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let retained = try engine.retain(ScopeRequest(path: FilePath(root), rules: ScopeRules()))
+            defer { engine.release(retained) }
+            var viewer = Self.viewers[2]
+            viewer.reachedScopes = true
+            let query = MetadataQuery(engineProvider: { engine })
+            query.predicate = .alwaysTrue
+            query.state.withLock {
+                $0.configuration.scopeRequests = [ScopeRequest(path: FilePath(root + "/opened"), rules: ScopeRules())]
+                $0.configuration.viewer = viewer
+            }
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            #expect(recorder.initialResults.count == 2)
+            #expect(rename(root + "/opened", root + "/elsewhere") == 0)
+            #expect(recorder.wait(timeout: 10) { query.results.isEmpty }, "\(query.results.map(\.path))")
+            try temp.file("tree/opened/c.txt")
+            // Another folder at the path: a file made in it, then one made
+            // where the query does look; once that is known, the first
+            // would have been too.
+            try temp.file("tree/elsewhere/seen-by-nobody.txt")
+            #expect(
+                waitUntil(timeout: 10) {
+                    (try? engine.answer(
+                        scopes: [ScopeRequest(path: FilePath(root), rules: ScopeRules())], predicate: .alwaysTrue,
+                        output: .count))
+                        .flatMap { try? $0.get().count } == 6
+                })
+            query.deliveryQueue.sync {}
+            #expect(query.results.isEmpty, "\(query.results.map(\.path))")
+            let (problems, state) = replay(recorder.deliveredUpdates, on: recorder.initialResults)
+            #expect(problems.isEmpty && state.isEmpty, "\(problems.prefix(3))")
+            query.stop()
+        }
+
+        /// The kernel's rule, case by case: an ACL whose mask is `---` is
+        /// skipped for the group's bits; the owner's bits decide for the
+        /// owner, whatever the ACL says; a group entry granting reading
+        /// and another granting searching let the walk through, as its two
+        /// calls are judged apart; a folder only searchable hides its names
+        /// from a walk from `/`.
+        @Test func theKernelsRuleCaseByCase() throws {
+            let temp = try TemporaryDirectory()
+            #expect(chmod(temp.path.string, 0o755) == 0)
+            let root = try temp.folder("tree").string
+            #expect(chmod(root, 0o755) == 0)
+            let cases: [(String, mode_t, uid_t, gid_t, String?)] = [
+                ("masked", 0o755, 0, 0, "u:41003:---,m::---"),
+                ("owner", 0o055, 41001, 42001, "u:41001:rwx,m::rwx"),
+                ("split", 0o770, 0, 0, "g:42002:r--,g:42003:--x,m::rwx"),
+                ("searchonly", 0o711, 41001, 42001, nil),
+            ]
+            for (name, mode, owner, group, acl) in cases {
+                let folder = root + "/" + name
+                #expect(mkdir(folder, 0o755) == 0)
+                #expect(mkdir(folder + "/inner", 0o755) == 0)
+                FileManager.default.createFile(atPath: folder + "/inner/file.txt", contents: nil)
+                #expect(chown(folder, owner, group) == 0)
+                #expect(chmod(folder, mode) == 0)
+                if let acl { try Shell.run("/usr/bin/setfacl", ["-m", acl, folder]) }
+            }
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+            let retained = try engine.retain(scope)
+            defer { engine.release(retained) }
+            for viewer in Self.viewers {
+                #expect(
+                    try Self.answered(engine, scope, as: viewer) == (try Self.found(root, as: viewer)),
+                    "uid \(viewer.user)")
+            }
+            // Spelled out, so the oracle itself is checked too.
+            let stranger = try Self.answered(engine, scope, as: Self.viewers[2])
+            #expect(stranger.contains(root + "/masked/inner/file.txt"))  // mask --- : the others' r-x
+            #expect(!stranger.contains(root + "/searchonly/inner"))  // 0711: not listable
+            let owner = try Self.answered(engine, scope, as: Self.viewers[0])
+            #expect(!owner.contains(root + "/owner/inner"))  // owner bits ---
+            #expect(owner.contains(root + "/searchonly/inner/file.txt"))
+            let member = try Self.answered(engine, scope, as: Self.viewers[1])
+            #expect(member.contains(root + "/split/inner/file.txt"))
+        }
+
+        /// The folders above the scope count too, for a walk from `/`: a
+        /// scope inside a folder another user may not list shows that user
+        /// nothing, unless they opened the scope themselves.
         @Test func foldersAboveTheScopeCount() throws {
             let temp = try TemporaryDirectory()
             #expect(chmod(temp.path.string, 0o700) == 0)
@@ -208,7 +346,14 @@ extension LiveSuites {
             defer { engine.release(retained) }
             #expect(try Self.answered(engine, scope, as: Self.viewers[0]).isEmpty)
             #expect(try Self.answered(engine, scope, as: Self.viewers[3]).count == 2)
+            // Searchable but not listable: a walk from `/` stops there; a
+            // user who opened the scope walks from it.
             #expect(chmod(temp.path.string, 0o711) == 0)
+            #expect(try Self.answered(engine, scope, as: Self.viewers[0]).isEmpty)
+            var opener = Self.viewers[0]
+            opener.reachedScopes = true
+            #expect(try Self.answered(engine, scope, as: opener).count == 2)
+            #expect(chmod(temp.path.string, 0o755) == 0)
             #expect(try Self.answered(engine, scope, as: Self.viewers[0]).count == 2)
         }
     }
