@@ -15,13 +15,16 @@ struct SystemCommand: ParsableCommand {
             (Linux 5.9+, CAP_SYS_ADMIN) instead of a watch per folder, saves its index in \
             $MDQ_SYSTEM_STATE_DIR (else /var/lib/mdq), and answers every local user over \
             $MDQ_SYSTEM_RUNTIME_DIR/daemon.sock (else /run/mdq/daemon.sock): each user is \
-            answered only entries whose parent folder they may read and whose every folder \
-            from / down they may search, as the kernel would let them (modes, groups, ACLs). \
+            answered only what a walk as that user finds, every folder on the way listable and \
+            searchable, from / or from a folder the user opened and passed (modes, groups, \
+            ACLs, as the kernel judges them). \
             Without --mount it indexes every local disk filesystem mounted now and as they \
             come and go (not network or memory filesystems). What it leaves out is set in \
             /etc/mdq/system.conf (--config), in updatedb.conf's syntax: PRUNEFS, PRUNEPATHS \
             (default /tmp /var/tmp /var/spool /media /mnt /run /proc /sys /dev), PRUNENAMES \
-            (default .snapshot), and MOUNTS to name the filesystems. A filesystem that refuses \
+            (default .snapshot), MOUNTS to name the filesystems, and what one user may spend: \
+            MAX_QUERY_SECONDS, MAX_QUERIES_PER_USER, MAX_SUBSCRIPTIONS_PER_USER and \
+            MAX_CONNECTIONS_PER_USER. A filesystem that refuses \
             the mark is watched folder by folder with inotify (mdq system status says which).
             """,
         subcommands: [Run.self, Start.self, Stop.self, Status.self]

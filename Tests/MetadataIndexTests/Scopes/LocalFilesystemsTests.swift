@@ -45,7 +45,14 @@ import Testing
             PRUNENAMES = ".git .snapshot"
 
             MOUNTS = "/ /home"
+            MAX_QUERY_SECONDS = "5"
+            MAX_QUERIES_PER_USER = "2"
+            MAX_SUBSCRIPTIONS_PER_USER = "3"
+            MAX_CONNECTIONS_PER_USER = "9"
             """, path: file)
+        #expect(
+            configuration.limits
+                == ServiceLimits(maxBudget: 5, queriesPerUser: 2, subscriptionsPerUser: 3, connectionsPerUser: 9))
         #expect(configuration.prunedTypes == ["btrfs", "xfs"])
         #expect(configuration.prunedPaths == ["/var/cache", "/srv/scratch", "/home/.ecryptfs"])
         #expect(configuration.prunedNames == [Array(".git".utf8), Array(".snapshot".utf8)])
@@ -77,6 +84,9 @@ import Testing
         ("PRUNEPATHS = \"/a\" \"/b\"", "1: the value of PRUNEPATHS is followed by"),
         ("PRUNEPATHS = \"/a", "1: the value of PRUNEPATHS has no closing double quote"),
         ("PRUNENAMES = \"*.tmp\"", "1: PRUNENAMES holds \"*.tmp\": names are matched whole"),
+        ("MAX_QUERY_SECONDS = \"0\"", "1: MAX_QUERY_SECONDS must be one whole number from 1 to 1000000"),
+        ("MAX_QUERIES_PER_USER = \"2 3\"", "1: MAX_QUERIES_PER_USER must be one whole number"),
+        ("MAX_CONNECTIONS_PER_USER = \"1e9\"", "1: MAX_CONNECTIONS_PER_USER must be one whole number"),
         ("\u{1B}]0;title\u{07}", "1: expected NAME = \"VALUE\", found \" ]0;title \""),
     ])
     func mistakesAreNamedWithTheirLine(text: String, message: String) {
