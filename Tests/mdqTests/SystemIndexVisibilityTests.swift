@@ -208,6 +208,36 @@ struct SystemIndexVisibilityTests {
                 ]
             ).stdoutText
         }
+        // A container whose registry lies in a folder closed to bob: the
+        // system index does not read it for him (it would mark bob's own
+        // results as its external documents).
+        try FileManager.default.createDirectory(
+            atPath: m + "/a700/Container/.mdq", withIntermediateDirectories: true)
+        FileManager.default.createFile(
+            atPath: m + "/a700/Container/.mdq/external-documents", contents: Data((m + "/pub\0").utf8))
+        FileManager.default.createFile(atPath: m + "/pub/mine.txt", contents: nil)
+        let containerScript = """
+            import json, os, socket, sys
+            path, pub, container = sys.argv[1:4]
+            s = socket.socket(socket.AF_UNIX); s.connect(path)
+            request = {"id": 1, "command": "subscribe", "predicate": "NSMetadataItemIsUbiquitousKey == YES",
+                       "interval": 0, "container": container, "descriptors": 1,
+                       "scopes": [{"path": pub, "descriptor": 0}]}
+            fd = os.open(pub, os.O_PATH | os.O_DIRECTORY)
+            socket.send_fds(s, [(json.dumps(request) + "\\n").encode()], [fd])
+            for line in s.makefile("rb"):
+                event = json.loads(line)
+                if "error" in event or event.get("event") == "didFinishGathering":
+                    print(json.dumps(event.get("error") or event.get("count")))
+                    break
+            """
+        let ubiquitous = try Shell.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=45002", "--regid=46002", "--groups=46002", "/usr/bin/python3", "-c", containerScript,
+                index.paths.socket.string, m + "/pub", m + "/a700/Container",
+            ])
+        #expect(ubiquitous.stdoutText == "0\n", "\(ubiquitous.stdoutText) \(ubiquitous.stderrText)")
         for (exists, absent) in pairs + [(m + "/a700/sub", m + "/pub/nothing")] {
             let one = try asked(exists)
             let other = try asked(absent)

@@ -386,6 +386,25 @@ final class DaemonSession: Sendable {
                     sent = send(header.bytes) && send(paths)
                     return sent
                 } : nil
+            // Items go out a slice at a time too, as `item` lines: a
+            // million matches never wait in the daemon's memory at once.
+            let entries: (([EntrySnapshot]) -> Bool)? =
+                output == .entries
+                ? { [self] entries in
+                    var out = JSONWriter(capacity: 1 << 16)
+                    for entry in entries {
+                        DaemonProtocol.begin(id, &out)
+                        out.raw("\"item\":")
+                        DaemonProtocol.writeItem(entry, to: &out)
+                        out.raw("}\n")
+                        if out.bytes.count >= 1 << 16 {
+                            guard send(out.bytes) else { return false }
+                            out = JSONWriter(capacity: 1 << 16)
+                        }
+                    }
+                    sent = out.bytes.isEmpty || send(out.bytes)
+                    return sent
+                } : nil
             answered = try daemon.engine.answer(
                 scopes: scopes, predicate: predicate, output: ranked ? .entries : output, limit: ranked ? nil : limit,
                 budget: budget,
@@ -406,7 +425,7 @@ final class DaemonSession: Sendable {
                     out.raw("}}\n")
                     if !self.send(out.bytes) { budget.cancel() }
                 },
-                stream: stream)
+                stream: stream, entries: entries)
         } catch {
             if budget.isCancelled || !sent {
                 daemon.state.withLock { $0.cancelledQueries += 1 }
@@ -457,16 +476,7 @@ final class DaemonSession: Sendable {
             guard send(out.bytes), send(answer.paths) else { return false }
             out = JSONWriter()
         case .entries:
-            for entry in answer.entries {
-                DaemonProtocol.begin(id, &out)
-                out.raw("\"item\":")
-                DaemonProtocol.writeItem(entry, to: &out)
-                out.raw("}\n")
-                if out.bytes.count >= 1 << 16 {
-                    guard send(out.bytes) else { return false }
-                    out = JSONWriter(capacity: 1 << 16)
-                }
-            }
+            break  // sent as it was scanned
         }
         // Free text that matched nothing as one piece: how many names hold
         // each of its words (mdfind's reading), said in a note.
@@ -512,7 +522,16 @@ final class DaemonSession: Sendable {
         query.predicate = predicate
         query.fetchedAttributes = try DaemonProtocol.attributes(request).map(\.rawValue)
         if let container = request.bytesField("container"), container.first == 0x2F {
-            query.container = UbiquityContainer(path: FilePath.fromBytes(container))
+            var named = UbiquityContainer(path: FilePath.fromBytes(container))
+            if viewer != nil {
+                // The system index reads no user's registry with its own
+                // rights: the client says its container's external folders
+                // (they only mark which of its own results are external).
+                named.knownExternalFolders = (request["externalFolders"]?.array ?? []).prefix(64).compactMap {
+                    $0.bytes.flatMap { $0.first == 0x2F && !$0.contains(0) ? FilePath.fromBytes($0) : nil }
+                }
+            }
+            query.container = named
         }
         query.notificationBatchingInterval = max(0, request["interval"]?.double ?? 0.1)
         query.budget = try allowedSeconds(request)
@@ -527,8 +546,12 @@ final class DaemonSession: Sendable {
                     + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : ""))
         }
         defer { daemon.end(.subscription, for: user) }
-        let capacity = Int(request["capacity"]?.integer ?? (16 << 20))
-        let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: max(1 << 12, capacity))
+        // What may wait for a client that reads slowly, at most 16 MiB for a
+        // user of the system index (256 MiB for a daemon's own user): past
+        // it, the client is told to resynchronise.
+        let ceiling = viewer == nil ? 1 << 28 : 16 << 20
+        let capacity = min(ceiling, max(1 << 12, Int(clamping: request["capacity"]?.integer ?? (16 << 20))))
+        let forwarder = SubscriptionForwarder(query: query, id: id, socket: socket, capacity: capacity)
         query.state.withLock { s in s.eventHandler = { event in forwarder.forward(event) } }
         guard WorkerThreads.start(name: "mdq-subscriber", { forwarder.writeLoop() }) != nil else {
             throw ProtocolError(code: "busy", message: "the daemon cannot take more subscriptions")

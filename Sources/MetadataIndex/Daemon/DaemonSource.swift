@@ -203,6 +203,19 @@ final class RemoteSession: Sendable {
         if let container {
             request.raw(",")
             request.bytesField("container", container.path.bytes)
+            if paths.isSystem {
+                // Read here, with this user's rights (the system index
+                // reads no user's registry).
+                request.raw(",\"externalFolders\":[")
+                let folders = container.externalDocumentFolders.filter {
+                    String(validating: $0.bytes, as: UTF8.self) != nil
+                }
+                for (i, folder) in folders.enumerated() {
+                    if i > 0 { request.raw(",") }
+                    request.string(folder.bytes)
+                }
+                request.raw("]")
+            }
         }
         // The system index is given the scopes' folders as this user
         // opened them; one this user cannot reach is searched here.

@@ -58,20 +58,25 @@ extension LiveEngine {
     /// and count of each part go to `stream` (false stops the query, as a
     /// client gone does) and the returned answer holds only the total count.
     ///
+    /// With `entries`, `.entries` answers are handed over a slice at a time
+    /// the same way (false stops the query): what waits in memory is one
+    /// slice's, however many entries match.
+    ///
     /// With `viewer` (the system index answering a user), only entries that
     /// user may see are answered, counted or streamed (`Viewer`).
     package func answer(
         scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil,
         budget: QueryLimit? = nil, fetching: Set<MetadataAttribute> = [], viewer: Viewer? = nil,
         progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil,
-        stream: ((_ paths: [UInt8], _ count: Int) -> Bool)? = nil
+        stream: ((_ paths: [UInt8], _ count: Int) -> Bool)? = nil,
+        entries entryStream: ((_ entries: [EntrySnapshot]) -> Bool)? = nil
     ) throws(MetadataError) -> Result<OneShotAnswer, ScopeNotCovered> {
         let budget = budget ?? QueryLimit()
         let compiled = CompiledPredicate(predicate)
         let limit = limit ?? Int.max
         var answer = OneShotAnswer()
         var conflicts = ConflictCache()
-        let streaming = stream != nil && output == .paths
+        let streaming = (stream != nil && output == .paths) || (entryStream != nil && output == .entries)
         var candidates: (key: [Int], value: ScanCandidates?)?
         let whole = streaming ? max(1, streamSliceSlots.withLock { $0 }) : 16 * ChunkScanner.chunkSize
         var streamed = 0
@@ -167,6 +172,10 @@ extension LiveEngine {
             case .failure(let uncovered): return .failure(uncovered)
             case .success(let finished):
                 if budget.isStopped { throw budget.error ?? .tooExpensive("the query was cancelled") }
+                if let entryStream, streaming, !answer.entries.isEmpty {
+                    guard entryStream(answer.entries) else { throw .tooExpensive("the query was cancelled") }
+                    answer.entries.removeAll(keepingCapacity: true)
+                }
                 if let stream, streaming, !answer.paths.isEmpty || finished {
                     let part = answer.count - streamed
                     if part > 0 || !answer.paths.isEmpty {

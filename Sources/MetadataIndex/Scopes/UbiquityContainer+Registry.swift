@@ -76,6 +76,7 @@ extension UbiquityContainer {
     /// The folders of the registry, or of the legacy one inside the
     /// container while the registry does not exist.
     private func registeredFolders() -> [[UInt8]] {
+        if let knownExternalFolders { return knownExternalFolders.map(\.bytes) }
         do {
             let records = try readWholeFile(externalDocumentsRegistry, limit: 1 << 24).split(
                 separator: 0, omittingEmptySubsequences: false

@@ -21,6 +21,10 @@ public struct UbiquityContainer: Hashable, Sendable {
     /// `~/.local/state/mdq` (the index daemon's state folder, see
     /// `DaemonPaths`), read when the container value is made.
     public let stateDirectory: FilePath
+    /// The external document folders, when the container's user said them
+    /// (a client of the system index, which must not read a user's
+    /// registry with its own rights): then no registry is read.
+    package var knownExternalFolders: [FilePath]?
 
     /// A container at a known folder (not checked until crawled).
     ///
