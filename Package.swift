@@ -41,6 +41,13 @@ let package = Package(
         // names the library as for libinotifytools.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        // ICU's regular expressions (Unicode licence; Debian's libicu-dev),
+        // for MATCHES: NSPredicate's engine, called directly (Foundation's
+        // NSRegularExpression leaks every long pattern it compiles), behind
+        // plain C types (ICU's headers would clash with Foundation's copy).
+        .target(
+            name: "CICURegex", path: "Sources/CICURegex",
+            linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
         // Poppler's GLib interface (GPL-2.0-or-later), for PDF text and
         // properties; Debian's libpoppler-glib-dev ships its .pc file.
         .systemLibrary(
@@ -69,6 +76,7 @@ let package = Package(
                 "MDQWire",
                 "CSQLite",
                 "CZlib",
+                "CICURegex",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings

@@ -62,11 +62,21 @@ class Client:
         self.sock.connect(path)
         self.buffer = b""
 
-    def ask(self, request):
+    def ask(self, request, stop=None):
+        """The answer's last line; with `stop`, polled twice a second, None
+        once it holds (the connection is closed: the query is cancelled)."""
         self.sock.sendall(json.dumps(dict(request, id=1)).encode() + b"\n")
+        if stop:
+            self.sock.settimeout(0.5)
         while True:
             while b"\n" not in self.buffer:
-                chunk = self.sock.recv(1 << 16)
+                try:
+                    chunk = self.sock.recv(1 << 16)
+                except socket.timeout:
+                    if stop():
+                        self.sock.close()
+                        return None
+                    continue
                 if not chunk:
                     raise RuntimeError("the system index went away")
                 self.buffer += chunk
@@ -76,23 +86,36 @@ class Client:
                 return reply
 
 
-def as_user(user, body):
-    """Runs body() in a child process as `user`; returns the child's pid."""
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.setgroups([])
-            os.setgid(user[1])
-            os.setuid(user[0])
-            body()
-        finally:
-            os._exit(0)
-    return pid
+class AsUser:
+    """body() run in a child process as `user`; `result()` waits for it and
+    returns what body returned (through a pipe: the child may write nowhere)."""
+
+    def __init__(self, user, body):
+        reads, writes = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            try:
+                os.close(reads)
+                os.setgroups([])
+                os.setgid(user[1])
+                os.setuid(user[0])
+                with os.fdopen(writes, "w") as out:
+                    json.dump(body(), out)
+            finally:
+                os._exit(0)
+        os.close(writes)
+        self.reads = reads
+
+    def result(self):
+        with os.fdopen(self.reads) as incoming:
+            text = incoming.read()
+        os.waitpid(self.pid, 0)
+        return json.loads(text)
 
 
-def ordinary_latencies(socket_path, samples, out):
+def ordinary_latencies(socket_path, samples):
     """User A: a name counted `samples` times, one after another; the
-    seconds each took, written to `out`."""
+    seconds each took."""
     def body():
         client = Client(socket_path)
         times = []
@@ -103,15 +126,14 @@ def ordinary_latencies(socket_path, samples, out):
             times.append(time.perf_counter() - started)
             if "error" in reply:
                 raise SystemExit(str(reply))
-        with open(out, "w") as f:
-            json.dump(times, f)
-    os.waitpid(as_user(A, body), 0)
-    return json.load(open(out))
+        return times
+    return AsUser(A, body).result()
 
 
-def burst(socket_path, connections, pattern, refused_file, stop_file):
+def burst(socket_path, connections, pattern, stop_file):
     """User B: `connections` clients, each asking the expensive pattern
-    again and again until `stop_file` exists; refusals counted."""
+    again and again until `stop_file` exists (its folder readable by all);
+    `result()` is how many were refused."""
     def body():
         refused = [0]
         def one():
@@ -119,11 +141,13 @@ def burst(socket_path, connections, pattern, refused_file, stop_file):
                 try:
                     client = Client(socket_path)
                     reply = client.ask({"command": "query", "predicate": pattern, "output": "count",
-                                        "budget": 100000})
+                                        "budget": 100000}, stop=lambda: os.path.exists(stop_file))
                 except (OSError, RuntimeError):
                     refused[0] += 1
                     time.sleep(0.05)
                     continue
+                if reply is None:
+                    return
                 if reply.get("error", {}).get("code") == "busy":
                     refused[0] += 1
                     time.sleep(0.05)
@@ -132,9 +156,8 @@ def burst(socket_path, connections, pattern, refused_file, stop_file):
             t.start()
         for t in threads:
             t.join()
-        with open(refused_file, "w") as f:
-            f.write(str(refused[0]))
-    return as_user(B, body)
+        return refused[0]
+    return AsUser(B, body)
 
 
 def timed(command, runs, env):
@@ -178,15 +201,14 @@ def measure(build, mount, work, a, name):
                 figures[f"{label}-{who}"] = seconds
                 figures[f"{label}-{who}-count"] = int(out)
         say(f"{name}: fairness")
-        alone = ordinary_latencies(socket_path, a.samples, f"{work}/alone-{name}.json")
+        alone = ordinary_latencies(socket_path, a.samples)
         figures["alone-p50"], figures["alone-p90"] = statistics.median(alone), percentile(alone, 0.9)
         figures["rss-before"] = rss(daemon.pid)
         rnd = random.Random(5)
         words = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(8)) for _ in range(3000)]
         pattern = "kMDItemFSName MATCHES '(" + "|".join(words) + ")x'"
         stop_file = f"{work}/stop-{name}"
-        refused_file = f"{work}/refused-{name}"
-        attacker = burst(socket_path, a.burst, pattern, refused_file, stop_file)
+        attacker = burst(socket_path, a.burst, pattern, stop_file)
         peak = [0]
         sampling = [True]
         def sample():
@@ -196,13 +218,13 @@ def measure(build, mount, work, a, name):
         sampler = threading.Thread(target=sample)
         sampler.start()
         time.sleep(3)  # the burst under way
-        during = ordinary_latencies(socket_path, a.samples, f"{work}/during-{name}.json")
+        during = ordinary_latencies(socket_path, a.samples)
         open(stop_file, "w").close()
-        os.waitpid(attacker, 0)
+        refused = attacker.result()
         sampling[0] = False
         sampler.join()
         figures["during-p50"], figures["during-p90"] = statistics.median(during), percentile(during, 0.9)
-        figures["refused"] = int(open(refused_file).read() or 0)
+        figures["refused"] = refused
         figures["rss-peak"] = peak[0]
         time.sleep(2)
         figures["rss-after"] = rss(daemon.pid)

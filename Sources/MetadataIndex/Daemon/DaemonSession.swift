@@ -339,6 +339,14 @@ final class DaemonSession: Sendable {
     private func query(_ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor]) throws(ProtocolError)
         -> Bool
     {
+        // Counted before anything is parsed: a request refused costs nothing.
+        guard daemon.begin(.query, for: user) else {
+            throw ProtocolError(
+                code: "busy",
+                message: "you are running \(daemon.limits.queriesPerUser) queries at once, the most one user may"
+                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : ""))
+        }
+        defer { daemon.end(.query, for: user) }
         let (predicate, scopes, words, other, viewer) = try predicateAndScopes(request, descriptors: descriptors)
         let output: OneShotOutput
         switch request["output"]?.string ?? "items" {
@@ -353,13 +361,6 @@ final class DaemonSession: Sendable {
         // The client's connection is polled between slices: one that went
         // away (Ctrl-C, a timeout) stops its query at once.
         let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
-        guard daemon.begin(.query, for: user) else {
-            throw ProtocolError(
-                code: "busy",
-                message: "you are running \(daemon.limits.queriesPerUser) queries at once, the most one user may"
-                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : ""))
-        }
-        defer { daemon.end(.query, for: user) }
         let answered: Result<OneShotAnswer, ScopeNotCovered>
         // Free text's paths come ranked: gathered as entries (name and
         // dates), ranked, then cut to the limit. Other paths go out a
@@ -511,6 +512,13 @@ final class DaemonSession: Sendable {
     private func subscribe(
         _ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor], reader: inout LineReader
     ) throws(ProtocolError) -> Bool {
+        guard daemon.begin(.subscription, for: user) else {
+            throw ProtocolError(
+                code: "busy",
+                message: "you hold \(daemon.limits.subscriptionsPerUser) live queries, the most one user may"
+                    + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : ""))
+        }
+        defer { daemon.end(.subscription, for: user) }
         let (predicate, scopes, _, _, viewer) = try predicateAndScopes(request, descriptors: descriptors)
         // A user of the system index follows what it indexes; it never
         // makes root's index crawl or watch anything new.
@@ -539,13 +547,6 @@ final class DaemonSession: Sendable {
             $0.configuration.scopeRequests = scopes
             $0.configuration.viewer = viewer
         }
-        guard daemon.begin(.subscription, for: user) else {
-            throw ProtocolError(
-                code: "busy",
-                message: "you hold \(daemon.limits.subscriptionsPerUser) live queries, the most one user may"
-                    + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : ""))
-        }
-        defer { daemon.end(.subscription, for: user) }
         // What may wait for a client that reads slowly, at most 16 MiB for a
         // user of the system index (256 MiB for a daemon's own user): past
         // it, the client is told to resynchronise.

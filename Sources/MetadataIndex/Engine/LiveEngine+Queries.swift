@@ -34,8 +34,8 @@ extension LiveEngine {
     /// other client, and the watcher's updates) for longer than a slice:
     /// cheap queries cover the whole index in one slice of 16 chunks (as
     /// fast as one scan), a query with `MATCHES` starts at 64 slots and
-    /// doubles while a slice takes under 5 ms, halving when one takes over
-    /// 20 ms. Between slices the budget and the client are checked, and
+    /// keeps its slices near 1 to 3 ms (`SliceTurns.nextLength`). Between
+    /// slices the budget and the client are checked, and
     /// slices of concurrent queries take turns (`SliceTurns`).
     ///
     /// Consistency: each entry is judged as it is when its slice is scanned,
@@ -82,7 +82,8 @@ extension LiveEngine {
         var streamed = 0
         // Patterns and store reads are slow per entry: start with short
         // slices.
-        var sliceLength = compiled.usesRegex || compiled.requirements.contains(.imported) ? 64 : whole
+        let expensive = compiled.usesRegex || compiled.requirements.contains(.imported)
+        var sliceLength = expensive ? 64 : whole
         var cursor = 0
         var slots = 0
         // The files the full-text index says may match, looked up once.
@@ -187,7 +188,7 @@ extension LiveEngine {
                 if finished { return .success(answer) }
             }
             progress?(cursor, slots)
-            sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole)
+            sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole, expensive: expensive)
         }
     }
 

@@ -148,7 +148,7 @@ extension LiveEngine {
             let hooked = ContinuousClock.now
             sliceHook.withLock { $0 }?()
             held += ContinuousClock.now - hooked
-            sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole)
+            sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole, expensive: true)
         }
         mailbox.notify()
         return mailbox

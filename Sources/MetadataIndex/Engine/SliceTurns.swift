@@ -11,7 +11,8 @@
 /// query wait behind a slice of each of them, every slice. Here a user who
 /// asks waits for at most one slice of each other user's, whatever how many
 /// queries those users run: the system index serves every local user, and
-/// one of them must not be able to spend it for the others.
+/// one of them must not be able to spend it for the others. Slices are
+/// short (`nextLength`), so that one slice is little to wait for.
 final class SliceTurns: Sendable {
     /// Who the trigram builder's turns are counted as (no user's).
     static let indexOwner = UInt32.max
@@ -68,10 +69,24 @@ final class SliceTurns: Sendable {
     }
 
     /// The next slice's length after one that held the engine's lock for
-    /// `held`: halved past 20 ms (down to 16 slots), doubled under 5 ms (up
-    /// to `whole`). Only the time holding the lock counts: a slice that
-    /// waited for its turn behind others is not slow itself.
-    static func nextLength(after held: Duration, length: Int, whole: Int) -> Int {
+    /// `held`. Only the time holding the lock counts: a slice that waited
+    /// for its turn behind others is not slow itself.
+    ///
+    /// A slice of an expensive predicate (a `MATCHES` pattern, imported
+    /// attributes: `expensive`) is halved past 3 ms (down to one slot) and
+    /// doubled under 0.75 ms: another user's query waits for at most the
+    /// slice that holds the lock when it asks, so its answer comes within
+    /// a few milliseconds of its own however many such queries run (each
+    /// name bounded by `QueryLimit.ticksPerName`); a slice costs a few
+    /// microseconds to start, so the slow query pays about one percent.
+    /// Other slices are halved past 20 ms (down to 16 slots) and doubled
+    /// under 5 ms (up to `whole`): they cover much of the index each.
+    static func nextLength(after held: Duration, length: Int, whole: Int, expensive: Bool = false) -> Int {
+        if expensive {
+            if held > .milliseconds(3) { return max(1, length / 2) }
+            if held < .microseconds(750) { return min(whole, length * 2) }
+            return length
+        }
         if held > .milliseconds(20) { return max(16, length / 2) }
         if held < .milliseconds(5) { return min(whole, length * 2) }
         return length

@@ -85,7 +85,7 @@ extension MetadataPredicate {
     ) throws(MetadataError) -> MetadataPredicate {
         let bytes = Array(regex.utf8)
         if let problem = RegexMatcher.validate(bytes) {
-            throw .syntax("invalid regular expression '\(regex)': \(problem)")
+            throw .syntax("invalid regular expression '\(regex)': \(problem.reason)")
         }
         return comparison(attribute, .matches, .string(bytes), options: options)
     }

@@ -190,7 +190,10 @@ struct PredicateSyntax {
             }
             if c.op == .like { _ = try likePattern(bytes, at: patternOffset) }
             if c.op == .matches, let problem = RegexMatcher.validate(bytes) {
-                throw error("invalid regular expression for MATCHES: \(problem)", at: valueOffset)
+                // At the mistake when ICU says where it is.
+                throw error(
+                    "invalid regular expression for MATCHES: \(problem.reason)",
+                    at: problem.offset.map { patternOffset + $0 } ?? valueOffset)
             }
             if (c.op == .utiConformsTo || c.op == .utiEquals) && c.attribute.source != .contentType {
                 throw error("\(c.op.rawValue) applies to kMDItemContentType", at: opOffset)

@@ -226,20 +226,40 @@ extension LiveSuites {
             let refused = try IndexDaemonTests.exchange(
                 paths, #"{"id":3,"command":"query","output":"count","predicate":"TRUEPREDICATE"}"# + "\n")
             #expect(refused.first?["error"]?["code"]?.string == "busy", "\(refused)")
-            // Two connections more make four, the most; the fifth is refused.
-            let more = try (0..<2).map { _ in try Self.request(paths) }
-            let fifth = try Self.request(paths)
-            var reader = LineReader(socket: fifth, maximum: 1 << 20, timeout: 10_000)
-            if case .line(let bytes) = reader.next(idle: 10_000) {
-                #expect(try JSONValue.parse(bytes)["error"]?["code"]?.string == "busy")
-            } else {
-                Issue.record("the fifth connection was not refused")
-            }
-            for socket in limitsAt2 + more { socket.shutdown() }
-            try Self.waitUntil("the queries end") { try DaemonClient.connect(paths).status().queries == 0 }
+            for socket in limitsAt2 { socket.shutdown() }
+            // (A status asked while the closed connections still count is refused.)
+            try Self.waitUntil("the queries end") { (try? DaemonClient.connect(paths).status().queries) == 0 }
             let served = try DaemonClient.connect(paths).query(
                 Array("TRUEPREDICATE".utf8), scopes: nil, output: .count)
             #expect(served.count == 4000)
+            // Connections, on a daemon nobody else has spoken to (a closed
+            // connection counts until its session notices): three held,
+            // each answered, and a fourth refused.
+            let quiet = IndexDaemonTests.paths(try TemporaryDirectory())
+            let third = try IndexDaemon.start(
+                paths: quiet, crawlThreads: 2,
+                limits: ServiceLimits(maxBudget: 5, queriesPerUser: 2, subscriptionsPerUser: 1, connectionsPerUser: 3))
+            defer { third.stop() }
+            var held: [UnixSocket] = []
+            for _ in 0..<3 {
+                let socket = try Self.request(quiet)
+                _ = withBytes(of: Array(#"{"id":1,"command":"hello"}"#.utf8) + [0x0A]) { socket.write($0) }
+                var reader = LineReader(socket: socket, maximum: 1 << 20, timeout: 10_000)
+                guard case .line(let bytes) = reader.next(idle: 10_000) else {
+                    Issue.record("no hello")
+                    return
+                }
+                #expect(try JSONValue.parse(bytes)["protocol"] != nil, "\(String(decoding: bytes, as: UTF8.self))")
+                held.append(socket)
+            }
+            let fourth = try Self.request(quiet)
+            var reader = LineReader(socket: fourth, maximum: 1 << 20, timeout: 10_000)
+            if case .line(let bytes) = reader.next(idle: 10_000) {
+                #expect(try JSONValue.parse(bytes)["error"]?["code"]?.string == "busy")
+            } else {
+                Issue.record("the fourth connection was not refused")
+            }
+            _ = held
         }
 
         /// Turns at the engine go round the users: with one user's three

@@ -121,8 +121,9 @@ struct PredicateParserTests {
         ("kMDItemFSSize IN 'a'", 17, "IN needs a list"),
         ("kMDItemFSName IN {'a', 2}", 17, "kMDItemFSName is a string"),
         ("kMDItemFSName IN {'a' 'b'}", 22, "expected ',' or '}'"),
-        ("kMDItemFSName MATCHES '(unclosed'", 22, "invalid regular expression"),
-        ("kMDItemFSName MATCHES 'a\\0b'", 22, "NUL character"),
+        // At the mistake, as ICU places it: the end, where ) is missing.
+        ("kMDItemFSName MATCHES '(unclosed'", 32, "invalid regular expression for MATCHES: its parentheses"),
+        ("kMDItemFSName MATCHES 'a\\0b'", 24, "NUL character"),
         ("kMDItemFSNam == 'a'", 0, "unknown attribute 'kMDItemFSNam' (did you mean kMDItemFSName?)"),
         ("kmditemfsname == 'a'", 0, "(did you mean kMDItemFSName?)"),
         ("kMDItemFSSize < nil", 16, "nil compares with == or != only"),
