@@ -104,8 +104,9 @@ struct ImportWorkerTests {
         }
     }
 
-    /// The real worker lowers its priority, may not write files and dies
-    /// with its parent.
+    /// The real worker lowers its priority, may not write files, dies
+    /// with its parent, and imports the file whose descriptor comes with a
+    /// request.
     @Test func theWorkerConfinesItself() throws {
         let worker = try WorkerProcess.spawn(
             FilePath(Self.worker), arguments: ["--memory", "1073741824", "--cpu", "77"]
@@ -114,7 +115,11 @@ struct ImportWorkerTests {
         // One request answered proves it is up and confined.
         let temp = try TemporaryDirectory()
         let file = try temp.file("a.txt", contents: "hello")
-        #expect(throws: Never.self) { try worker.send(ImportWire.request(path: file, limits: .standard)).get() }
+        let descriptor = try ContentFile.openDescriptor(file).get()
+        defer { closeDescriptor(descriptor.rawValue) }
+        #expect(throws: Never.self) {
+            try worker.send(ImportWire.request(path: file, limits: .standard), descriptor: descriptor).get()
+        }
         guard case .frame(let body) = worker.receive(deadline: .now + .seconds(10), limit: 1 << 22) else {
             Issue.record("no answer")
             return

@@ -1,8 +1,11 @@
 import SystemPackage
 
 /// The framing between the daemon and its import workers: a request is a
-/// path and limits, an answer an `ImportReport`. Binary, length-prefixed,
-/// so names and text need no escaping and a non-UTF-8 path passes exactly.
+/// path and limits, with the open file attached as a descriptor
+/// (`SCM_RIGHTS`: the worker opens nothing; the path names the file and
+/// gives its type by extension), and an answer is an `ImportReport`. Binary,
+/// length-prefixed, so names and text need no escaping and a non-UTF-8
+/// path passes exactly.
 ///
 /// The parent decodes answers defensively: a worker has just read a file
 /// that may be hostile and may itself be compromised, so every length is
@@ -14,8 +17,9 @@ enum ImportWire {
 
     // MARK: Requests
 
-    /// A request: the file, the limits, and the attributes wanted (nil:
-    /// every importer for the file's type runs).
+    /// A request: the file's path, the limits, and the attributes wanted
+    /// (nil: every importer for the file's type runs). The open file goes
+    /// with it as a descriptor (`WorkerProcess.send(_:descriptor:)`).
     static func request(path: FilePath, limits: ImportLimits, wanted: Set<MetadataAttribute>? = nil) -> [UInt8] {
         var out = Writer()
         out.integer(Int64(limits.bytesRead))

@@ -4,9 +4,11 @@ package import SystemPackage
 /// that crashes, hangs or exhausts an importer costs one worker, never the
 /// caller.
 ///
-/// Each worker is the `mdq` executable in its `import-worker` mode,
-/// confined when it starts (address space, CPU time, no file writes, nice
-/// 19 and the idle I/O class, killed with its parent). A file gets
+/// Each worker is `mdq-import-worker`, confined when it starts (address
+/// space, CPU time, no file writes, nice 19 and the idle I/O class, killed
+/// with its parent). The worker opens nothing: the pool opens each file
+/// itself (a regular file only, symlinks not followed, never blocking on a
+/// FIFO or device) and passes the descriptor with the request. A file gets
 /// `timeout` seconds; past it, or when the worker dies or answers nonsense,
 /// the worker is killed and replaced and the file's report says why
 /// ("the importer crashed (signal 11)", "timed out after 10 s"). Workers are
@@ -93,22 +95,30 @@ package final class ImportWorkerPool: Sendable {
 
     /// Imports the file at `path` in a worker (waiting for one when all are
     /// busy), with the importers filling an attribute of `wanted` (all when
-    /// nil).
+    /// nil). The file is opened here and passed to the worker open.
     package func importFile(at path: FilePath, wanted: Set<MetadataAttribute>? = nil) -> ImportReport {
-        let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
-        var failed = ImportReport(path: path, typeByName: ContentType.identifier(forName: name, kind: .file))
+        var failed = ImportReport(path: path, typeByName: ImportReport.typeByName(path))
+        func fail(_ failure: ImportFailure) -> ImportReport {
+            failed.failure = failure
+            failed.values[.importError] = .text(Array(failure.reason.utf8))
+            return failed
+        }
+        let file: FileDescriptor
+        switch ContentFile.openDescriptor(path) {
+        case .success(let opened): file = opened
+        case .failure(let error): return fail(ImportReport.openFailure(error))
+        }
+        defer { closeDescriptor(file.rawValue) }
         let worker: Worker
         switch takeWorker() {
         case .success(let taken): worker = taken
         case .failure(let error):
-            failed.failure = ImportFailure("cannot start an import worker: \(error.description)", isTransient: true)
-            failed.values[.importError] = .text(Array(failed.failure!.reason.utf8))
-            return failed
+            return fail(ImportFailure("cannot start an import worker: \(error.description)", isTransient: true))
         }
         let request = ImportWire.request(path: path, limits: configuration.limits, wanted: wanted)
         let deadline = ContinuousClock.now + .milliseconds(Int(configuration.timeout * 1000))
         var reason: String
-        if case .failure = worker.process.send(request) {
+        if case .failure = worker.process.send(request, descriptor: file) {
             reason = "the importer \(worker.process.reapAfterEnd())"
         } else {
             switch worker.process.receive(deadline: deadline, limit: ImportWire.answerLimit(configuration.limits)) {
@@ -131,9 +141,7 @@ package final class ImportWorkerPool: Sendable {
             }
         }
         giveBack(nil)
-        failed.failure = ImportFailure(reason)
-        failed.values[.importError] = .text(Array(reason.utf8))
-        return failed
+        return fail(ImportFailure(reason))
     }
 
     /// Stops every idle worker (busy ones stop when given back).
@@ -214,9 +222,20 @@ package enum ImportWorkerMain {
             ProcessEnvironment.writeToStandardError("mdq-import-worker: cannot confine itself: \(error.description)\n")
             ProcessEnvironment.exitImmediately(1)
         }
-        while let body = WorkerChannel.readFrame(limit: 1 << 20) {
-            guard let (path, limits, wanted) = ImportWire.decodeRequest(body) else { break }
-            let report = ImportReport.importFile(at: path, limits: limits, importers: importers, wanted: wanted)
+        while let (body, descriptors) = WorkerChannel.readFrame(limit: 1 << 20) {
+            guard let (path, limits, wanted) = ImportWire.decodeRequest(body), let descriptor = descriptors.first
+            else { break }
+            let report: ImportReport
+            switch ContentFile.adopting(descriptor, budget: limits.bytesRead) {
+            case .success(let file):
+                report = ImportReport.importFile(
+                    from: file, path: path, limits: limits, importers: importers, wanted: wanted)
+            case .failure(let error):
+                var refused = ImportReport(path: path, typeByName: ImportReport.typeByName(path))
+                refused.failure = ImportReport.openFailure(error)
+                refused.values[.importError] = .text(Array(refused.failure!.reason.utf8))
+                report = refused
+            }
             guard WorkerChannel.writeFrame(ImportWire.answer(report)) else { break }
         }
         ProcessEnvironment.exitImmediately(0)

@@ -77,13 +77,21 @@ final class WorkerProcess {
         return .success(WorkerProcess(pid: pid, channel: FileDescriptor(rawValue: pair[0])))
     }
 
-    /// Sends one framed message (a dead worker: `EPIPE`, no signal).
-    func send(_ framed: [UInt8]) -> Result<Void, Errno> {
+    /// Sends one framed message (a dead worker: `EPIPE`, no signal), with
+    /// `descriptor` attached to its first byte (`SCM_RIGHTS`) when given:
+    /// the worker then holds its own copy of that open file (ours stays
+    /// the caller's to close).
+    func send(_ framed: [UInt8], descriptor: FileDescriptor? = nil) -> Result<Void, Errno> {
         var done = 0
         while done < framed.count {
             let result = framed.withUnsafeBytes { raw in
-                syscallResult {
-                    Glibc.send(channel.rawValue, raw.baseAddress! + done, raw.count - done, Int32(MSG_NOSIGNAL))
+                syscallResult { () -> Int in
+                    if let descriptor, done == 0 {
+                        return mdq_send_with_descriptor(
+                            channel.rawValue, raw.baseAddress!, raw.count, descriptor.rawValue)
+                    }
+                    return Glibc.send(
+                        channel.rawValue, raw.baseAddress! + done, raw.count - done, Int32(MSG_NOSIGNAL))
                 }
             }
             switch result {
@@ -173,8 +181,9 @@ final class WorkerProcess {
     }
 }
 
-/// The worker's own end of the conversation: frames from standard input,
-/// frames to standard output, and the confinement it puts itself under.
+/// The worker's own end of the conversation: frames (and the descriptors
+/// that come with them) from standard input, frames to standard output
+/// (the same socket), and the confinement it puts itself under.
 enum WorkerChannel {
     /// Confines this process (see `mdq_confine_worker`), and ends it when
     /// the process that asks it to import goes away, even mid-import (a
@@ -188,12 +197,26 @@ enum WorkerChannel {
         return .success(())
     }
 
-    /// The next request body, nil at the end of input or on bad framing.
-    static func readFrame(limit: Int) -> [UInt8]? {
-        guard let header = readExactly(4) else { return nil }
+    /// The next request body and the descriptors sent with it (this
+    /// process's to close); nil at the end of input, on bad framing, or
+    /// when more descriptors came than a request carries (those are
+    /// closed).
+    static func readFrame(limit: Int) -> (body: [UInt8], descriptors: [FileDescriptor])? {
+        var descriptors: [FileDescriptor] = []
+        var refused = false
+        defer { if refused { for fd in descriptors { closeDescriptor(fd.rawValue) } } }
+        guard let header = readExactly(4, descriptors: &descriptors) else {
+            refused = true
+            return nil
+        }
         let length = Int(header[0]) | Int(header[1]) << 8 | Int(header[2]) << 16 | Int(header[3]) << 24
-        guard length <= limit else { return nil }
-        return length == 0 ? [] : readExactly(length)
+        guard length <= limit, let body = length == 0 ? [] : readExactly(length, descriptors: &descriptors),
+            descriptors.count <= 1
+        else {
+            refused = true
+            return nil
+        }
+        return (body, descriptors)
     }
 
     static func writeFrame(_ framed: [UInt8]) -> Bool {
@@ -208,14 +231,21 @@ enum WorkerChannel {
         return true
     }
 
-    private static func readExactly(_ count: Int) -> [UInt8]? {
+    private static func readExactly(_ count: Int, descriptors: inout [FileDescriptor]) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
+        var fds: [Int32] = [0, 0, 0, 0]
         while done < count {
+            var received: Int32 = 0
+            var truncated: Int32 = 0
             let result = bytes.withUnsafeMutableBytes { raw in
-                syscallResult { read(0, raw.baseAddress! + done, count - done) }
+                syscallResult {
+                    mdq_receive_with_descriptors(
+                        0, raw.baseAddress! + done, count - done, &fds, Int32(fds.count), &received, &truncated)
+                }
             }
-            guard case .success(let n) = result, n > 0 else { return nil }
+            descriptors += fds.prefix(Int(received)).map { FileDescriptor(rawValue: $0) }
+            guard case .success(let n) = result, n > 0, truncated == 0 else { return nil }
             done += n
         }
         return bytes
