@@ -31,6 +31,14 @@ struct ImageImporter: Importer {
         return gexiv2_initialize() != 0
     }()
 
+    /// Exiv2's start-up (its XMP toolkit, the GObject types), and the
+    /// calendar and local time zone capture times are read with, before
+    /// the worker is sandboxed.
+    func prepareForConfinement() {
+        _ = Self.initialized
+        _ = Self.exifDate("2024:01:01 00:00:00", offset: nil)
+    }
+
     func extract(from file: ContentFile, type: String, limits: ImportLimits) throws(ImportFailure) -> ImportedValues {
         guard Self.initialized else { throw ImportFailure("Exiv2 could not be initialised") }
         let read = file.withMappedBytes { bytes in

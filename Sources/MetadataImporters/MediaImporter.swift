@@ -13,8 +13,8 @@ import MetadataIndex
 /// a file that claims endless streams costs little; cover art in an audio
 /// file is not taken for a video. libavformat reads the worker's descriptor
 /// through read and seek callbacks (`FileSource`), never a path or a
-/// protocol of its own: the worker opens no file, not even one a file asks
-/// for (a playlist, a reference movie) by name.
+/// protocol of its own: the worker may open nothing, and a file that asks
+/// for another (a playlist, a reference movie) is refused by the sandbox.
 struct MediaImporter: Importer {
     var name: String { "media" }
     var contentTypes: [String] { ["public.audiovisual-content"] }
@@ -26,6 +26,11 @@ struct MediaImporter: Importer {
     }
 
     private static let quiet: Void = av_log_set_level(AV_LOG_QUIET)
+
+    /// libavformat's logging set before the worker is sandboxed.
+    func prepareForConfinement() {
+        _ = Self.quiet
+    }
 
     func extract(from file: ContentFile, type: String, limits: ImportLimits) throws(ImportFailure) -> ImportedValues {
         _ = Self.quiet

@@ -1,7 +1,7 @@
 /// A stand-in for `mdq-import-worker` that misbehaves by the name of the
 /// file it is asked about and answers like the real one otherwise (by
-/// running it: `$MDQ_REAL_WORKER`, to which it relays each request and
-/// the descriptor sent with it): `crash` in the
+/// running it: `$MDQ_REAL_WORKER`, to which it relays the real worker's
+/// hello, each request and the descriptor sent with it): `crash` in the
 /// path kills it with SIGSEGV (first appending an `x` to a file `crashes`
 /// beside the script when one exists, so a test can count the attempts),
 /// `hang` stops it answering, `nonsense` makes it answer garbage, `flood`
@@ -29,6 +29,7 @@ package enum FakeImportWorker {
             if header is None:
                 return None
             return header + read(sock, struct.unpack('<I', header)[0], fds)
+        sys.stdout.buffer.write(frame(ours, [])); sys.stdout.flush()
         while True:
             fds = []
             request = frame(channel, fds)

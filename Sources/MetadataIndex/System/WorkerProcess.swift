@@ -28,6 +28,8 @@ final class WorkerProcess {
             case .exited(let status): return "exited with status \(status)"
             case .signaled(SIGKILL): return "was killed (SIGKILL: out of memory, or stopped by the daemon)"
             case .signaled(SIGXCPU): return "ran out of CPU time (SIGXCPU)"
+            case .signaled(SIGSYS):
+                return "was stopped by its sandbox (SIGSYS: a forbidden system call, such as a new process or a socket)"
             case .signaled(let number): return "crashed (signal \(number))"
             }
         }
@@ -53,15 +55,25 @@ final class WorkerProcess {
         _ = terminate()
     }
 
-    /// Starts `executable` with `arguments`, its standard input and output
-    /// connected to this object, its standard error to ours.
-    static func spawn(_ executable: FilePath, arguments: [String]) -> Result<WorkerProcess, Errno> {
+    /// Starts `executable` with `arguments` and `environment` (`NAME=value`
+    /// entries added to ours), its standard input and output connected to
+    /// this object, its standard error to ours.
+    static func spawn(
+        _ executable: FilePath, arguments: [String], environment: [String] = []
+    ) -> Result<WorkerProcess, Errno> {
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             return .failure(Errno(rawValue: errno))
         }
         let spawned = Result { () throws(Errno) -> pid_t in
-            try DetachedProcess.spawn(executable, arguments: arguments, newSession: false) { actions in
+            // No Swift crash backtracer: it would start a process and read
+            // the worker's memory, which the sandbox forbids, so a crash
+            // would read as a sandbox stop; without it a crash is the
+            // signal that caused it.
+            try DetachedProcess.spawn(
+                executable, arguments: arguments, newSession: false,
+                addingEnvironment: ["SWIFT_BACKTRACE=enable=no"] + environment
+            ) { actions in
                 posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
                 posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
             }
@@ -185,12 +197,16 @@ final class WorkerProcess {
 /// that come with them) from standard input, frames to standard output
 /// (the same socket), and the confinement it puts itself under.
 enum WorkerChannel {
-    /// Confines this process (see `mdq_confine_worker`), and ends it when
-    /// the process that asks it to import goes away, even mid-import (a
-    /// thread watches the channel for the hang-up).
-    static func confine(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {
-        let confined = syscallResult { mdq_confine_worker(memoryBytes, cpuSeconds) }.map { _ in () }
-        guard case .success = confined else { return confined }
+    /// Puts this process under its resource limits (see
+    /// `mdq_confine_worker`), before it loads anything for its importers.
+    static func limit(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {
+        syscallResult { mdq_confine_worker(memoryBytes, cpuSeconds) }.map { _ in () }
+    }
+
+    /// Ends this process when the process that asks it to import goes
+    /// away, even mid-import: a thread watches the channel for the
+    /// hang-up. Started once sandboxed, so that thread is sandboxed too.
+    static func watchParent() -> Result<Void, Errno> {
         guard WorkerThreads.start(name: "mdq-parent-watch", { mdq_exit_when_peer_hangs_up(0) }) != nil else {
             return .failure(.resourceTemporarilyUnavailable)
         }
