@@ -212,6 +212,8 @@ static const int allowed[] = {
     __NR_futex, __NR_set_robust_list, __NR_get_robust_list, __NR_rseq, __NR_set_tid_address,
     __NR_sched_yield, __NR_sched_getaffinity, __NR_rt_sigaction, __NR_rt_sigprocmask, __NR_rt_sigreturn,
     __NR_sigaltstack, __NR_exit, __NR_exit_group,
+    // What the kernel makes a sleep or poll a signal interrupted resume as.
+    __NR_restart_syscall,
     // Clocks, identity, limits read back.
     __NR_clock_gettime, __NR_clock_getres, __NR_clock_nanosleep, __NR_nanosleep, __NR_gettimeofday,
     __NR_getpid, __NR_gettid, __NR_getppid, __NR_getuid, __NR_geteuid, __NR_getgid, __NR_getegid,
