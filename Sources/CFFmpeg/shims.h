@@ -12,4 +12,7 @@
 /// AV_NOPTS_VALUE and AV_TIME_BASE are macros Swift does not import.
 static inline int64_t mdq_av_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline int64_t mdq_av_time_base(void) { return AV_TIME_BASE; }
+/// AVERROR_EOF and AVERROR(e) are macros Swift does not import.
+static inline int mdq_averror_eof(void) { return AVERROR_EOF; }
+static inline int mdq_averror(int error) { return AVERROR(error); }
 #endif

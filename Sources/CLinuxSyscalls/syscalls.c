@@ -172,11 +172,6 @@ void mdq_tune_malloc_for_daemon(int arenas) {
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
 }
 
-int mdq_open_content(const char *path, int no_access_time) {
-    int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (no_access_time ? O_NOATIME : 0);
-    return open(path, flags);
-}
-
 long mdq_fgetxattr(int fd, const char *name, void *value, size_t size) {
     return fgetxattr(fd, name, value, size);
 }

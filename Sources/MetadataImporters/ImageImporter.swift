@@ -11,7 +11,9 @@ import MetadataIndex
 /// Exiv2 reads headers and metadata blocks, never decodes pixels: a JPEG
 /// claiming 65,535 × 65,535 pixels costs no memory. Claimed sizes past the
 /// pixel limit are reported as a failure ("absurd dimensions"), so they do
-/// not reach queries as facts.
+/// not reach queries as facts. Exiv2 reads the worker's descriptor mapped
+/// into memory (it opens no file: the worker may open none), as it maps a
+/// file it opens itself; only the pages it touches are read.
 struct ImageImporter: Importer {
     var name: String { "image" }
     var contentTypes: [String] { ["public.image"] }
@@ -29,16 +31,36 @@ struct ImageImporter: Importer {
         return gexiv2_initialize() != 0
     }()
 
+    /// Exiv2's start-up (its XMP toolkit, the GObject types), and the
+    /// calendar and local time zone capture times are read with, before
+    /// the worker is sandboxed.
+    func prepareForConfinement() {
+        _ = Self.initialized
+        _ = Self.exifDate("2024:01:01 00:00:00", offset: nil)
+    }
+
     func extract(from file: ContentFile, type: String, limits: ImportLimits) throws(ImportFailure) -> ImportedValues {
         guard Self.initialized else { throw ImportFailure("Exiv2 could not be initialised") }
-        guard let fd = file.duplicateDescriptor() else { throw ImportFailure("cannot read the file (no descriptor)") }
-        defer { close(fd) }
+        let read = file.withMappedBytes { bytes in
+            Result { () throws(ImportFailure) -> ImportedValues in try Self.values(of: bytes, limits: limits) }
+        }
+        switch read {
+        case .success(let result): return try result.get()
+        case .failure(.invalidArgument): throw ImportFailure("not a readable image: the file is empty")
+        case .failure(let error): throw ImportFailure("cannot read the image: \(error.description)")
+        }
+    }
+
+    /// The values of the image whose bytes (mapped) are `bytes`.
+    private static func values(of bytes: UnsafeRawBufferPointer, limits: ImportLimits) throws(ImportFailure)
+        -> ImportedValues
+    {
         guard let metadata = gexiv2_metadata_new() else { throw ImportFailure("Exiv2 could not start") }
         defer { g_object_unref(UnsafeMutableRawPointer(metadata)) }
         var error: UnsafeMutablePointer<GError>?
-        // The open descriptor, by its /proc name: no path is looked up
-        // again (no symlink swapped in meanwhile).
-        guard gexiv2_metadata_open_path(metadata, "/proc/self/fd/\(fd)", &error) != 0 else {
+        // Exiv2 reads the memory in place (a MemIo over it, no copy).
+        let data = bytes.baseAddress!.assumingMemoryBound(to: guint8.self)
+        guard gexiv2_metadata_open_buf(metadata, data, glong(bytes.count), &error) != 0 else {
             let reason = error.map { String(cString: $0.pointee.message) } ?? "unreadable"
             if let error { g_error_free(error) }
             throw ImportFailure("not a readable image: \(reason)")

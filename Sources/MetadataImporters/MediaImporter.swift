@@ -11,7 +11,10 @@ import MetadataIndex
 ///
 /// Probing is bounded (5 MB and 5 s of stream read to find the streams), so
 /// a file that claims endless streams costs little; cover art in an audio
-/// file is not taken for a video.
+/// file is not taken for a video. libavformat reads the worker's descriptor
+/// through read and seek callbacks (`FileSource`), never a path or a
+/// protocol of its own: the worker may open nothing, and a file that asks
+/// for another (a playlist, a reference movie) is refused by the sandbox.
 struct MediaImporter: Importer {
     var name: String { "media" }
     var contentTypes: [String] { ["public.audiovisual-content"] }
@@ -24,17 +27,52 @@ struct MediaImporter: Importer {
 
     private static let quiet: Void = av_log_set_level(AV_LOG_QUIET)
 
+    /// libavformat's logging set before the worker is sandboxed.
+    func prepareForConfinement() {
+        _ = Self.quiet
+    }
+
     func extract(from file: ContentFile, type: String, limits: ImportLimits) throws(ImportFailure) -> ImportedValues {
         _ = Self.quiet
-        guard let fd = file.duplicateDescriptor() else { throw ImportFailure("cannot read the file (no descriptor)") }
-        defer { close(fd) }
-        var context: UnsafeMutablePointer<AVFormatContext>?
+        let source = FileSource(file)
+        return try withExtendedLifetime(source) { () throws(ImportFailure) -> ImportedValues in
+            try extract(from: source)
+        }
+    }
+
+    private func extract(from source: FileSource) throws(ImportFailure) -> ImportedValues {
+        let bufferSize: Int32 = 1 << 16
+        guard let format = avformat_alloc_context(), let buffer = av_malloc(Int(bufferSize)) else {
+            throw ImportFailure("out of memory")
+        }
+        guard
+            let io = avio_alloc_context(
+                buffer.assumingMemoryBound(to: UInt8.self), bufferSize, 0,
+                Unmanaged.passUnretained(source).toOpaque(), { FileSource.read($0, $1, $2) }, nil,
+                { FileSource.seek($0, $1, $2) })
+        else {
+            av_free(buffer)
+            avformat_free_context(format)
+            throw ImportFailure("out of memory")
+        }
+        var custom: UnsafeMutablePointer<AVIOContext>? = io
+        defer {
+            // libavformat may have replaced the buffer; it is freed, then
+            // the context (neither is freed with the format's).
+            av_freep(&custom!.pointee.buffer)
+            avio_context_free(&custom)
+        }
+        format.pointee.pb = io
+        format.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        var context: UnsafeMutablePointer<AVFormatContext>? = format
         var options: OpaquePointer?
         av_dict_set(&options, "probesize", "5000000", 0)
         av_dict_set(&options, "analyzeduration", "5000000", 0)
         defer { av_dict_free(&options) }
-        // The open descriptor by its /proc name (no path looked up again).
-        let opened = avformat_open_input(&context, "file:/proc/self/fd/\(fd)", nil, &options)
+        // No name: formats are found by their bytes, as before with the
+        // descriptor's /proc name, which had no extension either. On
+        // failure libavformat frees the format context itself.
+        let opened = avformat_open_input(&context, "", nil, &options)
         guard opened == 0, let format = context else {
             throw ImportFailure("not a readable audio or video file: \(Self.message(opened))")
         }
@@ -120,5 +158,57 @@ struct MediaImporter: Importer {
         var buffer = [CChar](repeating: 0, count: 256)
         av_strerror(code, &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The worker's descriptor as libavformat reads it: a position, and read
+/// and seek callbacks over `ContentFile` (outside its budget: libavformat
+/// bounds its probing itself, and seeks past what it skips, as with a file
+/// it opens).
+private final class FileSource {
+    let file: ContentFile
+    var position: Int64 = 0
+
+    init(_ file: ContentFile) { self.file = file }
+
+    private static func of(_ opaque: UnsafeMutableRawPointer?) -> FileSource {
+        Unmanaged<FileSource>.fromOpaque(opaque!).takeUnretainedValue()
+    }
+
+    /// Up to `size` bytes at the position into `buffer`: their count,
+    /// `AVERROR_EOF` at the end, or `AVERROR(errno)`.
+    static func read(_ opaque: UnsafeMutableRawPointer?, _ buffer: UnsafeMutablePointer<UInt8>?, _ size: Int32)
+        -> Int32
+    {
+        let source = of(opaque)
+        guard let buffer, size > 0 else { return 0 }
+        switch source.file.readOutsideBudget(
+            into: UnsafeMutableRawBufferPointer(start: buffer, count: Int(size)), at: source.position)
+        {
+        case .success(0): return mdq_averror_eof()
+        case .success(let count):
+            source.position += Int64(count)
+            return Int32(count)
+        case .failure(let error): return mdq_averror(error.rawValue)
+        }
+    }
+
+    /// Moves the position (`SEEK_SET`, `SEEK_CUR`, `SEEK_END`), or tells
+    /// the size (`AVSEEK_SIZE`): the new position or the size, or
+    /// `AVERROR(EINVAL)` before the start.
+    static func seek(_ opaque: UnsafeMutableRawPointer?, _ offset: Int64, _ whence: Int32) -> Int64 {
+        let source = of(opaque)
+        if whence & AVSEEK_SIZE != 0 { return source.file.size }
+        let base: Int64
+        switch whence & ~AVSEEK_FORCE {
+        case SEEK_SET: base = 0
+        case SEEK_CUR: base = source.position
+        case SEEK_END: base = source.file.size
+        default: return Int64(mdq_averror(EINVAL))
+        }
+        let (target, overflow) = base.addingReportingOverflow(offset)
+        guard !overflow, target >= 0 else { return Int64(mdq_averror(EINVAL)) }
+        source.position = target
+        return target
     }
 }

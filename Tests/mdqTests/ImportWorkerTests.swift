@@ -18,6 +18,13 @@ struct ImportWorkerTests {
         #expect(chmod(path.string, 0o755) == 0)
     }
 
+    /// The kernel's Landlock ABI, asked directly (not through the worker).
+    static let landlockABI = WorkerConfinement.kernelLandlockABI()
+    /// Whether the kernel has seccomp filters that can kill a process.
+    static let hasSeccomp =
+        (try? String(contentsOfFile: "/proc/sys/kernel/seccomp/actions_avail", encoding: .utf8))?
+        .contains("kill_process") == true
+
     /// `mdq-import-worker`, beside `mdq` in the build folder.
     static let worker = URL(fileURLWithPath: MDQCommandTests.binary).deletingLastPathComponent()
         .appendingPathComponent("mdq-import-worker").path
@@ -104,17 +111,30 @@ struct ImportWorkerTests {
         }
     }
 
-    /// The real worker lowers its priority, may not write files and dies
-    /// with its parent.
+    /// The real worker lowers its priority, may not write files, dies
+    /// with its parent, says first how it is sandboxed, and imports the
+    /// file whose descriptor comes with a request.
     @Test func theWorkerConfinesItself() throws {
         let worker = try WorkerProcess.spawn(
             FilePath(Self.worker), arguments: ["--memory", "1073741824", "--cpu", "77"]
         ).get()
         defer { worker.terminate() }
+        guard case .frame(let hello) = worker.receive(deadline: .now + .seconds(10), limit: 1 << 16),
+            let confinement = ImportWire.decodeHello(hello)
+        else {
+            Issue.record("no hello")
+            return
+        }
+        #expect(confinement.landlockABI == Self.landlockABI, "\(confinement)")
+        #expect(confinement.seccomp == Self.hasSeccomp, "\(confinement)")
         // One request answered proves it is up and confined.
         let temp = try TemporaryDirectory()
         let file = try temp.file("a.txt", contents: "hello")
-        #expect(throws: Never.self) { try worker.send(ImportWire.request(path: file, limits: .standard)).get() }
+        let descriptor = try ContentFile.openDescriptor(file).get()
+        defer { closeDescriptor(descriptor.rawValue) }
+        #expect(throws: Never.self) {
+            try worker.send(ImportWire.request(path: file, limits: .standard), descriptor: descriptor).get()
+        }
         guard case .frame(let body) = worker.receive(deadline: .now + .seconds(10), limit: 1 << 22) else {
             Issue.record("no answer")
             return
@@ -130,6 +150,9 @@ struct ImportWorkerTests {
         // Field 19 is the nice value (after the parenthesised name).
         let fields = stat.split(separator: ")").last!.split(separator: " ")
         #expect(fields[16] == "19", "\(fields)")
+        let status = try String(contentsOfFile: "/proc/\(worker.pid)/status", encoding: .utf8)
+        #expect(status.contains("NoNewPrivs:\t1"))
+        if Self.hasSeccomp { #expect(status.contains("Seccomp:\t2"), "\(status)") }
     }
 
     /// Answers from a worker are decoded defensively: truncations and

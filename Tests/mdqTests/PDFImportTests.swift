@@ -63,4 +63,41 @@ struct PDFImportTests {
             #expect(report.values[.textContent] == nil)
         }
     }
+
+    /// Text in a font with a predefined CJK encoding is read through
+    /// Poppler's data (poppler-data's CMaps and CID tables), which the
+    /// sandbox leaves readable (read on demand: it cannot be loaded
+    /// beforehand); without that rule the text would be lost.
+    @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/share/poppler/cMap/Adobe-Japan1")))
+    func textInAPredefinedCJKEncoding() throws {
+        let temp = try TemporaryDirectory()
+        let stream = "BT /F1 24 Tf 20 100 Td <65E5672C8A9E> Tj ET"
+        let objects = [
+            "<< /Type /Catalog /Pages 2 0 R >>",
+            "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 300 200] /Contents 4 0 R"
+                + " /Resources << /Font << /F1 5 0 R >> >> >>",
+            "<< /Length \(stream.utf8.count) >>\nstream\n\(stream)\nendstream",
+            "<< /Type /Font /Subtype /Type0 /BaseFont /HeiseiMin-W3 /Encoding /UniJIS-UCS2-H"
+                + " /DescendantFonts [6 0 R] >>",
+            "<< /Type /Font /Subtype /CIDFontType0 /BaseFont /HeiseiMin-W3 /CIDSystemInfo"
+                + " << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> /FontDescriptor 7 0 R >>",
+            "<< /Type /FontDescriptor /FontName /HeiseiMin-W3 /Flags 6 /FontBBox [0 0 1000 1000]"
+                + " /ItalicAngle 0 /Ascent 1000 /Descent 0 /CapHeight 1000 /StemV 80 >>",
+        ]
+        var pdf = "%PDF-1.4\n"
+        var offsets: [Int] = []
+        for (i, object) in objects.enumerated() {
+            offsets.append(pdf.utf8.count)
+            pdf += "\(i + 1) 0 obj\n\(object)\nendobj\n"
+        }
+        let table = pdf.utf8.count
+        pdf += "xref\n0 \(objects.count + 1)\n0000000000 65535 f \n"
+        for offset in offsets { pdf += String(format: "%010d 00000 n \n", offset) }
+        pdf += "trailer\n<< /Size \(objects.count + 1) /Root 1 0 R >>\nstartxref\n\(table)\n%%EOF\n"
+        let file = try temp.file("japanese.pdf", contents: pdf)
+        let report = ImportWorkerTests.importFile(file)
+        #expect(report.values[.importError] == nil)
+        #expect(report.values[.textContent] == .text(Array("日本語".utf8)))
+    }
 }

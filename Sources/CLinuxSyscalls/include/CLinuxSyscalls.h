@@ -2,6 +2,7 @@
 #define MDQ_CLINUXSYSCALLS_H
 #include <stdint.h>
 #include <stddef.h>
+#include "mdq_sandbox.h"
 
 /// The subset of `struct statx` the index keeps, flattened so that Swift
 /// never sees the kernel's struct layout.
@@ -85,11 +86,6 @@ void mdq_release_free_memory(void);
 /// (M_ARENA_MAX), and a fixed 1 MiB mmap threshold (M_MMAP_THRESHOLD), so
 /// big buffers are unmapped when freed instead of staying in the heap.
 void mdq_tune_malloc_for_daemon(int arenas);
-
-/// open(2) for an importer: read-only, close-on-exec, no symlink followed,
-/// no blocking on a FIFO or device, and O_NOATIME (which needs _GNU_SOURCE)
-/// when `no_access_time` is set. Returns the descriptor, or -1 with errno.
-int mdq_open_content(const char *path, int no_access_time);
 
 /// fgetxattr(2) and flistxattr(2) (<sys/xattr.h> is not in Swift's Glibc
 /// module). Return the length, or -1 with errno set.

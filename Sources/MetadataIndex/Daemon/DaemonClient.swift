@@ -323,6 +323,10 @@ package struct DaemonStatus {
     /// Content indexing, when on: files waiting to be imported, imports
     /// since the daemon started, files in the store.
     package var content: (pending: Int, imported: Int, stored: Int)?
+    /// How the latest import worker said it is sandboxed ("confined
+    /// (Landlock ABI 7, seccomp)", or what is missing and why); nil before
+    /// one has started.
+    package var importWorker: String?
     /// The trigram lists of names, once the daemon keeps them: postings,
     /// bytes, and whether they cover every entry yet.
     package var nameGrams: (postings: Int, bytes: Int, complete: Bool)?
@@ -371,6 +375,7 @@ package struct DaemonStatus {
         content = value["content"].map {
             (Int($0["pending"]?.integer ?? 0), Int($0["imported"]?.integer ?? 0), Int($0["stored"]?.integer ?? 0))
         }
+        importWorker = value["content"]?["worker"]?.string
         nameGrams = value["nameGrams"].map {
             (Int($0["postings"]?.integer ?? 0), Int($0["bytes"]?.integer ?? 0), $0["complete"]?.bool ?? false)
         }

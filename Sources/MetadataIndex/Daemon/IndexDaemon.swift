@@ -783,6 +783,10 @@ public final class IndexDaemon: Sendable {
             out.integer(content.importedCount)
             out.field("stored")
             out.integer(content.store.count)
+            if let confinement = content.pool.confinement {
+                out.field("worker")
+                out.string(Array(confinement.description.utf8))
+            }
             out.raw("}")
         }
         if let grams = engine.nameGramStatus {

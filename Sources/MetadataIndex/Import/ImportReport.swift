@@ -27,28 +27,51 @@ package struct ImportReport: Sendable {
     /// The type importers were chosen by.
     package var type: String { sniffedType ?? typeByName }
 
+    /// Why a file could not be opened for importing, from `open`'s error.
+    package static func openFailure(_ error: Errno) -> ImportFailure {
+        ImportFailure(
+            error == .tooManySymbolicLinkLevels
+                ? "a symlink (not followed)"
+                : error == .invalidArgument ? "not a regular file" : "cannot open: \(error.description)")
+    }
+
     /// Imports the file at `path` in this process, with those of
     /// `importers` that fill an attribute of `wanted` (all when nil).
     ///
-    /// What the import worker runs; elsewhere only for the built-in
-    /// importers (Swift over `ContentFile`: bounded reads, no C parser).
+    /// Only for the built-in importers (Swift over `ContentFile`: bounded
+    /// reads, no C parser); the import worker runs `importFile(from:)`.
     package static func importFile(
         at path: FilePath, limits: ImportLimits = .standard, importers: [any Importer] = ImporterRegistry.builtIn,
         wanted: Set<MetadataAttribute>? = nil
     ) -> ImportReport {
-        let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
-        var report = ImportReport(path: path, typeByName: ContentType.identifier(forName: name, kind: .file))
-        let file: ContentFile
         switch ContentFile.open(path, budget: limits.bytesRead) {
-        case .success(let opened): file = opened
+        case .success(let file):
+            return importFile(from: file, path: path, limits: limits, importers: importers, wanted: wanted)
         case .failure(let error):
-            report.failure = ImportFailure(
-                error == .tooManySymbolicLinkLevels
-                    ? "a symlink (not followed)"
-                    : error == .invalidArgument ? "not a regular file" : "cannot open: \(error.description)")
+            var report = ImportReport(path: path, typeByName: typeByName(path))
+            report.failure = openFailure(error)
             report.values[.importError] = .text(Array(report.failure!.reason.utf8))
             return report
         }
+    }
+
+    /// The type `path`'s name gives.
+    package static func typeByName(_ path: FilePath) -> String {
+        ContentType.identifier(forName: path.lastComponent.map { Array($0.string.utf8) } ?? [], kind: .file)
+    }
+
+    /// Imports the open `file`, whose name is `path` (for its type by
+    /// extension; it is not opened again), with those of `importers` that
+    /// fill an attribute of `wanted` (all when nil); each reads through a
+    /// duplicate of `file` with a budget of its own.
+    ///
+    /// What the import worker runs, on the descriptor its parent passed.
+    package static func importFile(
+        from file: ContentFile, path: FilePath, limits: ImportLimits, importers: [any Importer],
+        wanted: Set<MetadataAttribute>?
+    ) -> ImportReport {
+        let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
+        var report = ImportReport(path: path, typeByName: typeByName(path))
         if case .success(let head) = file.read(at: 0, count: ContentSniffer.headLength) {
             let refined = ContentSniffer.refinedType(name: name, head: head)
             if refined != report.typeByName {
@@ -63,7 +86,7 @@ package struct ImportReport: Sendable {
         }
         for importer in chosen {
             // Each importer reads within its own budget.
-            guard case .success(let own) = ContentFile.open(path, budget: limits.bytesRead) else { break }
+            guard case .success(let own) = file.duplicate(budget: limits.bytesRead) else { break }
             do {
                 let values = try importer.extract(from: own, type: report.type, limits: limits)
                 report.steps.append(Step(importer: importer.name, values: values))

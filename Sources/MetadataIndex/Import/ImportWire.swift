@@ -1,8 +1,12 @@
 import SystemPackage
 
-/// The framing between the daemon and its import workers: a request is a
-/// path and limits, an answer an `ImportReport`. Binary, length-prefixed,
-/// so names and text need no escaping and a non-UTF-8 path passes exactly.
+/// The framing between the daemon and its import workers: a worker first
+/// says hello (its protocol and its confinement); then a request is a path
+/// and limits, with the open file attached as a descriptor (`SCM_RIGHTS`:
+/// the worker opens nothing; the path names the file and gives its type by
+/// extension), and an answer is an `ImportReport`. Binary,
+/// length-prefixed, so names and text need no escaping and a non-UTF-8
+/// path passes exactly.
 ///
 /// The parent decodes answers defensively: a worker has just read a file
 /// that may be hostile and may itself be compromised, so every length is
@@ -12,10 +16,41 @@ enum ImportWire {
     /// Bytes an answer may take: the text limit plus room for the rest.
     static func answerLimit(_ limits: ImportLimits) -> Int { limits.textBytes + (1 << 20) }
 
+    // MARK: Hello
+
+    /// What a worker says first: this protocol's name, so a worker of
+    /// another version is told apart from a broken one.
+    static let protocolName = "mdq-import-worker/2"
+
+    /// A worker's first frame: the protocol and how it is confined, sent
+    /// before it reads any file.
+    static func hello(_ confinement: WorkerConfinement) -> [UInt8] {
+        var out = Writer()
+        out.string(protocolName)
+        out.integer(Int64(confinement.landlockABI ?? 0))
+        out.string(confinement.landlockProblem ?? "")
+        out.integer(confinement.seccomp ? 1 : 0)
+        out.string(confinement.seccompProblem ?? "")
+        return out.framed()
+    }
+
+    /// What a hello says: the worker's confinement; nil when malformed or
+    /// of another protocol.
+    static func decodeHello(_ body: [UInt8]) -> WorkerConfinement? {
+        var reader = Reader(body)
+        guard reader.string() == protocolName, let abi = reader.integer(), let landlockProblem = reader.string(),
+            let seccomp = reader.integer(), let seccompProblem = reader.string(), reader.atEnd, (0...1000).contains(abi)
+        else { return nil }
+        return WorkerConfinement(
+            landlockABI: abi > 0 ? Int(abi) : nil, landlockProblem: landlockProblem.isEmpty ? nil : landlockProblem,
+            seccomp: seccomp != 0, seccompProblem: seccompProblem.isEmpty ? nil : seccompProblem)
+    }
+
     // MARK: Requests
 
-    /// A request: the file, the limits, and the attributes wanted (nil:
-    /// every importer for the file's type runs).
+    /// A request: the file's path, the limits, and the attributes wanted
+    /// (nil: every importer for the file's type runs). The open file goes
+    /// with it as a descriptor (`WorkerProcess.send(_:descriptor:)`).
     static func request(path: FilePath, limits: ImportLimits, wanted: Set<MetadataAttribute>? = nil) -> [UInt8] {
         var out = Writer()
         out.integer(Int64(limits.bytesRead))

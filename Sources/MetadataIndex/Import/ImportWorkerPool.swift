@@ -4,9 +4,13 @@ package import SystemPackage
 /// that crashes, hangs or exhausts an importer costs one worker, never the
 /// caller.
 ///
-/// Each worker is the `mdq` executable in its `import-worker` mode,
-/// confined when it starts (address space, CPU time, no file writes, nice
-/// 19 and the idle I/O class, killed with its parent). A file gets
+/// Each worker is `mdq-import-worker`, confined when it starts (address
+/// space, CPU time, no file writes, nice 19 and the idle I/O class, killed
+/// with its parent), then sandboxed (`WorkerConfinement`: Landlock leaves
+/// it no filesystem access, a seccomp filter no new process, exec or
+/// socket). So the worker opens nothing: the pool opens each file itself
+/// (a regular file only, symlinks not followed, never blocking on a FIFO or
+/// device) and passes the descriptor with the request. A file gets
 /// `timeout` seconds; past it, or when the worker dies or answers nonsense,
 /// the worker is killed and replaced and the file's report says why
 /// ("the importer crashed (signal 11)", "timed out after 10 s"). Workers are
@@ -27,6 +31,9 @@ package final class ImportWorkerPool: Sendable {
         package var cpuSeconds: UInt
         package var filesPerWorker: Int
         package var limits: ImportLimits
+        /// `NAME=value` entries added to the workers' environment (tests
+        /// set `MDQ_IMPORT_SANDBOX` and `MDQ_TEST_ESCAPE` this way).
+        package var environment: [String] = []
 
         /// One worker, 10 s per file, 1 GiB of address space, 300 CPU
         /// seconds, 1,000 files; the executable is `$MDQ_IMPORT_WORKER`, else
@@ -62,6 +69,7 @@ package final class ImportWorkerPool: Sendable {
 
     package let configuration: Configuration
     private let idle = ConditionLocked(Idle())
+    private let latestConfinement = Locked<WorkerConfinement?>(nil)
 
     private struct Idle {
         var workers: [Worker] = []
@@ -73,6 +81,8 @@ package final class ImportWorkerPool: Sendable {
         // Used by one caller at a time (taken from and given back to `idle`).
         let process: WorkerProcess
         var files = 0
+        /// Whether it said hello (with its confinement).
+        var greeted = false
 
         init(_ process: WorkerProcess) { self.process = process }
     }
@@ -80,6 +90,10 @@ package final class ImportWorkerPool: Sendable {
     package init(_ configuration: Configuration = .standard) {
         self.configuration = configuration
     }
+
+    /// How the latest worker to start said it is confined; nil before one
+    /// has started.
+    package var confinement: WorkerConfinement? { latestConfinement.withLock { $0 } }
 
     /// Checks the worker executable is there, so a search that needs the
     /// importers says so at once rather than failing every file.
@@ -93,22 +107,35 @@ package final class ImportWorkerPool: Sendable {
 
     /// Imports the file at `path` in a worker (waiting for one when all are
     /// busy), with the importers filling an attribute of `wanted` (all when
-    /// nil).
+    /// nil). The file is opened here and passed to the worker open.
     package func importFile(at path: FilePath, wanted: Set<MetadataAttribute>? = nil) -> ImportReport {
-        let name = path.lastComponent.map { Array($0.string.utf8) } ?? []
-        var failed = ImportReport(path: path, typeByName: ContentType.identifier(forName: name, kind: .file))
+        var failed = ImportReport(path: path, typeByName: ImportReport.typeByName(path))
+        func fail(_ failure: ImportFailure) -> ImportReport {
+            failed.failure = failure
+            failed.values[.importError] = .text(Array(failure.reason.utf8))
+            return failed
+        }
+        let file: FileDescriptor
+        switch ContentFile.openDescriptor(path) {
+        case .success(let opened): file = opened
+        case .failure(let error): return fail(ImportReport.openFailure(error))
+        }
+        defer { closeDescriptor(file.rawValue) }
         let worker: Worker
         switch takeWorker() {
         case .success(let taken): worker = taken
         case .failure(let error):
-            failed.failure = ImportFailure("cannot start an import worker: \(error.description)", isTransient: true)
-            failed.values[.importError] = .text(Array(failed.failure!.reason.utf8))
-            return failed
+            return fail(ImportFailure("cannot start an import worker: \(error.description)", isTransient: true))
+        }
+        // The worker's start-up counts within the first file's time.
+        let deadline = ContinuousClock.now + .milliseconds(Int(configuration.timeout * 1000))
+        if !worker.greeted, let reason = greet(worker, deadline: deadline) {
+            giveBack(nil)
+            return fail(ImportFailure(reason))
         }
         let request = ImportWire.request(path: path, limits: configuration.limits, wanted: wanted)
-        let deadline = ContinuousClock.now + .milliseconds(Int(configuration.timeout * 1000))
         var reason: String
-        if case .failure = worker.process.send(request) {
+        if case .failure = worker.process.send(request, descriptor: file) {
             reason = "the importer \(worker.process.reapAfterEnd())"
         } else {
             switch worker.process.receive(deadline: deadline, limit: ImportWire.answerLimit(configuration.limits)) {
@@ -131,9 +158,30 @@ package final class ImportWorkerPool: Sendable {
             }
         }
         giveBack(nil)
-        failed.failure = ImportFailure(reason)
-        failed.values[.importError] = .text(Array(reason.utf8))
-        return failed
+        return fail(ImportFailure(reason))
+    }
+
+    /// Reads a new worker's hello and keeps the confinement it reports;
+    /// nil, or why the worker is unusable (it is then stopped).
+    private func greet(_ worker: Worker, deadline: ContinuousClock.Instant) -> String? {
+        switch worker.process.receive(deadline: deadline, limit: 1 << 16) {
+        case .frame(let body):
+            guard let confinement = ImportWire.decodeHello(body) else {
+                worker.process.terminate()
+                return "the import worker speaks another protocol than \(ImportWire.protocolName)"
+            }
+            worker.greeted = true
+            latestConfinement.withLock { $0 = confinement }
+            return nil
+        case .timedOut:
+            worker.process.terminate()
+            return "the import worker did not start within \(Self.seconds(configuration.timeout))"
+        case .tooLarge:
+            worker.process.terminate()
+            return "the import worker speaks another protocol than \(ImportWire.protocolName)"
+        case .ended:
+            return "the import worker \(worker.process.reapAfterEnd()) as it started"
+        }
     }
 
     /// Stops every idle worker (busy ones stop when given back).
@@ -170,7 +218,9 @@ package final class ImportWorkerPool: Sendable {
             return takeWorker()
         }
         let arguments = ["--memory", String(configuration.memoryBytes), "--cpu", String(configuration.cpuSeconds)]
-        switch WorkerProcess.spawn(configuration.executable, arguments: arguments) {
+        switch WorkerProcess.spawn(
+            configuration.executable, arguments: arguments, environment: configuration.environment)
+        {
         case .success(let process): return .success(Worker(process))
         case .failure(let error):
             idle.mutateAndBroadcast { $0.running -= 1 }
@@ -192,8 +242,9 @@ package final class ImportWorkerPool: Sendable {
     }
 }
 
-/// The import worker's main loop: confines itself, then answers import
-/// requests on standard input until it closes.
+/// The import worker's main loop: limits itself, loads what its importers
+/// need, sandboxes itself, says hello, then answers import requests on
+/// standard input until it closes.
 package enum ImportWorkerMain {
     /// Runs the worker with `arguments` (`--memory BYTES --cpu SECONDS`)
     /// and `importers`; never returns.
@@ -209,16 +260,43 @@ package enum ImportWorkerMain {
             }
             i += 2
         }
-        if case .failure(let error) = WorkerChannel.confine(memoryBytes: memory, cpuSeconds: cpu) {
+        if case .failure(let error) = WorkerChannel.limit(memoryBytes: memory, cpuSeconds: cpu) {
             // Unconfined work is refused rather than done.
-            ProcessEnvironment.writeToStandardError("mdq-import-worker: cannot confine itself: \(error.description)\n")
-            ProcessEnvironment.exitImmediately(1)
+            exit(because: "cannot confine itself: \(error.description)")
         }
-        while let body = WorkerChannel.readFrame(limit: 1 << 20) {
-            guard let (path, limits, wanted) = ImportWire.decodeRequest(body) else { break }
-            let report = ImportReport.importFile(at: path, limits: limits, importers: importers, wanted: wanted)
+        // Everything the importers would load lazily, while files can still
+        // be opened; then none can (but their libraries' data folders).
+        WorkerConfinement.preloadProcessData()
+        for importer in importers { importer.prepareForConfinement() }
+        let confinement = WorkerConfinement.confineThisProcess(readable: importers.flatMap(\.dataFolders))
+        if case .failure(let error) = WorkerChannel.watchParent() {
+            exit(because: "cannot watch its parent: \(error.description)")
+        }
+        guard WorkerChannel.writeFrame(ImportWire.hello(confinement)) else { ProcessEnvironment.exitImmediately(0) }
+        while let (body, descriptors) = WorkerChannel.readFrame(limit: 1 << 20) {
+            guard let (path, limits, wanted) = ImportWire.decodeRequest(body), let descriptor = descriptors.first
+            else { break }
+            var report: ImportReport
+            switch ContentFile.adopting(descriptor, budget: limits.bytesRead) {
+            case .success(let file):
+                report = ImportReport.importFile(
+                    from: file, path: path, limits: limits, importers: importers, wanted: wanted)
+            case .failure(let error):
+                var refused = ImportReport(path: path, typeByName: ImportReport.typeByName(path))
+                refused.failure = ImportReport.openFailure(error)
+                refused.values[.importError] = .text(Array(refused.failure!.reason.utf8))
+                report = refused
+            }
+            #if MDQ_INVARIANTS
+                report = EscapeProbe.attempt(on: report)
+            #endif
             guard WorkerChannel.writeFrame(ImportWire.answer(report)) else { break }
         }
         ProcessEnvironment.exitImmediately(0)
+    }
+
+    private static func exit(because reason: String) -> Never {
+        ProcessEnvironment.writeToStandardError("mdq-import-worker: \(reason)\n")
+        ProcessEnvironment.exitImmediately(1)
     }
 }

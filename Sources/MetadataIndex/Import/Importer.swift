@@ -1,3 +1,5 @@
+package import SystemPackage
+
 /// One family of file formats mdq reads metadata from: the content types it
 /// handles (a file whose type conforms to one of them is its), the
 /// attributes it fills, and the extraction itself.
@@ -21,6 +23,23 @@ package protocol Importer: Sendable {
     /// - Throws: `ImportFailure` with a one-line reason when the file is
     ///   malformed, encrypted, too large or not of the type it claims.
     func extract(from file: ContentFile, type: String, limits: ImportLimits) throws(ImportFailure) -> ImportedValues
+    /// Loads now what the importer would otherwise load on its first file
+    /// (data files, modules, a library's lazily set-up state): the import
+    /// worker calls it before it sandboxes itself, after which it can open
+    /// no file at all.
+    func prepareForConfinement()
+    /// Folders of read-only data the importer's library reads on demand
+    /// and that cannot be loaded beforehand: the sandbox leaves them, and
+    /// nothing else, readable.
+    var dataFolders: [FilePath] { get }
+}
+
+extension Importer {
+    /// Nothing to load: the importer needs no file but the one it reads.
+    package func prepareForConfinement() {}
+
+    /// None.
+    package var dataFolders: [FilePath] { [] }
 }
 
 /// What an import may spend on one file.

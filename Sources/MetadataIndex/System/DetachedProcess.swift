@@ -34,12 +34,15 @@ package enum DetachedProcess {
     /// its pipes or sockets to close would otherwise wait for the daemon's
     /// whole life), and no blocked signal is inherited.
     ///
-    /// - Parameter newSession: start a session of its own (no controlling
-    ///   terminal, untouched by the caller's Ctrl-C).
+    /// - Parameters:
+    ///   - newSession: start a session of its own (no controlling
+    ///     terminal, untouched by the caller's Ctrl-C).
+    ///   - addingEnvironment: `NAME=value` entries added to (and winning
+    ///     over) this process's environment.
     /// - Returns: the child's process id.
     /// - Throws: `setUp`'s error or `posix_spawn`'s.
     static func spawn(
-        _ executable: FilePath, arguments: [String], newSession: Bool,
+        _ executable: FilePath, arguments: [String], newSession: Bool, addingEnvironment: [String] = [],
         setUp: (inout posix_spawn_file_actions_t) throws(Errno) -> Void
     ) throws(Errno) -> pid_t {
         var actions = posix_spawn_file_actions_t()
@@ -58,8 +61,23 @@ package enum DetachedProcess {
         let argv = ([executable.string] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: pid_t = 0
-        let rc = executable.withPlatformString { path in
-            posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        let rc: Int32
+        if addingEnvironment.isEmpty {
+            rc = executable.withPlatformString { path in posix_spawn(&pid, path, &actions, &attributes, argv, environ) }
+        } else {
+            let names = addingEnvironment.map { String($0.prefix { $0 != "=" }) + "=" }
+            var inherited: [UnsafeMutablePointer<CChar>?] = []
+            var entry = environ
+            while let variable = entry.pointee {
+                if !names.contains(where: { name in strncmp(variable, name, name.utf8.count) == 0 }) {
+                    inherited.append(variable)
+                }
+                entry += 1
+            }
+            let added = addingEnvironment.map { strdup($0) }
+            defer { for pointer in added { free(pointer) } }
+            let envp = inherited + added + [nil]
+            rc = executable.withPlatformString { path in posix_spawn(&pid, path, &actions, &attributes, argv, envp) }
         }
         guard rc == 0 else { throw Errno(rawValue: rc) }
         return pid

@@ -28,6 +28,8 @@ final class WorkerProcess {
             case .exited(let status): return "exited with status \(status)"
             case .signaled(SIGKILL): return "was killed (SIGKILL: out of memory, or stopped by the daemon)"
             case .signaled(SIGXCPU): return "ran out of CPU time (SIGXCPU)"
+            case .signaled(SIGSYS):
+                return "was stopped by its sandbox (SIGSYS: a forbidden system call, such as a new process or a socket)"
             case .signaled(let number): return "crashed (signal \(number))"
             }
         }
@@ -53,15 +55,25 @@ final class WorkerProcess {
         _ = terminate()
     }
 
-    /// Starts `executable` with `arguments`, its standard input and output
-    /// connected to this object, its standard error to ours.
-    static func spawn(_ executable: FilePath, arguments: [String]) -> Result<WorkerProcess, Errno> {
+    /// Starts `executable` with `arguments` and `environment` (`NAME=value`
+    /// entries added to ours), its standard input and output connected to
+    /// this object, its standard error to ours.
+    static func spawn(
+        _ executable: FilePath, arguments: [String], environment: [String] = []
+    ) -> Result<WorkerProcess, Errno> {
         var pair: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             return .failure(Errno(rawValue: errno))
         }
         let spawned = Result { () throws(Errno) -> pid_t in
-            try DetachedProcess.spawn(executable, arguments: arguments, newSession: false) { actions in
+            // No Swift crash backtracer: it would start a process and read
+            // the worker's memory, which the sandbox forbids, so a crash
+            // would read as a sandbox stop; without it a crash is the
+            // signal that caused it.
+            try DetachedProcess.spawn(
+                executable, arguments: arguments, newSession: false,
+                addingEnvironment: ["SWIFT_BACKTRACE=enable=no"] + environment
+            ) { actions in
                 posix_spawn_file_actions_adddup2(&actions, pair[1], 0)
                 posix_spawn_file_actions_adddup2(&actions, pair[1], 1)
             }
@@ -77,13 +89,21 @@ final class WorkerProcess {
         return .success(WorkerProcess(pid: pid, channel: FileDescriptor(rawValue: pair[0])))
     }
 
-    /// Sends one framed message (a dead worker: `EPIPE`, no signal).
-    func send(_ framed: [UInt8]) -> Result<Void, Errno> {
+    /// Sends one framed message (a dead worker: `EPIPE`, no signal), with
+    /// `descriptor` attached to its first byte (`SCM_RIGHTS`) when given:
+    /// the worker then holds its own copy of that open file (ours stays
+    /// the caller's to close).
+    func send(_ framed: [UInt8], descriptor: FileDescriptor? = nil) -> Result<Void, Errno> {
         var done = 0
         while done < framed.count {
             let result = framed.withUnsafeBytes { raw in
-                syscallResult {
-                    Glibc.send(channel.rawValue, raw.baseAddress! + done, raw.count - done, Int32(MSG_NOSIGNAL))
+                syscallResult { () -> Int in
+                    if let descriptor, done == 0 {
+                        return mdq_send_with_descriptor(
+                            channel.rawValue, raw.baseAddress!, raw.count, descriptor.rawValue)
+                    }
+                    return Glibc.send(
+                        channel.rawValue, raw.baseAddress! + done, raw.count - done, Int32(MSG_NOSIGNAL))
                 }
             }
             switch result {
@@ -173,27 +193,46 @@ final class WorkerProcess {
     }
 }
 
-/// The worker's own end of the conversation: frames from standard input,
-/// frames to standard output, and the confinement it puts itself under.
+/// The worker's own end of the conversation: frames (and the descriptors
+/// that come with them) from standard input, frames to standard output
+/// (the same socket), and the confinement it puts itself under.
 enum WorkerChannel {
-    /// Confines this process (see `mdq_confine_worker`), and ends it when
-    /// the process that asks it to import goes away, even mid-import (a
-    /// thread watches the channel for the hang-up).
-    static func confine(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {
-        let confined = syscallResult { mdq_confine_worker(memoryBytes, cpuSeconds) }.map { _ in () }
-        guard case .success = confined else { return confined }
+    /// Puts this process under its resource limits (see
+    /// `mdq_confine_worker`), before it loads anything for its importers.
+    static func limit(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {
+        syscallResult { mdq_confine_worker(memoryBytes, cpuSeconds) }.map { _ in () }
+    }
+
+    /// Ends this process when the process that asks it to import goes
+    /// away, even mid-import: a thread watches the channel for the
+    /// hang-up. Started once sandboxed, so that thread is sandboxed too.
+    static func watchParent() -> Result<Void, Errno> {
         guard WorkerThreads.start(name: "mdq-parent-watch", { mdq_exit_when_peer_hangs_up(0) }) != nil else {
             return .failure(.resourceTemporarilyUnavailable)
         }
         return .success(())
     }
 
-    /// The next request body, nil at the end of input or on bad framing.
-    static func readFrame(limit: Int) -> [UInt8]? {
-        guard let header = readExactly(4) else { return nil }
+    /// The next request body and the descriptors sent with it (this
+    /// process's to close); nil at the end of input, on bad framing, or
+    /// when more descriptors came than a request carries (those are
+    /// closed).
+    static func readFrame(limit: Int) -> (body: [UInt8], descriptors: [FileDescriptor])? {
+        var descriptors: [FileDescriptor] = []
+        var refused = false
+        defer { if refused { for fd in descriptors { closeDescriptor(fd.rawValue) } } }
+        guard let header = readExactly(4, descriptors: &descriptors) else {
+            refused = true
+            return nil
+        }
         let length = Int(header[0]) | Int(header[1]) << 8 | Int(header[2]) << 16 | Int(header[3]) << 24
-        guard length <= limit else { return nil }
-        return length == 0 ? [] : readExactly(length)
+        guard length <= limit, let body = length == 0 ? [] : readExactly(length, descriptors: &descriptors),
+            descriptors.count <= 1
+        else {
+            refused = true
+            return nil
+        }
+        return (body, descriptors)
     }
 
     static func writeFrame(_ framed: [UInt8]) -> Bool {
@@ -208,14 +247,21 @@ enum WorkerChannel {
         return true
     }
 
-    private static func readExactly(_ count: Int) -> [UInt8]? {
+    private static func readExactly(_ count: Int, descriptors: inout [FileDescriptor]) -> [UInt8]? {
         var bytes = [UInt8](repeating: 0, count: count)
         var done = 0
+        var fds: [Int32] = [0, 0, 0, 0]
         while done < count {
+            var received: Int32 = 0
+            var truncated: Int32 = 0
             let result = bytes.withUnsafeMutableBytes { raw in
-                syscallResult { read(0, raw.baseAddress! + done, count - done) }
+                syscallResult {
+                    mdq_receive_with_descriptors(
+                        0, raw.baseAddress! + done, count - done, &fds, Int32(fds.count), &received, &truncated)
+                }
             }
-            guard case .success(let n) = result, n > 0 else { return nil }
+            descriptors += fds.prefix(Int(received)).map { FileDescriptor(rawValue: $0) }
+            guard case .success(let n) = result, n > 0, truncated == 0 else { return nil }
             done += n
         }
         return bytes

@@ -155,6 +155,7 @@ struct DaemonCommand: ParsableCommand {
                 lines.append(
                     "content: \(content.stored) files imported"
                         + (content.pending > 0 ? ", \(content.pending) pending" : ", none pending"))
+                lines.append("import worker: " + (status.importWorker ?? "not started yet"))
             } else {
                 lines.append("content: not indexed (mdq daemon start without --no-content)")
             }

@@ -60,6 +60,11 @@ struct ImportCommand: ParsableCommand {
             }
             StandardOutput.flush(&out)
         }
+        // A worker the kernel or MDQ_IMPORT_SANDBOX left unsandboxed read
+        // these files with the user's full rights: said, not hidden.
+        if let confinement = pool.confinement, !confinement.isComplete {
+            Diagnostics.warn("the import worker is \(confinement)")
+        }
         if failed { throw ExitCode(1) }
     }
 
