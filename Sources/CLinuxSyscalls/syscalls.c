@@ -115,7 +115,8 @@ long mdq_receive_with_descriptors(
     int socket, void *bytes, size_t length, int *descriptors, int capacity, int *received, int *truncated) {
     *received = 0;
     *truncated = 0;
-    if (capacity < 0 || capacity > 64) capacity = 64;
+    if (capacity < 0) capacity = 0;
+    if (capacity > 64) capacity = 64;
     struct iovec vector = {.iov_base = bytes, .iov_len = length};
     union {
         char buffer[CMSG_SPACE(64 * sizeof(int))];
@@ -141,6 +142,23 @@ long mdq_receive_with_descriptors(
         }
     }
     return count;
+}
+
+long long mdq_descriptor_mount_id(int fd) {
+    char name[64];
+    snprintf(name, sizeof name, "/proc/self/fdinfo/%d", fd);
+    FILE *info = fopen(name, "re");
+    if (!info) return -1;
+    char line[256];
+    long long id = -1;
+    while (fgets(line, sizeof line, info)) {
+        if (sscanf(line, "mnt_id: %lld", &id) == 1) break;
+    }
+    int saved = errno;
+    fclose(info);
+    errno = saved;
+    if (id < 0) errno = ENOENT;
+    return id;
 }
 
 int mdq_open_folder_path(const char *path) {

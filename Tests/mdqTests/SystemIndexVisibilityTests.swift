@@ -375,4 +375,126 @@ struct SystemIndexVisibilityTests {
         )
         #expect(visible.count < probes.count, "the storm hides some folders from the user")
     }
+
+    /// What a user's client cannot make the system index spend or believe:
+    /// lines sent during a subscription without reading the answers end
+    /// the subscription instead of filling the daemon's memory;
+    /// descriptors no request claims are closed; a query names at most 16
+    /// scopes; and a folder shown at a scope's path by a mount namespace of
+    /// the user's own is not taken for the indexed one, even when it is
+    /// that very folder (reached through a bind mount elsewhere).
+    @Test func hostileClientsAreBounded() throws {
+        let index = try SystemIndex()
+        let m = index.mount
+        for folder in ["a700/sub", "pub"] {
+            try FileManager.default.createDirectory(atPath: m + "/" + folder, withIntermediateDirectories: true)
+        }
+        FileManager.default.createFile(atPath: m + "/a700/sub/secret.txt", contents: nil)
+        #expect(chown(m + "/a700", 45001, 46001) == 0)
+        #expect(chmod(m + "/a700", 0o700) == 0)
+        try index.start()
+        defer { index.stop() }
+        let daemon = try #require(index.process?.processIdentifier)
+        func descriptors() -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon)/fd").count) ?? -1
+        }
+        let script = """
+            import json, os, socket, sys, time
+            path, pub, test = sys.argv[1:4]
+            def connect():
+                s = socket.socket(socket.AF_UNIX); s.connect(path); return s
+            def folder(p): return os.open(p, os.O_PATH | os.O_DIRECTORY)
+            if test == "junk":
+                s = connect()
+                request = {"id": 1, "command": "subscribe", "predicate": "TRUEPREDICATE", "capacity": 4096,
+                           "descriptors": 1, "scopes": [{"path": pub, "descriptor": 0}]}
+                fd = folder(pub)
+                socket.send_fds(s, [(json.dumps(request) + "\\n").encode()], [fd])
+                s.settimeout(20)
+                try:
+                    for _ in range(200000): s.sendall(b'{"id":"' + b"x" * 200 + b'"}\\n')
+                    print("never closed")
+                except socket.timeout:
+                    print("never closed: the daemon stopped reading")
+                except OSError:
+                    print("closed")
+            elif test == "extra":
+                s = connect()
+                fds = [folder(pub) for _ in range(3)]
+                socket.send_fds(s, [b'{"id":1,"command":"hello"}\\n'], fds)
+                print(s.makefile("rb").readline().decode().strip()[:20])
+                for fd in fds: os.close(fd)
+                time.sleep(0.5)
+                print("done", flush=True)
+                sys.stdin.readline()
+            elif test == "scopes":
+                s = connect()
+                fds = [folder(pub) for _ in range(16)]
+                request = {"id": 1, "command": "query", "predicate": "TRUEPREDICATE", "output": "count",
+                           "descriptors": 16, "scopes": [{"path": pub, "descriptor": i} for i in range(16)]
+                           + [{"path": pub, "descriptor": 0}]}
+                socket.send_fds(s, [(json.dumps(request) + "\\n").encode()], fds)
+                print(json.loads(s.makefile("rb").readline()).get("error", {}).get("code"))
+            """
+        func run(_ test: String) throws -> String {
+            try Shell.run(
+                "/usr/bin/setpriv",
+                [
+                    "--reuid=45002", "--regid=46002", "--groups=46002", "/usr/bin/python3", "-c", script,
+                    index.paths.socket.string, m + "/pub", test,
+                ]
+            ).stdoutText
+        }
+        #expect(try run("junk") == "closed\n")
+        #expect(try run("scopes") == "bad-request\n")
+        // Three descriptors with a request that claims none: none kept.
+        let before = descriptors()
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        holder.arguments = [
+            "--reuid=45002", "--regid=46002", "--groups=46002", "/usr/bin/python3", "-c", script,
+            index.paths.socket.string, m + "/pub", "extra",
+        ]
+        let input = Pipe()
+        let output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        var told = ""
+        while !told.contains("done"), let chunk = try output.fileHandleForReading.read(upToCount: 1), !chunk.isEmpty {
+            told += String(decoding: chunk, as: UTF8.self)
+        }
+        // The connection is open and answered; the daemon holds one
+        // descriptor more for it, not four.
+        #expect(told.hasPrefix("{\"id\":1"), "\(told)")
+        #expect(descriptors() <= before + 1, "\(before) before, \(descriptors()) with the connection")
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        // The very folder a700/sub, bound elsewhere by root and shown at
+        // its own path in a mount namespace of the client's: refused.
+        let elsewhere = index.temp.path.appending("elsewhere").string
+        try FileManager.default.createDirectory(atPath: elsewhere, withIntermediateDirectories: true)
+        #expect(try Shell.run("/usr/bin/mount", ["--bind", m + "/a700/sub", elsewhere]).status == 0)
+        defer { _ = try? Shell.run("/usr/bin/umount", [elsewhere]) }
+        let spoof = """
+            import json, os, socket, sys
+            path, target = sys.argv[1:3]
+            s = socket.socket(socket.AF_UNIX); s.connect(path)
+            request = {"id": 1, "command": "query", "predicate": "TRUEPREDICATE", "output": "paths",
+                       "descriptors": 1, "scopes": [{"path": target, "descriptor": 0}]}
+            fd = os.open(target, os.O_PATH | os.O_DIRECTORY)
+            socket.send_fds(s, [(json.dumps(request) + "\\n").encode()], [fd])
+            print(json.loads(s.makefile("rb").readline()).get("error", {}).get("code"))
+            """
+        let spoofed = try Shell.run(
+            "/usr/bin/unshare",
+            [
+                "--mount", "--propagation", "private", "/bin/sh", "-c",
+                "mount -t tmpfs none \"$4\" && mkdir \"$2\" && mount --bind \"$1\" \"$2\" && "
+                    + "exec /usr/bin/setpriv --reuid=45002 --regid=46002 --groups=46002 "
+                    + "/usr/bin/python3 -c \"$0\" \"$3\" \"$2\"",
+                spoof, elsewhere, m + "/a700/sub", index.paths.socket.string, m + "/a700",
+            ])
+        #expect(spoofed.stdoutText == "not-covered\n", "\(spoofed.stdoutText) \(spoofed.stderrText) \(spoofed.status)")
+    }
 }

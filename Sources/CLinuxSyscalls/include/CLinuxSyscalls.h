@@ -68,6 +68,11 @@ long mdq_send_with_descriptors(int socket, const void *bytes, size_t length, con
 long mdq_receive_with_descriptors(
     int socket, void *bytes, size_t length, int *descriptors, int capacity, int *received, int *truncated);
 
+/// The id of the mount the open file `fd` was reached through, as
+/// /proc/self/mountinfo numbers mounts (read from /proc/self/fdinfo, which
+/// asks nothing of the file's filesystem). Returns it, or -1 with errno set.
+long long mdq_descriptor_mount_id(int fd);
+
 /// open(path, O_PATH | O_DIRECTORY | O_CLOEXEC): a folder named by the
 /// caller's own rights (searching the folders above it), to pass to a
 /// service (O_PATH needs _GNU_SOURCE). Returns the descriptor, or -1 with

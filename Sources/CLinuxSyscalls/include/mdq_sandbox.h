@@ -52,21 +52,6 @@ int mdq_thread_count(void);
 /// no filter written for this architecture).
 int mdq_seccomp_restrict(void);
 
-/// Sends `length` bytes of `bytes` on the connected socket `socket`, with
-/// the descriptor `fd` attached (SCM_RIGHTS) to the first byte, and
-/// MSG_NOSIGNAL (a dead peer is EPIPE, not SIGPIPE). Returns the bytes
-/// sent (perhaps fewer than `length`: send the rest without a descriptor),
-/// or -1 with errno set.
-long mdq_send_with_descriptor(int socket, const void *bytes, size_t length, int fd);
-
-/// Receives up to `length` bytes from the connected socket `socket`, and
-/// any descriptors that came with them (close-on-exec), up to `capacity`
-/// of them into `fds`, their number into `*count`. Descriptors that did
-/// not fit are closed by the kernel, and `*truncated` is then set.
-/// Returns the bytes read (0 at the end), or -1 with errno set.
-long mdq_receive_with_descriptors(int socket, void *bytes, size_t length, int *fds, int capacity, int *count,
-                                  int *truncated);
-
 /// Opens the file at `path` for an importer without opening anything that
 /// is not a regular file: the name is first opened with O_PATH (which opens
 /// no device, FIFO or socket, and with O_NOFOLLOW takes a symlink as

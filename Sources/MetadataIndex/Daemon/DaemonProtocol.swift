@@ -92,6 +92,9 @@ enum DaemonProtocol {
     /// one per scope, and more are closed unread.
     static let maximumDescriptors = 16
 
+    /// Scopes one query may name (each costs a walk per match).
+    static let maximumScopes = 16
+
     static func scope(_ value: JSONValue) throws(ProtocolError) -> ScopeRequest {
         guard let path = value.bytesField("path"), path.first == 0x2F, !path.contains(0) else {
             throw ProtocolError(code: "bad-request", message: "a scope needs an absolute \"path\"")

@@ -73,9 +73,13 @@ final class DaemonSession: Sendable {
             // Folders the client opened for this request (its scopes), sent
             // with its bytes; a request that names more than came is refused.
             let passed = Int(clamping: request["descriptors"]?.integer ?? 0)
-            guard passed >= 0, passed <= DaemonProtocol.maximumDescriptors,
-                let descriptors = reader.takeDescriptors(viewer == nil ? 0 : passed)
-            else {
+            let taken =
+                passed >= 0 && passed <= DaemonProtocol.maximumDescriptors
+                ? reader.takeDescriptors(viewer == nil ? 0 : passed) : nil
+            // Descriptors no request claims are not kept (a client sends
+            // one request at a time, its descriptors with it).
+            reader.dropDescriptors()
+            guard let descriptors = taken else {
                 throw ProtocolError(
                     code: "bad-request",
                     message: "the request names descriptors (\"descriptors\") that did not come with it")
@@ -260,6 +264,11 @@ final class DaemonSession: Sendable {
         var scopes: [ScopeRequest] = []
         var asker = viewer
         if let list = request["scopes"]?.array {
+            // Each scope costs a walk per match: a query names a few.
+            guard list.count <= DaemonProtocol.maximumScopes else {
+                throw ProtocolError(
+                    code: "bad-request", message: "a query names at most \(DaemonProtocol.maximumScopes) scopes")
+            }
             asker?.reachedScopes = true
             for item in list {
                 var scope = try DaemonProtocol.scope(item)
@@ -284,7 +293,7 @@ final class DaemonSession: Sendable {
                         code: "not-covered",
                         message: "\(scope.path.string) is on a filesystem the system index does not index")
                 }
-                scopes.append(scope)
+                if !scopes.contains(scope) { scopes.append(scope) }
             }
         } else {
             scopes = daemon.scopeList.filter(\.live).map(\.scope)
@@ -322,16 +331,21 @@ final class DaemonSession: Sendable {
                     + "and passed with the request (\"descriptor\", SCM_RIGHTS)")
         }
         let opened = descriptors[Int(number)]
+        let notCovered = ProtocolError(
+            code: "not-covered", message: "the system index does not index \(scope.path.string)")
+        // Where the kernel says the folder is, and through which mount, are
+        // read without asking the folder's filesystem anything (a user's
+        // own FUSE mount could make that wait); a folder shown at the path
+        // by a mount namespace of the user's own has another mount.
+        guard case .success(let path) = opened.kernelPath, path == scope.path.bytes,
+            case .success(let mount) = opened.mountID, daemon.isIndexedMount(mount, holding: scope.path)
+        else { throw notCovered }
         guard case .success(let status) = FileStatus.of(descriptor: opened.descriptor, acl: false),
             status.kind == .folder
         else {
             throw ProtocolError(code: "bad-request", message: "the descriptor passed for a scope is not a folder's")
         }
-        guard case .success(let path) = opened.kernelPath, path == scope.path.bytes,
-            daemon.engine.holdsFolder(at: scope.path, as: status)
-        else {
-            throw ProtocolError(code: "not-covered", message: "the system index does not index \(scope.path.string)")
-        }
+        guard daemon.engine.holdsFolder(at: scope.path, as: status) else { throw notCovered }
         return status
     }
 
@@ -343,8 +357,8 @@ final class DaemonSession: Sendable {
         guard daemon.begin(.query, for: user) else {
             throw ProtocolError(
                 code: "busy",
-                message: "you are running \(daemon.limits.queriesPerUser) queries at once, the most one user may"
-                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : ""))
+                message: "too many queries at once: this daemon runs \(daemon.limits.queriesPerUser) per user"
+                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : "") + ", \(daemon.limits.queriesInAll) in all")
         }
         defer { daemon.end(.query, for: user) }
         let (predicate, scopes, words, other, viewer) = try predicateAndScopes(request, descriptors: descriptors)
@@ -515,8 +529,9 @@ final class DaemonSession: Sendable {
         guard daemon.begin(.subscription, for: user) else {
             throw ProtocolError(
                 code: "busy",
-                message: "you hold \(daemon.limits.subscriptionsPerUser) live queries, the most one user may"
-                    + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : ""))
+                message: "too many live queries: this daemon keeps \(daemon.limits.subscriptionsPerUser) per user"
+                    + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : "")
+                    + ", \(daemon.limits.subscriptionsInAll) in all")
         }
         defer { daemon.end(.subscription, for: user) }
         let (predicate, scopes, _, _, viewer) = try predicateAndScopes(request, descriptors: descriptors)
@@ -569,11 +584,19 @@ final class DaemonSession: Sendable {
                 return false
             case .line(let line):
                 guard let value = try? JSONValue.parse(line), value["command"]?.string == "unsubscribe" else {
-                    forwarder.enqueue(
+                    let queued = forwarder.enqueue(
                         ProtocolError(
                             code: "bad-request", message: "only unsubscribe is accepted during a subscription"
                         )
                         .line(id: Self.encodeID((try? JSONValue.parse(line))?["id"])))
+                    // A client that writes without reading loses its
+                    // subscription, not the daemon its memory (nor a
+                    // thread blocked writing to it).
+                    if !queued {
+                        forwarder.close()
+                        socket.shutdown()
+                        return false
+                    }
                     continue
                 }
                 query.stop()
@@ -625,12 +648,15 @@ extension DaemonSession {
         var asker = viewer
         asker?.reachedScopes = true
         let follower = EventFollower(scope: path.bytes, device: device, viewer: asker)
-        switch engine.follow(follower) {
-        case .success: break
-        case .failure(.busy):
+        // Each follower costs the engine a check per event it applies.
+        guard daemon.begin(.follower, for: user) else {
             throw ProtocolError(
-                code: "busy", message: "at most \(LiveEngine.followersPerUser) folders are followed per user")
-        case .failure(.notHeld):
+                code: "busy",
+                message: "too many followers: this daemon tells \(daemon.limits.followersPerUser) folders per user, "
+                    + "\(daemon.limits.followersInAll) in all")
+        }
+        defer { daemon.end(.follower, for: user) }
+        guard case .success = engine.follow(follower) else {
             throw ProtocolError(code: "not-covered", message: "\(path.string) is not kept live here")
         }
         defer { engine.unfollow(follower) }
@@ -707,6 +733,11 @@ final class SubscriptionForwarder: Sendable {
         var bytes = 0
         var closed = false
         var closing = false
+        /// The queue overflowed: events are dropped until the client has
+        /// read what was sent, then it gets a fresh copy of the results.
+        var resynchronizing = false
+        /// The fresh copy is being made (on the query's delivery queue).
+        var copying = false
     }
 
     init(query: MetadataQuery, id: [UInt8], socket: UnixSocket, capacity: Int) {
@@ -719,6 +750,8 @@ final class SubscriptionForwarder: Sendable {
     /// Encodes an event (on the query's delivery queue, so the results read
     /// here are those the event leaves).
     func forward(_ event: MetadataQuery.Event) {
+        // Nothing is encoded for a client that is to resynchronise.
+        if outbox.withLock({ $0.resynchronizing || $0.closed }) { return }
         var out = JSONWriter(capacity: 1024)
         switch event {
         case .didStartGathering:
@@ -760,17 +793,33 @@ final class SubscriptionForwarder: Sendable {
                 out.raw("]")
             }
         }
-        let overflowed = outbox.mutateAndBroadcast { box -> Bool in
-            guard !box.closed else { return false }
+        outbox.mutateAndBroadcast { box in
+            guard !box.closed, !box.resynchronizing else { return }
             box.chunks.append(out.bytes)
             box.bytes += out.bytes.count
-            return box.bytes > capacity
+            if box.bytes > capacity {
+                // Past the bound: what is queued is dropped, and the client
+                // gets one fresh copy once it has read what is on its way
+                // (`writeLoop`), however many events come meanwhile.
+                box.chunks = []
+                box.bytes = 0
+                box.resynchronizing = true
+            }
         }
-        if overflowed {
+    }
+
+    /// The `resynchronize` line and a fresh copy of every result, made on
+    /// the query's delivery queue (after every event dropped meanwhile, so
+    /// the copy holds what they did), then queued.
+    private func sendFreshCopy() {
+        query.deliveryQueue.async { [self] in
             var fresh = JSONWriter(capacity: 1 << 16)
             line(&fresh) { $0.raw("\"event\":\"resynchronize\"") }
             snapshot(fresh: true, into: &fresh)
             outbox.mutateAndBroadcast { box in
+                box.copying = false
+                box.resynchronizing = false
+                guard !box.closed else { return }
                 box.chunks = [fresh.bytes]
                 box.bytes = fresh.bytes.count
             }
@@ -812,12 +861,16 @@ final class SubscriptionForwarder: Sendable {
         out.raw("}\n")
     }
 
-    /// Queues a line as is.
-    func enqueue(_ bytes: [UInt8]) {
+    /// Queues a line as is; false (nothing queued) when the queue is past
+    /// its bound: a client that writes without reading is not answered
+    /// into the daemon's memory.
+    @discardableResult
+    func enqueue(_ bytes: [UInt8]) -> Bool {
         outbox.mutateAndBroadcast { box in
-            guard !box.closed else { return }
+            guard !box.closed, box.bytes + bytes.count <= capacity else { return false }
             box.chunks.append(bytes)
             box.bytes += bytes.count
+            return true
         }
     }
 
@@ -825,10 +878,17 @@ final class SubscriptionForwarder: Sendable {
     /// away) ends it.
     func writeLoop() {
         while true {
-            let chunks = outbox.wait(until: { !$0.chunks.isEmpty || $0.closed || $0.closing }) { box -> [[UInt8]]? in
+            let next = outbox.wait(until: {
+                !$0.chunks.isEmpty || $0.closed || $0.closing || ($0.resynchronizing && !$0.copying)
+            }) { box -> [[UInt8]]? in
                 if box.chunks.isEmpty && (box.closed || box.closing) {
                     box.closed = true
                     return nil
+                }
+                if box.chunks.isEmpty {
+                    // All that was on its way is read: now the fresh copy.
+                    box.copying = true
+                    return []
                 }
                 defer {
                     box.chunks.removeAll()
@@ -836,7 +896,11 @@ final class SubscriptionForwarder: Sendable {
                 }
                 return box.chunks
             }
-            guard let chunks else { return }
+            guard let chunks = next else { return }
+            if chunks.isEmpty {
+                sendFreshCopy()
+                continue
+            }
             for chunk in chunks {
                 if case .failure = withBytes(of: chunk, { socket.write($0) }) {
                     close()
@@ -886,6 +950,12 @@ struct LineReader {
         self.maximum = maximum
         self.timeout = timeout
         self.descriptorCapacity = descriptorCapacity
+    }
+
+    /// Closes every descriptor received and not taken.
+    mutating func dropDescriptors() {
+        descriptors.removeAll()
+        descriptorsDropped = false
     }
 
     /// The first `count` descriptors received, for the request just read

@@ -51,6 +51,19 @@ public final class IndexDaemon: Sendable {
     /// What one user may spend of this daemon.
     let limits: ServiceLimits
 
+    /// Whether `mount` (a `/proc/self/mountinfo` id) is the mount the
+    /// system index indexes the folder at `path` through: that of the
+    /// deepest of its scopes holding the path. Always true for a user's
+    /// daemon (it resolves its own user's paths).
+    func isIndexedMount(_ mount: Int, holding path: FilePath) -> Bool {
+        guard isSystem else { return true }
+        let normalized = path.lexicallyNormalized()
+        let held = scopeMounts.withLock { ids in
+            ids.filter { normalized.starts(with: $0.key) }.max { $0.key.components.count < $1.key.components.count }
+        }
+        return held.map { Int($0.value) == mount } ?? false
+    }
+
     /// Whether and how the daemon imports what is inside files.
     public struct ContentIndexing: Sendable {
         /// Import workers at once: the share of the processors importing
@@ -91,6 +104,12 @@ public final class IndexDaemon: Sendable {
         var usage: [UInt32: Usage] = [:]
         /// Queries since the heap was last trimmed (`endQuery`).
         var queriesSinceTrim = 0
+        /// Live queries and connections of all users.
+        var subscriptionsInAll = 0
+        var connectionsInAll = 0
+        var followersInAll = 0
+        /// Whose share each user id spends (read at start).
+        var subordinates = SubordinateUsers.read()
     }
 
     /// What one user holds of the daemon now.
@@ -98,31 +117,47 @@ public final class IndexDaemon: Sendable {
         var queries = 0
         var subscriptions = 0
         var connections = 0
-        var isEmpty: Bool { queries == 0 && subscriptions == 0 && connections == 0 }
+        var followers = 0
+        var isEmpty: Bool { queries == 0 && subscriptions == 0 && connections == 0 && followers == 0 }
     }
 
     /// What a user may start (`begin`) and has ended (`end`).
     enum Held {
-        case query, subscription, connection
+        case query, subscription, connection, follower
     }
 
-    /// Counts `held` against `user`'s limit; false (nothing counted) when
-    /// the user is at it.
+    /// Counts `held` against `user`'s limit (the owner's, for a user's
+    /// subordinate id) and all users' together; false (nothing counted)
+    /// when either is reached.
     func begin(_ held: Held, for user: UInt32) -> Bool {
         state.withLock { s in
+            let user = s.subordinates.owner(of: user)
             var usage = s.usage[user] ?? Usage()
             switch held {
             case .query:
-                guard usage.queries < limits.queriesPerUser else { return false }
+                guard usage.queries < limits.queriesPerUser, s.runningQueries < limits.queriesInAll else {
+                    return false
+                }
                 usage.queries += 1
                 s.runningQueries += 1
                 s.queriesSinceTrim += 1
             case .subscription:
-                guard usage.subscriptions < limits.subscriptionsPerUser else { return false }
+                guard usage.subscriptions < limits.subscriptionsPerUser,
+                    s.subscriptionsInAll < limits.subscriptionsInAll
+                else { return false }
                 usage.subscriptions += 1
+                s.subscriptionsInAll += 1
             case .connection:
-                guard usage.connections < limits.connectionsPerUser else { return false }
+                guard usage.connections < limits.connectionsPerUser, s.connectionsInAll < limits.connectionsInAll
+                else { return false }
                 usage.connections += 1
+                s.connectionsInAll += 1
+            case .follower:
+                guard usage.followers < limits.followersPerUser, s.followersInAll < limits.followersInAll else {
+                    return false
+                }
+                usage.followers += 1
+                s.followersInAll += 1
             }
             s.usage[user] = usage
             return true
@@ -134,13 +169,21 @@ public final class IndexDaemon: Sendable {
     /// took (its threads' buffers, compiled patterns) is returned after it.
     func end(_ held: Held, for user: UInt32) {
         let trim = state.withLock { s -> Bool in
+            let user = s.subordinates.owner(of: user)
             var usage = s.usage[user] ?? Usage()
             switch held {
             case .query:
                 usage.queries -= 1
                 s.runningQueries -= 1
-            case .subscription: usage.subscriptions -= 1
-            case .connection: usage.connections -= 1
+            case .subscription:
+                usage.subscriptions -= 1
+                s.subscriptionsInAll -= 1
+            case .connection:
+                usage.connections -= 1
+                s.connectionsInAll -= 1
+            case .follower:
+                usage.followers -= 1
+                s.followersInAll -= 1
             }
             s.usage[user] = usage.isEmpty ? nil : usage
             guard held == .query, s.runningQueries == 0, s.queriesSinceTrim >= 8 else { return false }
@@ -712,8 +755,8 @@ public final class IndexDaemon: Sendable {
             guard begin(.connection, for: peer.uid) else {
                 let refusal = ProtocolError(
                     code: "busy",
-                    message: "you hold \(limits.connectionsPerUser) connections to this daemon, the most one user may"
-                        + (isSystem ? " (MAX_CONNECTIONS_PER_USER)" : ""))
+                    message: "too many connections: this daemon takes \(limits.connectionsPerUser) per user"
+                        + (isSystem ? " (MAX_CONNECTIONS_PER_USER)" : "") + ", \(limits.connectionsInAll) in all")
                 _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
                 continue
             }

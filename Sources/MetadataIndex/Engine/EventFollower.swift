@@ -162,25 +162,16 @@ extension EngineState {
 }
 
 extension LiveEngine {
-    /// Followers one user may have at once: each costs the engine a path
-    /// check per event applied.
-    static let followersPerUser = 16
-
     /// Why `follow` refused a follower.
     enum FollowRefusal: Error {
-        /// Its user has `followersPerUser` already.
-        case busy
         /// The index holds no folder at its path (any more).
         case notHeld
     }
 
-    /// Starts telling `follower` the events applied in its folder.
+    /// Starts telling `follower` the events applied in its folder (how
+    /// many one user may have is the daemon's to count: `ServiceLimits`).
     func follow(_ follower: EventFollower) -> Result<Void, FollowRefusal> {
         state.withLock { s in
-            let user = follower.viewer?.user
-            if user != nil, s.followers.values.filter({ $0.viewer?.user == user }).count >= Self.followersPerUser {
-                return .failure(.busy)
-            }
             // The followed folder's entry, where its user's walk starts
             // (its stream ends before it moves or goes: `endFollowers`).
             let path = FilePath.fromBytes(follower.scope)

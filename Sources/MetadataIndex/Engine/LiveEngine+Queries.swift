@@ -82,7 +82,10 @@ extension LiveEngine {
         var streamed = 0
         // Patterns and store reads are slow per entry: start with short
         // slices.
-        let expensive = compiled.usesRegex || compiled.requirements.contains(.imported)
+        // A user of the system index is served in short slices whatever
+        // the predicate (a thousand cheap terms are not cheap).
+        let expensive =
+            compiled.usesRegex || compiled.requirements.contains(.imported) || viewer.map { !$0.isRoot } == true
         var sliceLength = expensive ? 64 : whole
         var cursor = 0
         var slots = 0
@@ -140,19 +143,22 @@ extension LiveEngine {
                         scan.candidates = candidates?.value
                     }
                     var siblings = FileIndex.SiblingPaths()
-                    var visibility = viewer.flatMap {
+                    // What the user may not see is left out before any test.
+                    scan.visibility = viewer.flatMap {
                         $0.isRoot ? nil : Visibility(viewer: $0, starts: anchors.map(\.entry))
                     }
-                    if output == .count && wholeRoots && visibility == nil {
+                    if output == .count && wholeRoots {
                         // The scan leaves roots out already.
                         answer.count = min(limit, answer.count + scan.matchCount())
                     } else {
-                        for id in scan.matchingEntries() {
+                        for (n, id) in scan.matchingEntries().enumerated() {
                             guard answer.count < limit else { break }
+                            // Each match costs a walk per scope: the budget
+                            // bounds a slice's matches too.
+                            if n & 1023 == 1023 && budget.isStopped { break }
                             if wholeRoots ? s.index.isRoot(EntryID(id)) : !s.isInScope(id, anchors: anchors) {
                                 continue
                             }
-                            if visibility?.allows(id, in: s.index) == false { continue }
                             answer.count += 1
                             switch output {
                             case .count: break

@@ -42,7 +42,9 @@ extension LiveEngine {
         let compiled = CompiledPredicate(predicate)
         let ubiquity =
             compiled.requirements.contains(.ubiquity) ? container.map { UbiquityContext(container: $0) } : nil
-        if compiled.usesRegex {
+        // A user of the system index is gathered in slices whatever the
+        // predicate: no one user's scan holds the index for long.
+        if compiled.usesRegex || viewer != nil {
             let subscription = subscribeInSlices(
                 anchors: anchors, compiled: compiled, ubiquity: ubiquity, budget: budget, capacity: capacity,
                 fetching: fetching, viewer: viewer, wake: wake, watchLimit: limit)
@@ -67,8 +69,8 @@ extension LiveEngine {
         return (subscription, errors)
     }
 
-    /// A subscription whose first scan is slow (a `MATCHES` predicate) takes
-    /// it in slices, holding the engine's lock for one slice at a time, as
+    /// A subscription whose first scan is slow (a `MATCHES` predicate), or
+    /// a user's of the system index, takes it in slices, holding the engine's lock for one slice at a time, as
     /// one-shot answers do (`answer`): the record is registered first, with
     /// a scan cursor; changes applied meanwhile to ids below the cursor
     /// update the snapshot being built, those at or past it are left to the
@@ -92,6 +94,16 @@ extension LiveEngine {
             s.subscriptions[id] = record
             return (mailbox, record)
         }
+        gatherInSlices(record, isFresh: false, watchLimit: watchLimit)
+        return mailbox
+    }
+
+    /// Scans a registered record's matches a slice at a time (its
+    /// `scanCursor` set to 0), then posts them as its snapshot.
+    private func gatherInSlices(_ record: SubscriptionRecord, isFresh: Bool, watchLimit: Int) {
+        let mailbox = record.mailbox
+        let viewer = record.viewer
+        let compiled = record.predicate
         let limit = QueryLimit(seconds: record.budget)
         let whole = 16 * ChunkScanner.chunkSize
         var sliceLength = 64
@@ -112,6 +124,8 @@ extension LiveEngine {
                     scan.content = s.content
                     scan.limit = limit
                     scan.slots = cursor..<end
+                    // What the user may not see is left out before any test.
+                    scan.visibility = viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
                     let matching = scan.matchingEntries()
                     if let error = limit.error {
                         // Past its budget: ended with no results and the error.
@@ -119,14 +133,12 @@ extension LiveEngine {
                         record.scanCursor = nil
                         record.pending = [:]
                         record.members = EntrySet()
-                        _ = mailbox.post(.snapshot([], isFresh: false))
+                        _ = mailbox.post(.snapshot([], isFresh: isFresh))
                         record.problems = [record.failure!] + s.problems(for: record, watchLimit: watchLimit)
                         _ = mailbox.post(.problems(record.problems))
                         return true
                     }
-                    var visibility = viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
                     for id in matching where s.isInScope(id, anchors: record.anchors) {
-                        if visibility?.allows(id, in: s.index) == false { continue }
                         record.members.insert(id)
                         record.pending[id] = s.snapshot(id, conflicts: &conflicts, fetching: record.fetching)
                     }
@@ -137,7 +149,7 @@ extension LiveEngine {
                     let first = record.pending.keys.sorted().map { record.pending[$0]! }
                     record.scanCursor = nil
                     record.pending = [:]
-                    _ = mailbox.post(.snapshot(first, isFresh: false))
+                    _ = mailbox.post(.snapshot(first, isFresh: isFresh))
                     record.problems = s.problems(for: record, watchLimit: watchLimit)
                     if !record.problems.isEmpty { _ = mailbox.post(.problems(record.problems)) }
                     return true
@@ -151,7 +163,6 @@ extension LiveEngine {
             sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole, expensive: true)
         }
         mailbox.notify()
-        return mailbox
     }
 
     /// Ends a subscription: nothing more is queued; scopes nobody else uses
@@ -166,6 +177,20 @@ extension LiveEngine {
     /// was told to resynchronise (its mailbox overflowed); it replaces all
     /// the subscriber knew.
     package func resynchronize(_ subscription: Subscription) {
+        let sliced = state.withLock { s -> SubscriptionRecord? in
+            // A user's: gathered again in slices, as at first.
+            guard let record = s.subscriptions[subscription.id], record.failure == nil, record.viewer != nil else {
+                return nil
+            }
+            record.scanCursor = 0
+            record.pending = [:]
+            record.members = EntrySet()
+            return record
+        }
+        if let sliced {
+            gatherInSlices(sliced, isFresh: true, watchLimit: watcher.kernelWatchLimit ?? .max)
+            return
+        }
         let woken = state.withLock { s -> Bool in
             guard let record = s.subscriptions[subscription.id], record.failure == nil else { return false }
             let woken = record.mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: true))
@@ -202,6 +227,8 @@ extension EngineState {
         scan.acceleration = content?.acceleration(for: record.predicate)
         let limit = QueryLimit(seconds: record.budget)
         scan.limit = limit
+        // What the user may not see is left out before any test.
+        scan.visibility = record.viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
         let matching = scan.matchingEntries()
         if let error = limit.error {
             // Past its budget: the subscription ends gathering with no
@@ -209,9 +236,7 @@ extension EngineState {
             record.failure = .tooExpensive(error.message)
             return []
         }
-        var visibility = record.viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
         for id in matching where isInScope(id, anchors: record.anchors) {
-            if visibility?.allows(id, in: index) == false { continue }
             record.members.insert(id)
             result.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
         }
@@ -247,13 +272,18 @@ extension EngineState {
         var touchedForViewers = touched
         if !accessChanged.isEmpty && subscriptions.values.contains(where: { $0.viewer != nil }) {
             var seen = Set(touched)
-            for folder in Set(accessChanged) where index.contains(EntryID(folder)) && !batch.removed.contains(folder) {
+            let changedFolders = Set(
+                accessChanged.filter { index.contains(EntryID($0)) && !batch.removed.contains($0) })
+            for folder in outermost(changedFolders) {
                 if seen.insert(folder).inserted { touchedForViewers.append(folder) }
                 index.forEachDescendant(of: EntryID(folder)) { id in
                     if seen.insert(id.rawValue).inserted { touchedForViewers.append(id.rawValue) }
                 }
             }
         }
+        // Judged again for a permission alone: told only when shown or
+        // hidden (a chmod of a big tree is no flood of changes).
+        let accessOnly = Set(touchedForViewers.dropFirst(touched.count))
         let batchCarries = !batch.isEmpty || !accessChanged.isEmpty
         var woken: [Subscription] = []
         for record in subscriptions.values where record.failure == nil {
@@ -314,6 +344,7 @@ extension EngineState {
                         record.members.insert(id)
                         added.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
                     case (true, true):
+                        if accessOnly.contains(id) { break }
                         changed.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
                     case (true, false):
                         record.members.remove(id)

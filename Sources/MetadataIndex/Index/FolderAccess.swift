@@ -39,6 +39,10 @@ public struct FolderAccess: Hashable, Sendable {
         public static let groupTag: UInt16 = 0x08
         public static let maskTag: UInt16 = 0x10
         public static let otherTag: UInt16 = 0x20
+        /// Not the kernel's: an ACL that is there but could not be read or
+        /// parsed, which closes the folder to everyone but its owner.
+        public static let unreadableTag: UInt16 = 0x8000
+        static let unreadable = ACLEntry(tag: unreadableTag, permissions: 0, id: 0)
     }
 
     /// A folder's access as `stat` (and its ACL) reported it.
@@ -49,11 +53,12 @@ public struct FolderAccess: Hashable, Sendable {
     }
 
     /// An ACL in the kernel's `system.posix_acl_access` format (a version
-    /// word, then 8-byte entries), or nil when it is malformed or holds
-    /// only what the mode bits say (owner, owning group, other).
+    /// word, then 8-byte entries), or nil when it holds only what the mode
+    /// bits say (owner, owning group, other); a malformed one is
+    /// `[ACLEntry.unreadable]` (closed to all but the owner).
     static func acl(parsing bytes: UnsafeRawBufferPointer) -> [ACLEntry]? {
         guard bytes.count >= 4, (bytes.count - 4) % 8 == 0, bytes.loadUnaligned(as: UInt32.self) == 2 else {
-            return nil
+            return [ACLEntry.unreadable]
         }
         var entries: [ACLEntry] = []
         var offset = 4
@@ -124,7 +129,11 @@ package struct Viewer: Hashable, Sendable {
         if isRoot { return true }
         var mode = access.mode & 0o777
         if access.owner == user { return (mode >> 6) & want == want }
-        if let acl = access.acl, mode & 0o070 != 0 { return aclGrants(want, access, acl) }
+        if let acl = access.acl {
+            // An ACL that could not be read grants nobody else anything.
+            if acl.first?.tag == FolderAccess.ACLEntry.unreadableTag { return false }
+            if mode & 0o070 != 0 { return aclGrants(want, access, acl) }
+        }
         if want & (mode ^ (mode >> 3)) & 7 != 0 && groups.contains(access.group) { mode >>= 3 }
         return want & ~mode & 7 == 0
     }

@@ -37,6 +37,12 @@ struct IndexScan {
     var limit: QueryLimit?
     /// The slots to scan, for a scan in slices; nil for all.
     var slots: Range<Int>?
+    /// The user the scan answers (the system index serving a user): only
+    /// entries they may see are candidates (`Visibility`), judged before
+    /// the predicate, so nothing a hidden name does to a test (a pattern
+    /// past its per-name cap, the time it takes) can tell of it. Each scan
+    /// thread judges with its own copy.
+    var visibility: Visibility?
     /// The entries the trigram lists leave (`NameGramPlan`); nil: every
     /// entry is a candidate.
     var candidates: ScanCandidates? {
@@ -96,13 +102,14 @@ struct IndexScan {
         let workers = max(1, min(threads, chunks - first))
         let shared = SendableScan(
             index: index, predicate: predicate, ubiquity: ubiquity, content: content, acceleration: acceleration,
-            limit: limit, slots: slots, candidates: candidates, body: body)
+            limit: limit, slots: slots, candidates: candidates, visibility: visibility, body: body)
         WorkerThreads.run(count: workers) { worker in
             QueryLimit.withCurrent(shared.limit) {
                 let scanner = ChunkScanner(
                     index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity,
                     content: shared.content, acceleration: shared.acceleration)
                 scanner.candidates = shared.candidates
+                scanner.visibility = shared.visibility
                 var chunk = first + worker
                 while chunk < chunks {
                     if shared.limit?.isStopped == true { return }
@@ -125,6 +132,7 @@ private struct SendableScan: @unchecked Sendable {
     let limit: QueryLimit?
     let slots: Range<Int>?
     let candidates: ScanCandidates?
+    let visibility: Visibility?
     let body: (ChunkScanner, Int, Range<Int>?) -> Void
 }
 
@@ -144,6 +152,8 @@ final class ChunkScanner {
     private var depth = 0
     /// The first selection from the trigram lists; nil: every slot.
     var candidates: ScanCandidates?
+    /// Who may see what, judged before any test (`IndexScan.visibility`).
+    var visibility: Visibility?
 
     init(
         index: FileIndex, predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil,
@@ -176,7 +186,7 @@ final class ChunkScanner {
                 ids[count] = UInt32(base + i)
                 count += 1
             }
-            return (ids, filter(predicate.program, ids, count))
+            return (ids, filter(predicate.program, ids, keepVisible(ids, count)))
         }
         // Covered slots: only the listed ones.
         let coveredEnd = max(start, min(length, candidates.covered - base))
@@ -197,11 +207,24 @@ final class ChunkScanner {
             ids[count] = UInt32(base + i)
             count += 1
         }
+        count = keepVisible(ids, count)
         guard let decided else { return (ids, filter(predicate.program, ids, count)) }
         let merged = takeBuffer()
         let n = filter(predicate.program, ids, count)
-        let d = filter(decided.rest, decided.ids, decided.count)
+        let d = filter(decided.rest, decided.ids, keepVisible(decided.ids, decided.count))
         return (merged, SortedIDs.merge(ids, n, decided.ids, d, into: merged))
+    }
+
+    /// Keeps the ids of entries the scan's user may see (all without one);
+    /// returns how many.
+    private func keepVisible(_ ids: UnsafeMutablePointer<UInt32>, _ count: Int) -> Int {
+        guard visibility != nil else { return count }
+        var out = 0
+        for i in 0..<count where visibility!.allows(ids[i], in: index) {
+            ids[out] = ids[i]
+            out += 1
+        }
+        return out
     }
 
     /// Keeps the ids whose entries are scanned; returns how many.

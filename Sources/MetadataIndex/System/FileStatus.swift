@@ -63,13 +63,34 @@ struct FileStatus: Sendable, Equatable {
     }
 
     /// A folder's ACL (`mdq_folder_acl`), nil when it has none beyond its
-    /// mode bits or it cannot be read.
+    /// mode bits. One that is there but cannot be read (or is too large
+    /// for the size it had a moment before) closes the folder to all but
+    /// its owner (`FolderAccess.ACLEntry.unreadable`): a visibility check
+    /// never fails open.
     private static func acl(_ directory: CInt, _ name: UnsafePointer<CChar>) -> [FolderAccess.ACLEntry]? {
-        withUnsafeTemporaryAllocation(byteCount: 4 + 8 * 64, alignment: 8) { buffer in
-            let length = mdq_folder_acl(directory, name, buffer.baseAddress, buffer.count)
-            guard length > 0 else { return nil }
-            return FolderAccess.acl(parsing: UnsafeRawBufferPointer(rebasing: buffer[..<length]))
+        var size = 4 + 8 * 64
+        for _ in 0..<3 {
+            let result = withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) {
+                buffer -> Result<[FolderAccess.ACLEntry]?, Errno> in
+                syscallResult { mdq_folder_acl(directory, name, buffer.baseAddress, buffer.count) }.map { length in
+                    length == 0 ? nil : FolderAccess.acl(parsing: UnsafeRawBufferPointer(rebasing: buffer[..<length]))
+                }
+            }
+            switch result {
+            case .success(let acl): return acl
+            case .failure(.noData), .failure(.notSupported), .failure(.noSuchFileOrDirectory): return nil
+            case .failure(.outOfRange):
+                // Larger than the buffer: ask its size, and read again.
+                let needed = syscallResult { mdq_folder_acl(directory, name, nil, 0) }
+                guard case .success(let length) = needed, length > 0, length <= 1 << 20 else {
+                    return [FolderAccess.ACLEntry.unreadable]
+                }
+                size = length
+            case .failure:
+                return [FolderAccess.ACLEntry.unreadable]
+            }
         }
+        return [FolderAccess.ACLEntry.unreadable]
     }
 
     /// `statx` of an absolute path given as raw bytes, not following a final

@@ -303,6 +303,13 @@ final class ReceivedDescriptor: Sendable {
         closeDescriptor(descriptor.rawValue)
     }
 
+    /// The id of the mount the file was reached through, as this
+    /// process's `/proc/self/mountinfo` numbers them (a mount of another
+    /// namespace has an id of its own).
+    var mountID: Result<Int, Errno> {
+        syscallResult { mdq_descriptor_mount_id(descriptor.rawValue) }.map { Int($0) }
+    }
+
     /// The path the kernel gives the open file (`/proc/self/fd/N`'s link,
     /// from the file itself, not from anything its sender said).
     var kernelPath: Result<[UInt8], Errno> {

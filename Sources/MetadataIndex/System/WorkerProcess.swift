@@ -99,8 +99,8 @@ final class WorkerProcess {
             let result = framed.withUnsafeBytes { raw in
                 syscallResult { () -> Int in
                     if let descriptor, done == 0 {
-                        return mdq_send_with_descriptor(
-                            channel.rawValue, raw.baseAddress!, raw.count, descriptor.rawValue)
+                        var passed = descriptor.rawValue
+                        return mdq_send_with_descriptors(channel.rawValue, raw.baseAddress!, raw.count, &passed, 1)
                     }
                     return Glibc.send(
                         channel.rawValue, raw.baseAddress! + done, raw.count - done, Int32(MSG_NOSIGNAL))

@@ -330,6 +330,75 @@ extension LiveSuites {
             #expect(member.contains(root + "/split/inner/file.txt"))
         }
 
+        /// Nothing a hidden name does to a test tells of it: a pattern that
+        /// backtracks past its per-name cap on a name only root may see
+        /// ends root's query as too expensive, but a user's query never
+        /// tests that name (what they may not see is left out before any
+        /// test), so it answers, and the same whatever hidden names exist.
+        @Test func hiddenNamesAreNeverTested() throws {
+            let temp = try TemporaryDirectory()
+            #expect(chmod(temp.path.string, 0o755) == 0)
+            let root = try temp.folder("tree").string
+            #expect(chmod(root, 0o755) == 0)
+            try temp.file("tree/open/visible.txt")
+            try temp.file("tree/closed/" + String(repeating: "a", count: 60))
+            #expect(chmod(root + "/closed", 0o700) == 0)
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules())
+            let retained = try engine.retain(scope)
+            defer { engine.release(retained) }
+            let pattern = try MetadataPredicate("kMDItemFSName MATCHES '(a+)+b'")
+            #expect(throws: MetadataError.self) {
+                _ = try engine.answer(scopes: [scope], predicate: pattern, output: .count, viewer: Self.viewers[3])
+            }
+            for viewer in Self.viewers.dropLast() {
+                let answered = try engine.answer(scopes: [scope], predicate: pattern, output: .count, viewer: viewer)
+                #expect((try? answered.get().count) == 0, "uid \(viewer.user)")
+            }
+            // A live query alike: gathered, no error.
+            let query = MetadataQuery(engineProvider: { engine })
+            query.predicate = pattern
+            query.state.withLock {
+                $0.configuration.scopeRequests = [scope]
+                $0.configuration.viewer = Self.viewers[2]
+            }
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            #expect(query.errors.isEmpty, "\(query.errors)")
+            query.stop()
+        }
+
+        /// An ACL too long for the first read is read whole (a named user
+        /// denied among 70 entries is denied), and one that cannot be
+        /// parsed closes its folder to all but its owner: the check never
+        /// fails open.
+        @Test func longAndUnreadableACLsNeverOpenAFolder() throws {
+            let temp = try TemporaryDirectory()
+            #expect(chmod(temp.path.string, 0o755) == 0)
+            let root = try temp.folder("tree").string
+            #expect(chmod(root, 0o755) == 0)
+            try temp.file("tree/long/inner/file.txt")
+            let entries = (0..<70).map { "u:\(50_000 + $0):r-x" }.joined(separator: ",")
+            try Shell.run("/usr/bin/setfacl", ["-m", "u:41003:---," + entries, root + "/long"])
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules())
+            let retained = try engine.retain(scope)
+            defer { engine.release(retained) }
+            let stranger = try Self.answered(engine, scope, as: Self.viewers[2])
+            #expect(stranger == (try Self.found(root, as: Self.viewers[2])))
+            #expect(!stranger.contains(root + "/long/inner"))
+            #expect(try Self.answered(engine, scope, as: Self.viewers[0]).contains(root + "/long/inner"))
+            // A malformed ACL, as the index would read it: closed to others.
+            let closed = [0x02, 0, 0, 0, 0xFF].withUnsafeBytes { FolderAccess.acl(parsing: UnsafeRawBufferPointer($0)) }
+            let access = FolderAccess(mode: 0o755, owner: 41001, group: 42001, acl: closed)
+            #expect(!Self.viewers[2].mayWalk(access))
+            #expect(Self.viewers[0].mayWalk(access))
+        }
+
         /// The folders above the scope count too, for a walk from `/`: a
         /// scope inside a folder another user may not list shows that user
         /// nothing, unless they opened the scope themselves.
