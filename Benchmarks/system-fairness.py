@@ -16,7 +16,8 @@ way) on the same filesystem:
   entry), `*.png` (a tenth of the names), a rare word; as the user and as
   root (who is not filtered), medians of --runs;
 - fairness: user A's ordinary query (a name counted over the socket) alone
-  (--samples of them), then while user B runs a burst: --burst connections
+  (--samples of them, before the burst and again after it), then while
+  user B runs a burst: --burst connections
   (default 10) each asking, again and again, a 3000-term MATCHES pattern
   with "budget": 100000, as the issue's attacker did. A's median and p90,
   and the ratio to A alone; how many of B's were refused as busy;
@@ -228,6 +229,9 @@ def measure(build, mount, work, a, name):
         figures["rss-peak"] = peak[0]
         time.sleep(2)
         figures["rss-after"] = rss(daemon.pid)
+        # A alone again, the machine as it is now: both rounds make "alone".
+        alone += ordinary_latencies(socket_path, a.samples)
+        figures["alone-p50"], figures["alone-p90"] = statistics.median(alone), percentile(alone, 0.9)
     finally:
         daemon.terminate()
         daemon.wait()

@@ -33,7 +33,8 @@ extension LiveEngine {
     /// slice at a time, so a slow query never holds the index (and every
     /// other client, and the watcher's updates) for longer than a slice:
     /// cheap queries cover the whole index in one slice of 16 chunks (as
-    /// fast as one scan), a query with `MATCHES` starts at 64 slots and
+    /// fast as one scan), an expensive one (`MATCHES`, imported attributes,
+    /// many terms: `CompiledPredicate.isExpensive`) starts at 64 slots and
     /// keeps its slices near 1 to 3 ms (`SliceTurns.nextLength`). Between
     /// slices the budget and the client are checked, and
     /// slices of concurrent queries take turns (`SliceTurns`).
@@ -82,10 +83,7 @@ extension LiveEngine {
         var streamed = 0
         // Patterns and store reads are slow per entry: start with short
         // slices.
-        // A user of the system index is served in short slices whatever
-        // the predicate (a thousand cheap terms are not cheap).
-        let expensive =
-            compiled.usesRegex || compiled.requirements.contains(.imported) || viewer.map { !$0.isRoot } == true
+        let expensive = compiled.isExpensive
         var sliceLength = expensive ? 64 : whole
         var cursor = 0
         var slots = 0

@@ -160,7 +160,8 @@ extension LiveEngine {
             let hooked = ContinuousClock.now
             sliceHook.withLock { $0 }?()
             held += ContinuousClock.now - hooked
-            sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole, expensive: true)
+            sliceLength = SliceTurns.nextLength(
+                after: held, length: sliceLength, whole: whole, expensive: compiled.isExpensive)
         }
         mailbox.notify()
     }

@@ -296,6 +296,14 @@ struct CompiledPredicate: Sendable {
         }
     }
 
+    /// Whether testing an entry costs much: a `MATCHES` pattern, imported
+    /// attributes, or so many terms (a thousand ORed `LIKE`s) that the
+    /// tests outweigh the scan. A scan of such a predicate holds the engine
+    /// in short slices (`SliceTurns.nextLength`).
+    var isExpensive: Bool {
+        usesRegex || requirements.contains(.imported) || Self.cost(program) > 100
+    }
+
     /// Whether some test is a `MATCHES`, whose cost per name is unbounded
     /// but for its `QueryLimit` (a sliced scan starts such a query small).
     var usesRegex: Bool {
