@@ -34,7 +34,7 @@ extension LiveEngine {
     /// other client, and the watcher's updates) for longer than a slice:
     /// cheap queries cover the whole index in one slice of 16 chunks (as
     /// fast as one scan), an expensive one (`MATCHES`, imported attributes,
-    /// many terms: `CompiledPredicate.isExpensive`) starts at 64 slots and
+    /// many terms: `CompiledPredicate.isExpensive`) starts at a few slots and
     /// keeps its slices near 1 to 3 ms (`SliceTurns.nextLength`). Between
     /// slices the budget and the client are checked, and
     /// slices of concurrent queries take turns (`SliceTurns`).
@@ -84,7 +84,7 @@ extension LiveEngine {
         // Patterns and store reads are slow per entry: start with short
         // slices.
         let expensive = compiled.isExpensive
-        var sliceLength = expensive ? 64 : whole
+        var sliceLength = expensive ? SliceTurns.firstExpensiveLength : whole
         var cursor = 0
         var slots = 0
         // The files the full-text index says may match, looked up once.

@@ -106,7 +106,7 @@ extension LiveEngine {
         let compiled = record.predicate
         let limit = QueryLimit(seconds: record.budget)
         let whole = 16 * ChunkScanner.chunkSize
-        var sliceLength = 64
+        var sliceLength = compiled.isExpensive ? SliceTurns.firstExpensiveLength : 64
         // No full-text candidates here: imports landing between slices
         // would be missed by a set looked up before them.
         var conflicts = ConflictCache()

@@ -68,12 +68,16 @@ final class SliceTurns: Sendable {
         state.withLock { s in s.waiting.values.reduce(0) { $0 + $1.count } }
     }
 
+    /// An expensive scan's first slice: a few names, since one may cost
+    /// milliseconds; cheap names double it at once.
+    static let firstExpensiveLength = 4
+
     /// The next slice's length after one that held the engine's lock for
     /// `held`. Only the time holding the lock counts: a slice that waited
     /// for its turn behind others is not slow itself.
     ///
     /// A slice of an expensive predicate (a `MATCHES` pattern, imported
-    /// attributes: `expensive`) is halved past 3 ms (down to four slots) and
+    /// attributes: `expensive`) is halved past 3 ms (down to one slot) and
     /// doubled under 0.75 ms: another user's query waits for at most the
     /// slice that holds the lock when it asks, so its answer comes within
     /// a few milliseconds of its own however many such queries run (each
@@ -83,7 +87,7 @@ final class SliceTurns: Sendable {
     /// under 5 ms (up to `whole`): they cover much of the index each.
     static func nextLength(after held: Duration, length: Int, whole: Int, expensive: Bool = false) -> Int {
         if expensive {
-            if held > .milliseconds(3) { return max(4, length / 2) }
+            if held > .milliseconds(3) { return max(1, length / 2) }
             if held < .microseconds(750) { return min(whole, length * 2) }
             return length
         }

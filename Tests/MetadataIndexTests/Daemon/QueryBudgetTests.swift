@@ -292,5 +292,16 @@ extension LiveSuites {
             try Self.waitUntil("every turn ran") { order.withLock { $0.count } == 5 }
             #expect(order.withLock { $0 } == ["a0", "a1", "b1", "a2", "a3"])
         }
+
+        /// Which predicates a scan serves in short slices: patterns,
+        /// imported attributes, and a thousand cheap terms; not a few.
+        @Test func manyTermsAreExpensiveAFewAreNot() throws {
+            let few = try MetadataPredicate("kMDItemFSName LIKE '*.png' OR kMDItemFSSize > 10")
+            #expect(!CompiledPredicate(few).isExpensive)
+            let many = try MetadataPredicate(
+                (0..<1000).map { "kMDItemFSName LIKE[cd] '*q*z\($0)*'" }.joined(separator: " OR "))
+            #expect(CompiledPredicate(many).isExpensive)
+            #expect(CompiledPredicate(try MetadataPredicate(Self.catastrophic)).isExpensive)
+        }
     }
 }

@@ -228,9 +228,10 @@ extension LiveSuites {
             for i in 0..<1500 { try temp.file("scope/d\(i % 12)/f\(i).txt", contents: "x") }
             let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
-            // Each pause lets the storm's changes land between slices (and,
-            // past 3 ms, keeps the slices short: `SliceTurns.nextLength`).
-            engine.sliceHook.withLock { $0 = { usleep(4_000) } }
+            // Each pause lets the storm's changes land between slices; it
+            // counts as time the slice held the engine, so the slices stay
+            // a few slots long (`SliceTurns.nextLength`).
+            engine.sliceHook.withLock { $0 = { usleep(2_000) } }
             let predicate = try MetadataPredicate("kMDItemFSName MATCHES '.*[0-9].*'")
             // Acquire first (a plain subscription), so the sliced scan below
             // races only the storm.
