@@ -1,9 +1,9 @@
 /// What one user may spend of a daemon, and all users together: the
 /// service sets it, not the client. A client's `budget` is cut to `maxBudget`; past the counts, a
 /// request is refused as `busy` (the client then searches by itself). With
-/// the engine's turns shared round robin between users (`SliceTurns`), one
+/// the engine's turns going to the user served longest ago (`SliceTurns`), one
 /// user running as many expensive queries as allowed delays another's
-/// query by at most a slice of each.
+/// query by about one slice.
 package struct ServiceLimits: Sendable, Equatable {
     /// Seconds any query may run, whatever budget its client asks.
     package var maxBudget: Double

@@ -1,7 +1,7 @@
 /// Turns at the engine's lock for the slices of scans (`LiveEngine.answer`,
 /// a subscription's first gather, the trigram builder), shared fairly among
-/// the users asking: round robin between users, first come first served
-/// within one user's.
+/// the users asking: the user served longest ago goes next, first come
+/// first served within one user's.
 ///
 /// Why: the engine's lock is a plain mutex, and a thread that releases it
 /// and takes it again at once (a slow query going on to its next slice)
@@ -23,21 +23,31 @@ final class SliceTurns: Sendable {
         var running: Int?
         /// Each waiting user's tickets, oldest first.
         var waiting: [UInt32: [Int]] = [:]
-        /// The users with waiting tickets, in the order they are served.
-        var rotation: [UInt32] = []
+        /// When each waiting user's last turn was granted (a count of
+        /// turns); a user with none granted while waiting comes first.
+        var lastServed: [UInt32: Int] = [:]
+        /// Turns granted so far.
+        var granted = 0
 
-        /// Lets the next ticket run: the oldest of the user at the front of
-        /// the rotation, who goes to its back while tickets of theirs wait.
+        /// Lets the next ticket run: the oldest of the waiting user served
+        /// longest ago. A user who asks while another runs many queries is
+        /// next, after the slice that holds the engine now.
         mutating func grantNext() {
-            guard running == nil, !rotation.isEmpty else { return }
-            let user = rotation.removeFirst()
-            var tickets = waiting[user] ?? []
+            guard running == nil else { return }
+            guard
+                let user = waiting.keys.min(by: {
+                    (lastServed[$0] ?? -1, waiting[$0]![0]) < (lastServed[$1] ?? -1, waiting[$1]![0])
+                })
+            else { return }
+            var tickets = waiting[user]!
             running = tickets.removeFirst()
+            granted += 1
             if tickets.isEmpty {
                 waiting[user] = nil
+                lastServed[user] = nil
             } else {
                 waiting[user] = tickets
-                rotation.append(user)
+                lastServed[user] = granted
             }
         }
     }
@@ -48,7 +58,6 @@ final class SliceTurns: Sendable {
     func withTurn<Result>(for user: UInt32 = 0, _ body: () -> Result) -> Result {
         let ticket = state.mutateAndBroadcast { s -> Int in
             defer { s.nextTicket += 1 }
-            if s.waiting[user] == nil { s.rotation.append(user) }
             s.waiting[user, default: []].append(s.nextTicket)
             s.grantNext()
             return s.nextTicket
