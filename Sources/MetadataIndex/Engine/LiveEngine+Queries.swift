@@ -35,7 +35,7 @@ extension LiveEngine {
     /// cheap queries cover the whole index in one slice of 16 chunks (as
     /// fast as one scan), an expensive one (`MATCHES`, imported attributes,
     /// many terms: `CompiledPredicate.isExpensive`) starts at a few slots and
-    /// keeps its slices near 1 to 3 ms (`SliceTurns.nextLength`). Between
+    /// keeps its slices near 0.5 to 2 ms (`SliceTurns.nextLength`). Between
     /// slices the budget and the client are checked, and
     /// slices of concurrent queries take turns (`SliceTurns`).
     ///
@@ -88,7 +88,11 @@ extension LiveEngine {
         var cursor = 0
         var slots = 0
         // The files the full-text index says may match, looked up once.
-        let acceleration = state.withLock { $0.content }?.acceleration(for: compiled)
+        // (Only a predicate on the text needs it: the engine's lock, held by
+        // another query's slice, is not waited for otherwise.)
+        let acceleration =
+            compiled.importedAttributes.contains(.textContent)
+            ? state.withLock { $0.content }?.acceleration(for: compiled) : nil
         while true {
             if budget.shouldStop() {
                 throw budget.error ?? .tooExpensive("the query was cancelled")

@@ -86,8 +86,8 @@ final class SliceTurns: Sendable {
     /// for its turn behind others is not slow itself.
     ///
     /// A slice of an expensive predicate (a `MATCHES` pattern, imported
-    /// attributes: `expensive`) is halved past 3 ms (down to one slot) and
-    /// doubled under 0.75 ms: another user's query waits for at most the
+    /// attributes: `expensive`) is halved past 2 ms (down to one slot) and
+    /// doubled under 0.5 ms: another user's query waits for at most the
     /// slice that holds the lock when it asks, so its answer comes within
     /// a few milliseconds of its own however many such queries run (each
     /// name bounded by `QueryLimit.ticksPerName`); a slice costs a few
@@ -96,8 +96,8 @@ final class SliceTurns: Sendable {
     /// under 5 ms (up to `whole`): they cover much of the index each.
     static func nextLength(after held: Duration, length: Int, whole: Int, expensive: Bool = false) -> Int {
         if expensive {
-            if held > .milliseconds(3) { return max(1, length / 2) }
-            if held < .microseconds(750) { return min(whole, length * 2) }
+            if held > .milliseconds(2) { return max(1, length / 2) }
+            if held < .microseconds(500) { return min(whole, length * 2) }
             return length
         }
         if held > .milliseconds(20) { return max(16, length / 2) }
