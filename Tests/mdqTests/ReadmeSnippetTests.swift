@@ -1,26 +1,39 @@
 import Foundation
 import Testing
 
-/// The README's Swift blocks compile as written: each is, byte for byte, an
+/// The documents' Swift blocks compile as written: each ```swift block of
+/// README.md and of `Documentation/*.md` is, byte for byte, an
 /// `Examples/Snippets/*/main.swift` that the package builds as an
-/// executable (so `swift build` and CI compile every one).
+/// executable (so `swift build` and CI compile every one), and each
+/// snippet appears in one of those documents at least.
 struct ReadmeSnippetTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
 
-    /// The ```swift blocks of the README, without their fences.
-    static func readmeBlocks() throws -> [String] {
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
-        var blocks: [String] = []
-        var current: [Substring]?
-        for line in readme.split(separator: "\n", omittingEmptySubsequences: false) {
-            if current == nil, line == "```swift" {
-                current = []
-            } else if current != nil, line == "```" {
-                blocks.append(current!.joined(separator: "\n") + "\n")
-                current = nil
-            } else {
-                current?.append(line)
+    /// README.md and every `Documentation/*.md`, as paths from the root.
+    static func documents() throws -> [String] {
+        let folder = root.appendingPathComponent("Documentation")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+            .filter { $0.hasSuffix(".md") }.sorted().map { "Documentation/\($0)" }
+        return ["README.md"] + pages
+    }
+
+    /// The ```swift blocks of the documents, without their fences, each
+    /// with the document it is in.
+    static func documentBlocks() throws -> [(document: String, text: String)] {
+        var blocks: [(document: String, text: String)] = []
+        for document in try documents() {
+            let text = try String(contentsOf: root.appendingPathComponent(document), encoding: .utf8)
+            var current: [Substring]?
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                if current == nil, line == "```swift" {
+                    current = []
+                } else if current != nil, line == "```" {
+                    blocks.append((document, current!.joined(separator: "\n") + "\n"))
+                    current = nil
+                } else {
+                    current?.append(line)
+                }
             }
         }
         return blocks
@@ -36,15 +49,19 @@ struct ReadmeSnippetTests {
         return files
     }
 
-    @Test func everyReadmeBlockIsABuiltSnippet() throws {
-        let blocks = try Self.readmeBlocks()
+    @Test func everyDocumentBlockIsABuiltSnippet() throws {
+        let blocks = try Self.documentBlocks()
         let snippets = try Self.snippetFiles()
         #expect(!blocks.isEmpty)
         for block in blocks {
-            #expect(snippets.values.contains(block), "README block not in Examples/Snippets:\n\(block)")
+            #expect(
+                snippets.values.contains(block.text),
+                "\(block.document): a Swift block not in Examples/Snippets:\n\(block.text)")
         }
         for (name, text) in snippets {
-            #expect(blocks.contains(text), "Examples/Snippets/\(name) is not in the README")
+            #expect(
+                blocks.contains { $0.text == text },
+                "Examples/Snippets/\(name) is in neither README.md nor Documentation/*.md")
         }
     }
 

@@ -658,7 +658,10 @@ public final class IndexDaemon: Sendable {
             return
         }
         defer { close(descriptor) }
-        var last = Self.contents(of: descriptor)
+        guard var last = Self.contents(of: descriptor) else {
+            log("warning: cannot read /proc/self/mountinfo: mounts made from now on are not followed")
+            return
+        }
         // As the table is now (it may have changed since the start read it).
         let table = String(decoding: last, as: UTF8.self)
         mountPoints.withLock { $0 = LocalFilesystems.mountPoints(table) }
@@ -666,8 +669,8 @@ public final class IndexDaemon: Sendable {
         while !state.withLock({ $0.stopping }) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLPRI | POLLERR), revents: 0)
             guard poll(&poller, 1, 500) > 0 else { continue }
-            let now = Self.contents(of: descriptor)
-            guard now != last else { continue }
+            // A failed read changes nothing: the next change is read whole.
+            guard let now = Self.contents(of: descriptor), now != last else { continue }
             last = now
             let table = String(decoding: now, as: UTF8.self)
             mountPoints.withLock { $0 = LocalFilesystems.mountPoints(table) }
@@ -675,16 +678,23 @@ public final class IndexDaemon: Sendable {
         }
     }
 
-    private static func contents(of descriptor: CInt) -> [UInt8] {
-        _ = lseek(descriptor, 0, SEEK_SET)
+    /// The whole mount table, read again from its start; nil when a read
+    /// fails. An interrupted read is retried (`syscallResult`): a table
+    /// cut short would drop the filesystems missing from it.
+    static func contents(of descriptor: CInt) -> [UInt8]? {
+        guard case .success = syscallResult({ lseek(descriptor, 0, SEEK_SET) }) else { return nil }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
+            let read = chunk.withUnsafeMutableBytes { buffer in
+                syscallResult { Glibc.read(descriptor, buffer.baseAddress, buffer.count) }
+            }
+            switch read {
+            case .failure: return nil
+            case .success(0): return bytes
+            case .success(let count): bytes += chunk[..<count]
+            }
         }
-        return bytes
     }
 
     /// Makes the scopes match the mount table now.

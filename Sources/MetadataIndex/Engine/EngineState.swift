@@ -148,6 +148,10 @@ final class EngineState {
     var content: ContentIndexer?
     /// Changes were applied since the last audit.
     var needsAudit = false
+    /// Some folder was refused a watch for lack of watches (`ENOSPC`):
+    /// tried again at `nextWatchRetry` (`LiveEngine.retryUnwatchedFolders`).
+    var lacksWatches = false
+    var nextWatchRetry = ContinuousClock.now
     /// Full rescans done (after overflows); for tests and stats.
     var rescanCount = 0
     /// Folders rescanned after their events were folded (`EventQueue`).

@@ -336,9 +336,17 @@ extension EngineState {
     }
 
     /// A folder could not be watched: the watch limit (or a permission)
-    /// keeps it from being live; the audit does not retry it.
+    /// keeps it from being live. The audit does not retry it; one refused
+    /// for lack of watches is tried again from time to time
+    /// (`LiveEngine.retryUnwatchedFolders`).
     func recordWatchFailure(_ folder: UInt32, _ error: Errno) {
         guard error == .noSpace || error == .permissionDenied || error == .notPermitted else { return }
         if folderProblems[folder] == nil { folderProblems[folder] = .unwatchable(error) }
+        if error == .noSpace { lacksWatches = true }
+    }
+
+    /// A folder is watched now: what kept it from being is over.
+    func recordWatched(_ folder: UInt32) {
+        if case .unwatchable = folderProblems[folder] { folderProblems[folder] = nil }
     }
 }

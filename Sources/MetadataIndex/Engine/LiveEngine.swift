@@ -160,7 +160,11 @@ package final class LiveEngine: Sendable {
     /// call it with the state lock held: the watcher thread takes it to
     /// record the watch.
     func addWatch(_ descriptor: FileDescriptor, context: UInt64) -> Result<Int32, Errno> {
-        watcher.addWatch(descriptor: descriptor, owner: owner, context: context)
+        let added = watcher.addWatch(descriptor: descriptor, owner: owner, context: context)
+        // Out of watches: the applier, perhaps asleep with nothing to wait
+        // for, learns it has folders to try again (`retryUnwatchedFolders`).
+        if case .failure(.noSpace) = added { events.nudge() }
+        return added
     }
 
     /// Removes one of this engine's watches.
@@ -195,13 +199,21 @@ package final class LiveEngine: Sendable {
 
     /// Waits for events and applies one batch; false once the engine stops.
     private func applyNext() -> Bool {
-        let waiting = state.withLock { !$0.dirtyFolders.isEmpty || $0.needsAudit }
-        guard let first = events.take(timeout: waiting ? .milliseconds(50) : nil) else { return false }
+        let (waiting, retry) = state.withLock {
+            (!$0.dirtyFolders.isEmpty || $0.needsAudit, $0.lacksWatches ? $0.nextWatchRetry : nil)
+        }
+        var timeout: Duration? = waiting ? .milliseconds(50) : nil
+        if let retry {
+            let until = max(.zero, retry - ContinuousClock.now)
+            timeout = min(timeout ?? until, until)
+        }
+        guard let first = events.take(timeout: timeout) else { return false }
         if first.isEmpty {
             // Quiet: check every folder is watched (rescanning any that is
             // not), and rescan the roots of folders still unresolved.
             state.withLock { $0.audit() }
             cleanDirtyFolders(force: true)
+            retryUnwatchedFolders()
             return true
         }
         // A rename's MOVED_FROM and MOVED_TO can land in different batches
@@ -301,6 +313,43 @@ package final class LiveEngine: Sendable {
         if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
     }
 
+    /// How often folders refused a watch for lack of watches are tried
+    /// again while any is (other processes of the user free watches too,
+    /// and this engine learns nothing of it); tests shorten it.
+    /// `MDQ_WATCH_RETRY_SECONDS` sets it for a daemon (tests).
+    package static let watchRetryInterval = Locked<Duration>(
+        ProcessEnvironment.variable("MDQ_WATCH_RETRY_SECONDS").flatMap(Double.init).map {
+            .milliseconds(Int(max(0.01, min($0, 86_400)) * 1000))
+        } ?? .seconds(10))
+
+    /// Folders refused a watch for lack of watches (`ENOSPC`) are tried
+    /// again, once `watchRetryInterval` has passed: one watch first (while
+    /// the limit still holds, nothing more is done), then every such
+    /// subtree is rescanned, watching what it can (a folder refused again
+    /// is marked again), and what changed meanwhile is found.
+    func retryUnwatchedFolders() {
+        let now = ContinuousClock.now
+        let lacking = state.withLock { s -> [UInt32] in
+            guard s.lacksWatches, now >= s.nextWatchRetry else { return [] }
+            s.nextWatchRetry = now + Self.watchRetryInterval.withLock { $0 }
+            let folders = Set(
+                s.folderProblems.compactMap { folder, problem -> UInt32? in
+                    guard case .unwatchable(.noSpace) = problem, s.index.contains(EntryID(folder)) else { return nil }
+                    return folder
+                })
+            if folders.isEmpty { s.lacksWatches = false }
+            return s.outermost(folders)
+        }
+        guard let probe = lacking.first, let (handle, _) = openVerified(probe),
+            case .success = addWatch(handle.descriptor, context: UInt64(probe))
+        else { return }
+        state.withLock { s in
+            s.recordWatched(probe)
+            for folder in lacking { s.dirtyFolders.insert(folder) }
+        }
+        cleanDirtyFolders(force: false)
+    }
+
     /// Rescans dirty folders whose path is current again; with `force`, for
     /// those that are not, the nearest folder above whose path is current
     /// (its listing reads again the names that lead to them), or their root.
@@ -360,6 +409,8 @@ final class EventQueue: Sendable {
         /// Folders (by watch) whose events were folded: rescanned instead.
         var folded: Set<Int32> = []
         var stopping = false
+        /// `nudge`: the next (or current) `take` returns at once.
+        var nudged = false
     }
 
     private let contents = ConditionLocked(Contents())
@@ -367,6 +418,12 @@ final class EventQueue: Sendable {
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
+    }
+
+    /// Wakes the applier as if the queue had timed out (it looks again at
+    /// what it waits for: a folder refused a watch is to be retried).
+    func nudge() {
+        contents.mutateAndBroadcast { $0.nudged = true }
     }
 
     /// Queues events; called on the watcher thread.
@@ -387,12 +444,14 @@ final class EventQueue: Sendable {
     /// for one: empty after a timeout, nil once stopped.
     func take(timeout: Duration?) -> [InotifyEvent]? {
         let deadline = timeout.map { ContinuousClock.now + $0 }
-        return contents.wait(until: { !$0.events.isEmpty || !$0.folded.isEmpty || $0.stopping }, deadline: deadline) {
-            queue in
+        return contents.wait(
+            until: { !$0.events.isEmpty || !$0.folded.isEmpty || $0.stopping || $0.nudged }, deadline: deadline
+        ) { queue in
             if queue.stopping && queue.events.isEmpty && queue.folded.isEmpty { return nil }
             defer {
                 queue.events.removeAll(keepingCapacity: true)
                 queue.folded.removeAll()
+                queue.nudged = false
             }
             // Folded folders come as overflow events of their watch (the
             // kernel's own overflow has none: watch -1).

@@ -55,8 +55,9 @@ final class LiveSink: CrawlSink, Sendable {
         guard isTheFolder else { return false }
         // The watch goes in before the listing (and without the lock: the
         // watcher thread takes it to record the new watch).
-        if case .failure(let error) = engine.addWatch(directory, context: UInt64(folder.rawValue)) {
-            engine.state.withLock { $0.recordWatchFailure(folder.rawValue, error) }
+        switch engine.addWatch(directory, context: UInt64(folder.rawValue)) {
+        case .failure(let error): engine.state.withLock { $0.recordWatchFailure(folder.rawValue, error) }
+        case .success: engine.state.withLock { $0.recordWatched(folder.rawValue) }
         }
         return true
     }

@@ -467,5 +467,32 @@ extension LiveSuites {
             #expect(reports.withLock { $0.first?.message.contains("inotify watch limit") } == true)
             query.stop()
         }
+
+        /// Folders refused a watch for lack of watches are watched once
+        /// watches free up (here the engine's own limit is lifted; another
+        /// process of the user freeing its own watches is the same to the
+        /// engine): the problem goes, and changes in those folders are
+        /// found, including one made while they were unwatched.
+        @Test func foldersRefusedForLackOfWatchesAreWatchedOnceWatchesFree() throws {
+            let temp = try TemporaryDirectory()
+            for i in 0..<6 { try temp.file("f\(i)/x.txt") }
+            let interval = LiveEngine.watchRetryInterval.withLock { $0 }
+            LiveEngine.watchRetryInterval.withLock { $0 = .milliseconds(100) }
+            defer { LiveEngine.watchRetryInterval.withLock { $0 = interval } }
+            let engine = try LiveEngine(watchLimit: 2, crawlThreads: 2)
+            defer { engine.shutdown() }
+            let (query, recorder) = try start("TRUEPREDICATE", scopes: [.directory(temp.path)], engine: engine)
+            #expect(recorder.wait { !query.errors.isEmpty })
+            #expect(query.errors.first?.message.contains("inotify watch limit") == true, "\(query.errors)")
+            // Made while most folders are unwatched: no event tells of it.
+            for i in 0..<6 { try temp.file("f\(i)/unseen.txt") }
+            engine.setWatchLimit(nil)
+            #expect(recorder.wait { engine.watchCount == 7 }, "\(engine.watchCount) watches")
+            #expect(recorder.wait { query.errors.isEmpty }, "\(query.errors)")
+            #expect(recorder.wait { query.results.filter { $0.name == "unseen.txt" }.count == 6 })
+            try temp.file("f5/later.txt")
+            #expect(recorder.wait { query.results.contains { $0.name == "later.txt" } })
+            query.stop()
+        }
     }
 }
