@@ -21,11 +21,6 @@ struct Crawler<Sink: CrawlSink>: Sendable {
         var isRoot: Bool
     }
 
-    /// What opening the roots found.
-    struct Summary {
-        var rootDevices: [DeviceNumber]
-    }
-
     /// Crawls `roots`, blocking the calling thread (which becomes worker 0)
     /// until every folder is done.
     ///

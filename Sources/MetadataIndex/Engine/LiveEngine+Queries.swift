@@ -200,13 +200,6 @@ extension LiveEngine {
         }
     }
 
-    /// The scopes the engine keeps live, as requests (for a daemon's default scopes).
-    package var liveScopes: [ScopeRequest] {
-        state.withLock { s in
-            s.roots.values.filter { !$0.missing && $0.users > 0 }.map { ScopeRequest(path: $0.path, rules: $0.rules) }
-        }
-    }
-
     /// Keeps a scope live without a subscription (the daemon's indexed
     /// scopes): crawls and watches what is not live yet.
     ///

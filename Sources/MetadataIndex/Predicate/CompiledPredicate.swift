@@ -66,11 +66,6 @@ struct CompiledPredicate: Sendable {
     /// provide the path, metadata, ubiquity or siblings only when asked.
     let requirements: SubjectRequirements
 
-    /// Whether any term reads the full path.
-    var needsPath: Bool { requirements.contains(.path) }
-    /// Whether any term reads size or dates (the one-shot search then stats).
-    var needsMetadata: Bool { requirements.contains(.metadata) }
-
     /// The imported attributes the predicate reads (the importers asked
     /// for a file are only those filling them).
     let importedAttributes: Set<MetadataAttribute>

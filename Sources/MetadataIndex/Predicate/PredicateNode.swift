@@ -51,22 +51,6 @@ enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case utiConformsTo = "UTI-CONFORMS-TO"
     /// `kMDItemContentType UTI-EQUALS 'public.png'`: the type is the given type.
     case utiEquals = "UTI-EQUALS"
-
-    /// The string-only operators (they take `[c]`/`[d]`).
-    var isStringOperator: Bool {
-        switch self {
-        case .like, .beginsWith, .endsWith, .contains, .matches, .utiConformsTo, .utiEquals: true
-        default: false
-        }
-    }
-
-    /// Ordering operators (numbers and dates).
-    var isOrdering: Bool {
-        switch self {
-        case .less, .lessOrEqual, .greater, .greaterOrEqual, .between: true
-        default: false
-        }
-    }
 }
 
 /// A literal on the right of a comparison.

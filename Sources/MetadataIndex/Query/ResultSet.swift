@@ -44,9 +44,6 @@ struct ResultSet {
     /// Whether there are changes to deliver.
     var hasPendingChanges: Bool { !overlay.isEmpty }
 
-    /// The number of current results (not the delivered ones).
-    var currentCount: Int { identities.count }
-
     /// The current results (delivered, with the pending changes applied),
     /// in no particular order.
     mutating func currentItems() -> [MetadataItem] {
