@@ -180,7 +180,6 @@ final class ChunkScanner {
         let start = max(0, (slots?.lowerBound ?? 0) - base)
         let bits = index.bitsColumn.chunk(chunk)
         var count = 0
-        var from = start
         guard let candidates else {
             for i in start..<max(start, length) where Self.isScanned(bits[i]) {
                 ids[count] = UInt32(base + i)
