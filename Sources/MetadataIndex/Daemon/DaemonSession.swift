@@ -896,7 +896,12 @@ final class SubscriptionForwarder: Sendable {
                 }
                 return box.chunks
             }
-            guard let chunks = next else { return }
+            guard let chunks = next else {
+                // Closed inside the wait, which wakes nobody: `drainAndClose`
+                // waits for it.
+                outbox.mutateAndBroadcast { _ in }
+                return
+            }
             if chunks.isEmpty {
                 sendFreshCopy()
                 continue

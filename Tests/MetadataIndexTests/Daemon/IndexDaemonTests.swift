@@ -466,6 +466,35 @@ extension LiveSuites {
             socket.shutdown()
         }
 
+        /// A subscription ended with `unsubscribe` (after a line it
+        /// refused) leaves the connection serving the next request.
+        @Test func aConnectionServesAfterUnsubscribe() throws {
+            let temp = try TemporaryDirectory()
+            let (daemon, tree, paths) = try Self.indexingDaemon(temp)
+            defer { daemon.stop() }
+            guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else {
+                Issue.record("no connection")
+                return
+            }
+            let lines = [
+                "{\"id\":1,\"command\":\"subscribe\",\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}",
+                "{\"id\":2,\"command\":\"hello\"}", "{\"id\":3,\"command\":\"unsubscribe\"}",
+            ]
+            for line in lines { _ = withBytes(of: Array((line + "\n").utf8)) { socket.write($0) } }
+            var reader = LineReader(socket: socket, maximum: 1 << 24, timeout: 10_000)
+            var ended = false
+            while !ended, case .line(let bytes) = reader.next(idle: 10_000) {
+                ended = (try? JSONValue.parse(bytes))?["event"]?.string == "ended"
+            }
+            #expect(ended)
+            _ = withBytes(of: Array("{\"id\":4,\"command\":\"hello\"}\n".utf8)) { socket.write($0) }
+            guard case .line(let bytes) = reader.next(idle: 10_000) else {
+                Issue.record("no answer after unsubscribe")
+                return
+            }
+            #expect(try JSONValue.parse(bytes)["id"]?.integer == 4)
+        }
+
         /// A client killed mid-stream ends its subscription; the daemon
         /// goes on serving.
         @Test func aClientGoneMidStreamCostsNothing() throws {
