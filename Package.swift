@@ -129,9 +129,9 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The README's Swift snippets, each a whole file as the README shows it
-        // (ReadmeSnippetTests checks they are the same), so every build
-        // compiles them.
+        // The Swift snippets of the README and Documentation/, each a whole
+        // file as the page shows it (ReadmeSnippetTests checks they are the
+        // same), so every build compiles them.
         .executableTarget(
             name: "snippet-typed-predicates", dependencies: ["MetadataIndex"],
             path: "Examples/Snippets/TypedPredicates",

@@ -8,7 +8,7 @@
 #   --sizes LIST   corpus sizes in files (default 200000,1000000)
 #   --out DIR      where compare.md and compare.png go (default: a new folder
 #                  /tmp/mdq-compare-DATE-XXXX; Benchmarks/results is the
-#                  README's copy)
+#                  copy Documentation/measurements.md quotes)
 #
 # Corpora go to $MDQ_CORPUS (default /tmp/mdq-corpus), generated when absent
 # (about 1 minute per 200,000 files). Installs hyperfine, fd-find, bfs,

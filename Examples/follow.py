@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 """Follow a live query of the mdq daemon from Python: keeps the matching
-paths by item id and prints each change. Protocol: README, "The daemon
-protocol".
+paths by item id and prints each change. Protocol: Documentation/protocol.md.
 
     python3 Examples/follow.py "kMDItemFSName LIKE '*.pdf'" [SOCKET]
 """
@@ -22,7 +21,7 @@ def state_folder():
 
 
 def default_socket():
-    """The daemon's socket, found as mdq finds it (README, "The index daemon")."""
+    """The daemon's socket, found as mdq finds it (Documentation/daemon.md)."""
     if os.environ.get("MDQ_RUNTIME_DIR"):
         return os.path.join(os.environ["MDQ_RUNTIME_DIR"], "daemon.sock")
     if os.environ.get("XDG_RUNTIME_DIR"):

@@ -3,8 +3,8 @@ import MDQWire
 import SystemPackage
 
 /// The daemon's wire protocol, version 1: newline-delimited JSON over the
-/// Unix socket, documented for other languages in the README ("The daemon
-/// protocol"). Requests are one object per line (at most 1 MiB) with an
+/// Unix socket, documented for other languages in
+/// `Documentation/protocol.md`. Requests are one object per line (at most 1 MiB) with an
 /// `id` (echoed in every line of the response) and a `command`; every
 /// response line carries the `id`, and a failed request answers
 /// `{"id":…,"error":{"code":…,"message":…}}`.
