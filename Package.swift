@@ -68,10 +68,35 @@ let package = Package(
         // statx(2) and getdents64(2) are not visible through Swift's Glibc
         // module; these two thin wrappers are the only C we compile.
         .target(name: "CLinuxSyscalls", path: "Sources/CLinuxSyscalls"),
+        // The system layer: syscalls (every one through `syscallResult`),
+        // files, sockets, processes, locks, the error type, and the values
+        // every layer above speaks (timestamps, kinds, devices, folder
+        // access, the daemon's paths). The only Swift code calling C.
+        .target(
+            name: "MDQSystem",
+            dependencies: [
+                "CLinuxSyscalls",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The watcher seam and its backends: inotify (through
+        // libinotifytools) and fanotify filesystem marks.
+        .target(
+            name: "MDQWatch",
+            dependencies: [
+                "MDQSystem",
+                "CInotifyTools",
+                "CLinuxSyscalls",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MetadataIndex",
             dependencies: [
-                "CInotifyTools",
+                "MDQSystem",
+                "MDQWatch",
                 "CLinuxSyscalls",
                 "MDQWire",
                 "CSQLite",
@@ -156,6 +181,8 @@ let package = Package(
             name: "MetadataIndexTests",
             dependencies: [
                 "MetadataIndex",
+                "MDQSystem",
+                "MDQWatch",
                 "MDQWire",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),

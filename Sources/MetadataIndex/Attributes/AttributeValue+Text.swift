@@ -1,3 +1,5 @@
+public import MDQSystem
+
 extension AttributeValue {
     /// How a value is printed as text.
     public enum TextStyle: Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+public import MDQSystem
 
 /// The value of one attribute of one item, typed: what the attribute table
 /// reads, predicates compare, sorting and grouping key on, and `mdq` prints.

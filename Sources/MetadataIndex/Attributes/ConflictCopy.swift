@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Conflict copies as sync tools write them beside the file they conflict
 /// with, for `NSMetadataUbiquitousItemHasUnresolvedConflictsKey`:
 ///

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// `kMDItemKind`: a content type as a person reads it ("PDF document",
 /// "Folder", "PNG image"), in the English wording Finder shows.
 ///

@@ -1,3 +1,5 @@
+public import MDQSystem
+
 /// `kMDItemContentType` and `kMDItemContentTypeTree`: the uniform type
 /// identifier of an item, from its kind and extension, and every type it
 /// conforms to.

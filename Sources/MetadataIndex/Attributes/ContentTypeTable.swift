@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Uniform type identifiers by file extension, and the conformance graph,
 /// after Apple's declarations (UTType / CoreServices).
 ///

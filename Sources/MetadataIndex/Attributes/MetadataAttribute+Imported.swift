@@ -1,3 +1,5 @@
+import MDQSystem
+
 extension MetadataAttribute {
     // MARK: Imported from file contents
     //

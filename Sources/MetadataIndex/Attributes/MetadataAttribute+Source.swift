@@ -1,3 +1,5 @@
+import MDQSystem
+
 extension MetadataAttribute {
     /// Where an attribute's value comes from: resolved once per attribute,
     /// so evaluating a predicate never compares key strings.

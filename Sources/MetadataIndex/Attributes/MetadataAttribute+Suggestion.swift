@@ -1,3 +1,5 @@
+import MDQSystem
+
 extension MetadataAttribute {
     /// Keys people try that mdq spells differently, with the key they mean.
     static let aliases: [String: MetadataAttribute] = [

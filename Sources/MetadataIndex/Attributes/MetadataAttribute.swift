@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// An attribute key, by Apple's raw string (`kMDItemFSName`), so a key
 /// constant and a literal key in a predicate are interchangeable; and, for
 /// the attributes mdq knows, their row in the one attribute table.

@@ -1,3 +1,4 @@
+import MDQSystem
 public import SystemPackage
 
 /// The ubiquity container a query runs against, as evaluating predicates

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The entries of one listed folder, handed to a sink in one call.
 ///
 /// Owned by one crawler thread and reused for every folder it lists, so a

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// How a crawl walks its roots.
 public struct CrawlOptions: Sendable, Equatable {
     /// Include entries whose names start with `.` and everything below hidden

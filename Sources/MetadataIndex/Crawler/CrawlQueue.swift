@@ -1,3 +1,4 @@
+import MDQSystem
 import Synchronization
 
 /// The crawl's shared work: folders not yet claimed by a thread.

@@ -1,3 +1,4 @@
+import MDQSystem
 public import SystemPackage
 
 /// One folder tree to crawl.

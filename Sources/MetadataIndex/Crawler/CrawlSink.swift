@@ -1,3 +1,4 @@
+import MDQSystem
 import SystemPackage
 
 /// Where a crawl's results go: the index builder, a one-shot matcher, and

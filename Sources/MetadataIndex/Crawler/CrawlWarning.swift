@@ -1,3 +1,4 @@
+import MDQSystem
 public import SystemPackage
 
 /// Something the crawler skipped and went on: an unreadable folder, an entry

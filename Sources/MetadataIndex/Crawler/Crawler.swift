@@ -1,3 +1,4 @@
+import MDQSystem
 import SystemPackage
 
 /// Walks scope roots in parallel and feeds each folder's entries to a sink.

@@ -1,3 +1,4 @@
+import MDQSystem
 import Synchronization
 
 /// Which folders a one-shot search reports but does not descend into:

@@ -1,3 +1,4 @@
+public import MDQSystem
 import SystemPackage
 
 /// A crawl sink that inserts every entry into a `FileIndex`.

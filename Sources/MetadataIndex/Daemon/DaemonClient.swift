@@ -1,4 +1,5 @@
 import Foundation
+package import MDQSystem
 import MDQWire
 package import SystemPackage
 

@@ -1,4 +1,5 @@
 import Foundation
+import MDQSystem
 import MDQWire
 import SystemPackage
 

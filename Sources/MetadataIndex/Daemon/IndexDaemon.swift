@@ -1,4 +1,6 @@
 import Foundation
+public import MDQSystem
+import MDQWatch
 import MDQWire
 package import SystemPackage
 

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// What one user may spend of a daemon, and all users together: the
 /// service sets it, not the client. A client's `budget` is cut to `maxBudget`; past the counts, a
 /// request is refused as `busy` (the client then searches by itself). With

@@ -1,4 +1,6 @@
 import Glibc
+import MDQSystem
+import MDQWatch
 import MDQWire
 import Synchronization
 import SystemPackage
@@ -180,7 +182,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
 
     // MARK: FolderWatcher
 
-    func register(
+    package func register(
         watchLimit: Int?, onWatchAdded: @escaping InotifyWatcher.WatchAddedHandler,
         onEvents: @escaping InotifyWatcher.EventHandler
     ) -> Int {
@@ -194,7 +196,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         return owner
     }
 
-    func unregister(_ owner: Int) {
+    package func unregister(_ owner: Int) {
         stop()
         state.withLock { s in
             s.onEvents = nil
@@ -205,7 +207,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         inotify.unregister(owner)
     }
 
-    func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
+    package func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
         if let path = Self.path(of: descriptor), case .success(let info) = FileStatus.of(descriptor: descriptor),
             let handle = FanotifyWatcher.followHandle(of: descriptor)
         {
@@ -245,20 +247,20 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         }
     }
 
-    func setWatchLimit(_ limit: Int?, owner: Int) {
+    package func setWatchLimit(_ limit: Int?, owner: Int) {
         inotify.setWatchLimit(limit, owner: owner)
     }
 
     /// The owner's inotify watches (folders followed cost none).
-    func watchCount(owner: Int) -> Int {
+    package func watchCount(owner: Int) -> Int {
         inotify.watchCount(owner: owner)
     }
 
-    var kernelWatchLimit: Int? { InotifyLibrary.shared.maxUserWatches }
+    package var kernelWatchLimit: Int? { InotifyLibrary.shared.maxUserWatches }
 
     /// The system index tells what it applied, which lags the disk: an
     /// event can be older than the listing of its folder here.
-    var eventsMayPredateListing: Bool { true }
+    package var eventsMayPredateListing: Bool { true }
 
     /// The folder's path, from the descriptor the engine opened it with.
     private static func path(of descriptor: FileDescriptor) -> [UInt8]? {

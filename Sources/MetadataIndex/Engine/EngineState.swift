@@ -1,3 +1,5 @@
+import MDQSystem
+import MDQWatch
 import SystemPackage
 
 /// A top-level root of the engine's index: one crawled folder tree.

@@ -1,3 +1,5 @@
+import MDQSystem
+import MDQWatch
 import SystemPackage
 
 /// Another process following the engine's own events under a folder (a

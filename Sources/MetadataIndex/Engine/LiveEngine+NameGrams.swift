@@ -1,3 +1,5 @@
+import MDQSystem
+
 extension LiveEngine {
     /// Keeps a trigram index of the names (`NameGrams`), so that name
     /// searches with a literal of three bytes or more test only the entries

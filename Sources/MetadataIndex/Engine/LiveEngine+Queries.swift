@@ -1,3 +1,4 @@
+package import MDQSystem
 import SystemPackage
 
 /// What a one-shot query over the live index returns.

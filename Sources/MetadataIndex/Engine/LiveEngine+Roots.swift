@@ -1,3 +1,4 @@
+import MDQSystem
 import SystemPackage
 
 extension LiveEngine {

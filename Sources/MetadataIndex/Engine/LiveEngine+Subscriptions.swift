@@ -1,3 +1,4 @@
+package import MDQSystem
 import SystemPackage
 
 extension LiveEngine {

@@ -1,5 +1,7 @@
 import Foundation
-import SystemPackage
+package import MDQSystem
+package import MDQWatch
+package import SystemPackage
 
 /// The live engine: one index and one set of inotify watches, shared by
 /// every subscription whose scopes overlap, kept equal to the disk.

@@ -1,3 +1,5 @@
+import MDQSystem
+import MDQWatch
 import Synchronization
 import SystemPackage
 

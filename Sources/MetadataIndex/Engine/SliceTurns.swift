@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Turns at the engine's lock for the slices of scans (`LiveEngine.answer`,
 /// a subscription's first gather, the trigram builder), shared fairly among
 /// the users asking: the user served longest ago goes next, first come

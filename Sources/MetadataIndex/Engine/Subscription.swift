@@ -1,3 +1,4 @@
+package import MDQSystem
 package import SystemPackage
 
 /// What the engine knows of one matching entry at the moment it reported

@@ -1,4 +1,5 @@
 import Foundation
+package import MDQSystem
 import Synchronization
 package import SystemPackage
 

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The content type of a file from its leading bytes, for when its
 /// extension is missing or lies (a PNG named `scan.dat` is `public.png`).
 ///

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The freedesktop extended attributes of every file: where it was
 /// downloaded from (`user.xdg.origin.url`, then `user.xdg.referrer.url`, as
 /// `kMDItemWhereFroms` lists the download and the page it came from), the

@@ -1,3 +1,4 @@
+package import MDQSystem
 package import SystemPackage
 
 /// What importing one file found: its type by name and by content, what

@@ -1,3 +1,4 @@
+package import MDQSystem
 package import SystemPackage
 
 /// Imported attributes and text on disk: SQLite, one row per file keyed by

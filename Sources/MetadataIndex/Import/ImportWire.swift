@@ -1,3 +1,4 @@
+import MDQSystem
 import SystemPackage
 
 /// The framing between the daemon and its import workers: a worker first

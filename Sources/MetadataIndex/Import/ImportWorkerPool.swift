@@ -1,3 +1,4 @@
+package import MDQSystem
 package import SystemPackage
 
 /// Imports files in worker processes, as Apple's `mdworker` does: a file

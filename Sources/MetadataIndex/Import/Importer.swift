@@ -1,3 +1,4 @@
+package import MDQSystem
 package import SystemPackage
 
 /// One family of file formats mdq reads metadata from: the content types it

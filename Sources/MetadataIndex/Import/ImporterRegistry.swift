@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The one table of importers: each declares the content types it handles
 /// and the attributes it fills; a file is given to every importer whose
 /// types its type conforms to, in table order (later values win).

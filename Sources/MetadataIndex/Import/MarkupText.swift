@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The readable text of HTML or XML: tags, comments, processing
 /// instructions and the contents of `<script>` and `<style>` removed,
 /// character references decoded, each tag a word break (so

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Text from the bytes of a file whose encoding nobody declared: UTF-8,
 /// UTF-16 with or without a byte order mark, else Latin-1; binary data is
 /// refused rather than indexed as noise.

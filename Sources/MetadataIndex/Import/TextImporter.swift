@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// `kMDItemTextContent` of text files: plain text, Markdown, source code,
 /// CSV and the other `public.text` types, HTML and XML with their markup
 /// stripped. The encoding is detected (`TextDecoding`): UTF-8, UTF-16 with

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// What the full-text index can rule out before a predicate on a file's
 /// text is tested file by file: a set of files that holds every match (a
 /// superset), found in the store's FTS5 index in milliseconds instead of

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// A column of plain values stored in fixed 64 Ki-element chunks.
 ///
 /// Growing never copies or doubles: peak memory stays at what is used plus

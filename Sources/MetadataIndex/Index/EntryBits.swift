@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The packed per-entry word: name length, kind and flags in 32 bits.
 ///
 /// | bits  | field |

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// A small integer naming one entry of an index.
 ///
 /// IDs are reused after an entry is removed; hold one only while the entry is

@@ -1,3 +1,5 @@
+public import MDQSystem
+
 /// What the index stores about an entry besides its name and place.
 public struct EntryMetadata: Hashable, Sendable {
     public var kind: EntryKind

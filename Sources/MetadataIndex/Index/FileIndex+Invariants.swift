@@ -1,3 +1,5 @@
+import MDQSystem
+
 extension FileIndex {
     /// Verifies every structural invariant of the index; traps on the first
     /// violation. O(entries): tests call it, and debug builds call it after

@@ -1,3 +1,4 @@
+public import MDQSystem
 public import SystemPackage
 
 extension FileIndex {

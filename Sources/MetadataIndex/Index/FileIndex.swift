@@ -1,3 +1,4 @@
+public import MDQSystem
 public import SystemPackage
 
 /// The in-memory store of every crawled entry: a tree of names with metadata,
@@ -441,33 +442,5 @@ public final class FileIndex {
         total += signatures.allocatedBytes
         total += (largeSizes.capacity + largeInodes.capacity) * 24
         return total
-    }
-}
-
-extension FilePath {
-    /// A path from raw bytes, which need not be UTF-8 (a name on disk, a
-    /// command-line argument).
-    public static func fromBytes(_ bytes: [UInt8]) -> FilePath {
-        bytes.withUnsafeBufferPointer { buffer in
-            var terminated = Array(buffer.lazy.map { CChar(bitPattern: $0) })
-            terminated.append(0)
-            return terminated.withUnsafeBufferPointer { FilePath(platformString: $0.baseAddress!) }
-        }
-    }
-
-    /// Appends the path's raw bytes.
-    func appendBytes(to bytes: inout [UInt8]) {
-        withPlatformString { cString in
-            var end = cString
-            while end.pointee != 0 { end += 1 }
-            bytes.append(contentsOf: UnsafeRawBufferPointer(start: cString, count: end - cString))
-        }
-    }
-
-    /// The path's raw bytes.
-    var bytes: [UInt8] {
-        var result: [UInt8] = []
-        appendBytes(to: &result)
-        return result
     }
 }

@@ -1,3 +1,4 @@
+import MDQSystem
 import SystemPackage
 
 /// All entry names, as raw bytes, in 1 MiB chunks.

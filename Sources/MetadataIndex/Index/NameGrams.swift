@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// A trigram index of the index's names, folded for case and diacritics:
 /// for every run of three bytes of a folded name, the ids of the entries
 /// whose name holds it. A name search with a literal of three bytes or more

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Hashing and comparison of raw name bytes, for the (parent, name) table.
 enum NameBytes {
     /// A 64-bit hash of a parent id and a name, 8 bytes at a time.

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// A 64-bit signature per entry of the bigrams of its name, folded for
 /// case and diacritics: bit `h(a, b)` is set for every pair of adjacent
 /// bytes. A substring query rejects a name with one AND when the name lacks

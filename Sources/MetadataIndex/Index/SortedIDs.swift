@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Operations on ascending lists of entry ids: what the trigram lists, the
 /// plan that combines them and the scan that reads them share.
 enum SortedIDs {

@@ -1,3 +1,4 @@
+import MDQSystem
 import SystemPackage
 
 /// The snapshot file of an index: what a daemon saves so that a restart

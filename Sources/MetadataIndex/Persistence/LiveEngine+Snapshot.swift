@@ -1,3 +1,5 @@
+package import MDQSystem
+package import MDQWatch
 package import SystemPackage
 
 extension LiveEngine {

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// A predicate compiled for evaluation: each comparison a specialised
 /// test, cheap terms first.
 ///

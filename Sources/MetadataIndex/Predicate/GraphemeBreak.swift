@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Extended grapheme cluster boundaries (UAX #29) over canonically
 /// decomposed text, one scalar at a time, so `?` is one character as a
 /// person sees it and a literal never starts or ends inside one: a Hangul

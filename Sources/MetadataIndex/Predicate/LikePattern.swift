@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// A `LIKE` pattern split into literal runs and wildcards.
 ///
 /// `*` is any run of characters (including none), `?` exactly one character,

@@ -1,4 +1,5 @@
 public import Foundation
+public import MDQSystem
 
 /// Building predicates in Swift, checked by the compiler: each builder makes
 /// the same tree the parser makes for the equivalent format text, so

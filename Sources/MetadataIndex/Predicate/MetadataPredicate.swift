@@ -1,3 +1,5 @@
+public import MDQSystem
+
 /// A parsed query predicate in Apple's `NSPredicate` format syntax.
 ///
 /// ```swift

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// A string test compiled once: a LIKE-style pattern whose literals are
 /// already folded, specialised by shape.
 ///

@@ -1,4 +1,5 @@
 public import Foundation
+import MDQSystem
 
 /// A value substituted for `%@`, `%d`, `%f` (or a key for `%K`) in
 /// `MetadataPredicate(format:_:)`.

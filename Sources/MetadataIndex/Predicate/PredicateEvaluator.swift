@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// What a predicate is evaluated against: an index entry, an entry the
 /// crawler just listed, or an item.
 ///

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Splits predicate text (raw bytes) into tokens.
 ///
 /// String literals take `'...'` or `"..."` with the escapes `\\`, `\'`, `\"`,

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The parsed form of a predicate: what the parser and the builder make
 /// and the compiler turns into matchers.
 indirect enum PredicateNode: Sendable, Hashable {

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Recursive-descent parser for the `NSPredicate` format syntax.
 ///
 /// Grammar (keywords case-insensitive; NOT binds tighter than AND, AND

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The scaffolding both query parsers (`PredicateParser` for the
 /// `NSPredicate` format syntax, `SpotlightQueryParser` for mdfind's) share:
 /// the query text errors point into, the nesting guard, attribute lookup

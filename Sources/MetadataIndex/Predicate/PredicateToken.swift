@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// One lexical token of a predicate, with the byte range it came from.
 struct PredicateToken: Equatable {
     enum Kind: Equatable {

@@ -1,5 +1,6 @@
 import CICURegex
 import Foundation
+import MDQSystem
 import Synchronization
 
 /// `MATCHES`: a whole-string regular expression (ICU syntax, as

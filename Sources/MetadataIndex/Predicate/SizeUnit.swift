@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Size suffixes on numbers, as fd's `--size` takes them: `k`, `m`, `g`,
 /// `t` (with or without a final `b`) count in powers of 1000; `ki`, `mi`,
 /// `gi`, `ti` (with or without `b`) in powers of 1024; `b` alone is bytes.

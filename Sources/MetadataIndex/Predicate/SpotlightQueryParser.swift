@@ -1,4 +1,5 @@
 public import Foundation
+public import MDQSystem
 
 /// Parser for the `mdfind` query-string syntax (`mdq --spotlight`), as
 /// Apple's "File Metadata Query Expression Syntax" describes it:

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The `[c]`, `[d]`, `[w]` options of a string comparison (`[n]` is
 /// accepted and means nothing more: every comparison is normalised).
 public struct StringCompareOptions: OptionSet, Hashable, Sendable {

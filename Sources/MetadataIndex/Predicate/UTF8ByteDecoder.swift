@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Decodes UTF-8 one scalar at a time, passing through every byte that is
 /// not part of a valid sequence as itself, so nothing is ever lost.
 struct UTF8ByteDecoder {

@@ -1,4 +1,5 @@
 import Foundation
+import MDQSystem
 
 /// Turns a name into its comparison form: canonical decomposition (NFD),
 /// then case folding for `[c]` and removal of combining marks for `[d]`.

@@ -1,3 +1,5 @@
+package import MDQSystem
+
 /// A query as a person types it on a command line: a predicate, or a bare
 /// name search, as `fd PATTERN` and `mdfind`'s free text take it.
 ///

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// The Levenshtein distance between two short byte strings: how many
 /// insertions, deletions and substitutions turn one into the other.
 ///

@@ -1,3 +1,5 @@
+import MDQSystem
+
 extension FileIndex {
     /// Every entry (scope roots excluded) that matches the predicate, in id order.
     ///

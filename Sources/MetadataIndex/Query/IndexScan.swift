@@ -1,4 +1,5 @@
 import CLinuxSyscalls
+import MDQSystem
 
 /// Evaluates a compiled predicate over a whole index, one 64 Ki-slot chunk
 /// at a time, on every core.

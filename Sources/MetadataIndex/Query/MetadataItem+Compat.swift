@@ -1,4 +1,5 @@
 package import Foundation
+import MDQSystem
 
 extension MetadataItem {
     /// Whether this snapshot matches `predicate`, the ubiquitous keys

@@ -1,4 +1,5 @@
 import Foundation
+public import MDQSystem
 public import SystemPackage
 
 extension MetadataItem {

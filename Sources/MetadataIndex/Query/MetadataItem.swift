@@ -1,4 +1,5 @@
 import Foundation
+public import MDQSystem
 public import SystemPackage
 
 /// One result of a metadata query: a file or folder with its attributes, as

@@ -1,3 +1,5 @@
+import MDQSystem
+
 extension MetadataQuery {
     /// The query's events, for `for await`. Each call gives a new sequence
     /// that receives the events from then on; it ends when the query stops.

@@ -1,4 +1,5 @@
 import Foundation
+import MDQSystem
 
 /// One value of a value-list attribute and how many results have it
 /// (`NSMetadataQueryAttributeValueTuple`); `value` is nil for the results

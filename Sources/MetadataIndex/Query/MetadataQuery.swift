@@ -1,4 +1,5 @@
 public import Foundation
+public import MDQSystem
 public import SystemPackage
 
 extension Notification.Name {

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Which entries a predicate can match according to the trigram lists
 /// (`NameGrams`), when that is much fewer than the whole index: the first
 /// selection of a scan, which the predicate's own tests then decide.

@@ -1,3 +1,4 @@
+public import MDQSystem
 import SystemPackage
 
 /// A one-shot query: crawl the scopes, evaluate the predicate as entries are

@@ -1,4 +1,5 @@
 import Foundation
+package import MDQSystem
 import Synchronization
 
 /// One running query's budget: a deadline, a cap on the backtracking of a

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// What a live query runs against: the process's own engine, or the
 /// user's index daemon. Both speak in subscriptions whose mailboxes hold
 /// the same messages, so the query's bookkeeping is the same.

@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// One result's state as the client last saw it and as it is now.
 struct ItemChange {
     /// nil: the client does not have it.

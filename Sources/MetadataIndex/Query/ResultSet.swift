@@ -1,3 +1,4 @@
+import MDQSystem
 import SystemPackage
 
 /// The results of a live query as its client sees them, and the changes

@@ -1,3 +1,4 @@
+public import MDQSystem
 public import SystemPackage
 
 /// A batch of one-shot search results: paths as raw bytes, with kind and,

@@ -1,3 +1,5 @@
+import MDQSystem
+
 extension MetadataPredicate {
     /// Orders the results of a `words` search as mdfind users expect:
     /// files whose name holds every word first, then the most recently

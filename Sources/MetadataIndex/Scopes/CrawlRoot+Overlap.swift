@@ -1,3 +1,4 @@
+public import MDQSystem
 import SystemPackage
 
 extension CrawlRoot {

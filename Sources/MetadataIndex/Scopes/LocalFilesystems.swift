@@ -1,3 +1,4 @@
+import MDQSystem
 package import SystemPackage
 
 /// The filesystems the system index covers when none are named: every

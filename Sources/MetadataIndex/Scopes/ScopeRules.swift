@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Which entries below a scope's folder belong to the scope: the one
 /// statement of the rules that the crawler, the live engine and queries
 /// all apply.

@@ -1,3 +1,4 @@
+import MDQSystem
 public import SystemPackage
 
 /// Where a query looks, named as on Apple platforms.

@@ -1,4 +1,5 @@
 import Glibc
+package import MDQSystem
 package import SystemPackage
 
 /// What the system index covers: its configuration file

@@ -1,3 +1,4 @@
+public import MDQSystem
 public import SystemPackage
 
 /// A ubiquity container: a folder whose `Documents/` subfolder is the

@@ -1,4 +1,5 @@
 import CZlib
+import MDQSystem
 
 /// zlib's deflate for the text the import store keeps: natural text
 /// shrinks to a third or less, and a file's text is read back whole (the

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import MDQSystem
 
 /// Whether the calling code runs on the main dispatch queue.
 ///

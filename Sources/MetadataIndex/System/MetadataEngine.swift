@@ -1,3 +1,6 @@
+public import MDQSystem
+import MDQWatch
+
 /// Process-wide setup of the engine.
 public enum MetadataEngine {
     /// Initialises the inotify layer (libinotifytools) for this process.

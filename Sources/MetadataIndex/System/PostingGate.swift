@@ -1,4 +1,5 @@
 import Glibc
+import MDQSystem
 
 /// Held while a query posts a notification, so `stop()` from another
 /// thread waits until the post is over (and nothing is posted after

@@ -1,5 +1,6 @@
 import CSQLite
 import Glibc
+import MDQSystem
 import SystemPackage
 
 /// A SQLite connection, thin: open, run statements, read rows. The import

@@ -3,6 +3,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The one attribute table: every key once, items and predicates reading

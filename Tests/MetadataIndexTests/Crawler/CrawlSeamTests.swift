@@ -5,6 +5,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
+@testable import MDQWatch
 @testable import MetadataIndex
 
 /// The seam the watcher uses: `willList` runs once per folder, after the

@@ -5,6 +5,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The crawler against the filesystem: real trees in fresh temp folders.

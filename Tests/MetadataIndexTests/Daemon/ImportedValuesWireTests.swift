@@ -2,6 +2,7 @@ import MDQWire
 import SystemPackage
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Imported values on the daemon's wire: every kind of value comes back as

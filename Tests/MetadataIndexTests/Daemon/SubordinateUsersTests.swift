@@ -1,5 +1,6 @@
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// A user's subordinate ids (`/etc/subuid`) spend that user's share of a

@@ -4,6 +4,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// `ContentFile.read` gives exactly the bytes asked for, within the file and

@@ -4,6 +4,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Importing real files: text and extended attributes extracted, hostile

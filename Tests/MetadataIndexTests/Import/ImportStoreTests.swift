@@ -4,6 +4,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The on-disk store of imported attributes and text.

@@ -3,6 +3,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Predicates on attributes read from inside files, evaluated on subjects

@@ -2,6 +2,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// A deterministic random generator (SplitMix64), so failures reproduce.

@@ -4,6 +4,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
+@testable import MDQWatch
 @testable import MetadataIndex
 
 /// A live engine on fanotify filesystem marks (the system index's): one

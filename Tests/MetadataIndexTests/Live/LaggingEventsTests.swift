@@ -5,6 +5,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
+@testable import MDQWatch
 @testable import MetadataIndex
 
 extension LiveSuites {

@@ -5,6 +5,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
+@testable import MDQWatch
 @testable import MetadataIndex
 
 /// After the filesystem goes quiet, every live query equals a fresh crawl.

@@ -4,6 +4,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
+@testable import MDQWatch
 @testable import MetadataIndex
 
 /// What a sync client does with a live query's updates: uploads what is

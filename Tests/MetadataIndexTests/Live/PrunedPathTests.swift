@@ -4,6 +4,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Pruned paths (the system index's `PRUNEPATHS`): a folder at a pruned

@@ -4,6 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 extension LiveSuites {

@@ -3,6 +3,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Snapshots of an index: what is written comes back exactly; anything

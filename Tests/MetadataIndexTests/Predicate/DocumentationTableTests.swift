@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// What Apple's documentation says predicates mean, row by row, each row

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// `?`, LIKE and substring boundaries count characters as people see them:

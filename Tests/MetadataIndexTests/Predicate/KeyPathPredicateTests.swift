@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The key paths Apple code writes on file names (`%K.pathExtension`,

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// An entry for predicate evaluation without an index.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The typed builder makes the tree the parser makes, prints format text

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Seeded fuzzing of the parser: random and mutated inputs never crash or

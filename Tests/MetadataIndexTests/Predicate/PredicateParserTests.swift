@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 struct PredicateParserTests {

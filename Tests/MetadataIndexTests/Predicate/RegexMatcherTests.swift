@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// `MATCHES` through ICU itself: whole-name matches with NSPredicate's

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The mdfind query syntax, against a fixed clock in UTC.

@@ -1,5 +1,6 @@
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// A query pasted from mdfind is read in mdfind's syntax without

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// `[w]` on a file's text: words as the full-text index splits them, runs

@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The whole-index scan (column loops, selection vectors, threads) must

@@ -1,6 +1,7 @@
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The trigram lists only choose where a scan looks: a scan that starts

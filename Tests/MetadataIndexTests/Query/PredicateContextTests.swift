@@ -3,6 +3,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Predicates on the ubiquitous keys evaluate to what items report, on the

@@ -2,6 +2,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The query's bookkeeping, without a filesystem: what a client is told for

@@ -3,6 +3,7 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Container identifiers in Apple's spelling and the folder's, the default

@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import SystemPackage
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// The paths a fresh crawl finds for a predicate under a folder.

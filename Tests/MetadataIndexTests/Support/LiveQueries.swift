@@ -1,6 +1,7 @@
 import SystemPackage
 import Testing
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// A live query of `text` over `scope` on `engine` (nil: the process's

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Records a query's notifications, in order, from NotificationCenter, and

@@ -1,5 +1,6 @@
 import TestSupport
 
+@testable import MDQSystem
 @testable import MetadataIndex
 
 /// Random predicate trees from the grammar, for round-trip and

@@ -2,13 +2,13 @@ import CLinuxSyscalls
 import Glibc
 
 /// Process-wide resource limits the crawler depends on.
-enum ProcessLimits {
+package enum ProcessLimits {
     /// Raises the soft open-file limit to the hard limit, once.
     ///
     /// The crawler keeps one descriptor open per folder on each thread's
     /// current path plus queued work; a deep tree on a 1024-descriptor default
     /// could otherwise fail with `EMFILE`.
-    static let raisedOpenFileLimit: Void = {
+    package static let raisedOpenFileLimit: Void = {
         var limit = rlimit()
         guard getrlimit(RLIMIT_NOFILE_CONSTANT, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
         limit.rlim_cur = limit.rlim_max
@@ -20,7 +20,7 @@ enum ProcessLimits {
     }
 
     /// The number of processors online, at least 1.
-    static var processorCount: Int {
+    package static var processorCount: Int {
         max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     }
 }
@@ -35,7 +35,7 @@ package enum ProcessMemory {
     /// small crawl (and a query's crawl may be one of many in a process).
     /// Returns whether it trimmed.
     @discardableResult
-    static func releaseFreePages(after entries: Int, threshold: Int = 50_000) -> Bool {
+    package static func releaseFreePages(after entries: Int, threshold: Int = 50_000) -> Bool {
         guard entries >= threshold else { return false }
         mdq_release_free_memory()
         return true

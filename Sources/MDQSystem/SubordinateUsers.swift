@@ -1,5 +1,5 @@
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// Who owns a user id: the user itself, or the user `/etc/subuid` gives it
 /// to as a subordinate id (the ids a user's own user namespaces map to:
@@ -7,7 +7,7 @@ import SystemPackage
 /// connects to a socket as a user of its own, so what one user may spend
 /// of a service (`ServiceLimits`) is counted against the owner of the
 /// id, or one user could have 65,536 times their share.
-struct SubordinateUsers: Sendable {
+package struct SubordinateUsers: Sendable {
     private struct Range: Sendable {
         var owner: UInt32
         var first: UInt32
@@ -17,13 +17,13 @@ struct SubordinateUsers: Sendable {
 
     /// The ranges of `/etc/subuid` (none when it cannot be read); names
     /// are looked up in the user database.
-    static func read(from path: FilePath = "/etc/subuid") -> SubordinateUsers {
+    package static func read(from path: FilePath = "/etc/subuid") -> SubordinateUsers {
         guard let bytes = try? readWholeFile(path, limit: 1 << 22) else { return SubordinateUsers(ranges: []) }
         return parse(String(decoding: bytes, as: UTF8.self))
     }
 
     /// Lines of `NAME_OR_ID:FIRST:COUNT`; others are skipped.
-    static func parse(_ text: String, lookUp: (String) -> UInt32? = userID(named:)) -> SubordinateUsers {
+    package static func parse(_ text: String, lookUp: (String) -> UInt32? = userID(named:)) -> SubordinateUsers {
         var ranges: [Range] = []
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: ":", omittingEmptySubsequences: false)
@@ -38,7 +38,7 @@ struct SubordinateUsers: Sendable {
     }
 
     /// The user whose share `user` spends.
-    func owner(of user: UInt32) -> UInt32 {
+    package func owner(of user: UInt32) -> UInt32 {
         for range in ranges where user >= range.first && UInt64(user) < UInt64(range.first) + UInt64(range.count) {
             return range.owner
         }
@@ -46,7 +46,7 @@ struct SubordinateUsers: Sendable {
     }
 
     /// A user's id by name (getpwnam_r), or nil.
-    static func userID(named name: String) -> UInt32? {
+    package static func userID(named name: String) -> UInt32? {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
         var buffer = [CChar](repeating: 0, count: 16_384)

@@ -2,8 +2,9 @@ import CInotifyTools
 import CLinuxSyscalls
 import Foundation
 import Glibc
+package import MDQSystem
 import Synchronization
-import SystemPackage
+package import SystemPackage
 
 /// The process's inotify watcher, built on libinotifytools.
 ///
@@ -36,14 +37,14 @@ import SystemPackage
 /// engines using it are its owners. A folder watched by two owners is one
 /// kernel watch; its events go to both. Each owner may have its own watch
 /// limit (tests inject one).
-final class InotifyWatcher: Sendable {
+package final class InotifyWatcher: Sendable {
     /// What to do with events: called on the watcher thread, in order.
-    typealias EventHandler = @Sendable ([InotifyEvent]) -> Void
+    package typealias EventHandler = @Sendable ([InotifyEvent]) -> Void
     /// Called right after a watch is added, on the thread serving the
     /// request, with the request's context. An event of the watch read in
     /// between reaches the owner first; it happened before the folder is
     /// listed, so the owner may drop it.
-    typealias WatchAddedHandler = @Sendable (_ watch: Int32, _ context: UInt64) -> Void
+    package typealias WatchAddedHandler = @Sendable (_ watch: Int32, _ context: UInt64) -> Void
 
     /// One engine using the watcher.
     struct Owner {
@@ -100,7 +101,7 @@ final class InotifyWatcher: Sendable {
     /// The process's watcher, started on first use.
     ///
     /// - Throws: `MetadataError.watcherUnavailable` when inotify cannot start.
-    static func shared() throws(MetadataError) -> InotifyWatcher {
+    package static func shared() throws(MetadataError) -> InotifyWatcher {
         try sharedWatcher.withLock { (watcher) throws(MetadataError) -> InotifyWatcher in
             if let watcher { return watcher }
             let made = try InotifyWatcher()
@@ -110,7 +111,7 @@ final class InotifyWatcher: Sendable {
     }
 
     /// Adds an owner; returns its id for the other calls.
-    func register(
+    package func register(
         watchLimit: Int? = nil, onWatchAdded: @escaping WatchAddedHandler, onEvents: @escaping EventHandler
     ) -> Int {
         let id = nextOwner.add(1, ordering: .relaxed).oldValue
@@ -121,7 +122,7 @@ final class InotifyWatcher: Sendable {
     }
 
     /// Removes an owner and the watches only it used; returns when done.
-    func unregister(_ owner: Int) {
+    package func unregister(_ owner: Int) {
         enqueue(.unregister(owner: owner))
         // A round trip through the thread: everything before is served.
         serveBarrier()
@@ -160,7 +161,7 @@ final class InotifyWatcher: Sendable {
     /// switches, most of a 39,000-folder crawl's time). Otherwise, or when
     /// a request only the watcher thread may serve comes first (`pause`),
     /// the watcher thread is woken and serves it.
-    func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
+    package func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
         let completion = Completion()
         requests.withLock {
             $0.append(.add(owner: owner, descriptor: descriptor.rawValue, context: context, completion: completion))
@@ -172,17 +173,17 @@ final class InotifyWatcher: Sendable {
 
     /// Stops watching for this owner; events already queued for the watch
     /// may still arrive.
-    func removeWatch(_ watch: Int32, owner: Int) {
+    package func removeWatch(_ watch: Int32, owner: Int) {
         enqueue(.remove(owner: owner, watch: watch))
     }
 
     /// Sets the owner's own watch limit (nil: only the kernel's).
-    func setWatchLimit(_ limit: Int?, owner: Int) {
+    package func setWatchLimit(_ limit: Int?, owner: Int) {
         owners.withLock { $0[owner]?.watchLimit = limit }
     }
 
     /// The owner's live watches.
-    func watchCount(owner: Int) -> Int {
+    package func watchCount(owner: Int) -> Int {
         owners.withLock { $0[owner]?.watches.count ?? 0 }
     }
 

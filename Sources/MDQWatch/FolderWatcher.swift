@@ -1,4 +1,5 @@
-import SystemPackage
+import MDQSystem
+package import SystemPackage
 
 /// What a live engine watches folders with: per-folder inotify watches
 /// (`InotifyWatcher`, the per-user daemon's) or fanotify filesystem marks
@@ -8,7 +9,7 @@ import SystemPackage
 /// added before the listing (`addWatch`, with the folder as context), and
 /// events in inotify's shape, a watch and a name, delivered in order on
 /// the watcher's thread.
-protocol FolderWatcher: Sendable {
+package protocol FolderWatcher: Sendable {
     /// Adds an owner (an engine); returns its id for the other calls.
     func register(
         watchLimit: Int?, onWatchAdded: @escaping InotifyWatcher.WatchAddedHandler,
@@ -39,12 +40,12 @@ protocol FolderWatcher: Sendable {
 }
 
 extension FolderWatcher {
-    func followHandle(of watch: Int32) -> [UInt8]? { nil }
-    var eventsMayPredateListing: Bool { false }
+    package func followHandle(of watch: Int32) -> [UInt8]? { nil }
+    package var eventsMayPredateListing: Bool { false }
 }
 
 extension InotifyWatcher: FolderWatcher {
-    var kernelWatchLimit: Int? { InotifyLibrary.shared.maxUserWatches }
+    package var kernelWatchLimit: Int? { InotifyLibrary.shared.maxUserWatches }
 }
 
 /// Watch numbers handed out in turn, as the kernel hands out inotify's:
@@ -52,17 +53,17 @@ extension InotifyWatcher: FolderWatcher {
 /// already read for a watch still reach the engine after the watch is
 /// removed; the engine drops them (it knows the number no more), but a
 /// number given again at once would lead them to the next folder watched.
-struct WatchNumbers {
+package struct WatchNumbers {
     let first: Int32
     private var next: Int32
 
-    init(from first: Int32) {
+    package init(from first: Int32) {
         self.first = first
         next = first
     }
 
     /// The next number not `inUse`, wrapping around past `Int32.max`.
-    mutating func take(inUse: (Int32) -> Bool) -> Int32 {
+    package mutating func take(inUse: (Int32) -> Bool) -> Int32 {
         while true {
             let number = next
             next = next == Int32.max ? first : next + 1

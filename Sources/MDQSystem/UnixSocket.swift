@@ -1,11 +1,11 @@
 import CLinuxSyscalls
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// A connected or listening Unix stream socket, closed when the last
 /// reference goes away. The daemon's transport.
-final class UnixSocket: Sendable {
-    let descriptor: FileDescriptor
+package final class UnixSocket: Sendable {
+    package let descriptor: FileDescriptor
 
     init(_ descriptor: FileDescriptor) {
         self.descriptor = descriptor
@@ -42,7 +42,7 @@ final class UnixSocket: Sendable {
 
     /// Listens at `path` (which must not exist), readable and writable by
     /// the owner only.
-    static func listen(at path: FilePath, backlog: Int32 = 128) -> Result<UnixSocket, Errno> {
+    package static func listen(at path: FilePath, backlog: Int32 = 128) -> Result<UnixSocket, Errno> {
         makeSocket().flatMap { socket in
             let bound = withAddress(path) { address, length in
                 syscallResult { bind(socket.descriptor.rawValue, address, length) }
@@ -54,7 +54,7 @@ final class UnixSocket: Sendable {
     }
 
     /// Connects to the socket at `path`.
-    static func connect(to path: FilePath) -> Result<UnixSocket, Errno> {
+    package static func connect(to path: FilePath) -> Result<UnixSocket, Errno> {
         makeSocket().flatMap { socket in
             withAddress(path) { address, length in
                 syscallResult { Glibc.connect(socket.descriptor.rawValue, address, length) }
@@ -63,7 +63,7 @@ final class UnixSocket: Sendable {
     }
 
     /// Why a client would not talk to the socket at a path.
-    enum DaemonConnectFailure: Error {
+    package enum DaemonConnectFailure: Error {
         /// Nothing there, or nobody listening (a daemon that died).
         case absent(Errno)
         /// Something there this user must not trust: the reason, in words.
@@ -79,7 +79,7 @@ final class UnixSocket: Sendable {
     /// this user or as root (`SO_PEERCRED`, checked after connecting: the
     /// authoritative check, which no swap of folders between the checks can
     /// fool).
-    static func connectToOwnDaemon(at path: FilePath) -> Result<UnixSocket, DaemonConnectFailure> {
+    package static func connectToOwnDaemon(at path: FilePath) -> Result<UnixSocket, DaemonConnectFailure> {
         let uid = getuid()
         let folder = path.removingLastComponent()
         var info = stat()
@@ -132,7 +132,7 @@ final class UnixSocket: Sendable {
     }
 
     /// The next connection (waits).
-    func accept() -> Result<UnixSocket, Errno> {
+    package func accept() -> Result<UnixSocket, Errno> {
         syscallResult { Glibc.accept(descriptor.rawValue, nil, nil) }.map { fd in
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             return UnixSocket(FileDescriptor(rawValue: fd))
@@ -140,7 +140,7 @@ final class UnixSocket: Sendable {
     }
 
     /// The user id and process id at the other end.
-    func peer() -> Result<(uid: UInt32, pid: Int32), Errno> {
+    package func peer() -> Result<(uid: UInt32, pid: Int32), Errno> {
         var uid: UInt32 = 0
         var pid: Int32 = 0
         return syscallResult { mdq_peer_credentials(descriptor.rawValue, &uid, &pid) }.map { _ in (uid, pid) }
@@ -148,7 +148,7 @@ final class UnixSocket: Sendable {
 
     /// The groups of the process at the other end (primary and
     /// supplementary, as they were when it connected).
-    func peerGroups() -> Result<Set<UInt32>, Errno> {
+    package func peerGroups() -> Result<Set<UInt32>, Errno> {
         var primary: UInt32 = 0
         var groups = [UInt32](repeating: 0, count: 65_536)
         let count = groups.withUnsafeMutableBufferPointer { buffer in
@@ -162,7 +162,7 @@ final class UnixSocket: Sendable {
     /// system's: the socket's folder is a real folder of root's that others
     /// may not write, and the process at the other end runs as root
     /// (`SO_PEERCRED`).
-    static func connectToSystemIndex(at path: FilePath) -> Result<UnixSocket, DaemonConnectFailure> {
+    package static func connectToSystemIndex(at path: FilePath) -> Result<UnixSocket, DaemonConnectFailure> {
         let folder = path.removingLastComponent()
         var info = stat()
         guard folder.withPlatformString({ lstat($0, &info) }) == 0 else {
@@ -176,7 +176,7 @@ final class UnixSocket: Sendable {
 
     /// Reads what is there (waiting up to `timeout` milliseconds, -1
     /// forever): empty at the end of the stream, nil on timeout.
-    func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Int32) -> Result<Int?, Errno> {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, timeout: Int32) -> Result<Int?, Errno> {
         var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
         switch syscallResult({ poll(&poller, 1, timeout) }) {
         case .failure(let error): return .failure(error)
@@ -189,7 +189,7 @@ final class UnixSocket: Sendable {
     /// Like `read(into:timeout:)`, also taking the descriptors the peer
     /// sent with the bytes (`SCM_RIGHTS`): at most `capacity`, the rest
     /// closed unread (`truncated`).
-    func read(
+    package func read(
         into buffer: UnsafeMutableRawBufferPointer, timeout: Int32, capacity: Int
     ) -> Result<(count: Int, descriptors: [ReceivedDescriptor], truncated: Bool)?, Errno> {
         var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLIN), revents: 0)
@@ -216,7 +216,7 @@ final class UnixSocket: Sendable {
     /// Writes all of `bytes` with `descriptors` attached to the first part
     /// (`SCM_RIGHTS`), waiting as long as the peer's buffer is full. Never
     /// raises SIGPIPE.
-    func write(_ bytes: UnsafeRawBufferPointer, passing descriptors: [FileDescriptor]) -> Result<Void, Errno> {
+    package func write(_ bytes: UnsafeRawBufferPointer, passing descriptors: [FileDescriptor]) -> Result<Void, Errno> {
         guard !descriptors.isEmpty, bytes.count > 0 else { return write(bytes) }
         let raw = descriptors.map(\.rawValue)
         let sent = syscallResult {
@@ -234,7 +234,7 @@ final class UnixSocket: Sendable {
 
     /// Whether the peer has closed or shut down its end (checked without
     /// waiting or reading): how a long request notices its client left.
-    func peerHasGone() -> Bool {
+    package func peerHasGone() -> Bool {
         // POLLRDHUP (Linux, 0x2000) is behind _GNU_SOURCE in Glibc's module.
         let POLLRDHUP: Int32 = 0x2000
         var poller = pollfd(fd: descriptor.rawValue, events: Int16(POLLRDHUP), revents: 0)
@@ -247,7 +247,7 @@ final class UnixSocket: Sendable {
     ///
     /// - Returns: `.timedOut` when the peer does not read in time; the error
     ///   of `send` otherwise (`EPIPE` once the peer is gone).
-    func write(_ bytes: UnsafeRawBufferPointer, timeout: Int32 = -1) -> Result<Void, Errno> {
+    package func write(_ bytes: UnsafeRawBufferPointer, timeout: Int32 = -1) -> Result<Void, Errno> {
         var done = 0
         while done < bytes.count {
             let sent = syscallResult {
@@ -271,14 +271,14 @@ final class UnixSocket: Sendable {
     }
 
     /// Shuts both directions down, waking a thread blocked reading it.
-    func shutdown() {
+    package func shutdown() {
         _ = Glibc.shutdown(descriptor.rawValue, Int32(SHUT_RDWR))
     }
 
     /// The listening socket a service manager handed over (systemd socket
     /// activation: `LISTEN_PID` is this process, `LISTEN_FDS` is 1, the
     /// socket is descriptor 3), or nil.
-    static func inherited() -> UnixSocket? {
+    package static func inherited() -> UnixSocket? {
         guard let pid = getenv("LISTEN_PID").map({ String(cString: $0) }), Int32(pid) == getpid(),
             let count = getenv("LISTEN_FDS").map({ String(cString: $0) }), count == "1"
         else { return nil }
@@ -292,8 +292,8 @@ final class UnixSocket: Sendable {
 
 /// A descriptor another process passed over a socket (`SCM_RIGHTS`),
 /// closed when the last reference goes.
-final class ReceivedDescriptor: Sendable {
-    let descriptor: FileDescriptor
+package final class ReceivedDescriptor: Sendable {
+    package let descriptor: FileDescriptor
 
     init(_ raw: Int32) {
         descriptor = FileDescriptor(rawValue: raw)
@@ -306,13 +306,13 @@ final class ReceivedDescriptor: Sendable {
     /// The id of the mount the file was reached through, as this
     /// process's `/proc/self/mountinfo` numbers them (a mount of another
     /// namespace has an id of its own).
-    var mountID: Result<Int, Errno> {
+    package var mountID: Result<Int, Errno> {
         syscallResult { mdq_descriptor_mount_id(descriptor.rawValue) }.map { Int($0) }
     }
 
     /// The path the kernel gives the open file (`/proc/self/fd/N`'s link,
     /// from the file itself, not from anything its sender said).
-    var kernelPath: Result<[UInt8], Errno> {
+    package var kernelPath: Result<[UInt8], Errno> {
         var buffer = [UInt8](repeating: 0, count: 4096)
         return syscallResult {
             buffer.withUnsafeMutableBytes { raw in
@@ -328,8 +328,8 @@ final class ReceivedDescriptor: Sendable {
 /// `O_PATH` (reaching a folder needs the right to search those above it,
 /// as any walk does; listing it is judged by the service), and closed
 /// when the last reference goes.
-final class OpenedFolders: Sendable {
-    let descriptors: [FileDescriptor]
+package final class OpenedFolders: Sendable {
+    package let descriptors: [FileDescriptor]
 
     private init(_ descriptors: [FileDescriptor]) {
         self.descriptors = descriptors
@@ -340,16 +340,16 @@ final class OpenedFolders: Sendable {
     }
 
     /// A folder that could not be opened, and the kernel's reason.
-    struct Failure: Error {
-        var path: FilePath
-        var error: Errno
+    package struct Failure: Error {
+        package var path: FilePath
+        package var error: Errno
     }
 
     /// Opens each of `paths` as a folder.
     ///
     /// - Returns: the folders, or the first path that could not be opened
     ///   and why (the kernel's answer to this user).
-    static func open(_ paths: [FilePath]) -> Result<OpenedFolders, Failure> {
+    package static func open(_ paths: [FilePath]) -> Result<OpenedFolders, Failure> {
         var opened: [FileDescriptor] = []
         for path in paths {
             let result = path.withPlatformString { name in
@@ -368,7 +368,7 @@ final class OpenedFolders: Sendable {
 
 /// An exclusive lock on a file held for the life of the process (`flock`):
 /// one daemon per user. Released by the kernel if the process dies.
-final class ProcessLock: Sendable {
+package final class ProcessLock: Sendable {
     private let descriptor: FileDescriptor
 
     private init(_ descriptor: FileDescriptor) {
@@ -381,13 +381,13 @@ final class ProcessLock: Sendable {
 
     /// Gives the lock back before the object goes (a daemon stopped in a
     /// process that goes on).
-    func release() {
+    package func release() {
         _ = flock(descriptor.rawValue, LOCK_UN)
     }
 
     /// Takes the lock on `path` (created 0600), or nil when another process
     /// holds it; writes this process's id into the file.
-    static func acquire(_ path: FilePath) -> Result<ProcessLock?, Errno> {
+    package static func acquire(_ path: FilePath) -> Result<ProcessLock?, Errno> {
         let opened = path.withPlatformString { path in
             syscallResult { open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
         }
@@ -407,7 +407,7 @@ final class ProcessLock: Sendable {
     }
 
     /// The process id written in a lock file (the daemon holding it).
-    static func holder(of path: FilePath) -> Int32? {
+    package static func holder(of path: FilePath) -> Int32? {
         guard let bytes = try? readWholeFile(path, limit: 64) else { return nil }
         return Int32(String(decoding: bytes, as: UTF8.self).trimmingWhitespace())
     }
@@ -415,7 +415,7 @@ final class ProcessLock: Sendable {
 
 extension String {
     /// Without leading and trailing spaces and newlines.
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         let scalars = unicodeScalars
         guard let start = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
             let end = scalars.lastIndex(where: { !$0.properties.isWhitespace })

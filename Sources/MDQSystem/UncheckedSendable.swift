@@ -2,7 +2,7 @@
 /// share: a pointer or buffer each thread writes its own part of, or an
 /// object the threads only read while its owner waits for them
 /// (`WorkerThreads.run`, `concurrentPerform`). The caller vouches for it.
-struct UncheckedSendable<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+package struct UncheckedSendable<Value>: @unchecked Sendable {
+    package let value: Value
+    package init(_ value: Value) { self.value = value }
 }

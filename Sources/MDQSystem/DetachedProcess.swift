@@ -1,5 +1,5 @@
 import CLinuxSyscalls
-import Glibc
+package import Glibc
 package import SystemPackage
 
 /// Starts a program that outlives its caller: in a session of its own (no
@@ -41,7 +41,7 @@ package enum DetachedProcess {
     ///     over) this process's environment.
     /// - Returns: the child's process id.
     /// - Throws: `setUp`'s error or `posix_spawn`'s.
-    static func spawn(
+    package static func spawn(
         _ executable: FilePath, arguments: [String], newSession: Bool, addingEnvironment: [String] = [],
         setUp: (inout posix_spawn_file_actions_t) throws(Errno) -> Void
     ) throws(Errno) -> pid_t {

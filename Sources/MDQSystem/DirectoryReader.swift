@@ -1,19 +1,19 @@
 import CLinuxSyscalls
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// Reads a folder's entries with `getdents64` into one large reusable buffer.
 ///
 /// One reader per crawler thread; `forEachEntry` hands out each name as a
 /// NUL-terminated pointer into the buffer, valid only during the callback, so
 /// listing allocates nothing per entry.
-struct DirectoryReader: ~Copyable {
+package struct DirectoryReader: ~Copyable {
     private let buffer: UnsafeMutableRawPointer
     private let capacity: Int
 
     /// - Parameter capacity: bytes per `getdents64` call; 256 KiB lists most
     ///   folders in one call.
-    init(capacity: Int = 256 * 1024) {
+    package init(capacity: Int = 256 * 1024) {
         self.capacity = capacity
         buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
     }
@@ -23,19 +23,19 @@ struct DirectoryReader: ~Copyable {
     }
 
     /// One raw directory entry, valid during the callback only.
-    struct Entry {
+    package struct Entry {
         /// NUL-terminated name.
-        var name: UnsafePointer<CChar>
-        var nameLength: Int
+        package var name: UnsafePointer<CChar>
+        package var nameLength: Int
         /// `d_type`.
-        var type: UInt8
+        package var type: UInt8
     }
 
     /// Calls `body` for every entry of `directory` except `.` and `..`.
     ///
     /// - Returns: `.success` when the listing is complete, or the `Errno` that
     ///   ended it (entries already passed to `body` stay valid results).
-    mutating func forEachEntry(
+    package mutating func forEachEntry(
         of directory: FileDescriptor,
         _ body: (Entry) -> Void
     ) -> Result<Void, Errno> {

@@ -1,6 +1,6 @@
 import CLinuxSyscalls
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// How an import worker is sandboxed beyond its resource limits, as it
 /// reports it to its parent before it reads any file (so a worker a hostile
@@ -69,7 +69,7 @@ package struct WorkerConfinement: Sendable, Hashable, CustomStringConvertible {
     /// Loads what glibc would otherwise read from files while importing:
     /// the local time zone (read once, not at every `mktime`), and the
     /// charset converters of `charsets`.
-    static func preloadProcessData() {
+    package static func preloadProcessData() {
         // Failing leaves TZ unset: times are then UTC inside the sandbox.
         _ = syscallResult { mdq_pin_local_time_zone() }
         var pointers = charsets.map { strdup($0) }
@@ -91,7 +91,7 @@ package struct WorkerConfinement: Sendable, Hashable, CustomStringConvertible {
     /// already running.
     ///
     /// - Returns: what is in force, and why a part is not.
-    static func confineThisProcess(readable: [FilePath]) -> WorkerConfinement {
+    package static func confineThisProcess(readable: [FilePath]) -> WorkerConfinement {
         let setting = ProcessEnvironment.variable(environmentVariable) ?? ""
         let turnedOff = "turned off by \(environmentVariable)=\(setting)"
         var confinement = WorkerConfinement(landlockABI: nil, landlockProblem: nil, seccomp: false, seccompProblem: nil)

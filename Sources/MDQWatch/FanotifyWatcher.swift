@@ -1,5 +1,6 @@
 import CLinuxSyscalls
 import Glibc
+package import MDQSystem
 import Synchronization
 package import SystemPackage
 
@@ -99,13 +100,13 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     /// A folder's file handle as a follower names it (`EventFollower`). It
     /// names the folder as an inotify watch does: a folder made later with
     /// the same inode number has another (ext4 and xfs count generations).
-    static func followHandle(of descriptor: FileDescriptor) -> [UInt8]? {
+    package static func followHandle(of descriptor: FileDescriptor) -> [UInt8]? {
         try? handle(of: descriptor).get().handle.followBytes
     }
 
     /// The handle of the folder `watch` follows, as `followHandle(of:)`
     /// gives it; nil for a folder watched with inotify.
-    func followHandle(of watch: Int32) -> [UInt8]? {
+    package func followHandle(of watch: Int32) -> [UInt8]? {
         state.withLock { $0.keys[watch]?.handle }?.followBytes
     }
 
@@ -199,14 +200,14 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     /// Events dropped because their folder was not watched.
     package var droppedEvents: Int { state.withLock { $0.dropped } }
 
-    var kernelWatchLimit: Int? {
+    package var kernelWatchLimit: Int? {
         state.withLock { $0.fallbackOwner } == nil ? nil : InotifyLibrary.shared.maxUserWatches
     }
 
     // MARK: FolderWatcher
 
     /// One owner per watcher: the system index's engine.
-    func register(
+    package func register(
         watchLimit: Int?, onWatchAdded: @escaping InotifyWatcher.WatchAddedHandler,
         onEvents: @escaping InotifyWatcher.EventHandler
     ) -> Int {
@@ -219,7 +220,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         return 1
     }
 
-    func unregister(_ owner: Int) {
+    package func unregister(_ owner: Int) {
         let fallback = state.withLock { s -> Int? in
             s.onEvents = nil
             s.onWatchAdded = nil
@@ -232,7 +233,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         stop()
     }
 
-    func addWatch(descriptor folder: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
+    package func addWatch(descriptor folder: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
         guard case .success(let (filesystem, handle)) = Self.handle(of: folder) else {
             // No handles here: this folder is watched by inotify.
             return addFallbackWatch(folder, context: context)
@@ -268,7 +269,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         return .success(watch)
     }
 
-    func removeWatch(_ watch: Int32, owner: Int) {
+    package func removeWatch(_ watch: Int32, owner: Int) {
         if watch < Self.firstWatch {
             let fallback = state.withLock { s -> Int? in
                 if s.fallbackOwner != nil { s.fallbackWatches = max(0, s.fallbackWatches - 1) }
@@ -283,11 +284,11 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         }
     }
 
-    func setWatchLimit(_ limit: Int?, owner: Int) {
+    package func setWatchLimit(_ limit: Int?, owner: Int) {
         state.withLock { $0.watchLimit = limit }
     }
 
-    func watchCount(owner: Int) -> Int {
+    package func watchCount(owner: Int) -> Int {
         state.withLock { $0.keys.count + $0.fallbackWatches }
     }
 

@@ -1,6 +1,7 @@
 import CInotifyTools
 import Foundation
 import Glibc
+package import MDQSystem
 import Synchronization
 import SystemPackage
 
@@ -11,9 +12,9 @@ import SystemPackage
 /// lock. The library reads with `select()`, which is undefined for a
 /// descriptor >= 1024, so it is initialised early and refuses to start when
 /// its descriptor would be that high.
-final class InotifyLibrary: Sendable {
+package final class InotifyLibrary: Sendable {
     /// The engine initialises the library once per process, on first use.
-    static let shared = InotifyLibrary()
+    package static let shared = InotifyLibrary()
 
     private struct State {
         var initialized = false
@@ -32,7 +33,7 @@ final class InotifyLibrary: Sendable {
     ///   kernel refuses an inotify instance (the per-user limit is
     ///   `/proc/sys/fs/inotify/max_user_instances`) or when its descriptor
     ///   would be >= 1024.
-    func initialize() throws(MetadataError) {
+    package func initialize() throws(MetadataError) {
         try state.withLock { (state) throws(MetadataError) in
             if state.initialized { return }
             try Self.start(&state)
@@ -92,7 +93,7 @@ final class InotifyLibrary: Sendable {
     }
 
     /// The per-user watch limit, `/proc/sys/fs/inotify/max_user_watches`.
-    var maxUserWatches: Int {
+    package var maxUserWatches: Int {
         state.withLock { _ in Int(inotifytools_get_max_user_watches()) }
     }
 }

@@ -1,23 +1,23 @@
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// A file replaced atomically: written to a temporary beside it, flushed to
 /// disk (`fsync`), renamed over the old one and the folder flushed, so a
 /// crash at any moment leaves the old file or the new one, never a mix.
 /// The file is private to its owner (mode 0600).
-struct AtomicFileWriter: ~Copyable {
+package struct AtomicFileWriter: ~Copyable {
     let destination: FilePath
     private let temporary: FilePath
     private let descriptor: FileDescriptor
     private var buffer: [UInt8] = []
     private var finished = false
     /// Bytes written so far (header included).
-    private(set) var offset: Int = 0
+    package private(set) var offset: Int = 0
 
     /// Creates the temporary file beside `destination`.
     ///
     /// - Throws: the `Errno` of `open`.
-    init(replacing destination: FilePath) throws(Errno) {
+    package init(replacing destination: FilePath) throws(Errno) {
         self.destination = destination
         temporary = FilePath(destination.string + ".tmp-\(getpid())")
         let opened = temporary.withPlatformString { path in
@@ -38,7 +38,7 @@ struct AtomicFileWriter: ~Copyable {
     }
 
     /// Appends bytes (buffered).
-    mutating func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+    package mutating func write(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
         offset += bytes.count
         if buffer.count + bytes.count > buffer.capacity { try flush() }
         if bytes.count >= buffer.capacity {
@@ -50,7 +50,7 @@ struct AtomicFileWriter: ~Copyable {
 
     /// Overwrites bytes already written at `position` (a header patched
     /// once the payload's checksum is known).
-    mutating func overwrite(_ bytes: UnsafeRawBufferPointer, at position: Int) throws(Errno) {
+    package mutating func overwrite(_ bytes: UnsafeRawBufferPointer, at position: Int) throws(Errno) {
         try flush()
         var done = 0
         while done < bytes.count {
@@ -65,7 +65,7 @@ struct AtomicFileWriter: ~Copyable {
     }
 
     /// Flushes, syncs and renames the file into place, then syncs its folder.
-    mutating func commit() throws(Errno) {
+    package mutating func commit() throws(Errno) {
         try flush()
         if case .failure(let error) = syscallResult({ fsync(descriptor.rawValue) }) { throw error }
         closeDescriptor(descriptor.rawValue)
@@ -102,7 +102,7 @@ struct AtomicFileWriter: ~Copyable {
     }
 
     /// Removes temporaries a writer killed mid-write left beside `destination`.
-    static func removeLeftovers(of destination: FilePath) {
+    package static func removeLeftovers(of destination: FilePath) {
         let folder = destination.removingLastComponent()
         guard let name = destination.lastComponent?.string,
             case .success(let handle) = DirectoryHandle.open(path: folder)
@@ -121,7 +121,7 @@ struct AtomicFileWriter: ~Copyable {
 /// Reads a whole file into memory.
 ///
 /// - Throws: the `Errno` of `open`, `fstat` or `read`.
-func readWholeFile(_ path: FilePath, limit: Int = 1 << 34) throws(Errno) -> [UInt8] {
+package func readWholeFile(_ path: FilePath, limit: Int = 1 << 34) throws(Errno) -> [UInt8] {
     let opened = path.withPlatformString { path in syscallResult { open(path, O_RDONLY | O_CLOEXEC) } }
     let fd: CInt
     switch opened {

@@ -1,5 +1,5 @@
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// The single errno policy for every system call mdq makes.
 ///
@@ -7,7 +7,7 @@ import SystemPackage
 /// for `close`, whose descriptor is gone after an interrupted call), and any
 /// other failure is returned as the `Errno` the call left behind.
 @inline(__always)
-func syscallResult<I: FixedWidthInteger>(
+package func syscallResult<I: FixedWidthInteger>(
     retryOnInterrupt: Bool = true,
     _ call: () -> I
 ) -> Result<I, Errno> {
@@ -23,6 +23,6 @@ func syscallResult<I: FixedWidthInteger>(
 /// Closes a descriptor exactly once, without retrying on `EINTR`: on Linux the
 /// descriptor is released even when `close` reports an interruption.
 @inline(__always)
-func closeDescriptor(_ descriptor: CInt) {
+package func closeDescriptor(_ descriptor: CInt) {
     _ = Glibc.close(descriptor)
 }

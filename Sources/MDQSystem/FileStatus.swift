@@ -1,23 +1,23 @@
 import CLinuxSyscalls
 import Glibc
 import Synchronization
-import SystemPackage
+package import SystemPackage
 
 /// What one `statx` call says about an entry, without following symlinks.
-struct FileStatus: Sendable, Equatable {
-    var kind: EntryKind
-    var inode: UInt64
-    var size: UInt64
-    var modificationTime: Timestamp
+package struct FileStatus: Sendable, Equatable {
+    package var kind: EntryKind
+    package var inode: UInt64
+    package var size: UInt64
+    package var modificationTime: Timestamp
     /// Absent where the filesystem keeps no birth time.
-    var birthTime: Timestamp?
+    package var birthTime: Timestamp?
     /// The last access (`st_atime`): under `relatime`, Linux's default, a
     /// read moves it only when it is older than the modification or a day old.
-    var accessTime: Timestamp
-    var device: DeviceNumber
+    package var accessTime: Timestamp
+    package var device: DeviceNumber
     /// The permission bits and the owner, for permission checks.
     var mode: UInt32
-    var userID: UInt32
+    package var userID: UInt32
     var groupID: UInt32
     /// A folder's POSIX access ACL, when it has one beyond its mode bits.
     var acl: [FolderAccess.ACLEntry]?
@@ -49,7 +49,7 @@ struct FileStatus: Sendable, Equatable {
     /// `statx` of `name` relative to the open folder `directory`, never
     /// following a final symlink, so no full path is built and paths longer
     /// than `PATH_MAX` work.
-    static func of(
+    package static func of(
         _ name: UnsafePointer<CChar>, in directory: FileDescriptor
     ) -> Result<FileStatus, Errno> {
         var raw = mdq_file_status()
@@ -95,7 +95,7 @@ struct FileStatus: Sendable, Equatable {
 
     /// `statx` of an absolute path given as raw bytes, not following a final
     /// symlink; paths longer than `PATH_MAX` go through their open parent.
-    static func of(pathBytes: [UInt8]) -> Result<FileStatus, Errno> {
+    package static func of(pathBytes: [UInt8]) -> Result<FileStatus, Errno> {
         if pathBytes.count < Int(PATH_MAX) - 1 {
             var terminated = pathBytes.map { CChar(bitPattern: $0) }
             terminated.append(0)
@@ -115,7 +115,7 @@ struct FileStatus: Sendable, Equatable {
     /// `statx` of an open descriptor itself (`AT_EMPTY_PATH`). Without
     /// `acl`, a folder's ACL is not read even where folders' ACLs are (a
     /// check of which file is open needs only the kind, inode and birth).
-    static func of(descriptor: FileDescriptor, acl: Bool = true) -> Result<FileStatus, Errno> {
+    package static func of(descriptor: FileDescriptor, acl: Bool = true) -> Result<FileStatus, Errno> {
         var raw = mdq_file_status()
         return syscallResult { mdq_statx(descriptor.rawValue, "", 0x1000 /* AT_EMPTY_PATH */, &raw) }.map { _ in
             var status = FileStatus(raw)
@@ -150,7 +150,7 @@ extension EntryKind {
 
     /// The kind `getdents64` reports in `d_type`, or nil for `DT_UNKNOWN`
     /// (some filesystems never fill it in; the caller must stat).
-    init?(directoryEntryType type: UInt8) {
+    package init?(directoryEntryType type: UInt8) {
         switch Int(type) {
         case Int(DT_REG): self = .file
         case Int(DT_DIR): self = .folder

@@ -2,7 +2,7 @@
 /// pieces: detects a truncated, corrupted or mixed-up snapshot file. Not a
 /// cryptographic hash: it guards against accidents, not adversaries (the
 /// snapshot is private to its user).
-struct Checksum64 {
+package struct Checksum64 {
     private static let prime1: UInt64 = 0x9E37_79B1_85EB_CA87
     private static let prime2: UInt64 = 0xC2B2_AE3D_27D4_EB4F
     private static let prime3: UInt64 = 0x1656_67B1_9E37_79F9
@@ -14,7 +14,7 @@ struct Checksum64 {
     private var length: UInt64 = 0
     private let seed: UInt64
 
-    init(seed: UInt64 = 0) {
+    package init(seed: UInt64 = 0) {
         self.seed = seed
         lanes = (
             seed &+ Self.prime1 &+ Self.prime2, seed &+ Self.prime2, seed, seed &- Self.prime1
@@ -34,7 +34,7 @@ struct Checksum64 {
     }
 
     /// Feeds bytes.
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func update(_ bytes: UnsafeRawBufferPointer) {
         guard !bytes.isEmpty else { return }
         length &+= UInt64(bytes.count)
         var start = 0
@@ -65,7 +65,7 @@ struct Checksum64 {
     }
 
     /// The checksum of everything fed so far.
-    func finalize() -> UInt64 {
+    package func finalize() -> UInt64 {
         var hash: UInt64
         if length >= 32 {
             let (a, b, c, d) = lanes
@@ -108,7 +108,7 @@ struct Checksum64 {
 }
 
 /// `withUnsafeBytes` for typed throws (the standard one rethrows untyped).
-func withBytes<Result, Failure: Error>(
+package func withBytes<Result, Failure: Error>(
     of array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
 ) throws(Failure) -> Result {
     let outcome: Swift.Result<Result, Failure> = array.withUnsafeBytes { bytes in

@@ -1,6 +1,6 @@
 import CLinuxSyscalls
-import Glibc
-import SystemPackage
+package import Glibc
+package import SystemPackage
 
 /// A child process spoken to in length-prefixed frames (4 bytes,
 /// little-endian, then the body) over its standard input and output: the
@@ -10,8 +10,8 @@ import SystemPackage
 /// limit, a reply that does not come before the deadline, or a child that
 /// dies ends the conversation (`kill` then reaps it), and the caller
 /// records why. Not thread-safe: one owner talks to one worker at a time.
-final class WorkerProcess {
-    let pid: pid_t
+package final class WorkerProcess {
+    package let pid: pid_t
     /// Our end of the socket pair that is the worker's standard input and
     /// output (a socket, so a write to a dead worker fails with `EPIPE`
     /// instead of raising SIGPIPE in an embedding process).
@@ -19,11 +19,11 @@ final class WorkerProcess {
     private var reaped: WorkerExit?
 
     /// How a worker ended.
-    enum WorkerExit: Equatable, CustomStringConvertible {
+    package enum WorkerExit: Equatable, CustomStringConvertible {
         case exited(Int32)
         case signaled(Int32)
 
-        var description: String {
+        package var description: String {
             switch self {
             case .exited(let status): return "exited with status \(status)"
             case .signaled(SIGKILL): return "was killed (SIGKILL: out of memory, or stopped by the daemon)"
@@ -36,7 +36,7 @@ final class WorkerProcess {
     }
 
     /// What `receive` got.
-    enum Reply {
+    package enum Reply {
         case frame([UInt8])
         /// No whole reply before the deadline (the worker is still running).
         case timedOut
@@ -58,7 +58,7 @@ final class WorkerProcess {
     /// Starts `executable` with `arguments` and `environment` (`NAME=value`
     /// entries added to ours), its standard input and output connected to
     /// this object, its standard error to ours.
-    static func spawn(
+    package static func spawn(
         _ executable: FilePath, arguments: [String], environment: [String] = []
     ) -> Result<WorkerProcess, Errno> {
         var pair: [Int32] = [0, 0]
@@ -93,7 +93,7 @@ final class WorkerProcess {
     /// `descriptor` attached to its first byte (`SCM_RIGHTS`) when given:
     /// the worker then holds its own copy of that open file (ours stays
     /// the caller's to close).
-    func send(_ framed: [UInt8], descriptor: FileDescriptor? = nil) -> Result<Void, Errno> {
+    package func send(_ framed: [UInt8], descriptor: FileDescriptor? = nil) -> Result<Void, Errno> {
         var done = 0
         while done < framed.count {
             let result = framed.withUnsafeBytes { raw in
@@ -115,7 +115,7 @@ final class WorkerProcess {
     }
 
     /// The next reply, waiting until `deadline`.
-    func receive(deadline: ContinuousClock.Instant, limit: Int) -> Reply {
+    package func receive(deadline: ContinuousClock.Instant, limit: Int) -> Reply {
         var header: [UInt8] = []
         var body: [UInt8] = []
         var expected: Int?
@@ -154,7 +154,7 @@ final class WorkerProcess {
 
     /// Whether the worker still runs (not ended, on its own or killed,
     /// since it last answered).
-    var isRunning: Bool {
+    package var isRunning: Bool {
         guard reaped == nil else { return false }
         var status: Int32 = 0
         return waitpid(pid, &status, WNOHANG) == 0
@@ -162,7 +162,7 @@ final class WorkerProcess {
 
     /// Kills the worker (if it still runs) and reaps it; how it ended.
     @discardableResult
-    func terminate() -> WorkerExit {
+    package func terminate() -> WorkerExit {
         if let reaped { return reaped }
         closeDescriptor(channel.rawValue)
         _ = kill(pid, SIGKILL)
@@ -176,7 +176,7 @@ final class WorkerProcess {
 
     /// How the worker ended, once it has: reaps it without killing when its
     /// output closed (it died on its own).
-    func reapAfterEnd() -> WorkerExit {
+    package func reapAfterEnd() -> WorkerExit {
         if let reaped { return reaped }
         var status: Int32 = 0
         var rc: pid_t = -1
@@ -196,17 +196,17 @@ final class WorkerProcess {
 /// The worker's own end of the conversation: frames (and the descriptors
 /// that come with them) from standard input, frames to standard output
 /// (the same socket), and the confinement it puts itself under.
-enum WorkerChannel {
+package enum WorkerChannel {
     /// Puts this process under its resource limits (see
     /// `mdq_confine_worker`), before it loads anything for its importers.
-    static func limit(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {
+    package static func limit(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {
         syscallResult { mdq_confine_worker(memoryBytes, cpuSeconds) }.map { _ in () }
     }
 
     /// Ends this process when the process that asks it to import goes
     /// away, even mid-import: a thread watches the channel for the
     /// hang-up. Started once sandboxed, so that thread is sandboxed too.
-    static func watchParent() -> Result<Void, Errno> {
+    package static func watchParent() -> Result<Void, Errno> {
         guard WorkerThreads.start(name: "mdq-parent-watch", { mdq_exit_when_peer_hangs_up(0) }) != nil else {
             return .failure(.resourceTemporarilyUnavailable)
         }
@@ -217,7 +217,7 @@ enum WorkerChannel {
     /// process's to close); nil at the end of input, on bad framing, or
     /// when more descriptors came than a request carries (those are
     /// closed).
-    static func readFrame(limit: Int) -> (body: [UInt8], descriptors: [FileDescriptor])? {
+    package static func readFrame(limit: Int) -> (body: [UInt8], descriptors: [FileDescriptor])? {
         var descriptors: [FileDescriptor] = []
         var refused = false
         defer { if refused { for fd in descriptors { closeDescriptor(fd.rawValue) } } }
@@ -235,7 +235,7 @@ enum WorkerChannel {
         return (body, descriptors)
     }
 
-    static func writeFrame(_ framed: [UInt8]) -> Bool {
+    package static func writeFrame(_ framed: [UInt8]) -> Bool {
         var done = 0
         while done < framed.count {
             let result = framed.withUnsafeBytes { raw in

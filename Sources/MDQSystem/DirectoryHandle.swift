@@ -1,13 +1,13 @@
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// An open folder, closed when the last reference goes away.
 ///
 /// The crawler opens each folder relative to its parent's descriptor
 /// (`openat`), so a walk never builds a full path and works below `PATH_MAX`
 /// limits; a queued child keeps its parent's handle alive until it is opened.
-final class DirectoryHandle: Sendable {
-    let descriptor: FileDescriptor
+package final class DirectoryHandle: Sendable {
+    package let descriptor: FileDescriptor
 
     private init(_ descriptor: FileDescriptor) {
         self.descriptor = descriptor
@@ -21,7 +21,7 @@ final class DirectoryHandle: Sendable {
 
     /// Opens a scope root by path. The root itself may be a symlink to a
     /// folder (the user named it); nothing below it is ever followed.
-    static func open(path: FilePath) -> Result<DirectoryHandle, Errno> {
+    package static func open(path: FilePath) -> Result<DirectoryHandle, Errno> {
         path.withPlatformString { cPath in
             syscallResult { Glibc.open(cPath, openFlags) }.map { DirectoryHandle(FileDescriptor(rawValue: $0)) }
         }
@@ -30,7 +30,7 @@ final class DirectoryHandle: Sendable {
     /// Opens a folder by absolute path given as raw bytes, following no
     /// symlink below `/`, one component at a time when the path is longer
     /// than `PATH_MAX`.
-    static func open(pathBytes: [UInt8]) -> Result<DirectoryHandle, Errno> {
+    package static func open(pathBytes: [UInt8]) -> Result<DirectoryHandle, Errno> {
         if pathBytes.count < Int(PATH_MAX) - 1 {
             var terminated = pathBytes.map { CChar(bitPattern: $0) }
             terminated.append(0)
@@ -58,14 +58,15 @@ final class DirectoryHandle: Sendable {
     /// Opens the child folder `name` of this folder without following a
     /// symlink (`O_NOFOLLOW`): a symlink that replaced a folder since it was
     /// listed fails with `ELOOP`/`ENOTDIR` instead of leading out of scope.
-    func openChild(_ name: UnsafePointer<CChar>) -> Result<DirectoryHandle, Errno> {
+    package func openChild(_ name: UnsafePointer<CChar>) -> Result<DirectoryHandle, Errno> {
         Self.openChild(name, of: descriptor)
     }
 
     /// Opens the child folder `name` of the folder open at `directory`,
     /// without following a symlink.
-    static func openChild(_ name: UnsafePointer<CChar>, of directory: FileDescriptor) -> Result<DirectoryHandle, Errno>
-    {
+    package static func openChild(_ name: UnsafePointer<CChar>, of directory: FileDescriptor) -> Result<
+        DirectoryHandle, Errno
+    > {
         syscallResult { Glibc.openat(directory.rawValue, name, openFlags | O_NOFOLLOW) }
             .map { DirectoryHandle(FileDescriptor(rawValue: $0)) }
     }

@@ -145,7 +145,7 @@ extension String {
     /// Tabs, newlines and other control characters (an escape sequence
     /// would drive the terminal) shown as spaces, so a caret under a query
     /// lines up.
-    func replacingControlCharacters() -> String {
+    package func replacingControlCharacters() -> String {
         String(unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : Character($0) })
     }
 }

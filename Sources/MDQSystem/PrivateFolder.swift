@@ -1,13 +1,13 @@
 import Glibc
-import SystemPackage
+package import SystemPackage
 
 /// The process's user.
-enum ProcessIdentity {
-    static var userID: UInt32 { getuid() }
-    static var processID: Int32 { getpid() }
+package enum ProcessIdentity {
+    package static var userID: UInt32 { getuid() }
+    package static var processID: Int32 { getpid() }
 
     /// The process's resident memory in bytes (`/proc/self/statm`).
-    static var residentBytes: Int {
+    package static var residentBytes: Int {
         guard let bytes = try? readWholeFile("/proc/self/statm", limit: 4096) else { return 0 }
         let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
@@ -16,13 +16,13 @@ enum ProcessIdentity {
 }
 
 /// A folder only its owner may enter.
-enum PrivateFolder {
+package enum PrivateFolder {
     /// Creates `folder` (and its parents) with mode 0700 if missing, then
     /// checks it is a real folder (not a symlink) owned by this user that
     /// nobody else may enter.
     ///
     /// - Throws: `MetadataError` `.daemon` naming the folder and what is wrong.
-    static func ensure(_ folder: FilePath) throws(MetadataError) {
+    package static func ensure(_ folder: FilePath) throws(MetadataError) {
         var prefix = FilePath(root: folder.root)
         for component in folder.components {
             prefix.append(component)

@@ -1,3 +1,5 @@
+import MDQSystem
+
 #if MDQ_INVARIANTS
     import Glibc
     import SystemPackage
