@@ -92,16 +92,41 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The core: the compact index, attributes, predicates and their
+        // matchers, scopes, the crawler, and every scan that visits entries
+        // one by one (so whole-module optimisation covers each hot loop).
+        .target(
+            name: "MDQCore",
+            dependencies: [
+                "MDQSystem",
+                "CLinuxSyscalls",
+                "CICURegex",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // What is inside files: the importer seam, the built-in text and
+        // extended-attribute importers, the confined worker pool and its
+        // wire, and the SQLite store of what they found.
+        .target(
+            name: "MDQImport",
+            dependencies: [
+                "MDQSystem",
+                "MDQCore",
+                "CSQLite",
+                "CZlib",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MetadataIndex",
             dependencies: [
                 "MDQSystem",
                 "MDQWatch",
-                "CLinuxSyscalls",
+                "MDQCore",
+                "MDQImport",
                 "MDQWire",
-                "CSQLite",
-                "CZlib",
-                "CICURegex",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
@@ -112,14 +137,14 @@ let package = Package(
         .target(
             name: "MetadataImporters",
             dependencies: [
-                "MetadataIndex", "CPoppler", "CZip", "CGExiv2", "CFFmpeg",
+                "MDQSystem", "MDQCore", "MDQImport", "CPoppler", "CZip", "CGExiv2", "CFFmpeg",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(
             name: "mdq-import-worker",
-            dependencies: ["MetadataIndex", "MetadataImporters"],
+            dependencies: ["MDQImport", "MetadataImporters"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -183,6 +208,8 @@ let package = Package(
                 "MetadataIndex",
                 "MDQSystem",
                 "MDQWatch",
+                "MDQCore",
+                "MDQImport",
                 "MDQWire",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -205,6 +232,8 @@ let package = Package(
                 "mdq",
                 "mdq-import-worker",
                 "MetadataIndex",
+                "MDQCore",
+                "MDQImport",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

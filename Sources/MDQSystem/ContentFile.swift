@@ -168,7 +168,7 @@ package final class ContentFile {
     }
 
     /// Whether a read stopped because the budget ran out.
-    package var exhaustedBudget: Bool { budget <= 0 }
+    var exhaustedBudget: Bool { budget <= 0 }
 
     /// An extended attribute's value, at most `limit` bytes; nil when the
     /// file has none of that name (or the filesystem keeps none).

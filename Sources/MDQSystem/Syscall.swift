@@ -26,3 +26,11 @@ package func syscallResult<I: FixedWidthInteger>(
 package func closeDescriptor(_ descriptor: CInt) {
     _ = Glibc.close(descriptor)
 }
+
+extension Result {
+    /// Whether the call succeeded, when only that matters.
+    package var isSuccess: Bool {
+        if case .success = self { return true }
+        return false
+    }
+}

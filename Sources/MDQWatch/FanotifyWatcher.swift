@@ -192,7 +192,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
 
     /// Makes every new filesystem refuse its mark with this error, as a
     /// kernel or filesystem without them does (tests of the fallback).
-    package var refusesMarks: Errno? {
+    var refusesMarks: Errno? {
         get { state.withLock { $0.refusesMarks } }
         set { state.withLock { $0.refusesMarks = newValue } }
     }

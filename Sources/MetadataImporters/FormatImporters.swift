@@ -1,4 +1,6 @@
-package import MetadataIndex
+import MDQCore
+package import MDQImport
+import MDQSystem
 
 /// The importers over C format libraries, in the registry's order (after
 /// the built-in ones).

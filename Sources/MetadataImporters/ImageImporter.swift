@@ -1,6 +1,8 @@
 import CGExiv2
 import Foundation
-import MetadataIndex
+import MDQCore
+import MDQImport
+import MDQSystem
 
 /// Images, read with Exiv2 (through gexiv2): pixel size, orientation
 /// (Apple's values: 0 landscape, 1 portrait, as displayed), camera make and

@@ -1,6 +1,8 @@
 import CFFmpeg
 import Foundation
-import MetadataIndex
+import MDQCore
+import MDQImport
+import MDQSystem
 
 /// Audio and video files, read with FFmpeg's libavformat: duration, title,
 /// artist (as `kMDItemAuthors`), album, genre, recording year, the audio

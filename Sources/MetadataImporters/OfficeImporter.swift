@@ -1,6 +1,8 @@
 import Foundation
 import FoundationXML
-import MetadataIndex
+import MDQCore
+import MDQImport
+import MDQSystem
 
 /// Office documents and e-books, all ZIP containers of XML parts: OOXML
 /// (Word, Excel, PowerPoint), OpenDocument (text, spreadsheet,

@@ -1,7 +1,9 @@
 import CPoppler
 import Foundation
 import Glibc
-import MetadataIndex
+import MDQCore
+import MDQImport
+import MDQSystem
 import SystemPackage
 
 /// PDF documents, read with Poppler: text (page by page, up to the text

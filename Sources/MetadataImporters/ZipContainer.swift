@@ -1,5 +1,7 @@
 import CZip
-import MetadataIndex
+import MDQCore
+import MDQImport
+import MDQSystem
 
 /// A ZIP container (OOXML, OpenDocument, EPUB) read through libzip, with a
 /// bound on what it may inflate: a zip bomb (an entry claiming or producing

@@ -1,6 +1,12 @@
-// MetadataIndex is the module embedders import: the values its API speaks
-// that live in the system layer below it (`MetadataError`, `Timestamp`,
-// `EntryKind`, `DeviceNumber`, `FolderAccess`, `DaemonPaths`) come with it,
-// as swift-nio's `NIO` brings `NIOCore` (the one `@_exported` import: an
-// embedder should not have to know how the package is cut).
+@_exported public import MDQCore
+@_exported public import MDQImport
+// MetadataIndex is the module embedders import. The modules below it whose
+// types its API speaks come with it, as swift-nio's `NIO` brings `NIOCore`:
+// MDQSystem (`MetadataError`, `Timestamp`, `EntryKind`, `FolderAccess`,
+// `DaemonPaths`) and MDQCore (`MetadataPredicate`, `MetadataAttribute`,
+// `CrawlRoot`, `OneShotSearch`, `SearchScope`, `UbiquityContainer`) and
+// MDQImport (`Importer` for an embedder's own formats, `ImportWorkerPool`,
+// `ImportReport`). These
+// are the only `@_exported` imports: an embedder should not have to know
+// how the package is cut.
 @_exported public import MDQSystem

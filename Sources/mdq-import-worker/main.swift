@@ -1,5 +1,5 @@
+import MDQImport
 import MetadataImporters
-import MetadataIndex
 
 // The confined process the index daemon and `mdq import` read file contents
 // in (see `ImportWorkerPool`): the built-in importers and those over C

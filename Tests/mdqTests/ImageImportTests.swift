@@ -4,6 +4,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MetadataIndex
 
 /// The image importer (Exiv2 through gexiv2, in the import worker), on

@@ -4,6 +4,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MetadataIndex
 
 /// The import worker's sandbox: the worker opens nothing (its parent passes

@@ -4,6 +4,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MetadataIndex
 
 /// Imports in worker processes: a worker that crashes, hangs, floods or

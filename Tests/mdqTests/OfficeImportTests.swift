@@ -4,6 +4,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MetadataIndex
 
 /// The office and e-book importer (libzip and Foundation's XML parser, in

@@ -4,6 +4,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MetadataIndex
 
 /// The PDF importer (Poppler, in the import worker), on committed fixtures

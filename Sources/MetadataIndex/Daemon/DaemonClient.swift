@@ -1,4 +1,6 @@
 import Foundation
+import MDQCore
+import MDQImport
 package import MDQSystem
 import MDQWire
 package import SystemPackage

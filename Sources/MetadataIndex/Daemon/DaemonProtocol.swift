@@ -1,4 +1,6 @@
 import Foundation
+import MDQCore
+import MDQImport
 import MDQSystem
 import MDQWire
 import SystemPackage

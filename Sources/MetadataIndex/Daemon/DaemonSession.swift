@@ -1,4 +1,6 @@
 import Foundation
+import MDQCore
+import MDQImport
 import MDQSystem
 import MDQWire
 import SystemPackage
@@ -1053,12 +1055,5 @@ struct LineReader {
         let payload = Array(storage[start..<start + count])
         start += count
         return payload
-    }
-}
-
-extension Result {
-    var isSuccess: Bool {
-        if case .success = self { return true }
-        return false
     }
 }

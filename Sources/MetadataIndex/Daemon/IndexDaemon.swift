@@ -1,4 +1,6 @@
 import Foundation
+import MDQCore
+import MDQImport
 public import MDQSystem
 import MDQWatch
 import MDQWire

@@ -1,3 +1,5 @@
+import MDQCore
+import MDQImport
 import MDQSystem
 
 /// What one user may spend of a daemon, and all users together: the

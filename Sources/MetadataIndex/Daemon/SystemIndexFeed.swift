@@ -1,4 +1,6 @@
 import Glibc
+import MDQCore
+import MDQImport
 import MDQSystem
 import MDQWatch
 import MDQWire

@@ -1,3 +1,5 @@
+import MDQCore
+import MDQImport
 package import MDQSystem
 import SystemPackage
 

@@ -1,7 +1,9 @@
 import Foundation
+import MDQCore
+import MDQImport
 package import MDQSystem
 package import MDQWatch
-package import SystemPackage
+import SystemPackage
 
 /// The live engine: one index and one set of inotify watches, shared by
 /// every subscription whose scopes overlap, kept equal to the disk.

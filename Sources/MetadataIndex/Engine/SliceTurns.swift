@@ -1,3 +1,5 @@
+import MDQCore
+import MDQImport
 import MDQSystem
 
 /// Turns at the engine's lock for the slices of scans (`LiveEngine.answer`,

@@ -1,4 +1,6 @@
 import Foundation
+import MDQCore
+package import MDQImport
 package import MDQSystem
 import Synchronization
 package import SystemPackage
@@ -23,7 +25,7 @@ package import SystemPackage
 ///
 /// Thread-safe. The engine calls `noteChanges` and `values` under its lock;
 /// the indexer's own thread never holds its lock while taking the engine's.
-package final class ContentIndexer: Sendable {
+package final class ContentIndexer: ImportedContent {
     package struct Configuration: Sendable {
         /// How long a file must be left alone before it is imported.
         package var settle: Duration = .milliseconds(400)
@@ -48,7 +50,7 @@ package final class ContentIndexer: Sendable {
     private let storing = DispatchQueue(label: "mdq-content-store")
 
     private struct Item {
-        var key: ImportStore.FileKey
+        var key: FileKey
         var due: ContinuousClock.Instant
     }
 
@@ -58,11 +60,11 @@ package final class ContentIndexer: Sendable {
         /// Identities of files removed from the index, not yet dropped
         /// from the store: their rows are hidden meanwhile (the inode may
         /// be reused by a new file at once).
-        var removed: Set<ImportStore.FileKey> = []
+        var removed: Set<FileKey> = []
         var reconcile = false
         /// Imported files whose extended attributes may have changed (an
         /// `IN_ATTRIB`), to read again.
-        var attributeChecks: [UInt32: ImportStore.FileKey] = [:]
+        var attributeChecks: [UInt32: FileKey] = [:]
         /// Bumped whenever files are queued, so the thread recomputes when
         /// the next one is due.
         var queued = 0
@@ -169,7 +171,7 @@ package final class ContentIndexer: Sendable {
 
     /// Queues the files of a batch of changes (created, modified, renamed:
     /// a rename settles to nothing to do) and forgets removed ones.
-    func noteChanges(_ changes: IndexChanges, removedFiles: [ImportStore.FileKey], index: FileIndex) {
+    func noteChanges(_ changes: IndexChanges, removedFiles: [FileKey], index: FileIndex) {
         let due = ContinuousClock.now + configuration.settle
         var items: [(UInt32, Item)] = []
         let checksPaths = excludes
@@ -186,7 +188,7 @@ package final class ContentIndexer: Sendable {
         // Only the extended attributes may have changed: read them again
         // for files imported at their current stamp (others are imported
         // whole anyway).
-        var checks: [(UInt32, ImportStore.FileKey)] = []
+        var checks: [(UInt32, FileKey)] = []
         for id in changes.attributes where !changes.removed.contains(id) {
             guard let key = index.fileKey(of: EntryID(id)), let stamp = index.fileStamp(of: EntryID(id)),
                 store.stamp(for: key) == stamp
@@ -211,7 +213,7 @@ package final class ContentIndexer: Sendable {
 
     /// The stored values of a file, with its text when `text` is asked for;
     /// nil when it was never imported (or its row awaits removal).
-    func values(for key: ImportStore.FileKey, text: Bool) -> ImportedValues? {
+    package func values(for key: FileKey, text: Bool) -> ImportedValues? {
         if queue.withLock({ $0.removed.contains(key) }) { return nil }
         guard let (record, body) = store.recordAndText(for: key, text: text) else { return nil }
         var values = record.values
@@ -226,7 +228,7 @@ package final class ContentIndexer: Sendable {
     func acceleration(for predicate: CompiledPredicate) -> TextAcceleration? {
         guard predicate.importedAttributes.contains(.textContent) else { return nil }
         // Each index query once (the prefilter is often one of the tests).
-        var found: [TextPrefilter: Set<ImportStore.FileKey>] = [:]
+        var found: [TextPrefilter: Set<FileKey>] = [:]
         let (tests, all) = predicate.decidableWordTests
         var acceleration = TextAcceleration()
         for (matcher, filter) in tests {
@@ -246,10 +248,10 @@ package final class ContentIndexer: Sendable {
 
     private enum Work {
         case stop
-        case drop(Set<ImportStore.FileKey>)
+        case drop(Set<FileKey>)
         case reconcile
-        case imports([(UInt32, ImportStore.FileKey)])
-        case attributes([(UInt32, ImportStore.FileKey)])
+        case imports([(UInt32, FileKey)])
+        case attributes([(UInt32, FileKey)])
     }
 
     private func run() {
@@ -331,9 +333,9 @@ package final class ContentIndexer: Sendable {
     /// Reads the extended attributes of imported files again (in this
     /// process: a few `fgetxattr` calls, nothing of the contents), stores
     /// those that changed, and has the engine re-test those files.
-    private func rereadExtendedAttributes(_ checks: [(UInt32, ImportStore.FileKey)]) {
+    private func rereadExtendedAttributes(_ checks: [(UInt32, FileKey)]) {
         guard let engine = engine.withLock({ $0 }) else { return }
-        var updates: [(key: ImportStore.FileKey, values: ImportedValues)] = []
+        var updates: [(key: FileKey, values: ImportedValues)] = []
         var ids: [UInt32] = []
         let keys = Dictionary(checks, uniquingKeysWith: { first, _ in first })
         for fact in engine.fileFacts(checks.map(\.0)) where keys[fact.id] == fact.key {
@@ -358,7 +360,7 @@ package final class ContentIndexer: Sendable {
 
     /// Imports files whose stored stamp is not theirs, then stores the
     /// imports of files still as they were, and has the engine re-test them.
-    private func importFiles(_ items: [(UInt32, ImportStore.FileKey)]) {
+    private func importFiles(_ items: [(UInt32, FileKey)]) {
         guard let engine = engine.withLock({ $0 }) else { return }
         // Where each file is and what it looks like now; files gone, moved
         // to another identity or already imported at this stamp drop out.
@@ -388,9 +390,9 @@ package final class ContentIndexer: Sendable {
         // file changed meanwhile is queued again by that change.
         let current = Dictionary(
             engine.fileFacts(facts.map(\.id)).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        var landed: [(key: ImportStore.FileKey, stamp: ImportStore.Stamp, report: ImportReport)] = []
+        var landed: [(key: FileKey, stamp: FileStamp, report: ImportReport)] = []
         var ids: [UInt32] = []
-        var retry: [(UInt32, ImportStore.FileKey)] = []
+        var retry: [(UInt32, FileKey)] = []
         for (fact, report) in zip(facts, reports) {
             guard let report, let now = current[fact.id], now.key == fact.key, now.stamp == fact.stamp else { continue }
             if report.failure?.isTransient == true {
@@ -430,7 +432,7 @@ package final class ContentIndexer: Sendable {
         guard let engine = engine.withLock({ $0 }) else { return }
         let files = engine.allFileStamps(paths: excludes).filter { $0.path.map(imports) ?? true }
         let stored = store.stamps()
-        var indexed = Set<ImportStore.FileKey>()
+        var indexed = Set<FileKey>()
         indexed.reserveCapacity(files.count)
         let now = ContinuousClock.now
         var queued: [(UInt32, Item)] = []
@@ -456,8 +458,8 @@ package final class ContentIndexer: Sendable {
 /// What the content indexer needs to know of an indexed file.
 struct IndexedFileFacts: Sendable {
     var id: UInt32
-    var key: ImportStore.FileKey
-    var stamp: ImportStore.Stamp
+    var key: FileKey
+    var stamp: FileStamp
     var path: [UInt8]
 }
 
@@ -477,10 +479,10 @@ extension LiveEngine {
 
     /// Every indexed file's identity and stamp, and its path when asked.
     func allFileStamps(paths: Bool) -> [(
-        id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp, path: [UInt8]?
+        id: UInt32, key: FileKey, stamp: FileStamp, path: [UInt8]?
     )] {
         state.withLock { s in
-            var files: [(id: UInt32, key: ImportStore.FileKey, stamp: ImportStore.Stamp, path: [UInt8]?)] = []
+            var files: [(id: UInt32, key: FileKey, stamp: FileStamp, path: [UInt8]?)] = []
             for raw in 0..<UInt32(s.index.slotCount) {
                 guard let key = s.index.fileKey(of: EntryID(raw)), let stamp = s.index.fileStamp(of: EntryID(raw))
                 else {

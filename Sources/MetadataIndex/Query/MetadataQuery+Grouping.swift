@@ -1,4 +1,6 @@
 import Foundation
+import MDQCore
+import MDQImport
 import MDQSystem
 
 /// One value of a value-list attribute and how many results have it

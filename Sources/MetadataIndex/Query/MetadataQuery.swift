@@ -1,4 +1,6 @@
 public import Foundation
+import MDQCore
+import MDQImport
 public import MDQSystem
 public import SystemPackage
 

@@ -1,3 +1,5 @@
+import MDQCore
+import MDQImport
 import MDQSystem
 
 /// What a live query runs against: the process's own engine, or the

@@ -1,3 +1,5 @@
+import MDQCore
+import MDQImport
 import MDQSystem
 
 /// One result's state as the client last saw it and as it is now.

@@ -1,3 +1,5 @@
+import MDQCore
+import MDQImport
 import MDQSystem
 import SystemPackage
 

@@ -1,4 +1,6 @@
 import Glibc
+import MDQCore
+import MDQImport
 package import MDQSystem
 package import SystemPackage
 

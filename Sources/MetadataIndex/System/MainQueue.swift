@@ -1,5 +1,7 @@
 import Dispatch
 import Foundation
+import MDQCore
+import MDQImport
 import MDQSystem
 
 /// Whether the calling code runs on the main dispatch queue.

@@ -1,3 +1,5 @@
+import MDQCore
+import MDQImport
 public import MDQSystem
 import MDQWatch
 

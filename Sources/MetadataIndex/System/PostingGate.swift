@@ -1,4 +1,6 @@
 import Glibc
+import MDQCore
+import MDQImport
 import MDQSystem
 
 /// Held while a query posts a notification, so `stop()` from another

@@ -2,6 +2,8 @@ import MDQWire
 import SystemPackage
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex
 

@@ -4,14 +4,16 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex
 
 /// The on-disk store of imported attributes and text.
 @Suite(.timeLimit(.minutes(1)))
 struct ImportStoreTests {
-    typealias Key = ImportStore.FileKey
-    typealias Stamp = ImportStore.Stamp
+    typealias Key = FileKey
+    typealias Stamp = FileStamp
 
     func report(text: String?, tags: [String] = [], failure: String? = nil) -> ImportReport {
         var report = ImportReport(path: FilePath("/x"), typeByName: "public.plain-text")

@@ -4,6 +4,8 @@ import SystemPackage
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MDQSystem
 @testable import MDQWatch
 @testable import MetadataIndex

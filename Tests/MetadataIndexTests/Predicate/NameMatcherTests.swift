@@ -1,5 +1,7 @@
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex
 

@@ -2,6 +2,8 @@ import Foundation
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex
 

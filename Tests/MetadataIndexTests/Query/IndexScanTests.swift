@@ -1,6 +1,8 @@
 import TestSupport
 import Testing
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex
 

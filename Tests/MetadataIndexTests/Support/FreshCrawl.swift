@@ -3,6 +3,8 @@ import Glibc
 import Synchronization
 import SystemPackage
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex
 

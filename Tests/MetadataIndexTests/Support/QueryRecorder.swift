@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 
+@testable import MDQCore
+@testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex
 

@@ -1,0 +1,557 @@
+package import MDQSystem
+package import SystemPackage
+
+/// The snapshot file of an index: what a daemon saves so that a restart
+/// answers at once, before re-verifying the disk.
+///
+/// Layout (little-endian, this machine's):
+///
+/// | bytes | field |
+/// |---|---|
+/// | 0-7 | magic `MDQINDEX` |
+/// | 8-11 | format version (2) |
+/// | 12-15 | header size (48) |
+/// | 16-23 | payload length |
+/// | 24-31 | payload checksum (`Checksum64`, xxHash64) |
+/// | 32-39 | when it was written, nanoseconds since 1970 |
+/// | 40-47 | zero |
+///
+/// The payload is a sequence of sections, each a 4-byte tag, an 8-byte
+/// length and its bytes: `INDX` (counts), `COLS` (the columns, `slotCount`
+/// elements each), `BUCK` (hash buckets), `NAME` (the name arena),
+/// `FREE` (its free spans), `SIDE` (large sizes and inodes), `ROOT` (root
+/// paths), `DEVS` (devices), `ACCS` (folders' access classes), `QUAR`
+/// (ids freed but not yet reusable), and
+/// `XTRA` (the owner's own bytes: the engine's roots and rules). A file
+/// that is truncated, corrupted, of another version or inconsistent in
+/// any link is refused with the reason; nothing in it is trusted before
+/// the checksum and the structure are checked.
+package enum IndexSnapshot {
+    static let magic = Array("MDQINDEX".utf8)
+    static let version: UInt32 = 2
+    static let headerSize = 48
+
+    /// Why a snapshot was refused.
+    package struct Refusal: Error, CustomStringConvertible {
+        package var reason: String
+        package var description: String { reason }
+
+        package init(reason: String) { self.reason = reason }
+    }
+
+    /// A loaded snapshot.
+    package struct Loaded {
+        package var index: FileIndex
+        package var extra: [UInt8]
+        package var written: Timestamp
+    }
+
+    /// Writes `index` and `extra` through `writer` (the caller commits).
+    ///
+    /// - Complexity: O(slots + name bytes), sequential writes; no copy of
+    ///   the index is made.
+    package static func write(
+        _ index: FileIndex, extra: [UInt8], written: Timestamp, to writer: inout AtomicFileWriter
+    ) throws(Errno) {
+        var checksum = Checksum64()
+        var header = [UInt8](repeating: 0, count: headerSize)
+        try withBytes(of: header) { (bytes) throws(Errno) in try writer.write(bytes) }
+
+        var scratch = ByteWriter()
+        func emit(_ bytes: UnsafeRawBufferPointer) throws(Errno) {
+            checksum.update(bytes)
+            try writer.write(bytes)
+        }
+        func emitScratch() throws(Errno) {
+            try withBytes(of: scratch.bytes) { (bytes) throws(Errno) in try emit(bytes) }
+            scratch = ByteWriter()
+        }
+        func section(_ tag: String, length: Int) throws(Errno) {
+            scratch.append(contentsOf: Array(tag.utf8))
+            scratch.append(UInt64(length))
+            try emitScratch()
+        }
+
+        // INDX
+        var counts = ByteWriter()
+        for value in [
+            index.slotCount, index.count, Int(index.freeHead), index.chunkCount, index.bucketMask,
+        ] { counts.append(UInt64(value)) }
+        try section("INDX", length: counts.bytes.count)
+        scratch = counts
+        try emitScratch()
+
+        // COLS
+        var columnBytes = 0
+        index.forEachColumn { columnBytes += $0.elementSize * index.slotCount }
+        try section("COLS", length: columnBytes)
+        var columns: [FileIndex.ColumnHandle] = []
+        index.forEachColumn { columns.append($0) }
+        for column in columns {
+            var remaining = index.slotCount
+            var chunk = 0
+            while remaining > 0 {
+                let n = min(remaining, 1 << 16)
+                try emit(UnsafeRawBufferPointer(start: column.chunk(chunk), count: n * column.elementSize))
+                remaining -= n
+                chunk += 1
+            }
+        }
+
+        // BUCK
+        try section("BUCK", length: (index.bucketMask + 1) * 4)
+        try emit(UnsafeRawBufferPointer(start: index.buckets, count: (index.bucketMask + 1) * 4))
+
+        // NAME, FREE
+        try section("NAME", length: index.names.usedBytes)
+        try index.names.forEachUsedChunk { (bytes) throws(Errno) in try emit(bytes) }
+        var spans = ByteWriter()
+        for (length, offsets) in index.names.spans.enumerated() {
+            spans.append(UInt32(length))
+            spans.append(UInt32(offsets.count))
+            for offset in offsets { spans.append(offset) }
+        }
+        try section("FREE", length: spans.bytes.count)
+        scratch = spans
+        try emitScratch()
+
+        // SIDE, ROOT, DEVS, QUAR, XTRA
+        var side = ByteWriter()
+        for table in [index.largeSizes, index.largeInodes] {
+            side.append(UInt64(table.count))
+            for (id, value) in table.sorted(by: { $0.key < $1.key }) {
+                side.append(id)
+                side.append(value)
+            }
+        }
+        try section("SIDE", length: side.bytes.count)
+        scratch = side
+        try emitScratch()
+        var roots = ByteWriter()
+        roots.append(UInt64(index.rootPaths.count))
+        for (id, path) in index.rootPaths.sorted(by: { $0.key < $1.key }) {
+            roots.append(id)
+            roots.appendBlob(path.bytes)
+        }
+        try section("ROOT", length: roots.bytes.count)
+        scratch = roots
+        try emitScratch()
+        var devices = ByteWriter()
+        devices.append(UInt64(index.devices.count))
+        for device in index.devices {
+            devices.append(device.major)
+            devices.append(device.minor)
+        }
+        try section("DEVS", length: devices.bytes.count)
+        scratch = devices
+        try emitScratch()
+        var access = ByteWriter()
+        access.append(UInt64(index.accessClasses.count))
+        for folder in index.accessClasses {
+            access.append(UInt32(folder.mode))
+            access.append(folder.owner)
+            access.append(folder.group)
+            // The ACL's entries, 0xFFFFFFFF when it has none.
+            access.append(folder.acl.map { UInt32($0.count) } ?? UInt32.max)
+            for entry in folder.acl ?? [] {
+                access.append(entry.tag)
+                access.append(entry.permissions)
+                access.append(entry.id)
+            }
+        }
+        try section("ACCS", length: access.bytes.count)
+        scratch = access
+        try emitScratch()
+        var quarantine = ByteWriter()
+        let held = index.quarantine ?? []
+        quarantine.append(UInt64(held.count))
+        for id in held { quarantine.append(id) }
+        try section("QUAR", length: quarantine.bytes.count)
+        scratch = quarantine
+        try emitScratch()
+        try section("XTRA", length: extra.count)
+        try withBytes(of: extra) { (bytes) throws(Errno) in try emit(bytes) }
+
+        // The header, now that the payload is known.
+        var head = ByteWriter()
+        head.append(contentsOf: magic)
+        head.append(version)
+        head.append(UInt32(headerSize))
+        head.append(UInt64(writer.offset - headerSize))
+        head.append(checksum.finalize())
+        head.append(UInt64(bitPattern: written.nanosecondsSinceEpoch))
+        head.append(UInt64(0))
+        header = head.bytes
+        try withBytes(of: header) { (bytes) throws(Errno) in try writer.overwrite(bytes, at: 0) }
+    }
+
+    /// Loads a snapshot file's bytes.
+    ///
+    /// - Throws: `Refusal` saying what is wrong (never traps, whatever the bytes).
+    /// - Complexity: O(file size + slots): a checksum pass, copies, and a
+    ///   structural check of every entry.
+    package static func load(_ file: [UInt8]) throws(Refusal) -> Loaded {
+        try withBytes(of: file) { (raw) throws(Refusal) -> Loaded in
+            var header = ByteReader(raw)
+            guard raw.count >= headerSize else { throw Refusal(reason: "truncated header (\(raw.count) bytes)") }
+            guard Array(try header.bytes(8)) == magic else { throw Refusal(reason: "not an mdq index snapshot") }
+            let fileVersion: UInt32 = try header.read()
+            guard fileVersion == version else {
+                throw Refusal(reason: "snapshot format \(fileVersion), this mdq reads format \(version)")
+            }
+            guard try header.read() as UInt32 == UInt32(headerSize) else { throw Refusal(reason: "bad header size") }
+            let payloadLength: UInt64 = try header.read()
+            let expected: UInt64 = try header.read()
+            let written = Timestamp(nanosecondsSinceEpoch: Int64(bitPattern: try header.read() as UInt64))
+            guard payloadLength == UInt64(raw.count - headerSize) else {
+                throw Refusal(
+                    reason: "truncated or padded: \(raw.count - headerSize) payload bytes, header says \(payloadLength)"
+                )
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: raw[headerSize...])
+            var checksum = Checksum64()
+            checksum.update(payload)
+            guard checksum.finalize() == expected else { throw Refusal(reason: "checksum mismatch (corrupted)") }
+
+            var sections: [String: UnsafeRawBufferPointer] = [:]
+            var cursor = ByteReader(payload)
+            while !cursor.isAtEnd {
+                let tag = String(decoding: try cursor.bytes(4), as: UTF8.self)
+                let length: UInt64 = try cursor.read()
+                guard length <= UInt64(cursor.remaining) else { throw Refusal(reason: "section \(tag) overruns") }
+                sections[tag] = try cursor.bytes(Int(length))
+            }
+            func section(_ tag: String) throws(Refusal) -> ByteReader {
+                guard let bytes = sections[tag] else { throw Refusal(reason: "missing section \(tag)") }
+                return ByteReader(bytes)
+            }
+            let index = FileIndex()
+            var counts = try section("INDX")
+            let slotCount = Int(try counts.read() as UInt64)
+            let count = Int(try counts.read() as UInt64)
+            let freeHead = UInt32(truncatingIfNeeded: try counts.read() as UInt64)
+            let chunkCount = Int(try counts.read() as UInt64)
+            let bucketMask = Int(try counts.read() as UInt64)
+            guard slotCount >= 0, slotCount < Int(FileIndex.none), chunkCount == (slotCount + 0xFFFF) >> 16,
+                chunkCount <= 1 << 12, count <= slotCount,
+                bucketMask >= 1023, bucketMask < 1 << 31, (bucketMask + 1) & bucketMask == 0
+            else { throw Refusal(reason: "impossible counts") }
+
+            var columns: [FileIndex.ColumnHandle] = []
+            index.forEachColumn { columns.append($0) }
+            var columnBytes = try section("COLS")
+            guard columnBytes.remaining == columns.reduce(0, { $0 + $1.elementSize * slotCount }) else {
+                throw Refusal(reason: "column section size")
+            }
+            for chunk in 0..<chunkCount { index.forEachColumn { $0.addChunk(chunk) } }
+            index.chunkCount = chunkCount
+            for column in columns {
+                var remaining = slotCount
+                var chunk = 0
+                while remaining > 0 {
+                    let n = min(remaining, 1 << 16)
+                    let bytes = try columnBytes.bytes(n * column.elementSize)
+                    column.chunk(chunk).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
+                    remaining -= n
+                    chunk += 1
+                }
+            }
+            var buckets = try section("BUCK")
+            guard buckets.remaining == (bucketMask + 1) * 4 else { throw Refusal(reason: "bucket section size") }
+            index.buckets.deallocate()
+            index.buckets = .allocate(capacity: bucketMask + 1)
+            let bucketBytes = try buckets.bytes((bucketMask + 1) * 4)
+            UnsafeMutableRawPointer(index.buckets).copyMemory(
+                from: bucketBytes.baseAddress!, byteCount: bucketBytes.count)
+            index.bucketMask = bucketMask
+
+            var nameSection = try section("NAME")
+            let nameBytes = try nameSection.bytes(nameSection.remaining)
+            var free = try section("FREE")
+            var spans = [[UInt32]](repeating: [], count: 256)
+            while !free.isAtEnd {
+                let length = Int(try free.read() as UInt32)
+                let n = Int(try free.read() as UInt32)
+                guard length < 256, n <= free.remaining / 4 else { throw Refusal(reason: "free spans") }
+                for _ in 0..<n {
+                    let offset: UInt32 = try free.read()
+                    guard length > 0, Int(offset) + length <= nameBytes.count else {
+                        throw Refusal(reason: "free span")
+                    }
+                    spans[length].append(offset)
+                }
+            }
+            index.names.restore(nameBytes, freeSpans: spans)
+
+            var side = try section("SIDE")
+            for table in 0..<2 {
+                let n = Int(try side.read() as UInt64)
+                guard n <= side.remaining / 12 else { throw Refusal(reason: "side tables") }
+                for _ in 0..<n {
+                    let id: UInt32 = try side.read()
+                    let value: UInt64 = try side.read()
+                    if table == 0 { index.largeSizes[id] = value } else { index.largeInodes[id] = value }
+                }
+            }
+            var roots = try section("ROOT")
+            let rootCount = Int(try roots.read() as UInt64)
+            guard rootCount <= roots.remaining / 8 else { throw Refusal(reason: "roots") }
+            for _ in 0..<rootCount {
+                let id: UInt32 = try roots.read()
+                let path = try roots.readBlob()
+                guard !path.isEmpty, path.first == 0x2F, !path.contains(0) else { throw Refusal(reason: "root path") }
+                index.rootPaths[id] = FilePath.fromBytes(path)
+            }
+            var devices = try section("DEVS")
+            let deviceCount = Int(try devices.read() as UInt64)
+            guard deviceCount <= 256, deviceCount <= devices.remaining / 8 else { throw Refusal(reason: "devices") }
+            for _ in 0..<deviceCount {
+                let device = DeviceNumber(major: try devices.read(), minor: try devices.read())
+                index.deviceIndexes[device] = index.devices.count
+                index.devices.append(device)
+            }
+            var access = try section("ACCS")
+            let classes = Int(try access.read() as UInt64)
+            guard classes <= access.remaining / 16 else { throw Refusal(reason: "access classes") }
+            for _ in 0..<classes {
+                var folder = FolderAccess(
+                    mode: UInt16(truncatingIfNeeded: try access.read() as UInt32), owner: try access.read(),
+                    group: try access.read())
+                let entries: UInt32 = try access.read()
+                if entries != UInt32.max {
+                    guard Int(entries) <= access.remaining / 8 else { throw Refusal(reason: "access lists") }
+                    var acl: [FolderAccess.ACLEntry] = []
+                    for _ in 0..<entries {
+                        acl.append(
+                            FolderAccess.ACLEntry(
+                                tag: try access.read(), permissions: try access.read(), id: try access.read()))
+                    }
+                    folder.acl = acl
+                }
+                guard index.accessNumbers[folder] == nil else { throw Refusal(reason: "access classes repeat") }
+                index.accessClasses.append(folder)
+                index.accessNumbers[folder] = UInt32(index.accessClasses.count)
+            }
+            var quarantine = try section("QUAR")
+            let held = Int(try quarantine.read() as UInt64)
+            guard held <= quarantine.remaining / 4 else { throw Refusal(reason: "quarantine") }
+            var heldIDs: [UInt32] = []
+            for _ in 0..<held { heldIDs.append(try quarantine.read()) }
+            var extraSection = try section("XTRA")
+            let extra = Array(try extraSection.bytes(extraSection.remaining))
+
+            index.slotCount = slotCount
+            index.count = count
+            index.freeHead = freeHead
+            if let problem = index.structuralProblem(held: heldIDs) {
+                throw Refusal(reason: "inconsistent index: \(problem)")
+            }
+            // Held ids were told to nobody in this process: free now.
+            for id in heldIDs {
+                index.nextSiblingColumn[id] = index.freeHead
+                index.freeHead = id
+            }
+            return Loaded(index: index, extra: extra, written: written)
+        }
+    }
+}
+
+extension FileIndex {
+    /// What is wrong with an index whose columns came from outside (a
+    /// snapshot), or nil: every link in range, every live entry reachable
+    /// once from its parent and from its hash bucket, no cycles, names
+    /// inside the arena, free slots accounted for. Clears the marks and
+    /// signature flags (neither is saved).
+    ///
+    /// - Complexity: O(slots).
+    func structuralProblem(held: [UInt32]) -> String? {
+        let slots = UInt32(slotCount)
+        func valid(_ id: UInt32) -> Bool { id == Self.none || id < slots }
+        let arena = names.usedBytes
+        var live = 0
+        for id in 0..<slots {
+            var b = bits(id)
+            if b.isFree { continue }
+            guard EntryKind(rawValue: b.kindRawValue) != nil else { return "entry \(id) has no kind" }
+            guard b.nameLength >= 1, Int(nameOffsetColumn[id]) + b.nameLength <= arena,
+                (Int(nameOffsetColumn[id]) & (NameArena.chunkSize - 1)) + b.nameLength <= NameArena.chunkSize
+            else { return "entry \(id) has a name outside the arena" }
+            guard valid(parentColumn[id]), valid(firstChildColumn[id]), valid(nextSiblingColumn[id]),
+                valid(previousSiblingColumn[id]), valid(hashNextColumn[id])
+            else { return "entry \(id) links out of range" }
+            guard b.isRoot == (parentColumn[id] == Self.none), !b.isRoot || rootPaths[id] != nil else {
+                return "entry \(id) is a malformed root"
+            }
+            if b.hasLargeSize && largeSizes[id] == nil { return "entry \(id) lost its size" }
+            if b.hasLargeInode && largeInodes[id] == nil { return "entry \(id) lost its inode" }
+            if b.kind == .folder && Int(sizeColumn[id]) > accessClasses.count {
+                return "folder \(id) names an unknown access class"
+            }
+            b.isMarked = false
+            b.hasSignature = false
+            bitsColumn[id] = b.rawValue
+            live += 1
+        }
+        guard live == count else { return "count \(count), \(live) live entries" }
+        for id in rootPaths.keys where id >= slots || !bits(id).isRoot { return "root table names \(id)" }
+        // The links are checked read-only now, the tree on one thread and
+        // the hash chains and free slots on another (a restart answers
+        // once they pass; they are most of the load).
+        var problems: [String?] = [nil, nil]
+        // Read (never written) by both threads while this one waits.
+        let shared = UncheckedSendable(self)
+        let liveCount = live
+        problems.withUnsafeMutableBufferPointer { results in
+            let out = UncheckedSendable(results.baseAddress!)
+            WorkerThreads.run(count: 2, name: "mdq-snapshot-check") { worker in
+                out.value[worker] =
+                    worker == 0
+                    ? shared.value.treeProblem(live: liveCount)
+                    : shared.value.hashProblem(live: liveCount) ?? shared.value.freeProblem(live: liveCount, held: held)
+            }
+        }
+        return problems[0] ?? problems[1]
+    }
+
+    /// Children lists and parent chains: each live non-root entry once
+    /// among its parent's children, every entry reached from a root.
+    private func treeProblem(live: Int) -> String? {
+        let slots = UInt32(slotCount)
+        // Children lists: each live non-root entry once, from its parent.
+        var seen = [Bool](repeating: false, count: slotCount)
+        for parent in 0..<slots where !bits(parent).isFree {
+            var previous = Self.none
+            var child = firstChildColumn[parent]
+            while child != Self.none {
+                guard !bits(child).isFree, !seen[Int(child)], parentColumn[child] == parent,
+                    previousSiblingColumn[child] == previous, bits(parent).kind == .folder
+                else { return "broken children of \(parent)" }
+                seen[Int(child)] = true
+                previous = child
+                child = nextSiblingColumn[child]
+            }
+        }
+        for id in 0..<slots where !bits(id).isFree && !bits(id).isRoot && !seen[Int(id)] {
+            return "entry \(id) is not among its parent's children"
+        }
+        // Every parent chain reaches a root (no cycles): with the children
+        // lists sound, that is every live entry reached going down from
+        // the roots (an entry on a cycle of parents is reached from none).
+        // One stack, no allocation per entry.
+        var reached = 0
+        var stack: [UInt32] = []
+        stack.reserveCapacity(1024)
+        for root in rootPaths.keys {
+            stack.append(root)
+            while let folder = stack.popLast() {
+                reached += 1
+                var child = firstChildColumn[folder]
+                while child != Self.none {
+                    stack.append(child)
+                    child = nextSiblingColumn[child]
+                }
+            }
+        }
+        guard reached == live else { return "\(live - reached) entries do not reach a root (a cycle of parents)" }
+        return nil
+    }
+
+    /// Hash chains: each live entry once, in the bucket of its name.
+    private func hashProblem(live: Int) -> String? {
+        let slots = UInt32(slotCount)
+        // First the chains alone (each live entry on one, once, no cycle),
+        // noting each entry's bucket; then, in id order, that bucket is its
+        // name's. Hashing names while walking the chains read every name
+        // and column at random: a cache miss or more per field, most of a
+        // restart's time.
+        var bucketOf = [UInt32](repeating: UInt32.max, count: slotCount)
+        var hashed = 0
+        for bucket in 0...bucketMask {
+            var id = buckets[bucket]
+            while id != Self.none {
+                guard id < slots, bucketOf[Int(id)] == UInt32.max, !bits(id).isFree else {
+                    return "broken hash chain in bucket \(bucket)"
+                }
+                bucketOf[Int(id)] = UInt32(truncatingIfNeeded: bucket)
+                hashed += 1
+                id = hashNextColumn[id]
+            }
+        }
+        guard hashed == live else { return "\(live - hashed) entries missing from the hash table" }
+        for id in 0..<slots where bucketOf[Int(id)] != UInt32.max {
+            let bucket =
+                Int(truncatingIfNeeded: NameBytes.hash(parent: parentColumn[id], name: nameBytes(id))) & bucketMask
+            guard bucket == Int(bucketOf[Int(id)]) else { return "broken hash chain in bucket \(bucketOf[Int(id)])" }
+        }
+        return nil
+    }
+
+    /// Free slots: the free list and the held ids, each free, each once.
+    private func freeProblem(live: Int, held: [UInt32]) -> String? {
+        let slots = UInt32(slotCount)
+        var seen = [Bool](repeating: false, count: slotCount)
+        var id = freeHead
+        var freeCount = 0
+        while id != Self.none {
+            guard id < slots, bits(id).isFree, !seen[Int(id)] else { return "broken free list" }
+            seen[Int(id)] = true
+            freeCount += 1
+            id = nextSiblingColumn[id]
+        }
+        for id in held {
+            guard id < slots, bits(id).isFree, !seen[Int(id)] else { return "broken quarantine" }
+            seen[Int(id)] = true
+            freeCount += 1
+        }
+        guard live + freeCount == slotCount else { return "\(slotCount - live - freeCount) slots leak" }
+        return nil
+    }
+}
+
+/// Little-endian bytes for snapshot sections.
+package struct ByteWriter {
+    package private(set) var bytes: [UInt8] = []
+
+    package init() {}
+
+    package mutating func append<T: FixedWidthInteger>(_ value: T) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    package mutating func append(contentsOf other: [UInt8]) {
+        bytes.append(contentsOf: other)
+    }
+
+    /// A length (32 bits) and the bytes.
+    package mutating func appendBlob(_ blob: [UInt8]) {
+        append(UInt32(blob.count))
+        bytes.append(contentsOf: blob)
+    }
+}
+
+/// Reads little-endian values from bytes, refusing to read past the end.
+package struct ByteReader {
+    private let buffer: UnsafeRawBufferPointer
+    private var position = 0
+
+    package init(_ buffer: UnsafeRawBufferPointer) { self.buffer = buffer }
+
+    package var remaining: Int { buffer.count - position }
+    package var isAtEnd: Bool { position >= buffer.count }
+
+    mutating func bytes(_ count: Int) throws(IndexSnapshot.Refusal) -> UnsafeRawBufferPointer {
+        guard count >= 0, count <= remaining else { throw IndexSnapshot.Refusal(reason: "truncated section") }
+        defer { position += count }
+        return UnsafeRawBufferPointer(rebasing: buffer[position..<position + count])
+    }
+
+    package mutating func read<T: FixedWidthInteger>() throws(IndexSnapshot.Refusal) -> T {
+        let raw = try bytes(MemoryLayout<T>.size)
+        return T(littleEndian: raw.loadUnaligned(as: T.self))
+    }
+
+    package mutating func readBlob() throws(IndexSnapshot.Refusal) -> [UInt8] {
+        let length = Int(try read() as UInt32)
+        return Array(try bytes(length))
+    }
+}

@@ -1,0 +1,428 @@
+package import MDQCore
+package import MDQSystem
+package import SystemPackage
+
+/// Imported attributes and text on disk: SQLite, one row per file keyed by
+/// the file's identity (device and inode, so a rename keeps its data), its
+/// text kept compressed (zlib) in the row and indexed by a contentless
+/// FTS5 table (words, case and diacritics folded, no positions: word and
+/// word-prefix queries need none), so the store stays a small share of the
+/// corpus.
+///
+/// - Each row remembers the modification time and size it was imported
+///   at: a file whose stamp moved is imported again; one that failed is
+///   not retried until it changes.
+/// - Writes are transactional (a batch of imports is one transaction, in
+///   WAL mode): a crash loses at most the batch, never the store.
+/// - The file is private to the user (0600, in the private state folder).
+///   One that is not a database, is damaged or has another schema version
+///   is deleted and rebuilt, with one log line; nothing else is lost than
+///   the work to import again.
+///
+/// Thread-safe: one connection behind a lock.
+package final class ImportStore: Sendable {
+    /// A stored import.
+    package struct Record: Sendable, Equatable {
+        package var stamp: FileStamp
+        /// The type the leading bytes named, when it differed.
+        package var sniffedType: String?
+        package var failure: String?
+        /// Every imported value but the text.
+        package var values: ImportedValues
+    }
+
+    /// The schema's version; another one is rebuilt.
+    static let schemaVersion = 3
+
+    package let path: FilePath
+    private let connection: Locked<Connection>
+
+    private final class Connection {
+        let database: SQLiteDatabase
+        let lookup: SQLiteDatabase.Statement
+        let upsert: SQLiteDatabase.Statement
+        let deleteText: SQLiteDatabase.Statement
+        let insertText: SQLiteDatabase.Statement
+        let deleteFile: SQLiteDatabase.Statement
+        let oldText: SQLiteDatabase.Statement
+        let writeText: SQLiteDatabase.Statement
+
+        init(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
+            self.database = database
+            lookup = try database.prepare(
+                "SELECT id, modified, size, sniffed, failure, attributes, text FROM files WHERE device = ?1 AND inode = ?2"
+            )
+            upsert = try database.prepare(
+                """
+                INSERT INTO files(device, inode, modified, size, sniffed, failure, attributes)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                ON CONFLICT(device, inode) DO UPDATE SET modified = ?3, size = ?4, sniffed = ?5, failure = ?6,
+                attributes = ?7 RETURNING id
+                """)
+            // A contentless FTS5 table forgets a row's words only when told
+            // them again: the old text comes from the row's compressed copy.
+            deleteText = try database.prepare("INSERT INTO content(content, rowid, body) VALUES ('delete', ?1, ?2)")
+            insertText = try database.prepare("INSERT INTO content(rowid, body) VALUES (?1, ?2)")
+            deleteFile = try database.prepare(
+                "DELETE FROM files WHERE device = ?1 AND inode = ?2 RETURNING id, text")
+            oldText = try database.prepare("SELECT id, text FROM files WHERE device = ?1 AND inode = ?2")
+            writeText = try database.prepare("UPDATE files SET text = ?2, ascii = ?3 WHERE id = ?1")
+        }
+    }
+
+    private init(path: FilePath, connection: Connection) {
+        self.path = path
+        self.connection = Locked(connection)
+    }
+
+    /// Opens the store at `path`, creating it, or rebuilding it (with one
+    /// `log` line) when it is not a sound store of this version.
+    ///
+    /// - Throws: `MetadataError` `.persistence` when no store can be made
+    ///   there (the folder is not writable).
+    package static func open(at path: FilePath, log: (String) -> Void = { _ in }) throws(MetadataError) -> ImportStore {
+        do {
+            return try ImportStore(path: path, connection: connect(path))
+        } catch {
+            log("import store \(path.string) discarded (\(error.description)); importing again")
+        }
+        SQLiteDatabase.remove(at: path)
+        do {
+            return try ImportStore(path: path, connection: connect(path))
+        } catch {
+            throw MetadataError.persistence("cannot create the import store: \(error.description)", path: path)
+        }
+    }
+
+    private static func connect(_ path: FilePath) throws(SQLiteDatabase.Failure) -> Connection {
+        let database = try SQLiteDatabase.open(path)
+        let version = try database.prepare("PRAGMA user_version")
+        _ = try version.step()
+        let found = Int(version.integer(0))
+        version.reset()
+        if found != 0 && found != schemaVersion {
+            throw SQLiteDatabase.Failure(code: 0, message: "schema version \(found), expected \(schemaVersion)")
+        }
+        let check = try database.prepare("PRAGMA quick_check(1)")
+        _ = try check.step()
+        let verdict = check.text(0)
+        check.reset()
+        guard verdict == "ok" else {
+            throw SQLiteDatabase.Failure(code: 11, message: "integrity check: \(verdict)")
+        }
+        try database.execute(
+            """
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = NORMAL;
+            CREATE TABLE IF NOT EXISTS files(
+                id INTEGER PRIMARY KEY, device INTEGER NOT NULL, inode INTEGER NOT NULL,
+                modified INTEGER NOT NULL, size INTEGER NOT NULL, sniffed TEXT, failure TEXT, attributes BLOB,
+                text BLOB, ascii INTEGER NOT NULL DEFAULT 1, UNIQUE(device, inode));
+            CREATE INDEX IF NOT EXISTS files_not_ascii ON files(ascii) WHERE ascii = 0;
+            CREATE VIRTUAL TABLE IF NOT EXISTS content USING fts5(
+                body, content = '', detail = none, tokenize = 'unicode61 remove_diacritics 2');
+            CREATE VIRTUAL TABLE IF NOT EXISTS content_vocabulary USING fts5vocab(content, 'row');
+            PRAGMA user_version = \(schemaVersion);
+            """)
+        return try Connection(database)
+    }
+
+    /// The stored import of a file, if any.
+    package func record(for key: FileKey) -> Record? {
+        recordAndText(for: key, text: false)?.record
+    }
+
+    /// The stored import of a file and, with `text`, its text's bytes: one
+    /// read for both.
+    package func recordAndText(for key: FileKey, text: Bool) -> (record: Record, text: [UInt8]?)? {
+        connection.withLock { c -> (Record, [UInt8]?)? in
+            let s = c.lookup
+            defer { s.reset() }
+            s.bind(1, Int64(bitPattern: key.device))
+            s.bind(2, Int64(bitPattern: key.inode))
+            guard (try? s.step()) == true else { return nil }
+            var reader = ImportWire.Reader(s.bytes(5))
+            let record = Record(
+                stamp: FileStamp(modification: s.integer(1), size: UInt64(bitPattern: s.integer(2))),
+                sniffedType: s.isNull(3) ? nil : s.text(3), failure: s.isNull(4) ? nil : s.text(4),
+                values: ImportWire.readValues(&reader) ?? ImportedValues())
+            return (record, text && !s.isNull(6) ? Deflate.decompress(s.bytes(6)) : nil)
+        }
+    }
+
+    /// The stamp a file was imported at, if it was: what deciding whether
+    /// to import it again needs, without decoding its values.
+    package func stamp(for key: FileKey) -> FileStamp? {
+        connection.withLock { c -> FileStamp? in
+            let s = c.lookup
+            defer { s.reset() }
+            s.bind(1, Int64(bitPattern: key.device))
+            s.bind(2, Int64(bitPattern: key.inode))
+            guard (try? s.step()) == true else { return nil }
+            return FileStamp(modification: s.integer(1), size: UInt64(bitPattern: s.integer(2)))
+        }
+    }
+
+    /// Whether a file with this stamp needs importing (never imported, or
+    /// changed since).
+    func needsImport(_ key: FileKey, stamp: FileStamp) -> Bool {
+        self.stamp(for: key) != stamp
+    }
+
+    /// The stored text of a file.
+    package func text(for key: FileKey) -> String? {
+        recordAndText(for: key, text: true)?.text.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Stores imports, in one transaction.
+    ///
+    /// - Throws: `MetadataError` `.persistence` when the write fails (the
+    ///   transaction is rolled back: none of the batch is stored).
+    package func save(_ imports: [(key: FileKey, stamp: FileStamp, report: ImportReport)]) throws(MetadataError) {
+        try connection.withLock { (c) throws(MetadataError) in
+            do {
+                try c.database.execute("BEGIN IMMEDIATE")
+                for (key, stamp, report) in imports {
+                    // The words of the text stored before, to take out of
+                    // the full-text index.
+                    c.oldText.bind(1, Int64(bitPattern: key.device))
+                    c.oldText.bind(2, Int64(bitPattern: key.inode))
+                    if try c.oldText.step(), !c.oldText.isNull(1), let old = Deflate.decompress(c.oldText.bytes(1)) {
+                        c.deleteText.bind(1, c.oldText.integer(0))
+                        c.deleteText.bind(2, text: String(decoding: old, as: UTF8.self))
+                        c.oldText.reset()
+                        try c.deleteText.run()
+                    } else {
+                        c.oldText.reset()
+                    }
+                    var values = report.values
+                    let text = values[.textContent]
+                    values[.textContent] = nil
+                    values[.sniffedContentType] = nil
+                    var encoded = ImportWire.Writer()
+                    ImportWire.appendValues(values, to: &encoded)
+                    let s = c.upsert
+                    s.bind(1, Int64(bitPattern: key.device))
+                    s.bind(2, Int64(bitPattern: key.inode))
+                    s.bind(3, stamp.modification)
+                    s.bind(4, Int64(bitPattern: stamp.size))
+                    if let sniffed = report.sniffedType { s.bind(5, text: sniffed) } else { s.bindNull(5) }
+                    let failure = report.failure?.reason ?? report.steps.compactMap(\.failure?.reason).first
+                    if let failure { s.bind(6, text: failure) } else { s.bindNull(6) }
+                    s.bind(7, encoded.out)
+                    _ = try s.step()
+                    let id = s.integer(0)
+                    s.reset()
+                    c.writeText.bind(1, id)
+                    if case .text(let bytes)? = text {
+                        c.writeText.bind(2, Deflate.compress(bytes))
+                        c.writeText.bind(3, Int64(bytes.allSatisfy { $0 < 0x80 } ? 1 : 0))
+                        try c.writeText.run()
+                        c.insertText.bind(1, id)
+                        c.insertText.bind(2, text: String(decoding: bytes, as: UTF8.self))
+                        try c.insertText.run()
+                    } else {
+                        c.writeText.bindNull(2)
+                        c.writeText.bind(3, Int64(1))
+                        try c.writeText.run()
+                    }
+                }
+                try c.database.execute("COMMIT")
+            } catch {
+                try? c.database.execute("ROLLBACK")
+                throw MetadataError.persistence("cannot write the import store: \(error)", path: path)
+            }
+        }
+    }
+
+    /// Replaces the stored values of `attributes` for files already
+    /// imported (their other values, text and stamp stay), in one
+    /// transaction; a file with no row is left alone.
+    ///
+    /// - Throws: `MetadataError` `.persistence` when the write fails.
+    package func replaceValues(
+        of attributes: Set<MetadataAttribute>, with updates: [(key: FileKey, values: ImportedValues)]
+    ) throws(MetadataError) {
+        try connection.withLock { (c) throws(MetadataError) in
+            do {
+                try c.database.execute("BEGIN IMMEDIATE")
+                let write = try c.database.prepare("UPDATE files SET attributes = ?3 WHERE device = ?1 AND inode = ?2")
+                for (key, replacement) in updates {
+                    let s = c.lookup
+                    s.bind(1, Int64(bitPattern: key.device))
+                    s.bind(2, Int64(bitPattern: key.inode))
+                    guard try s.step() else {
+                        s.reset()
+                        continue
+                    }
+                    var reader = ImportWire.Reader(s.bytes(5))
+                    var values = ImportWire.readValues(&reader) ?? ImportedValues()
+                    s.reset()
+                    for attribute in attributes { values[attribute] = replacement[attribute] }
+                    var encoded = ImportWire.Writer()
+                    ImportWire.appendValues(values, to: &encoded)
+                    write.bind(1, Int64(bitPattern: key.device))
+                    write.bind(2, Int64(bitPattern: key.inode))
+                    write.bind(3, encoded.out)
+                    try write.run()
+                }
+                try c.database.execute("COMMIT")
+            } catch {
+                try? c.database.execute("ROLLBACK")
+                throw MetadataError.persistence("cannot write the import store: \(error)", path: path)
+            }
+        }
+    }
+
+    /// Forgets files (deleted from disk).
+    package func remove(_ keys: [FileKey]) throws(MetadataError) {
+        try connection.withLock { (c) throws(MetadataError) in
+            do {
+                try c.database.execute("BEGIN IMMEDIATE")
+                for key in keys {
+                    let s = c.deleteFile
+                    s.bind(1, Int64(bitPattern: key.device))
+                    s.bind(2, Int64(bitPattern: key.inode))
+                    let found = try s.step()
+                    let id = found ? s.integer(0) : nil
+                    let old = found && !s.isNull(1) ? Deflate.decompress(s.bytes(1)) : nil
+                    s.reset()
+                    if let id, let old {
+                        c.deleteText.bind(1, id)
+                        c.deleteText.bind(2, text: String(decoding: old, as: UTF8.self))
+                        try c.deleteText.run()
+                    }
+                }
+                try c.database.execute("COMMIT")
+            } catch {
+                try? c.database.execute("ROLLBACK")
+                throw MetadataError.persistence("cannot write the import store: \(error)", path: path)
+            }
+        }
+    }
+
+    /// Every stored file's stamp, by identity (to compare the store with
+    /// the index after a restart).
+    package func stamps() -> [FileKey: FileStamp] {
+        connection.withLock { c -> [FileKey: FileStamp] in
+            guard let s = try? c.database.prepare("SELECT device, inode, modified, size FROM files") else { return [:] }
+            var stamps: [FileKey: FileStamp] = [:]
+            while (try? s.step()) == true {
+                let key = FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1)))
+                stamps[key] = FileStamp(modification: s.integer(2), size: UInt64(bitPattern: s.integer(3)))
+            }
+            return stamps
+        }
+    }
+
+    /// Every stored file's identity (to drop orphans after a restart).
+    package func keys() -> [FileKey] {
+        connection.withLock { c -> [FileKey] in
+            guard let s = try? c.database.prepare("SELECT device, inode FROM files") else { return [] }
+            var keys: [FileKey] = []
+            while (try? s.step()) == true {
+                keys.append(
+                    FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1))))
+            }
+            return keys
+        }
+    }
+
+    /// Files whose text matches an FTS5 query (`invoice`, `inv*`, `a OR b`;
+    /// no phrases: the index keeps no positions).
+    ///
+    /// - Throws: `MetadataError` `.persistence` for a query FTS5 refuses.
+    func filesMatching(text query: String) throws(MetadataError) -> [FileKey] {
+        try connection.withLock { (c) throws(MetadataError) -> [FileKey] in
+            do {
+                let s = try c.database.prepare(
+                    "SELECT f.device, f.inode FROM content JOIN files f ON f.id = content.rowid WHERE content MATCH ?1")
+                s.bind(1, text: query)
+                var keys: [FileKey] = []
+                while try s.step() {
+                    keys.append(
+                        FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1))))
+                }
+                return keys
+            } catch {
+                throw MetadataError.persistence("text search failed: \(error)", path: path)
+            }
+        }
+    }
+
+    /// The files that may match a predicate on the text (a superset; see
+    /// `TextPrefilter`); nil when the index cannot narrow it (a run of
+    /// letters inside more than `vocabularyLimit` distinct words).
+    package func candidates(_ filter: TextPrefilter, vocabularyLimit: Int = 4096) -> Set<FileKey>? {
+        switch filter {
+        case .word(let word, let prefix):
+            let quoted = "\"" + String(decoding: word, as: UTF8.self) + "\"" + (prefix ? " *" : "")
+            return try? Set(filesMatching(text: quoted))
+        case .substring(let run):
+            guard let terms = vocabulary(containing: run, limit: vocabularyLimit) else { return nil }
+            if terms.isEmpty { return [] }
+            let query = terms.map { "\"" + $0 + "\"" }.joined(separator: " OR ")
+            return try? Set(filesMatching(text: query))
+        case .all(let parts):
+            var result: Set<FileKey>?
+            for part in parts {
+                guard let found = candidates(part, vocabularyLimit: vocabularyLimit) else { continue }
+                result = result.map { $0.intersection(found) } ?? found
+                if result?.isEmpty == true { break }
+            }
+            return result
+        case .any(let parts):
+            var result = Set<FileKey>()
+            for part in parts {
+                guard let found = candidates(part, vocabularyLimit: vocabularyLimit) else { return nil }
+                result.formUnion(found)
+            }
+            return result
+        }
+    }
+
+    /// Files whose text is not all ASCII: the full-text index's words and
+    /// folding are exactly `[w]`'s for the others.
+    package func filesWithNonASCIIText() -> Set<FileKey> {
+        connection.withLock { c -> Set<FileKey> in
+            guard let s = try? c.database.prepare("SELECT device, inode FROM files WHERE ascii = 0") else { return [] }
+            var keys = Set<FileKey>()
+            while (try? s.step()) == true {
+                keys.insert(FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1))))
+            }
+            return keys
+        }
+    }
+
+    /// The indexed words holding `run`; nil past `limit` of them.
+    private func vocabulary(containing run: [UInt8], limit: Int) -> [String]? {
+        connection.withLock { c -> [String]? in
+            guard
+                let s = try? c.database.prepare(
+                    "SELECT term FROM content_vocabulary WHERE instr(term, ?1) > 0 LIMIT ?2")
+            else { return nil }
+            s.bind(1, text: String(decoding: run, as: UTF8.self))
+            s.bind(2, Int64(limit + 1))
+            var terms: [String] = []
+            while (try? s.step()) == true { terms.append(s.text(0)) }
+            return terms.count > limit ? nil : terms
+        }
+    }
+
+    /// Moves the write-ahead log into the database and truncates it (the
+    /// indexer calls it when importing has caught up, so the store on disk
+    /// is its size, not its size plus a log of the last imports).
+    package func checkpoint() {
+        connection.withLock { c in _ = try? c.database.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+
+    /// Stored files.
+    package var count: Int {
+        connection.withLock { c -> Int in
+            guard let s = try? c.database.prepare("SELECT count(*) FROM files"), (try? s.step()) == true else {
+                return 0
+            }
+            return Int(s.integer(0))
+        }
+    }
+}
