@@ -119,6 +119,20 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The live index: the engine keeping one index equal to the disk
+        // through a watcher, its subscriptions and slices, content
+        // indexing, snapshots, and the system index's configuration.
+        .target(
+            name: "MDQEngine",
+            dependencies: [
+                "MDQSystem",
+                "MDQWatch",
+                "MDQCore",
+                "MDQImport",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MetadataIndex",
             dependencies: [
@@ -126,6 +140,7 @@ let package = Package(
                 "MDQWatch",
                 "MDQCore",
                 "MDQImport",
+                "MDQEngine",
                 "MDQWire",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -173,6 +188,7 @@ let package = Package(
             name: "mdq-full",
             dependencies: [
                 "MetadataIndex",
+                "MDQEngine",
                 "MDQVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -210,6 +226,7 @@ let package = Package(
                 "MDQWatch",
                 "MDQCore",
                 "MDQImport",
+                "MDQEngine",
                 "MDQWire",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -234,6 +251,7 @@ let package = Package(
                 "MetadataIndex",
                 "MDQCore",
                 "MDQImport",
+                "MDQEngine",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

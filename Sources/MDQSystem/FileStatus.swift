@@ -1,4 +1,4 @@
-import CLinuxSyscalls
+package import CLinuxSyscalls
 import Glibc
 import Synchronization
 package import SystemPackage
@@ -31,7 +31,7 @@ package struct FileStatus: Sendable, Equatable {
     /// From now on, every folder's status carries its ACL.
     package static func readFolderACLs() { readsFolderACLs.store(true, ordering: .relaxed) }
 
-    init(_ raw: mdq_file_status) {
+    package init(_ raw: mdq_file_status) {
         kind = EntryKind(mode: raw.mode)
         inode = raw.inode
         size = raw.size
@@ -139,7 +139,7 @@ public struct DeviceNumber: Hashable, Sendable {
 }
 
 extension EntryKind {
-    init(mode: UInt32) {
+    package init(mode: UInt32) {
         switch mode & UInt32(S_IFMT) {
         case UInt32(S_IFREG): self = .file
         case UInt32(S_IFDIR): self = .folder

@@ -10,7 +10,7 @@ public struct Timestamp: Hashable, Comparable, Sendable {
         self.nanosecondsSinceEpoch = nanosecondsSinceEpoch
     }
 
-    init(seconds: Int64, nanoseconds: UInt32) {
+    package init(seconds: Int64, nanoseconds: UInt32) {
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow {
             nanosecondsSinceEpoch = seconds < 0 ? .min : .max

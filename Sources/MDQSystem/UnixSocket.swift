@@ -7,7 +7,7 @@ package import SystemPackage
 package final class UnixSocket: Sendable {
     package let descriptor: FileDescriptor
 
-    init(_ descriptor: FileDescriptor) {
+    package init(_ descriptor: FileDescriptor) {
         self.descriptor = descriptor
     }
 
@@ -295,7 +295,7 @@ package final class UnixSocket: Sendable {
 package final class ReceivedDescriptor: Sendable {
     package let descriptor: FileDescriptor
 
-    init(_ raw: Int32) {
+    package init(_ raw: Int32) {
         descriptor = FileDescriptor(rawValue: raw)
     }
 

@@ -82,7 +82,7 @@ private struct JSONParser {
     let maximumDepth: Int
     var position = 0
 
-    init(bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
+    package init(bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MDQEngine
 import MDQVersion
 import MetadataIndex
 

@@ -1,4 +1,5 @@
 import Glibc
+import MDQEngine
 import MetadataIndex
 import SystemPackage
 

@@ -130,7 +130,7 @@ struct ConflictListing: Sendable {
     private var names = Set<[UInt8]>()
     private var withCopies = Set<[UInt8]>()
 
-    init() {}
+    package init() {}
 
     /// Records one name of the folder.
     mutating func insert(_ name: UnsafeRawBufferPointer) {

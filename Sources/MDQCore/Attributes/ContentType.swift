@@ -75,7 +75,7 @@ public enum ContentType {
         return table
     }()
 
-    static let folder = numbers["public.folder"]!
+    package static let folder = numbers["public.folder"]!
     static let symlink = numbers["public.symlink"]!
     static let data = numbers["public.data"]!
     static let item = numbers["public.item"]!

@@ -20,7 +20,7 @@ final class CrawlQueue<Job: Sendable>: Sendable {
     /// Threads waiting for work; read without the lock as a hint to donate.
     let idleWorkers = Atomic<Int>(0)
 
-    init(jobs: [Job], workerCount: Int) {
+    package init(jobs: [Job], workerCount: Int) {
         shared = ConditionLocked(Shared(jobs: jobs))
         self.workerCount = workerCount
     }

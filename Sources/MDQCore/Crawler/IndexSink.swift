@@ -14,7 +14,7 @@ final class IndexSink: CrawlSink, Sendable {
     private let state: Locked<State>
     private let onWarning: (@Sendable (CrawlWarning) -> Void)?
 
-    init(index: FileIndex, onWarning: (@Sendable (CrawlWarning) -> Void)?) {
+    package init(index: FileIndex, onWarning: (@Sendable (CrawlWarning) -> Void)?) {
         state = Locked(State(index: index))
         self.onWarning = onWarning
     }

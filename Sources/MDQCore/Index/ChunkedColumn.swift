@@ -19,7 +19,7 @@ struct ChunkedColumn<Element: BitwiseCopyable>: @unchecked Sendable {
     private let table: UnsafeMutablePointer<UnsafeMutablePointer<Element>>
     private let fill: Element
 
-    init(fill: Element) {
+    package init(fill: Element) {
         self.fill = fill
         table = .allocate(capacity: Self.maxChunks)
     }

@@ -18,7 +18,7 @@ package import MDQSystem
 package struct EntryBits: Equatable {
     var rawValue: UInt32
 
-    init(rawValue: UInt32) { self.rawValue = rawValue }
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
 
     static let free = EntryBits(rawValue: 0)
 

@@ -23,7 +23,7 @@ final class NameArena {
     /// Bytes in freed spans not yet reused.
     private(set) var freeBytes = 0
 
-    init() {}
+    package init() {}
 
     deinit {
         for chunk in 0..<chunkCount { table[chunk].deallocate() }

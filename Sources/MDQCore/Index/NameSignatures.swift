@@ -17,7 +17,7 @@ final class NameSignatures: @unchecked Sendable {
     private let table: UnsafeMutablePointer<UnsafeMutablePointer<UInt64>?>
     private static let maxChunks = 1 << 12
 
-    init() {
+    package init() {
         table = .allocate(capacity: Self.maxChunks)
         table.initialize(repeating: nil, count: Self.maxChunks)
     }

@@ -1,12 +1,12 @@
-import MDQSystem
+package import MDQSystem
 
 /// A `LIKE` pattern split into literal runs and wildcards.
 ///
 /// `*` is any run of characters (including none), `?` exactly one character,
 /// `\` makes the next character literal; a trailing lone `\` is an error.
 /// Consecutive stars collapse; adjacent literal bytes merge.
-struct LikePattern: Hashable, Sendable {
-    enum Element: Hashable, Sendable {
+package struct LikePattern: Hashable, Sendable {
+    package enum Element: Hashable, Sendable {
         case literal([UInt8])
         /// `?`
         case one
@@ -20,7 +20,7 @@ struct LikePattern: Hashable, Sendable {
     ///
     /// - Throws: `MetadataError` (`.querySyntax`) with `offset` relative to
     ///   the pattern's first byte, for a trailing lone backslash.
-    init(_ pattern: [UInt8]) throws(MetadataError) {
+    package init(_ pattern: [UInt8]) throws(MetadataError) {
         var elements: [Element] = []
         var literal: [UInt8] = []
         func flush() {
@@ -56,7 +56,7 @@ struct LikePattern: Hashable, Sendable {
         self.elements = elements
     }
 
-    init(elements: [Element]) {
+    package init(elements: [Element]) {
         self.elements = elements
     }
 

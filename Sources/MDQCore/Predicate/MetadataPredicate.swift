@@ -42,7 +42,7 @@ public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
     /// imports files, which only a one-shot search does for now.
     public var importedAttributes: Set<MetadataAttribute> { CompiledPredicate(self).importedAttributes }
 
-    init(node: PredicateNode) {
+    package init(node: PredicateNode) {
         self.node = node
     }
 

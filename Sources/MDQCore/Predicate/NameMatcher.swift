@@ -36,7 +36,7 @@ package struct NameMatcher: Sendable, Hashable {
     let literalIsASCII: Bool
 
     /// Compiles a pattern, folding its literals for `options`.
-    init(_ pattern: LikePattern, options: StringCompareOptions) {
+    package init(_ pattern: LikePattern, options: StringCompareOptions) {
         self.options = options
         let folder = UnicodeFolder(options: options)
         var segments: [[Piece]] = [[]]

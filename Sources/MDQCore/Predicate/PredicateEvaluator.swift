@@ -50,7 +50,7 @@ package final class PredicateEvaluator {
     /// entry (an import is a worker round trip).
     private var cachedImported: ImportedValues??
 
-    init(_ predicate: CompiledPredicate) {
+    package init(_ predicate: CompiledPredicate) {
         self.predicate = predicate
     }
 
@@ -231,7 +231,7 @@ package final class PredicateEvaluator {
         }
     }
 
-    func folder(for options: StringCompareOptions) -> UnicodeFolder {
+    package func folder(for options: StringCompareOptions) -> UnicodeFolder {
         let options = options.folding
         let slot = Int(options.rawValue)
         if let existing = folders[slot] { return existing }

@@ -19,7 +19,7 @@ struct PredicateLexer {
     private let source: [UInt8]
     private var position = 0
 
-    init(_ source: [UInt8]) {
+    package init(_ source: [UInt8]) {
         self.source = source
     }
 

@@ -2,7 +2,7 @@ import MDQSystem
 
 /// The parsed form of a predicate: what the parser and the builder make
 /// and the compiler turns into matchers.
-indirect enum PredicateNode: Sendable, Hashable {
+package indirect enum PredicateNode: Sendable, Hashable {
     case constant(Bool)
     case comparison(Comparison)
     case not(PredicateNode)
@@ -11,7 +11,7 @@ indirect enum PredicateNode: Sendable, Hashable {
 }
 
 /// `[quantifier] attribute op[options] value`.
-struct Comparison: Sendable, Hashable {
+package struct Comparison: Sendable, Hashable {
     var attribute: MetadataAttribute
     var op: ComparisonOperator
     var options: StringCompareOptions

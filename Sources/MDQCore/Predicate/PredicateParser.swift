@@ -33,7 +33,7 @@ struct PredicateParser {
     private var nextArgument = 0
     package static let maximumDepth = PredicateSyntax.maximumDepth
 
-    init(_ source: [UInt8], arguments: [PredicateArgument] = []) throws(MetadataError) {
+    package init(_ source: [UInt8], arguments: [PredicateArgument] = []) throws(MetadataError) {
         syntax = PredicateSyntax(source)
         self.arguments = arguments
         var lexer = PredicateLexer(source)

@@ -14,7 +14,7 @@ struct PredicateSyntax {
     private var depth = 0
     package static let maximumDepth = 500
 
-    init(_ source: [UInt8]) {
+    package init(_ source: [UInt8]) {
         self.source = source
     }
 

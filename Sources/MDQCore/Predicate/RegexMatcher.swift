@@ -24,7 +24,7 @@ struct RegexMatcher: Sendable {
     let expression: CompiledRegex
     let options: StringCompareOptions
 
-    init?(_ pattern: [UInt8], options: StringCompareOptions) {
+    package init?(_ pattern: [UInt8], options: StringCompareOptions) {
         guard !pattern.contains(0) else { return nil }
         let text = Self.normalized(String(decoding: pattern, as: UTF8.self), options)
         guard

@@ -32,7 +32,7 @@ struct SpotlightQueryParser {
     private let now: Date
     private let calendar: Calendar
 
-    init(_ source: [UInt8], now: Date, timeZone: TimeZone = .current) {
+    package init(_ source: [UInt8], now: Date, timeZone: TimeZone = .current) {
         syntax = PredicateSyntax(source)
         self.now = now
         var calendar = Calendar(identifier: .gregorian)

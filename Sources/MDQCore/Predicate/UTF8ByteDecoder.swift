@@ -12,11 +12,11 @@ struct UTF8ByteDecoder {
     private let bytes: [UInt8]
     private var position = 0
 
-    init(_ bytes: [UInt8]) {
+    package init(_ bytes: [UInt8]) {
         self.bytes = bytes
     }
 
-    mutating func next() -> Unit? {
+    package mutating func next() -> Unit? {
         guard position < bytes.count else { return nil }
         let (unit, length) = bytes.withUnsafeBytes { Self.decode($0, at: position) }
         position += length

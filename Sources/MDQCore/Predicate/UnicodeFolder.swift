@@ -12,7 +12,7 @@ import MDQSystem
 /// end on one and `?` spans one cluster (a letter and its marks, a Hangul
 /// syllable's jamo, an emoji sequence, a flag), so `cafe*` does not match
 /// a decomposed `café` and `???.txt` matches `한국어.txt`.
-final class UnicodeFolder {
+package final class UnicodeFolder {
     let options: StringCompareOptions
 
     /// Output of the last `fold`: the folded bytes, and `boundaries[i]`
@@ -67,7 +67,7 @@ final class UnicodeFolder {
     private var boundaryPool = UnsafeMutableBufferPointer<Bool>.allocate(capacity: 4096)
     private var poolCount = 0
 
-    init(options: StringCompareOptions) {
+    package init(options: StringCompareOptions) {
         self.options = options
         bytes = .allocate(capacity: 1024)
         boundaries = .allocate(capacity: 1025)

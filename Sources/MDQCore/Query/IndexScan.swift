@@ -695,7 +695,7 @@ struct TailWord {
     let mask: UInt64
     let lower: Bool
 
-    init?(_ literal: [UInt8], lower: Bool) {
+    package init?(_ literal: [UInt8], lower: Bool) {
         guard !literal.isEmpty && literal.count <= 8 else { return nil }
         var word: UInt64 = 0
         for byte in literal.reversed() { word = word << 8 | UInt64(byte) }

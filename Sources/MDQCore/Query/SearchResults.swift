@@ -52,7 +52,7 @@ public struct SearchResult: Sendable {
     /// Size, dates and inode, when the search was asked for metadata.
     public let metadata: EntryMetadata?
 
-    init(path: ArraySlice<UInt8>, nameStart: Int, kind: EntryKind, metadata: EntryMetadata?) {
+    package init(path: ArraySlice<UInt8>, nameStart: Int, kind: EntryKind, metadata: EntryMetadata?) {
         self.pathBytes = path
         self.nameStart = nameStart
         self.kind = kind

@@ -82,7 +82,7 @@ public struct UbiquityContainer: Hashable, Sendable {
     }
 
     /// `init(identifier:)` under a given containers root.
-    init(identifier: String, root: FilePath) throws(MetadataError) {
+    package init(identifier: String, root: FilePath) throws(MetadataError) {
         guard !identifier.isEmpty, identifier != ".", identifier != "..", !identifier.contains("/") else {
             throw .invalidArgument(
                 "'\(identifier)' is not a container identifier (a name such as iCloud.com.example.app)", path: root)

@@ -1,5 +1,6 @@
 import Foundation
 import MDQCore
+package import MDQEngine
 import MDQImport
 package import MDQSystem
 import MDQWire

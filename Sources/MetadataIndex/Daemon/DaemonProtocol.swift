@@ -1,5 +1,6 @@
 import Foundation
 import MDQCore
+import MDQEngine
 import MDQImport
 import MDQSystem
 import MDQWire

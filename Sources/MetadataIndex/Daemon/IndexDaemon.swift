@@ -1,5 +1,6 @@
 import Foundation
 import MDQCore
+package import MDQEngine
 import MDQImport
 public import MDQSystem
 import MDQWatch

@@ -1,5 +1,6 @@
 public import Foundation
 import MDQCore
+package import MDQEngine
 import MDQImport
 public import MDQSystem
 public import SystemPackage

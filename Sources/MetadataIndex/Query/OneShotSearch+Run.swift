@@ -3,6 +3,7 @@
 // confined import workers, from MDQImport, which is why `run` lives here.
 
 public import MDQCore
+import MDQEngine
 import MDQImport
 import SystemPackage
 

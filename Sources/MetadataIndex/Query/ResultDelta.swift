@@ -1,4 +1,5 @@
 import MDQCore
+import MDQEngine
 import MDQImport
 import MDQSystem
 

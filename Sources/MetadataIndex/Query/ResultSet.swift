@@ -1,4 +1,5 @@
 import MDQCore
+package import MDQEngine
 import MDQImport
 import MDQSystem
 import SystemPackage

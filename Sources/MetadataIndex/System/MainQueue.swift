@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import MDQCore
+import MDQEngine
 import MDQImport
 import MDQSystem
 

@@ -1,4 +1,5 @@
 import MDQCore
+import MDQEngine
 import MDQImport
 public import MDQSystem
 import MDQWatch

@@ -1,5 +1,6 @@
 import Glibc
 import MDQCore
+import MDQEngine
 import MDQImport
 import MDQSystem
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MDQEngine
 import MetadataIndex
 
 /// The attribute keys the command line accepts, for validation, shell

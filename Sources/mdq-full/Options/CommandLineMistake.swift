@@ -1,3 +1,4 @@
+import MDQEngine
 import MetadataIndex
 
 /// Command lines ArgumentParser would misread rather than refuse, caught

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MDQEngine
 import MetadataIndex
 
 /// fd's filters, for fd users: sizes and modification times, added to the

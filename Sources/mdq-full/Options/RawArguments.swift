@@ -1,3 +1,4 @@
+import MDQEngine
 import MetadataIndex
 
 /// The command line's arguments as raw bytes.

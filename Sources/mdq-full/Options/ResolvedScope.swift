@@ -1,3 +1,4 @@
+import MDQEngine
 import MetadataIndex
 import SystemPackage
 

@@ -1,3 +1,4 @@
+import MDQEngine
 import MetadataIndex
 
 /// Attribute values as `--attr` prints them: tab-separated columns after

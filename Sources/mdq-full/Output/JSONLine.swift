@@ -1,4 +1,5 @@
 import Foundation
+import MDQEngine
 import MetadataIndex
 
 /// One JSON object per result, on one line.

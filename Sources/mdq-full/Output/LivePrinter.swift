@@ -1,4 +1,5 @@
 import Foundation
+import MDQEngine
 import MetadataIndex
 
 /// Prints a live query's notifications, in one of three forms.

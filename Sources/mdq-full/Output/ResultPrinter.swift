@@ -1,3 +1,4 @@
+import MDQEngine
 import MetadataIndex
 
 /// How a one-shot search prints each result: its path and a newline or

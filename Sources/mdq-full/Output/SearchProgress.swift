@@ -1,3 +1,4 @@
+import MDQEngine
 import MetadataIndex
 
 /// The status line of a one-shot search that prints nothing until it ends

@@ -1,4 +1,5 @@
 import Foundation
+import MDQEngine
 import MetadataIndex
 import SystemPackage
 

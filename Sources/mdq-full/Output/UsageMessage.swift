@@ -1,4 +1,5 @@
 import ArgumentParser
+import MDQEngine
 import MetadataIndex
 
 /// The one-line message for a command-line mistake, and where to read more.

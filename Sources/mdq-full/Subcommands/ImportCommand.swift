@@ -1,4 +1,5 @@
 import ArgumentParser
+import MDQEngine
 import MetadataIndex
 import SystemPackage
 

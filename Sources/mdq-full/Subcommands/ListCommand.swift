@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MDQEngine
 import MetadataIndex
 import SystemPackage
 

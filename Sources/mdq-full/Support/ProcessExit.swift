@@ -1,3 +1,4 @@
+import MDQEngine
 import MetadataIndex
 
 /// Ends the process at once with a status, leaving the terminal clean.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MDQCore
+@testable import MDQEngine
 @testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex

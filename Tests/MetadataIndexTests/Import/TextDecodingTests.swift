@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import MDQCore
+@testable import MDQEngine
 @testable import MDQImport
 @testable import MDQSystem
 @testable import MetadataIndex

@@ -1,4 +1,4 @@
-import MDQCore
+package import MDQCore
 import MDQImport
 import MDQSystem
 import MDQWatch
@@ -10,7 +10,7 @@ struct EngineRoot {
     /// What the crawl covers: the union of the rules of every scope using
     /// the root (it only ever grows while the root lives).
     var rules: ScopeRules
-    var device: DeviceNumber
+    package var device: DeviceNumber
     var inode: UInt64
     /// Scopes of subscriptions that use this root.
     var users: Int
@@ -71,7 +71,7 @@ final class SubscriptionRecord {
     /// see are members (`Viewer`).
     var viewer: Viewer?
 
-    init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate, ubiquity: UbiquityContext?) {
+    package init(mailbox: Subscription, anchors: [Anchor], predicate: CompiledPredicate, ubiquity: UbiquityContext?) {
         self.mailbox = mailbox
         self.anchors = anchors
         self.predicate = predicate
@@ -103,8 +103,8 @@ enum FolderProblem: Equatable {
 /// Methods here run with the lock held: they may stat (one entry or
 /// folder) but never crawl, never wait for the watcher thread, and never
 /// call client code.
-final class EngineState {
-    let index: FileIndex
+package final class EngineState {
+    package let index: FileIndex
     var watchToFolder: [Int32: UInt32] = [:]
     var folderToWatch: [UInt32: Int32] = [:]
     /// A watch taken over by another entry (the same folder crawled again
@@ -149,7 +149,7 @@ final class EngineState {
     var changes = IndexChanges()
     /// The daemon's content indexer, when it imports: told of every batch
     /// of changes, and where queries read imported attributes.
-    var content: ContentIndexer?
+    package var content: ContentIndexer?
     /// Changes were applied since the last audit.
     var needsAudit = false
     /// Some folder was refused a watch for lack of watches (`ENOSPC`):
@@ -157,7 +157,7 @@ final class EngineState {
     var lacksWatches = false
     var nextWatchRetry = ContinuousClock.now
     /// Full rescans done (after overflows); for tests and stats.
-    var rescanCount = 0
+    package var rescanCount = 0
     /// Folders rescanned after their events were folded (`EventQueue`).
     var foldedRescans = 0
     /// Batches of changes dispatched so far (a daemon saves its snapshot
@@ -172,7 +172,7 @@ final class EngineState {
     /// be stale and they have no watches until `LiveEngine.verify()`.
     var unverifiedRoots: Set<UInt32> = []
 
-    init(index: FileIndex = FileIndex(), removeWatch: @escaping (Int32) -> Void) {
+    package init(index: FileIndex = FileIndex(), removeWatch: @escaping (Int32) -> Void) {
         self.index = index
         self.removeWatch = removeWatch
         // Freed ids are held back until every subscriber has been told of

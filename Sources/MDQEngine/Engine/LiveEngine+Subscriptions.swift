@@ -1,4 +1,4 @@
-import MDQCore
+package import MDQCore
 import MDQImport
 package import MDQSystem
 import SystemPackage

@@ -1,8 +1,8 @@
 import MDQCore
 import MDQImport
-import MDQSystem
+package import MDQSystem
 import MDQWatch
-import SystemPackage
+package import SystemPackage
 
 /// Another process following the engine's own events under a folder (a
 /// user's daemon following the system index, `SystemIndexFeed`): each event
@@ -18,19 +18,27 @@ import SystemPackage
 /// learns otherwise (a rescan, a backlog folded into folder rescans) is an
 /// `overflow`: the follower rescans. Events wait in an outbox bounded by
 /// `capacity`; a follower that falls behind gets an overflow instead.
-final class EventFollower: Sendable {
+package final class EventFollower: Sendable {
     /// One event, by the path of its folder.
-    struct Event: Sendable {
-        var folder: [UInt8]
+    package struct Event: Sendable {
+        package var folder: [UInt8]
         /// The folder's file handle (`FanotifyWatcher.followHandle`).
-        var handle: [UInt8]
-        var mask: UInt32
-        var cookie: UInt32
-        var name: [UInt8]
+        package var handle: [UInt8]
+        package var mask: UInt32
+        package var cookie: UInt32
+        package var name: [UInt8]
+
+        package init(folder: [UInt8], handle: [UInt8], mask: UInt32, cookie: UInt32, name: [UInt8]) {
+            self.folder = folder
+            self.handle = handle
+            self.mask = mask
+            self.cookie = cookie
+            self.name = name
+        }
     }
 
     /// What the writer takes from the outbox.
-    enum Delivery {
+    package enum Delivery {
         case events([Event])
         case overflow
         case closed
@@ -38,7 +46,7 @@ final class EventFollower: Sendable {
 
     let scope: [UInt8]
     /// The filesystem followed: folders of others mounted inside are not.
-    let device: DeviceNumber
+    package let device: DeviceNumber
     let viewer: Viewer?
     let capacity: Int
     private let outbox = ConditionLocked(Outbox())
@@ -50,7 +58,7 @@ final class EventFollower: Sendable {
         var closed = false
     }
 
-    init(scope: [UInt8], device: DeviceNumber, viewer: Viewer?, capacity: Int = 16 << 20) {
+    package init(scope: [UInt8], device: DeviceNumber, viewer: Viewer?, capacity: Int = 16 << 20) {
         self.scope = scope
         self.device = device
         self.viewer = viewer
@@ -87,7 +95,7 @@ final class EventFollower: Sendable {
     }
 
     /// Waits for something to send.
-    func next() -> Delivery {
+    package func next() -> Delivery {
         var delivery = Delivery.closed
         outbox.wait(until: { $0.closed || $0.overflowed || !$0.events.isEmpty }) { box in
             if box.overflowed {
@@ -104,7 +112,7 @@ final class EventFollower: Sendable {
         return delivery
     }
 
-    func close() {
+    package func close() {
         outbox.mutateAndBroadcast { $0.closed = true }
     }
 }
@@ -167,14 +175,14 @@ extension EngineState {
 
 extension LiveEngine {
     /// Why `follow` refused a follower.
-    enum FollowRefusal: Error {
+    package enum FollowRefusal: Error {
         /// The index holds no folder at its path (any more).
         case notHeld
     }
 
     /// Starts telling `follower` the events applied in its folder (how
     /// many one user may have is the daemon's to count: `ServiceLimits`).
-    func follow(_ follower: EventFollower) -> Result<Void, FollowRefusal> {
+    package func follow(_ follower: EventFollower) -> Result<Void, FollowRefusal> {
         state.withLock { s in
             // The followed folder's entry, where its user's walk starts
             // (its stream ends before it moves or goes: `endFollowers`).
@@ -190,14 +198,14 @@ extension LiveEngine {
     }
 
     /// The device of the live root that lists `path`, as it was crawled.
-    func rootDevice(holding path: FilePath) -> DeviceNumber? {
+    package func rootDevice(holding path: FilePath) -> DeviceNumber? {
         let normalized = path.lexicallyNormalized()
         return state.withLock { s in s.deepestRoot(listing: normalized).flatMap { s.roots[$0]?.device } }
     }
 
     /// Whether the folder at `path` is watched by a handle a follower can
     /// know it by (not on a filesystem watched folder by folder).
-    func followsByHandle(_ path: FilePath) -> Bool {
+    package func followsByHandle(_ path: FilePath) -> Bool {
         let normalized = path.lexicallyNormalized()
         let watch = state.withLock { s -> Int32? in
             guard let root = s.deepestRoot(listing: normalized), let folder = s.entry(at: normalized, from: root)
@@ -208,7 +216,7 @@ extension LiveEngine {
     }
 
     /// Stops telling `follower`.
-    func unfollow(_ follower: EventFollower) {
+    package func unfollow(_ follower: EventFollower) {
         state.withLock { s in
             s.followers[ObjectIdentifier(follower)] = nil
             s.followerStarts[ObjectIdentifier(follower)] = nil

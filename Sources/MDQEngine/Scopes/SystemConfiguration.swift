@@ -1,5 +1,5 @@
 import Glibc
-import MDQCore
+package import MDQCore
 import MDQImport
 package import MDQSystem
 package import SystemPackage
@@ -36,7 +36,7 @@ package struct SystemConfiguration: Sendable, Equatable {
     package var limits = ServiceLimits.system
 
     /// Where the file is looked for when none is named.
-    package static let defaultPath = FilePath("/etc/mdq/system.conf")
+    static let defaultPath = FilePath("/etc/mdq/system.conf")
 
     /// The settings without a file: updatedb's default prunes, where
     /// removable and runtime filesystems are mounted, and snapshot folders.

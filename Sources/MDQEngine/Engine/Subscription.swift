@@ -1,4 +1,4 @@
-import MDQCore
+package import MDQCore
 import MDQImport
 package import MDQSystem
 package import SystemPackage
@@ -21,6 +21,20 @@ package struct EntrySnapshot: Sendable, Equatable {
     /// attributes the subscriber asked for: nil when it asked for none or
     /// the content indexer has no import of the file.
     package var imported: ImportedValues? = nil
+
+    package init(
+        entry: UInt64, pathBytes: [UInt8], kind: EntryKind, metadata: EntryMetadata,
+        hasUnresolvedConflicts: Bool = false,
+        conflictOriginalPathBytes: [UInt8]? = nil, imported: ImportedValues? = nil
+    ) {
+        self.entry = entry
+        self.pathBytes = pathBytes
+        self.kind = kind
+        self.metadata = metadata
+        self.hasUnresolvedConflicts = hasUnresolvedConflicts
+        self.conflictOriginalPathBytes = conflictOriginalPathBytes
+        self.imported = imported
+    }
 }
 
 /// One message from the engine to a subscriber, in order.
@@ -63,7 +77,7 @@ package final class Subscription: Sendable {
         var closed = false
     }
 
-    init(id: UInt64, capacity: Int, wake: @escaping @Sendable () -> Void) {
+    package init(id: UInt64, capacity: Int, wake: @escaping @Sendable () -> Void) {
         self.id = id
         self.capacity = capacity
         self.wake = wake
@@ -71,7 +85,7 @@ package final class Subscription: Sendable {
 
     /// Queues a message; returns whether the client should be woken (it
     /// had nothing queued). Called by the engine under its lock.
-    func post(_ message: SubscriptionMessage) -> Bool {
+    package func post(_ message: SubscriptionMessage) -> Bool {
         mailbox.withLock { box in
             guard !box.closed else { return false }
             let wasEmpty = box.messages.isEmpty
@@ -96,7 +110,7 @@ package final class Subscription: Sendable {
     }
 
     /// Wakes the client; the engine calls this after releasing its lock.
-    func notify() {
+    package func notify() {
         wake()
     }
 
@@ -115,7 +129,7 @@ package final class Subscription: Sendable {
     }
 
     /// Ends the subscription on the client side: nothing more is queued.
-    func close() {
+    package func close() {
         mailbox.withLock { box in
             box.closed = true
             box.messages.removeAll()

@@ -1,5 +1,5 @@
 import Foundation
-import MDQCore
+package import MDQCore
 import MDQImport
 package import MDQSystem
 package import MDQWatch
@@ -22,7 +22,7 @@ import SystemPackage
 /// listing is never undone by it. Events are applied on a dedicated thread.
 package final class LiveEngine: Sendable {
     /// Everything mutable; see `EngineState`.
-    let state: Locked<EngineState>
+    package let state: Locked<EngineState>
     /// Per-folder inotify watches, or fanotify filesystem marks (the
     /// system index).
     let watcher: any FolderWatcher
@@ -38,16 +38,16 @@ package final class LiveEngine: Sendable {
     let crawlsEnded = ConditionLocked(0)
     /// Called in every folder's listing by the engine's crawls, before the
     /// listing; tests slow crawls down with it to widen race windows.
-    package let crawlHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
+    let crawlHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
     /// Called between the slices of a subscription's sliced first scan,
     /// without the lock; tests slow the scan down with it to widen race
     /// windows.
-    package let sliceHook = Locked<(@Sendable () -> Void)?>(nil)
+    let sliceHook = Locked<(@Sendable () -> Void)?>(nil)
     /// Turns at `state` for the slices of one-shot queries.
     let sliceTurns = SliceTurns()
     /// Slots per slice of a streamed paths answer (`answer(stream:)`);
     /// tests make it small to stream many parts from a small tree.
-    package let streamSliceSlots = Locked(2 * ChunkScanner.chunkSize)
+    let streamSliceSlots = Locked(2 * ChunkScanner.chunkSize)
     /// Wakes the name-trigram builder (`keepNameGrams()`): true when the
     /// index has slots the trigrams do not cover yet. A leaf lock.
     let nameGramsWanted = ConditionLocked(false)
@@ -86,7 +86,7 @@ package final class LiveEngine: Sendable {
 
     /// An engine over an existing index (restored from a snapshot),
     /// watching with `watcher` (nil: the process's inotify watcher).
-    init(
+    package init(
         index: FileIndex, watcher: (any FolderWatcher)? = nil, watchLimit: Int?, crawlThreads: Int?,
         eventCapacity: Int
     ) throws(MetadataError) {
@@ -147,11 +147,11 @@ package final class LiveEngine: Sendable {
     package var changeCount: Int { state.withLock { $0.changeCount } }
 
     /// Full rescans done after overflows; for tests and stats.
-    var rescanCount: Int { state.withLock { $0.rescanCount } }
+    package var rescanCount: Int { state.withLock { $0.rescanCount } }
 
     /// Folders rescanned because their events were folded past the queue's
     /// bound; for tests and stats.
-    var foldedRescanCount: Int { state.withLock { $0.foldedRescans } }
+    package var foldedRescanCount: Int { state.withLock { $0.foldedRescans } }
 
     /// Changes the engine's own watch limit (tests use one below the
     /// kernel's); nil leaves only the kernel's. Folders already refused are
@@ -321,7 +321,7 @@ package final class LiveEngine: Sendable {
     /// again while any is (other processes of the user free watches too,
     /// and this engine learns nothing of it); tests shorten it.
     /// `MDQ_WATCH_RETRY_SECONDS` sets it for a daemon (tests).
-    package static let watchRetryInterval = Locked<Duration>(
+    static let watchRetryInterval = Locked<Duration>(
         ProcessEnvironment.variable("MDQ_WATCH_RETRY_SECONDS").flatMap(Double.init).map {
             .milliseconds(Int(max(0.01, min($0, 86_400)) * 1000))
         } ?? .seconds(10))
@@ -420,7 +420,7 @@ final class EventQueue: Sendable {
     private let contents = ConditionLocked(Contents())
     private let capacity: Int
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.capacity = max(1, capacity)
     }
 

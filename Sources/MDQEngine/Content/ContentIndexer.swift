@@ -1,5 +1,5 @@
 import Foundation
-import MDQCore
+package import MDQCore
 package import MDQImport
 package import MDQSystem
 import Synchronization
@@ -32,13 +32,13 @@ package final class ContentIndexer: ImportedContent {
         /// Files imported between two looks at the queue.
         package var batch: Int = 64
         /// Delay before a file whose worker could not start is tried again.
-        package var retry: Duration = .seconds(5)
+        var retry: Duration = .seconds(5)
 
         package init() {}
     }
 
     package let store: ImportStore
-    let pool: ImportWorkerPool
+    package let pool: ImportWorkerPool
     let configuration: Configuration
     private let log: @Sendable (String) -> Void
     private let engine = Locked<LiveEngine?>(nil)

@@ -1,7 +1,7 @@
-import MDQCore
+package import MDQCore
 import MDQImport
 package import MDQSystem
-import SystemPackage
+package import SystemPackage
 
 /// What a one-shot query over the live index returns.
 package enum OneShotOutput: Sendable {
@@ -240,7 +240,7 @@ extension LiveEngine {
     /// Whether the index holds, at `path`, the folder `status` was read
     /// from (a descriptor's, `fstat`'d): the same device, inode and birth.
     /// No disk is read: a path a user gives is only looked up in the index.
-    func holdsFolder(at path: FilePath, as status: FileStatus) -> Bool {
+    package func holdsFolder(at path: FilePath, as status: FileStatus) -> Bool {
         let normalized = path.lexicallyNormalized()
         return state.withLock { s in
             guard let root = s.deepestRoot(listing: normalized), let entry = s.entry(at: normalized, from: root),

@@ -15,7 +15,7 @@ final class LiveSink: CrawlSink, Sendable {
     let recording: Bool
     private let progress: ProgressCounter?
 
-    init(engine: LiveEngine, recording: Bool, progress: ProgressCounter? = nil) {
+    package init(engine: LiveEngine, recording: Bool, progress: ProgressCounter? = nil) {
         self.engine = engine
         self.recording = recording
         self.progress = progress
@@ -204,7 +204,7 @@ final class ProgressCounter: Sendable {
     private let lastReport = Atomic<Int64>(0)
     private static let period: Int64 = 100_000_000
 
-    init(_ report: @escaping @Sendable (Int) -> Void) {
+    package init(_ report: @escaping @Sendable (Int) -> Void) {
         self.report = report
         lastReport.store(Self.now(), ordering: .relaxed)
     }

@@ -53,7 +53,7 @@ extension LiveEngine {
     }
 
     /// As above, watching with `watcher` (nil: the process's inotify watcher).
-    static func restoring(
+    package static func restoring(
         from path: FilePath, watchLimit: Int? = nil, crawlThreads: Int?, watcher: (any FolderWatcher)?
     ) throws(MetadataError) -> (engine: LiveEngine, written: Timestamp) {
         let bytes: [UInt8]
