@@ -50,7 +50,7 @@ final class SQLiteDatabase {
     /// Deletes a database file and its WAL and shared-memory files.
     static func remove(at path: FilePath) {
         for suffix in ["", "-wal", "-shm"] {
-            _ = FilePath(path.string + suffix).withPlatformString { unlink($0) }
+            _ = FilePath(path.string + suffix).withPlatformString { name in syscallResult { unlink(name) } }
         }
     }
 

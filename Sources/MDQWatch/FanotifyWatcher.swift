@@ -85,12 +85,18 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         var filesystem: UInt64 = 0
         var type: Int32 = 0
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        let length = withUnsafeMutableBytes(of: &bytes) { buffer in
-            mdq_file_handle(
-                descriptor.rawValue, &filesystem, &type, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self),
-                UInt32(buffer.count))
+        let result = withUnsafeMutableBytes(of: &bytes) { buffer in
+            syscallResult {
+                mdq_file_handle(
+                    descriptor.rawValue, &filesystem, &type, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self),
+                    UInt32(buffer.count))
+            }
         }
-        guard length >= 0 else { return .failure(Errno(rawValue: errno)) }
+        let length: Int32
+        switch result {
+        case .success(let written): length = written
+        case .failure(let error): return .failure(error)
+        }
         let handle = withUnsafeBytes(of: &bytes) { buffer in
             Handle(type: type, bytes: UnsafeRawBufferPointer(rebasing: buffer[..<Int(length)]))
         }
@@ -146,9 +152,11 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     ///   start (`EPERM` without `CAP_SYS_ADMIN`, `ENOSYS` or `EINVAL` on a
     ///   kernel before 5.9), naming the reason.
     package init() throws(MetadataError) {
-        let fd = mdq_fanotify_init(1)
-        guard fd >= 0 else {
-            let error = Errno(rawValue: errno)
+        let fd: CInt
+        switch syscallResult({ mdq_fanotify_init(1) }) {
+        case .success(let opened):
+            fd = opened
+        case .failure(let error):
             let why =
                 error == .notPermitted
                 ? "fanotify filesystem marks need CAP_SYS_ADMIN (run the system index as root)"
@@ -157,7 +165,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         }
         descriptor = fd
         guard WorkerThreads.start(name: "mdq-fanotify", { [self] in run() }) != nil else {
-            close(fd)
+            closeDescriptor(fd)
             throw MetadataError.watcherUnavailable("cannot start the watcher's thread (the thread limit)")
         }
     }
@@ -170,7 +178,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         }
         guard first else { return }
         stopped.wait(until: { $0 }) { _ in }
-        close(descriptor)
+        closeDescriptor(descriptor)
     }
 
     /// How each filesystem (by fsid) met so far is watched.
@@ -246,8 +254,11 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
             if let refusal = state.withLock({ $0.refusesMarks }) {
                 how = .folderByFolder(refusal)
             } else {
-                let marked = mdq_fanotify_mark_filesystem(descriptor, "/proc/self/fd/\(folder.rawValue)", 0)
-                how = marked == 0 ? .marked : .folderByFolder(Errno(rawValue: errno))
+                switch syscallResult({ mdq_fanotify_mark_filesystem(descriptor, "/proc/self/fd/\(folder.rawValue)", 0) }
+                ) {
+                case .success: how = .marked
+                case .failure(let error): how = .folderByFolder(error)
+                }
             }
             state.withLock { s in
                 if s.filesystems[filesystem] == nil { s.filesystems[filesystem] = how }
@@ -324,10 +335,16 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         while !state.withLock({ $0.stopping }) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             // Woken by events; the timeout only lets `stop()` be noticed.
-            guard poll(&poller, 1, 250) > 0 else { continue }
-            let count = read(descriptor, buffer, capacity)
-            guard count > 0 else {
-                if count < 0 && errno != EAGAIN && errno != EINTR { usleep(10_000) }
+            guard case .success(let ready) = syscallResult({ poll(&poller, 1, 250) }), ready > 0 else { continue }
+            let count: Int
+            switch syscallResult({ read(descriptor, buffer, capacity) }) {
+            case .success(let read) where read > 0:
+                count = read
+            case .success, .failure(.resourceTemporarilyUnavailable):
+                continue
+            case .failure:
+                // Not expected of a fanotify group; back off, never spin.
+                usleep(10_000)
                 continue
             }
             decode(UnsafeRawBufferPointer(start: buffer, count: count), into: &events)
@@ -372,7 +389,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
             guard length >= 24, offset + length <= bytes.count else { break }
             let mask = bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
             let fd = bytes.loadUnaligned(fromByteOffset: offset + 16, as: Int32.self)
-            if fd >= 0 { close(fd) }  // never with FID reporting; closed if ever
+            if fd >= 0 { closeDescriptor(fd) }  // never with FID reporting; closed if ever
             var records: [(UInt8, Record)] = []
             var info = offset + metadataLength
             while info + 4 <= offset + length {

@@ -137,10 +137,12 @@ package final class InotifyWatcher: Sendable {
     private init() throws(MetadataError) {
         try InotifyLibrary.shared.initialize()
         inotifyDescriptor = InotifyLibrary.shared.descriptor
-        controlDescriptor = mdq_anonymous_file("mdq-watcher-wake")
-        guard controlDescriptor >= 0 else {
+        switch syscallResult({ mdq_anonymous_file("mdq-watcher-wake") }) {
+        case .success(let descriptor):
+            controlDescriptor = descriptor
+        case .failure(let error):
             throw MetadataError.watcherUnavailable(
-                "cannot create the watcher's wake file (memfd_create)", underlying: Errno(rawValue: errno))
+                "cannot create the watcher's wake file (memfd_create)", underlying: error)
         }
         controlWatch = try Self.watchControlFile(controlDescriptor, inotify: inotifyDescriptor)
         // The watcher lives as long as the process: its thread holds it.
@@ -200,12 +202,13 @@ package final class InotifyWatcher: Sendable {
     /// Watches the wake file for attribute changes, through its /proc link
     /// (inotify watches paths; the link resolves to the anonymous file).
     private static func watchControlFile(_ file: CInt, inotify: CInt) throws(MetadataError) -> Int32 {
-        let watch = inotify_add_watch(inotify, "/proc/self/fd/\(file)", UInt32(IN_ATTRIB))
-        guard watch > 0 else {
+        switch syscallResult({ inotify_add_watch(inotify, "/proc/self/fd/\(file)", UInt32(IN_ATTRIB)) }) {
+        case .success(let watch):
+            return watch
+        case .failure(let error):
             throw MetadataError.watcherUnavailable(
-                "cannot watch the watcher's wake file (is /proc mounted?)", underlying: Errno(rawValue: errno))
+                "cannot watch the watcher's wake file (is /proc mounted?)", underlying: error)
         }
-        return watch
     }
 
     private func enqueue(_ request: Request) {
@@ -318,7 +321,7 @@ package final class InotifyWatcher: Sendable {
             }
             return false
         }
-        if unused { _ = inotify_rm_watch(inotifyDescriptor, watch) }
+        if unused { _ = syscallResult { inotify_rm_watch(inotifyDescriptor, watch) } }
     }
 
     private func add(owner: Int, descriptor: CInt, context: UInt64) -> Result<Int32, Errno> {
@@ -332,8 +335,11 @@ package final class InotifyWatcher: Sendable {
         let mask = InotifyMask.folderWatch.rawValue
         // A folder already watched (by another owner) gets its existing
         // watch descriptor back: the same mask changes nothing.
-        let watch = inotify_add_watch(inotifyDescriptor, path, mask)
-        guard watch > 0 else { return .failure(Errno(rawValue: errno)) }
+        let watch: Int32
+        switch syscallResult({ inotify_add_watch(inotifyDescriptor, path, mask) }) {
+        case .success(let added): watch = added
+        case .failure(let error): return .failure(error)
+        }
         routes.withLock { $0[watch, default: WatchOwners()].insert(owner) }
         owners.withLock { _ = $0[owner]?.watches.insert(watch) }
         handler?(watch, context)

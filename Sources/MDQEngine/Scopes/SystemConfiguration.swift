@@ -57,8 +57,8 @@ package struct SystemConfiguration: Sendable, Equatable {
         let file = path ?? defaultPath
         // A FIFO or a device would block the read or never end.
         var info = stat()
-        if lstat(file.string, &info) == 0, info.st_mode & S_IFMT != S_IFREG,
-            stat(file.string, &info) != 0 || info.st_mode & S_IFMT != S_IFREG
+        if syscallResult({ lstat(file.string, &info) }).isSuccess, info.st_mode & S_IFMT != S_IFREG,
+            !syscallResult({ stat(file.string, &info) }).isSuccess || info.st_mode & S_IFMT != S_IFREG
         {
             throw MetadataError.configuration("the system index configuration is not a regular file", path: file)
         }
