@@ -189,6 +189,7 @@ let package = Package(
             dependencies: [
                 "MetadataIndex",
                 "MDQEngine",
+                "MDQWire",
                 "MDQVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -1,0 +1,181 @@
+import Foundation
+import MDQCore
+import MDQEngine
+import MDQImport
+import MDQSystem
+import MDQWire
+import SystemPackage
+
+extension DaemonSession {
+    /// `query`: answered from the live index, or refused as `not-covered`.
+    func query(_ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor]) throws(ProtocolError)
+        -> Bool
+    {
+        // Counted before anything is parsed: a request refused costs nothing.
+        guard daemon.begin(.query, for: user) else {
+            throw ProtocolError(
+                code: "busy",
+                message: "too many queries at once: this daemon runs \(daemon.limits.queriesPerUser) per user"
+                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : "") + ", \(daemon.limits.queriesInAll) in all")
+        }
+        defer { daemon.end(.query, for: user) }
+        let (predicate, scopes, words, other, viewer) = try predicateAndScopes(request, descriptors: descriptors)
+        let output: OneShotOutput
+        switch request["output"]?.string ?? "items" {
+        case "count": output = .count
+        case "paths": output = .paths
+        case "items": output = .entries
+        case let other: throw ProtocolError(code: "bad-request", message: "unknown output \"\(other)\"")
+        }
+        let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
+        let fetching = try DaemonProtocol.attributes(request)
+        let seconds = try allowedSeconds(request)
+        // The client's connection is polled between slices: one that went
+        // away (Ctrl-C, a timeout) stops its query at once.
+        let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
+        let answered: Result<OneShotAnswer, ScopeNotCovered>
+        // Free text's paths come ranked: gathered as entries (name and
+        // dates), ranked, then cut to the limit. Other paths go out a
+        // slice at a time, each part a `paths` line and its bytes, while
+        // the next slice is scanned.
+        let ranked = words != nil && output == .paths
+        let streamsPaths = output == .paths && !ranked
+        var sent = true
+        do {
+            // A long answer is not silence: a `progress` line each second
+            // (clients skip lines they do not know), which also keeps the
+            // client's idle limit from running out.
+            var lastProgress = ContinuousClock.now
+            let stream: (([UInt8], Int) -> Bool)? =
+                streamsPaths
+                ? { [self] paths, count in
+                    var header = JSONWriter()
+                    DaemonProtocol.begin(id, &header)
+                    header.raw("\"paths\":")
+                    header.integer(count)
+                    header.raw(",\"bytes\":")
+                    header.integer(paths.count)
+                    header.raw("}\n")
+                    sent = send(header.bytes) && send(paths)
+                    return sent
+                } : nil
+            // Items go out a slice at a time too, as `item` lines: a
+            // million matches never wait in the daemon's memory at once.
+            let entries: (([EntrySnapshot]) -> Bool)? =
+                output == .entries
+                ? { [self] entries in
+                    var out = JSONWriter(capacity: 1 << 16)
+                    for entry in entries {
+                        DaemonProtocol.begin(id, &out)
+                        out.raw("\"item\":")
+                        DaemonProtocol.writeItem(entry, to: &out)
+                        out.raw("}\n")
+                        if out.bytes.count >= 1 << 16 {
+                            guard send(out.bytes) else { return false }
+                            out = JSONWriter(capacity: 1 << 16)
+                        }
+                    }
+                    sent = out.bytes.isEmpty || send(out.bytes)
+                    return sent
+                } : nil
+            answered = try daemon.engine.answer(
+                scopes: scopes, predicate: predicate, output: ranked ? .entries : output, limit: ranked ? nil : limit,
+                budget: budget,
+                fetching: fetching, viewer: viewer,
+                progress: { scanned, total in
+                    let now = ContinuousClock.now
+                    guard now - lastProgress >= .seconds(1) else { return }
+                    lastProgress = now
+                    var out = JSONWriter()
+                    DaemonProtocol.begin(id, &out)
+                    // A user of the system index learns how far, not how
+                    // many entries the index holds.
+                    let (done, of) = self.viewer == nil ? (scanned, total) : (scanned * 1000 / max(1, total), 1000)
+                    out.raw("\"progress\":{\"scanned\":")
+                    out.integer(done)
+                    out.raw(",\"of\":")
+                    out.integer(of)
+                    out.raw("}}\n")
+                    if !self.send(out.bytes) { budget.cancel() }
+                },
+                stream: stream, entries: entries)
+        } catch {
+            if budget.isCancelled || !sent {
+                daemon.state.withLock { $0.cancelledQueries += 1 }
+                return false
+            }
+            if let asked = request["budget"]?.double, asked > seconds {
+                // The client asked for more than any query may have.
+                throw ProtocolError(
+                    code: "too-expensive",
+                    message: "query too expensive: it ran past \(Self.shown(seconds)), the most this daemon allows "
+                        + "any query\(daemon.isSystem ? " (MAX_QUERY_SECONDS)" : ""); simplify the MATCHES pattern "
+                        + "or narrow the scope")
+            }
+            throw ProtocolError(code: "too-expensive", message: error.message)
+        }
+        var answer: OneShotAnswer
+        switch answered {
+        case .failure(let uncovered):
+            throw ProtocolError(
+                code: "not-covered",
+                message: uncovered.gap ?? "the daemon does not index \(uncovered.scope.path.string)")
+        case .success(let value): answer = value
+        }
+        if let words, ranked {
+            let items = answer.entries.map { MetadataItem(daemonEntry: $0, container: nil) }
+            var ranked = MetadataPredicate.rankWords(items, text: words)
+            if let limit, ranked.count > limit { ranked.removeLast(ranked.count - limit) }
+            answer.entries = []
+            answer.count = ranked.count
+            for item in ranked {
+                answer.paths += item.pathBytes
+                answer.paths.append(0)
+            }
+        }
+        var out = JSONWriter(capacity: 1 << 16)
+        switch output {
+        case .count:
+            break
+        case .paths where streamsPaths:
+            break  // sent as it was scanned
+        case .paths:
+            DaemonProtocol.begin(id, &out)
+            out.raw("\"paths\":")
+            out.integer(answer.count)
+            out.raw(",\"bytes\":")
+            out.integer(answer.paths.count)
+            out.raw("}\n")
+            guard send(out.bytes), send(answer.paths) else { return false }
+            out = JSONWriter()
+        case .entries:
+            break  // sent as it was scanned
+        }
+        // Free text that matched nothing as one piece: how many names hold
+        // each of its words (mdfind's reading), said in a note.
+        var note: String?
+        if answer.count == 0, let other,
+            case .success(let counted)? = try? daemon.engine.answer(
+                scopes: scopes, predicate: other.predicate, output: .count, limit: nil, budget: budget, fetching: [],
+                viewer: viewer, progress: { _, _ in }, stream: nil),
+            counted.count > 0
+        {
+            note = other.note(counted.count)
+        }
+        DaemonProtocol.begin(id, &out)
+        out.raw("\"done\":true,\"count\":")
+        out.integer(answer.count)
+        out.raw(",\"stale\":")
+        out.bool(answer.stale)
+        if let note {
+            out.raw(",\"note\":")
+            out.string(Array(note.utf8))
+        }
+        if answer.importing > 0 {
+            out.raw(",\"importing\":")
+            out.integer(answer.importing)
+        }
+        out.raw("}\n")
+        return send(out.bytes)
+    }
+}
