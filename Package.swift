@@ -30,7 +30,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
-        // `swift package generate-documentation --target MetadataIndex` (the DocC catalog).
+        // The DocC documentation (Scripts/docs: MetadataIndex and the modules it re-exports).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
