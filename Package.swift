@@ -119,6 +119,18 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The delivery layer: what a subscription carries (entry snapshots,
+        // messages, problems) and the result set that turns it into the
+        // added/changed/removed updates a client replays.
+        .target(
+            name: "MDQLive",
+            dependencies: [
+                "MDQSystem",
+                "MDQCore",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         // The live index: the engine keeping one index equal to the disk
         // through a watcher, its subscriptions and slices, content
         // indexing, snapshots, and the system index's configuration.
@@ -129,6 +141,7 @@ let package = Package(
                 "MDQWatch",
                 "MDQCore",
                 "MDQImport",
+                "MDQLive",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
@@ -140,6 +153,7 @@ let package = Package(
                 "MDQWatch",
                 "MDQCore",
                 "MDQImport",
+                "MDQLive",
                 "MDQEngine",
                 "MDQWire",
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -188,6 +202,7 @@ let package = Package(
             name: "mdq-full",
             dependencies: [
                 "MetadataIndex",
+                "MDQLive",
                 "MDQEngine",
                 "MDQWire",
                 "MDQVersion",
@@ -227,6 +242,7 @@ let package = Package(
                 "MDQWatch",
                 "MDQCore",
                 "MDQImport",
+                "MDQLive",
                 "MDQEngine",
                 "MDQWire",
                 "TestSupport",
@@ -252,6 +268,7 @@ let package = Package(
                 "MetadataIndex",
                 "MDQCore",
                 "MDQImport",
+                "MDQLive",
                 "MDQEngine",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -80,7 +80,7 @@ package struct JSONError: Error, CustomStringConvertible {
 private struct JSONParser {
     let bytes: UnsafeRawBufferPointer
     let maximumDepth: Int
-    var position = 0
+    package var position = 0
 
     package init(bytes: UnsafeRawBufferPointer, maximumDepth: Int) {
         self.bytes = bytes

@@ -1,4 +1,5 @@
 import MDQEngine
+import MDQLive
 import MetadataIndex
 import Synchronization
 import SystemPackage

@@ -1,5 +1,6 @@
 import Glibc
 import MDQEngine
+import MDQLive
 import MetadataIndex
 import SystemPackage
 

@@ -7,6 +7,7 @@ import Testing
 @testable import MDQCore
 @testable import MDQEngine
 @testable import MDQImport
+@testable import MDQLive
 @testable import MetadataIndex
 
 /// The image importer (Exiv2 through gexiv2, in the import worker), on

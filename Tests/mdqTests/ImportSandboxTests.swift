@@ -7,6 +7,7 @@ import Testing
 @testable import MDQCore
 @testable import MDQEngine
 @testable import MDQImport
+@testable import MDQLive
 @testable import MetadataIndex
 
 /// The import worker's sandbox: the worker opens nothing (its parent passes

@@ -7,6 +7,7 @@ import Testing
 @testable import MDQCore
 @testable import MDQEngine
 @testable import MDQImport
+@testable import MDQLive
 @testable import MetadataIndex
 
 /// Imports in worker processes: a worker that crashes, hangs, floods or

@@ -7,6 +7,7 @@ import Testing
 @testable import MDQCore
 @testable import MDQEngine
 @testable import MDQImport
+@testable import MDQLive
 @testable import MetadataIndex
 
 /// The PDF importer (Poppler, in the import worker), on committed fixtures

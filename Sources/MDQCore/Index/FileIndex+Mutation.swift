@@ -297,7 +297,7 @@ extension FileIndex {
         }
     }
 
-    func update(_ id: UInt32, metadata: EntryMetadata, device: DeviceNumber?) {
+    package func update(_ id: UInt32, metadata: EntryMetadata, device: DeviceNumber?) {
         var b = bits(id)
         if collectsRemovedFiles, let old = fileKey(id, b) {
             // Replaced by another file under the same name (an atomic save).

@@ -1,6 +1,7 @@
 import Foundation
 package import MDQCore
 package import MDQImport
+import MDQLive
 package import MDQSystem
 import Synchronization
 package import SystemPackage
@@ -460,7 +461,7 @@ struct IndexedFileFacts: Sendable {
     var id: UInt32
     var key: FileKey
     var stamp: FileStamp
-    var path: [UInt8]
+    package var path: [UInt8]
 }
 
 extension LiveEngine {

@@ -1,12 +1,13 @@
 package import MDQCore
 import MDQImport
-import MDQSystem
-import MDQWatch
+import MDQLive
+package import MDQSystem
+package import MDQWatch
 import SystemPackage
 
 /// A top-level root of the engine's index: one crawled folder tree.
 struct EngineRoot {
-    var path: FilePath
+    package var path: FilePath
     /// What the crawl covers: the union of the rules of every scope using
     /// the root (it only ever grows while the root lives).
     var rules: ScopeRules
@@ -36,14 +37,14 @@ struct EngineRoot {
 struct Anchor: Sendable {
     /// The scope folder's entry (a root, or a folder inside one).
     var entry: EntryID
-    var path: FilePath
+    package var path: FilePath
     var rules: ScopeRules
 }
 
 /// A subscription as the engine keeps it.
 final class SubscriptionRecord {
     let mailbox: Subscription
-    var anchors: [Anchor]
+    package var anchors: [Anchor]
     let predicate: CompiledPredicate
     let evaluator: PredicateEvaluator
     /// The container, for a predicate on the ubiquitous keys.
@@ -257,7 +258,7 @@ package final class EngineState {
 
     /// Applies one event. `crawls` collects folders to crawl (new, moved in,
     /// or to retry) once the lock is released.
-    func apply(_ event: InotifyEvent, crawls: inout [UInt32], rescan: inout Bool, recover: inout Set<UInt32>) {
+    package func apply(_ event: InotifyEvent, crawls: inout [UInt32], rescan: inout Bool, recover: inout Set<UInt32>) {
         if event.mask.contains(.queueOverflow) {
             rescan = true
             return
@@ -475,7 +476,7 @@ package final class EngineState {
     /// Stores fresh attributes of an entry, recording a change when they
     /// differ (unless `recording` is off: a first gather's entries are not
     /// changes yet).
-    func update(_ id: UInt32, to status: FileStatus, recording: Bool = true) {
+    package func update(_ id: UInt32, to status: FileStatus, recording: Bool = true) {
         let before = index.metadata(of: EntryID(id))
         let after = EntryMetadata(status)
         guard before != after else { return }

@@ -1,5 +1,6 @@
 import MDQCore
 import MDQImport
+import MDQLive
 package import MDQSystem
 import MDQWatch
 package import SystemPackage

@@ -1,5 +1,6 @@
 import MDQCore
 import MDQImport
+import MDQLive
 import MDQSystem
 import SystemPackage
 

@@ -1,5 +1,6 @@
 import MDQCore
 import MDQImport
+import MDQLive
 import MDQSystem
 import MDQWatch
 import Synchronization
@@ -150,7 +151,7 @@ final class LiveSink: CrawlSink, Sendable {
         progress?.add(inserted)
     }
 
-    func path(of folder: EntryID, child name: UnsafeRawBufferPointer?) -> FilePath {
+    package func path(of folder: EntryID, child name: UnsafeRawBufferPointer?) -> FilePath {
         engine.state.withLock { s in
             var bytes = s.pathBytes(of: folder.rawValue)
             if let name {

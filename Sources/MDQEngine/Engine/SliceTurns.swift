@@ -1,5 +1,6 @@
 import MDQCore
 import MDQImport
+import MDQLive
 import MDQSystem
 
 /// Turns at the engine's lock for the slices of scans (`LiveEngine.answer`,

@@ -1,5 +1,6 @@
 import MDQCore
 import MDQImport
+import MDQLive
 package import MDQSystem
 package import MDQWatch
 package import SystemPackage

@@ -1,5 +1,6 @@
 import MDQCore
 import MDQImport
+import MDQLive
 import MDQSystem
 
 /// What one user may spend of a daemon, and all users together: the

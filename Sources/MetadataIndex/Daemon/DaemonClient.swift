@@ -2,6 +2,7 @@ import Foundation
 import MDQCore
 package import MDQEngine
 import MDQImport
+import MDQLive
 package import MDQSystem
 import MDQWire
 package import SystemPackage

@@ -2,6 +2,7 @@ import Foundation
 import MDQCore
 import MDQEngine
 import MDQImport
+import MDQLive
 import MDQSystem
 import MDQWire
 import SystemPackage

@@ -2,6 +2,7 @@ import Foundation
 import MDQCore
 package import MDQEngine
 import MDQImport
+import MDQLive
 public import MDQSystem
 import MDQWatch
 import MDQWire

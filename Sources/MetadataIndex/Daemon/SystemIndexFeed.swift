@@ -2,6 +2,7 @@ import Glibc
 import MDQCore
 import MDQEngine
 import MDQImport
+import MDQLive
 import MDQSystem
 import MDQWatch
 import MDQWire

@@ -1,6 +1,7 @@
 import MDQCore
 import MDQEngine
 import MDQImport
+import MDQLive
 import MDQSystem
 
 extension MetadataQuery {

@@ -2,6 +2,7 @@ import Foundation
 import MDQCore
 import MDQEngine
 import MDQImport
+import MDQLive
 import MDQSystem
 
 /// One value of a value-list attribute and how many results have it

@@ -5,6 +5,7 @@
 public import MDQCore
 import MDQEngine
 import MDQImport
+import MDQLive
 import SystemPackage
 
 extension OneShotSearch {

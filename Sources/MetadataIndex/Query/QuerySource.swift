@@ -1,6 +1,7 @@
 import MDQCore
 import MDQEngine
 import MDQImport
+import MDQLive
 import MDQSystem
 
 /// What a live query runs against: the process's own engine, or the

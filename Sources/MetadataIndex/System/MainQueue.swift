@@ -3,6 +3,7 @@ import Foundation
 import MDQCore
 import MDQEngine
 import MDQImport
+import MDQLive
 import MDQSystem
 
 /// Whether the calling code runs on the main dispatch queue.

@@ -1,6 +1,7 @@
 import MDQCore
 import MDQEngine
 import MDQImport
+import MDQLive
 public import MDQSystem
 import MDQWatch
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import MDQEngine
+import MDQLive
 import MetadataIndex
 
 /// The attribute keys the command line accepts, for validation, shell

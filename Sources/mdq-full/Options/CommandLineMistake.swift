@@ -1,4 +1,5 @@
 import MDQEngine
+import MDQLive
 import MetadataIndex
 
 /// Command lines ArgumentParser would misread rather than refuse, caught

@@ -1,4 +1,5 @@
 import MDQEngine
+import MDQLive
 import MetadataIndex
 
 /// The command line's arguments as raw bytes.

@@ -1,4 +1,5 @@
 import MDQEngine
+import MDQLive
 import MetadataIndex
 
 /// Attribute values as `--attr` prints them: tab-separated columns after

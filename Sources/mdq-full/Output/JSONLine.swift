@@ -1,5 +1,6 @@
 import Foundation
 import MDQEngine
+import MDQLive
 import MDQWire
 import MetadataIndex
 

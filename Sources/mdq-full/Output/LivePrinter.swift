@@ -1,5 +1,6 @@
 import Foundation
 import MDQEngine
+import MDQLive
 import MetadataIndex
 
 /// Prints a live query's notifications, in one of three forms.

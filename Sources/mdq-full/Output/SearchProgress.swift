@@ -1,4 +1,5 @@
 import MDQEngine
+import MDQLive
 import MetadataIndex
 
 /// The status line of a one-shot search that prints nothing until it ends

@@ -1,5 +1,6 @@
 import Foundation
 import MDQEngine
+import MDQLive
 import MetadataIndex
 import SystemPackage
 

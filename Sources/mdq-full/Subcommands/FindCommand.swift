@@ -1,5 +1,6 @@
 import ArgumentParser
 import MDQEngine
+import MDQLive
 import MetadataIndex
 import SystemPackage
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import MDQEngine
+import MDQLive
 import MetadataIndex
 import SystemPackage
 

@@ -1,4 +1,5 @@
 import MDQEngine
+import MDQLive
 import MetadataIndex
 
 /// Ends the process at once with a status, leaving the terminal clean.

@@ -7,6 +7,7 @@ import Testing
 @testable import MDQCore
 @testable import MDQEngine
 @testable import MDQImport
+@testable import MDQLive
 @testable import MDQSystem
 @testable import MetadataIndex
 

@@ -3,6 +3,7 @@ import TestSupport
 @testable import MDQCore
 @testable import MDQEngine
 @testable import MDQImport
+@testable import MDQLive
 @testable import MDQSystem
 @testable import MetadataIndex
 

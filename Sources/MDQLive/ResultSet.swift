@@ -1,6 +1,4 @@
-import MDQCore
-package import MDQEngine
-import MDQImport
+package import MDQCore
 import MDQSystem
 import SystemPackage
 
@@ -18,13 +16,13 @@ import SystemPackage
 ///
 /// Identities (`MetadataItem.id`) are the query's own, never reused; the
 /// engine's entry ids (reused after removals) map to them.
-struct ResultSet {
+package struct ResultSet {
     /// How engine snapshots become items.
     let factory: ItemFactory
     let descriptors: [MetadataSortDescriptor]
 
     /// The delivered results, in order.
-    private(set) var visible: [MetadataItem] = []
+    package private(set) var visible: [MetadataItem] = []
     /// Identity to position in `visible`; rebuilt on first use after a
     /// change that moved items.
     private var positions: [UInt64: Int]? = [:]
@@ -40,13 +38,13 @@ struct ResultSet {
         var item: MetadataItem?
     }
 
-    init(factory: ItemFactory, descriptors: [MetadataSortDescriptor]) {
+    package init(factory: ItemFactory, descriptors: [MetadataSortDescriptor]) {
         self.factory = factory
         self.descriptors = descriptors
     }
 
     /// Whether there are changes to deliver.
-    var hasPendingChanges: Bool { !overlay.isEmpty }
+    package var hasPendingChanges: Bool { !overlay.isEmpty }
 
     /// The current results (delivered, with the pending changes applied),
     /// in no particular order.
@@ -60,7 +58,7 @@ struct ResultSet {
     /// with them), in discovery order or sorted.
     ///
     /// - Complexity: O(n log n) when sorted, else O(n).
-    mutating func install(_ snapshots: [EntrySnapshot]) {
+    package mutating func install(_ snapshots: [EntrySnapshot]) {
         identities.removeAll(keepingCapacity: true)
         overlay.removeAll()
         var items: [MetadataItem] = []
@@ -75,7 +73,7 @@ struct ResultSet {
     }
 
     /// Records an engine message's changes in the current state.
-    mutating func apply(added: [EntrySnapshot], changed: [EntrySnapshot], removed: [UInt64]) {
+    package mutating func apply(added: [EntrySnapshot], changed: [EntrySnapshot], removed: [UInt64]) {
         for entry in removed {
             if let id = identities.removeValue(forKey: entry) { overlay[id] = Current(entry: nil, item: nil) }
         }
@@ -95,7 +93,7 @@ struct ResultSet {
     /// dropped messages for a subscriber that fell behind): what differs
     /// from the current state becomes pending changes. An entry keeps its
     /// identity when it is still the same file (inode) or at the same path.
-    mutating func resynchronize(_ snapshots: [EntrySnapshot]) {
+    package mutating func resynchronize(_ snapshots: [EntrySnapshot]) {
         var fresh: [UInt64: UInt64] = [:]
         var kept: Set<UInt64> = []
         for snapshot in snapshots {
@@ -125,7 +123,7 @@ struct ResultSet {
     /// - Complexity: O(k log k) for k changed results, plus O(n) when
     ///   results were removed or, for a sorted query, changed or added (the
     ///   visible array is rebuilt; inserts are merged in, not re-sorted).
-    mutating func takeUpdates(limit: Int) -> [MetadataQuery.Update] {
+    package mutating func takeUpdates(limit: Int) -> [ResultUpdate] {
         guard !overlay.isEmpty else { return [] }
         var changes: [UInt64: ItemChange] = [:]
         changes.reserveCapacity(overlay.count)
@@ -142,7 +140,7 @@ struct ResultSet {
     }
 
     /// Makes an update the delivered state.
-    private mutating func deliver(_ update: MetadataQuery.Update) {
+    private mutating func deliver(_ update: ResultUpdate) {
         let removed = Set(update.removed.map(\.id))
         if descriptors.isEmpty {
             // Unsorted: changed items stay in place, added ones go last.
@@ -174,7 +172,7 @@ struct ResultSet {
     ///
     /// - Complexity: O(1), after an O(n) rebuild the first time following a
     ///   delivery that moved results.
-    mutating func position(of id: UInt64) -> Int? {
+    package mutating func position(of id: UInt64) -> Int? {
         if positions == nil {
             var table: [UInt64: Int] = [:]
             table.reserveCapacity(visible.count)
@@ -235,12 +233,12 @@ struct ResultSet {
 
 /// Builds a query's items from engine snapshots: the query's identity, and
 /// the ubiquitous keys for items inside its container.
-struct ItemFactory: Sendable {
+package struct ItemFactory: Sendable {
     /// Where the container and its external folders are, normalized once
     /// (not per item).
     let ubiquity: UbiquityContext?
 
-    init(container: UbiquityContainer?) {
+    package init(container: UbiquityContainer?) {
         ubiquity = container.map { UbiquityContext(container: $0) }
     }
 

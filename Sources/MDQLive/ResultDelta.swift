@@ -1,14 +1,12 @@
-import MDQCore
-import MDQEngine
-import MDQImport
+package import MDQCore
 import MDQSystem
 
 /// One result's state as the client last saw it and as it is now.
-struct ItemChange {
+package struct ItemChange {
     /// nil: the client does not have it.
     var before: MetadataItem?
     /// nil: it is no longer a result.
-    var after: MetadataItem?
+    package var after: MetadataItem?
     /// Known to have changed even if `before` and `after` look alike (when
     /// updates are merged, `before` is only known by its path).
     var forced = false
@@ -16,7 +14,7 @@ struct ItemChange {
 
 /// How the changes of one identity-keyed interval become one update that a
 /// client can act on without losing anything.
-enum ResultDelta {
+package enum ResultDelta {
     /// The update taking a client from every `before` to every `after`, and
     /// the identities that took over another's current item.
     ///
@@ -34,7 +32,7 @@ enum ResultDelta {
     ///   is inside a folder before the folder).
     ///
     /// - Complexity: O(k log k) for k changed identities.
-    static func update(_ changes: [UInt64: ItemChange]) -> (update: MetadataQuery.Update, transfers: [Transfer]) {
+    package static func update(_ changes: [UInt64: ItemChange]) -> (update: ResultUpdate, transfers: [Transfer]) {
         var changes = changes
         var added: Set<UInt64> = []
         var changed: Set<UInt64> = []
@@ -104,7 +102,7 @@ enum ResultDelta {
             }
         }
         func after(_ id: UInt64) -> MetadataItem { changes[id]!.after! }
-        var update = MetadataQuery.Update(
+        var update = ResultUpdate(
             added: added.map(after).sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) },
             changed: changed.map(after).sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) },
             removed: gone.map { changes[$0]!.before! }.sorted { $1.pathBytes.lexicographicallyPrecedes($0.pathBytes) })
@@ -139,26 +137,26 @@ enum ResultDelta {
     }
 
     /// The identity `to` now stands for the current item of `from`.
-    struct Transfer: Equatable {
+    package struct Transfer: Equatable {
         var from: UInt64
         var to: UInt64
     }
 
     /// Splits an update into updates of at most `limit` items each, in
     /// order: removals first, then changes, then additions.
-    static func split(_ update: MetadataQuery.Update, limit: Int) -> [MetadataQuery.Update] {
+    static func split(_ update: ResultUpdate, limit: Int) -> [ResultUpdate] {
         let total = update.added.count + update.changed.count + update.removed.count
         guard total > limit else { return total == 0 ? [] : [update] }
-        var parts: [MetadataQuery.Update] = []
-        var current = MetadataQuery.Update(added: [], changed: [], removed: [])
+        var parts: [ResultUpdate] = []
+        var current = ResultUpdate(added: [], changed: [], removed: [])
         var count = 0
-        func take(_ item: MetadataItem, _ place: WritableKeyPath<MetadataQuery.Update, [MetadataItem]>) {
+        func take(_ item: MetadataItem, _ place: WritableKeyPath<ResultUpdate, [MetadataItem]>) {
             current[keyPath: place].append(item)
             if let previous = update.previousPathBytes[item.id] { current.previousPathBytes[item.id] = previous }
             count += 1
             if count == limit {
                 parts.append(current)
-                current = MetadataQuery.Update(added: [], changed: [], removed: [])
+                current = ResultUpdate(added: [], changed: [], removed: [])
                 count = 0
             }
         }
@@ -171,7 +169,7 @@ enum ResultDelta {
 
     /// What a run of updates did, per identity, from the first one's view
     /// to the last one's: for merging updates a slow reader has not taken.
-    static func collapse(_ updates: [MetadataQuery.Update]) -> [UInt64: ItemChange] {
+    package static func collapse(_ updates: [ResultUpdate]) -> [UInt64: ItemChange] {
         var changes: [UInt64: ItemChange] = [:]
         for update in updates {
             for item in update.added {
