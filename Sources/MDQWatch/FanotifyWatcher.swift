@@ -85,22 +85,19 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         var filesystem: UInt64 = 0
         var type: Int32 = 0
         var bytes = (UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0))
-        let result = withUnsafeMutableBytes(of: &bytes) { buffer in
+        let written = withUnsafeMutableBytes(of: &bytes) { buffer in
             syscallResult {
                 mdq_file_handle(
                     descriptor.rawValue, &filesystem, &type, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self),
                     UInt32(buffer.count))
             }
         }
-        let length: Int32
-        switch result {
-        case .success(let written): length = written
-        case .failure(let error): return .failure(error)
+        return written.map { length in
+            let handle = withUnsafeBytes(of: &bytes) { buffer in
+                Handle(type: type, bytes: UnsafeRawBufferPointer(rebasing: buffer[..<Int(length)]))
+            }
+            return (filesystem, handle)
         }
-        let handle = withUnsafeBytes(of: &bytes) { buffer in
-            Handle(type: type, bytes: UnsafeRawBufferPointer(rebasing: buffer[..<Int(length)]))
-        }
-        return .success((filesystem, handle))
     }
 
     /// A folder's file handle as a follower names it (`EventFollower`). It
