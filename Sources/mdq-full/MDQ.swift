@@ -1,6 +1,4 @@
 import ArgumentParser
-import MDQEngine
-import MDQLive
 import MDQVersion
 import MetadataIndex
 

@@ -1,5 +1,4 @@
 import Glibc
-import MDQEngine
 import MDQLive
 import MetadataIndex
 import SystemPackage

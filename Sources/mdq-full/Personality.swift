@@ -1,5 +1,3 @@
-import MDQEngine
-import MDQLive
 import MetadataIndex
 import Synchronization
 

@@ -1,7 +1,6 @@
 import Foundation
 package import MDQCore
 package import MDQImport
-import MDQLive
 package import MDQSystem
 import Synchronization
 package import SystemPackage

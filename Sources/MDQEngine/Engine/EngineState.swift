@@ -1,5 +1,4 @@
 package import MDQCore
-import MDQImport
 import MDQLive
 package import MDQSystem
 package import MDQWatch

@@ -1,6 +1,4 @@
 import MDQCore
-import MDQImport
-import MDQLive
 package import MDQSystem
 import MDQWatch
 package import SystemPackage

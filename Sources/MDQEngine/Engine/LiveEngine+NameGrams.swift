@@ -1,6 +1,4 @@
 import MDQCore
-import MDQImport
-import MDQLive
 import MDQSystem
 
 extension LiveEngine {

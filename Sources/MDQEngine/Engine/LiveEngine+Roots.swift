@@ -1,5 +1,4 @@
 import MDQCore
-import MDQImport
 import MDQLive
 import MDQSystem
 import SystemPackage

@@ -1,5 +1,4 @@
 package import MDQCore
-import MDQImport
 package import MDQLive
 package import MDQSystem
 import SystemPackage

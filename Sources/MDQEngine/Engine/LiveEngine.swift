@@ -1,6 +1,5 @@
 import Foundation
 package import MDQCore
-import MDQImport
 import MDQLive
 package import MDQSystem
 package import MDQWatch

@@ -1,6 +1,4 @@
 import MDQCore
-import MDQImport
-import MDQLive
 import MDQSystem
 
 /// Turns at the engine's lock for the slices of scans (`LiveEngine.answer`,

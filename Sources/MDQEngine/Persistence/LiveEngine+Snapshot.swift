@@ -1,6 +1,4 @@
 import MDQCore
-import MDQImport
-import MDQLive
 package import MDQSystem
 package import MDQWatch
 package import SystemPackage

@@ -1,6 +1,4 @@
 import MDQCore
-import MDQImport
-import MDQLive
 import MDQSystem
 
 /// What one user may spend of a daemon, and all users together: the

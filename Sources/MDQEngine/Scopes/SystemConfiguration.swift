@@ -1,6 +1,5 @@
 import Glibc
 package import MDQCore
-import MDQImport
 package import MDQLive
 package import MDQSystem
 package import SystemPackage

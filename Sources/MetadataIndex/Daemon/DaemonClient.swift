@@ -1,7 +1,6 @@
 import Foundation
 import MDQCore
 package import MDQEngine
-import MDQImport
 import MDQLive
 package import MDQSystem
 import MDQWire

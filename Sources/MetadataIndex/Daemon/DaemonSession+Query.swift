@@ -1,7 +1,6 @@
 import Foundation
 import MDQCore
 import MDQEngine
-import MDQImport
 import MDQLive
 import MDQSystem
 import MDQWire

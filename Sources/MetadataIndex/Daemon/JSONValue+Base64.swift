@@ -1,8 +1,5 @@
 import Foundation
 import MDQCore
-import MDQEngine
-import MDQImport
-import MDQLive
 import MDQSystem
 import MDQWire
 

@@ -1,10 +1,6 @@
 import Foundation
 import MDQCore
-import MDQEngine
-import MDQImport
-import MDQLive
 import MDQSystem
-import MDQWire
 import SystemPackage
 
 /// Reads newline-terminated lines (and binary payloads) from a socket,

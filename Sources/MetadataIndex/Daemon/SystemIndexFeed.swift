@@ -1,8 +1,6 @@
 import Glibc
 import MDQCore
 import MDQEngine
-import MDQImport
-import MDQLive
 import MDQSystem
 import MDQWatch
 import MDQWire

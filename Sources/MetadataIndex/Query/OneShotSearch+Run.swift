@@ -5,7 +5,6 @@
 public import MDQCore
 import MDQEngine
 import MDQImport
-import MDQLive
 import SystemPackage
 
 extension OneShotSearch {

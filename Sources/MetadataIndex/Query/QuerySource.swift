@@ -1,6 +1,5 @@
 import MDQCore
 import MDQEngine
-import MDQImport
 import MDQLive
 import MDQSystem
 

@@ -1,9 +1,6 @@
 import Dispatch
 import Foundation
 import MDQCore
-import MDQEngine
-import MDQImport
-import MDQLive
 import MDQSystem
 
 /// Whether the calling code runs on the main dispatch queue.

@@ -1,7 +1,4 @@
 import MDQCore
-import MDQEngine
-import MDQImport
-import MDQLive
 public import MDQSystem
 import MDQWatch
 

@@ -1,8 +1,5 @@
 import Glibc
 import MDQCore
-import MDQEngine
-import MDQImport
-import MDQLive
 import MDQSystem
 
 /// Held while a query posts a notification, so `stop()` from another

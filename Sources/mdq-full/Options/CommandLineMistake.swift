@@ -1,5 +1,4 @@
 import MDQEngine
-import MDQLive
 import MetadataIndex
 
 /// Command lines ArgumentParser would misread rather than refuse, caught

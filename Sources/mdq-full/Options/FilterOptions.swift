@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import MDQEngine
-import MDQLive
 import MetadataIndex
 
 /// fd's filters, for fd users: sizes and modification times, added to the

@@ -1,5 +1,3 @@
-import MDQEngine
-import MDQLive
 import MetadataIndex
 
 /// The command line's arguments as raw bytes.

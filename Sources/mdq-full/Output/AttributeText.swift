@@ -1,4 +1,3 @@
-import MDQEngine
 import MDQLive
 import MetadataIndex
 

@@ -1,5 +1,4 @@
 import Foundation
-import MDQEngine
 import MDQLive
 import MDQWire
 import MetadataIndex

@@ -1,5 +1,3 @@
-import MDQEngine
-import MDQLive
 import MetadataIndex
 
 /// How a one-shot search prints each result: its path and a newline or

@@ -1,5 +1,3 @@
-import MDQEngine
-import MDQLive
 import MetadataIndex
 
 /// The status line of a one-shot search that prints nothing until it ends

@@ -1,6 +1,4 @@
 import Foundation
-import MDQEngine
-import MDQLive
 import MetadataIndex
 import SystemPackage
 

@@ -1,6 +1,4 @@
 import ArgumentParser
-import MDQEngine
-import MDQLive
 import MetadataIndex
 
 /// The one-line message for a command-line mistake, and where to read more.

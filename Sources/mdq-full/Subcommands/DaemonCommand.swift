@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import MDQEngine
 import MDQLive
 import MetadataIndex
 import SystemPackage

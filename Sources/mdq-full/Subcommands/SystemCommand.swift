@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import MDQEngine
-import MDQLive
 import MetadataIndex
 import SystemPackage
 

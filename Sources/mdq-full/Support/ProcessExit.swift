@@ -1,5 +1,3 @@
-import MDQEngine
-import MDQLive
 import MetadataIndex
 
 /// Ends the process at once with a status, leaving the terminal clean.
