@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Follow a live query of the mdq daemon from Python: keeps the matching
-paths by item id and prints each change. Protocol: Documentation/protocol.md.
+paths by item id and prints each change; when the daemon restarts, resumes
+from the last clock it was told, so only what changed meanwhile is sent.
+Protocol: Documentation/protocol.md.
 
     python3 Examples/follow.py "kMDItemFSName LIKE '*.pdf'" [SOCKET]
 """
@@ -10,6 +12,7 @@ import socket
 import stat
 import struct
 import sys
+import time
 
 
 def state_folder():
@@ -62,37 +65,63 @@ def connect_to_own_daemon(path):
     return connection
 
 
-def main():
-    predicate = sys.argv[1]
-    path = sys.argv[2] if len(sys.argv) > 2 else default_socket()
-    connection = connect_to_own_daemon(path)
-    # No "scopes": everything the daemon indexes.
-    request = {"id": 1, "command": "subscribe", "predicate": predicate, "interval": 0.2}
+def follow(connection, predicate, items, since):
+    """One subscription: keeps `items` (id -> path) and prints each change;
+    returns the clock of the last thing the daemon told."""
+    request = {"id": 1, "command": "subscribe", "protocol": 2, "predicate": predicate, "interval": 0.2}
+    if since:
+        request["since"] = since  # told only what changed after it
     connection.sendall((json.dumps(request) + "\n").encode())
-    items = {}  # id -> path
+    clock = since
+    incoming = {}  # the results of an answer in full, until it ends
     for line in connection.makefile("rb"):
         event = json.loads(line)
         if "error" in event:
             sys.exit("mdq daemon: " + event["error"]["message"])
         kind = event.get("event")
         if kind == "resynchronize":  # fell behind: a fresh copy follows
-            items.clear()
+            incoming = {}
         elif kind == "result":
-            items[event["item"]["id"]] = event["item"]["path"]
+            incoming[event["item"]["id"]] = event["item"]["path"]
         elif kind == "didFinishGathering":
+            if event["fresh"]:  # not resumed: the results replace what was held
+                items.clear()
+            items.update(incoming)
+            incoming = {}
+            clock = event["clock"]
             print("%d results%s" % (event["count"], " (may be stale)" if event.get("stale") else ""), flush=True)
         elif kind == "didUpdate":
-            for item in event["removed"]:
-                print("-", items.pop(item["id"], item["path"]), flush=True)
+            for item in event["removed"]:  # ids only; some may be unknown here
+                if item["id"] in items:
+                    print("-", items.pop(item["id"]), flush=True)
             for item in event["changed"]:
-                if "previousPath" in item:
-                    print("<", item["previousPath"], "\n>", item["path"], flush=True)
+                before = items.get(item["id"])
+                if before is not None and before != item["path"]:
+                    print("<", before, "\n>", item["path"], flush=True)
                 else:
                     print("~", item["path"], flush=True)
                 items[item["id"]] = item["path"]
             for item in event["added"]:
                 items[item["id"]] = item["path"]
                 print("+", item["path"], flush=True)
+            clock = event["clock"]
+    return clock
+
+
+def main():
+    predicate = sys.argv[1]
+    path = sys.argv[2] if len(sys.argv) > 2 else default_socket()
+    items = {}  # id -> path: ids are the daemon's, stable across restarts
+    clock = None
+    while True:
+        try:
+            connection = connect_to_own_daemon(path)
+        except OSError:
+            time.sleep(1)  # the daemon is restarting: resume once it is back
+            continue
+        # No "scopes": everything the daemon indexes.
+        clock = follow(connection, predicate, items, clock)
+        connection.close()
 
 
 if __name__ == "__main__":

@@ -46,12 +46,28 @@ package enum SubscriptionMessage: Sendable {
     /// match, and entries that stopped matching (or are gone), since the
     /// previous message.
     case changes(added: [EntrySnapshot], changed: [EntrySnapshot], removed: [UInt64])
+    /// The first message of a subscription resumed from a clock (`since`):
+    /// what was added, changed and removed after it, instead of every
+    /// match; `count` is how many match now. `removed` may name entries the
+    /// subscriber never had (they changed since, and match no more).
+    case resumed(added: [EntrySnapshot], changed: [EntrySnapshot], removed: [UInt64], count: Int)
     /// The subscriber fell behind and messages were dropped: it must call
     /// `LiveEngine.resynchronize(_:)`, which queues a fresh snapshot.
     case resynchronize
     /// The engine's problems inside the subscription's scopes, all of them,
     /// whenever they change (empty when the last one is resolved).
     case problems([EngineProblem])
+}
+
+extension SubscriptionMessage {
+    /// A subscription's first message, queued whatever its size: the
+    /// results are what the capacity is measured against.
+    var isFirst: Bool {
+        switch self {
+        case .snapshot(_, false), .resumed: true
+        default: false
+        }
+    }
 }
 
 /// A client's end of a subscription: a mailbox the engine fills and the
@@ -74,6 +90,8 @@ package final class Subscription: Sendable {
         var weight = 0
         var overflowed = false
         var closed = false
+        /// The engine's tick when it posted the newest message queued.
+        var tick: UInt64 = 0
     }
 
     package init(id: UInt64, capacity: Int, wake: @escaping @Sendable () -> Void) {
@@ -83,8 +101,10 @@ package final class Subscription: Sendable {
     }
 
     /// Queues a message; returns whether the client should be woken (it
-    /// had nothing queued). Called by the engine under its lock.
-    package func post(_ message: SubscriptionMessage) -> Bool {
+    /// had nothing queued). Called by the engine under its lock, with its
+    /// tick (`ChangeClock`): what the subscriber knows once it has read
+    /// this message.
+    package func post(_ message: SubscriptionMessage, tick: UInt64 = 0) -> Bool {
         mailbox.withLock { box in
             guard !box.closed else { return false }
             let wasEmpty = box.messages.isEmpty
@@ -96,7 +116,7 @@ package final class Subscription: Sendable {
                 box.overflowed = false
             } else if box.overflowed {
                 return false
-            } else if box.weight + weight > capacity {
+            } else if box.weight + weight > capacity, !message.isFirst {
                 box.messages = [.resynchronize]
                 box.weight = 0
                 box.overflowed = true
@@ -104,6 +124,7 @@ package final class Subscription: Sendable {
             }
             box.messages.append(message)
             box.weight += weight
+            box.tick = max(box.tick, tick)
             return wasEmpty
         }
     }
@@ -127,6 +148,18 @@ package final class Subscription: Sendable {
         }
     }
 
+    /// Takes every queued message, oldest first, with the engine's tick
+    /// when it posted the last of them.
+    package func takeStamped() -> (messages: [SubscriptionMessage], tick: UInt64) {
+        mailbox.withLock { box in
+            defer {
+                box.messages.removeAll()
+                box.weight = 0
+            }
+            return (box.messages, box.tick)
+        }
+    }
+
     /// Ends the subscription on the client side: nothing more is queued.
     package func close() {
         mailbox.withLock { box in
@@ -138,7 +171,8 @@ package final class Subscription: Sendable {
     private static func weight(of message: SubscriptionMessage) -> Int {
         switch message {
         case .snapshot(let entries, _): entries.count
-        case .changes(let added, let changed, let removed): added.count + changed.count + removed.count
+        case .changes(let added, let changed, let removed), .resumed(let added, let changed, let removed, _):
+            added.count + changed.count + removed.count
         case .resynchronize, .problems: 1
         }
     }

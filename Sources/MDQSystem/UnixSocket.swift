@@ -270,6 +270,16 @@ package final class UnixSocket: Sendable {
         return .success(())
     }
 
+    /// Asks the kernel to hold at most about `bytes` written and not yet
+    /// read by the peer (`SO_SNDBUF`; it keeps at least its own minimum and
+    /// at most `wmem_max`): a writer blocks past it.
+    package func limitSendBuffer(to bytes: Int) {
+        var size = Int32(clamping: bytes)
+        _ = syscallResult {
+            setsockopt(descriptor.rawValue, SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
     /// Shuts both directions down, waking a thread blocked reading it.
     package func shutdown() {
         _ = Glibc.shutdown(descriptor.rawValue, Int32(SHUT_RDWR))

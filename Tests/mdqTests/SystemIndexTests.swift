@@ -207,7 +207,7 @@ struct SystemIndexTests {
         let follower = """
             import json, socket, sys, time
             s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-            s.sendall(b'{"id":1,"command":"subscribe","predicate":"TRUEPREDICATE","interval":0}\\n')
+            s.sendall(b'{"id":1,"command":"subscribe","protocol":2,"predicate":"TRUEPREDICATE","interval":0}\\n')
             items, buffer, end = {}, b"", time.time() + 20
             s.settimeout(0.2)
             while time.time() < end:

@@ -182,7 +182,7 @@ struct SystemIndexVisibilityTests {
             path, pub = sys.argv[1], sys.argv[2]
             def ask(command, scope, passing):
                 s = socket.socket(socket.AF_UNIX); s.connect(path)
-                request = {"id": 1, "command": command, "predicate": "TRUEPREDICATE"}
+                request = {"id": 1, "command": command, "protocol": 2, "predicate": "TRUEPREDICATE"}
                 if command == "follow": request["scope"] = dict(scope)
                 else: request["scopes"] = [dict(scope)]
                 fds = []
@@ -220,7 +220,7 @@ struct SystemIndexVisibilityTests {
             import json, os, socket, sys
             path, pub, container = sys.argv[1:4]
             s = socket.socket(socket.AF_UNIX); s.connect(path)
-            request = {"id": 1, "command": "subscribe", "predicate": "NSMetadataItemIsUbiquitousKey == YES",
+            request = {"id": 1, "command": "subscribe", "protocol": 2, "predicate": "NSMetadataItemIsUbiquitousKey == YES",
                        "interval": 0, "container": container, "descriptors": 1,
                        "scopes": [{"path": pub, "descriptor": 0}]}
             fd = os.open(pub, os.O_PATH | os.O_DIRECTORY)
@@ -280,7 +280,7 @@ struct SystemIndexVisibilityTests {
                 socket.send_fds(s, [(json.dumps(request) + "\\n").encode()], [fd])
                 os.close(fd)
                 return s
-            subscriber = connect({"id": 1, "command": "subscribe", "predicate": "TRUEPREDICATE", "interval": 0,
+            subscriber = connect({"id": 1, "command": "subscribe", "protocol": 2, "predicate": "TRUEPREDICATE", "interval": 0,
                                   "scopes": [{"path": scope, "hidden": True, "descriptor": 0}], "descriptors": 1})
             follower = connect({"id": 2, "command": "follow", "descriptors": 1,
                                 "scope": {"path": scope, "descriptor": 0}})
@@ -406,7 +406,7 @@ struct SystemIndexVisibilityTests {
             def folder(p): return os.open(p, os.O_PATH | os.O_DIRECTORY)
             if test == "junk":
                 s = connect()
-                request = {"id": 1, "command": "subscribe", "predicate": "TRUEPREDICATE", "capacity": 4096,
+                request = {"id": 1, "command": "subscribe", "protocol": 2, "predicate": "TRUEPREDICATE", "capacity": 4096,
                            "descriptors": 1, "scopes": [{"path": pub, "descriptor": 0}]}
                 fd = folder(pub)
                 socket.send_fds(s, [(json.dumps(request) + "\\n").encode()], [fd])

@@ -264,6 +264,10 @@ extension FileIndex {
         if freeHead != Self.none {
             id = freeHead
             freeHead = nextSiblingColumn[id]
+            // Another entry in this slot: another identity. Freed slots are
+            // quarantined until every subscriber heard of the removal, so
+            // the removed entry's identity was told under its own number.
+            incarnationColumn[id] = (incarnationColumn[id] &+ 1) & Self.incarnationMask
         } else {
             precondition(slotCount < Int(Self.none), "index full")
             id = UInt32(slotCount)

@@ -33,6 +33,10 @@ public final class FileIndex {
     let inodeColumn = ChunkedColumn<UInt32>(fill: 0)
     let modificationColumn = ChunkedColumn<Int64>(fill: 0)
     let birthColumn = ChunkedColumn<Int64>(fill: 0)
+    /// How many times each slot was given to a new entry after its first:
+    /// with the slot, an entry's identity for as long as the index lives
+    /// (`identity(of:)`), which no later entry in that slot shares.
+    let incarnationColumn = ChunkedColumn<UInt32>(fill: 0)
     /// Chunks allocated in every column.
     var chunkCount = 0
     var largeSizes: [UInt32: UInt64] = [:]
@@ -111,6 +115,7 @@ public final class FileIndex {
         body(ColumnHandle(inodeColumn))
         body(ColumnHandle(modificationColumn))
         body(ColumnHandle(birthColumn))
+        body(ColumnHandle(incarnationColumn))
     }
 
     /// A column's chunk management, whatever its element type.
@@ -241,6 +246,28 @@ public final class FileIndex {
         accessNumbers = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($1, UInt32($0 + 1)) })
         accessCompactionAt = max(4096, 2 * kept.count)
         accessGeneration &+= 1
+    }
+
+    /// Incarnations wrap within 31 bits, so an identity stays a positive
+    /// 64-bit integer.
+    static let incarnationMask: UInt32 = 0x7FFF_FFFF
+
+    /// The entry's identity for subscribers: its slot and the slot's
+    /// incarnation. It is kept through renames and moves (the entry keeps
+    /// its slot), across restarts (snapshots keep slots and incarnations),
+    /// and never given to a later entry, even one made again at the same
+    /// path. Valid for a removed entry until the next batch reuses slots.
+    package func identity(of id: UInt32) -> UInt64 {
+        UInt64(incarnationColumn[id]) << 32 | UInt64(id)
+    }
+
+    /// The slot an identity names, when that entry is still in the index.
+    package func entry(identity: UInt64) -> EntryID? {
+        let slot = UInt32(truncatingIfNeeded: identity)
+        guard identity >> 63 == 0, Int(slot) < slotCount, contains(EntryID(slot)),
+            UInt64(incarnationColumn[slot]) == identity >> 32
+        else { return nil }
+        return EntryID(slot)
     }
 
     /// A statted file's identity (device and inode), as the import store

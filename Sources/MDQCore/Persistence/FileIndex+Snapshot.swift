@@ -9,7 +9,7 @@ package import SystemPackage
 /// | bytes | field |
 /// |---|---|
 /// | 0-7 | magic `MDQINDEX` |
-/// | 8-11 | format version (2) |
+/// | 8-11 | format version (3) |
 /// | 12-15 | header size (48) |
 /// | 16-23 | payload length |
 /// | 24-31 | payload checksum (`Checksum64`, xxHash64) |
@@ -28,7 +28,7 @@ package import SystemPackage
 /// the checksum and the structure are checked.
 package enum IndexSnapshot {
     static let magic = Array("MDQINDEX".utf8)
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
     static let headerSize = 48
 
     /// Why a snapshot was refused.

@@ -163,6 +163,9 @@ package final class EngineState {
     /// Batches of changes dispatched so far (a daemon saves its snapshot
     /// when this moved).
     var changeCount = 0
+    /// Every dispatched batch's tick, and the journal of what each touched
+    /// (`ChangeClock`): what a subscriber resumes from.
+    var clock = ChangeClock()
     var subscriptions: [UInt64: SubscriptionRecord] = [:]
     var nextSubscription: UInt64 = 1
     /// Removes a watch (queued to the watcher thread; never waits).

@@ -199,6 +199,8 @@ extension LiveEngine {
                 if finished { return .success(answer) }
             }
             progress?(cursor, slots)
+            // A test's slowed slice (outside the lock: events apply meanwhile).
+            sliceHook.withLock { $0 }?()
             sliceLength = SliceTurns.nextLength(after: held, length: sliceLength, whole: whole, expensive: expensive)
         }
     }

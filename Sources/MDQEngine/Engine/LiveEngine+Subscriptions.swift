@@ -23,12 +23,28 @@ extension LiveEngine {
     ///   - viewer: the user the system index serves: only entries that user
     ///     may see are reported, and a permission change reports what it
     ///     shows or hides as additions and removals.
+    ///   - since: the clock of what the subscriber already has (from an
+    ///     earlier subscription, even of an engine this one was restored
+    ///     from): when the journal reaches back to it, the first message is
+    ///     `.resumed` with only what changed after it; otherwise a snapshot.
     /// - Returns: the subscription, and the scopes that could not be made
     ///   live (missing or unreadable folders), as errors naming them.
     package func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer? = nil,
         budget: Double? = nil, capacity: Int = 1 << 20, progress: (@Sendable (Int) -> Void)? = nil,
         fetching: Set<MetadataAttribute> = [], viewer: Viewer? = nil, wake: @escaping @Sendable () -> Void
+    ) -> (Subscription, [MetadataError]) {
+        subscribe(
+            scopes: scopes, predicate: predicate, container: container, budget: budget, capacity: capacity,
+            progress: progress, fetching: fetching, viewer: viewer, since: nil, wake: wake)
+    }
+
+    /// As above, resumed `since` a clock when the journal reaches it.
+    package func subscribe(
+        scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer? = nil,
+        budget: Double? = nil, capacity: Int = 1 << 20, progress: (@Sendable (Int) -> Void)? = nil,
+        fetching: Set<MetadataAttribute> = [], viewer: Viewer? = nil, since: EngineClock?,
+        wake: @escaping @Sendable () -> Void
     ) -> (Subscription, [MetadataError]) {
         let viewer = viewer.flatMap { $0.isRoot ? nil : $0 }
         var anchors: [Anchor] = []
@@ -50,10 +66,15 @@ extension LiveEngine {
         if compiled.usesRegex || viewer != nil {
             let subscription = subscribeInSlices(
                 anchors: anchors, compiled: compiled, ubiquity: ubiquity, budget: budget, capacity: capacity,
-                fetching: fetching, viewer: viewer, wake: wake, watchLimit: limit)
+                fetching: fetching, viewer: viewer, since: since, wake: wake, watchLimit: limit)
             return (subscription, errors)
         }
+        var others: [Subscription] = []
         let subscription = state.withLock { s -> Subscription in
+            // Changes applied but not yet dispatched are in the index and
+            // not in the journal: dispatched first, so a resumption misses
+            // none of them.
+            if since != nil { others = s.dispatch(watchLimit: limit) }
             let id = s.nextSubscription
             s.nextSubscription += 1
             let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
@@ -62,12 +83,20 @@ extension LiveEngine {
             record.fetching = fetching
             record.viewer = viewer
             s.subscriptions[id] = record
-            _ = mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: false))
+            if let since, let from = s.clock.resolve(since) {
+                s.matchEntries(for: record)
+                let first =
+                    record.failure == nil ? s.resumption(of: record, after: from) : .snapshot([], isFresh: false)
+                _ = mailbox.post(first, tick: s.clock.tick)
+            } else {
+                _ = mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: false), tick: s.clock.tick)
+            }
             record.problems = s.problems(for: record, watchLimit: limit)
             if let failure = record.failure { record.problems.insert(failure, at: 0) }
-            if !record.problems.isEmpty { _ = mailbox.post(.problems(record.problems)) }
+            if !record.problems.isEmpty { _ = mailbox.post(.problems(record.problems), tick: s.clock.tick) }
             return mailbox
         }
+        for other in others { other.notify() }
         subscription.notify()
         return (subscription, errors)
     }
@@ -82,7 +111,8 @@ extension LiveEngine {
     /// ends, and every later change follows it, as with a single scan.
     private func subscribeInSlices(
         anchors: [Anchor], compiled: CompiledPredicate, ubiquity: UbiquityContext?, budget: Double?, capacity: Int,
-        fetching: Set<MetadataAttribute>, viewer: Viewer?, wake: @escaping @Sendable () -> Void, watchLimit: Int
+        fetching: Set<MetadataAttribute>, viewer: Viewer?, since: EngineClock?, wake: @escaping @Sendable () -> Void,
+        watchLimit: Int
     ) -> Subscription {
         let (mailbox, record) = state.withLock { s -> (Subscription, SubscriptionRecord) in
             let id = s.nextSubscription
@@ -97,13 +127,16 @@ extension LiveEngine {
             s.subscriptions[id] = record
             return (mailbox, record)
         }
-        gatherInSlices(record, isFresh: false, watchLimit: watchLimit)
+        gatherInSlices(record, isFresh: false, since: since, watchLimit: watchLimit)
         return mailbox
     }
 
     /// Scans a registered record's matches a slice at a time (its
-    /// `scanCursor` set to 0), then posts them as its snapshot.
-    private func gatherInSlices(_ record: SubscriptionRecord, isFresh: Bool, watchLimit: Int) {
+    /// `scanCursor` set to 0), then posts them as its snapshot (or, resumed
+    /// `since` a clock the journal reaches, what changed after it).
+    private func gatherInSlices(
+        _ record: SubscriptionRecord, isFresh: Bool, since: EngineClock? = nil, watchLimit: Int
+    ) {
         let mailbox = record.mailbox
         let viewer = record.viewer
         let compiled = record.predicate
@@ -113,6 +146,8 @@ extension LiveEngine {
         // No full-text candidates here: imports landing between slices
         // would be missed by a set looked up before them.
         var conflicts = ConflictCache()
+        // Other subscriptions told of changes dispatched here.
+        var woken: [Subscription] = []
         while true {
             // How long this slice held the lock (`SliceTurns.nextLength`).
             var held = Duration.zero
@@ -136,9 +171,9 @@ extension LiveEngine {
                         record.scanCursor = nil
                         record.pending = [:]
                         record.members = EntrySet()
-                        _ = mailbox.post(.snapshot([], isFresh: isFresh))
+                        _ = mailbox.post(.snapshot([], isFresh: isFresh), tick: s.clock.tick)
                         record.problems = [record.failure!] + s.problems(for: record, watchLimit: watchLimit)
-                        _ = mailbox.post(.problems(record.problems))
+                        _ = mailbox.post(.problems(record.problems), tick: s.clock.tick)
                         return true
                     }
                     for id in matching where s.isInScope(id, anchors: record.anchors) {
@@ -149,12 +184,24 @@ extension LiveEngine {
                         record.scanCursor = end
                         return false
                     }
-                    let first = record.pending.keys.sorted().map { record.pending[$0]! }
+                    if since != nil {
+                        // As above: what is applied and not dispatched
+                        // goes to the journal first (and to this record's
+                        // members, all of them scanned now).
+                        record.scanCursor = end
+                        woken += s.dispatch(watchLimit: watchLimit)
+                    }
                     record.scanCursor = nil
-                    record.pending = [:]
-                    _ = mailbox.post(.snapshot(first, isFresh: isFresh))
+                    if let since, let from = s.clock.resolve(since, viewer: viewer != nil) {
+                        record.pending = [:]
+                        _ = mailbox.post(s.resumption(of: record, after: from), tick: s.clock.tick)
+                    } else {
+                        let first = record.pending.keys.sorted().map { record.pending[$0]! }
+                        record.pending = [:]
+                        _ = mailbox.post(.snapshot(first, isFresh: isFresh), tick: s.clock.tick)
+                    }
                     record.problems = s.problems(for: record, watchLimit: watchLimit)
-                    if !record.problems.isEmpty { _ = mailbox.post(.problems(record.problems)) }
+                    if !record.problems.isEmpty { _ = mailbox.post(.problems(record.problems), tick: s.clock.tick) }
                     return true
                 }
             }
@@ -166,6 +213,7 @@ extension LiveEngine {
             sliceLength = SliceTurns.nextLength(
                 after: held, length: sliceLength, whole: whole, expensive: compiled.isExpensive)
         }
+        for other in woken where other !== mailbox { other.notify() }
         mailbox.notify()
     }
 
@@ -197,10 +245,11 @@ extension LiveEngine {
         }
         let woken = state.withLock { s -> Bool in
             guard let record = s.subscriptions[subscription.id], record.failure == nil else { return false }
-            let woken = record.mailbox.post(.snapshot(s.matchingSnapshots(for: record), isFresh: true))
+            let woken = record.mailbox.post(
+                .snapshot(s.matchingSnapshots(for: record), isFresh: true), tick: s.clock.tick)
             if let failure = record.failure {
                 record.problems.insert(failure, at: 0)
-                return record.mailbox.post(.problems(record.problems)) || woken
+                return record.mailbox.post(.problems(record.problems), tick: s.clock.tick) || woken
             }
             return woken
         }
@@ -221,10 +270,17 @@ extension EngineState {
     /// - Complexity: one scan of the index on every core, then the scope
     ///   test for the matches only.
     func matchingSnapshots(for record: SubscriptionRecord) -> [EntrySnapshot] {
+        var conflicts = ConflictCache()
+        return matchEntries(for: record).map { snapshot($0, conflicts: &conflicts, fetching: record.fetching) }
+    }
+
+    /// Every entry in the record's scopes that matches; makes them the
+    /// record's members.
+    @discardableResult
+    func matchEntries(for record: SubscriptionRecord) -> [UInt32] {
         reresolveAnchors(of: record)
         record.members = EntrySet()
-        var conflicts = ConflictCache()
-        var result: [EntrySnapshot] = []
+        var result: [UInt32] = []
         var scan = IndexScan(index: index, predicate: record.predicate)
         scan.ubiquity = record.ubiquity
         scan.content = content
@@ -242,9 +298,50 @@ extension EngineState {
         }
         for id in matching where isInScope(id, anchors: record.anchors) {
             record.members.insert(id)
-            result.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
+            result.append(id)
         }
         return result
+    }
+
+    /// What a subscriber that had the record's results at `tick` is missing
+    /// (the record's members being the results now): each entry journalled
+    /// since, as added (made since) or changed when it is a member, else as
+    /// removed (it may have been one then).
+    ///
+    /// - Complexity: O(k) for k journal records after `tick`, plus a
+    ///   snapshot of each member among them.
+    func resumption(of record: SubscriptionRecord, after tick: UInt64) -> SubscriptionMessage {
+        let (identities, created) = clock.changes(after: tick)
+        var conflicts = ConflictCache()
+        var added: [EntrySnapshot] = []
+        var changed: [EntrySnapshot] = []
+        var removed: [UInt64] = []
+        for identity in identities {
+            guard let entry = index.entry(identity: identity), record.members.contains(entry.rawValue)
+            else {
+                removed.append(identity)
+                continue
+            }
+            let item = snapshot(entry.rawValue, conflicts: &conflicts, fetching: record.fetching)
+            if created.contains(identity) { added.append(item) } else { changed.append(item) }
+        }
+        var count = 0
+        record.members.forEach { _ in count += 1 }
+        return .resumed(added: added, changed: changed, removed: removed, count: count)
+    }
+
+    /// Advances the clock for a dispatched batch and journals every entry
+    /// it touched, by identity (a removed entry's slot is still
+    /// quarantined, so its identity is the one subscribers were told).
+    func journal(_ batch: IndexChanges, accessChanged: Bool) {
+        guard !batch.isEmpty || accessChanged else { return }
+        clock.advance()
+        if accessChanged { clock.noteAccessChange() }
+        for id in batch.removed { clock.record(index.identity(of: id), .removed) }
+        for id in batch.added where !batch.removed.contains(id) { clock.record(index.identity(of: id), .added) }
+        for id in batch.changed where !batch.removed.contains(id) && !batch.added.contains(id) {
+            clock.record(index.identity(of: id), .changed)
+        }
     }
 
     /// Tells every subscription what the recorded changes did to its
@@ -262,6 +359,7 @@ extension EngineState {
         let batch = changes
         changes = IndexChanges()
         if !batch.isEmpty { changeCount += 1 }
+        journal(batch, accessChanged: !accessChanged.isEmpty)
         if let content {
             let removedFiles = index.removedFiles
             index.removedFiles = []
@@ -314,9 +412,11 @@ extension EngineState {
                     record.scanCursor = nil
                     record.pending = [:]
                     record.members = EntrySet()
-                    _ = record.mailbox.post(.snapshot([], isFresh: false))
+                    _ = record.mailbox.post(.snapshot([], isFresh: false), tick: clock.tick)
                     record.problems.insert(record.failure!, at: 0)
-                    if record.mailbox.post(.problems(record.problems)) { woken.append(record.mailbox) }
+                    if record.mailbox.post(.problems(record.problems), tick: clock.tick) {
+                        woken.append(record.mailbox)
+                    }
                 }
                 continue
             }
@@ -336,7 +436,7 @@ extension EngineState {
                 var visibility = record.viewer.map { Visibility(viewer: $0, starts: record.anchors.map(\.entry)) }
                 for id in batch.removed where record.members.contains(id) {
                     record.members.remove(id)
-                    removed.append(UInt64(id))
+                    removed.append(index.identity(of: id))
                 }
                 for id in judged {
                     let matches =
@@ -352,7 +452,7 @@ extension EngineState {
                         changed.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
                     case (true, false):
                         record.members.remove(id)
-                        removed.append(UInt64(id))
+                        removed.append(index.identity(of: id))
                     case (false, false):
                         break
                     }
@@ -360,18 +460,22 @@ extension EngineState {
                 if let error = limit?.error {
                     record.failure = .tooExpensive(error.message)
                     record.problems.insert(record.failure!, at: 0)
-                    if record.mailbox.post(.problems(record.problems)) { woken.append(record.mailbox) }
+                    if record.mailbox.post(.problems(record.problems), tick: clock.tick) {
+                        woken.append(record.mailbox)
+                    }
                     continue
                 }
                 if !added.isEmpty || !changed.isEmpty || !removed.isEmpty {
-                    wake = record.mailbox.post(.changes(added: added, changed: changed, removed: removed)) || wake
+                    wake =
+                        record.mailbox.post(
+                            .changes(added: added, changed: changed, removed: removed), tick: clock.tick) || wake
                 }
             }
             if problemsDirty {
                 let problems = problems(for: record, watchLimit: watchLimit)
                 if problems != record.problems {
                     record.problems = problems
-                    wake = record.mailbox.post(.problems(problems)) || wake
+                    wake = record.mailbox.post(.problems(problems), tick: clock.tick) || wake
                 }
             }
             if wake { woken.append(record.mailbox) }
@@ -414,7 +518,7 @@ extension EngineState {
         -> EntrySnapshot
     {
         var snapshot = EntrySnapshot(
-            entry: UInt64(id), pathBytes: pathBytes(of: id), kind: index.kind(of: EntryID(id)),
+            entry: index.identity(of: id), pathBytes: pathBytes(of: id), kind: index.kind(of: EntryID(id)),
             metadata: index.metadata(of: EntryID(id)), hasUnresolvedConflicts: conflicts.hasCopies(id, in: index),
             conflictOriginalPathBytes: index.conflictOriginal(of: id).map { pathBytes(of: $0) })
         if !fetching.isEmpty, let content, let key = index.fileKey(of: EntryID(id)),

@@ -145,6 +145,13 @@ package final class LiveEngine: Sendable {
 
     /// Batches of changes applied so far.
     package var changeCount: Int { state.withLock { $0.changeCount } }
+    /// The clock of the last batch applied (`ChangeClock`).
+    package var clock: EngineClock { state.withLock { $0.clock.now } }
+
+    /// Keeps at most `records` journal records (tests truncate it).
+    package func limitJournal(to records: Int) {
+        state.withLock { $0.clock.setCapacity(records) }
+    }
 
     /// Full rescans done after overflows; for tests and stats.
     package var rescanCount: Int { state.withLock { $0.rescanCount } }

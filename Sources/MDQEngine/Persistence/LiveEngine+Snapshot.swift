@@ -24,7 +24,7 @@ extension LiveEngine {
         let now = Timestamp.now
         let written: Result<Void, Errno> = state.withLock { s in
             do throws(Errno) {
-                try IndexSnapshot.write(s.index, extra: s.encodedRoots(), written: now, to: &writer)
+                try IndexSnapshot.write(s.index, extra: s.encodedExtra(), written: now, to: &writer)
                 return .success(())
             } catch {
                 return .failure(error)
@@ -63,9 +63,10 @@ extension LiveEngine {
         }
         let loaded: IndexSnapshot.Loaded
         let roots: [UInt32: EngineRoot]
+        let clock: ChangeClock?
         do {
             loaded = try IndexSnapshot.load(bytes)
-            roots = try EngineState.decodeRoots(loaded.extra, index: loaded.index)
+            (roots, clock) = try EngineState.decodeExtra(loaded.extra, index: loaded.index)
         } catch {
             throw MetadataError.persistence("index snapshot discarded (\(error.reason))", path: path)
         }
@@ -75,6 +76,8 @@ extension LiveEngine {
         engine.state.withLock { s in
             s.roots = roots
             s.unverifiedRoots = Set(roots.keys)
+            // The saver's history goes on here: its clocks stay good.
+            if let clock { s.clock = clock }
         }
         return (engine, loaded.written)
     }
@@ -118,9 +121,31 @@ extension LiveEngine {
 }
 
 extension EngineState {
-    /// The roots and their rules, for a snapshot's `XTRA` section.
-    func encodedRoots() -> [UInt8] {
+    /// The engine's part of a snapshot (its `XTRA` section): the roots with
+    /// their rules, then the clock and its journal.
+    func encodedExtra() -> [UInt8] {
         var out = ByteWriter()
+        encodeRoots(to: &out)
+        clock.encode(to: &out)
+        return out.bytes
+    }
+
+    /// The roots and the clock from a snapshot's `XTRA` section; no clock
+    /// from a snapshot written before clocks.
+    static func decodeExtra(_ bytes: [UInt8], index: FileIndex) throws(IndexSnapshot.Refusal) -> (
+        [UInt32: EngineRoot], ChangeClock?
+    ) {
+        try withBytes(of: bytes) { (raw) throws(IndexSnapshot.Refusal) in
+            var reader = ByteReader(raw)
+            let roots = try decodeRoots(&reader, index: index)
+            let clock = try ChangeClock.decode(&reader)
+            guard reader.isAtEnd else { throw IndexSnapshot.Refusal(reason: "bytes after the clock") }
+            return (roots, clock)
+        }
+    }
+
+    /// The roots and their rules.
+    private func encodeRoots(to out: inout ByteWriter) {
         out.append(UInt32(roots.count))
         for (id, root) in roots.sorted(by: { $0.key < $1.key }) {
             let prunes = !root.rules.prunedFolderPaths.isEmpty || !root.rules.prunedFolderNames.isEmpty
@@ -143,44 +168,42 @@ extension EngineState {
             out.append(root.device.minor)
             out.append(root.inode)
         }
-        return out.bytes
     }
 
     /// Roots from a snapshot, each checked to be a root of `index`.
-    static func decodeRoots(_ bytes: [UInt8], index: FileIndex) throws(IndexSnapshot.Refusal) -> [UInt32: EngineRoot] {
-        try withBytes(of: bytes) { (raw) throws(IndexSnapshot.Refusal) in
-            var reader = ByteReader(raw)
-            var roots: [UInt32: EngineRoot] = [:]
-            let count: UInt32 = try reader.read()
-            for _ in 0..<count {
-                let id: UInt32 = try reader.read()
-                let path = FilePath.fromBytes(try reader.readBlob())
-                let flags: UInt8 = try reader.read()
-                var sets: [Set<[UInt8]>] = []
-                for _ in 0..<(flags & 8 != 0 ? 4 : 2) {
-                    let n: UInt32 = try reader.read()
-                    guard Int(n) <= reader.remaining / 4 else { throw IndexSnapshot.Refusal(reason: "root rules") }
-                    var names: Set<[UInt8]> = []
-                    for _ in 0..<n { names.insert(try reader.readBlob()) }
-                    sets.append(names)
-                }
-                let device = DeviceNumber(major: try reader.read(), minor: try reader.read())
-                let inode: UInt64 = try reader.read()
-                guard index.contains(EntryID(id)), index.isRoot(EntryID(id)), index.path(of: EntryID(id)) == path else {
-                    throw IndexSnapshot.Refusal(reason: "root \(path) is not in the index")
-                }
-                roots[id] = EngineRoot(
-                    path: path,
-                    rules: ScopeRules(
-                        includeHidden: flags & 1 != 0, excludedFolderNames: sets[0], excludedRootChildNames: sets[1],
-                        stayOnFileSystem: flags & 2 != 0, prunedFolderPaths: sets.count > 2 ? sets[2] : [],
-                        prunedFolderNames: sets.count > 3 ? sets[3] : []),
-                    device: device, inode: inode, users: 0, missing: flags & 4 != 0)
+    private static func decodeRoots(_ reader: inout ByteReader, index: FileIndex) throws(IndexSnapshot.Refusal)
+        -> [UInt32: EngineRoot]
+    {
+        var roots: [UInt32: EngineRoot] = [:]
+        let count: UInt32 = try reader.read()
+        for _ in 0..<count {
+            let id: UInt32 = try reader.read()
+            let path = FilePath.fromBytes(try reader.readBlob())
+            let flags: UInt8 = try reader.read()
+            var sets: [Set<[UInt8]>] = []
+            for _ in 0..<(flags & 8 != 0 ? 4 : 2) {
+                let n: UInt32 = try reader.read()
+                guard Int(n) <= reader.remaining / 4 else { throw IndexSnapshot.Refusal(reason: "root rules") }
+                var names: Set<[UInt8]> = []
+                for _ in 0..<n { names.insert(try reader.readBlob()) }
+                sets.append(names)
             }
-            guard reader.isAtEnd, Set(roots.keys) == Set(index.rootPaths.keys) else {
-                throw IndexSnapshot.Refusal(reason: "the roots do not match the index")
+            let device = DeviceNumber(major: try reader.read(), minor: try reader.read())
+            let inode: UInt64 = try reader.read()
+            guard index.contains(EntryID(id)), index.isRoot(EntryID(id)), index.path(of: EntryID(id)) == path else {
+                throw IndexSnapshot.Refusal(reason: "root \(path) is not in the index")
             }
-            return roots
+            roots[id] = EngineRoot(
+                path: path,
+                rules: ScopeRules(
+                    includeHidden: flags & 1 != 0, excludedFolderNames: sets[0], excludedRootChildNames: sets[1],
+                    stayOnFileSystem: flags & 2 != 0, prunedFolderPaths: sets.count > 2 ? sets[2] : [],
+                    prunedFolderNames: sets.count > 3 ? sets[3] : []),
+                device: device, inode: inode, users: 0, missing: flags & 4 != 0)
         }
+        guard Set(roots.keys) == Set(index.rootPaths.keys) else {
+            throw IndexSnapshot.Refusal(reason: "the roots do not match the index")
+        }
+        return roots
     }
 }

@@ -5,7 +5,7 @@ import MDQSystem
 import MDQWire
 import SystemPackage
 
-/// The daemon's wire protocol, version 1: newline-delimited JSON over the
+/// The daemon's wire protocol, version 2: newline-delimited JSON over the
 /// Unix socket, documented for other languages in
 /// `Documentation/protocol.md`. Requests are one object per line (at most 1 MiB) with an
 /// `id` (echoed in every line of the response) and a `command`; every
@@ -16,7 +16,7 @@ import SystemPackage
 /// the string and exactly in a `…Base64` twin. Times are integers:
 /// nanoseconds since 1970-01-01 UTC.
 enum DaemonProtocol {
-    static let version = 1
+    static let version = 2
     /// The longest request line accepted.
     static let maximumRequest = 1 << 20
 
@@ -221,9 +221,11 @@ enum DaemonProtocol {
         out.raw("}")
     }
 
+    /// An entry as the engine reported it, with its identity as `id`
+    /// (stable across subscriptions and restarts, never another entry's).
     static func writeItem(_ snapshot: EntrySnapshot, to out: inout JSONWriter) {
         writeItem(
-            id: 0, path: snapshot.pathBytes, kind: snapshot.kind, metadata: snapshot.metadata,
+            id: snapshot.entry, path: snapshot.pathBytes, kind: snapshot.kind, metadata: snapshot.metadata,
             conflicts: snapshot.hasUnresolvedConflicts, conflictOriginal: snapshot.conflictOriginalPathBytes,
             imported: snapshot.imported, to: &out)
     }

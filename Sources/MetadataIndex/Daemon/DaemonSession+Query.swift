@@ -34,6 +34,7 @@ extension DaemonSession {
         // away (Ctrl-C, a timeout) stops its query at once.
         let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
         let answered: Result<OneShotAnswer, ScopeNotCovered>
+        var clock: EngineClock?
         // Free text's paths come ranked: gathered as entries (name and
         // dates), ranked, then cut to the limit. Other paths go out a
         // slice at a time, each part a `paths` line and its bytes, while
@@ -78,6 +79,10 @@ extension DaemonSession {
                     sent = out.bytes.isEmpty || send(out.bytes)
                     return sent
                 } : nil
+            // Taken before the scan: whatever changes while it runs is
+            // after this clock, so a subscription resumed from it misses
+            // nothing.
+            clock = daemon.engine.clock
             answered = try daemon.engine.answer(
                 scopes: scopes, predicate: predicate, output: ranked ? .entries : output, limit: ranked ? nil : limit,
                 budget: budget,
@@ -174,6 +179,10 @@ extension DaemonSession {
         if answer.importing > 0 {
             out.raw(",\"importing\":")
             out.integer(answer.importing)
+        }
+        if let clock {
+            out.raw(",\"clock\":")
+            out.string(clock.description)
         }
         out.raw("}\n")
         return send(out.bytes)

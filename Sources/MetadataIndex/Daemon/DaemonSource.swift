@@ -92,6 +92,9 @@ final class RemoteSession: Sendable {
         var delivered = false
         /// Why the last connection was refused (not this user's daemon).
         var refusal: String?
+        /// The clock of the last thing the daemon told: a new connection
+        /// resumes from it (`since`), told only what changed after it.
+        var clock: String?
     }
 
     init(
@@ -191,7 +194,15 @@ final class RemoteSession: Sendable {
         state.withLock { $0.socket = socket }
         defer { state.withLock { $0.socket = nil } }
         var request = JSONWriter(capacity: 512)
-        request.raw("{\"id\":1,\"command\":\"subscribe\",\"interval\":0,")
+        request.raw("{\"id\":1,\"command\":\"subscribe\",\"protocol\":")
+        request.integer(DaemonProtocol.version)
+        request.raw(",\"interval\":0,")
+        let since = state.withLock { $0.delivered ? $0.clock : nil }
+        if let since {
+            request.raw("\"since\":")
+            request.string(since)
+            request.raw(",")
+        }
         if let budget {
             request.raw("\"budget\":")
             request.double(budget)
@@ -253,11 +264,19 @@ final class RemoteSession: Sendable {
             case "resynchronize":
                 results = []
             case "didFinishGathering":
+                let clock = value["clock"]?.string
                 let fresh = state.withLock { s -> Bool in
-                    defer { s.delivered = true }
+                    defer {
+                        s.delivered = true
+                        s.clock = clock
+                    }
                     return s.delivered
                 }
-                post(.snapshot(results, isFresh: fresh))
+                // Resumed (`since`, answered not fresh): the changes since
+                // follow as an update; what the query has stands.
+                if !(since != nil && value["fresh"]?.bool == false) {
+                    post(.snapshot(results, isFresh: fresh))
+                }
                 post(.problems([]))
                 results = []
                 gathered = true
@@ -268,7 +287,12 @@ final class RemoteSession: Sendable {
                 post(
                     .changes(
                         added: snapshots("added"), changed: snapshots("changed"),
-                        removed: snapshots("removed").map(\.entry)))
+                        removed: (value["removed"]?.array ?? []).compactMap {
+                            $0["id"]?.integer.map(UInt64.init(bitPattern:))
+                        }))
+                // Recorded once the update is posted: a connection lost
+                // after this resumes from here.
+                if let clock = value["clock"]?.string { state.withLock { $0.clock = clock } }
             case "problems":
                 post(.problems((value["problems"]?.array ?? []).compactMap(DaemonProtocol.problem)))
             default:

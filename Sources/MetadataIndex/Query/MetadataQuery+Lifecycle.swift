@@ -212,6 +212,11 @@ extension MetadataQuery {
                     }
                 case .changes(let added, let changed, let removed):
                     s.results.apply(added: added, changed: changed, removed: removed)
+                case .resumed(let added, let changed, let removed, let count):
+                    // A query resumes only what it gathered before: the
+                    // changes since then are ordinary changes.
+                    s.results.apply(added: added, changed: changed, removed: removed)
+                    if s.phase == .gathering { finished = count }
                 case .resynchronize:
                     resynchronize = true
                 case .problems(let problems):

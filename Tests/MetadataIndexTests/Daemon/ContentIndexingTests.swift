@@ -385,7 +385,7 @@ extension LiveSuites {
             func gathered() throws -> JSONValue? {
                 guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else { return nil }
                 let request =
-                    #"{"id":1,"command":"subscribe","interval":0,"predicate":"kMDItemTextContent CONTAINS 'invoice'","scopes":[{"path":""#
+                    #"{"id":1,"command":"subscribe","protocol":2,"interval":0,"predicate":"kMDItemTextContent CONTAINS 'invoice'","scopes":[{"path":""#
                     + tree.string + "\"}]}\n"
                 _ = withBytes(of: Array(request.utf8)) { socket.write($0) }
                 var reader = LineReader(socket: socket, maximum: 1 << 20, timeout: 10_000)

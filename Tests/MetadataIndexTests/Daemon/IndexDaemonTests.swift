@@ -172,7 +172,7 @@ extension LiveSuites {
             #expect(close(open(paths.socket.string, O_CREAT | O_WRONLY, 0o600)) == 0)
             let again = try IndexDaemon.start(paths: paths, crawlThreads: 2)
             defer { again.stop() }
-            #expect(try DaemonClient.connect(paths).hello().protocolVersion == 1)
+            #expect(try DaemonClient.connect(paths).hello().protocolVersion == 2)
             // Private folders.
             var info = stat()
             #expect(stat(paths.runtimeDirectory.string, &info) == 0 && info.st_mode & 0o077 == 0)
@@ -432,7 +432,7 @@ extension LiveSuites {
                 return
             }
             let request =
-                "{\"id\":7,\"command\":\"subscribe\",\"interval\":0,\"capacity\":4096,\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}\n"
+                "{\"id\":7,\"command\":\"subscribe\",\"protocol\":2,\"interval\":0,\"capacity\":4096,\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}\n"
             _ = withBytes(of: Array(request.utf8)) { socket.write($0) }
             // Churn while not reading: far more than 4 KiB of updates.
             for round in 0..<20 {
@@ -482,7 +482,7 @@ extension LiveSuites {
                 return
             }
             let lines = [
-                "{\"id\":1,\"command\":\"subscribe\",\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}",
+                "{\"id\":1,\"command\":\"subscribe\",\"protocol\":2,\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}",
                 "{\"id\":2,\"command\":\"hello\"}", "{\"id\":3,\"command\":\"unsubscribe\"}",
             ]
             for line in lines { _ = withBytes(of: Array((line + "\n").utf8)) { socket.write($0) } }
@@ -509,7 +509,7 @@ extension LiveSuites {
             for _ in 0..<5 {
                 guard case .success(let socket) = UnixSocket.connect(to: paths.socket) else { continue }
                 let request =
-                    "{\"id\":1,\"command\":\"subscribe\",\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}\n"
+                    "{\"id\":1,\"command\":\"subscribe\",\"protocol\":2,\"predicate\":\"TRUEPREDICATE\",\"scopes\":[{\"path\":\"\(tree.string)\"}]}\n"
                 _ = withBytes(of: Array(request.utf8)) { socket.write($0) }
                 var buffer = [UInt8](repeating: 0, count: 100)
                 _ = buffer.withUnsafeMutableBytes { socket.read(into: $0, timeout: 5000) }

@@ -208,7 +208,7 @@ struct Tracker {
             case .snapshot(let entries, _):
                 byID = [:]
                 for entry in entries { byID[entry.entry] = entry.pathBytes }
-            case .changes(let added, let changed, let removed):
+            case .changes(let added, let changed, let removed), .resumed(let added, let changed, let removed, _):
                 for id in removed { byID[id] = nil }
                 for entry in added + changed { byID[entry.entry] = entry.pathBytes }
             case .resynchronize, .problems:
