@@ -146,6 +146,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The index daemon and its client: the protocol's server
+        // (`IndexDaemon`, a session per connection, a file per long
+        // command), the client that speaks it, and the system index's feed.
+        .target(
+            name: "MDQDaemon",
+            dependencies: [
+                "MDQSystem",
+                "MDQWatch",
+                "MDQCore",
+                "MDQImport",
+                "MDQLive",
+                "MDQEngine",
+                "MDQWire",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "MetadataIndex",
             dependencies: [
@@ -155,6 +172,7 @@ let package = Package(
                 "MDQImport",
                 "MDQLive",
                 "MDQEngine",
+                "MDQDaemon",
                 "MDQWire",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -204,6 +222,7 @@ let package = Package(
                 "MetadataIndex",
                 "MDQLive",
                 "MDQEngine",
+                "MDQDaemon",
                 "MDQWire",
                 "MDQVersion",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -244,6 +263,7 @@ let package = Package(
                 "MDQImport",
                 "MDQLive",
                 "MDQEngine",
+                "MDQDaemon",
                 "MDQWire",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -270,6 +290,7 @@ let package = Package(
                 "MDQImport",
                 "MDQLive",
                 "MDQEngine",
+                "MDQDaemon",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -1,4 +1,5 @@
 @_exported public import MDQCore
+@_exported public import MDQDaemon
 @_exported public import MDQImport
 @_exported public import MDQLive
 // MetadataIndex is the module embedders import. The modules below it whose
@@ -8,7 +9,7 @@
 // `CrawlRoot`, `OneShotSearch`, `SearchScope`, `UbiquityContainer`) and
 // MDQImport (`Importer` for an embedder's own formats, `ImportWorkerPool`,
 // `ImportReport`) and MDQLive (`ResultUpdate`, which `MetadataQuery.Update`
-// names). These
+// names) and MDQDaemon (`IndexDaemon`, to run the daemon in process). These
 // are the only `@_exported` imports: an embedder should not have to know
 // how the package is cut.
 @_exported public import MDQSystem

@@ -1,3 +1,4 @@
+import MDQDaemon
 import MDQEngine
 import MDQLive
 import MetadataIndex

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MDQDaemon
 import MDQLive
 import MetadataIndex
 import SystemPackage

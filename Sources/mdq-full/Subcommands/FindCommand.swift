@@ -1,4 +1,5 @@
 import ArgumentParser
+import MDQDaemon
 import MDQLive
 import MetadataIndex
 import SystemPackage

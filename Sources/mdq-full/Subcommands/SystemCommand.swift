@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MDQDaemon
 import MDQEngine
 import MetadataIndex
 import SystemPackage

@@ -3,6 +3,7 @@ import SystemPackage
 import Testing
 
 @testable import MDQCore
+@testable import MDQDaemon
 @testable import MDQEngine
 @testable import MDQImport
 @testable import MDQLive

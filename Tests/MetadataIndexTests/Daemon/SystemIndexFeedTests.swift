@@ -5,6 +5,7 @@ import TestSupport
 import Testing
 
 @testable import MDQCore
+@testable import MDQDaemon
 @testable import MDQEngine
 @testable import MDQImport
 @testable import MDQLive

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import MDQCore
+@testable import MDQDaemon
 @testable import MDQEngine
 @testable import MDQLive
 @testable import MetadataIndex

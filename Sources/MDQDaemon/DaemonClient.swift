@@ -1,9 +1,9 @@
 import Foundation
-import MDQCore
+package import MDQCore
 package import MDQEngine
-import MDQLive
+package import MDQLive
 package import MDQSystem
-import MDQWire
+package import MDQWire
 package import SystemPackage
 
 /// A connection to the user's index daemon: one request after another.
@@ -119,7 +119,7 @@ package final class DaemonClient {
         }
     }
 
-    static func error(_ value: JSONValue) -> MetadataError {
+    package static func error(_ value: JSONValue) -> MetadataError {
         let message = value["message"]?.string ?? "the daemon refused the request"
         if value["code"]?.string == "query-syntax" {
             return MetadataError.syntax(message, offset: value["offset"]?.integer.map { Int($0) })

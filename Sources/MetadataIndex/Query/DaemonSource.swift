@@ -1,5 +1,6 @@
 import Foundation
 import MDQCore
+import MDQDaemon
 import MDQLive
 import MDQSystem
 import MDQWire

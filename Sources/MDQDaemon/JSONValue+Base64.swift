@@ -5,7 +5,7 @@ import MDQWire
 
 extension JSONWriter {
     /// A string field with a `…Base64` twin when the bytes are not UTF-8.
-    mutating func bytesField(_ name: StaticString, _ value: [UInt8]) {
+    package mutating func bytesField(_ name: StaticString, _ value: [UInt8]) {
         key(name)
         if !string(value) {
             bytes.append(UInt8(ascii: ","))
@@ -21,7 +21,7 @@ extension JSONWriter {
 extension JSONValue {
     /// A field that may carry bytes that are not UTF-8: its `…Base64` twin
     /// when present, else the string.
-    func bytesField(_ name: String) -> [UInt8]? {
+    package func bytesField(_ name: String) -> [UInt8]? {
         if let encoded = self[name + "Base64"]?.string, let data = Data(base64Encoded: encoded) { return Array(data) }
         return self[name]?.bytes
     }

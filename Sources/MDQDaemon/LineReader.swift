@@ -1,11 +1,11 @@
 import Foundation
 import MDQCore
-import MDQSystem
+package import MDQSystem
 import SystemPackage
 
 /// Reads newline-terminated lines (and binary payloads) from a socket,
 /// bounded in line length and in the time a line may take once begun.
-struct LineReader {
+package struct LineReader {
     let socket: UnixSocket
     let maximum: Int
     let timeout: Int32
@@ -22,7 +22,7 @@ struct LineReader {
     /// any is refused.
     private var descriptorsDropped = false
 
-    init(socket: UnixSocket, maximum: Int, timeout: Int32, descriptorCapacity: Int = 0) {
+    package init(socket: UnixSocket, maximum: Int, timeout: Int32, descriptorCapacity: Int = 0) {
         self.socket = socket
         self.maximum = maximum
         self.timeout = timeout
@@ -50,7 +50,7 @@ struct LineReader {
         return Array(descriptors.prefix(count))
     }
 
-    enum Outcome {
+    package enum Outcome {
         case line([UInt8])
         case end
         case failure(ProtocolError)
@@ -83,7 +83,7 @@ struct LineReader {
 
     /// The next line (without its newline). Waits up to `idle` ms for a line
     /// to begin (-1: forever), then `timeout` ms for it to end.
-    mutating func next(idle: Int32 = 600_000) -> Outcome {
+    package mutating func next(idle: Int32 = 600_000) -> Outcome {
         // Bytes after `start` already searched for a newline (compaction
         // moves `start`, not what follows it).
         var scanned = 0

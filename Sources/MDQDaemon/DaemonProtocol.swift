@@ -1,8 +1,8 @@
 import Foundation
-import MDQCore
-import MDQLive
+package import MDQCore
+package import MDQLive
 import MDQSystem
-import MDQWire
+package import MDQWire
 import SystemPackage
 
 /// The daemon's wire protocol, version 2: newline-delimited JSON over the
@@ -15,8 +15,8 @@ import SystemPackage
 /// Paths and names are strings; bytes that are not UTF-8 come as U+FFFD in
 /// the string and exactly in a `…Base64` twin. Times are integers:
 /// nanoseconds since 1970-01-01 UTC.
-enum DaemonProtocol {
-    static let version = 2
+package enum DaemonProtocol {
+    package static let version = 2
     /// The longest request line accepted.
     static let maximumRequest = 1 << 20
 
@@ -78,7 +78,7 @@ enum DaemonProtocol {
     /// number of its folder among the descriptors the request passes (in
     /// the order of `scopes`) and their count: how a client names its
     /// scopes to the system index (`DaemonSession.reachedScope`).
-    static func writeScopes(_ scopes: [ScopeRequest], passing: Bool, to out: inout JSONWriter) {
+    package static func writeScopes(_ scopes: [ScopeRequest], passing: Bool, to out: inout JSONWriter) {
         out.raw("\"scopes\":[")
         for (i, scope) in scopes.enumerated() {
             if i > 0 { out.raw(",") }
@@ -288,7 +288,7 @@ enum DaemonProtocol {
 
     /// `"attributes":["kMDItemTitle",…]`: the imported attributes whose
     /// values a request wants with its items.
-    static func writeAttributes(_ attributes: Set<MetadataAttribute>, to out: inout JSONWriter) {
+    package static func writeAttributes(_ attributes: Set<MetadataAttribute>, to out: inout JSONWriter) {
         out.key("attributes")
         out.raw("[")
         for (i, key) in attributes.map(\.rawValue).sorted().enumerated() {
@@ -344,7 +344,7 @@ enum DaemonProtocol {
     }
 
     /// An item as the daemon described it (its `id` as the entry).
-    static func item(_ value: JSONValue) throws(ProtocolError) -> EntrySnapshot {
+    package static func item(_ value: JSONValue) throws(ProtocolError) -> EntrySnapshot {
         guard let path = value.bytesField("path"), let kindName = value["kind"]?.string,
             let kind = EntryKind.allCases.first(where: { $0.description == kindName })
         else { throw ProtocolError(code: "bad-response", message: "an item without path or kind") }
@@ -402,7 +402,7 @@ enum DaemonProtocol {
         out.raw("}")
     }
 
-    static func problem(_ value: JSONValue) -> EngineProblem? {
+    package static func problem(_ value: JSONValue) -> EngineProblem? {
         guard let path = value.bytesField("path").map(FilePath.fromBytes) else { return nil }
         let error = Errno(rawValue: Int32(truncatingIfNeeded: value["errno"]?.integer ?? 0))
         switch value["kind"]?.string {
@@ -429,7 +429,7 @@ enum DaemonProtocol {
 }
 
 /// A request the daemon refuses, or a response a client cannot read.
-struct ProtocolError: Error, CustomStringConvertible {
+package struct ProtocolError: Error, CustomStringConvertible {
     /// `bad-request`, `unknown-command`, `query-syntax`, `not-covered`,
     /// `too-large`, `timeout`, `scope`, `bad-response`.
     var code: String
@@ -437,7 +437,7 @@ struct ProtocolError: Error, CustomStringConvertible {
     /// For `query-syntax`: the byte offset of the mistake.
     var offset: Int?
 
-    var description: String { message }
+    package var description: String { message }
 
     /// The response line for this error.
     func line(id: [UInt8]) -> [UInt8] {
