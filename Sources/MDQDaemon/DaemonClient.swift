@@ -28,9 +28,9 @@ package final class DaemonClient {
     /// `UnixSocket.connectToOwnDaemon`.
     ///
     /// - Throws: `MetadataError` `.daemon`: "no daemon is running" when
-    ///   nothing listens there; a message starting with `untrustedPrefix`
-    ///   and saying why when the socket, its folder or its process is not
-    ///   this user's (callers say so in one line and crawl); or the
+    ///   nothing listens there (`refusal` `.absent`); why, when the
+    ///   socket, its folder or its process is not this user's (`refusal`
+    ///   `.untrusted`: callers say so in one line and crawl); or the
     ///   connection's error.
     package static func connect(_ paths: DaemonPaths = .standard) throws(MetadataError) -> DaemonClient {
         if paths.isSystem { return try connectSystem(paths) }
@@ -38,9 +38,10 @@ package final class DaemonClient {
         case .success(let socket): return DaemonClient(socket: socket)
         case .failure(.absent(let error)):
             throw MetadataError.daemon(
-                "no daemon is running (start one: mdq daemon start)", path: paths.socket, underlying: error)
+                "no daemon is running (start one: mdq daemon start)", path: paths.socket, underlying: error,
+                refusal: .absent)
         case .failure(.untrusted(let reason)):
-            throw MetadataError.daemon(untrustedPrefix + reason)
+            throw untrusted(reason)
         case .failure(.failed(let error)):
             throw MetadataError.daemon("cannot reach the daemon", path: paths.socket, underlying: error)
         }
@@ -58,17 +59,18 @@ package final class DaemonClient {
         case .failure(.absent(let error)):
             throw MetadataError.daemon(
                 "no system index is running (start one as root: mdq system start)", path: paths.socket,
-                underlying: error)
+                underlying: error, refusal: .absent)
         case .failure(.untrusted(let reason)):
-            throw MetadataError.daemon("not using the system index socket: " + reason)
+            throw MetadataError.daemon("not using the system index socket: " + reason, refusal: .untrusted)
         case .failure(.failed(let error)):
             throw MetadataError.daemon("cannot reach the system index", path: paths.socket, underlying: error)
         }
     }
 
-    /// Starts the message of a refusal to talk to a socket that is not
-    /// this user's daemon.
-    package static let untrustedPrefix = "not using the index daemon socket: "
+    /// The refusal to talk to a socket that is not this user's daemon.
+    package static func untrusted(_ reason: String, path: FilePath? = nil) -> MetadataError {
+        MetadataError.daemon("not using the index daemon socket: " + reason, path: path, refusal: .untrusted)
+    }
 
     /// Sends a request: `fields` is the JSON text of its fields after
     /// `"command"` (without braces), or empty.
@@ -128,25 +130,11 @@ package final class DaemonClient {
             // The daemon's message already says what to do.
             return MetadataError(code: .tooExpensive, message: message)
         }
-        var error = MetadataError.daemon(message)
-        if value["code"]?.string == "not-covered" { error.message = DaemonClient.notCoveredPrefix + message }
-        return error
-    }
-
-    /// Starts the message of a `not-covered` refusal: the caller crawls.
-    package static let notCoveredPrefix = "not indexed: "
-
-    /// What the daemon's `not-covered` refusal in `message` says the index
-    /// leaves out of a scope it holds (hidden items, excluded folders, a
-    /// root still being indexed); nil when it does not hold the scope at
-    /// all (then the crawl is simply the way, and needs no word).
-    package static func coverageGap(in message: String) -> String? {
-        guard message.hasPrefix(notCoveredPrefix) else { return nil }
-        let reason = message.dropFirst(notCoveredPrefix.count)
-        guard reason.hasPrefix(ScopeNotCovered.indexes) || reason.hasPrefix(ScopeNotCovered.stillIndexing) else {
-            return nil
-        }
-        return String(reason)
+        guard value["code"]?.string == "not-covered" else { return MetadataError.daemon(message) }
+        // What the index leaves out of a scope it holds is worth a word to
+        // the user; a scope it does not hold at all is simply crawled.
+        let gap = value["gap"]?.bool == true ? message : nil
+        return MetadataError.daemon("not indexed: " + message, refusal: .notCovered(gap: gap))
     }
 
     /// The daemon's protocol version and process id.
@@ -232,8 +220,8 @@ package final class DaemonClient {
     ///   - attributes: imported attributes whose stored values the items
     ///     carry (`MetadataItem.importedValues`) when the daemon has them.
     /// - Throws: `MetadataError`: `.querySyntax` for a malformed query;
-    ///   `.daemon` when the daemon does not cover a scope (the message
-    ///   starts with `notCoveredPrefix`) or cannot answer.
+    ///   `.daemon` when the daemon does not cover a scope (`refusal`
+    ///   `.notCovered`) or cannot answer.
     package func query(
         _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, rules: ScopeRules? = nil,
         output: OneShotOutput, limit: Int? = nil, budget: Double? = nil, attributes: Set<MetadataAttribute> = [],
@@ -271,8 +259,8 @@ package final class DaemonClient {
                 case .success(let opened): folders = opened
                 case .failure(let failure):
                     throw MetadataError.daemon(
-                        DaemonClient.notCoveredPrefix + "\(failure.path.string) cannot be opened",
-                        path: failure.path, underlying: failure.error)
+                        "not indexed: \(failure.path.string) cannot be opened", path: failure.path,
+                        underlying: failure.error, refusal: .notCovered(gap: nil))
                 }
             }
             fields.raw(",")

@@ -436,6 +436,10 @@ package struct ProtocolError: Error, CustomStringConvertible {
     var message: String
     /// For `query-syntax`: the byte offset of the mistake.
     var offset: Int?
+    /// For `not-covered`: the daemon holds the scope but leaves out what
+    /// the message names (hidden items, excluded folders, a root still
+    /// being indexed), which a client tells its user (`"gap":true`).
+    var gap = false
 
     package var description: String { message }
 
@@ -452,6 +456,10 @@ package struct ProtocolError: Error, CustomStringConvertible {
         if let offset {
             out.field("offset")
             out.integer(offset)
+        }
+        if gap {
+            out.field("gap")
+            out.bool(true)
         }
         out.raw("}}\n")
         return out.bytes

@@ -124,7 +124,8 @@ extension DaemonSession {
         case .failure(let uncovered):
             throw ProtocolError(
                 code: "not-covered",
-                message: uncovered.gap ?? "the daemon does not index \(uncovered.scope.path.string)")
+                message: uncovered.gap ?? "the daemon does not index \(uncovered.scope.path.string)",
+                gap: uncovered.gap != nil)
         case .success(let value): answer = value
         }
         if let words, ranked {

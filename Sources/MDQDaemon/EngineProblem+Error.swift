@@ -29,7 +29,7 @@ extension EngineProblem {
             return .daemon(
                 "the index daemon is not reachable; results are not live until it is (reconnecting)", path: path)
         case .daemonRefused(let path, let reason):
-            return .daemon(DaemonClient.untrustedPrefix + reason, path: path)
+            return DaemonClient.untrusted(reason, path: path)
         case .tooExpensive(let message):
             return MetadataError(code: .tooExpensive, message: message)
         }

@@ -101,6 +101,9 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
     public var offset: Int?
     /// For `.querySyntax`: the query text as given.
     public var source: [UInt8]?
+    /// For `.daemon`: why the daemon did not answer, as a value its
+    /// callers decide on (the message is for people).
+    package var refusal: DaemonRefusal?
 
     public init(
         code: Code,
@@ -238,10 +241,30 @@ extension MetadataError {
         return MetadataError(code: .invalidArgument, message: "\(path.string):\(line): \(message)")
     }
 
-    /// The daemon could not be reached or refused a request.
-    package static func daemon(_ message: String, path: FilePath? = nil, underlying: Errno? = nil) -> MetadataError {
-        MetadataError(code: .daemon, message: message, path: path, underlying: underlying)
+    /// The daemon could not be reached or refused a request; `refusal`
+    /// says why when a caller acts on it.
+    package static func daemon(
+        _ message: String, path: FilePath? = nil, underlying: Errno? = nil, refusal: DaemonRefusal? = nil
+    ) -> MetadataError {
+        var error = MetadataError(code: .daemon, message: message, path: path, underlying: underlying)
+        error.refusal = refusal
+        return error
     }
+}
+
+/// Why an index daemon did not answer, for the callers that search some
+/// other way instead (the system index, or a crawl).
+package enum DaemonRefusal: Sendable, Hashable {
+    /// Nothing listens at its socket.
+    case absent
+    /// The socket, its folder or the process behind it is not this user's
+    /// (or root's): nothing was sent to it.
+    case untrusted
+    /// It does not index the search's scopes. `gap` is what it leaves out
+    /// of a scope it does hold (hidden items, excluded folders, a root still
+    /// being indexed), worth a word to the user; nil when it does not hold
+    /// the scope at all.
+    case notCovered(gap: String?)
 }
 
 extension MetadataError {

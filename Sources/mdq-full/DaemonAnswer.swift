@@ -52,7 +52,7 @@ struct DaemonAnswer {
                 }
                 throw error
             }
-            if error.message.hasPrefix(DaemonClient.untrustedPrefix) {
+            if error.refusal == .untrusted {
                 // Someone else's socket where ours should be: not a byte to it.
                 Diagnostics.warn(error.message + "; searching by crawling")
                 return false
@@ -100,18 +100,15 @@ struct DaemonAnswer {
             answer = value
         case .failure(let error):
             guard error.code == .daemon, !required else { throw error }
-            if error.message.hasPrefix(DaemonClient.notCoveredPrefix)
-                || DaemonClient.coverageGap(in: error.message) != nil,
-                try answerFromSystemIndex()
-            {
-                return true
+            guard case .notCovered(let gap) = error.refusal else {
+                Diagnostics.warn("the index daemon did not answer (\(error.message)); searching by crawling")
+                return false
             }
-            if let gap = DaemonClient.coverageGap(in: error.message) {
+            if try answerFromSystemIndex() { return true }
+            if let gap {
                 // An option (or an index still being built) keeps the daemon
                 // from answering a folder it indexes: said once, then crawled.
                 Diagnostics.note("\(gap); searching by crawling")
-            } else if !error.message.hasPrefix(DaemonClient.notCoveredPrefix) {
-                Diagnostics.warn("the index daemon did not answer (\(error.message)); searching by crawling")
             }
             return false
         }

@@ -276,10 +276,9 @@ package struct ScopeNotCovered: Error, Sendable {
     /// scope holds its folder (`EngineState.coverageGap(for:)`).
     package var gap: String?
 
-    /// How a gap's sentence starts, with what it names after it: the
-    /// daemon's `not-covered` message is the gap when there is one, and a
-    /// client tells it from "not indexed at all" by these
-    /// (`DaemonClient.coverageGap(in:)`).
+    /// How a gap's sentence starts, with what it names after it (the
+    /// daemon's `not-covered` message is the gap when there is one, marked
+    /// `"gap":true`).
     package static let indexes = "the daemon indexes "
     package static let stillIndexing = "the daemon is still indexing "
 }

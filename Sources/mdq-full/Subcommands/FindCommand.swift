@@ -150,7 +150,7 @@ struct FindCommand: ParsableCommand {
                     }
                 } else {
                     if scope.daemon == .daemon { throw error }
-                    if error.message.hasPrefix(DaemonClient.untrustedPrefix) {
+                    if error.refusal == .untrusted {
                         Diagnostics.warn(error.message + "; watching here instead")
                     }
                 }

@@ -108,7 +108,8 @@ extension LiveSuites {
             let refusal = #expect(throws: MetadataError.self) {
                 try client.query(Array("TRUEPREDICATE".utf8), scopes: [hidden], output: .count)
             }
-            #expect(refusal?.message.hasPrefix(DaemonClient.notCoveredPrefix) == true)
+            #expect(refusal?.refusal == .notCovered(gap: refusal?.message.dropFirst("not indexed: ".count).description))
+            #expect(refusal?.message.contains("without hidden items") == true, "\(String(describing: refusal))")
             // A syntax error comes back with its position.
             let syntax = #expect(throws: MetadataError.self) {
                 try client.query(Array("kMDItemFSName LIKE".utf8), scopes: nil, output: .count)
