@@ -61,7 +61,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
     }
 
     fileprivate struct Watched {
-        var context: UInt64
+        var purpose: WatchPurpose
         /// The followed scope it belongs to.
         var scope: [UInt8]
         /// The folder's device and handle: a folder watched again keeps its
@@ -209,7 +209,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         inotify.unregister(owner)
     }
 
-    package func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
+    package func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno> {
         if let path = Self.path(of: descriptor), case .success(let info) = FileStatus.of(descriptor: descriptor),
             let handle = FanotifyWatcher.followHandle(of: descriptor)
         {
@@ -218,7 +218,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
                 let identity = Identity(device: info.device, handle: handle)
                 if let known = s.byIdentity[identity], s.watches[known] != nil {
                     // The same folder, perhaps at another path by now.
-                    s.watches[known]?.context = context
+                    s.watches[known]?.purpose = purpose
                     s.watches[known]?.scope = scope
                     return (known, s.onWatchAdded)
                 }
@@ -226,16 +226,16 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
                 // reach a folder that came after it.
                 let watches = s.watches
                 let watch = s.numbers.take { watches[$0] != nil }
-                s.watches[watch] = Watched(context: context, scope: scope, identity: identity)
+                s.watches[watch] = Watched(purpose: purpose, scope: scope, identity: identity)
                 s.byIdentity[identity] = watch
                 return (watch, s.onWatchAdded)
             }
             if let (watch, handler) = added {
-                handler?(watch, context)
+                handler?(watch, purpose)
                 return .success(watch)
             }
         }
-        return inotify.addWatch(descriptor: descriptor, owner: owner, context: context)
+        return inotify.addWatch(descriptor: descriptor, owner: owner, purpose: purpose)
     }
 
     func removeWatch(_ watch: Int32, owner: Int) {

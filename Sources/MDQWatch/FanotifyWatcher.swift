@@ -238,10 +238,11 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         stop()
     }
 
-    package func addWatch(descriptor folder: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
+    package func addWatch(descriptor folder: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno>
+    {
         guard case .success(let (filesystem, handle)) = Self.handle(of: folder) else {
             // No handles here: this folder is watched by inotify.
-            return addFallbackWatch(folder, context: context)
+            return addFallbackWatch(folder, purpose: purpose)
         }
         // The filesystem's mark, made by its first folder.
         let how: FilesystemWatch
@@ -261,7 +262,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
                 if s.filesystems[filesystem] == nil { s.filesystems[filesystem] = how }
             }
         }
-        guard case .marked = how else { return addFallbackWatch(folder, context: context) }
+        guard case .marked = how else { return addFallbackWatch(folder, purpose: purpose) }
         let key = Key(filesystem: filesystem, handle: handle)
         let result = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?)? in
             if let watch = s.watches[key] { return (watch, s.onWatchAdded) }
@@ -273,7 +274,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
             return (watch, s.onWatchAdded)
         }
         guard let (watch, handler) = result else { return .failure(.noSpace) }
-        handler?(watch, context)
+        handler?(watch, purpose)
         return .success(watch)
     }
 
@@ -301,7 +302,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     }
 
     /// Watches one folder with inotify, the owner's callbacks shared.
-    private func addFallbackWatch(_ folder: FileDescriptor, context: UInt64) -> Result<Int32, Errno> {
+    private func addFallbackWatch(_ folder: FileDescriptor, purpose: WatchPurpose) -> Result<Int32, Errno> {
         let inotify: InotifyWatcher
         do {
             inotify = try InotifyWatcher.shared()
@@ -317,7 +318,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         }
         guard let owner else { return .failure(.badFileDescriptor) }
         if let limit = state.withLock({ $0.watchLimit }), watchCount(owner: 1) >= limit { return .failure(.noSpace) }
-        let result = inotify.addWatch(descriptor: folder, owner: owner, context: context)
+        let result = inotify.addWatch(descriptor: folder, owner: owner, purpose: purpose)
         if case .success = result { state.withLock { $0.fallbackWatches += 1 } }
         return result
     }

@@ -6,7 +6,7 @@ package import SystemPackage
 /// (`FanotifyWatcher`, the system index's, one mark per filesystem).
 ///
 /// Either way the engine sees the same thing: a watch per folder it lists,
-/// added before the listing (`addWatch`, with the folder as context), and
+/// added before the listing (`addWatch`, with the folder as its purpose), and
 /// events in inotify's shape, a watch and a name, delivered in order on
 /// the watcher's thread.
 package protocol FolderWatcher: Sendable {
@@ -18,8 +18,8 @@ package protocol FolderWatcher: Sendable {
     /// Removes an owner and its watches; returns when done.
     func unregister(_ owner: Int)
     /// Watches the folder open at `descriptor` for `owner`, calling the
-    /// owner's `onWatchAdded` with `context` before returning the watch.
-    func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno>
+    /// owner's `onWatchAdded` with `purpose` before returning the watch.
+    func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno>
     /// Stops watching; events already read for the watch may still arrive.
     func removeWatch(_ watch: Int32, owner: Int)
     /// The owner's own watch limit (nil: only the kernel's).
@@ -37,6 +37,16 @@ package protocol FolderWatcher: Sendable {
     /// listed (a stream that lags the disk, `SystemIndexFeed`), not only
     /// after the watch was added, as inotify's and fanotify's do.
     var eventsMayPredateListing: Bool { get }
+}
+
+/// Why the engine watches a folder, handed back with the watch
+/// (`onWatchAdded`): a field of its own, never bits of the watch's number.
+package enum WatchPurpose: Sendable, Hashable {
+    /// The index folder with this id: its entries' changes and its own.
+    case folder(UInt32)
+    /// The nearest existing ancestor of the scope root with this id, gone
+    /// for now: watched until the root's path leads to a folder again.
+    case missingRoot(UInt32)
 }
 
 extension FolderWatcher {

@@ -41,10 +41,10 @@ package final class InotifyWatcher: Sendable {
     /// What to do with events: called on the watcher thread, in order.
     package typealias EventHandler = @Sendable ([InotifyEvent]) -> Void
     /// Called right after a watch is added, on the thread serving the
-    /// request, with the request's context. An event of the watch read in
+    /// request, with the request's purpose. An event of the watch read in
     /// between reaches the owner first; it happened before the folder is
     /// listed, so the owner may drop it.
-    package typealias WatchAddedHandler = @Sendable (_ watch: Int32, _ context: UInt64) -> Void
+    package typealias WatchAddedHandler = @Sendable (_ watch: Int32, _ purpose: WatchPurpose) -> Void
 
     /// One engine using the watcher.
     struct Owner {
@@ -55,7 +55,7 @@ package final class InotifyWatcher: Sendable {
     }
 
     private enum Request {
-        case add(owner: Int, descriptor: CInt, context: UInt64, completion: Completion)
+        case add(owner: Int, descriptor: CInt, purpose: WatchPurpose, completion: Completion)
         case remove(owner: Int, watch: Int32)
         case unregister(owner: Int)
         case pause(gate: Completion, paused: Completion)
@@ -163,10 +163,10 @@ package final class InotifyWatcher: Sendable {
     /// switches, most of a 39,000-folder crawl's time). Otherwise, or when
     /// a request only the watcher thread may serve comes first (`pause`),
     /// the watcher thread is woken and serves it.
-    package func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
+    package func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno> {
         let completion = Completion()
         requests.withLock {
-            $0.append(.add(owner: owner, descriptor: descriptor.rawValue, context: context, completion: completion))
+            $0.append(.add(owner: owner, descriptor: descriptor.rawValue, purpose: purpose, completion: completion))
         }
         _ = serving.withLockIfAvailable { _ in drain(onWatcherThread: false) }
         if !completion.isFinished { wake() }
@@ -296,8 +296,8 @@ package final class InotifyWatcher: Sendable {
             }
             guard let request else { return }
             switch request {
-            case .add(let owner, let descriptor, let context, let completion):
-                completion.finish(add(owner: owner, descriptor: descriptor, context: context))
+            case .add(let owner, let descriptor, let purpose, let completion):
+                completion.finish(add(owner: owner, descriptor: descriptor, purpose: purpose))
             case .remove(let owner, let watch):
                 remove(watch, owner: owner)
             case .unregister(let owner):
@@ -324,7 +324,7 @@ package final class InotifyWatcher: Sendable {
         if unused { _ = syscallResult { inotify_rm_watch(inotifyDescriptor, watch) } }
     }
 
-    private func add(owner: Int, descriptor: CInt, context: UInt64) -> Result<Int32, Errno> {
+    private func add(owner: Int, descriptor: CInt, purpose: WatchPurpose) -> Result<Int32, Errno> {
         let (limit, count, handler) = owners.withLock { owners in
             (owners[owner]?.watchLimit, owners[owner]?.watches.count ?? 0, owners[owner]?.onWatchAdded)
         }
@@ -342,7 +342,7 @@ package final class InotifyWatcher: Sendable {
         }
         routes.withLock { $0[watch, default: WatchOwners()].insert(owner) }
         owners.withLock { _ = $0[owner]?.watches.insert(watch) }
-        handler?(watch, context)
+        handler?(watch, purpose)
         return .success(watch)
     }
 }

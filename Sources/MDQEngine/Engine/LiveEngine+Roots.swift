@@ -182,7 +182,7 @@ extension LiveEngine {
     /// Watches a folder whose contents are excluded: its own dates change
     /// when something inside it comes or goes, and it is a result.
     func watchOnly(_ folder: UInt32, handle: DirectoryHandle) {
-        switch addWatch(handle.descriptor, context: UInt64(folder)) {
+        switch addWatch(handle.descriptor, purpose: .folder(folder)) {
         case .success:
             state.withLock { s in
                 if s.folderProblems[folder] != nil { s.folderProblems[folder] = nil }
@@ -270,8 +270,7 @@ extension LiveEngine {
         var ancestor = path
         while ancestor.removeLastComponent(), !ancestor.isEmpty {
             guard case .success(let handle) = DirectoryHandle.open(path: ancestor) else { continue }
-            let context = UInt64(1) << 32 | UInt64(root)
-            if case .success(let watch) = addWatch(handle.descriptor, context: context) {
+            if case .success(let watch) = addWatch(handle.descriptor, purpose: .missingRoot(root)) {
                 state.withLock { s in
                     if let old = s.roots[root]?.recoveryWatch, old != watch {
                         s.recoveryWatches[old] = nil

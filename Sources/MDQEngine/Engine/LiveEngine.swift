@@ -102,10 +102,10 @@ package final class LiveEngine: Sendable {
         let box = WeakBox()
         owner = watcher.register(
             watchLimit: watchLimit,
-            onWatchAdded: { watch, context in
-                // Contexts above 32 bits are root-recovery watches on an
-                // ancestor; `recoverRoot` records those itself.
-                if context >> 32 == 0 { box.engine?.watchAdded(watch, folder: UInt32(context)) }
+            onWatchAdded: { watch, purpose in
+                // A watch on a missing root's ancestor is recorded by
+                // `recoverRoot` itself.
+                if case .folder(let folder) = purpose { box.engine?.watchAdded(watch, folder: folder) }
             },
             onEvents: { batch in events.append(batch) })
         let owner = owner
@@ -170,8 +170,8 @@ package final class LiveEngine: Sendable {
     /// Adds a watch for this engine, waiting for the watcher thread. Never
     /// call it with the state lock held: the watcher thread takes it to
     /// record the watch.
-    func addWatch(_ descriptor: FileDescriptor, context: UInt64) -> Result<Int32, Errno> {
-        let added = watcher.addWatch(descriptor: descriptor, owner: owner, context: context)
+    func addWatch(_ descriptor: FileDescriptor, purpose: WatchPurpose) -> Result<Int32, Errno> {
+        let added = watcher.addWatch(descriptor: descriptor, owner: owner, purpose: purpose)
         // Out of watches: the applier, perhaps asleep with nothing to wait
         // for, learns it has folders to try again (`retryUnwatchedFolders`).
         if case .failure(.noSpace) = added { events.nudge() }
@@ -352,7 +352,7 @@ package final class LiveEngine: Sendable {
             return s.outermost(folders)
         }
         guard let probe = lacking.first, let (handle, _) = openVerified(probe),
-            case .success = addWatch(handle.descriptor, context: UInt64(probe))
+            case .success = addWatch(handle.descriptor, purpose: .folder(probe))
         else { return }
         state.withLock { s in
             s.recordWatched(probe)

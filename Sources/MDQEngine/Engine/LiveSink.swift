@@ -58,7 +58,7 @@ final class LiveSink: CrawlSink, Sendable {
         guard isTheFolder else { return false }
         // The watch goes in before the listing (and without the lock: the
         // watcher thread takes it to record the new watch).
-        switch engine.addWatch(directory, context: UInt64(folder.rawValue)) {
+        switch engine.addWatch(directory, purpose: .folder(folder.rawValue)) {
         case .failure(let error): engine.state.withLock { $0.recordWatchFailure(folder.rawValue, error) }
         case .success: engine.state.withLock { $0.recordWatched(folder.rawValue) }
         }

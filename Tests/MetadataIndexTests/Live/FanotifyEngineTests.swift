@@ -226,7 +226,7 @@ extension LiveSuites {
             defer { watcher.unregister(owner) }
             func watch(_ folder: FilePath) throws -> Int32 {
                 let handle = try #require(try? DirectoryHandle.open(path: folder).get())
-                return try watcher.addWatch(descriptor: handle.descriptor, owner: owner, context: 0).get()
+                return try watcher.addWatch(descriptor: handle.descriptor, owner: owner, purpose: .folder(0)).get()
             }
             var given: Set<Int32> = []
             for folder in folders {

@@ -46,7 +46,7 @@ extension LiveSuites {
                 return 1
             }
             func unregister(_ owner: Int) {}
-            func addWatch(descriptor: FileDescriptor, owner: Int, context: UInt64) -> Result<Int32, Errno> {
+            func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno> {
                 guard case .success(let status) = FileStatus.of(descriptor: descriptor) else {
                     return .failure(.badFileDescriptor)
                 }
@@ -57,7 +57,7 @@ extension LiveSuites {
                     s.byFile[file] = s.next
                     return (s.next, s.added)
                 }
-                handler?(watch, context)
+                handler?(watch, purpose)
                 return .success(watch)
             }
             func removeWatch(_ watch: Int32, owner: Int) {
