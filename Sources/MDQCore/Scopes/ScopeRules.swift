@@ -181,8 +181,8 @@ public struct ScopeRules: Sendable, Hashable {
 extension CrawlOptions {
     /// The scope rules a crawl of `root` with these options applies.
     public func rules(for root: CrawlRoot) -> ScopeRules {
-        ScopeRules(
-            includeHidden: includeHidden, excludedFolderNames: excludedFolderNames,
-            excludedRootChildNames: root.excludedChildNames, stayOnFileSystem: stayOnFileSystem)
+        var rules = self.rules
+        rules.excludedRootChildNames.formUnion(root.excludedChildNames)
+        return rules
     }
 }
