@@ -22,6 +22,21 @@ struct DaemonAnswer {
     /// names and text, ranked; otherwise `predicate` (a name search) is
     /// asked.
     var words: [UInt8]?
+    /// The query as the user typed it and the syntax it is read in, sent
+    /// to the daemon as is; nil when the predicate is more than one typed
+    /// query (filters added to it), which is then sent as `predicate`.
+    var typed: Typed?
+
+    struct Typed {
+        var text: [UInt8]
+        /// `name`, `spotlight` or `command-line` (`Documentation/protocol.md`).
+        var syntax: String
+    }
+
+    /// What the daemon is asked: the query as typed, or the predicate.
+    private var question: (text: [UInt8], syntax: String) {
+        typed.map { ($0.text, $0.syntax) } ?? (Array(predicate.predicateFormat.utf8), "predicate")
+    }
 
     /// Asks the daemon and prints its answer; false when the caller must
     /// crawl instead (no daemon, a scope it does not index, or it went
@@ -86,7 +101,7 @@ struct DaemonAnswer {
         let columns = mode == .entries ? OneShotSession.importedColumns(output) : []
         let asked = Result { () throws(MetadataError) -> DaemonClient.Answer in
             try client.query(
-                Array(predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules, output: mode,
+                question.text, syntax: question.syntax, scopes: requests, rules: scope.daemonRules, output: mode,
                 limit: limit, budget: budget, attributes: columns,
                 onProgress: Diagnostics.showsProgress
                     ? { fraction in Diagnostics.status("waiting for the index daemon… \(Int(fraction * 100))% scanned")
@@ -178,7 +193,7 @@ struct DaemonAnswer {
         guard predicate.importedAttributes.isEmpty, OneShotSession.importedColumns(output).isEmpty else { return false }
         guard
             var answer = try? client.query(
-                Array(predicate.predicateFormat.utf8), scopes: requests, rules: scope.daemonRules, output: mode,
+                question.text, syntax: question.syntax, scopes: requests, rules: scope.daemonRules, output: mode,
                 limit: limit, budget: budget, attributes: [], onProgress: nil)
         else { return false }
         noteOtherReading(of: &answer, client: client, requests: requests)

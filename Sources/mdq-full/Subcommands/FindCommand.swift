@@ -92,13 +92,22 @@ struct FindCommand: ParsableCommand {
         var folders = self.query.folders
         var predicate: MetadataPredicate
         var words: [UInt8]?
+        // The query as typed, for the daemon to read as this command does
+        // (not this command's predicate printed back to text).
+        var typed: DaemonAnswer.Typed?
         if let name {
             if let query { folders.insert(query, at: 0) }
-            predicate = try MetadataPredicate.nameMatching(raw.bytes(for: name))
+            let text = raw.bytes(for: name)
+            predicate = try MetadataPredicate.nameMatching(text)
+            typed = DaemonAnswer.Typed(text: text, syntax: "name")
         } else if let query {
             let text = query == "-" ? try Self.standardInput() : raw.bytes(for: query)
             predicate = try CommandLineQuery.predicate(text, spotlight: spotlight)
-            if !spotlight && CommandLineQuery.isFreeText(text) { words = text }
+            if !spotlight && CommandLineQuery.isFreeText(text) {
+                words = text
+            } else {
+                typed = DaemonAnswer.Typed(text: text, syntax: spotlight ? "spotlight" : "command-line")
+            }
         } else if !filters.isEmpty {
             predicate = .alwaysTrue
         } else {
@@ -107,13 +116,16 @@ struct FindCommand: ParsableCommand {
         if let filter = try filters.predicate() {
             predicate = predicate && filter
             words = nil
+            typed = nil
         }
         let resolved = try scope.resolve(folders: folders, raw: raw)
         if output.live {
             try runLive(predicate: predicate, scope: resolved)
         }
         let budget = self.query.budget
-        if try DaemonAnswer(predicate: predicate, scope: resolved, output: output, budget: budget, words: words).run() {
+        if try DaemonAnswer(
+            predicate: predicate, scope: resolved, output: output, budget: budget, words: words, typed: typed
+        ).run() {
             return
         }
         try OneShotSession(predicate: predicate, scope: resolved, output: output, budget: budget, words: words).run()
