@@ -311,6 +311,8 @@ package struct DaemonStatus {
     package var queries: Int
     /// Queries the daemon stopped because their client went away.
     package var cancelledQueries: Int
+    /// Connections served since the daemon started, this one included.
+    package var connectionsServed: Int
     package var snapshotAge: Double?
     /// Content indexing, when on: files waiting to be imported, imports
     /// since the daemon started, files in the store.
@@ -363,6 +365,7 @@ package struct DaemonStatus {
         verifying = value["verifying"]?.bool ?? false
         queries = Int(value["queries"]?.integer ?? 0)
         cancelledQueries = Int(value["cancelledQueries"]?.integer ?? 0)
+        connectionsServed = Int(value["connectionsServed"]?.integer ?? 0)
         snapshotAge = value["snapshotAge"]?.double
         content = value["content"].map {
             (Int($0["pending"]?.integer ?? 0), Int($0["imported"]?.integer ?? 0), Int($0["stored"]?.integer ?? 0))

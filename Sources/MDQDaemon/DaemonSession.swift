@@ -34,6 +34,7 @@ final class DaemonSession: Sendable {
         let key = ObjectIdentifier(self)
         let stopping = daemon.state.withLock { s -> Bool in
             s.connections += 1
+            s.connectionsServed += 1
             s.sessions[key] = socket
             return s.stopping
         }

@@ -106,6 +106,9 @@ public final class IndexDaemon: Sendable {
         /// Queries stopped because their client went away (`status`'s
         /// `cancelledQueries`, so a test can see the daemon noticed).
         var cancelledQueries = 0
+        /// Connections served since the daemon started (`status`'s
+        /// `connectionsServed`: what one search costs, tests count it).
+        var connectionsServed = 0
         /// What each user holds now, against `limits`.
         var usage: [UInt32: Usage] = [:]
         /// Queries since the heap was last trimmed (`endQuery`).
@@ -803,8 +806,11 @@ public final class IndexDaemon: Sendable {
             writeFilesystems(to: &out)
             return
         }
-        let (scopes, written, queries, cancelled) = state.withLock { s in
-            (s.scopes.map { ($0, s.retained[$0] != nil) }, s.snapshotWritten, s.runningQueries, s.cancelledQueries)
+        let (scopes, written, queries, cancelled, served) = state.withLock { s in
+            (
+                s.scopes.map { ($0, s.retained[$0] != nil) }, s.snapshotWritten, s.runningQueries, s.cancelledQueries,
+                s.connectionsServed
+            )
         }
         out.key("pid")
         out.integer(ProcessIdentity.processID)
@@ -861,6 +867,8 @@ public final class IndexDaemon: Sendable {
         }
         out.field("cancelledQueries")
         out.integer(cancelled)
+        out.field("connectionsServed")
+        out.integer(served)
         if let written {
             out.field("snapshotAge")
             out.double(Double(Timestamp.now.nanosecondsSinceEpoch - written.nanosecondsSinceEpoch) / 1e9)

@@ -29,7 +29,7 @@ struct DaemonConnection {
         var peerPID: Int32 = 0
         guard mdq_peer_credentials(connection.descriptor, &peerUID, &peerPID) == 0, peerUID == uid || peerUID == 0
         else {
-            close(connection.descriptor)
+            Glibc.close(connection.descriptor)
             return nil
         }
         return connection
@@ -50,7 +50,7 @@ struct DaemonConnection {
         var peerUID: UInt32 = 0
         var peerPID: Int32 = 0
         guard mdq_peer_credentials(connection.descriptor, &peerUID, &peerPID) == 0, peerUID == 0 else {
-            close(connection.descriptor)
+            Glibc.close(connection.descriptor)
             return nil
         }
         return connection
@@ -71,7 +71,7 @@ struct DaemonConnection {
             }
         }
         guard connected == 0 else {
-            close(descriptor)
+            Glibc.close(descriptor)
             return nil
         }
         return DaemonConnection(descriptor: descriptor)
@@ -79,6 +79,11 @@ struct DaemonConnection {
 
     private init(descriptor: Int32) {
         self.descriptor = descriptor
+    }
+
+    /// Ends the connection.
+    func close() {
+        _ = Glibc.close(descriptor)
     }
 
     /// Sends all of `bytes`, with `descriptors` passed along with the
@@ -200,7 +205,7 @@ struct DaemonConnection {
     private static func recordedRuntime(_ state: [UInt8]) -> [UInt8]? {
         let file = withPath(joined(state, "runtime-folder")) { Glibc.open($0, O_RDONLY | O_CLOEXEC) }
         guard file >= 0 else { return nil }
-        defer { close(file) }
+        defer { Glibc.close(file) }
         var bytes = [UInt8](repeating: 0, count: 4097)
         let length = bytes.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, 4097) }
         guard length > 0, length <= 4096 else { return nil }

@@ -355,6 +355,38 @@ struct MDQDaemonTests {
         #expect(leftovers.count <= 1, "temporaries of killed saves are cleaned up: \(leftovers)")
     }
 
+    /// Where a search goes, counted in the daemon's connections: a search
+    /// of a folder it indexes costs one; one of a folder it does not index
+    /// costs one too (the front asks, then the full command crawls without
+    /// asking again), and so does one it indexes under narrower rules (with
+    /// the note saying so, once); `--daemon` still gets the daemon's refusal.
+    @Test func eachSearchAsksTheDaemonOnce() throws {
+        let temp = try TemporaryDirectory()
+        let tree = try Self.tree(temp)
+        let other = try temp.folder("other")
+        try temp.file("other/elsewhere.png")
+        // No system index: only this user's daemon is asked.
+        let daemon = try Daemon(temp, environment: ["MDQ_SYSTEM_RUNTIME_DIR": temp.path.appending("none").string])
+        _ = try daemon.mdq(["index", "add", tree])
+        func served() throws -> Int { try DaemonClient.connect(daemon.paths).status().connectionsServed }
+        for (form, folder) in [
+            (["*.png"], tree), (["*.png"], other.string), (["--hidden", "*.png"], tree),
+            (["--count", "note"], other.string),
+        ] {
+            let before = try served()
+            let answered = try daemon.mdq(form, in: folder)
+            let after = try served()
+            // The status asked after is one of them.
+            #expect(after - before == 2, "\(form) in \(folder): \(after - before - 1) connections")
+            let crawled = try daemon.mdq(["--no-daemon"] + form, in: folder)
+            #expect(answered.status == 0 && lines(answered) == lines(crawled), "\(form) in \(folder)")
+            let notes = answered.stderrText.split(separator: "\n").filter { $0.contains("searching by crawling") }
+            #expect(notes.count == (form.contains("--hidden") ? 1 : 0), "\(answered.stderrText)")
+        }
+        let required = try daemon.mdq(["--daemon", "*.png"], in: other.string)
+        #expect(required.status != 0 && required.stderrText.contains("not indexed"), "\(required.stderrText)")
+    }
+
     /// A program in another language follows a live query with the
     /// documented protocol (Examples/follow.py).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")))

@@ -123,13 +123,23 @@ struct FindCommand: ParsableCommand {
             try runLive(predicate: predicate, scope: resolved)
         }
         let budget = self.query.budget
-        if try DaemonAnswer(
-            predicate: predicate, scope: resolved, output: output, budget: budget, words: words, typed: typed
-        ).run() {
+        // The front asked every daemon there is and each declined this
+        // search: crawled at once, unless a daemon's answer is required.
+        let declined = Self.daemonsDeclined && resolved.daemon != .daemon
+        if !declined,
+            try DaemonAnswer(
+                predicate: predicate, scope: resolved, output: output, budget: budget, words: words, typed: typed
+            ).run()
+        {
             return
         }
         try OneShotSession(predicate: predicate, scope: resolved, output: output, budget: budget, words: words).run()
     }
+
+    /// Whether the front (`mdq`) asked every daemon there is and each
+    /// declined this very search (`MDQ_DAEMONS_DECLINED`, which it sets
+    /// just before it runs this program with the same arguments).
+    static var daemonsDeclined: Bool { ProcessEnvironment.variable("MDQ_DAEMONS_DECLINED") != nil }
 
     private func runLive(predicate: MetadataPredicate, scope: ResolvedScope) throws -> Never {
         guard scope.excludesOnlyExactNames else {
