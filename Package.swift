@@ -76,6 +76,7 @@ let package = Package(
             name: "MDQSystem",
             dependencies: [
                 "CLinuxSyscalls",
+                "MDQWire",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings
@@ -211,7 +212,9 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The daemon protocol's JSON reader and writer, without Foundation:
         // shared by the library and the `mdq` front.
-        .target(name: "MDQWire", swiftSettings: swiftSettings),
+        .target(
+            name: "MDQWire", dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: swiftSettings),
         // The version both programs print.
         .target(name: "MDQVersion", swiftSettings: swiftSettings),
         // The full command line: every subcommand and option, the crawl, the

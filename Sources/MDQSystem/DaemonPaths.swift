@@ -1,4 +1,5 @@
 import Foundation
+import MDQWire
 public import SystemPackage
 
 /// Where the index daemon keeps its files.
@@ -37,30 +38,14 @@ public struct DaemonPaths: Sendable, Hashable {
     }
 
     /// The longest socket path a socket address holds.
-    static let socketPathLimit = 107
+    static let socketPathLimit = DaemonSocket.pathLimit
 
     /// The folders from the environment (see the type's discussion).
     public static var standard: DaemonPaths {
-        let state: FilePath
-        if let override = ProcessEnvironment.variable("MDQ_STATE_DIR") {
-            state = FilePath(override)
-        } else if let xdg = ProcessEnvironment.variable("XDG_STATE_HOME") {
-            state = FilePath(xdg).appending("mdq")
-        } else {
-            state = FilePath(ProcessEnvironment.variable("HOME") ?? "/").appending(".local/state/mdq")
-        }
-        if let override = ProcessEnvironment.variable("MDQ_RUNTIME_DIR") {
-            return DaemonPaths(runtimeDirectory: FilePath(override), stateDirectory: state)
-        }
-        if let xdg = ProcessEnvironment.variable("XDG_RUNTIME_DIR") {
-            return DaemonPaths(runtimeDirectory: FilePath(xdg).appending("mdq"), stateDirectory: state)
-        }
-        let inState = state.appending("run")
-        if inState.appending("daemon.sock").bytes.count <= socketPathLimit {
-            return DaemonPaths(runtimeDirectory: inState, stateDirectory: state)
-        }
-        var paths = DaemonPaths(runtimeDirectory: recordedRuntime(state) ?? inState, stateDirectory: state)
-        paths.runtimeIsRecorded = true
+        // Found as the front finds it: one statement of it (MDQWire).
+        let (state, runtime, recorded) = DaemonSocket.ownFolders(variable: ProcessEnvironment.variable)
+        var paths = DaemonPaths(runtimeDirectory: runtime, stateDirectory: state)
+        paths.runtimeIsRecorded = recorded
         return paths
     }
 
@@ -70,7 +55,7 @@ public struct DaemonPaths: Sendable, Hashable {
     /// connects, nobody else writes there).
     public static var system: DaemonPaths {
         var paths = DaemonPaths(
-            runtimeDirectory: FilePath(ProcessEnvironment.variable("MDQ_SYSTEM_RUNTIME_DIR") ?? "/run/mdq"),
+            runtimeDirectory: DaemonSocket.systemRuntime(variable: ProcessEnvironment.variable),
             stateDirectory: FilePath(ProcessEnvironment.variable("MDQ_SYSTEM_STATE_DIR") ?? "/var/lib/mdq"))
         paths.isSystem = true
         return paths
@@ -94,12 +79,6 @@ public struct DaemonPaths: Sendable, Hashable {
     /// Where the runtime folder's path is recorded when the state folder's
     /// path is too long for a socket.
     var runtimeRecord: FilePath { stateDirectory.appending("runtime-folder") }
-
-    private static func recordedRuntime(_ state: FilePath) -> FilePath? {
-        guard let bytes = try? readWholeFile(state.appending("runtime-folder"), limit: 4096) else { return nil }
-        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace()
-        return text.hasPrefix("/") ? FilePath(text) : nil
-    }
 
     /// The socket clients connect to.
     public var socket: FilePath { runtimeDirectory.appending("daemon.sock") }

@@ -1,5 +1,6 @@
 import CLinuxSyscalls
 import Glibc
+import MDQWire
 package import SystemPackage
 
 /// A connected or listening Unix stream socket, closed when the last
@@ -80,39 +81,19 @@ package final class UnixSocket: Sendable {
     /// authoritative check, which no swap of folders between the checks can
     /// fool).
     package static func connectToOwnDaemon(at path: FilePath) -> Result<UnixSocket, DaemonConnectFailure> {
-        let uid = getuid()
-        let folder = path.removingLastComponent()
-        var info = stat()
-        guard folder.withPlatformString({ lstat($0, &info) }) == 0 else {
-            return .failure(.absent(Errno(rawValue: errno)))
+        // The checks the front makes too (MDQWire's `DaemonSocket`).
+        switch DaemonSocket.checkOwn(socket: path) {
+        case .absent(let error): return .failure(.absent(Errno(rawValue: error)))
+        case .untrusted(let reason): return .failure(.untrusted(reason))
+        case .trusted: return connect(to: path, system: false, otherwise: "")
         }
-        guard info.st_mode & S_IFMT == S_IFDIR else {
-            return .failure(.untrusted("its folder \(folder.string) is not a folder (a symlink?)"))
-        }
-        guard info.st_uid == uid else {
-            return .failure(.untrusted("its folder \(folder.string) belongs to uid \(info.st_uid)"))
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            let mode = String(info.st_mode & 0o777, radix: 8)
-            return .failure(.untrusted("its folder \(folder.string) is open to other users (mode 0\(mode))"))
-        }
-        guard path.withPlatformString({ lstat($0, &info) }) == 0 else {
-            return .failure(.absent(Errno(rawValue: errno)))
-        }
-        guard info.st_mode & S_IFMT == S_IFSOCK else {
-            return .failure(.untrusted("\(path.string) is not a socket"))
-        }
-        guard info.st_uid == uid || info.st_uid == 0 else {
-            return .failure(.untrusted("\(path.string) belongs to uid \(info.st_uid)"))
-        }
-        return connect(to: path, peerMayBe: { $0 == uid || $0 == 0 }, otherwise: "")
     }
 
     /// Connects to `path` and checks the process at the other end
     /// (`SO_PEERCRED`): one whose uid `allowed` refuses is untrusted, said
     /// with `otherwise` after its uid.
     private static func connect(
-        to path: FilePath, peerMayBe allowed: (UInt32) -> Bool, otherwise: String
+        to path: FilePath, system: Bool, otherwise: String
     ) -> Result<UnixSocket, DaemonConnectFailure> {
         let socket: UnixSocket
         switch connect(to: path) {
@@ -122,7 +103,7 @@ package final class UnixSocket: Sendable {
         case .failure(let error): return .failure(.failed(error))
         }
         switch socket.peer() {
-        case .success(let peer) where allowed(peer.uid):
+        case .success(let peer) where DaemonSocket.peerIsTrusted(peer.uid, system: system):
             return .success(socket)
         case .success(let peer):
             return .failure(.untrusted("the process behind \(path.string) runs as uid \(peer.uid)\(otherwise)"))
@@ -163,15 +144,11 @@ package final class UnixSocket: Sendable {
     /// may not write, and the process at the other end runs as root
     /// (`SO_PEERCRED`).
     package static func connectToSystemIndex(at path: FilePath) -> Result<UnixSocket, DaemonConnectFailure> {
-        let folder = path.removingLastComponent()
-        var info = stat()
-        guard folder.withPlatformString({ lstat($0, &info) }) == 0 else {
-            return .failure(.absent(Errno(rawValue: errno)))
+        switch DaemonSocket.checkSystem(socket: path) {
+        case .absent(let error): return .failure(.absent(Errno(rawValue: error)))
+        case .untrusted(let reason): return .failure(.untrusted(reason))
+        case .trusted: return connect(to: path, system: true, otherwise: ", not root")
         }
-        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == 0, info.st_mode & 0o022 == 0 else {
-            return .failure(.untrusted("its folder \(folder.string) is not root's alone"))
-        }
-        return connect(to: path, peerMayBe: { $0 == 0 }, otherwise: ", not root")
     }
 
     /// Reads what is there (waiting up to `timeout` milliseconds, -1

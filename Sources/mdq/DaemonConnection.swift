@@ -1,10 +1,12 @@
 import CLinuxSyscalls
 import Glibc
+import MDQWire
 import SystemPackage
 
-/// A connection to this user's index daemon, found and trusted exactly as
-/// `DaemonPaths.standard` and `UnixSocket.connectToOwnDaemon` (in
-/// MetadataIndex) find and trust it: QuickSearchTests check the two agree.
+/// A connection to this user's index daemon or the system index, found
+/// and trusted by the code the library finds and trusts them with
+/// (MDQWire's `DaemonSocket`, under `DaemonPaths.standard` and
+/// `UnixSocket.connectToOwnDaemon`); QuickSearchTests check the two agree.
 struct DaemonConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
@@ -12,44 +14,33 @@ struct DaemonConnection {
 
     /// Connected to the user's own daemon, or nil: no daemon, or a socket
     /// or folder that is not the user's (nothing is sent to it; the full
-    /// command says why).
+    /// command says why). Found and checked by the library's own code
+    /// (MDQWire's `DaemonSocket`).
     static func open() -> DaemonConnection? {
-        guard let path = socketPath(), path.count <= 107 else { return nil }
-        let uid = getuid()
-        let folder = Array(path[..<path.lastIndex(of: UInt8(ascii: "/"))!])
-        var info = stat()
-        guard withPath(folder.isEmpty ? [0x2F] : folder, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFDIR,
-            info.st_uid == uid, info.st_mode & 0o077 == 0
+        let path = socketPath()
+        guard path.count <= DaemonSocket.pathLimit, DaemonSocket.checkOwn(socket: PathBytes.path(path)) == .trusted
         else { return nil }
-        guard withPath(path, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFSOCK,
-            info.st_uid == uid || info.st_uid == 0
-        else { return nil }
-        guard let connection = connect(path) else { return nil }
-        var peerUID: UInt32 = 0
-        var peerPID: Int32 = 0
-        guard mdq_peer_credentials(connection.descriptor, &peerUID, &peerPID) == 0, peerUID == uid || peerUID == 0
-        else {
-            Glibc.close(connection.descriptor)
-            return nil
-        }
-        return connection
+        return connect(path, system: false)
     }
 
     /// Connected to the system index (`mdq system`), or nil: none runs, or
-    /// its folder is not root's alone, or root is not at the other end
-    /// (as `UnixSocket.connectToSystemIndex` checks).
+    /// its folder is not root's alone, or root is not at the other end.
     static func openSystem() -> DaemonConnection? {
-        let runtime = variable("MDQ_SYSTEM_RUNTIME_DIR").map(normalized) ?? Array("/run/mdq".utf8)
-        let path = joined(runtime, "daemon.sock")
-        guard path.count <= 107 else { return nil }
-        var info = stat()
-        guard withPath(runtime, { lstat($0, &info) }) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == 0,
-            info.st_mode & 0o022 == 0
+        let socket = DaemonSocket.systemRuntime(variable: variable).appending("daemon.sock")
+        guard socket.bytes.count <= DaemonSocket.pathLimit, DaemonSocket.checkSystem(socket: socket) == .trusted
         else { return nil }
+        return connect(socket.bytes, system: true)
+    }
+
+    /// A connection to the socket at `path` with a trusted process behind
+    /// it (`SO_PEERCRED`), or nil.
+    private static func connect(_ path: [UInt8], system: Bool) -> DaemonConnection? {
         guard let connection = connect(path) else { return nil }
         var peerUID: UInt32 = 0
         var peerPID: Int32 = 0
-        guard mdq_peer_credentials(connection.descriptor, &peerUID, &peerPID) == 0, peerUID == 0 else {
+        guard mdq_peer_credentials(connection.descriptor, &peerUID, &peerPID) == 0,
+            DaemonSocket.peerIsTrusted(peerUID, system: system)
+        else {
             Glibc.close(connection.descriptor)
             return nil
         }
@@ -181,43 +172,15 @@ struct DaemonConnection {
 
     // MARK: Where the socket is
 
-    /// The socket's path (see `DaemonPaths.standard`).
-    static func socketPath() -> [UInt8]? {
-        let state = folder(override: "MDQ_STATE_DIR", xdg: "XDG_STATE_HOME") {
-            joined(normalized(variable("HOME") ?? Array("/".utf8)), ".local/state/mdq")
-        }
-        let runtime = folder(override: "MDQ_RUNTIME_DIR", xdg: "XDG_RUNTIME_DIR") {
-            let inState = joined(state, "run")
-            return joined(inState, "daemon.sock").count <= 107 ? inState : recordedRuntime(state) ?? inState
-        }
-        return joined(runtime, "daemon.sock")
+    /// The socket's path (`DaemonPaths.standard`'s, from the same code).
+    static func socketPath() -> [UInt8] {
+        DaemonSocket.ownFolders(variable: variable).runtime.appending("daemon.sock").bytes
     }
 
-    /// `$override`, else `$xdg/mdq`, else `fallback()`.
-    private static func folder(override: String, xdg: String, fallback: () -> [UInt8]) -> [UInt8] {
-        if let value = variable(override) { return normalized(value) }
-        if let value = variable(xdg) { return joined(normalized(value), "mdq") }
-        return fallback()
-    }
-
-    /// The runtime folder recorded in the state folder (`runtime-folder`),
-    /// used when the state folder's path is too long for a socket.
-    private static func recordedRuntime(_ state: [UInt8]) -> [UInt8]? {
-        let file = withPath(joined(state, "runtime-folder")) { Glibc.open($0, O_RDONLY | O_CLOEXEC) }
-        guard file >= 0 else { return nil }
-        defer { Glibc.close(file) }
-        var bytes = [UInt8](repeating: 0, count: 4097)
-        let length = bytes.withUnsafeMutableBytes { Glibc.read(file, $0.baseAddress, 4097) }
-        guard length > 0, length <= 4096 else { return nil }
-        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        let text = Array(bytes[..<length].drop(while: isSpace).reversed().drop(while: isSpace).reversed())
-        return text.first == UInt8(ascii: "/") ? normalized(text) : nil
-    }
-
-    /// An environment variable's bytes; unset when empty.
-    private static func variable(_ name: String) -> [UInt8]? {
+    /// An environment variable; unset when empty.
+    private static func variable(_ name: String) -> String? {
         guard let value = getenv(name), value.pointee != 0 else { return nil }
-        return Array(UnsafeRawBufferPointer(start: value, count: strlen(value)))
+        return String(cString: value)
     }
 
     /// A path as `FilePath` keeps it (runs of `/` made one, no trailing
