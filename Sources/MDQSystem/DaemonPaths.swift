@@ -37,9 +37,6 @@ public struct DaemonPaths: Sendable, Hashable {
         self.stateDirectory = stateDirectory
     }
 
-    /// The longest socket path a socket address holds.
-    static let socketPathLimit = DaemonSocket.pathLimit
-
     /// The folders from the environment (see the type's discussion).
     public static var standard: DaemonPaths {
         // Found as the front finds it: one statement of it (MDQWire).

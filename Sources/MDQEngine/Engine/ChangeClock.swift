@@ -191,8 +191,6 @@ package struct ChangeJournal: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    var count: Int { ticks.count }
-
     mutating func append(tick: UInt64, identity: UInt64, kind: ChangeClock.Kind) {
         if ticks.count < capacity {
             ticks.append(tick)

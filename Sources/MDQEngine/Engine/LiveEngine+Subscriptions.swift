@@ -75,14 +75,10 @@ extension LiveEngine {
             // not in the journal: dispatched first, so a resumption misses
             // none of them.
             if since != nil { others = s.dispatch(watchLimit: limit) }
-            let id = s.nextSubscription
-            s.nextSubscription += 1
-            let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
-            let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
-            record.budget = budget ?? QueryLimit.defaultSeconds
-            record.fetching = fetching
-            record.viewer = viewer
-            s.subscriptions[id] = record
+            let record = s.register(
+                anchors: anchors, compiled: compiled, ubiquity: ubiquity, budget: budget, capacity: capacity,
+                fetching: fetching, viewer: viewer, wake: wake)
+            let mailbox = record.mailbox
             if let since, let from = s.clock.resolve(since) {
                 s.matchEntries(for: record)
                 let first =
@@ -114,21 +110,16 @@ extension LiveEngine {
         fetching: Set<MetadataAttribute>, viewer: Viewer?, since: EngineClock?, wake: @escaping @Sendable () -> Void,
         watchLimit: Int
     ) -> Subscription {
-        let (mailbox, record) = state.withLock { s -> (Subscription, SubscriptionRecord) in
-            let id = s.nextSubscription
-            s.nextSubscription += 1
-            let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
-            let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
-            record.budget = budget ?? QueryLimit.defaultSeconds
-            record.fetching = fetching
-            record.viewer = viewer
+        let record = state.withLock { s -> SubscriptionRecord in
+            let record = s.register(
+                anchors: anchors, compiled: compiled, ubiquity: ubiquity, budget: budget, capacity: capacity,
+                fetching: fetching, viewer: viewer, wake: wake)
             record.scanCursor = 0
             s.reresolveAnchors(of: record)
-            s.subscriptions[id] = record
-            return (mailbox, record)
+            return record
         }
         gatherInSlices(record, isFresh: false, since: since, watchLimit: watchLimit)
-        return mailbox
+        return record.mailbox
     }
 
     /// Scans a registered record's matches a slice at a time (its
@@ -264,6 +255,24 @@ extension LiveEngine {
 }
 
 extension EngineState {
+    /// A new subscription's record, with its mailbox, registered with
+    /// nothing gathered yet: the caller gathers it under the same lock, or
+    /// in slices from a scan cursor.
+    func register(
+        anchors: [Anchor], compiled: CompiledPredicate, ubiquity: UbiquityContext?, budget: Double?, capacity: Int,
+        fetching: Set<MetadataAttribute>, viewer: Viewer?, wake: @escaping @Sendable () -> Void
+    ) -> SubscriptionRecord {
+        let id = nextSubscription
+        nextSubscription += 1
+        let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
+        let record = SubscriptionRecord(mailbox: mailbox, anchors: anchors, predicate: compiled, ubiquity: ubiquity)
+        record.budget = budget ?? QueryLimit.defaultSeconds
+        record.fetching = fetching
+        record.viewer = viewer
+        subscriptions[id] = record
+        return record
+    }
+
     /// Every entry in the record's scopes that matches, as snapshots; makes
     /// them the record's members.
     ///
