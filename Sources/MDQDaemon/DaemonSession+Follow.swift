@@ -7,10 +7,9 @@ import MDQWire
 import SystemPackage
 
 extension DaemonSession {
-    /// `follow`: the events the engine applies in a folder it keeps live,
-    /// as the inotify events a watch on each folder would give, with the
-    /// folder's file handle and path (`EventFollower`), until the client
-    /// goes away. Another daemon follows this one so (a user's daemon
+    /// `follow`: the changes the engine applies in a folder it keeps live,
+    /// in the watcher seam's vocabulary, each folder by its file handle and
+    /// path (`EventFollower`, `FollowWire`), until the client goes away. Another daemon follows this one so (a user's daemon
     /// following the system index: `SystemIndexFeed`) instead of watching
     /// the folders itself.
     /// Only a folder the index lists, on the filesystem of its root.
@@ -77,17 +76,7 @@ extension DaemonSession {
                             line.raw("{\"event\":\"events\",\"events\":[")
                             for (i, event) in events.enumerated() {
                                 if i > 0 { line.raw(",") }
-                                line.raw("{")
-                                line.bytesField("folder", event.folder)
-                                line.raw(",")
-                                line.bytesField("handle", event.handle)
-                                line.raw(",\"mask\":")
-                                line.integer(Int(event.mask))
-                                line.raw(",\"cookie\":")
-                                line.integer(Int(event.cookie))
-                                line.raw(",")
-                                line.bytesField("name", event.name)
-                                line.raw("}")
+                                FollowWire.write(event, to: &line)
                             }
                             line.raw("]}\n")
                         }

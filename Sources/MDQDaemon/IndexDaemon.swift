@@ -324,9 +324,17 @@ public final class IndexDaemon: Sendable {
         }
         let engine: LiveEngine
         var written: Timestamp?
-        let fanotify = system != nil ? try FanotifyWatcher() : nil
+        // The watcher, as the registry chooses it for this daemon's role.
+        let backend = try WatcherRegistry.backend(
+            for: system != nil ? .systemIndex : .userDaemon(systemIndex: systemIndex != nil))
+        var fanotify: FanotifyWatcher?
+        var feed: SystemIndexFeed?
+        switch backend {
+        case .fanotify: fanotify = try FanotifyWatcher()
         // A user daemon follows what a system index keeps live through it.
-        let feed = systemIndex.flatMap { try? SystemIndexFeed(paths: $0) }
+        case .systemIndex: feed = systemIndex.flatMap { try? SystemIndexFeed(paths: $0) }
+        case .inotify: break
+        }
         let watcher: (any FolderWatcher)? = fanotify ?? feed
         do {
             let started = ContinuousClock.now
@@ -421,7 +429,7 @@ public final class IndexDaemon: Sendable {
         self.feed = feed
         self.systemConfiguration = systemConfiguration
         self.limits = limits
-        isSystem = fanotify != nil
+        isSystem = systemConfiguration != nil
         self.requestTimeout = requestTimeout
         self.paths = paths
         self.engine = engine
@@ -820,6 +828,8 @@ public final class IndexDaemon: Sendable {
         out.integer(engine.entryCount)
         out.field("watches")
         out.integer(engine.watchCount)
+        out.field("watcher")
+        out.string((fanotify != nil ? WatcherBackend.fanotify : feed != nil ? .systemIndex : .inotify).rawValue)
         if let feed {
             // Scopes followed through the system index, and their folders
             // (watched with no inotify watch).

@@ -4,7 +4,6 @@ import MDQEngine
 import MDQSystem
 import MDQWatch
 import MDQWire
-import Synchronization
 import SystemPackage
 
 /// The per-user daemon's watcher when a system index runs (`mdq system`):
@@ -13,12 +12,12 @@ import SystemPackage
 /// inotify watch as before.
 ///
 /// Each followed scope is one `follow` stream from the system index: the
-/// events its engine applies in the scope's folders, in its order, each
-/// with its folder's file handle and path and the inotify event a watch on
-/// that folder would have given (only folders whose contents this user may
-/// see). A folder's handle leads to the watch the engine holds for it here,
-/// so the engine applies the very events the system index applied, to the
-/// folder they happened in, as an inotify watch follows its inode. Not by
+/// changes its engine applies in the scope's folders, in its order, in the
+/// watcher seam's vocabulary (`FolderChange`), each folder named by its
+/// file handle and path (only folders whose contents this user may see). A
+/// folder's handle leads to the watch the engine holds for it here, so the
+/// engine applies the very changes the system index applied, to the folder
+/// they happened in, as an inotify watch follows its inode. Not by
 /// path: the system index reports a path as it knew it when it applied the
 /// event, which lags the disk this engine lists, so a folder renamed, or
 /// removed and made again, in between would be taken for another. Not by
@@ -47,7 +46,6 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
     let paths: DaemonPaths
     private let inotify: InotifyWatcher
     private let state = Locked(State())
-    private let cookies = Atomic<UInt32>(1)
 
     /// A scope followed through the system index.
     fileprivate struct Followed {
@@ -77,8 +75,8 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
 
     fileprivate struct State {
         var owner: Int?
-        var onEvents: InotifyWatcher.EventHandler?
-        var onWatchAdded: InotifyWatcher.WatchAddedHandler?
+        var onChanges: ChangeHandler?
+        var onWatchAdded: WatchAddedHandler?
         var followed: [[UInt8]: Followed] = [:]
         var watches: [Int32: Watched] = [:]
         var byIdentity: [Identity: Int32] = [:]
@@ -185,14 +183,13 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
     // MARK: FolderWatcher
 
     package func register(
-        watchLimit: Int?, onWatchAdded: @escaping InotifyWatcher.WatchAddedHandler,
-        onEvents: @escaping InotifyWatcher.EventHandler
+        watchLimit: Int?, onWatchAdded: @escaping WatchAddedHandler, onChanges: @escaping ChangeHandler
     ) -> Int {
-        let owner = inotify.register(watchLimit: watchLimit, onWatchAdded: onWatchAdded, onEvents: onEvents)
+        let owner = inotify.register(watchLimit: watchLimit, onWatchAdded: onWatchAdded, onChanges: onChanges)
         state.withLock { s in
             precondition(s.owner == nil, "a system index feed serves one engine")
             s.owner = owner
-            s.onEvents = onEvents
+            s.onChanges = onChanges
             s.onWatchAdded = onWatchAdded
         }
         return owner
@@ -201,7 +198,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
     package func unregister(_ owner: Int) {
         stop()
         state.withLock { s in
-            s.onEvents = nil
+            s.onChanges = nil
             s.onWatchAdded = nil
             s.watches.removeAll()
             s.byIdentity.removeAll()
@@ -209,18 +206,18 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         inotify.unregister(owner)
     }
 
-    package func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno> {
+    package func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<WatchID, Errno> {
         if let path = Self.path(of: descriptor), case .success(let info) = FileStatus.of(descriptor: descriptor),
             let handle = FanotifyWatcher.followHandle(of: descriptor)
         {
-            let added = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?)? in
+            let added = state.withLock { s -> (WatchID, WatchAddedHandler?)? in
                 guard let scope = s.followingScope(of: path, device: info.device) else { return nil }
                 let identity = Identity(device: info.device, handle: handle)
                 if let known = s.byIdentity[identity], s.watches[known] != nil {
                     // The same folder, perhaps at another path by now.
                     s.watches[known]?.purpose = purpose
                     s.watches[known]?.scope = scope
-                    return (known, s.onWatchAdded)
+                    return (WatchID(known), s.onWatchAdded)
                 }
                 // Handed out in turn: an event for a watch gone must not
                 // reach a folder that came after it.
@@ -228,7 +225,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
                 let watch = s.numbers.take { watches[$0] != nil }
                 s.watches[watch] = Watched(purpose: purpose, scope: scope, identity: identity)
                 s.byIdentity[identity] = watch
-                return (watch, s.onWatchAdded)
+                return (WatchID(watch), s.onWatchAdded)
             }
             if let (watch, handler) = added {
                 handler?(watch, purpose)
@@ -238,14 +235,14 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
         return inotify.addWatch(descriptor: descriptor, owner: owner, purpose: purpose)
     }
 
-    func removeWatch(_ watch: Int32, owner: Int) {
-        guard watch >= Self.firstWatch else {
+    func removeWatch(_ watch: WatchID, owner: Int) {
+        guard watch.number >= Self.firstWatch else {
             inotify.removeWatch(watch, owner: owner)
             return
         }
         state.withLock { s in
-            guard let watched = s.watches.removeValue(forKey: watch) else { return }
-            if s.byIdentity[watched.identity] == watch { s.byIdentity[watched.identity] = nil }
+            guard let watched = s.watches.removeValue(forKey: watch.number) else { return }
+            if s.byIdentity[watched.identity] == watch.number { s.byIdentity[watched.identity] = nil }
         }
     }
 
@@ -283,40 +280,40 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
 
     // MARK: Updates
 
-    /// Delivers a stream's events to the watches of their folders (by file
-    /// handle), in order.
+    /// Delivers a stream's changes to the watches of their folders (by
+    /// file handle), in order.
     private func deliver(_ incoming: [EventFollower.Event], scope: [UInt8]) {
-        var events: [InotifyEvent] = []
+        var changes: [FolderChange] = []
         var leftFeed = false
-        let handler = state.withLock { s -> InotifyWatcher.EventHandler? in
+        let handler = state.withLock { s -> ChangeHandler? in
             guard let device = s.followed[scope]?.device else { return nil }
             for event in incoming {
-                guard let watch = s.byIdentity[Identity(device: device, handle: event.handle)] else {
-                    continue
+                let change = event.change { place in
+                    s.byIdentity[Identity(device: device, handle: place.handle)].map(WatchID.init)
                 }
-                let mask = InotifyMask(rawValue: event.mask)
-                events.append(InotifyEvent(watch: watch, mask: mask, cookie: event.cookie, name: event.name))
+                guard let change else { continue }
+                changes.append(change)
                 // A folder moved where the system index does not report (a
                 // prune) is not told of any more: the engine rescans, which
                 // watches it with inotify. (Its path is the system index's,
                 // as it knew it: the move's own destination.)
-                if mask.contains(.isDirectory), mask.contains(.movedTo),
-                    s.followingScope(of: Self.folderPrefix(event.folder) + event.name, device: device) == nil
+                if event.isFolder, let arrival = event.arrival,
+                    s.followingScope(of: Self.folderPrefix(arrival.folder) + arrival.name, device: device) == nil
                 {
                     leftFeed = true
                 }
             }
-            return s.onEvents
+            return s.onChanges
         }
-        if !events.isEmpty { handler?(events) }
+        if !changes.isEmpty { handler?(changes) }
         if leftFeed { requestRescan() }
     }
 
-    /// Events were lost (the stream overflowed, or the system index
+    /// Changes were lost (the stream overflowed, or the system index
     /// rescanned): the engine rescans, as after an inotify overflow.
     func requestRescan() {
-        let handler = state.withLock { $0.onEvents }
-        handler?([InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: [])])
+        let handler = state.withLock { $0.onChanges }
+        handler?([.overflow(nil)])
     }
 
     /// A stream ended without being stopped: its folders leave the feed,
@@ -442,17 +439,10 @@ final class FeedConnection: @unchecked Sendable {
                 if Self.slowDown > 0 { usleep(UInt32.random(in: 0...Self.slowDown)) }
                 var events: [EventFollower.Event] = []
                 for item in value["events"]?.array ?? [] {
-                    // An event this side cannot place (a system index of
+                    // A change this side cannot read (a system index of
                     // another version) ends the stream: inotify takes over.
-                    guard let folder = item.bytesField("folder"), let name = item.bytesField("name"),
-                        let handle = item.bytesField("handle"), let mask = item["mask"]?.integer,
-                        let cookie = item["cookie"]?.integer
-                    else { return }
-                    events.append(
-                        EventFollower.Event(
-                            folder: folder, handle: handle,
-                            mask: UInt32(truncatingIfNeeded: mask), cookie: UInt32(truncatingIfNeeded: cookie),
-                            name: name))
+                    guard let event = FollowWire.event(item) else { return }
+                    events.append(event)
                 }
                 onEvents?(events)
             default:

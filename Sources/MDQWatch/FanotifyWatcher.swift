@@ -1,7 +1,6 @@
 import CLinuxSyscalls
 import Glibc
 package import MDQSystem
-import Synchronization
 package import SystemPackage
 
 /// Watches whole filesystems with one fanotify mark each
@@ -13,11 +12,11 @@ package import SystemPackage
 /// Each folder the engine lists gets a watch number of this watcher's own
 /// (from `firstWatch` up), tied to the folder's file handle. The first
 /// folder of a filesystem marks that filesystem. An event names a folder
-/// by handle and an entry by name: it is delivered as the inotify event a
-/// watch on that folder would have given (`FAN_RENAME`, which carries both
-/// ends, as a `MOVED_FROM` and `MOVED_TO` pair with one cookie), so the
-/// engine applies both kinds alike. Events in folders the engine does not
-/// list (outside its scopes) are dropped on reading, after a hash lookup.
+/// by handle and an entry by name: it is delivered as the `FolderChange`
+/// of that folder's watch (a `FAN_RENAME`, which carries both ends, as one
+/// `moved`, or half a move when only one end is watched). Events in
+/// folders the engine does not list (outside its scopes) are dropped on
+/// reading, after a hash lookup.
 ///
 /// A filesystem the kernel will not mark (one without file handles, a
 /// btrfs subvolume: `EXDEV`, an older kernel) is watched folder by folder
@@ -109,8 +108,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
 
     /// The handle of the folder `watch` follows, as `followHandle(of:)`
     /// gives it; nil for a folder watched with inotify.
-    package func followHandle(of watch: Int32) -> [UInt8]? {
-        state.withLock { $0.keys[watch]?.handle }?.followBytes
+    package func followHandle(of watch: WatchID) -> [UInt8]? {
+        state.withLock { $0.keys[watch.number]?.handle }?.followBytes
     }
 
     private struct Key: Hashable {
@@ -119,8 +118,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     }
 
     private struct State {
-        var onWatchAdded: InotifyWatcher.WatchAddedHandler?
-        var onEvents: InotifyWatcher.EventHandler?
+        var onWatchAdded: WatchAddedHandler?
+        var onChanges: ChangeHandler?
         var watchLimit: Int?
         var filesystems: [UInt64: FilesystemWatch] = [:]
         /// The folders watched by handle, and the reverse for removal.
@@ -139,8 +138,6 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
 
     private let descriptor: CInt
     private let state = Locked(State())
-    /// A cookie per rename, as inotify pairs MOVED_FROM with MOVED_TO.
-    private let cookies = Atomic<UInt32>(1)
     private let stopped = ConditionLocked(false)
 
     /// Starts the fanotify group and its reading thread.
@@ -213,13 +210,12 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
 
     /// One owner per watcher: the system index's engine.
     package func register(
-        watchLimit: Int?, onWatchAdded: @escaping InotifyWatcher.WatchAddedHandler,
-        onEvents: @escaping InotifyWatcher.EventHandler
+        watchLimit: Int?, onWatchAdded: @escaping WatchAddedHandler, onChanges: @escaping ChangeHandler
     ) -> Int {
         state.withLock { s in
-            precondition(s.onEvents == nil, "a fanotify watcher serves one engine")
+            precondition(s.onChanges == nil, "a fanotify watcher serves one engine")
             s.onWatchAdded = onWatchAdded
-            s.onEvents = onEvents
+            s.onChanges = onChanges
             s.watchLimit = watchLimit
         }
         return 1
@@ -227,7 +223,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
 
     package func unregister(_ owner: Int) {
         let fallback = state.withLock { s -> Int? in
-            s.onEvents = nil
+            s.onChanges = nil
             s.onWatchAdded = nil
             s.watches.removeAll()
             s.keys.removeAll()
@@ -238,8 +234,9 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         stop()
     }
 
-    package func addWatch(descriptor folder: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno>
-    {
+    package func addWatch(descriptor folder: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<
+        WatchID, Errno
+    > {
         guard case .success(let (filesystem, handle)) = Self.handle(of: folder) else {
             // No handles here: this folder is watched by inotify.
             return addFallbackWatch(folder, purpose: purpose)
@@ -264,22 +261,22 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         }
         guard case .marked = how else { return addFallbackWatch(folder, purpose: purpose) }
         let key = Key(filesystem: filesystem, handle: handle)
-        let result = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?)? in
-            if let watch = s.watches[key] { return (watch, s.onWatchAdded) }
+        let result = state.withLock { s -> (WatchID, WatchAddedHandler?)? in
+            if let watch = s.watches[key] { return (WatchID(watch), s.onWatchAdded) }
             if let limit = s.watchLimit, s.keys.count + s.fallbackWatches >= limit { return nil }
             let keys = s.keys
             let watch = s.numbers.take { keys[$0] != nil }
             s.watches[key] = watch
             s.keys[watch] = key
-            return (watch, s.onWatchAdded)
+            return (WatchID(watch), s.onWatchAdded)
         }
         guard let (watch, handler) = result else { return .failure(.noSpace) }
         handler?(watch, purpose)
         return .success(watch)
     }
 
-    package func removeWatch(_ watch: Int32, owner: Int) {
-        if watch < Self.firstWatch {
+    package func removeWatch(_ watch: WatchID, owner: Int) {
+        if watch.number < Self.firstWatch {
             let fallback = state.withLock { s -> Int? in
                 if s.fallbackOwner != nil { s.fallbackWatches = max(0, s.fallbackWatches - 1) }
                 return s.fallbackOwner
@@ -288,8 +285,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
             return
         }
         state.withLock { s in
-            guard let key = s.keys.removeValue(forKey: watch) else { return }
-            if s.watches[key] == watch { s.watches[key] = nil }
+            guard let key = s.keys.removeValue(forKey: watch.number) else { return }
+            if s.watches[key] == watch.number { s.watches[key] = nil }
         }
     }
 
@@ -302,7 +299,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
     }
 
     /// Watches one folder with inotify, the owner's callbacks shared.
-    private func addFallbackWatch(_ folder: FileDescriptor, purpose: WatchPurpose) -> Result<Int32, Errno> {
+    private func addFallbackWatch(_ folder: FileDescriptor, purpose: WatchPurpose) -> Result<WatchID, Errno> {
         let inotify: InotifyWatcher
         do {
             inotify = try InotifyWatcher.shared()
@@ -311,8 +308,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         }
         let owner = state.withLock { s -> Int? in
             if let owner = s.fallbackOwner { return owner }
-            guard let added = s.onWatchAdded, let events = s.onEvents else { return nil }
-            let owner = inotify.register(watchLimit: nil, onWatchAdded: added, onEvents: events)
+            guard let added = s.onWatchAdded, let changes = s.onChanges else { return nil }
+            let owner = inotify.register(watchLimit: nil, onWatchAdded: added, onChanges: changes)
             s.fallbackOwner = owner
             return owner
         }
@@ -329,7 +326,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         let capacity = 1 << 18
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
         defer { buffer.deallocate() }
-        var events: [InotifyEvent] = []
+        var changes: [FolderChange] = []
         while !state.withLock({ $0.stopping }) {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             // Woken by events; the timeout only lets `stop()` be noticed.
@@ -345,11 +342,11 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
                 usleep(10_000)
                 continue
             }
-            decode(UnsafeRawBufferPointer(start: buffer, count: count), into: &events)
-            guard !events.isEmpty else { continue }
-            let handler = state.withLock { $0.onEvents }
-            handler?(events)
-            events.removeAll(keepingCapacity: true)
+            decode(UnsafeRawBufferPointer(start: buffer, count: count), into: &changes)
+            guard !changes.isEmpty else { continue }
+            let handler = state.withLock { $0.onChanges }
+            handler?(changes)
+            changes.removeAll(keepingCapacity: true)
         }
         stopped.mutateAndBroadcast { $0 = true }
     }
@@ -376,8 +373,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         var name: [UInt8]
     }
 
-    /// Turns a read's events into inotify's shape, in order.
-    private func decode(_ bytes: UnsafeRawBufferPointer, into events: inout [InotifyEvent]) {
+    /// Turns a read's events into changes, in order.
+    private func decode(_ bytes: UnsafeRawBufferPointer, into changes: inout [FolderChange]) {
         var offset = 0
         // The records of one read, resolved to watches under one lock.
         var pending: [(mask: UInt64, records: [(type: UInt8, record: Record)])] = []
@@ -418,73 +415,65 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
         state.withLock { s in
             for (mask, records) in pending {
                 if mask & Self.queueOverflow != 0 {
-                    events.append(InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: []))
+                    changes.append(.overflow(nil))
                     continue
                 }
-                let directory: InotifyMask = mask & Self.onDirectory != 0 ? .isDirectory : []
+                let isFolder = mask & Self.onDirectory != 0
+                /// The record's place, when its folder is watched.
+                func place(_ record: Record) -> ChangePlace? {
+                    guard let watch = s.watches[record.key] else {
+                        s.dropped += 1
+                        return nil
+                    }
+                    return ChangePlace(WatchID(watch), record.name)
+                }
                 if mask & Self.renamed != 0 {
-                    let cookie = cookies.add(1, ordering: .relaxed).oldValue
-                    var source: InotifyEvent?
-                    for (type, record) in records {
-                        guard let watch = s.watches[record.key] else {
-                            s.dropped += 1
-                            continue
-                        }
-                        if type == Self.oldDirectoryAndName {
-                            events.append(
-                                InotifyEvent(
-                                    watch: watch, mask: [.movedFrom, directory], cookie: cookie, name: record.name))
-                            source = InotifyEvent(watch: watch, mask: .create, cookie: 0, name: record.name)
-                        } else if type == Self.newDirectoryAndName {
-                            events.append(
-                                InotifyEvent(
-                                    watch: watch, mask: [.movedTo, directory], cookie: cookie, name: record.name))
-                        }
+                    let source = records.first { $0.type == Self.oldDirectoryAndName }.flatMap { place($0.record) }
+                    let destination = records.first { $0.type == Self.newDirectoryAndName }.flatMap { place($0.record) }
+                    switch (source, destination) {
+                    case (let from?, let to?): changes.append(.moved(from: from, to: to, isFolder: isFolder))
+                    case (let from?, nil): changes.append(.movedAway(from, isFolder: isFolder))
+                    case (nil, let to?): changes.append(.arrived(to, isFolder: isFolder))
+                    case (nil, nil): break
                     }
                     // The kernel merges an event into one of the same name
                     // still queued: a creation at the old name after the
                     // rename can come merged into an event before it. The old
                     // name is read again after the move.
-                    if let source { events.append(source) }
+                    if let source { changes.append(.created(source, isFolder: false)) }
                     continue
                 }
-                guard let (_, record) = records.first(where: { $0.type == Self.directoryAndName }) else { continue }
-                guard let watch = s.watches[record.key] else {
-                    s.dropped += 1
-                    continue
-                }
-                let isSelf = record.name == [0x2E]
-                if isSelf {
+                guard let (_, record) = records.first(where: { $0.type == Self.directoryAndName }),
+                    let at = place(record)
+                else { continue }
+                var aspects: ChangeAspects = []
+                if mask & Self.attributesChanged != 0 { aspects.insert(.attributes) }
+                if mask & (Self.modified | Self.closedWrite) != 0 { aspects.insert(.contents) }
+                if record.name == [0x2E] {
                     // The folder itself: its attributes, or its own deletion
                     // or move (a root's; an inner folder's is told by its
                     // parent's entry event).
-                    var own: InotifyMask = []
-                    if mask & (Self.attributesChanged | Self.modified) != 0 { own.insert(.attributes) }
-                    if mask & Self.deletedSelf != 0 { own.insert(.deleteSelf) }
-                    if mask & Self.movedSelf != 0 { own.insert(.moveSelf) }
-                    if !own.isEmpty { events.append(InotifyEvent(watch: watch, mask: own, cookie: 0, name: [])) }
+                    let own = ChangePlace(at.watch, [])
+                    if mask & (Self.deletedSelf | Self.movedSelf) != 0 {
+                        changes.append(.folderGone(at.watch))
+                    } else if !aspects.isEmpty {
+                        changes.append(.changed(own, aspects))
+                    }
                     continue
                 }
                 // Events of one name merged by the kernel (a deletion and a
                 // creation, in either order) are re-read from the disk: a
                 // creation re-reads the name.
-                var translated: InotifyMask
                 let entryEvents = mask & (Self.created | Self.deleted)
                 if entryEvents == Self.deleted && mask & ~(Self.deleted | Self.onDirectory | Self.deletedSelf) == 0 {
-                    translated = .delete
+                    changes.append(.removed(at, isFolder: isFolder))
                 } else if entryEvents != 0 {
-                    translated = .create
-                } else {
-                    translated = []
-                    if mask & Self.modified != 0 { translated.insert(.modify) }
-                    if mask & Self.closedWrite != 0 { translated.insert(.closeWrite) }
-                    if mask & Self.attributesChanged != 0 { translated.insert(.attributes) }
+                    changes.append(.created(at, isFolder: isFolder))
+                } else if !aspects.isEmpty {
                     // A file's own deletion or move is told by its folder's
                     // DELETE or RENAME.
-                    if translated.isEmpty { continue }
+                    changes.append(.changed(at, aspects))
                 }
-                translated.formUnion(directory)
-                events.append(InotifyEvent(watch: watch, mask: translated, cookie: 0, name: record.name))
             }
         }
     }

@@ -6,22 +6,24 @@ package import SystemPackage
 /// (`FanotifyWatcher`, the system index's, one mark per filesystem).
 ///
 /// Either way the engine sees the same thing: a watch per folder it lists,
-/// added before the listing (`addWatch`, with the folder as its purpose), and
-/// events in inotify's shape, a watch and a name, delivered in order on
-/// the watcher's thread.
+/// added before the listing (`addWatch`, with the folder as its purpose),
+/// and `FolderChange`s naming those watches, delivered in order on the
+/// watcher's thread. What a backend knows natively (inotify's masks,
+/// cookies and watch descriptors, fanotify's file handles) it translates at
+/// its edge; which backend an engine gets is decided in one place
+/// (`WatcherRegistry`).
 package protocol FolderWatcher: Sendable {
     /// Adds an owner (an engine); returns its id for the other calls.
     func register(
-        watchLimit: Int?, onWatchAdded: @escaping InotifyWatcher.WatchAddedHandler,
-        onEvents: @escaping InotifyWatcher.EventHandler
+        watchLimit: Int?, onWatchAdded: @escaping WatchAddedHandler, onChanges: @escaping ChangeHandler
     ) -> Int
     /// Removes an owner and its watches; returns when done.
     func unregister(_ owner: Int)
     /// Watches the folder open at `descriptor` for `owner`, calling the
     /// owner's `onWatchAdded` with `purpose` before returning the watch.
-    func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno>
-    /// Stops watching; events already read for the watch may still arrive.
-    func removeWatch(_ watch: Int32, owner: Int)
+    func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<WatchID, Errno>
+    /// Stops watching; changes already read for the watch may still arrive.
+    func removeWatch(_ watch: WatchID, owner: Int)
     /// The owner's own watch limit (nil: only the kernel's).
     func setWatchLimit(_ limit: Int?, owner: Int)
     /// The owner's live watches.
@@ -32,12 +34,21 @@ package protocol FolderWatcher: Sendable {
     /// The file handle of the folder `watch` follows, by which a follower
     /// of the engine knows that folder (`EventFollower`); nil when the
     /// watcher does not follow folders by handle.
-    func followHandle(of watch: Int32) -> [UInt8]?
-    /// Whether an event may tell of what happened before its folder was
+    func followHandle(of watch: WatchID) -> [UInt8]?
+    /// Whether a change may tell of what happened before its folder was
     /// listed (a stream that lags the disk, `SystemIndexFeed`), not only
     /// after the watch was added, as inotify's and fanotify's do.
     var eventsMayPredateListing: Bool { get }
 }
+
+/// What to do with changes: called on the watcher's thread, in order.
+package typealias ChangeHandler = @Sendable ([FolderChange]) -> Void
+
+/// Called right after a watch is added, on the thread serving the request,
+/// with the request's purpose. A change of the watch read in between
+/// reaches the owner first; it happened before the folder is listed, so
+/// the owner may drop it.
+package typealias WatchAddedHandler = @Sendable (_ watch: WatchID, _ purpose: WatchPurpose) -> Void
 
 /// Why the engine watches a folder, handed back with the watch
 /// (`onWatchAdded`): a field of its own, never bits of the watch's number.
@@ -50,7 +61,7 @@ package enum WatchPurpose: Sendable, Hashable {
 }
 
 extension FolderWatcher {
-    package func followHandle(of watch: Int32) -> [UInt8]? { nil }
+    package func followHandle(of watch: WatchID) -> [UInt8]? { nil }
     package var eventsMayPredateListing: Bool { false }
 }
 

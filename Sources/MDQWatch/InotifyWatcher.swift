@@ -28,28 +28,25 @@ package import SystemPackage
 /// with `inotify_add_watch`/`inotify_rm_watch` on its descriptor rather than
 /// `inotifytools_watch_file`. Its per-watch records (a struct of counters,
 /// the path string and two tree nodes: about 320 bytes a watch here) would
-/// duplicate the engine's own wd-to-folder maps, go stale on every
+/// duplicate the engine's own watch-to-folder maps, go stale on every
 /// `IN_IGNORED` (it never drops them) and hold paths that renames make
 /// wrong. `inotifytools_next_event` looks nothing up by watch (no stats, no
 /// regex), so events of watches it never saw pass through unchanged.
 ///
+/// Events leave this backend as `FolderChange`s: a rename's two halves
+/// are paired here (`InotifyMoves`) into one `moved`, and masks, cookies
+/// and watch descriptors stay inside.
+///
 /// There is one watcher per process (the library's state is global); the
 /// engines using it are its owners. A folder watched by two owners is one
-/// kernel watch; its events go to both. Each owner may have its own watch
-/// limit (tests inject one).
+/// kernel watch; its changes go to both (a rename between a folder both
+/// watch and one only one watches is a move for the first, half a move for
+/// the other). Each owner may have its own watch limit (tests inject one).
 package final class InotifyWatcher: Sendable {
-    /// What to do with events: called on the watcher thread, in order.
-    package typealias EventHandler = @Sendable ([InotifyEvent]) -> Void
-    /// Called right after a watch is added, on the thread serving the
-    /// request, with the request's purpose. An event of the watch read in
-    /// between reaches the owner first; it happened before the folder is
-    /// listed, so the owner may drop it.
-    package typealias WatchAddedHandler = @Sendable (_ watch: Int32, _ purpose: WatchPurpose) -> Void
-
     /// One engine using the watcher.
     struct Owner {
         var onWatchAdded: WatchAddedHandler
-        var onEvents: EventHandler
+        var onChanges: ChangeHandler
         var watchLimit: Int?
         var watches: Set<Int32> = []
     }
@@ -88,6 +85,10 @@ package final class InotifyWatcher: Sendable {
     /// thread: nothing is left behind in any folder, even after a crash.
     private let controlDescriptor: CInt
     private let controlWatch: Int32
+    /// Another anonymous file, touched as a read barrier while a rename's
+    /// first half waits for its second (`InotifyMoves`).
+    private let barrierDescriptor: CInt
+    private let barrierWatch: Int32
     /// libinotifytools' inotify descriptor, where watches are added.
     private let inotifyDescriptor: CInt
     /// Owners and the routing of watches to them; guarded by `owners`'s lock,
@@ -112,11 +113,11 @@ package final class InotifyWatcher: Sendable {
 
     /// Adds an owner; returns its id for the other calls.
     package func register(
-        watchLimit: Int? = nil, onWatchAdded: @escaping WatchAddedHandler, onEvents: @escaping EventHandler
+        watchLimit: Int? = nil, onWatchAdded: @escaping WatchAddedHandler, onChanges: @escaping ChangeHandler
     ) -> Int {
         let id = nextOwner.add(1, ordering: .relaxed).oldValue
         owners.withLock {
-            $0[id] = Owner(onWatchAdded: onWatchAdded, onEvents: onEvents, watchLimit: watchLimit)
+            $0[id] = Owner(onWatchAdded: onWatchAdded, onChanges: onChanges, watchLimit: watchLimit)
         }
         return id
     }
@@ -137,14 +138,10 @@ package final class InotifyWatcher: Sendable {
     private init() throws(MetadataError) {
         try InotifyLibrary.shared.initialize()
         inotifyDescriptor = InotifyLibrary.shared.descriptor
-        switch syscallResult({ mdq_anonymous_file("mdq-watcher-wake") }) {
-        case .success(let descriptor):
-            controlDescriptor = descriptor
-        case .failure(let error):
-            throw MetadataError.watcherUnavailable(
-                "cannot create the watcher's wake file (memfd_create)", underlying: error)
-        }
+        controlDescriptor = try Self.anonymousFile("mdq-watcher-wake")
         controlWatch = try Self.watchControlFile(controlDescriptor, inotify: inotifyDescriptor)
+        barrierDescriptor = try Self.anonymousFile("mdq-watcher-barrier")
+        barrierWatch = try Self.watchControlFile(barrierDescriptor, inotify: inotifyDescriptor)
         // The watcher lives as long as the process: its thread holds it.
         guard WorkerThreads.start(name: "mdq-inotify", { [self] in run() }) != nil else {
             throw MetadataError.watcherUnavailable("cannot start the watcher's thread (the thread limit)")
@@ -163,20 +160,20 @@ package final class InotifyWatcher: Sendable {
     /// switches, most of a 39,000-folder crawl's time). Otherwise, or when
     /// a request only the watcher thread may serve comes first (`pause`),
     /// the watcher thread is woken and serves it.
-    package func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno> {
+    package func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<WatchID, Errno> {
         let completion = Completion()
         requests.withLock {
             $0.append(.add(owner: owner, descriptor: descriptor.rawValue, purpose: purpose, completion: completion))
         }
         _ = serving.withLockIfAvailable { _ in drain(onWatcherThread: false) }
         if !completion.isFinished { wake() }
-        return completion.wait()
+        return completion.wait().map(WatchID.init)
     }
 
-    /// Stops watching for this owner; events already queued for the watch
+    /// Stops watching for this owner; changes already read for the watch
     /// may still arrive.
-    package func removeWatch(_ watch: Int32, owner: Int) {
-        enqueue(.remove(owner: owner, watch: watch))
+    package func removeWatch(_ watch: WatchID, owner: Int) {
+        enqueue(.remove(owner: owner, watch: watch.number))
     }
 
     /// Sets the owner's own watch limit (nil: only the kernel's).
@@ -197,6 +194,16 @@ package final class InotifyWatcher: Sendable {
         enqueue(.pause(gate: gate, paused: paused))
         _ = paused.wait()
         return gate
+    }
+
+    private static func anonymousFile(_ name: String) throws(MetadataError) -> CInt {
+        switch syscallResult({ mdq_anonymous_file(name) }) {
+        case .success(let descriptor):
+            return descriptor
+        case .failure(let error):
+            throw MetadataError.watcherUnavailable(
+                "cannot create the watcher's file \(name) (memfd_create)", underlying: error)
+        }
     }
 
     /// Watches the wake file for attribute changes, through its /proc link
@@ -228,9 +235,8 @@ package final class InotifyWatcher: Sendable {
     // MARK: The watcher thread
 
     private func run() {
-        var batch: [InotifyEvent] = []
-        var running = true
-        while running {
+        var moves = InotifyMoves()
+        while true {
             // A long timeout: the thread sleeps in select() until an event,
             // a request (the wake file) or once an hour.
             guard let pointer = inotifytools_next_event(3600) else {
@@ -241,46 +247,102 @@ package final class InotifyWatcher: Sendable {
             }
             let event = pointer.pointee
             if event.wd == controlWatch {
-                running = serveRequests()
+                serveRequests()
                 continue
             }
-            var name: [UInt8] = []
-            if event.len > 0 {
-                let base = UnsafeRawPointer(pointer) + MemoryLayout<inotify_event>.size
-                let bytes = base.assumingMemoryBound(to: UInt8.self)
-                name = Array(
-                    UnsafeBufferPointer(
-                        start: bytes, count: strnlen(base.assumingMemoryBound(to: CChar.self), Int(event.len))))
-            }
-            let mask = InotifyMask(rawValue: event.mask)
-            batch.append(InotifyEvent(watch: event.wd, mask: mask, cookie: event.cookie, name: name))
-            let handlers: [EventHandler]
-            if mask.contains(.queueOverflow) {
-                handlers = owners.withLock { $0.values.map(\.onEvents) }
+            let touch: Bool
+            if event.wd == barrierWatch {
+                touch = moves.barrierRead()
             } else {
-                let targets = routes.withLock { routes -> WatchOwners in
-                    let targets = routes[event.wd] ?? WatchOwners()
-                    if mask.contains(.ignored) { routes[event.wd] = nil }
-                    return targets
+                var name: [UInt8] = []
+                if event.len > 0 {
+                    let base = UnsafeRawPointer(pointer) + MemoryLayout<inotify_event>.size
+                    let bytes = base.assumingMemoryBound(to: UInt8.self)
+                    name = Array(
+                        UnsafeBufferPointer(
+                            start: bytes, count: strnlen(base.assumingMemoryBound(to: CChar.self), Int(event.len))))
                 }
-                handlers = owners.withLock { owners in
-                    if mask.contains(.ignored) {
-                        for owner in targets { owners[owner]?.watches.remove(event.wd) }
-                    }
-                    return targets.compactMap { owners[$0]?.onEvents }
-                }
+                touch = moves.read(
+                    InotifyEvent(
+                        watch: event.wd, mask: InotifyMask(rawValue: event.mask), cookie: event.cookie, name: name))
             }
-            for handler in handlers { handler(batch) }
-            batch.removeAll(keepingCapacity: true)
+            // Touch the barrier: its IN_ATTRIB queues behind every event
+            // the kernel holds now.
+            if touch { _ = futimens(barrierDescriptor, nil) }
+            deliver(moves.ready())
         }
     }
 
-    /// Serves queued requests; always true (the watcher lives as long as
-    /// the process).
-    private func serveRequests() -> Bool {
+    /// Hands events on to the owners of their watches, as changes: a
+    /// rename's halves with the owners of both ends as one `moved`, with
+    /// the owners of one end as half a move.
+    private func deliver(_ ready: ArraySlice<InotifyMoves.Held>) {
+        guard !ready.isEmpty else { return }
+        var changes: [Int: [FolderChange]] = [:]
+        routes.withLock { routes in
+            for held in ready {
+                let event = held.event
+                if event.mask.contains(.queueOverflow) {
+                    for owner in owners.withLock({ Array($0.keys) }) {
+                        changes[owner, default: []].append(.overflow(nil))
+                    }
+                    continue
+                }
+                let targets = routes[event.watch] ?? WatchOwners()
+                if let partner = held.partner {
+                    let destinations = routes[partner.watch] ?? WatchOwners()
+                    let from = ChangePlace(WatchID(event.watch), event.name)
+                    let to = ChangePlace(WatchID(partner.watch), partner.name)
+                    let isFolder = event.mask.contains(.isDirectory)
+                    for owner in targets {
+                        changes[owner, default: []].append(
+                            destinations.contains(owner)
+                                ? .moved(from: from, to: to, isFolder: isFolder) : .movedAway(from, isFolder: isFolder))
+                    }
+                    for owner in destinations where !targets.contains(owner) {
+                        changes[owner, default: []].append(.arrived(to, isFolder: isFolder))
+                    }
+                    continue
+                }
+                if event.mask.contains(.ignored) {
+                    routes[event.watch] = nil
+                    owners.withLock { owners in for owner in targets { owners[owner]?.watches.remove(event.watch) } }
+                }
+                guard let change = Self.change(event) else { continue }
+                for owner in targets { changes[owner, default: []].append(change) }
+            }
+        }
+        let handlers = owners.withLock { owners in
+            changes.compactMap { owner, list in owners[owner].map { ($0.onChanges, list) } }
+        }
+        for (handler, list) in handlers { handler(list) }
+    }
+
+    /// One event (not half of a rename paired here) as a change.
+    static func change(_ event: InotifyEvent) -> FolderChange? {
+        let watch = WatchID(event.watch)
+        let mask = event.mask
+        if mask.contains(.ignored) { return .unwatched(watch) }
+        var aspects: ChangeAspects = []
+        if mask.contains(.attributes) { aspects.insert(.attributes) }
+        if !mask.isDisjoint(with: [.modify, .closeWrite]) { aspects.insert(.contents) }
+        let place = ChangePlace(watch, event.name)
+        if event.name.isEmpty {
+            if !mask.isDisjoint(with: [.deleteSelf, .moveSelf]) { return .folderGone(watch) }
+            return aspects.isEmpty ? nil : .changed(place, aspects)
+        }
+        let isFolder = mask.contains(.isDirectory)
+        if mask.contains(.create) { return .created(place, isFolder: isFolder) }
+        if mask.contains(.delete) { return .removed(place, isFolder: isFolder) }
+        if mask.contains(.movedFrom) { return .movedAway(place, isFolder: isFolder) }
+        if mask.contains(.movedTo) { return .arrived(place, isFolder: isFolder) }
+        return aspects.isEmpty ? nil : .changed(place, aspects)
+    }
+
+    /// Serves queued requests.
+    private func serveRequests() {
         wakePending.store(false, ordering: .releasing)
         serving.withLock { _ in drain(onWatcherThread: true) }
-        return true
     }
 
     /// Serves queued requests in order until the queue is empty; a thread
@@ -342,7 +404,7 @@ package final class InotifyWatcher: Sendable {
         }
         routes.withLock { $0[watch, default: WatchOwners()].insert(owner) }
         owners.withLock { _ = $0[owner]?.watches.insert(watch) }
-        handler?(watch, purpose)
+        handler?(WatchID(watch), purpose)
         return .success(watch)
     }
 }
@@ -356,6 +418,8 @@ struct WatchOwners: Sequence {
     private var others: Set<Int>?
 
     var isEmpty: Bool { first == 0 && (others?.isEmpty ?? true) }
+
+    func contains(_ owner: Int) -> Bool { first == owner || others?.contains(owner) == true }
 
     mutating func insert(_ owner: Int) {
         if first == owner || others?.contains(owner) == true { return }

@@ -62,8 +62,8 @@ package final class ContentIndexer: ImportedContent {
         /// be reused by a new file at once).
         var removed: Set<FileKey> = []
         var reconcile = false
-        /// Imported files whose extended attributes may have changed (an
-        /// `IN_ATTRIB`), to read again.
+        /// Imported files whose extended attributes may have changed (their
+        /// attributes changed), to read again.
         var attributeChecks: [UInt32: FileKey] = [:]
         /// Bumped whenever files are queued, so the thread recomputes when
         /// the next one is due.

@@ -17,7 +17,7 @@ struct EngineRoot {
     /// The folder itself is gone; a watch on its nearest existing
     /// ancestor waits for it to return.
     var missing = false
-    var recoveryWatch: Int32?
+    var recoveryWatch: WatchID?
     /// Its first crawl is under way: what it holds is not complete yet.
     var gathering = false
 
@@ -89,7 +89,7 @@ final class SubscriptionRecord {
 /// Why a folder of the index is not fully live.
 enum FolderProblem: Equatable {
     /// It could not be opened or listed (permissions): retried when its
-    /// entry changes (an `IN_ATTRIB` from a chmod, say), never on a timer.
+    /// entry changes (its attributes, after a chmod, say), never on a timer.
     case unreadable(Errno)
     /// It was listed but could not be watched (`ENOSPC`: the watch limit).
     case unwatchable(Errno)
@@ -105,23 +105,23 @@ enum FolderProblem: Equatable {
 /// call client code.
 package final class EngineState {
     package let index: FileIndex
-    var watchToFolder: [Int32: UInt32] = [:]
-    var folderToWatch: [UInt32: Int32] = [:]
+    var watchToFolder: [WatchID: UInt32] = [:]
+    var folderToWatch: [UInt32: WatchID] = [:]
     /// A watch taken over by another entry (the same folder crawled again
     /// as a new entry, inotify and fanotify giving the same watch): the
     /// entry it had before, which gets it back if the newer one goes.
-    var earlierWatchOwner: [Int32: UInt32] = [:]
-    /// Folders being listed; their events wait in `deferred` until the
+    var earlierWatchOwner: [WatchID: UInt32] = [:]
+    /// Folders being listed; their changes wait in `deferred` until the
     /// listing is in the index.
     var listing: Set<UInt32> = []
-    var deferred: [UInt32: [InotifyEvent]] = [:]
+    var deferred: [UInt32: [FolderChange]] = [:]
     var roots: [UInt32: EngineRoot] = [:]
-    var recoveryWatches: [Int32: UInt32] = [:]
+    var recoveryWatches: [WatchID: UInt32] = [:]
     /// Processes following the events applied under a folder (`EventFollower`).
     var followers: [ObjectIdentifier: EventFollower] = [:]
     /// The handle a follower knows a watched folder by (the watcher's).
-    var followHandle: (@Sendable (Int32) -> [UInt8]?)?
-    /// Events may tell of what happened before their folder was listed
+    var followHandle: (@Sendable (WatchID) -> [UInt8]?)?
+    /// Changes may tell of what happened before their folder was listed
     /// (`FolderWatcher.eventsMayPredateListing`): deletions and moves are
     /// checked against the disk before they are applied.
     var verifiesEvents = false
@@ -129,10 +129,6 @@ package final class EngineState {
     var followerVisibility: [ObjectIdentifier: Visibility] = [:]
     /// The entry of each follower's folder.
     var followerStarts: [ObjectIdentifier: EntryID] = [:]
-    /// MOVED_FROM events waiting for their MOVED_TO: cookie to entry.
-    var pendingMoves: [UInt32: UInt32] = [:]
-    /// The entries in `pendingMoves`.
-    var entriesInFlight: Set<UInt32> = []
     /// Folders whose path in the index was stale when an event needed it
     /// (a rename of an ancestor not applied yet), or that a crawl found
     /// replaced at their name: rescanned once their path is current again;
@@ -169,13 +165,13 @@ package final class EngineState {
     var subscriptions: [UInt64: SubscriptionRecord] = [:]
     var nextSubscription: UInt64 = 1
     /// Removes a watch (queued to the watcher thread; never waits).
-    let removeWatch: (Int32) -> Void
+    let removeWatch: (WatchID) -> Void
 
     /// Restored roots not yet checked against the disk: their entries may
     /// be stale and they have no watches until `LiveEngine.verify()`.
     var unverifiedRoots: Set<UInt32> = []
 
-    package init(index: FileIndex = FileIndex(), removeWatch: @escaping (Int32) -> Void) {
+    package init(index: FileIndex = FileIndex(), removeWatch: @escaping (WatchID) -> Void) {
         self.index = index
         self.removeWatch = removeWatch
         // Freed ids are held back until every subscriber has been told of
@@ -256,142 +252,174 @@ package final class EngineState {
         return info.rules.admits(name, isRootChild: folder == root)
     }
 
-    // MARK: Applying events
+    // MARK: Applying changes
 
-    /// Applies one event. `crawls` collects folders to crawl (new, moved in,
-    /// or to retry) once the lock is released.
-    package func apply(_ event: InotifyEvent, crawls: inout [UInt32], rescan: inout Bool, recover: inout Set<UInt32>) {
-        if event.mask.contains(.queueOverflow) {
+    /// Applies one change. `crawls` collects folders to crawl (new, moved
+    /// in, or to retry) once the lock is released.
+    package func apply(_ change: FolderChange, crawls: inout [UInt32], rescan: inout Bool, recover: inout Set<UInt32>) {
+        if case .overflow = change {
+            // A folder's overflow is taken by `LiveEngine.applyBatch`; one
+            // of a folder not known, or of everything, rescans.
             rescan = true
             return
         }
-        if let root = recoveryWatches[event.watch] {
+        // A change on the watch of a missing root's ancestor: look for the
+        // root again.
+        for watch in change.watches {
+            guard let root = recoveryWatches[watch] else { continue }
             recover.insert(root)
-            if event.mask.contains(.ignored) {
-                recoveryWatches[event.watch] = nil
+            if case .unwatched = change {
+                recoveryWatches[watch] = nil
                 roots[root]?.recoveryWatch = nil
             }
-            if watchToFolder[event.watch] == nil { return }
         }
-        guard let folder = watchToFolder[event.watch] else { return }
-        if event.mask.contains(.ignored) {
-            watchToFolder[event.watch] = nil
-            if folderToWatch[folder] == event.watch { folderToWatch[folder] = nil }
-            if let earlier = earlierWatchOwner.removeValue(forKey: event.watch), folderToWatch[earlier] == event.watch {
-                folderToWatch[earlier] = nil
-            }
-            if roots[folder] != nil && !(roots[folder]?.missing ?? true) {
-                rootGone(folder)
-                recover.insert(folder)
+        // Ends in folders not watched (any more) are not this engine's: a
+        // move with one such end is half a move.
+        guard let known = change.rewatched({ watchToFolder[$0] == nil ? nil : $0 }) else { return }
+        if case .unwatched(let watch) = known {
+            unwatched(watch, recover: &recover)
+            return
+        }
+        // A folder being listed takes its changes after the listing: a move
+        // with one end there is two halves, each applied in its own time.
+        let folders = known.watches.compactMap { watchToFolder[$0] }
+        if let held = folders.first(where: listing.contains) {
+            if case .moved(let from, let to, let isFolder) = known, folders.count == 2 {
+                apply(.movedAway(from, isFolder: isFolder), crawls: &crawls, rescan: &rescan, recover: &recover)
+                apply(.arrived(to, isFolder: isFolder), crawls: &crawls, rescan: &rescan, recover: &recover)
+            } else {
+                deferred[held, default: []].append(known)
             }
             return
         }
-        if listing.contains(folder) {
-            deferred[folder, default: []].append(event)
-            return
-        }
-        guard index.contains(EntryID(folder)), index.kind(of: EntryID(folder)) == .folder else { return }
+        guard
+            let live = known.rewatched({ watch in
+                watchToFolder[watch].flatMap {
+                    index.contains(EntryID($0)) && index.kind(of: EntryID($0)) == .folder ? watch : nil
+                }
+            })
+        else { return }
         if !followers.isEmpty {
-            tell(event, in: folder)
+            tell(live)
             // A permission may have changed: what viewers may reach is
             // judged afresh.
-            if event.mask.contains(.attributes) { followerVisibility.removeAll(keepingCapacity: true) }
+            if case .changed(_, let aspects) = live, aspects.contains(.attributes) {
+                followerVisibility.removeAll(keepingCapacity: true)
+            }
         }
-        if event.name.isEmpty {
-            if event.mask.contains(.deleteSelf) || event.mask.contains(.moveSelf) {
-                // An inner folder's fate is told by its parent's DELETE or
-                // MOVED_FROM; a scope root has no parent in the index.
-                if roots[folder] != nil {
-                    rootGone(folder)
-                    recover.insert(folder)
-                }
-            } else if event.mask.contains(.attributes) || event.mask.contains(.modify) {
+        func folder(_ place: ChangePlace) -> UInt32 { watchToFolder[place.watch]! }
+        switch live {
+        case .overflow, .unwatched:
+            return
+        case .folderGone(let watch):
+            // An inner folder's fate is told by its parent's change; a
+            // scope root has no parent in the index.
+            let gone = watchToFolder[watch]!
+            if roots[gone] != nil {
+                rootGone(gone)
+                recover.insert(gone)
+            }
+        case .changed(let place, let aspects):
+            let folder = folder(place)
+            if place.name.isEmpty {
                 touchedFolders.insert(folder)
-            }
-            return
-        }
-        // An entry came, went or was renamed here: the folder's own dates
-        // changed, whatever the entry is (hidden, excluded, or inside a
-        // folder watched only for its own attributes).
-        if !event.mask.isDisjoint(with: [.create, .delete, .movedFrom, .movedTo]) { touchedFolders.insert(folder) }
-        let name = event.name
-        guard accepts(name, in: folder) else { return }
-        let current = index.child(named: name, in: EntryID(folder))
-        if event.mask.contains(.movedTo), let entry = pendingMoves.removeValue(forKey: event.cookie),
-            entriesInFlight.remove(entry) != nil, index.contains(EntryID(entry))
-        {
-            if verifiesEvents, !isFile(entry, at: name, in: folder) {
-                // A move older than what was listed: the entry the index
-                // has under the old name is not what was moved. Both names
-                // are read again instead.
-                if let source = index.parent(of: EntryID(entry)) {
-                    refresh(index.name(of: EntryID(entry)), in: source.rawValue, crawls: &crawls)
-                }
-                refresh(name, in: folder, crawls: &crawls)
                 return
             }
-            if let current, current.rawValue != entry, areSameFile(current, EntryID(entry)),
-                index.kind(of: current) != .folder || folderToWatch[current.rawValue] != nil
+            guard accepts(place.name, in: folder) else { return }
+            refresh(place.name, in: folder, crawls: &crawls)
+            if content != nil, aspects.contains(.attributes),
+                let child = index.child(named: place.name, in: EntryID(folder)), index.kind(of: child) == .file
             {
-                // The moved file is already here, listed after the move (a
-                // name read again before its rename was applied): that
-                // newer entry stays, with the watches it took over; the
-                // older one, and what it held, goes. (A folder not listed
-                // yet is replaced by the move instead.)
-                removeEntry(entry)
-                refresh(name, in: folder, crawls: &crawls)
+                changes.attributes.insert(child.rawValue)
+            }
+        case .created(let place, _), .arrived(let place, _):
+            // An entry came, went or was renamed here: the folder's own
+            // dates changed, whatever the entry is (hidden, excluded, or
+            // inside a folder watched only for its own attributes).
+            touchedFolders.insert(folder(place))
+            guard accepts(place.name, in: folder(place)) else { return }
+            refresh(place.name, in: folder(place), crawls: &crawls)
+        case .removed(let place, _), .movedAway(let place, _):
+            touchedFolders.insert(folder(place))
+            guard accepts(place.name, in: folder(place)) else { return }
+            leave(place.name, in: folder(place), crawls: &crawls)
+        case .moved(let from, let to, _):
+            let (source, destination) = (folder(from), folder(to))
+            touchedFolders.insert(source)
+            touchedFolders.insert(destination)
+            switch (accepts(from.name, in: source), accepts(to.name, in: destination)) {
+            case (false, false):
                 return
+            case (true, false):
+                // Renamed to a name the scope leaves out: it left.
+                leave(from.name, in: source, crawls: &crawls)
+            case (false, true):
+                refresh(to.name, in: destination, crawls: &crawls)
+            case (true, true):
+                move(from.name, in: source, to: to.name, in: destination, crawls: &crawls)
             }
-            if let current, current.rawValue != entry, entriesInFlight.remove(current.rawValue) != nil {
-                removeEntry(current.rawValue)
-            }
-            moveEntry(entry, to: folder, name: name, crawls: &crawls)
-            return
-        }
-        if let current, entriesInFlight.contains(current.rawValue) {
-            // The name is reused while its old entry is still in flight: that
-            // entry left (if its MOVED_TO comes, the destination is re-read).
-            entriesInFlight.remove(current.rawValue)
-            pendingMoves = pendingMoves.filter { $0.value != current.rawValue }
-            removeEntry(current.rawValue)
-        }
-        if event.mask.contains(.movedFrom) {
-            if let moving = index.child(named: name, in: EntryID(folder)) {
-                pendingMoves[event.cookie] = moving.rawValue
-                entriesInFlight.insert(moving.rawValue)
-            }
-            return
-        }
-        if event.mask.contains(.delete) {
-            if verifiesEvents {
-                // Perhaps made again since: read from the disk.
-                if index.child(named: name, in: EntryID(folder)) != nil { refresh(name, in: folder, crawls: &crawls) }
-            } else if let child = index.child(named: name, in: EntryID(folder)) {
-                removeEntry(child.rawValue)
-            }
-            return
-        }
-        refresh(name, in: folder, crawls: &crawls)
-        if content != nil, event.mask.contains(.attributes), let child = index.child(named: name, in: EntryID(folder)),
-            index.kind(of: child) == .file
-        {
-            changes.attributes.insert(child.rawValue)
         }
     }
 
-    /// Ends the pairing of moves: MOVED_FROM events left without their
-    /// MOVED_TO moved out of the scopes.
-    func settlePendingMoves(crawls: inout [UInt32]) {
-        for entry in pendingMoves.values where index.contains(EntryID(entry)) {
-            if verifiesEvents, let parent = index.parent(of: EntryID(entry)) {
-                // Perhaps an older move, and something is at the name now.
-                refresh(index.name(of: EntryID(entry)), in: parent.rawValue, crawls: &crawls)
-            } else {
-                removeEntry(entry)
-            }
+    /// The watch ended (its folder was deleted, or the watch removed): the
+    /// folder no longer hears anything; a live root whose watch ended is
+    /// gone.
+    private func unwatched(_ watch: WatchID, recover: inout Set<UInt32>) {
+        guard let folder = watchToFolder.removeValue(forKey: watch) else { return }
+        if folderToWatch[folder] == watch { folderToWatch[folder] = nil }
+        if let earlier = earlierWatchOwner.removeValue(forKey: watch), folderToWatch[earlier] == watch {
+            folderToWatch[earlier] = nil
         }
-        pendingMoves.removeAll()
-        entriesInFlight.removeAll()
+        if roots[folder] != nil && !(roots[folder]?.missing ?? true) {
+            rootGone(folder)
+            recover.insert(folder)
+        }
+    }
+
+    /// The entry at `folder/name` was deleted or moved out of sight.
+    private func leave(_ name: [UInt8], in folder: UInt32, crawls: inout [UInt32]) {
+        guard let child = index.child(named: name, in: EntryID(folder)) else { return }
+        if verifiesEvents {
+            // Perhaps an older change, and something is at the name now:
+            // read from the disk.
+            refresh(name, in: folder, crawls: &crawls)
+        } else {
+            removeEntry(child.rawValue)
+        }
+    }
+
+    /// A rename with both ends in the index's folders.
+    private func move(
+        _ name: [UInt8], in source: UInt32, to newName: [UInt8], in destination: UInt32, crawls: inout [UInt32]
+    ) {
+        guard let moving = index.child(named: name, in: EntryID(source)) else {
+            // Not in the index under the old name: whatever is at the new
+            // one is read.
+            refresh(newName, in: destination, crawls: &crawls)
+            return
+        }
+        let entry = moving.rawValue
+        if verifiesEvents, !isFile(entry, at: newName, in: destination) {
+            // A move older than what was listed: the entry the index has
+            // under the old name is not what was moved. Both names are read
+            // again instead.
+            refresh(name, in: source, crawls: &crawls)
+            refresh(newName, in: destination, crawls: &crawls)
+            return
+        }
+        if let current = index.child(named: newName, in: EntryID(destination)), current != moving,
+            areSameFile(current, moving), index.kind(of: current) != .folder || folderToWatch[current.rawValue] != nil
+        {
+            // The moved file is already here, listed after the move (a name
+            // read again before its rename was applied): that newer entry
+            // stays, with the watches it took over; the older one, and what
+            // it held, goes. (A folder not listed yet is replaced by the
+            // move instead.)
+            removeEntry(entry)
+            refresh(newName, in: destination, crawls: &crawls)
+            return
+        }
+        moveEntry(entry, to: destination, name: newName, crawls: &crawls)
     }
 
     /// Whether `folder/name` on the disk is the entry's file: what a move of
@@ -752,7 +780,7 @@ struct IndexChanges {
     var added: Set<UInt32> = []
     var changed: Set<UInt32> = []
     var removed: Set<UInt32> = []
-    /// Files an `IN_ATTRIB` came for, when content is indexed: an extended
+    /// Files whose attributes changed, when content is indexed: an extended
     /// attribute (tags, comment, origin) may have changed without the
     /// modification time, so the content indexer reads them again. Not a
     /// change subscribers hear of by itself.

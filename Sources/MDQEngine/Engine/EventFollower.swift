@@ -1,38 +1,108 @@
 import MDQCore
 package import MDQSystem
-import MDQWatch
+package import MDQWatch
 package import SystemPackage
 
-/// Another process following the engine's own events under a folder (a
-/// user's daemon following the system index, `SystemIndexFeed`): each event
-/// the engine applies there, as the folder's file handle and its path when
-/// it was applied and the inotify event a watch on it would have given, in
-/// the engine's order. Only folders on the followed folder's filesystem,
-/// watched by handle (`FolderWatcher.followHandle(of:)`): the handle names
-/// the folder as an inotify watch does, whatever path the follower knows it
-/// by, and unlike an inode number it is not given to a folder made later.
+/// Another process following the engine's own changes under a folder (a
+/// user's daemon following the system index, `SystemIndexFeed`): each
+/// change the engine applies there, in the engine's order, with each
+/// folder it names given by its file handle and by its path when the change
+/// was applied. Only folders on the followed folder's filesystem, watched
+/// by handle (`FolderWatcher.followHandle(of:)`): the handle names the
+/// folder as an inotify watch does, whatever path the follower knows it by,
+/// and unlike an inode number it is not given to a folder made later.
 ///
-/// Events reach the follower only for folders whose contents its viewer may
-/// see (the folder itself, for the folder's own events). What the engine
-/// learns otherwise (a rescan, a backlog folded into folder rescans) is an
-/// `overflow`: the follower rescans. Events wait in an outbox bounded by
-/// `capacity`; a follower that falls behind gets an overflow instead.
+/// Changes reach the follower only for folders whose contents its viewer
+/// may see (the folder itself, for the folder's own changes); a move with
+/// one end hidden from it is half a move. What the engine learns otherwise
+/// (a rescan, a backlog folded into folder rescans) is an `overflow`: the
+/// follower rescans. Changes wait in an outbox bounded by `capacity`; a
+/// follower that falls behind gets an overflow instead.
 package final class EventFollower: Sendable {
-    /// One event, by the path of its folder.
-    package struct Event: Sendable {
+    /// A folder a change names, and the name inside it.
+    package struct Place: Sendable, Equatable {
+        /// The folder's path when the change was applied.
         package var folder: [UInt8]
         /// The folder's file handle (`FanotifyWatcher.followHandle`).
         package var handle: [UInt8]
-        package var mask: UInt32
-        package var cookie: UInt32
+        /// Empty: the folder itself.
         package var name: [UInt8]
 
-        package init(folder: [UInt8], handle: [UInt8], mask: UInt32, cookie: UInt32, name: [UInt8]) {
+        package init(folder: [UInt8], handle: [UInt8], name: [UInt8]) {
             self.folder = folder
             self.handle = handle
-            self.mask = mask
-            self.cookie = cookie
             self.name = name
+        }
+    }
+
+    /// One change, in the follow stream's terms: `FolderChange`'s
+    /// vocabulary, with places given by handle and path instead of watch.
+    package struct Event: Sendable, Equatable {
+        package enum Kind: String, Sendable, CaseIterable {
+            case created, removed, changed, moved, movedAway, arrived, folderGone, overflow
+        }
+
+        package var kind: Kind
+        /// Where it happened (a move's source; the folder, for
+        /// `folderGone` and `overflow`).
+        package var place: Place
+        /// A move's destination.
+        package var destination: Place?
+        package var isFolder: Bool
+        /// What changed, for `changed`.
+        package var aspects: ChangeAspects
+
+        package init(
+            kind: Kind, place: Place, destination: Place? = nil, isFolder: Bool = false, aspects: ChangeAspects = []
+        ) {
+            self.kind = kind
+            self.place = place
+            self.destination = destination
+            self.isFolder = isFolder
+            self.aspects = aspects
+        }
+
+        /// Where an entry arrived: a move's destination, an arrival's place.
+        package var arrival: Place? {
+            switch kind {
+            case .moved: destination
+            case .arrived: place
+            default: nil
+            }
+        }
+
+        /// The change this event is for a watcher that knows folders by
+        /// `watch(handle)`; nil when it knows none of its folders (a move
+        /// with one end known is half a move).
+        package func change(watch: (Place) -> WatchID?) -> FolderChange? {
+            // Built with any watch, then re-addressed: the same rules for
+            // ends not known as any relaying backend's.
+            let any = WatchID(0)
+            let at = ChangePlace(any, place.name)
+            let draft: FolderChange
+            switch kind {
+            case .created: draft = .created(at, isFolder: isFolder)
+            case .removed: draft = .removed(at, isFolder: isFolder)
+            case .changed: draft = .changed(at, aspects)
+            case .movedAway: draft = .movedAway(at, isFolder: isFolder)
+            case .arrived: draft = .arrived(at, isFolder: isFolder)
+            case .folderGone: draft = .folderGone(any)
+            case .overflow: draft = .overflow(any)
+            case .moved:
+                guard let destination else { return nil }
+                let source = watch(place)
+                let target = watch(destination)
+                switch (source, target) {
+                case (let from?, let to?):
+                    return .moved(
+                        from: ChangePlace(from, place.name), to: ChangePlace(to, destination.name), isFolder: isFolder)
+                case (let from?, nil): return .movedAway(ChangePlace(from, place.name), isFolder: isFolder)
+                case (nil, let to?): return .arrived(ChangePlace(to, destination.name), isFolder: isFolder)
+                case (nil, nil): return nil
+                }
+            }
+            guard let known = watch(place) else { return nil }
+            return draft.rewatched { _ in known }
         }
     }
 
@@ -73,7 +143,10 @@ package final class EventFollower: Sendable {
     func record(_ event: Event) {
         outbox.mutateAndBroadcast { box in
             guard !box.closed, !box.overflowed else { return }
-            box.bytes += event.folder.count + event.name.count + event.handle.count + 16
+            box.bytes += event.place.folder.count + event.place.name.count + event.place.handle.count + 24
+            if let destination = event.destination {
+                box.bytes += destination.folder.count + destination.name.count + destination.handle.count
+            }
             if box.bytes > capacity {
                 box.events = []
                 box.bytes = 0
@@ -140,34 +213,99 @@ extension EngineState {
         }
     }
 
-    /// Tells the followers whose folder holds `folder` an event the engine
-    /// is applying there (the viewer's permission judged by the index).
-    func tell(_ event: InotifyEvent, in folder: UInt32, contents: Bool = false) {
-        guard let watch = folderToWatch[folder], let device = index.folderDevice(of: EntryID(folder)) else { return }
-        let path = pathBytes(of: folder)
-        // Read once, and only for an event some follower is told.
-        var handle: [UInt8]?
-        for (key, follower) in followers where follower.device == device && follower.covers(path) {
-            if let viewer = follower.viewer, !viewer.isRoot {
-                // What the viewer may reach is remembered for one batch
-                // (`LiveEngine.applyBatch` forgets it).
-                // The walk starts at the followed folder, which the user
-                // opened.
-                let start = followerStarts[key].map { [$0] } ?? []
-                var visibility =
-                    followerVisibility.removeValue(forKey: key) ?? Visibility(viewer: viewer, starts: start)
-                let allowed =
-                    event.name.isEmpty && !contents
-                    ? visibility.allows(folder, in: index) : visibility.allowsContents(of: folder, in: index)
-                followerVisibility[key] = visibility
-                guard allowed else { continue }
+    /// Tells the followers whose folder holds the change's folders the
+    /// change the engine is applying (the viewer's permission judged by
+    /// the index, for each end of a move). `contents`: the change concerns
+    /// what is inside the folder even without a name (a folder to list
+    /// again).
+    func tell(_ change: FolderChange, contents: Bool = false) {
+        /// A folder the change names, with its path and device.
+        struct End {
+            var folder: UInt32
+            var watch: WatchID
+            var path: [UInt8]
+            var name: [UInt8]
+            var handle: [UInt8]?
+        }
+        func end(_ watch: WatchID, _ name: [UInt8]) -> End? {
+            guard let folder = watchToFolder[watch] else { return nil }
+            return End(folder: folder, watch: folderToWatch[folder] ?? watch, path: pathBytes(of: folder), name: name)
+        }
+        let kind: EventFollower.Event.Kind
+        var ends: [End?]
+        var isFolder = false
+        var aspects: ChangeAspects = []
+        switch change {
+        case .created(let place, let folder):
+            (kind, ends, isFolder) = (.created, [end(place.watch, place.name)], folder)
+        case .removed(let place, let folder):
+            (kind, ends, isFolder) = (.removed, [end(place.watch, place.name)], folder)
+        case .changed(let place, let what):
+            (kind, ends, aspects) = (.changed, [end(place.watch, place.name)], what)
+        case .movedAway(let place, let folder):
+            (kind, ends, isFolder) = (.movedAway, [end(place.watch, place.name)], folder)
+        case .arrived(let place, let folder):
+            (kind, ends, isFolder) = (.arrived, [end(place.watch, place.name)], folder)
+        case .moved(let from, let to, let folder):
+            (kind, ends, isFolder) = (.moved, [end(from.watch, from.name), end(to.watch, to.name)], folder)
+        case .folderGone(let watch):
+            (kind, ends) = (.folderGone, [end(watch, [])])
+        case .overflow(let watch?):
+            (kind, ends) = (.overflow, [end(watch, [])])
+        case .overflow(nil), .unwatched:
+            return
+        }
+        // Only ends on a folder of the index with a device.
+        var devices: [DeviceNumber?] = []
+        for end in ends { devices.append(end.flatMap { index.folderDevice(of: EntryID($0.folder)) }) }
+        for (key, follower) in followers {
+            // The ends this follower may be told of.
+            var seen: [End?] = []
+            for (i, candidate) in ends.enumerated() {
+                guard let candidate, devices[i] == follower.device, follower.covers(candidate.path) else {
+                    seen.append(nil)
+                    continue
+                }
+                if let viewer = follower.viewer, !viewer.isRoot {
+                    // What the viewer may reach is remembered for one batch
+                    // (`LiveEngine.applyBatch` forgets it). The walk starts
+                    // at the followed folder, which the user opened.
+                    let start = followerStarts[key].map { [$0] } ?? []
+                    var visibility =
+                        followerVisibility.removeValue(forKey: key) ?? Visibility(viewer: viewer, starts: start)
+                    let allowed =
+                        candidate.name.isEmpty && !contents && kind != .overflow
+                        ? visibility.allows(candidate.folder, in: index)
+                        : visibility.allowsContents(of: candidate.folder, in: index)
+                    followerVisibility[key] = visibility
+                    guard allowed else {
+                        seen.append(nil)
+                        continue
+                    }
+                }
+                seen.append(candidate)
             }
-            guard let known = handle ?? followHandle?(watch) else { return }
-            handle = known
-            follower.record(
-                EventFollower.Event(
-                    folder: path, handle: known, mask: event.mask.rawValue, cookie: event.cookie,
-                    name: event.name))
+            func place(_ i: Int) -> EventFollower.Place? {
+                guard i < seen.count, var known = seen[i] else { return nil }
+                if known.handle == nil { known.handle = ends[i]?.handle ?? followHandle?(known.watch) }
+                ends[i]?.handle = known.handle
+                guard let handle = known.handle else { return nil }
+                return EventFollower.Place(folder: known.path, handle: handle, name: known.name)
+            }
+            let event: EventFollower.Event
+            switch (kind, place(0), place(1)) {
+            case (.moved, let from?, let to?):
+                event = EventFollower.Event(kind: .moved, place: from, destination: to, isFolder: isFolder)
+            case (.moved, let from?, nil):
+                event = EventFollower.Event(kind: .movedAway, place: from, isFolder: isFolder)
+            case (.moved, nil, let to?):
+                event = EventFollower.Event(kind: .arrived, place: to, isFolder: isFolder)
+            case (_, let at?, _):
+                event = EventFollower.Event(kind: kind, place: at, isFolder: isFolder, aspects: aspects)
+            default:
+                continue
+            }
+            follower.record(event)
         }
     }
 }
@@ -206,7 +344,7 @@ extension LiveEngine {
     /// know it by (not on a filesystem watched folder by folder).
     package func followsByHandle(_ path: FilePath) -> Bool {
         let normalized = path.lexicallyNormalized()
-        let watch = state.withLock { s -> Int32? in
+        let watch = state.withLock { s -> WatchID? in
             guard let root = s.deepestRoot(listing: normalized), let folder = s.entry(at: normalized, from: root)
             else { return nil }
             return s.folderToWatch[folder.rawValue]
@@ -226,14 +364,15 @@ extension LiveEngine {
     /// Tells the followers of a folder the engine listed without events
     /// (one that appeared, or a rescan of it) to list it again: what
     /// changed in it before the engine watched it, or while events were
-    /// folded, reached no follower. Sent as inotify's overflow on the
-    /// folder's watch (a folded folder, for the follower's engine).
+    /// folded, reached no follower. Sent as an overflow of the folder (a
+    /// folded folder, for the follower's engine).
     func tellFollowersRelisted(_ folder: UInt32) {
         state.withLock { s in
             guard !s.followers.isEmpty, s.index.contains(EntryID(folder)),
                 s.index.kind(of: EntryID(folder)) == .folder
             else { return }
-            s.tell(InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: []), in: folder, contents: true)
+            guard let watch = s.folderToWatch[folder] else { return }
+            s.tell(.overflow(watch), contents: true)
         }
     }
 

@@ -29,7 +29,7 @@ package final class LiveEngine: Sendable {
     /// This engine's id with the watcher.
     let owner: Int
     let crawlThreads: Int
-    /// Events between the watcher thread and the applier.
+    /// Changes between the watcher thread and the applier.
     private let events: EventQueue
     /// Counts crawls that new subscribers must wait for (a root's first
     /// gather, or the crawl of what looser rules admit) as they end; a
@@ -94,7 +94,12 @@ package final class LiveEngine: Sendable {
         if let watcher {
             self.watcher = watcher
         } else {
-            self.watcher = try InotifyWatcher.shared()
+            let backend = try WatcherRegistry.backend(for: .inProcess)
+            if let made = try WatcherRegistry.make(backend) {
+                self.watcher = made
+            } else {
+                self.watcher = try InotifyWatcher.shared()
+            }
         }
         let watcher = self.watcher
         let events = EventQueue(capacity: eventCapacity)
@@ -107,7 +112,7 @@ package final class LiveEngine: Sendable {
                 // `recoverRoot` itself.
                 if case .folder(let folder) = purpose { box.engine?.watchAdded(watch, folder: folder) }
             },
-            onEvents: { batch in events.append(batch) })
+            onChanges: { batch in events.append(batch) })
         let owner = owner
         let initial = EngineState(index: index, removeWatch: { watch in watcher.removeWatch(watch, owner: owner) })
         initial.verifiesEvents = watcher.eventsMayPredateListing
@@ -170,7 +175,7 @@ package final class LiveEngine: Sendable {
     /// Adds a watch for this engine, waiting for the watcher thread. Never
     /// call it with the state lock held: the watcher thread takes it to
     /// record the watch.
-    func addWatch(_ descriptor: FileDescriptor, purpose: WatchPurpose) -> Result<Int32, Errno> {
+    func addWatch(_ descriptor: FileDescriptor, purpose: WatchPurpose) -> Result<WatchID, Errno> {
         let added = watcher.addWatch(descriptor: descriptor, owner: owner, purpose: purpose)
         // Out of watches: the applier, perhaps asleep with nothing to wait
         // for, learns it has folders to try again (`retryUnwatchedFolders`).
@@ -179,16 +184,16 @@ package final class LiveEngine: Sendable {
     }
 
     /// Removes one of this engine's watches.
-    func removeWatch(_ watch: Int32) {
+    func removeWatch(_ watch: WatchID) {
         watcher.removeWatch(watch, owner: owner)
     }
 
     /// Called as soon as a watch exists, before its folder is listed (an
     /// event of the watch applied before this call is dropped: the listing
     /// shows its effect).
-    private func watchAdded(_ watch: Int32, folder: UInt32) {
-        let replaced = state.withLock { s -> Int32? in
-            var replaced: Int32?
+    private func watchAdded(_ watch: WatchID, folder: UInt32) {
+        let replaced = state.withLock { s -> WatchID? in
+            var replaced: WatchID?
             if let old = s.folderToWatch[folder], old != watch, s.watchToFolder[old] == folder {
                 s.watchToFolder[old] = nil
                 s.earlierWatchOwner[old] = nil
@@ -227,63 +232,31 @@ package final class LiveEngine: Sendable {
             retryUnwatchedFolders()
             return true
         }
-        // A rename's MOVED_FROM and MOVED_TO can land in different batches
-        // (the watcher hands events over as it reads them): an unpaired
-        // MOVED_FROM waits a moment for its partner, so the rename is
-        // reported as a change rather than a removal and an addition. A move
-        // out of the scopes has no partner and pays the wait once.
-        var batch = first
-        var waits = 0
-        while waits < 2 && Self.hasUnpairedMoveFrom(batch),
-            let more = events.take(timeout: .milliseconds(5)), !more.isEmpty
-        {
-            batch += more
-            waits += 1
-        }
-        applyBatch(batch)
+        // A rename comes as one change with both ends (the backend pairs
+        // its halves), so nothing here waits for a partner.
+        applyBatch(first)
         return true
     }
 
-    /// Whether a MOVED_FROM in `events` has no MOVED_TO with its cookie.
-    static func hasUnpairedMoveFrom(_ events: [InotifyEvent]) -> Bool {
-        var unpaired: Set<UInt32> = []
-        for event in events {
-            if event.mask.contains(.movedFrom) { unpaired.insert(event.cookie) }
-            if event.mask.contains(.movedTo) { unpaired.remove(event.cookie) }
-        }
-        return !unpaired.isEmpty
-    }
-
-    /// Applies one batch of events, runs the crawls they call for, then
+    /// Applies one batch of changes, runs the crawls they call for, then
     /// tells the subscribers.
-    func applyBatch(_ first: [InotifyEvent]) {
-        var batch = first
+    func applyBatch(_ batch: [FolderChange]) {
         var crawls: [UInt32] = []
         var rescan = false
         var recover: Set<UInt32> = []
         var folded: Set<UInt32> = []
-        while true {
-            let waitingForMoves = state.withLock { s in
-                if !s.followerVisibility.isEmpty { s.followerVisibility.removeAll(keepingCapacity: true) }
-                for event in batch {
-                    // A folder whose events were folded (the queue was past
-                    // its bound): rescanned below.
-                    if event.mask.contains(.queueOverflow), event.watch >= 0 {
-                        if let folder = s.watchToFolder[event.watch] { folded.insert(folder) } else { rescan = true }
-                        continue
-                    }
-                    s.apply(event, crawls: &crawls, rescan: &rescan, recover: &recover)
+        state.withLock { s in
+            if !s.followerVisibility.isEmpty { s.followerVisibility.removeAll(keepingCapacity: true) }
+            for change in batch {
+                // A folder whose changes were lost (the queue was past its
+                // bound, or a feed's): rescanned below.
+                if case .overflow(let watch?) = change {
+                    if let folder = s.watchToFolder[watch] { folded.insert(folder) } else { rescan = true }
+                    continue
                 }
-                return !s.pendingMoves.isEmpty
+                s.apply(change, crawls: &crawls, rescan: &rescan, recover: &recover)
             }
-            guard waitingForMoves else { break }
-            // A MOVED_FROM waits for its MOVED_TO, which may come in the next
-            // read (up to 20 ms, watchman's settle time; the wait ends with
-            // the next event); after that it is a move out of the scope.
-            guard let more = events.take(timeout: .milliseconds(20)), !more.isEmpty else { break }
-            batch = more
         }
-        state.withLock { $0.settlePendingMoves(crawls: &crawls) }
         var crawled: Set<UInt32> = []
         for folder in crawls where crawled.insert(folder).inserted {
             crawlFolder(folder)
@@ -406,22 +379,32 @@ package final class LiveEngine: Sendable {
     }
 }
 
-/// The events between the watcher thread and the applier, bounded: past
-/// `capacity` events (an applier that cannot keep up with a storm) the
+/// The changes between the watcher thread and the applier, bounded: past
+/// `capacity` changes (an applier that cannot keep up with a storm) the
 /// backlog is folded into the set of folders it concerned, and from then on
-/// each new event only adds its folder to that set, until the applier takes
-/// it: those folders are rescanned, not the whole index (a folder costs one
-/// set entry however many events it had). An overflow of the kernel's own
-/// queue, which says nothing of where the events were, still rescans
-/// everything. Memory stays bounded; nothing is silently lost.
+/// each new change only adds its folders to that set, until the applier
+/// takes it: those folders are rescanned, not the whole index (a folder
+/// costs one set entry however many changes it had). An overflow of
+/// everything (the kernel's own queue, which says nothing of where the
+/// events were) still rescans everything. Memory stays bounded; nothing is
+/// silently lost.
 final class EventQueue: Sendable {
     private struct Contents {
-        var events: [InotifyEvent] = []
-        /// Folders (by watch) whose events were folded: rescanned instead.
-        var folded: Set<Int32> = []
+        var changes: [FolderChange] = []
+        /// Folders (by watch) whose changes were folded: rescanned instead.
+        var folded: Set<WatchID> = []
+        /// Everything is to be rescanned (an overflow of all was folded).
+        var everything = false
         var stopping = false
         /// `nudge`: the next (or current) `take` returns at once.
         var nudged = false
+
+        var isEmpty: Bool { changes.isEmpty && folded.isEmpty && !everything }
+
+        mutating func fold(_ change: FolderChange) {
+            if case .overflow(nil) = change { everything = true }
+            folded.formUnion(change.watches)
+        }
     }
 
     private let contents = ConditionLocked(Contents())
@@ -437,44 +420,41 @@ final class EventQueue: Sendable {
         contents.mutateAndBroadcast { $0.nudged = true }
     }
 
-    /// Queues events; called on the watcher thread.
-    func append(_ batch: [InotifyEvent]) {
+    /// Queues changes; called on the watcher thread.
+    func append(_ batch: [FolderChange]) {
         contents.mutateAndBroadcast { queue in
-            if !queue.folded.isEmpty || queue.events.count + batch.count > capacity {
-                // Past the bound: each event is now only its folder.
-                for event in queue.events { queue.folded.insert(event.watch) }
-                for event in batch { queue.folded.insert(event.watch) }
-                queue.events.removeAll()
+            if !queue.folded.isEmpty || queue.everything || queue.changes.count + batch.count > capacity {
+                // Past the bound: each change is now only its folders.
+                for change in queue.changes { queue.fold(change) }
+                for change in batch { queue.fold(change) }
+                queue.changes.removeAll()
             } else {
-                queue.events.append(contentsOf: batch)
+                queue.changes.append(contentsOf: batch)
             }
         }
     }
 
-    /// Takes every queued event, waiting up to `timeout` (forever when nil)
+    /// Takes every queued change, waiting up to `timeout` (forever when nil)
     /// for one: empty after a timeout, nil once stopped.
-    func take(timeout: Duration?) -> [InotifyEvent]? {
+    func take(timeout: Duration?) -> [FolderChange]? {
         let deadline = timeout.map { ContinuousClock.now + $0 }
-        return contents.wait(
-            until: { !$0.events.isEmpty || !$0.folded.isEmpty || $0.stopping || $0.nudged }, deadline: deadline
-        ) { queue in
-            if queue.stopping && queue.events.isEmpty && queue.folded.isEmpty { return nil }
+        return contents.wait(until: { !$0.isEmpty || $0.stopping || $0.nudged }, deadline: deadline) { queue in
+            if queue.stopping && queue.isEmpty { return nil }
             defer {
-                queue.events.removeAll(keepingCapacity: true)
+                queue.changes.removeAll(keepingCapacity: true)
                 queue.folded.removeAll()
+                queue.everything = false
                 queue.nudged = false
             }
-            // Folded folders come as overflow events of their watch (the
-            // kernel's own overflow has none: watch -1).
-            return queue.events
-                + queue.folded.map { InotifyEvent(watch: $0, mask: .queueOverflow, cookie: 0, name: []) }
+            // Folded folders come as overflows of their watch.
+            return queue.changes + queue.folded.map { .overflow($0) } + (queue.everything ? [.overflow(nil)] : [])
         }
     }
 
-    /// Puts events back at the head (a folder's held-back events, once its
-    /// listing is in the index).
-    func requeue(_ held: [InotifyEvent]) {
-        contents.mutateAndBroadcast { $0.events.insert(contentsOf: held, at: 0) }
+    /// Puts changes back at the head (a folder's held-back changes, once
+    /// its listing is in the index).
+    func requeue(_ held: [FolderChange]) {
+        contents.mutateAndBroadcast { $0.changes.insert(contentsOf: held, at: 0) }
     }
 
     func stop() {
@@ -483,8 +463,8 @@ final class EventQueue: Sendable {
 }
 
 extension LiveEngine {
-    /// Puts a folder's held-back events back at the head of the queue.
-    func requeue(_ held: [InotifyEvent]) {
+    /// Puts a folder's held-back changes back at the head of the queue.
+    func requeue(_ held: [FolderChange]) {
         events.requeue(held)
     }
 }

@@ -73,7 +73,7 @@ final class LiveSink: CrawlSink, Sendable {
         // they were read with its parent's listing, before the watch, and
         // an entry made inside it in between sent no event for its dates.
         let own = FileStatus.of(descriptor: directory)
-        let (inserted, held) = engine.state.withLock { s -> (Int, [InotifyEvent]?) in
+        let (inserted, held) = engine.state.withLock { s -> (Int, [FolderChange]?) in
             let index = s.index
             guard index.contains(folder), index.kind(of: folder) == .folder else {
                 s.listing.remove(folder.rawValue)

@@ -209,6 +209,56 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// A `FAN_RENAME` is one change with both ends, whichever folders
+        /// hold them; with one end outside the watched folders, half a move.
+        @Test func aRenameIsOneChangeWithBothEnds() throws {
+            let filesystem = try LoopFilesystem()
+            let (a, b, outside) = (
+                filesystem.mountPoint.appending("a"), filesystem.mountPoint.appending("b"),
+                filesystem.mountPoint.appending("out")
+            )
+            for folder in [a, b, outside] {
+                try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
+            }
+            FileManager.default.createFile(atPath: a.appending("f").string, contents: Data("f".utf8))
+            let watcher = try FanotifyWatcher()
+            let heard = Locked<[FolderChange]>([])
+            let owner = watcher.register(
+                watchLimit: nil, onWatchAdded: { _, _ in }, onChanges: { list in heard.withLock { $0 += list } })
+            defer { watcher.unregister(owner) }
+            func watch(_ folder: FilePath) throws -> WatchID {
+                let handle = try #require(try? DirectoryHandle.open(path: folder).get())
+                return try watcher.addWatch(descriptor: handle.descriptor, owner: owner, purpose: .folder(0)).get()
+            }
+            let (watchA, watchB) = (try watch(a), try watch(b))
+            func waitFor(_ change: FolderChange) -> Bool {
+                let deadline = ContinuousClock.now + .seconds(10)
+                while ContinuousClock.now < deadline {
+                    if heard.withLock({ $0.contains(change) }) { return true }
+                    usleep(2_000)
+                }
+                return false
+            }
+            let name = { (text: String) in Array(text.utf8) }
+            #expect(rename(a.appending("f").string, b.appending("g").string) == 0)
+            #expect(
+                waitFor(
+                    .moved(from: ChangePlace(watchA, name("f")), to: ChangePlace(watchB, name("g")), isFolder: false)),
+                "\(heard.withLock { $0 })")
+            #expect(rename(b.appending("g").string, outside.appending("g").string) == 0)
+            #expect(waitFor(.movedAway(ChangePlace(watchB, name("g")), isFolder: false)))
+            #expect(rename(outside.appending("g").string, a.appending("h").string) == 0)
+            #expect(waitFor(.arrived(ChangePlace(watchA, name("h")), isFolder: false)))
+            let halves = heard.withLock { list in
+                list.filter {
+                    if case .arrived(let place, _) = $0 { return place.watch == watchB }
+                    if case .movedAway(let place, _) = $0 { return place.watch == watchA }
+                    return false
+                }
+            }
+            #expect(halves.isEmpty, "the paired rename came in halves: \(halves)")
+        }
+
         /// Events already read for a folder reach the engine after its watch
         /// is removed; it drops them because it no longer knows the watch's
         /// number. That number must not go to the next folder watched, or
@@ -222,13 +272,13 @@ extension LiveSuites {
                 try FileManager.default.createDirectory(atPath: folder.string, withIntermediateDirectories: true)
             }
             let watcher = try FanotifyWatcher()
-            let owner = watcher.register(watchLimit: nil, onWatchAdded: { _, _ in }, onEvents: { _ in })
+            let owner = watcher.register(watchLimit: nil, onWatchAdded: { _, _ in }, onChanges: { _ in })
             defer { watcher.unregister(owner) }
-            func watch(_ folder: FilePath) throws -> Int32 {
+            func watch(_ folder: FilePath) throws -> WatchID {
                 let handle = try #require(try? DirectoryHandle.open(path: folder).get())
                 return try watcher.addWatch(descriptor: handle.descriptor, owner: owner, purpose: .folder(0)).get()
             }
-            var given: Set<Int32> = []
+            var given: Set<WatchID> = []
             for folder in folders {
                 let number = try watch(folder)
                 #expect(!given.contains(number), "\(folder): \(number) again")

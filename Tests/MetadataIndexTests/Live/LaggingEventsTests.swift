@@ -22,70 +22,6 @@ extension LiveSuites {
     /// client deletes what it is told was removed.
     @Suite(.serialized, .timeLimit(.minutes(2)))
     struct LaggingEventsTests {
-        /// Hands out watch numbers as inotify does (one per inode: a folder
-        /// watched again gets its watch again) and lets the test deliver
-        /// events.
-        final class ScriptedWatcher: FolderWatcher, @unchecked Sendable {
-            let lagging: Bool
-            private let state = Locked(
-                (
-                    added: nil as InotifyWatcher.WatchAddedHandler?, events: nil as InotifyWatcher.EventHandler?,
-                    next: Int32(1), byFile: [String: Int32](), removed: Set<Int32>()
-                ))
-
-            init(lagging: Bool = true) { self.lagging = lagging }
-
-            func register(
-                watchLimit: Int?, onWatchAdded: @escaping InotifyWatcher.WatchAddedHandler,
-                onEvents: @escaping InotifyWatcher.EventHandler
-            ) -> Int {
-                state.withLock {
-                    $0.added = onWatchAdded
-                    $0.events = onEvents
-                }
-                return 1
-            }
-            func unregister(_ owner: Int) {}
-            func addWatch(descriptor: FileDescriptor, owner: Int, purpose: WatchPurpose) -> Result<Int32, Errno> {
-                guard case .success(let status) = FileStatus.of(descriptor: descriptor) else {
-                    return .failure(.badFileDescriptor)
-                }
-                let file = Self.file(status)
-                let (watch, handler) = state.withLock { s -> (Int32, InotifyWatcher.WatchAddedHandler?) in
-                    if let known = s.byFile[file] { return (known, s.added) }
-                    defer { s.next += 1 }
-                    s.byFile[file] = s.next
-                    return (s.next, s.added)
-                }
-                handler?(watch, purpose)
-                return .success(watch)
-            }
-            func removeWatch(_ watch: Int32, owner: Int) {
-                state.withLock { s in
-                    s.removed.insert(watch)
-                    s.byFile = s.byFile.filter { $0.value != watch }
-                }
-            }
-            func setWatchLimit(_ limit: Int?, owner: Int) {}
-            func watchCount(owner: Int) -> Int { state.withLock { $0.byFile.count } }
-            var kernelWatchLimit: Int? { nil }
-            var eventsMayPredateListing: Bool { lagging }
-
-            /// The watch of the folder at `folder` now.
-            func watch(of folder: FilePath) -> Int32? {
-                guard case .success(let status) = FileStatus.of(pathBytes: folder.bytes) else { return nil }
-                return state.withLock { $0.byFile[Self.file(status)] }
-            }
-
-            /// A watch follows one inode, not its number (which a later
-            /// folder may get): the number and birth time.
-            static func file(_ status: FileStatus) -> String {
-                "\(status.inode)@\(status.birthTime?.nanosecondsSinceEpoch ?? 0)"
-            }
-            var removed: Set<Int32> { state.withLock { $0.removed } }
-            func deliver(_ events: [InotifyEvent]) { state.withLock { $0.events }?(events) }
-        }
-
         /// An engine on a `ScriptedWatcher` and a live query of all of
         /// `scope`.
         struct LiveScope {
@@ -119,7 +55,7 @@ extension LiveSuites {
         /// relative to the scope, and a fresh crawl's.
         func replayLate(
             prepare: (FilePath) throws -> Void, changes: (FilePath) throws -> Void,
-            events: (_ scope: Int32, _ inner: Int32) -> [[InotifyEvent]]
+            events: (_ scope: WatchID, _ inner: WatchID) -> [[FolderChange]]
         ) throws -> (removed: [String], results: Set<String>, fresh: Set<String>) {
             let temp = try TemporaryDirectory()
             let scope = temp.path.appending("scope")
@@ -138,7 +74,7 @@ extension LiveSuites {
                 let marker = "marker\(i)"
                 write(scope.appending(marker), "m")
                 watcher.deliver(
-                    group + [InotifyEvent(watch: scopeWatch, mask: .create, cookie: 0, name: name(marker))])
+                    group + [.created(ChangePlace(scopeWatch, name(marker)), isFolder: false)])
                 #expect(recorder.wait { query.results.contains { $0.name == marker } })
             }
             let names = { (items: [MetadataItem]) in
@@ -168,8 +104,8 @@ extension LiveSuites {
                 },
                 events: { scope, _ in
                     [
-                        [InotifyEvent(watch: scope, mask: .delete, cookie: 0, name: name("x"))],
-                        [InotifyEvent(watch: scope, mask: .create, cookie: 0, name: name("x"))],
+                        [.removed(ChangePlace(scope, name("x")), isFolder: false)],
+                        [.created(ChangePlace(scope, name("x")), isFolder: false)],
                     ]
                 })
             #expect(outcome.removed.isEmpty, "\(outcome.removed)")
@@ -189,10 +125,10 @@ extension LiveSuites {
                 events: { scope, inner in
                     [
                         [
-                            InotifyEvent(watch: scope, mask: .movedFrom, cookie: 7, name: name("y")),
-                            InotifyEvent(watch: inner, mask: .movedTo, cookie: 7, name: name("z")),
+                            .moved(
+                                from: ChangePlace(scope, name("y")), to: ChangePlace(inner, name("z")), isFolder: false)
                         ],
-                        [InotifyEvent(watch: scope, mask: .create, cookie: 0, name: name("y"))],
+                        [.created(ChangePlace(scope, name("y")), isFolder: false)],
                     ]
                 })
             #expect(outcome.removed.isEmpty, "\(outcome.removed)")
@@ -225,19 +161,17 @@ extension LiveSuites {
                 recorder.wait { query.results.contains { $0.path.string == scope.appending(path).string } }
             }
             watcher.deliver([
-                InotifyEvent(watch: root, mask: [.movedFrom, .isDirectory], cookie: 1, name: name("a")),
-                InotifyEvent(watch: root, mask: [.movedTo, .isDirectory], cookie: 1, name: name("x")),
-                InotifyEvent(watch: root, mask: [.create, .isDirectory], cookie: 0, name: name("a")),
+                .moved(from: ChangePlace(root, name("a")), to: ChangePlace(root, name("x")), isFolder: true),
+                .created(ChangePlace(root, name("a")), isFolder: true),
             ])
             #expect(waitFor("a/inner/b.txt"), "a read again")
             watcher.deliver([
-                InotifyEvent(watch: root, mask: [.movedFrom, .isDirectory], cookie: 2, name: name("b")),
-                InotifyEvent(watch: root, mask: [.movedTo, .isDirectory], cookie: 2, name: name("a")),
+                .moved(from: ChangePlace(root, name("b")), to: ChangePlace(root, name("a")), isFolder: true)
             ])
             #expect(recorder.wait { !query.results.contains { $0.path.string.hasPrefix(scope.appending("b").string) } })
             #expect(!watcher.removed.contains(innerOfB), "the folder's watch was removed")
             write(scope.appending("a/inner/later.txt"), "l")
-            watcher.deliver([InotifyEvent(watch: innerOfB, mask: .create, cookie: 0, name: name("later.txt"))])
+            watcher.deliver([.created(ChangePlace(innerOfB, name("later.txt")), isFolder: false)])
             #expect(waitFor("a/inner/later.txt"), "an event of the folder reached it")
         }
 
@@ -264,14 +198,14 @@ extension LiveSuites {
             guard case .success(let after) = FileStatus.of(pathBytes: build.bytes) else { return }
             #expect(after.inode == before.inode, "ext4 gives the number again (the case under test)")
             watcher.deliver([
-                InotifyEvent(watch: oldBuild, mask: .delete, cookie: 0, name: name("old.txt")),
-                InotifyEvent(watch: root, mask: [.delete, .isDirectory], cookie: 0, name: name("build")),
-                InotifyEvent(watch: root, mask: [.create, .isDirectory], cookie: 0, name: name("build")),
+                .removed(ChangePlace(oldBuild, name("old.txt")), isFolder: false),
+                .removed(ChangePlace(root, name("build")), isFolder: true),
+                .created(ChangePlace(root, name("build")), isFolder: true),
             ])
             #expect(recorder.wait { watcher.watch(of: build) != nil }, "the new folder is watched")
             let newBuild = try #require(watcher.watch(of: build))
             write(build.appending("new.txt"), "n")
-            watcher.deliver([InotifyEvent(watch: newBuild, mask: .create, cookie: 0, name: name("new.txt"))])
+            watcher.deliver([.created(ChangePlace(newBuild, name("new.txt")), isFolder: false)])
             #expect(recorder.wait { query.results.contains { $0.name == "new.txt" } })
             #expect(!query.results.contains { $0.name == "old.txt" })
         }
@@ -290,7 +224,7 @@ extension LiveSuites {
             #expect(rename(scope.string, temp.path.appending("old").string) == 0)
             #expect(mkdir(scope.string, 0o755) == 0)
             write(scope.appending("b.txt"), "b")
-            live.watcher.deliver([InotifyEvent(watch: -1, mask: .queueOverflow, cookie: 0, name: [])])
+            live.watcher.deliver([.overflow(nil)])
             let names = { Set(live.query.results.map(\.name)) }
             #expect(live.recorder.wait { names() == ["b.txt"] }, "\(names())")
             guard case .success(let disk) = FileStatus.of(pathBytes: scope.bytes) else {
@@ -304,7 +238,7 @@ extension LiveSuites {
             #expect(live.engine.state.withLock { $0.pathIsCurrent($0.roots.first!.key) })
             let watch = try #require(live.watcher.watch(of: scope))
             write(scope.appending("c.txt"), "c")
-            live.watcher.deliver([InotifyEvent(watch: watch, mask: .create, cookie: 0, name: name("c.txt"))])
+            live.watcher.deliver([.created(ChangePlace(watch, name("c.txt")), isFolder: false)])
             #expect(live.recorder.wait { names() == ["b.txt", "c.txt"] }, "\(names())")
         }
 
@@ -331,7 +265,7 @@ extension LiveSuites {
             }
             #expect(rename(q.appending("x").string, q.appending("y").string) == 0)
             write(q.appending("y/g.txt"), "g")
-            live.watcher.deliver([InotifyEvent(watch: watch, mask: .create, cookie: 0, name: name("g.txt"))])
+            live.watcher.deliver([.created(ChangePlace(watch, name("g.txt")), isFolder: false)])
             let expected = Set(["p", "p/q", "p/q/y", "p/q/y/f.txt", "p/q/y/g.txt"])
             let relative = { (items: [MetadataItem]) in
                 Set(items.map { String($0.path.string.dropFirst(scope.string.count + 1)) })
@@ -360,10 +294,9 @@ extension LiveSuites {
                 events: { scope, _ in
                     [
                         [
-                            InotifyEvent(
-                                watch: scope, mask: [.movedFrom, .isDirectory], cookie: 9, name: name("d"))
+                            .movedAway(ChangePlace(scope, name("d")), isFolder: true)
                         ],
-                        [InotifyEvent(watch: scope, mask: [.create, .isDirectory], cookie: 0, name: name("d"))],
+                        [.created(ChangePlace(scope, name("d")), isFolder: true)],
                     ]
                 })
             #expect(outcome.removed.isEmpty, "\(outcome.removed)")
