@@ -1,6 +1,7 @@
 import MDQDaemon
 import MDQEngine
 import MDQLive
+import MDQWire
 import MetadataIndex
 import Synchronization
 import SystemPackage
@@ -38,47 +39,106 @@ struct DaemonAnswer {
         typed.map { ($0.text, $0.syntax) } ?? (Array(predicate.predicateFormat.utf8), "predicate")
     }
 
-    /// Asks the daemon and prints its answer; false when the caller must
-    /// crawl instead (no daemon, a scope it does not index, or it went
-    /// away, which is said on stderr).
+    /// Why a daemon did not answer: an error, or a note to say before
+    /// searching here.
+    enum Trouble: Sendable {
+        case error(MetadataError)
+        case note(String)
+
+        var message: String {
+            switch self {
+            case .error(let error): error.message
+            case .note(let note): note
+            }
+        }
+    }
+
+    /// Asks the daemons, as every search is routed (`SearchRouter`), and
+    /// prints the answer; false when the caller must crawl instead (no
+    /// daemon, none that keeps the scopes, or one that could not answer,
+    /// which is said on stderr).
     ///
-    /// - Throws: `MetadataError` `.daemon` when the daemon is required
-    ///   (`--daemon`) but cannot answer; `.querySyntax` as a crawl would.
+    /// - Throws: `MetadataError` `.daemon` when a daemon's answer is
+    ///   required (`--daemon`) but none can give it; `.querySyntax` and
+    ///   `.tooExpensive` as a crawl would.
     func run() throws -> Bool {
-        guard scope.daemon != .noDaemon else { return false }
-        // A predicate on what is inside files is answered by a daemon that
-        // indexes content (else it says not-covered, and this crawls).
+        let router = SearchRouter(
+            asksDaemons: scope.daemon != .noDaemon, requiresDaemon: scope.daemon == .daemon,
+            daemonsDeclined: FindCommand.daemonsDeclined)
+        guard !router.daemons.isEmpty else { return false }
         // SIGINT/SIGTERM are blocked for a sigwait thread (MDQ.main): while
-        // this waits on the daemon they end the process at once (closing
-        // the connection, which cancels the query in the daemon).
+        // this waits on a daemon they end the process at once (closing the
+        // connection, which cancels the query in the daemon).
         Self.exitOnInterrupt()
-        let required = scope.daemon == .daemon
+        // An error a crawl would give too ends the search here.
+        var thrown: MetadataError?
+        func ask(_ destination: SearchRouter.Destination) -> SearchRouter.Reply<Trouble> {
+            do throws(MetadataError) {
+                switch destination {
+                case .ownDaemon: return try askOwnDaemon()
+                case .systemIndex: return try askSystemIndex()
+                case .here: return .unavailable(.note("not a daemon"))
+                }
+            } catch {
+                thrown = error
+                return .failed(.error(error))
+            }
+        }
+        let outcome = router.route(ask)
+        if let thrown { throw thrown }
+        switch outcome {
+        case .answered:
+            return true
+        case .here(let trail):
+            if let (daemon, trouble) = trail.failure.map({ ($0.0, $0.1) }) {
+                switch trouble {
+                case .note(let note): Diagnostics.note(note)
+                case .error(let error):
+                    Diagnostics.warn("\(daemon.rawValue) did not answer (\(error.message)); searching by crawling")
+                }
+            }
+            for case (SearchRouter.Destination.ownDaemon, Trouble.error(let error)) in trail.unavailable {
+                if error.refusal == .untrusted {
+                    // Someone else's socket where ours should be: not a byte to it.
+                    Diagnostics.warn(error.message + "; searching by crawling")
+                } else if error.underlying == .connectionRefused {
+                    // A socket but nobody behind it: the daemon died.
+                    Diagnostics.warn(
+                        "the index daemon is not running (it left \(error.path?.string ?? "its socket")); "
+                            + "searching by crawling")
+                }
+            }
+            if let gap = trail.gap {
+                // An option (or an index still being built) keeps the daemon
+                // from answering a folder it indexes: said once, then crawled.
+                Diagnostics.note("\(gap); searching by crawling")
+            }
+            return false
+        case .refused(let trail):
+            if let trouble = trail.failure?.1 {
+                if case .error(let error) = trouble { throw error }
+                throw MetadataError.daemon(trouble.message)
+            }
+            let own = trail.unavailable.first { $0.0 == .ownDaemon }?.1
+            if case .error(let error)? = own, error.underlying == .noSuchFileOrDirectory,
+                trail.declined.contains(where: { $0.0 == .systemIndex })
+            {
+                throw MetadataError.daemon(
+                    "no daemon of yours is running, and the system index does not cover this search "
+                        + "(mdq system status says what it covers)")
+            }
+            if case .error(let error)? = trail.declined.first?.1 ?? own { throw error }
+            throw MetadataError.daemon(trail.reason?.1.message ?? "no index daemon is running")
+        }
+    }
+
+    /// Asks this user's daemon.
+    private func askOwnDaemon() throws(MetadataError) -> SearchRouter.Reply<Trouble> {
         let client: DaemonClient
         do {
             client = try DaemonClient.connect()
         } catch {
-            // No daemon of this user's: the system index, where it covers the scopes.
-            if try answerFromSystemIndex() { return true }
-            if required {
-                if error.underlying == .noSuchFileOrDirectory, (try? DaemonClient.connectSystem()) != nil {
-                    throw MetadataError.daemon(
-                        "no daemon of yours is running, and the system index does not cover this search "
-                            + "(mdq system status says what it covers)")
-                }
-                throw error
-            }
-            if error.refusal == .untrusted {
-                // Someone else's socket where ours should be: not a byte to it.
-                Diagnostics.warn(error.message + "; searching by crawling")
-                return false
-            }
-            if error.underlying == .connectionRefused {
-                // A socket but nobody behind it: the daemon died.
-                Diagnostics.warn(
-                    "the index daemon is not running (it left \(error.path?.string ?? "its socket")); searching by crawling"
-                )
-            }
-            return false
+            return .unavailable(.error(error))
         }
         // The current folder when none is named (the daemon says whether
         // it covers it); everything indexed only with --everywhere.
@@ -86,16 +146,15 @@ struct DaemonAnswer {
         if let words, scope.daemonRules != nil, output.kinds == nil,
             try answerWords(words, client: client, requests: requests)
         {
-            return true
+            return .answered
         }
         if scope.daemonRules == nil {
-            if required {
-                throw MetadataError.daemon(
-                    "--exclude globs cannot be answered by the daemon; give exact folder names")
+            if scope.daemon == .daemon {
+                return .failed(
+                    .error(.daemon("--exclude globs cannot be answered by the daemon; give exact folder names")))
             }
-            Diagnostics.note(
-                "the index daemon answers --exclude with exact folder names, not globs; searching by crawling")
-            return false
+            return .failed(
+                .note("the index daemon answers --exclude with exact folder names, not globs; searching by crawling"))
         }
         let mode = self.mode
         let columns = mode == .entries ? OneShotSession.importedColumns(output) : []
@@ -114,18 +173,9 @@ struct DaemonAnswer {
         case .success(let value):
             answer = value
         case .failure(let error):
-            guard error.code == .daemon, !required else { throw error }
-            guard case .notCovered(let gap) = error.refusal else {
-                Diagnostics.warn("the index daemon did not answer (\(error.message)); searching by crawling")
-                return false
-            }
-            if try answerFromSystemIndex() { return true }
-            if let gap {
-                // An option (or an index still being built) keeps the daemon
-                // from answering a folder it indexes: said once, then crawled.
-                Diagnostics.note("\(gap); searching by crawling")
-            }
-            return false
+            guard error.code == .daemon else { throw error }
+            guard case .notCovered(let gap) = error.refusal else { return .failed(.error(error)) }
+            return .declined(.error(error), gap: gap)
         }
         noteOtherReading(of: &answer, client: client, requests: requests)
         // Columns, sort keys or groups read from inside files come from the
@@ -136,7 +186,7 @@ struct DaemonAnswer {
         let importer = !columns.isEmpty && unimported ? try OneShotSession.columnImporter(output) : nil
         defer { importer?.pool.shutdown() }
         present(answer, importer: importer)
-        return true
+        return .answered
     }
 
     /// What the daemon is asked for: `--type` is a filter on the items, so
@@ -182,30 +232,45 @@ struct DaemonAnswer {
         }
     }
 
-    /// Answers from the system index (`mdq system`) when one runs and
-    /// covers the scopes: names and stat data, filtered by what this user
-    /// may see. False when there is none, it does not cover them, or it
-    /// cannot answer (the caller crawls, as it would have).
-    private func answerFromSystemIndex() throws -> Bool {
-        guard scope.daemonRules != nil, let client = try? DaemonClient.connectSystem() else { return false }
+    /// Asks the system index (`mdq system`): names and stat data, filtered
+    /// by what this user may see. It declines what it does not cover, and
+    /// what is inside files (it imports nothing).
+    private func askSystemIndex() throws(MetadataError) -> SearchRouter.Reply<Trouble> {
+        let client: DaemonClient
+        do {
+            client = try DaemonClient.connectSystem()
+        } catch {
+            return .unavailable(.error(error))
+        }
+        guard scope.daemonRules != nil else {
+            return .declined(.note("the system index answers --exclude with exact folder names, not globs"), gap: nil)
+        }
+        guard predicate.importedAttributes.isEmpty, OneShotSession.importedColumns(output).isEmpty else {
+            return .declined(.note("the system index holds nothing read from inside files"), gap: nil)
+        }
         let requests = scope.everywhere ? nil : scope.daemonRequests
-        // What is inside files is not in the system index.
-        guard predicate.importedAttributes.isEmpty, OneShotSession.importedColumns(output).isEmpty else { return false }
-        guard
-            var answer = try? client.query(
+        var answer: DaemonClient.Answer
+        do {
+            answer = try client.query(
                 question.text, syntax: question.syntax, scopes: requests, rules: scope.daemonRules, output: mode,
                 limit: limit, budget: budget, attributes: [], onProgress: nil)
-        else { return false }
+        } catch {
+            guard error.code == .daemon else { throw error }
+            guard case .notCovered = error.refusal else { return .failed(.error(error)) }
+            return .declined(.error(error), gap: nil)
+        }
         noteOtherReading(of: &answer, client: client, requests: requests)
         present(answer, importer: nil)
-        return true
+        return .answered
     }
 
     /// Answers free text from a daemon that indexes content: the words in
     /// names or text, ranked (names holding every word first, then the
     /// most recently modified). False when the daemon does not index
     /// content (the caller then asks for a name search).
-    private func answerWords(_ words: [UInt8], client: DaemonClient, requests: [ScopeRequest]?) throws -> Bool {
+    private func answerWords(
+        _ words: [UInt8], client: DaemonClient, requests: [ScopeRequest]?
+    ) throws(MetadataError) -> Bool {
         let mode: OneShotOutput = output.count ? .count : .entries
         let answer: DaemonClient.Answer
         do {

@@ -143,85 +143,69 @@ struct QuickSearch {
     /// Asks the daemons and prints the answer, then exits; returns when the
     /// full command must answer instead (nothing printed).
     ///
-    /// This user's daemon first, then the system index (whose answers are
-    /// this user's to see): each one asked once. When every daemon there is
-    /// declines the search (`not-covered`), the full command is told so
-    /// (`declinedVariable`) and crawls without asking them again.
+    /// Routed as every search is (`SearchRouter`): this user's daemon
+    /// first, then the system index (whose answers are this user's to
+    /// see), each asked once. When every daemon there is declines the
+    /// search (`not-covered`), the full command is told so
+    /// (`SearchRouter.declinedVariable`) and crawls without asking them
+    /// again.
     func answer() {
         var folder: [UInt8] = []
         if !everywhere {
             guard let current = Self.currentFolder(), String(validating: current, as: UTF8.self) != nil else { return }
             folder = Self.absolute(self.folder ?? [], in: current)
         }
-        var asked = 0
-        var declined = 0
-        // What this user's daemon leaves out of a folder it indexes: worth a
-        // word if the search is crawled (as the full command says it).
-        var gap: String?
-        if var own = DaemonConnection.open() {
-            asked += 1
-            switch ask(&own, folder: folder, passing: -1) {
-            case .declined(let left):
-                declined += 1
-                gap = left
-            case .fullCommand:
-                return
+        let outcome = SearchRouter().route { destination -> SearchRouter.Reply<Void> in
+            switch destination {
+            case .ownDaemon:
+                guard var own = DaemonConnection.open() else { return .unavailable(()) }
+                defer { own.close() }
+                return ask(&own, folder: folder, passing: -1)
+            case .systemIndex:
+                guard var system = DaemonConnection.openSystem() else { return .unavailable(()) }
+                defer { system.close() }
+                // Given the folder as this user opened it; one this user
+                // cannot open is the full command's to search (and to fail
+                // on, as a crawl fails).
+                var opened: Int32 = -1
+                if !everywhere {
+                    opened = DaemonConnection.openFolder(folder)
+                    guard opened >= 0 else { return .failed(()) }
+                }
+                defer { if opened >= 0 { Glibc.close(opened) } }
+                return ask(&system, folder: folder, passing: opened)
+            case .here:
+                return .unavailable(())
             }
-            own.close()
         }
-        if var system = DaemonConnection.openSystem() {
-            // Given the folder as this user opened it; one this user cannot
-            // open is the full command's to search (and to fail on, as a
-            // crawl fails).
-            var opened: Int32 = -1
-            if !everywhere {
-                opened = DaemonConnection.openFolder(folder)
-                guard opened >= 0 else { return }
-            }
-            defer { if opened >= 0 { Glibc.close(opened) } }
-            asked += 1
-            switch ask(&system, folder: folder, passing: opened) {
-            case .declined: declined += 1
-            case .fullCommand: return
-            }
-            system.close()
-        }
-        guard asked > 0 && declined == asked else { return }
-        if let gap { Self.write(2, Array("mdq: note: \(gap); searching by crawling\n".utf8)) }
-        setenv(Self.declinedVariable, "1", 1)
-    }
-
-    /// Set for the full command when every daemon declined the search: it
-    /// crawls at once (unless `--daemon` makes a daemon's answer required).
-    static let declinedVariable = "MDQ_DAEMONS_DECLINED"
-
-    /// How asking one daemon ended, when it did not answer.
-    enum Refusal {
-        /// It does not index the folder (`gap`: what it leaves out of one it
-        /// does index, to tell the user).
-        case declined(gap: String?)
-        /// Anything else: the full command asks again and says why.
-        case fullCommand
+        guard case .here(let trail) = outcome, trail.everyDaemonDeclined else { return }
+        // What a daemon leaves out of a folder it indexes: worth a word if
+        // the search is crawled (as the full command says it).
+        if let gap = trail.gap { Self.write(2, Array("mdq: note: \(gap); searching by crawling\n".utf8)) }
+        setenv(SearchRouter.declinedVariable, "1", 1)
     }
 
     /// Sends the search to one daemon and prints its answer, then exits;
-    /// returns why not when it did not answer (nothing printed).
-    private func ask(_ connection: inout DaemonConnection, folder: [UInt8], passing opened: Int32) -> Refusal {
+    /// returns why not when it did not answer (nothing printed): declined,
+    /// or failed (the full command asks again and says why).
+    private func ask(
+        _ connection: inout DaemonConnection, folder: [UInt8], passing opened: Int32
+    ) -> SearchRouter.Reply<Void> {
         let sent = connection.send(
             request(folder: folder, passing: opened >= 0), passing: opened >= 0 ? [opened] : [])
-        guard sent else { return .fullCommand }
+        guard sent else { return .failed(()) }
         // Paths come in parts, one per slice the daemon scanned: each is
         // printed as it arrives, so printing overlaps the scan.
         var printed = false
         while true {
             guard let line = connection.line(), let reply = try? JSONValue.parse(line) else {
                 guard !printed else { Self.fail("the daemon went away mid-answer") }
-                return .fullCommand
+                return .failed(())
             }
             if let length = reply["bytes"]?.integer {
                 guard length >= 0, var paths = connection.read(exactly: Int(length)) else {
                     guard !printed else { Self.fail("the daemon went away mid-answer") }
-                    return .fullCommand
+                    return .failed(())
                 }
                 if !printed { signal(SIGPIPE, SIG_IGN) }
                 printed = true
@@ -245,8 +229,8 @@ struct QuickSearch {
                 // is out already (a scope removed mid-answer).
                 let message = error["message"]?.string ?? "the daemon refused the query"
                 if printed || error["code"]?.string == "too-expensive" { Self.fail(message) }
-                guard error["code"]?.string == "not-covered" else { return .fullCommand }
-                return .declined(gap: error["gap"]?.bool == true ? message : nil)
+                guard error["code"]?.string == "not-covered" else { return .failed(()) }
+                return .declined((), gap: error["gap"]?.bool == true ? message : nil)
             } else if reply["done"]?.bool == true {
                 Self.warn(importing: Int(reply["importing"]?.integer ?? 0), stale: reply["stale"]?.bool ?? false)
                 if count {

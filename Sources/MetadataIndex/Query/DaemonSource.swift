@@ -132,12 +132,25 @@ final class RemoteSession: Sendable {
 
     func run() {
         var backoff = 200
+        // Routed as every search is (`SearchRouter`): the daemon asked for
+        // first, then (for a user's daemon) the system index, each once per
+        // attempt; a stream that ran counts as answered.
+        let router = SearchRouter(requiresDaemon: true)
         while !state.withLock({ $0.ended }) {
-            var outcome = stream(paths)
-            // The user's daemon cannot answer: the system index may.
-            if let fallback, outcome.triesFallback, !state.withLock({ $0.ended }) {
-                let other = stream(fallback)
-                if other != .unreachable { outcome = other }
+            var outcome = Outcome.unreachable
+            _ = router.route { destination -> SearchRouter.Reply<Outcome> in
+                let target: DaemonPaths?
+                switch destination {
+                case .ownDaemon: target = paths
+                case .systemIndex: target = fallback
+                case .here: target = nil
+                }
+                guard let target, !state.withLock({ $0.ended }) else { return .unavailable(.unreachable) }
+                let tried = stream(target)
+                // What a later daemon says is what the query hears, unless
+                // nothing listens there.
+                if tried != .unreachable || destination == .ownDaemon { outcome = tried }
+                return tried.reply
             }
             let streamed = outcome == .streamed
             if state.withLock({ $0.ended }) { return }
@@ -169,11 +182,15 @@ final class RemoteSession: Sendable {
         /// It got as far as its first results, then ended.
         case streamed
 
-        /// Whether the system index is worth asking instead.
-        var triesFallback: Bool {
+        /// As the router takes it: a daemon not reachable, or not to be
+        /// trusted, or one that does not keep the scopes, passes the query
+        /// on; a stream that ran answered it.
+        var reply: SearchRouter.Reply<Outcome> {
             switch self {
-            case .unreachable, .refused(notCovered: true): true
-            default: false
+            case .unreachable, .refused(notCovered: false): .unavailable(self)
+            case .refused(notCovered: true): .declined(self, gap: nil)
+            case .ended: .failed(self)
+            case .streamed: .answered
             }
         }
     }

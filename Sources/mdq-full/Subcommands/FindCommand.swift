@@ -1,6 +1,7 @@
 import ArgumentParser
 import MDQDaemon
 import MDQLive
+import MDQWire
 import MetadataIndex
 import SystemPackage
 
@@ -123,14 +124,11 @@ struct FindCommand: ParsableCommand {
             try runLive(predicate: predicate, scope: resolved)
         }
         let budget = self.query.budget
-        // The front asked every daemon there is and each declined this
-        // search: crawled at once, unless a daemon's answer is required.
-        let declined = Self.daemonsDeclined && resolved.daemon != .daemon
-        if !declined,
-            try DaemonAnswer(
-                predicate: predicate, scope: resolved, output: output, budget: budget, words: words, typed: typed
-            ).run()
-        {
+        // Asked of the daemons first (the router skips them when the front
+        // asked every daemon there is and each declined this search).
+        if try DaemonAnswer(
+            predicate: predicate, scope: resolved, output: output, budget: budget, words: words, typed: typed
+        ).run() {
             return
         }
         try OneShotSession(predicate: predicate, scope: resolved, output: output, budget: budget, words: words).run()
@@ -139,43 +137,69 @@ struct FindCommand: ParsableCommand {
     /// Whether the front (`mdq`) asked every daemon there is and each
     /// declined this very search (`MDQ_DAEMONS_DECLINED`, which it sets
     /// just before it runs this program with the same arguments).
-    static var daemonsDeclined: Bool { ProcessEnvironment.variable("MDQ_DAEMONS_DECLINED") != nil }
+    static var daemonsDeclined: Bool { ProcessEnvironment.variable(SearchRouter.declinedVariable) != nil }
 
     private func runLive(predicate: MetadataPredicate, scope: ResolvedScope) throws -> Never {
         guard scope.excludesOnlyExactNames else {
             throw ValidationError("--exclude globs apply to one-shot queries; --live takes exact folder names")
         }
-        // Served by the index daemon when one runs: no crawl, no watch here.
+        // Served by a daemon when one keeps the scopes, as every search is
+        // routed (`SearchRouter`): no crawl, no watch here.
         var source = MetadataQuery.Source.inProcess
         var requests = scope.daemonRequests
-        if scope.daemon != .noDaemon {
-            do {
-                let indexed = try DaemonClient.connect().indexedScopes().map(\.scope)
-                source = .daemon(.standard)
-                if scope.everywhere, let rules = scope.daemonRules {
-                    // Everything indexed, under this query's own rules.
-                    requests = indexed.map { ScopeRequest(path: $0.path, rules: $0.rules.narrowed(by: rules)) }
+        /// The daemon's own scopes under this query's rules, for
+        /// `--everywhere`.
+        func everything(_ indexed: [ScopeRequest]) {
+            guard scope.everywhere, let rules = scope.daemonRules else { return }
+            requests = indexed.map { ScopeRequest(path: $0.path, rules: $0.rules.narrowed(by: rules)) }
+        }
+        let router = SearchRouter(asksDaemons: scope.daemon != .noDaemon, requiresDaemon: scope.daemon == .daemon)
+        let outcome = router.route { destination -> SearchRouter.Reply<MetadataError> in
+            switch destination {
+            case .ownDaemon:
+                // It keeps every scope it is asked for live (it indexes one
+                // it does not hold yet).
+                do throws(MetadataError) {
+                    let indexed = try DaemonClient.connect().indexedScopes().map(\.scope)
+                    source = .daemon(.standard)
+                    everything(indexed)
+                    return .answered
+                } catch {
+                    return .unavailable(error)
                 }
-            } catch {
-                // No daemon of this user's: the system index, when it
-                // indexes every folder asked for (it never crawls for a user).
-                if let system = try? DaemonClient.connectSystem(),
-                    let indexed = try? system.indexedScopes().map(\.scope),
+            case .systemIndex:
+                // It never crawls for a user: it answers when it indexes
+                // every folder asked for.
+                let indexed: [ScopeRequest]
+                do throws(MetadataError) {
+                    indexed = try DaemonClient.connectSystem().indexedScopes().map(\.scope)
+                } catch {
+                    return .unavailable(error)
+                }
+                let covers =
                     scope.everywhere
-                        || (requests?.allSatisfy({ request in
-                            indexed.contains { request.path.starts(with: $0.path) }
-                        }) ?? false)
-                {
-                    source = .daemon(.system)
-                    if scope.everywhere, let rules = scope.daemonRules {
-                        requests = indexed.map { ScopeRequest(path: $0.path, rules: $0.rules.narrowed(by: rules)) }
-                    }
-                } else {
-                    if scope.daemon == .daemon { throw error }
-                    if error.refusal == .untrusted {
-                        Diagnostics.warn(error.message + "; watching here instead")
-                    }
+                    || (requests?.allSatisfy { request in indexed.contains { request.path.starts(with: $0.path) } }
+                        ?? false)
+                guard covers else {
+                    return .declined(.daemon("the system index does not cover this search"), gap: nil)
                 }
+                source = .daemon(.system)
+                everything(indexed)
+                return .answered
+            case .here:
+                return .unavailable(.daemon("not a daemon"))
+            }
+        }
+        switch outcome {
+        case .answered:
+            break
+        case .refused(let trail):
+            let own = trail.unavailable.first { $0.0 == .ownDaemon }?.1
+            throw own ?? trail.reason?.1 ?? MetadataError.daemon("no index daemon is running")
+        case .here(let trail):
+            for (daemon, error) in trail.unavailable
+            where daemon == SearchRouter.Destination.ownDaemon && error.refusal == .untrusted {
+                Diagnostics.warn(error.message + "; watching here instead")
             }
         }
         let imported = predicate.importedAttributes.map(\.rawValue).sorted()
