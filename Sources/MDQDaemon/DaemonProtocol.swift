@@ -161,8 +161,9 @@ package enum DaemonProtocol {
 
     // MARK: Items
 
-    /// An item object: `id` (when not 0), `path`, `kind`, `size`, `modified`,
-    /// `created`, `inode`, for a folder `mode`, `owner` and `group`,
+    /// An item object: `id` (when not 0), `path`, `kind`, `size`, `modified`
+    /// and `created` (as every item's dates are written: `ItemDates`),
+    /// `inode`, for a folder `mode`, `owner` and `group`,
     /// `conflicts`, `conflictOriginal`, `previousPath`
     /// for a changed item that moved, and `imported` (the values of the
     /// imported attributes the request named, when the file was imported).
@@ -185,12 +186,12 @@ package enum DaemonProtocol {
             out.integer(size)
         }
         if let modified = metadata.modificationTime {
-            out.field("modified")
-            out.integer(modified.nanosecondsSinceEpoch)
+            out.raw(",")
+            ItemDates.append(.modified, modified, to: &out.bytes)
         }
         if let created = metadata.birthTime {
-            out.field("created")
-            out.integer(created.nanosecondsSinceEpoch)
+            out.raw(",")
+            ItemDates.append(.created, created, to: &out.bytes)
         }
         out.field("inode")
         out.integer(metadata.inode)
@@ -272,8 +273,8 @@ package enum DaemonProtocol {
                 }
                 out.raw("]")
             case .date(let time):
-                out.raw("{\"date\":")
-                out.integer(time.nanosecondsSinceEpoch)
+                out.raw("{")
+                ItemDates.append(.date, time, to: &out.bytes)
                 out.raw("}")
             case .url(let path, let isFolder):
                 out.raw("{")
@@ -326,14 +327,14 @@ package enum DaemonProtocol {
             switch field {
             case .string(let bytes): values[attribute] = .text(bytes)
             case .integer(let number): values[attribute] = .integer(number)
-            case .double(let number): values[attribute] = .real(number)
+            case .double(let number), .decimal(let number, _): values[attribute] = .real(number)
             case .bool(let flag): values[attribute] = .bool(flag)
             case .array(let items): values[attribute] = .list(items.compactMap(\.string))
             case .object:
                 if let encoded = field["base64"]?.string, let data = Data(base64Encoded: encoded) {
                     values[attribute] = .text(Array(data))
-                } else if let nanoseconds = field["date"]?.integer {
-                    values[attribute] = .date(Timestamp(nanosecondsSinceEpoch: nanoseconds))
+                } else if let date = ItemDates.read(.date, from: field) {
+                    values[attribute] = .date(date)
                 } else if let path = field.bytesField("url") {
                     values[attribute] = .url(path: path, isFolder: field["folder"]?.bool ?? false)
                 }
@@ -350,8 +351,8 @@ package enum DaemonProtocol {
         else { throw ProtocolError(code: "bad-response", message: "an item without path or kind") }
         var metadata = EntryMetadata(kind: kind, inode: UInt64(bitPattern: value["inode"]?.integer ?? 0))
         metadata.size = value["size"]?.integer.map { UInt64(bitPattern: $0) }
-        metadata.modificationTime = value["modified"]?.integer.map(Timestamp.init(nanosecondsSinceEpoch:))
-        metadata.birthTime = value["created"]?.integer.map(Timestamp.init(nanosecondsSinceEpoch:))
+        metadata.modificationTime = ItemDates.read(.modified, from: value)
+        metadata.birthTime = ItemDates.read(.created, from: value)
         if let mode = value["mode"]?.integer, let owner = value["owner"]?.integer, let group = value["group"]?.integer {
             metadata.access = FolderAccess(
                 mode: UInt16(truncatingIfNeeded: mode), owner: UInt32(truncatingIfNeeded: owner),

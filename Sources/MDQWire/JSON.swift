@@ -9,6 +9,10 @@ package enum JSONValue: Equatable, Sendable {
     case bool(Bool)
     case integer(Int64)
     case double(Double)
+    /// A number with a fraction and no exponent, with its text: read
+    /// exactly where that matters (`exactNanoseconds`, a date's seconds
+    /// with nine decimals, which a `Double` cannot hold).
+    case decimal(Double, text: [UInt8])
     case string([UInt8])
     case array([JSONValue])
     case object([String: JSONValue])
@@ -32,7 +36,37 @@ package enum JSONValue: Equatable, Sendable {
         switch self {
         case .integer(let value): value
         case .double(let value) where value.rounded() == value && abs(value) < 9e18: Int64(value)
+        case .decimal(let value, _) where value.rounded() == value && abs(value) < 9e18: Int64(value)
         default: nil
+        }
+    }
+
+    /// A number of seconds, as exact nanoseconds: an integer, or a decimal
+    /// with up to nine places (`1738324800.308604997`); nil for anything
+    /// else, or past what 64 bits of nanoseconds hold.
+    package var exactNanoseconds: Int64? {
+        switch self {
+        case .integer(let seconds):
+            return seconds.multipliedReportingOverflow(by: 1_000_000_000).overflow
+                ? nil : seconds * 1_000_000_000
+        case .decimal(_, let text):
+            var digits = text[...]
+            let negative = digits.first == UInt8(ascii: "-")
+            if negative { digits = digits.dropFirst() }
+            guard let dot = digits.firstIndex(of: UInt8(ascii: ".")) else { return nil }
+            let fraction = digits[(dot + 1)...]
+            guard !fraction.isEmpty, fraction.count <= 9,
+                let seconds = Int64(String(decoding: digits[..<dot], as: UTF8.self)),
+                let nanos = Int64(String(decoding: fraction, as: UTF8.self))
+            else { return nil }
+            var scale: Int64 = 1
+            for _ in fraction.count..<9 { scale *= 10 }
+            let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+            guard !overflow else { return nil }
+            let total = whole + nanos * scale
+            return negative ? -total : total
+        default:
+            return nil
         }
     }
 
@@ -40,6 +74,7 @@ package enum JSONValue: Equatable, Sendable {
         switch self {
         case .integer(let value): Double(value)
         case .double(let value): value
+        case .decimal(let value, _): value
         default: nil
         }
     }
@@ -192,6 +227,7 @@ private struct JSONParser {
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
         if integral, let value = Int64(text) { return .integer(value) }
         guard let value = Double(text) else { throw error("malformed number") }
+        if !text.contains(where: { $0 == "e" || $0 == "E" }) { return .decimal(value, text: Array(text.utf8)) }
         return .double(value)
     }
 

@@ -10,10 +10,10 @@ import MetadataIndex
 /// `path` and `name` show each bad byte as U+FFFD, and `pathBase64` /
 /// `nameBase64` carry the exact bytes, so nothing is lost.
 ///
-/// Dates come twice: `modified` / `created` as ISO 8601 in UTC to the
-/// second (`2025-01-31T12:00:00Z`, what jq's `fromdateiso8601` and
-/// `fromdate` read), and `modifiedEpoch` / `createdEpoch` as seconds since
-/// 1970 with the exact nanoseconds (`1738324800.308604997`).
+/// The fields are the daemon protocol's item schema (the same names, the
+/// same dates: `ItemDates`, ISO 8601 to the second and exact epoch
+/// seconds), with `name` and `displayName` for the shell and without the
+/// protocol's ids.
 ///
 /// Built byte by byte with `TextFormat` (no Foundation formatter, no
 /// `String` per result): `--json` over a million results is bound by the
@@ -61,29 +61,15 @@ enum JSONLine {
                 TextFormat.appendDecimal(size, to: &out)
             }
             if let modified = metadata.modificationTime {
-                appendDate(modified, key: ",\"modified\":\"", epochKey: ",\"modifiedEpoch\":", to: &out)
+                out.append(UInt8(ascii: ","))
+                ItemDates.append(.modified, modified, to: &out)
             }
             if let created = metadata.birthTime {
-                appendDate(created, key: ",\"created\":\"", epochKey: ",\"createdEpoch\":", to: &out)
+                out.append(UInt8(ascii: ","))
+                ItemDates.append(.created, created, to: &out)
             }
         }
         out.append(UInt8(ascii: "}"))
-    }
-
-    private static func appendDate(_ date: Timestamp, key: StaticString, epochKey: StaticString, to out: inout [UInt8])
-    {
-        appendLiteral(key, to: &out)
-        TextFormat.appendISO8601(date, fractionalSeconds: false, to: &out)
-        out.append(0x22)
-        appendLiteral(epochKey, to: &out)
-        TextFormat.appendEpochSeconds(date, to: &out)
-    }
-
-    /// A date as a JSON string jq's `fromdateiso8601` reads.
-    static func appendDate(_ date: Timestamp, to out: inout [UInt8]) {
-        out.append(0x22)
-        TextFormat.appendISO8601(date, fractionalSeconds: false, to: &out)
-        out.append(0x22)
     }
 
     private static func appendBase64(key: StaticString, _ bytes: ArraySlice<UInt8>, to out: inout [UInt8]) {

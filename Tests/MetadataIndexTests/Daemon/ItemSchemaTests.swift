@@ -1,0 +1,64 @@
+import Testing
+
+@testable import MDQCore
+@testable import MDQDaemon
+@testable import MDQSystem
+@testable import MDQWire
+
+/// One item schema: the daemon's protocol and `--json` write an item's
+/// dates the same way (`ItemDates`), and mdq's clients read them back to
+/// the nanosecond.
+@Suite struct ItemSchemaTests {
+    static let times: [Int64] = [
+        1_738_324_800_308_604_997, 1_738_324_800_000_000_000, 1_738_324_800_000_000_100, 0, -1_250_000_000,
+        -1, 4_102_444_800_999_999_999,
+    ]
+
+    @Test(arguments: times)
+    func aDateIsWrittenOnceAndReadBackExactly(nanoseconds: Int64) throws {
+        let date = Timestamp(nanosecondsSinceEpoch: nanoseconds)
+        var out: [UInt8] = Array("{".utf8)
+        ItemDates.append(.modified, date, to: &out)
+        out.append(UInt8(ascii: "}"))
+        let value = try out.withUnsafeBytes { try JSONValue.parse($0) }
+        #expect(ItemDates.read(.modified, from: value) == date, "\(String(decoding: out, as: UTF8.self))")
+        // The readable half: ISO 8601 in UTC, to the second.
+        var iso: [UInt8] = []
+        TextFormat.appendISO8601(date, fractionalSeconds: false, to: &iso)
+        #expect(value["modified"]?.bytes == iso)
+    }
+
+    /// A protocol item carries the same date fields `--json` does, and
+    /// its reader gets back every attribute it wrote (an imported date
+    /// too).
+    @Test func aProtocolItemRoundTrips() throws {
+        var metadata = EntryMetadata(kind: .file, inode: 42)
+        metadata.size = 9
+        metadata.modificationTime = Timestamp(nanosecondsSinceEpoch: 1_795_735_804_060_823_531)
+        metadata.birthTime = Timestamp(nanosecondsSinceEpoch: 1_795_735_804_059_464_157)
+        var imported = ImportedValues()
+        imported[.contentCreationDate] = .date(Timestamp(nanosecondsSinceEpoch: 1_600_000_000_123_456_789))
+        var out = JSONWriter()
+        DaemonProtocol.writeItem(
+            id: 7, path: Array("/a/b.txt".utf8), kind: .file, metadata: metadata, conflicts: false,
+            conflictOriginal: nil, imported: imported, to: &out)
+        let value = try out.bytes.withUnsafeBytes { try JSONValue.parse($0) }
+        for key in ["modified", "modifiedEpoch", "created", "createdEpoch"] {
+            #expect(value[key] != nil, "\(key) missing: \(String(decoding: out.bytes, as: UTF8.self))")
+        }
+        let read = try DaemonProtocol.item(value)
+        #expect(read.metadata == metadata)
+        #expect(
+            DaemonProtocol.imported(value["imported"] ?? .null)?[.contentCreationDate] == imported[.contentCreationDate]
+        )
+    }
+
+    @Test func numbersThatAreNotExactSecondsAreRefused() throws {
+        for text in ["1.0123456789", "1e9", "\"1\"", "true"] {
+            let value = try Array(text.utf8).withUnsafeBytes { try JSONValue.parse($0) }
+            #expect(value.exactNanoseconds == nil, "\(text)")
+        }
+        let whole = try Array("12".utf8).withUnsafeBytes { try JSONValue.parse($0) }
+        #expect(whole.exactNanoseconds == 12_000_000_000)
+    }
+}
