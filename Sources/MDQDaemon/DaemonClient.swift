@@ -75,7 +75,7 @@ package final class DaemonClient {
     /// Sends a request: `fields` is the JSON text of its fields after
     /// `"command"` (without braces), or empty.
     private func send(
-        _ command: String, _ fields: [UInt8] = [], passing folders: OpenedFolders? = nil
+        _ command: DaemonCommand, _ fields: [UInt8] = [], passing folders: OpenedFolders? = nil
     ) throws(MetadataError) -> Int {
         let id = nextID
         nextID += 1
@@ -83,7 +83,7 @@ package final class DaemonClient {
         out.raw("{\"id\":")
         out.integer(id)
         out.raw(",\"command\":")
-        out.string(command)
+        out.string(command.rawValue)
         if !fields.isEmpty {
             out.raw(",")
             out.bytes += fields
@@ -123,14 +123,14 @@ package final class DaemonClient {
 
     package static func error(_ value: JSONValue) -> MetadataError {
         let message = value["message"]?.string ?? "the daemon refused the request"
-        if value["code"]?.string == "query-syntax" {
+        if DaemonErrorCode(of: value) == .querySyntax {
             return MetadataError.syntax(message, offset: value["offset"]?.integer.map { Int($0) })
         }
-        if value["code"]?.string == "too-expensive" {
+        if DaemonErrorCode(of: value) == .tooExpensive {
             // The daemon's message already says what to do.
             return MetadataError(code: .tooExpensive, message: message)
         }
-        guard value["code"]?.string == "not-covered" else { return MetadataError.daemon(message) }
+        guard DaemonErrorCode(of: value) == .notCovered else { return MetadataError.daemon(message) }
         // What the index leaves out of a scope it holds is worth a word to
         // the user; a scope it does not hold at all is simply crawled.
         let gap = value["gap"]?.bool == true ? message : nil
@@ -139,14 +139,14 @@ package final class DaemonClient {
 
     /// The daemon's protocol version and process id.
     package func hello() throws(MetadataError) -> (protocolVersion: Int, pid: Int) {
-        _ = try send("hello")
+        _ = try send(.hello)
         let value = try response()
         return (Int(value["protocol"]?.integer ?? 0), Int(value["pid"]?.integer ?? 0))
     }
 
     /// `status`, as the daemon reports it (see `IndexDaemon`).
     package func status() throws(MetadataError) -> DaemonStatus {
-        _ = try send("status")
+        _ = try send(.status)
         return DaemonStatus(try response()["status"] ?? .null)
     }
 
@@ -158,7 +158,7 @@ package final class DaemonClient {
     /// The indexed scopes, whether each is live, and whether it is indexed
     /// by name and stat data only.
     package func indexedScopeList() throws(MetadataError) -> [(scope: ScopeRequest, live: Bool, namesOnly: Bool)] {
-        _ = try send("index.list")
+        _ = try send(.indexList)
         var result: [(ScopeRequest, Bool, Bool)] = []
         for item in try response()["scopes"]?.array ?? [] {
             if let scope = try? DaemonProtocol.scope(item) {
@@ -176,7 +176,7 @@ package final class DaemonClient {
         var fields = JSONWriter()
         fields.key("scope")
         DaemonProtocol.write(scope, namesOnly: !content, to: &fields)
-        _ = try send("index.add", fields.bytes)
+        _ = try send(.indexAdd, fields.bytes)
         return Int(try response()["entries"]?.integer ?? 0)
     }
 
@@ -184,13 +184,13 @@ package final class DaemonClient {
     package func removeScopes(at path: FilePath) throws(MetadataError) -> Int {
         var fields = JSONWriter()
         fields.bytesField("path", path.bytes)
-        _ = try send("index.remove", fields.bytes)
+        _ = try send(.indexRemove, fields.bytes)
         return Int(try response()["removed"]?.integer ?? 0)
     }
 
     /// Asks the daemon to save its snapshot and exit.
     package func stop() throws(MetadataError) {
-        _ = try send("stop")
+        _ = try send(.stop)
         _ = try response()
     }
 
@@ -270,7 +270,7 @@ package final class DaemonClient {
             DaemonProtocol.writeRules(rules, to: &fields)
             fields.raw("}")
         }
-        _ = try send("query", fields.bytes, passing: folders)
+        _ = try send(.query, fields.bytes, passing: folders)
         var answer = Answer(count: 0, stale: false)
         while true {
             let value = try response()

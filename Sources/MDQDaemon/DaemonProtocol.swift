@@ -100,7 +100,7 @@ package enum DaemonProtocol {
 
     static func scope(_ value: JSONValue) throws(ProtocolError) -> ScopeRequest {
         guard let path = value.bytesField("path"), path.first == 0x2F, !path.contains(0) else {
-            throw ProtocolError(code: "bad-request", message: "a scope needs an absolute \"path\"")
+            throw ProtocolError(code: .badRequest, message: "a scope needs an absolute \"path\"")
         }
         return ScopeRequest(path: FilePath.fromBytes(path).lexicallyNormalized(), rules: try rules(value))
     }
@@ -111,12 +111,12 @@ package enum DaemonProtocol {
         func names(_ key: String) throws(ProtocolError) -> Set<[UInt8]> {
             guard let list = value[key] else { return [] }
             guard let items = list.array else {
-                throw ProtocolError(code: "bad-request", message: "\"\(key)\" must be a list of names")
+                throw ProtocolError(code: .badRequest, message: "\"\(key)\" must be a list of names")
             }
             var result: Set<[UInt8]> = []
             for item in items {
                 guard let name = item.bytes, !name.isEmpty, name.count <= 255, !name.contains(0x2F) else {
-                    throw ProtocolError(code: "bad-request", message: "\"\(key)\" holds something that is not a name")
+                    throw ProtocolError(code: .badRequest, message: "\"\(key)\" holds something that is not a name")
                 }
                 result.insert(name)
             }
@@ -126,7 +126,7 @@ package enum DaemonProtocol {
         if let list = value["prunePaths"] {
             for item in list.array ?? [.null] {
                 guard let path = item.bytes, path.first == 0x2F, path.count <= 4096, !path.contains(0) else {
-                    throw ProtocolError(code: "bad-request", message: "\"prunePaths\" must be a list of absolute paths")
+                    throw ProtocolError(code: .badRequest, message: "\"prunePaths\" must be a list of absolute paths")
                 }
                 prunePaths.insert(FilePath.fromBytes(path).lexicallyNormalized().bytes)
             }
@@ -305,12 +305,12 @@ package enum DaemonProtocol {
     static func attributes(_ request: JSONValue) throws(ProtocolError) -> Set<MetadataAttribute> {
         guard let names = request["attributes"] else { return [] }
         guard let list = names.array else {
-            throw ProtocolError(code: "bad-request", message: "\"attributes\" must be a list of attribute names")
+            throw ProtocolError(code: .badRequest, message: "\"attributes\" must be a list of attribute names")
         }
         var attributes: Set<MetadataAttribute> = []
         for name in list {
             guard let key = name.string, let attribute = MetadataAttribute(key: key) else {
-                throw ProtocolError(code: "bad-request", message: "\"attributes\" names an unknown attribute")
+                throw ProtocolError(code: .badRequest, message: "\"attributes\" names an unknown attribute")
             }
             if attribute.isImported { attributes.insert(attribute) }
         }
@@ -348,7 +348,7 @@ package enum DaemonProtocol {
     package static func item(_ value: JSONValue) throws(ProtocolError) -> EntrySnapshot {
         guard let path = value.bytesField("path"), let kindName = value["kind"]?.string,
             let kind = EntryKind.allCases.first(where: { $0.description == kindName })
-        else { throw ProtocolError(code: "bad-response", message: "an item without path or kind") }
+        else { throw ProtocolError(code: .badResponse, message: "an item without path or kind") }
         var metadata = EntryMetadata(kind: kind, inode: UInt64(bitPattern: value["inode"]?.integer ?? 0))
         metadata.size = value["size"]?.integer.map { UInt64(bitPattern: $0) }
         metadata.modificationTime = ItemDates.read(.modified, from: value)
@@ -431,9 +431,7 @@ package enum DaemonProtocol {
 
 /// A request the daemon refuses, or a response a client cannot read.
 package struct ProtocolError: Error, CustomStringConvertible {
-    /// `bad-request`, `unknown-command`, `query-syntax`, `not-covered`,
-    /// `too-large`, `timeout`, `scope`, `bad-response`.
-    var code: String
+    var code: DaemonErrorCode
     var message: String
     /// For `query-syntax`: the byte offset of the mistake.
     var offset: Int?
@@ -451,7 +449,7 @@ package struct ProtocolError: Error, CustomStringConvertible {
         out.key("error")
         out.raw("{")
         out.key("code")
-        out.string(code)
+        out.string(code.rawValue)
         out.field("message")
         out.string(message)
         if let offset {

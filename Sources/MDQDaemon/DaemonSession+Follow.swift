@@ -17,7 +17,7 @@ extension DaemonSession {
         _ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor], reader: inout LineReader
     ) throws(ProtocolError) -> Bool {
         guard let value = request["scope"] else {
-            throw ProtocolError(code: "bad-request", message: "follow needs a \"scope\"")
+            throw ProtocolError(code: .badRequest, message: "follow needs a \"scope\"")
         }
         let scope = try DaemonProtocol.scope(value)
         let path = scope.path
@@ -27,17 +27,17 @@ extension DaemonSession {
         let whole = ScopeRequest(path: path, rules: ScopeRules(includeHidden: true, stayOnFileSystem: true))
         guard engine.covers(whole) || engine.covers(ScopeRequest(path: path, rules: ScopeRules(includeHidden: true)))
         else {
-            throw ProtocolError(code: "not-covered", message: "\(path.string) is not kept live here")
+            throw ProtocolError(code: .notCovered, message: "\(path.string) is not kept live here")
         }
         // A filesystem mounted there is another one: nothing would be told.
         guard let device = engine.rootDevice(holding: path),
             case .success(let status) = opened.map(Result.success) ?? FileStatus.of(pathBytes: path.bytes),
             status.device == device
         else {
-            throw ProtocolError(code: "not-covered", message: "\(path.string) is on another filesystem")
+            throw ProtocolError(code: .notCovered, message: "\(path.string) is on another filesystem")
         }
         guard engine.followsByHandle(path) else {
-            throw ProtocolError(code: "not-covered", message: "\(path.string) is watched folder by folder here")
+            throw ProtocolError(code: .notCovered, message: "\(path.string) is watched folder by folder here")
         }
         var asker = viewer
         asker?.reachedScopes = true
@@ -45,13 +45,13 @@ extension DaemonSession {
         // Each follower costs the engine a check per event it applies.
         guard daemon.begin(.follower, for: user) else {
             throw ProtocolError(
-                code: "busy",
+                code: .busy,
                 message: "too many followers: this daemon tells \(daemon.limits.followersPerUser) folders per user, "
                     + "\(daemon.limits.followersInAll) in all")
         }
         defer { daemon.end(.follower, for: user) }
         guard case .success = engine.follow(follower) else {
-            throw ProtocolError(code: "not-covered", message: "\(path.string) is not kept live here")
+            throw ProtocolError(code: .notCovered, message: "\(path.string) is not kept live here")
         }
         defer { engine.unfollow(follower) }
         var out = JSONWriter()
@@ -88,7 +88,7 @@ extension DaemonSession {
                     }
                 }) != nil
         else {
-            throw ProtocolError(code: "busy", message: "the daemon cannot take more followers")
+            throw ProtocolError(code: .busy, message: "the daemon cannot take more followers")
         }
         // Nothing more is read; the stream ends with the connection.
         while true {

@@ -14,7 +14,7 @@ extension DaemonSession {
         // Counted before anything is parsed: a request refused costs nothing.
         guard daemon.begin(.query, for: user) else {
             throw ProtocolError(
-                code: "busy",
+                code: .busy,
                 message: "too many queries at once: this daemon runs \(daemon.limits.queriesPerUser) per user"
                     + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : "") + ", \(daemon.limits.queriesInAll) in all")
         }
@@ -25,7 +25,7 @@ extension DaemonSession {
         case "count": output = .count
         case "paths": output = .paths
         case "items": output = .entries
-        case let other: throw ProtocolError(code: "bad-request", message: "unknown output \"\(other)\"")
+        case let other: throw ProtocolError(code: .badRequest, message: "unknown output \"\(other)\"")
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
         let fetching = try DaemonProtocol.attributes(request)
@@ -112,18 +112,18 @@ extension DaemonSession {
             if let asked = request["budget"]?.double, asked > seconds {
                 // The client asked for more than any query may have.
                 throw ProtocolError(
-                    code: "too-expensive",
+                    code: .tooExpensive,
                     message: "query too expensive: it ran past \(Self.shown(seconds)), the most this daemon allows "
                         + "any query\(daemon.isSystem ? " (MAX_QUERY_SECONDS)" : ""); simplify the MATCHES pattern "
                         + "or narrow the scope")
             }
-            throw ProtocolError(code: "too-expensive", message: error.message)
+            throw ProtocolError(code: .tooExpensive, message: error.message)
         }
         var answer: OneShotAnswer
         switch answered {
         case .failure(let uncovered):
             throw ProtocolError(
-                code: "not-covered",
+                code: .notCovered,
                 message: uncovered.gap ?? "the daemon does not index \(uncovered.scope.path.string)",
                 gap: uncovered.gap != nil)
         case .success(let value): answer = value

@@ -17,7 +17,7 @@ extension DaemonSession {
         let asked = request["protocol"]?.integer ?? 1
         guard asked == Int64(DaemonProtocol.version) else {
             throw ProtocolError(
-                code: "protocol-version",
+                code: .protocolVersion,
                 message:
                     "this daemon speaks protocol \(DaemonProtocol.version) and the subscription protocol \(asked): "
                     + "use a client of the daemon's version")
@@ -25,13 +25,13 @@ extension DaemonSession {
         var since: EngineClock?
         if let clock = request["since"] {
             guard let text = clock.string, let parsed = EngineClock(text) else {
-                throw ProtocolError(code: "bad-request", message: "since is not a clock this daemon gave out")
+                throw ProtocolError(code: .badRequest, message: "since is not a clock this daemon gave out")
             }
             since = parsed
         }
         guard daemon.begin(.subscription, for: user) else {
             throw ProtocolError(
-                code: "busy",
+                code: .busy,
                 message: "too many live queries: this daemon keeps \(daemon.limits.subscriptionsPerUser) per user"
                     + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : "")
                     + ", \(daemon.limits.subscriptionsInAll) in all")
@@ -43,7 +43,7 @@ extension DaemonSession {
         let engine = daemon.engine
         if viewer != nil, let uncovered = scopes.first(where: { !engine.covers($0) }) {
             throw ProtocolError(
-                code: "not-covered", message: "the system index does not index \(uncovered.path.string)")
+                code: .notCovered, message: "the system index does not index \(uncovered.path.string)")
         }
         let fetching = Set(try DaemonProtocol.attributes(request))
         var container: UbiquityContainer?
@@ -73,7 +73,7 @@ extension DaemonSession {
             resuming: since != nil, readsImported: !predicate.importedAttributes.isEmpty)
         forwarder.enqueue(forwarder.line { $0.raw("\"event\":\"didStartGathering\"") })
         guard WorkerThreads.start(name: "mdq-subscriber", { forwarder.run() }) != nil else {
-            throw ProtocolError(code: "busy", message: "the daemon cannot take more subscriptions")
+            throw ProtocolError(code: .busy, message: "the daemon cannot take more subscriptions")
         }
         let (subscription, _) = engine.subscribe(
             scopes: scopes, predicate: predicate, container: container, budget: budget,
@@ -96,10 +96,12 @@ extension DaemonSession {
             case .end, .failure:
                 return false
             case .line(let line):
-                guard let value = try? JSONValue.parse(line), value["command"]?.string == "unsubscribe" else {
+                guard let value = try? JSONValue.parse(line),
+                    value["command"]?.string.flatMap(DaemonCommand.init(rawValue:)) == .unsubscribe
+                else {
                     let queued = forwarder.enqueue(
                         ProtocolError(
-                            code: "bad-request", message: "only unsubscribe is accepted during a subscription"
+                            code: .badRequest, message: "only unsubscribe is accepted during a subscription"
                         )
                         .line(id: Self.encodeID((try? JSONValue.parse(line))?["id"])))
                     // A client that writes without reading loses its

@@ -74,7 +74,7 @@ final class DaemonSession: Sendable {
         do {
             request = try JSONValue.parse(line)
         } catch {
-            return send(ProtocolError(code: "bad-request", message: "not JSON: \(error)").line(id: Array("null".utf8)))
+            return send(ProtocolError(code: .badRequest, message: "not JSON: \(error)").line(id: Array("null".utf8)))
         }
         let id = Self.encodeID(request["id"])
         do throws(ProtocolError) {
@@ -89,91 +89,31 @@ final class DaemonSession: Sendable {
             reader.dropDescriptors()
             guard let descriptors = taken else {
                 throw ProtocolError(
-                    code: "bad-request",
+                    code: .badRequest,
                     message: "the request names descriptors (\"descriptors\") that did not come with it")
             }
-            // A user of the system index asks; root manages it.
-            if viewer != nil, let command = request["command"]?.string,
-                ["index.add", "index.remove", "stop"].contains(command)
-            {
-                throw ProtocolError(code: "forbidden", message: "only root manages the system index (\(command))")
+            guard let name = request["command"]?.string else {
+                throw ProtocolError(code: .badRequest, message: "a request needs a \"command\"")
             }
-            switch request["command"]?.string {
-            case "hello":
-                var out = JSONWriter()
-                DaemonProtocol.begin(id, &out)
-                out.raw("\"protocol\":")
-                out.integer(DaemonProtocol.version)
-                out.raw(",\"pid\":")
-                out.integer(ProcessIdentity.processID)
-                out.raw("}\n")
-                return send(out.bytes)
-            case "status":
-                var out = JSONWriter()
-                DaemonProtocol.begin(id, &out)
-                out.raw("\"status\":{")
-                daemon.status(into: &out, for: viewer)
-                out.raw("}}\n")
-                return send(out.bytes)
-            case "index.list":
-                var out = JSONWriter()
-                DaemonProtocol.begin(id, &out)
-                out.key("scopes")
-                DaemonProtocol.write(daemon.scopeList, namesOnly: daemon.namesOnlyScopes, to: &out)
-                out.raw("}\n")
-                return send(out.bytes)
-            case "index.add":
-                guard let value = request["scope"] else {
-                    throw ProtocolError(code: "bad-request", message: "index.add needs a \"scope\"")
-                }
-                let scope = try DaemonProtocol.scope(value)
-                do {
-                    try daemon.addScope(scope, content: value["content"]?.bool ?? true)
-                } catch {
-                    throw ProtocolError(code: "scope", message: error.description)
-                }
-                var out = JSONWriter()
-                DaemonProtocol.begin(id, &out)
-                out.raw("\"added\":")
-                DaemonProtocol.write(scope, to: &out)
-                out.raw(",\"entries\":")
-                out.integer(daemon.engine.entryCount)
-                out.raw("}\n")
-                return send(out.bytes)
-            case "index.remove":
-                guard let path = request.bytesField("path"), path.first == 0x2F else {
-                    throw ProtocolError(code: "bad-request", message: "index.remove needs an absolute \"path\"")
-                }
-                let removed: Int
-                do {
-                    removed = try daemon.removeScopes(at: FilePath.fromBytes(path))
-                } catch {
-                    throw ProtocolError(code: "scope", message: error.description)
-                }
-                var out = JSONWriter()
-                DaemonProtocol.begin(id, &out)
-                out.raw("\"removed\":")
-                out.integer(removed)
-                out.raw("}\n")
-                return send(out.bytes)
-            case "query":
-                return try query(request, id: id, descriptors: descriptors)
-            case "subscribe":
-                return try subscribe(request, id: id, descriptors: descriptors, reader: &reader)
-            case "follow":
-                return try follow(request, id: id, descriptors: descriptors, reader: &reader)
-            case "stop":
-                var out = JSONWriter()
-                DaemonProtocol.begin(id, &out)
-                out.raw("\"stopping\":true}\n")
-                send(out.bytes)
-                let daemon = self.daemon
-                WorkerThreads.detach(name: "mdq-stop") { daemon.stop() }
-                return false
-            case let other?:
-                throw ProtocolError(code: "unknown-command", message: "unknown command \"\(other)\"")
-            case nil:
-                throw ProtocolError(code: "bad-request", message: "a request needs a \"command\"")
+            guard let command = DaemonCommand(rawValue: name), command != .unsubscribe else {
+                throw ProtocolError(code: .unknownCommand, message: "unknown command \"\(name)\"")
+            }
+            // A user of the system index asks; root manages it.
+            if viewer != nil, !command.isForUsersOfTheSystemIndex {
+                throw ProtocolError(code: .forbidden, message: "only root manages the system index (\(name))")
+            }
+            // One file per command (DaemonSession+Command.swift).
+            switch command {
+            case .hello: return hello(id: id)
+            case .status: return status(id: id)
+            case .indexList: return indexList(id: id)
+            case .indexAdd: return try indexAdd(request, id: id)
+            case .indexRemove: return try indexRemove(request, id: id)
+            case .query: return try query(request, id: id, descriptors: descriptors)
+            case .subscribe: return try subscribe(request, id: id, descriptors: descriptors, reader: &reader)
+            case .follow: return try follow(request, id: id, descriptors: descriptors, reader: &reader)
+            case .stop: return stop(id: id)
+            case .unsubscribe: return true
             }
         } catch {
             return send(error.line(id: id))
@@ -187,7 +127,7 @@ final class DaemonSession: Sendable {
         guard let asked = request["budget"]?.double else {
             return min(QueryLimit.defaultSeconds, daemon.limits.maxBudget)
         }
-        guard asked > 0 else { throw ProtocolError(code: "bad-request", message: "\"budget\" must be positive") }
+        guard asked > 0 else { throw ProtocolError(code: .badRequest, message: "\"budget\" must be positive") }
         return min(asked, daemon.limits.maxBudget)
     }
 
@@ -227,7 +167,7 @@ final class DaemonSession: Sendable {
         other: CommandLineQuery.OtherReading?, viewer: Viewer?
     ) {
         guard let text = request["predicate"]?.bytes else {
-            throw ProtocolError(code: "bad-request", message: "a query needs a \"predicate\"")
+            throw ProtocolError(code: .badRequest, message: "a query needs a \"predicate\"")
         }
         let predicate: MetadataPredicate
         var words: [UInt8]?
@@ -248,25 +188,25 @@ final class DaemonSession: Sendable {
                 // text is indexed (else the client searches names).
                 guard daemon.content != nil else {
                     throw ProtocolError(
-                        code: "not-covered",
+                        code: .notCovered,
                         message: "the daemon does not index what is inside files (content indexing is off)")
                 }
                 predicate = try MetadataPredicate.words(text)
                 words = text
-            case let other: throw ProtocolError(code: "bad-request", message: "unknown syntax \"\(other)\"")
+            case let other: throw ProtocolError(code: .badRequest, message: "unknown syntax \"\(other)\"")
             }
         } catch let error as ProtocolError {
             throw error
         } catch let error as MetadataError {
-            throw ProtocolError(code: "query-syntax", message: error.message, offset: error.offset)
+            throw ProtocolError(code: .querySyntax, message: error.message, offset: error.offset)
         } catch {
-            throw ProtocolError(code: "query-syntax", message: "\(error)")
+            throw ProtocolError(code: .querySyntax, message: "\(error)")
         }
         if !predicate.importedAttributes.isEmpty && daemon.content == nil {
             // Without content indexing the index keeps names and stat data
             // only: the client reads inside the files itself.
             throw ProtocolError(
-                code: "not-covered", message: "the daemon does not index what is inside files (content indexing is off)"
+                code: .notCovered, message: "the daemon does not index what is inside files (content indexing is off)"
             )
         }
         var scopes: [ScopeRequest] = []
@@ -275,7 +215,7 @@ final class DaemonSession: Sendable {
             // Each scope costs a walk per match: a query names a few.
             guard list.count <= DaemonProtocol.maximumScopes else {
                 throw ProtocolError(
-                    code: "bad-request", message: "a query names at most \(DaemonProtocol.maximumScopes) scopes")
+                    code: .badRequest, message: "a query names at most \(DaemonProtocol.maximumScopes) scopes")
             }
             asker?.reachedScopes = true
             for item in list {
@@ -298,7 +238,7 @@ final class DaemonSession: Sendable {
                     status.device != device
                 {
                     throw ProtocolError(
-                        code: "not-covered",
+                        code: .notCovered,
                         message: "\(scope.path.string) is on a filesystem the system index does not index")
                 }
                 if !scopes.contains(scope) { scopes.append(scope) }
@@ -306,7 +246,7 @@ final class DaemonSession: Sendable {
         } else {
             scopes = daemon.scopeList.filter(\.live).map(\.scope)
             if scopes.isEmpty {
-                throw ProtocolError(code: "not-covered", message: "the daemon indexes nothing yet")
+                throw ProtocolError(code: .notCovered, message: "the daemon indexes nothing yet")
             }
             // Everything indexed, under the query's own rules when it gives them.
             if let rules = request["rules"] {
@@ -334,13 +274,13 @@ final class DaemonSession: Sendable {
     ) throws(ProtocolError) -> FileStatus {
         guard let number = item["descriptor"]?.integer, number >= 0, number < descriptors.count else {
             throw ProtocolError(
-                code: "bad-request",
+                code: .badRequest,
                 message: "the system index takes each scope as a descriptor of its folder, opened by the client "
                     + "and passed with the request (\"descriptor\", SCM_RIGHTS)")
         }
         let opened = descriptors[Int(number)]
         let notCovered = ProtocolError(
-            code: "not-covered", message: "the system index does not index \(scope.path.string)")
+            code: .notCovered, message: "the system index does not index \(scope.path.string)")
         // Where the kernel says the folder is, and through which mount, are
         // read without asking the folder's filesystem anything (a user's
         // own FUSE mount could make that wait); a folder shown at the path
@@ -351,7 +291,7 @@ final class DaemonSession: Sendable {
         guard case .success(let status) = FileStatus.of(descriptor: opened.descriptor, acl: false),
             status.kind == .folder
         else {
-            throw ProtocolError(code: "bad-request", message: "the descriptor passed for a scope is not a folder's")
+            throw ProtocolError(code: .badRequest, message: "the descriptor passed for a scope is not a folder's")
         }
         guard daemon.engine.holdsFolder(at: scope.path, as: status) else { throw notCovered }
         return status

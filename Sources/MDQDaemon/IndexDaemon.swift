@@ -619,7 +619,7 @@ public final class IndexDaemon: Sendable {
         do {
             let value = try JSONValue.parse(bytes)
             guard let list = value["scopes"]?.array else {
-                throw ProtocolError(code: "bad-state", message: "no scopes")
+                throw ProtocolError(code: .badState, message: "no scopes")
             }
             var scopes: [ScopeRequest] = []
             var namesOnly: Set<FilePath> = []
@@ -764,7 +764,7 @@ public final class IndexDaemon: Sendable {
                 continue
             }
             guard case .success(let peer) = connection.peer(), peer.uid == me || isSystem else {
-                let refusal = ProtocolError(code: "forbidden", message: "this daemon serves only its own user")
+                let refusal = ProtocolError(code: .forbidden, message: "this daemon serves only its own user")
                 _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
                 continue
             }
@@ -773,7 +773,7 @@ public final class IndexDaemon: Sendable {
             var viewer: Viewer?
             if isSystem && peer.uid != 0 {
                 guard case .success(let groups) = connection.peerGroups() else {
-                    let refusal = ProtocolError(code: "forbidden", message: "cannot tell the groups of the client")
+                    let refusal = ProtocolError(code: .forbidden, message: "cannot tell the groups of the client")
                     _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
                     continue
                 }
@@ -781,7 +781,7 @@ public final class IndexDaemon: Sendable {
             }
             guard begin(.connection, for: peer.uid) else {
                 let refusal = ProtocolError(
-                    code: "busy",
+                    code: .busy,
                     message: "too many connections: this daemon takes \(limits.connectionsPerUser) per user"
                         + (isSystem ? " (MAX_CONNECTIONS_PER_USER)" : "") + ", \(limits.connectionsInAll) in all")
                 _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
@@ -790,7 +790,7 @@ public final class IndexDaemon: Sendable {
             let session = DaemonSession(daemon: self, socket: connection, user: peer.uid, viewer: viewer)
             if WorkerThreads.start(name: "mdq-client", { session.run() }) == nil {
                 end(.connection, for: peer.uid)
-                let refusal = ProtocolError(code: "busy", message: "the daemon cannot take more connections")
+                let refusal = ProtocolError(code: .busy, message: "the daemon cannot take more connections")
                 _ = withBytes(of: refusal.line(id: Array("null".utf8))) { connection.write($0, timeout: 100) }
             }
         }

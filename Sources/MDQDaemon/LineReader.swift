@@ -96,7 +96,7 @@ package struct LineReader {
                 return .line(line)
             }
             guard pending <= maximum else {
-                return .failure(ProtocolError(code: "too-large", message: "a request is limited to \(maximum) bytes"))
+                return .failure(ProtocolError(code: .tooLarge, message: "a request is limited to \(maximum) bytes"))
             }
             scanned = pending
             let began = pending > 0
@@ -105,10 +105,10 @@ package struct LineReader {
                 continue
             case .timedOut:
                 if !began { return .end }
-                return .failure(ProtocolError(code: "timeout", message: "the request was not finished in time"))
+                return .failure(ProtocolError(code: .timeout, message: "the request was not finished in time"))
             case .end:
                 if began {
-                    return .failure(ProtocolError(code: "bad-request", message: "the connection ended mid-request"))
+                    return .failure(ProtocolError(code: .badRequest, message: "the connection ended mid-request"))
                 }
                 return .end
             }

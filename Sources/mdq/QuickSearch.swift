@@ -228,8 +228,9 @@ struct QuickSearch {
                 // is the full command's to say, unless part of the answer
                 // is out already (a scope removed mid-answer).
                 let message = error["message"]?.string ?? "the daemon refused the query"
-                if printed || error["code"]?.string == "too-expensive" { Self.fail(message) }
-                guard error["code"]?.string == "not-covered" else { return .failed(()) }
+                let code = DaemonErrorCode(of: error)
+                if printed || code == .tooExpensive { Self.fail(message) }
+                guard code == .notCovered else { return .failed(()) }
                 return .declined((), gap: error["gap"]?.bool == true ? message : nil)
             } else if reply["done"]?.bool == true {
                 Self.warn(importing: Int(reply["importing"]?.integer ?? 0), stale: reply["stale"]?.bool ?? false)

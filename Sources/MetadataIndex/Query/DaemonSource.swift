@@ -272,7 +272,7 @@ final class RemoteSession: Sendable {
             }
             if let error = value["error"] {
                 // The daemon refused the subscription: not live, said once.
-                return gathered ? .streamed : .refused(notCovered: error["code"]?.string == "not-covered")
+                return gathered ? .streamed : .refused(notCovered: DaemonErrorCode(of: error) == .notCovered)
             }
             switch value["event"]?.string {
             case "gatheringProgress":

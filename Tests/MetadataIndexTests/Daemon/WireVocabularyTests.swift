@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import MDQCore
@@ -60,5 +61,47 @@ import Testing
         }
         let whole = try Array("12".utf8).withUnsafeBytes { try JSONValue.parse($0) }
         #expect(whole.exactNanoseconds == 12_000_000_000)
+    }
+}
+
+/// The protocol's error codes are one enum, and the documentation's table
+/// of errors names each of them, and no other.
+@Suite struct DaemonErrorCodeTests {
+    @Test func everyCodeIsDocumentedAndEveryDocumentedCodeIsOne() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("Documentation/protocol.md"), encoding: .utf8)
+        let table = text.components(separatedBy: "\n\n").first { $0.hasPrefix("| error code |") } ?? ""
+        var documented: Set<String> = []
+        for row in table.split(separator: "\n") where row.hasPrefix("| `") {
+            let cell = row.dropFirst(2).prefix { $0 != "|" }
+            for code in cell.split(separator: ",") {
+                documented.insert(code.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: ["`"]))
+            }
+        }
+        #expect(documented.count >= 10, "the table was not found: \(documented)")
+        // A client's own codes, never sent by a daemon.
+        let sent = Set(DaemonErrorCode.allCases.map(\.rawValue)).subtracting(["bad-response", "bad-state"])
+        #expect(sent.subtracting(documented).isEmpty, "not documented: \(sent.subtracting(documented))")
+        #expect(documented.subtracting(sent).isEmpty, "documented, not a code: \(documented.subtracting(sent))")
+    }
+
+    /// Every command has its section under "Commands", and every section
+    /// is a command.
+    @Test func everyCommandIsDocumented() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        let text = try String(contentsOf: root.appendingPathComponent("Documentation/protocol.md"), encoding: .utf8)
+        let commands =
+            try #require(text.components(separatedBy: "### Commands").dropFirst().first)
+            .components(separatedBy: "\n### ").first ?? ""
+        var documented: Set<String> = []
+        for line in commands.split(separator: "\n") where line.hasPrefix("#### ") {
+            for word in line.dropFirst(5).split(separator: " ") where word != "and" {
+                documented.insert(String(word))
+            }
+        }
+        documented.remove("Clocks")
+        #expect(documented == Set(DaemonCommand.allCases.map(\.rawValue)), "\(documented)")
     }
 }
