@@ -311,13 +311,13 @@ public final class IndexDaemon: Sendable {
             listener = inherited
         } else {
             // We hold the lock: a socket left there is a crashed daemon's.
-            _ = paths.socket.withPlatformString { unlink($0) }
+            _ = syscallResult { paths.socket.withPlatformString { unlink($0) } }
             switch UnixSocket.listen(at: paths.socket) {
             case .success(let socket):
                 listener = socket
                 // Every user connects to the system index (and is answered
                 // what that user may see).
-                if system != nil { _ = paths.socket.withPlatformString { chmod($0, 0o666) } }
+                if system != nil { _ = syscallResult { paths.socket.withPlatformString { chmod($0, 0o666) } } }
             case .failure(let error):
                 throw MetadataError.daemon("cannot listen", path: paths.socket, underlying: error)
             }
@@ -457,7 +457,7 @@ public final class IndexDaemon: Sendable {
         content?.stop()
         content?.pool.shutdown()
         saveSnapshot()
-        _ = paths.socket.withPlatformString { unlink($0) }
+        _ = syscallResult { paths.socket.withPlatformString { unlink($0) } }
         engine.shutdown()
         lock.release()
         log("stopped")

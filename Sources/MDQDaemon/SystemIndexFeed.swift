@@ -263,12 +263,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
 
     /// The folder's path, from the descriptor the engine opened it with.
     private static func path(of descriptor: FileDescriptor) -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = buffer.withUnsafeMutableBufferPointer { raw in
-            readlink("/proc/self/fd/\(descriptor.rawValue)", raw.baseAddress!, raw.count - 1)
-        }
-        guard length > 0, buffer[0] == 0x2F else { return nil }
-        let path = Array(buffer[..<length])
+        guard case .success(let path) = descriptorPath(descriptor.rawValue), path.first == 0x2F else { return nil }
         // A folder removed while open reads as "… (deleted)": not followed.
         return Self.endsDeleted(path) ? nil : path
     }

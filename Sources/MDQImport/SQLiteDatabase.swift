@@ -41,7 +41,7 @@ final class SQLiteDatabase {
             throw Failure(code: rc, message: message)
         }
         // Private to the user whatever the umask (the folder is, too).
-        _ = path.withPlatformString { chmod($0, 0o600) }
+        _ = syscallResult { path.withPlatformString { chmod($0, 0o600) } }
         sqlite3_extended_result_codes(handle, 1)
         sqlite3_busy_timeout(handle, 5000)
         return SQLiteDatabase(handle: handle)

@@ -1,3 +1,4 @@
+import CLinuxSyscalls
 import Glibc
 package import SystemPackage
 
@@ -33,4 +34,15 @@ extension Result {
         if case .success = self { return true }
         return false
     }
+}
+
+/// The path the kernel gives an open file (`/proc/self/fd/N`'s link), read
+/// from the descriptor itself.
+package func descriptorPath(_ descriptor: CInt) -> Result<[UInt8], Errno> {
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    return syscallResult {
+        buffer.withUnsafeMutableBytes { raw in
+            mdq_descriptor_path(descriptor, raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
+        }
+    }.map { Array(buffer.prefix(Int($0))) }
 }

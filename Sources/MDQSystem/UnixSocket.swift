@@ -299,15 +299,7 @@ package final class ReceivedDescriptor: Sendable {
 
     /// The path the kernel gives the open file (`/proc/self/fd/N`'s link,
     /// from the file itself, not from anything its sender said).
-    package var kernelPath: Result<[UInt8], Errno> {
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        return syscallResult {
-            buffer.withUnsafeMutableBytes { raw in
-                mdq_descriptor_path(
-                    descriptor.rawValue, raw.baseAddress!.assumingMemoryBound(to: CChar.self), raw.count)
-            }
-        }.map { Array(buffer.prefix(Int($0))) }
-    }
+    package var kernelPath: Result<[UInt8], Errno> { descriptorPath(descriptor.rawValue) }
 }
 
 /// Folders a client opened to name them to the system index (one per

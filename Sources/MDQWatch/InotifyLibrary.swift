@@ -81,10 +81,8 @@ package final class InotifyLibrary: Sendable {
     }
 
     private static func isInotify(_ descriptor: CInt) -> Bool {
-        var buffer = [CChar](repeating: 0, count: 64)
-        let length = readlink("/proc/self/fd/\(descriptor)", &buffer, buffer.count - 1)
-        guard length > 0 else { return false }
-        return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self).contains("inotify")
+        guard case .success(let path) = descriptorPath(descriptor) else { return false }
+        return String(decoding: path, as: UTF8.self).contains("inotify")
     }
 
     /// Whether `initialize()` has succeeded in this process.

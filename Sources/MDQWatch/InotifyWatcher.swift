@@ -228,7 +228,7 @@ package final class InotifyWatcher: Sendable {
         if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
             // Touch the wake file: an IN_ATTRIB on its watch ends the
             // watcher thread's wait.
-            _ = futimens(controlDescriptor, nil)
+            _ = syscallResult { futimens(controlDescriptor, nil) }
         }
     }
 
@@ -268,7 +268,7 @@ package final class InotifyWatcher: Sendable {
             }
             // Touch the barrier: its IN_ATTRIB queues behind every event
             // the kernel holds now.
-            if touch { _ = futimens(barrierDescriptor, nil) }
+            if touch { _ = syscallResult { futimens(barrierDescriptor, nil) } }
             deliver(moves.ready())
         }
     }
