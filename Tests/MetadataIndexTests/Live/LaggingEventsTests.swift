@@ -22,27 +22,6 @@ extension LiveSuites {
     /// client deletes what it is told was removed.
     @Suite(.serialized, .timeLimit(.minutes(2)))
     struct LaggingEventsTests {
-        /// An engine on a `ScriptedWatcher` and a live query of all of
-        /// `scope`.
-        struct LiveScope {
-            let watcher: ScriptedWatcher
-            let engine: LiveEngine
-            let query: MetadataQuery
-            let recorder: QueryRecorder
-
-            init(_ scope: FilePath, lagging: Bool = true) throws {
-                watcher = ScriptedWatcher(lagging: lagging)
-                engine = try LiveEngine(
-                    index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
-                (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
-            }
-
-            func stop() {
-                query.stop()
-                engine.shutdown()
-            }
-        }
-
         func name(_ text: String) -> [UInt8] { Array(text.utf8) }
 
         func write(_ path: FilePath, _ text: String) {
@@ -63,7 +42,7 @@ extension LiveSuites {
                 atPath: scope.appending("inner").string, withIntermediateDirectories: true)
             try prepare(scope)
             try changes(scope)
-            let live = try LiveScope(scope)
+            let live = try ScriptedLiveScope(scope)
             defer { live.stop() }
             let (watcher, query, recorder) = (live.watcher, live.query, live.recorder)
             let scopeWatch = try #require(watcher.watch(of: scope))
@@ -150,7 +129,7 @@ extension LiveSuites {
                     atPath: scope.appending("\(name)/inner").string, withIntermediateDirectories: true)
                 write(scope.appending("\(name)/inner/\(name).txt"), name)
             }
-            let live = try LiveScope(scope, lagging: false)
+            let live = try ScriptedLiveScope(scope, lagging: false)
             defer { live.stop() }
             let (watcher, query, recorder) = (live.watcher, live.query, live.recorder)
             let root = try #require(watcher.watch(of: scope))
@@ -186,7 +165,7 @@ extension LiveSuites {
             let build = scope.appending("build")
             try FileManager.default.createDirectory(atPath: build.string, withIntermediateDirectories: true)
             write(build.appending("old.txt"), "o")
-            let live = try LiveScope(scope)
+            let live = try ScriptedLiveScope(scope)
             defer { live.stop() }
             let (watcher, query, recorder) = (live.watcher, live.query, live.recorder)
             let root = try #require(watcher.watch(of: scope))
@@ -219,7 +198,7 @@ extension LiveSuites {
             let scope = temp.path.appending("scope")
             try FileManager.default.createDirectory(atPath: scope.string, withIntermediateDirectories: true)
             write(scope.appending("a.txt"), "a")
-            let live = try LiveScope(scope, lagging: false)
+            let live = try ScriptedLiveScope(scope, lagging: false)
             defer { live.stop() }
             #expect(rename(scope.string, temp.path.appending("old").string) == 0)
             #expect(mkdir(scope.string, 0o755) == 0)
@@ -253,7 +232,7 @@ extension LiveSuites {
             try FileManager.default.createDirectory(
                 atPath: q.appending("x").string, withIntermediateDirectories: true)
             write(q.appending("x/f.txt"), "f")
-            let live = try LiveScope(scope, lagging: false)
+            let live = try ScriptedLiveScope(scope, lagging: false)
             defer { live.stop() }
             let watch = try #require(live.watcher.watch(of: q.appending("x")))
             let listed = Locked<[String]>([])

@@ -186,54 +186,6 @@ extension LiveSuites {
             #expect(!heard.contains(.arrived(ChangePlace(watchB, name("h")), isFolder: false)), "\(heard)")
         }
 
-        /// An engine on a scripted backend and a live query of its scope.
-        struct Scripted {
-            let watcher = ScriptedWatcher(lagging: false)
-            let engine: LiveEngine
-            let query: MetadataQuery
-            let recorder: QueryRecorder
-            let scope: FilePath
-
-            init(_ scope: FilePath) throws {
-                self.scope = scope
-                engine = try LiveEngine(
-                    index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
-                (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
-            }
-
-            func stop() {
-                query.stop()
-                engine.shutdown()
-            }
-
-            var names: Set<String> {
-                Set(query.results.map { String($0.path.string.dropFirst(scope.string.count + 1)) })
-            }
-
-            /// Delivers `changes`, then a creation of a marker file, and
-            /// waits for the marker: the changes were applied and posted.
-            func apply(_ changes: [FolderChange], marker: String) -> Bool {
-                FileManager.default.createFile(atPath: scope.appending(marker).string, contents: Data())
-                guard let place = watcher.place(scope, marker) else { return false }
-                watcher.deliver(changes + [.created(place, isFolder: false)])
-                return recorder.wait { query.results.contains { $0.name == marker } }
-            }
-
-            /// The updates since `count` updates, merged.
-            func updates(after count: Int) -> (added: Set<String>, changed: Set<String>, removed: Set<String>) {
-                let all = query.deliveryQueue.sync { Array(recorder.deliveredUpdates.dropFirst(count)) }
-                let relative = { (items: [MetadataItem]) in
-                    Set(items.map { String($0.path.string.dropFirst(scope.string.count + 1)) })
-                }
-                return (
-                    relative(all.flatMap(\.added)), relative(all.flatMap(\.changed)),
-                    relative(all.flatMap(\.removed))
-                )
-            }
-
-            var updateCount: Int { query.deliveryQueue.sync { recorder.deliveredUpdates.count } }
-        }
-
         func makeScope() throws -> (TemporaryDirectory, FilePath) {
             let temp = try TemporaryDirectory()
             let scope = temp.path.appending("scope")
@@ -252,7 +204,7 @@ extension LiveSuites {
         @Test func aMoveWithBothEndsIsAChangeOfTheItem() throws {
             let (temp, scope) = try makeScope()
             _ = temp
-            let live = try Scripted(scope)
+            let live = try ScriptedLiveScope(scope, lagging: false)
             defer { live.stop() }
             #expect(live.recorder.waitForFinish())
             let before = live.updateCount
@@ -272,7 +224,7 @@ extension LiveSuites {
         /// outside an addition.
         @Test func halfMovesAreARemovalAndAnAddition() throws {
             let (temp, scope) = try makeScope()
-            let live = try Scripted(scope)
+            let live = try ScriptedLiveScope(scope, lagging: false)
             defer { live.stop() }
             #expect(live.recorder.waitForFinish())
             let before = live.updateCount
@@ -295,7 +247,7 @@ extension LiveSuites {
         @Test func anOverflowOfOneFolderRelistsIt() throws {
             let (temp, scope) = try makeScope()
             _ = temp
-            let live = try Scripted(scope)
+            let live = try ScriptedLiveScope(scope, lagging: false)
             defer { live.stop() }
             #expect(live.recorder.waitForFinish())
             FileManager.default.createFile(atPath: scope.appending("a/untold.txt").string, contents: Data())
@@ -313,7 +265,7 @@ extension LiveSuites {
         @Test func anOverflowOfEverythingRescans() throws {
             let (temp, scope) = try makeScope()
             _ = temp
-            let live = try Scripted(scope)
+            let live = try ScriptedLiveScope(scope, lagging: false)
             defer { live.stop() }
             #expect(live.recorder.waitForFinish())
             FileManager.default.createFile(atPath: scope.appending("b/untold.txt").string, contents: Data())
@@ -330,7 +282,7 @@ extension LiveSuites {
         /// again, and a root gone is empty until it comes back.
         @Test func aRootsOwnChangesAndItsEnd() throws {
             let (temp, scope) = try makeScope()
-            let live = try Scripted(scope)
+            let live = try ScriptedLiveScope(scope, lagging: false)
             defer { live.stop() }
             #expect(live.recorder.waitForFinish())
             let root = try #require(live.watcher.watch(of: scope))

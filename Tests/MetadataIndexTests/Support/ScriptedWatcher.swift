@@ -1,7 +1,11 @@
+import Foundation
 import SystemPackage
 
+@testable import MDQCore
+@testable import MDQEngine
 @testable import MDQSystem
 @testable import MDQWatch
+@testable import MetadataIndex
 
 /// The watcher seam's test double: a backend whose changes are a script.
 /// It hands out watches as inotify does (one per folder: a folder watched
@@ -81,4 +85,52 @@ final class ScriptedWatcher: FolderWatcher, @unchecked Sendable {
 
     /// Delivers changes to the engine, as a backend's thread would.
     func deliver(_ changes: [FolderChange]) { state.withLock { $0.changes }?(changes) }
+}
+
+/// An engine on a `ScriptedWatcher` and a live query of all of `scope`.
+struct ScriptedLiveScope {
+    let watcher: ScriptedWatcher
+    let engine: LiveEngine
+    let query: MetadataQuery
+    let recorder: QueryRecorder
+    let scope: FilePath
+
+    init(_ scope: FilePath, lagging: Bool = true) throws {
+        self.scope = scope
+        watcher = ScriptedWatcher(lagging: lagging)
+        engine = try LiveEngine(
+            index: FileIndex(), watcher: watcher, watchLimit: nil, crawlThreads: 1, eventCapacity: 1 << 16)
+        (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
+    }
+
+    func stop() {
+        query.stop()
+        engine.shutdown()
+    }
+
+    /// The results, by path relative to the scope.
+    var names: Set<String> {
+        Set(query.results.map { String($0.path.string.dropFirst(scope.string.count + 1)) })
+    }
+
+    /// Delivers `changes`, then the creation of a marker file, and waits
+    /// for the marker: the changes were applied and posted.
+    func apply(_ changes: [FolderChange], marker: String) -> Bool {
+        FileManager.default.createFile(atPath: scope.appending(marker).string, contents: Data())
+        guard let place = watcher.place(scope, marker) else { return false }
+        watcher.deliver(changes + [.created(place, isFolder: false)])
+        return recorder.wait { query.results.contains { $0.name == marker } }
+    }
+
+    /// The updates delivered after the first `count`, merged, by path
+    /// relative to the scope.
+    func updates(after count: Int) -> (added: Set<String>, changed: Set<String>, removed: Set<String>) {
+        let all = query.deliveryQueue.sync { Array(recorder.deliveredUpdates.dropFirst(count)) }
+        let relative = { (items: [MetadataItem]) in
+            Set(items.map { String($0.path.string.dropFirst(scope.string.count + 1)) })
+        }
+        return (relative(all.flatMap(\.added)), relative(all.flatMap(\.changed)), relative(all.flatMap(\.removed)))
+    }
+
+    var updateCount: Int { query.deliveryQueue.sync { recorder.deliveredUpdates.count } }
 }
