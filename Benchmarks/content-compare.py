@@ -13,7 +13,7 @@ being found). For mdq also: idle CPU over 10 s once importing is done, and
 the daemon's resident bytes per index entry.
 
 mdq is built in release mode with the Swift runtime linked statically, as
-Scripts/install builds it, and run as `mdq daemon run` with private
+Scripts/install builds it ($MDQ_BUILD: a folder holding them already), and run as `mdq daemon run` with private
 state and runtime folders; the others run through
 Benchmarks/rivals.py (private home and D-Bus session each). The
 markdown table goes to --out (default: stdout).
@@ -46,8 +46,10 @@ def du(paths):
 def measure_mdq(corpus, manifest, workers):
     # Built as Scripts/install builds what users run (Scripts/build-release):
     # the Swift runtime linked statically, the front one static executable.
-    stage = subprocess.run([os.path.join(ROOT, "Scripts/build-release")], check=True, capture_output=True,
-                           text=True).stdout.strip()
+    # $MDQ_BUILD names another folder holding mdq and mdq-full (an earlier
+    # commit's, for a before/after run).
+    stage = os.environ.get("MDQ_BUILD") or subprocess.run(
+        [os.path.join(ROOT, "Scripts/build-release")], check=True, capture_output=True, text=True).stdout.strip()
     binary = os.path.join(stage, "mdq")
     work = tempfile.mkdtemp(prefix="mdq-content-")
     env = dict(os.environ, MDQ_STATE_DIR=os.path.join(work, "state"), MDQ_RUNTIME_DIR=os.path.join(work, "run"))
