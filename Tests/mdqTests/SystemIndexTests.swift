@@ -605,4 +605,35 @@ struct SystemIndexTests {
         #expect(expected.subtracting(before) == [index.mount + "/pub/while-down.txt"])
         #expect(waitUntil(timeout: 10, interval: 0.05) { (try? answered(index, Self.users[1])) == expected })
     }
+
+    /// A user with no daemon of their own: a search the system index
+    /// covers is answered by it over one connection, whether the front or
+    /// the full command asks; one it does not cover costs one connection
+    /// (declined) and is crawled without asking again; `--live` is served
+    /// by it. The router's third destination, counted.
+    @Test func eachSearchAsksTheSystemIndexOnce() throws {
+        let index = try SystemIndex()
+        try Self.plant(index.mount)
+        try index.start()
+        defer { index.stop() }
+        let user = Self.users[0]
+        func served() throws -> Int { try DaemonClient.connectSystem(index.paths).status().connectionsServed }
+        let outside = try TemporaryDirectory()
+        _ = chmod(outside.path.string, 0o755)
+        FileManager.default.createFile(atPath: outside.path.appending("elsewhere.txt").string, contents: nil)
+        for (form, folder, answeredHere) in [
+            (["*.txt"], index.mount + "/pub", true), (["--json", "*.txt"], index.mount + "/pub", true),
+            (["--count", "file"], index.mount + "/pub", true), (["*.txt"], outside.path.string, false),
+        ] {
+            let before = try served()
+            let output = try index.mdq(form, user: user.user, groups: user.groups, in: folder)
+            let after = try served()
+            #expect(output.status == 0, "\(form) in \(folder): \(output.stderrText)")
+            // The status asked after is one of them.
+            #expect(after - before == 2, "\(form) in \(folder): \(after - before - 1) connections")
+            let crawled = try index.mdq(["--no-daemon"] + form, user: user.user, groups: user.groups, in: folder)
+            #expect(Set(output.stdoutText.split(separator: "\n")) == Set(crawled.stdoutText.split(separator: "\n")))
+            if !answeredHere { #expect(output.stdoutText.contains("elsewhere.txt")) }
+        }
+    }
 }
