@@ -124,10 +124,9 @@ open class NSFileVersion: NSObject, @unchecked Sendable {
         } else {
             try FileManager.default.copyItem(at: self.url, to: staging)
         }
-        guard rename(staging.path, url.path) == 0 else {
-            let error = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        if case .failure(let failure) = syscallResult({ rename(staging.path, url.path) }) {
             try? FileManager.default.removeItem(at: staging)
-            throw error
+            throw POSIXError(POSIXErrorCode(rawValue: failure.rawValue) ?? .EIO)
         }
         return url
     }
