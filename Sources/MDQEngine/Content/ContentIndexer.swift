@@ -22,6 +22,9 @@ package import SystemPackage
 /// - `reconcile` compares the store with the index (after a scope is
 ///   gathered, and at start): imports missing or stale ones, drops those of
 ///   files no longer indexed.
+/// - What waits is an `ImportQueue`: settled changes first, then the
+///   backlog most recently modified first; taking a batch costs the batch,
+///   not the backlog, and a waiting file about 20 bytes.
 ///
 /// Thread-safe. The engine calls `noteChanges` and `values` under its lock;
 /// the indexer's own thread never holds its lock while taking the engine's.
@@ -49,14 +52,10 @@ package final class ContentIndexer: ImportedContent {
     /// (`sync`) before anything else touches the store.
     private let storing = DispatchQueue(label: "mdq-content-store")
 
-    private struct Item {
-        var key: FileKey
-        var due: ContinuousClock.Instant
-    }
-
     private struct Queue {
-        /// Files to import, by entry id, when they are due.
-        var due: [UInt32: Item] = [:]
+        /// Files to import, by entry id, in the order they are taken
+        /// (`ImportQueue`: the next batch costs O(batch), not O(backlog)).
+        var pending = ImportQueue()
         /// Identities of files removed from the index, not yet dropped
         /// from the store: their rows are hidden meanwhile (the inode may
         /// be reused by a new file at once).
@@ -155,7 +154,7 @@ package final class ContentIndexer: ImportedContent {
 
     /// Files waiting to be imported or being imported.
     package var pendingCount: Int {
-        queue.withLock { $0.due.count + $0.importing + ($0.reconcile ? 1 : 0) }
+        queue.withLock { $0.pending.count + $0.importing + ($0.reconcile ? 1 : 0) }
     }
 
     /// Imports stored since the indexer started.
@@ -173,7 +172,7 @@ package final class ContentIndexer: ImportedContent {
     /// a rename settles to nothing to do) and forgets removed ones.
     func noteChanges(_ changes: IndexChanges, removedFiles: [FileKey], index: FileIndex) {
         let due = ContinuousClock.now + configuration.settle
-        var items: [(UInt32, Item)] = []
+        var items: [UInt32] = []
         let checksPaths = excludes
         for id in changes.added.union(changes.changed) where !changes.removed.contains(id) {
             guard let key = index.fileKey(of: EntryID(id)), let stamp = index.fileStamp(of: EntryID(id)) else {
@@ -183,7 +182,7 @@ package final class ContentIndexer: ImportedContent {
             // import landed: nothing new to read.
             if store.stamp(for: key) == stamp { continue }
             if checksPaths && !imports(index.path(of: EntryID(id)).bytes) { continue }
-            items.append((id, Item(key: key, due: due)))
+            items.append(id)
         }
         // Only the extended attributes may have changed: read them again
         // for files imported at their current stamp (others are imported
@@ -198,9 +197,9 @@ package final class ContentIndexer: ImportedContent {
         guard !items.isEmpty || !removedFiles.isEmpty || !checks.isEmpty else { return }
         queue.mutateAndBroadcast { q in
             for (id, key) in checks { q.attributeChecks[id] = key }
-            for (id, item) in items { q.due[id] = item }
+            for id in items { q.pending.enqueue(id, due: due) }
             for id in changes.removed {
-                q.due[id] = nil
+                q.pending.remove(id)
                 q.attributeChecks[id] = nil
             }
             q.queued &+= 1
@@ -250,7 +249,7 @@ package final class ContentIndexer: ImportedContent {
         case stop
         case drop(Set<FileKey>)
         case reconcile
-        case imports([(UInt32, FileKey)])
+        case imports([UInt32])
         case attributes([(UInt32, FileKey)])
     }
 
@@ -258,11 +257,13 @@ package final class ContentIndexer: ImportedContent {
         // Files imported since the heap was last trimmed.
         var imported = 0
         while true {
-            let (next, seen) = queue.withLock { q in (q.due.values.map(\.due).min(), q.queued) }
+            // When the next file is due: O(1) but for entries left behind by
+            // files queued again or removed, each skipped once.
+            let (next, seen) = queue.withLock { q in (q.pending.nextDue(), q.queued) }
             let work = queue.wait(
                 until: { q in
                     q.stopping || !q.removed.isEmpty || q.reconcile || q.queued != seen || !q.attributeChecks.isEmpty
-                        || q.due.values.contains { $0.due <= .now }
+                        || next.map { $0 <= .now } == true
                 },
                 deadline: next
             ) { q -> Work? in
@@ -282,14 +283,11 @@ package final class ContentIndexer: ImportedContent {
                     q.importing += 1
                     return .reconcile
                 }
-                let now = ContinuousClock.now
-                let ready = q.due.filter { $0.value.due <= now }.keys.sorted().prefix(configuration.batch)
-                guard !ready.isEmpty else { return nil }
-                let taken = ready.map { ($0, q.due[$0]!.key) }
-                for id in ready { q.due[id] = nil }
-                // A dictionary keeps its capacity when emptied: after a
-                // first import of a whole tree, that is megabytes.
-                if q.due.isEmpty { q.due = [:] }
+                let taken = q.pending.take(configuration.batch)
+                guard !taken.isEmpty else { return nil }
+                // Arrays keep their capacity when emptied: after a first
+                // import of a whole tree, that is megabytes.
+                q.pending.shrinkIfEmpty()
                 q.importing += taken.count
                 return .imports(taken)
             }
@@ -316,7 +314,7 @@ package final class ContentIndexer: ImportedContent {
                 imported += items.count
                 // Caught up: fold the log into the store, and give back
                 // the heap the catching up used (its queues, the reports).
-                if queue.withLock({ $0.due.isEmpty && $0.removed.isEmpty }) {
+                if queue.withLock({ $0.pending.count == 0 && $0.removed.isEmpty }) {
                     storing.sync {}
                     store.checkpoint()
                     if ProcessMemory.releaseFreePages(after: imported, threshold: 10_000) { imported = 0 }
@@ -360,13 +358,13 @@ package final class ContentIndexer: ImportedContent {
 
     /// Imports files whose stored stamp is not theirs, then stores the
     /// imports of files still as they were, and has the engine re-test them.
-    private func importFiles(_ items: [(UInt32, FileKey)]) {
+    private func importFiles(_ items: [UInt32]) {
         guard let engine = engine.withLock({ $0 }) else { return }
-        // Where each file is and what it looks like now; files gone, moved
-        // to another identity or already imported at this stamp drop out.
-        let facts = engine.fileFacts(items.map(\.0)).filter { fact in
-            items.contains { $0.0 == fact.id && $0.1 == fact.key }
-                && store.stamp(for: fact.key) != fact.stamp && imports(fact.path)
+        // Where each file is and what it looks like now (an id removed is
+        // dropped from the queue, one given to another file is queued for
+        // it); files gone or already imported at this stamp drop out.
+        let facts = engine.fileFacts(items).filter { fact in
+            store.stamp(for: fact.key) != fact.stamp && imports(fact.path)
         }
         let skipped = items.count - facts.count
         if skipped > 0 { queue.mutateAndBroadcast { $0.importing -= skipped } }
@@ -392,11 +390,11 @@ package final class ContentIndexer: ImportedContent {
             engine.fileFacts(facts.map(\.id)).map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
         var landed: [(key: FileKey, stamp: FileStamp, report: ImportReport)] = []
         var ids: [UInt32] = []
-        var retry: [(UInt32, FileKey)] = []
+        var retry: [UInt32] = []
         for (fact, report) in zip(facts, reports) {
             guard let report, let now = current[fact.id], now.key == fact.key, now.stamp == fact.stamp else { continue }
             if report.failure?.isTransient == true {
-                retry.append((fact.id, fact.key))
+                retry.append(fact.id)
                 continue
             }
             landed.append((fact.key, fact.stamp, report))
@@ -419,7 +417,7 @@ package final class ContentIndexer: ImportedContent {
                 q.importing -= imported
                 q.imported += ids.count
                 let later = ContinuousClock.now + configuration.retry
-                for (id, key) in retry where q.due[id] == nil { q.due[id] = Item(key: key, due: later) }
+                for id in retry where !q.pending.contains(id) { q.pending.enqueue(id, due: later) }
                 q.queued &+= 1
             }
             if !ids.isEmpty { engine.importsLanded(ids) }
@@ -434,11 +432,10 @@ package final class ContentIndexer: ImportedContent {
         let stored = store.stamps()
         var indexed = Set<FileKey>()
         indexed.reserveCapacity(files.count)
-        let now = ContinuousClock.now
-        var queued: [(UInt32, Item)] = []
+        var queued: [(id: UInt32, modified: Int64)] = []
         for file in files {
             indexed.insert(file.key)
-            if stored[file.key] != file.stamp { queued.append((file.id, Item(key: file.key, due: now))) }
+            if stored[file.key] != file.stamp { queued.append((file.id, file.stamp.modification)) }
         }
         let orphans = stored.keys.filter { !indexed.contains($0) }
         if !orphans.isEmpty {
@@ -449,7 +446,7 @@ package final class ContentIndexer: ImportedContent {
             }
         }
         queue.mutateAndBroadcast { q in
-            for (id, item) in queued where q.due[id] == nil { q.due[id] = item }
+            for file in queued { q.pending.enqueueBacklog(file.id, modified: file.modified) }
             q.queued &+= 1
         }
     }
