@@ -18,23 +18,15 @@ and each build's ratio to the first:
   `--attr kMDItemFSContentChangeDate`.
 """
 import argparse
-import json
 import os
 import statistics
 import subprocess
-import tempfile
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-
-
-def timed(command):
-    """Wall seconds of one run of a shell command, measured by hyperfine."""
-    with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run(
-            ["hyperfine", "--runs", "1", "--style", "none", "--export-json", out.name, command],
-            check=True, capture_output=True)
-        return json.load(open(out.name))["results"][0]["mean"]
+sys.path.insert(0, HERE)
+from compare import timed  # noqa: E402  (one run, timed as compare.sh times it)
 
 
 def main():
