@@ -29,12 +29,15 @@ TOP = os.path.dirname(HERE)
 TICK = os.sysconf("SC_CLK_TCK")
 
 
-def cpu_seconds(pid):
+def cpu_seconds(pid, children=False):
+    """A process's CPU seconds; with `children`, those of its children it
+    has reaped (workers restarted in between are counted too)."""
     try:
         fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
+    first = 13 if children else 11
+    return (int(fields[first]) + int(fields[first + 1])) / TICK
 
 
 def children_of(pid):
@@ -73,12 +76,12 @@ def measure(build, corpus, seconds):
         while pending(mdq, env) is None:
             time.sleep(0.05)
         subprocess.run([mdq, "index", "add", corpus], env=env, check=True, capture_output=True)
-        workers = {}
-
         def sample():
-            for child in children_of(daemon.pid):
-                workers[child] = cpu_seconds(child)
-            return (time.monotonic(), pending(mdq, env) or 0, cpu_seconds(daemon.pid), sum(workers.values()))
+            # Workers live and workers reaped (a worker is restarted after
+            # so many files, or when it fails).
+            workers = sum(cpu_seconds(child) for child in children_of(daemon.pid))
+            workers += cpu_seconds(daemon.pid, children=True)
+            return (time.monotonic(), pending(mdq, env) or 0, cpu_seconds(daemon.pid), workers)
 
         time.sleep(5)  # past the reconcile that queues the backlog
         start = sample()
