@@ -430,11 +430,8 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
                 if mask & Self.renamed != 0 {
                     let source = records.first { $0.type == Self.oldDirectoryAndName }.flatMap { place($0.record) }
                     let destination = records.first { $0.type == Self.newDirectoryAndName }.flatMap { place($0.record) }
-                    switch (source, destination) {
-                    case (let from?, let to?): changes.append(.moved(from: from, to: to, isFolder: isFolder))
-                    case (let from?, nil): changes.append(.movedAway(from, isFolder: isFolder))
-                    case (nil, let to?): changes.append(.arrived(to, isFolder: isFolder))
-                    case (nil, nil): break
+                    if let rename = FolderChange.rename(from: source, to: destination, isFolder: isFolder) {
+                        changes.append(rename)
                     }
                     // The kernel merges an event into one of the same name
                     // still queued: a creation at the old name after the

@@ -85,6 +85,17 @@ package enum FolderChange: Hashable, Sendable {
         }
     }
 
+    /// A rename as far as it is seen: both ends a `moved`, one end half a
+    /// move, none nothing.
+    package static func rename(from: ChangePlace?, to: ChangePlace?, isFolder: Bool) -> FolderChange? {
+        switch (from, to) {
+        case (let from?, let to?): .moved(from: from, to: to, isFolder: isFolder)
+        case (let from?, nil): .movedAway(from, isFolder: isFolder)
+        case (nil, let to?): .arrived(to, isFolder: isFolder)
+        case (nil, nil): nil
+        }
+    }
+
     /// The same change with its watches replaced (`map` gives the new
     /// watch for each; nil drops that end: a move with one end left is a
     /// half-move, a change with none is nil). How a backend that relays
@@ -102,14 +113,9 @@ package enum FolderChange: Hashable, Sendable {
         case .arrived(let place, let isFolder):
             map(place.watch).map { .arrived(ChangePlace($0, place.name), isFolder: isFolder) }
         case .moved(let from, let to, let isFolder):
-            switch (map(from.watch), map(to.watch)) {
-            case (let source?, let destination?):
-                .moved(
-                    from: ChangePlace(source, from.name), to: ChangePlace(destination, to.name), isFolder: isFolder)
-            case (let source?, nil): .movedAway(ChangePlace(source, from.name), isFolder: isFolder)
-            case (nil, let destination?): .arrived(ChangePlace(destination, to.name), isFolder: isFolder)
-            case (nil, nil): nil
-            }
+            .rename(
+                from: map(from.watch).map { ChangePlace($0, from.name) },
+                to: map(to.watch).map { ChangePlace($0, to.name) }, isFolder: isFolder)
         case .folderGone(let watch): map(watch).map { .folderGone($0) }
         case .unwatched(let watch): map(watch).map { .unwatched($0) }
         case .overflow(let watch):

@@ -72,37 +72,23 @@ package final class EventFollower: Sendable {
         }
 
         /// The change this event is for a watcher that knows folders by
-        /// `watch(handle)`; nil when it knows none of its folders (a move
+        /// `watch(place)`; nil when it knows none of its folders (a move
         /// with one end known is half a move).
         package func change(watch: (Place) -> WatchID?) -> FolderChange? {
-            // Built with any watch, then re-addressed: the same rules for
-            // ends not known as any relaying backend's.
-            let any = WatchID(0)
-            let at = ChangePlace(any, place.name)
-            let draft: FolderChange
+            let at = watch(place).map { ChangePlace($0, place.name) }
             switch kind {
-            case .created: draft = .created(at, isFolder: isFolder)
-            case .removed: draft = .removed(at, isFolder: isFolder)
-            case .changed: draft = .changed(at, aspects)
-            case .movedAway: draft = .movedAway(at, isFolder: isFolder)
-            case .arrived: draft = .arrived(at, isFolder: isFolder)
-            case .folderGone: draft = .folderGone(any)
-            case .overflow: draft = .overflow(any)
+            case .created: return at.map { .created($0, isFolder: isFolder) }
+            case .removed: return at.map { .removed($0, isFolder: isFolder) }
+            case .changed: return at.map { .changed($0, aspects) }
+            case .movedAway: return at.map { .movedAway($0, isFolder: isFolder) }
+            case .arrived: return at.map { .arrived($0, isFolder: isFolder) }
+            case .folderGone: return at.map { .folderGone($0.watch) }
+            case .overflow: return at.map { .overflow($0.watch) }
             case .moved:
                 guard let destination else { return nil }
-                let source = watch(place)
-                let target = watch(destination)
-                switch (source, target) {
-                case (let from?, let to?):
-                    return .moved(
-                        from: ChangePlace(from, place.name), to: ChangePlace(to, destination.name), isFolder: isFolder)
-                case (let from?, nil): return .movedAway(ChangePlace(from, place.name), isFolder: isFolder)
-                case (nil, let to?): return .arrived(ChangePlace(to, destination.name), isFolder: isFolder)
-                case (nil, nil): return nil
-                }
+                return .rename(
+                    from: at, to: watch(destination).map { ChangePlace($0, destination.name) }, isFolder: isFolder)
             }
-            guard let known = watch(place) else { return nil }
-            return draft.rewatched { _ in known }
         }
     }
 
