@@ -18,11 +18,11 @@
 /// answered here. The router only decides; connecting and asking are the
 /// caller's (`ask`), so the front keeps its own small client.
 package struct SearchRouter: Sendable {
-    /// Where a search can be answered.
+    /// A daemon a search can be asked of (else it is answered here:
+    /// `Outcome.here`).
     package enum Destination: String, Sendable, Equatable, CaseIterable {
         case ownDaemon = "your index daemon"
         case systemIndex = "the system index"
-        case here = "this process"
     }
 
     /// What asking one daemon gave.

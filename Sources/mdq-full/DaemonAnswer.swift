@@ -77,7 +77,6 @@ struct DaemonAnswer {
                 switch destination {
                 case .ownDaemon: return try askOwnDaemon()
                 case .systemIndex: return try askSystemIndex()
-                case .here: return .unavailable(.note("not a daemon"))
                 }
             } catch {
                 thrown = error

@@ -174,8 +174,6 @@ struct QuickSearch {
                 }
                 defer { if opened >= 0 { Glibc.close(opened) } }
                 return ask(&system, folder: folder, passing: opened)
-            case .here:
-                return .unavailable(())
             }
         }
         guard case .here(let trail) = outcome, trail.everyDaemonDeclined else { return }

@@ -143,7 +143,6 @@ final class RemoteSession: Sendable {
                 switch destination {
                 case .ownDaemon: target = paths
                 case .systemIndex: target = fallback
-                case .here: target = nil
                 }
                 guard let target, !state.withLock({ $0.ended }) else { return .unavailable(.unreachable) }
                 let tried = stream(target)

@@ -186,8 +186,6 @@ struct FindCommand: ParsableCommand {
                 source = .daemon(.system)
                 everything(indexed)
                 return .answered
-            case .here:
-                return .unavailable(.daemon("not a daemon"))
             }
         }
         switch outcome {

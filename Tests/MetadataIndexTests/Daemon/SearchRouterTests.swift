@@ -17,7 +17,6 @@ import Testing
             switch destination {
             case .ownDaemon: return own
             case .systemIndex: return system
-            case .here: return .unavailable("here is not a daemon")
             }
         }
         return (outcome, asked)
