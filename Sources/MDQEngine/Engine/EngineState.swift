@@ -265,7 +265,7 @@ package final class EngineState {
         }
         // A change on the watch of a missing root's ancestor: look for the
         // root again.
-        for watch in change.watches {
+        for watch in recoveryWatches.isEmpty ? [] : change.watches {
             guard let root = recoveryWatches[watch] else { continue }
             recover.insert(root)
             if case .unwatched = change {
