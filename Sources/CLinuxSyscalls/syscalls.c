@@ -198,6 +198,15 @@ long mdq_flistxattr(int fd, char *list, size_t size) {
     return flistxattr(fd, list, size);
 }
 
+int mdq_lower_thread_priority(int nice) {
+    pid_t thread = (pid_t)syscall(SYS_gettid);
+    if (setpriority(PRIO_PROCESS, (id_t)thread, nice) != 0) return -1;
+    /* IOPRIO_WHO_PROCESS = 1 (a thread id is a process id here),
+     * IOPRIO_CLASS_BE = 2 << 13, level 7: the lowest of the class. */
+    if (syscall(SYS_ioprio_set, 1, thread, (2 << 13) | 7) != 0) return -1;
+    return 0;
+}
+
 int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_seconds) {
     struct rlimit memory = {memory_bytes, memory_bytes};
     if (setrlimit(RLIMIT_AS, &memory) != 0) return -1;

@@ -67,7 +67,14 @@ package enum WorkerThreads {
     /// Runs `body(0..<count)` on `count` threads (the caller's thread is
     /// number 0) and returns when all have finished. A thread the system
     /// refuses has its share done on the calling thread.
-    package static func run(count: Int, name: String = "mdq-worker", _ body: @escaping @Sendable (Int) -> Void) {
+    package static func run(
+        count: Int, name: String = "mdq-worker", priority: Priority = .normal,
+        _ body: @escaping @Sendable (Int) -> Void
+    ) {
+        if priority == .background {
+            runInBackground(count: count, name: name, body)
+            return
+        }
         var threads: [Handle] = []
         for index in 1..<max(1, count) {
             if let thread = start(name: "\(name)-\(index)", detached: false, { body(index) }) {
@@ -77,6 +84,36 @@ package enum WorkerThreads {
             }
         }
         body(0)
+        for thread in threads { thread.join() }
+    }
+
+    /// How threads of `run` compete for the processors.
+    package enum Priority: Sendable {
+        /// As the rest of the process.
+        case normal
+        /// At nice 10 and the lowest best-effort I/O priority: work no one
+        /// waits for (checking a restored index against the disk) yields
+        /// to the threads that answer queries, on a machine with no core
+        /// to spare, yet still progresses on a busy one (nice 10 weighs a
+        /// tenth of nice 0; idle scheduling could starve it for good).
+        case background
+    }
+
+    /// `run` with every worker on a thread of its own, each lowering its
+    /// own priority first (the caller's thread only waits: a thread cannot
+    /// raise its priority back). A thread the system refuses has its share
+    /// done on the calling thread, at its priority.
+    private static func runInBackground(count: Int, name: String, _ body: @escaping @Sendable (Int) -> Void) {
+        var threads: [Handle] = []
+        var inline: [Int] = []
+        for index in 0..<max(1, count) {
+            let thread = start(name: "\(name)-\(index)", detached: false) {
+                _ = mdq_lower_thread_priority(10)
+                body(index)
+            }
+            if let thread { threads.append(thread) } else { inline.append(index) }
+        }
+        for index in inline { body(index) }
         for thread in threads { thread.join() }
     }
 }

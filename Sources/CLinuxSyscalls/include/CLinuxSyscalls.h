@@ -42,6 +42,12 @@ long mdq_getdents64(int fd, void *buffer, size_t count);
 /// Glibc module does not define.
 void mdq_set_thread_name(const char *name);
 
+/* Lowers the calling thread's (not the process's) CPU priority to `nice`
+ * and its I/O priority to the lowest of the best-effort class. Unprivileged
+ * threads cannot raise it back: call it on threads that end with their
+ * work. Returns 0, or -1 with errno. */
+int mdq_lower_thread_priority(int nice);
+
 /// The user and process at the other end of a connected Unix socket
 /// (SO_PEERCRED). Returns 0, or -1 with errno set.
 int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);

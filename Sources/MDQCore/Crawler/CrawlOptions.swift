@@ -14,6 +14,9 @@ public struct CrawlOptions: Sendable, Equatable {
     /// Crawler threads; by default one per core, at least 2, so listing
     /// overlaps with stat calls.
     public var threadCount: Int
+    /// Whether the crawl's threads yield to the rest of the process
+    /// (`WorkerThreads.Priority.background`): a check no one waits for.
+    package var inBackground = false
 
     /// Include entries whose names start with `.` and everything below hidden
     /// folders. Off by default, as Spotlight leaves them out (`rules`).
@@ -54,4 +57,8 @@ public struct CrawlOptions: Sendable, Equatable {
         self.statEntries = statEntries
         self.threadCount = max(1, threadCount ?? max(2, ProcessLimits.processorCount))
     }
+}
+
+extension CrawlOptions {
+    var threadPriority: WorkerThreads.Priority { inBackground ? .background : .normal }
 }

@@ -57,7 +57,7 @@ package struct Crawler<Sink: CrawlSink>: Sendable {
         let threads = options.threadCount
         let queue = CrawlQueue(jobs: jobs.reversed(), workerCount: threads)
         let context = Context(rules: roots.map { options.rules(for: $0) }, rootDevices: rootDevices)
-        WorkerThreads.run(count: threads, name: "mdq-crawl") { _ in
+        WorkerThreads.run(count: threads, name: "mdq-crawl", priority: options.threadPriority) { _ in
             self.work(queue: queue, context: context)
         }
     }
@@ -73,7 +73,7 @@ package struct Crawler<Sink: CrawlSink>: Sendable {
         let job = Job(parent: folder.0, name: [0], folder: folder.1, rootIndex: 0, isRoot: true)
         let queue = CrawlQueue(jobs: [job], workerCount: options.threadCount)
         let context = Context(rules: [isScopeRoot ? rules : rules.belowRoot], rootDevices: [rootDevice])
-        WorkerThreads.run(count: options.threadCount, name: "mdq-crawl") { _ in
+        WorkerThreads.run(count: options.threadCount, name: "mdq-crawl", priority: options.threadPriority) { _ in
             self.work(queue: queue, context: context)
         }
     }

@@ -116,9 +116,11 @@ extension LiveEngine {
 
     /// Crawls an open folder that is already in the index, with the watch
     /// seam, then lets held-back events go.
-    func crawl(handle: DirectoryHandle, folder: EntryID, root: UInt32, sink: LiveSink) {
+    func crawl(handle: DirectoryHandle, folder: EntryID, root: UInt32, sink: LiveSink, inBackground: Bool = false) {
         guard let info = state.withLock({ $0.roots[root] }) else { return }
-        Crawler(sink: sink, options: CrawlOptions(threadCount: crawlThreads)).crawl(
+        var options = CrawlOptions(threadCount: crawlThreads)
+        options.inBackground = inBackground
+        Crawler(sink: sink, options: options).crawl(
             folder: (handle, folder), isScopeRoot: folder.rawValue == root, rules: info.rules,
             rootDevice: info.device)
     }
@@ -206,8 +208,9 @@ extension LiveEngine {
     }
 
     /// Rescans a root and makes the index equal to the disk, recording only
-    /// what differs (after an overflow, a root's return, looser rules).
-    func reconcile(root: UInt32) {
+    /// what differs (after an overflow, a root's return, looser rules);
+    /// `inBackground`, yielding the processors to queries (`verify`).
+    func reconcile(root: UInt32, inBackground: Bool = false) {
         let path: [UInt8]? = state.withLock { s in
             guard s.roots[root] != nil, s.index.contains(EntryID(root)) else { return nil }
             s.clearMarks(under: root)
@@ -230,7 +233,9 @@ extension LiveEngine {
                 s.adoptRootFolder(root, status)
             }
         }
-        crawl(handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true))
+        crawl(
+            handle: handle, folder: EntryID(root), root: root, sink: LiveSink(engine: self, recording: true),
+            inBackground: inBackground)
         // Unmarked entries were not seen by the rescan: gone.
         state.withLock { $0.sweep(under: root) }
         overflowFollowers()

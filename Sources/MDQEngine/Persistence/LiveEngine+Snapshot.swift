@@ -87,13 +87,14 @@ extension LiveEngine {
     package var isVerifying: Bool { state.withLock { !$0.unverifiedRoots.isEmpty } }
 
     /// Checks every restored root against the disk: watches every folder
-    /// and re-lists and re-stats everything (each root on every core), and
-    /// tells subscribers what changed while nothing watched, as ordinary
-    /// changes. Roots gone meanwhile are watched for. Returns when done.
+    /// and re-lists and re-stats everything (each root on every core, at a
+    /// priority below the queries': they answer from the snapshot
+    /// meanwhile, and must not be slowed by the check), and tells
+    /// subscribers what changed while nothing watched, as ordinary changes. Roots gone meanwhile are watched for. Returns when done.
     package func verify() {
         let roots = state.withLock { Array($0.unverifiedRoots) }
         for root in roots {
-            reconcile(root: root)
+            reconcile(root: root, inBackground: true)
             state.withLock { _ = $0.unverifiedRoots.remove(root) }
             publish()
         }

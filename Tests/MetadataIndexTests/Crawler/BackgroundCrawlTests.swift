@@ -1,0 +1,53 @@
+import Foundation
+import Glibc
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import MDQCore
+@testable import MDQSystem
+
+/// A crawl no one waits for (a restart's check against the disk) runs on
+/// threads that yield to the rest of the process, and leaves the thread
+/// that asked for it at its own priority.
+struct BackgroundCrawlTests {
+    /// The nice value of the calling thread (field 19 of its stat line).
+    static func threadNice() -> Int32 {
+        let line = (try? String(contentsOfFile: "/proc/thread-self/stat", encoding: .utf8)) ?? ""
+        let fields = line.split(separator: ")").last?.split(separator: " ") ?? []
+        return fields.count > 16 ? Int32(fields[16]) ?? -99 : -99
+    }
+
+    @Test func backgroundWorkersRunLowerAndTheCallerDoesNot() {
+        let before = Self.threadNice()
+        let seen = Mutex<[Int: Int32]>([:])
+        WorkerThreads.run(count: 3, name: "mdq-test", priority: .background) { index in
+            let nice = Self.threadNice()
+            seen.withLock { $0[index] = nice }
+        }
+        #expect(seen.withLock { $0 } == [0: max(before, 10), 1: max(before, 10), 2: max(before, 10)])
+        #expect(Self.threadNice() == before, "the caller's priority is its own still")
+        WorkerThreads.run(count: 2, name: "mdq-test") { index in
+            let nice = Self.threadNice()
+            seen.withLock { $0[index] = nice }
+        }
+        #expect(seen.withLock { $0[1] } == before)
+    }
+
+    /// A crawl in the background finds what a crawl in the foreground does.
+    @Test func aBackgroundCrawlFindsTheSameEntries() throws {
+        let temp = try TemporaryDirectory()
+        for i in 0..<120 { try temp.file("tree/d\(i % 6)/f\(i).txt", contents: "\(i)") }
+        var names: [Set<String>] = []
+        for background in [false, true] {
+            var options = CrawlOptions(threadCount: 2)
+            options.inBackground = background
+            let index = FileIndex()
+            try index.gather([CrawlRoot(path: temp.path.appending("tree"))], options: options)
+            var found = Set<String>()
+            index.forEachEntry { found.insert(index.path(of: $0).string) }
+            names.append(found)
+        }
+        #expect(names[0] == names[1] && names[0].count == 127)
+    }
+}
