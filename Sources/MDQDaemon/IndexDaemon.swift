@@ -225,13 +225,16 @@ public final class IndexDaemon: Sendable {
             limits: .user, log: log)
     }
 
-    /// A user daemon with other limits than `ServiceLimits.user` (tests).
+    /// A user daemon with other limits than `ServiceLimits.user` (tests);
+    /// `beforeVerifying` runs after a snapshot's scopes are live and before
+    /// they are checked against the disk (a test holds the check there).
     package static func start(
-        paths: DaemonPaths, crawlThreads: Int? = nil, limits: ServiceLimits
+        paths: DaemonPaths, crawlThreads: Int? = nil, limits: ServiceLimits = .user,
+        beforeVerifying: @escaping @Sendable () -> Void = {}
     ) throws(MetadataError) -> IndexDaemon {
         try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: 60, requestTimeout: 10, content: nil,
-            system: nil, systemIndex: nil, limits: limits, log: { _ in })
+            system: nil, systemIndex: nil, limits: limits, log: { _ in }, beforeVerifying: beforeVerifying)
     }
 
     /// Starts the system index (as root): the local filesystems mounted at
@@ -289,7 +292,8 @@ public final class IndexDaemon: Sendable {
     private static func start(
         paths: DaemonPaths, crawlThreads: Int?, snapshotInterval: Double, requestTimeout: Double,
         content contentIndexing: ContentIndexing?, system: SystemConfiguration?, systemIndex: DaemonPaths?,
-        limits: ServiceLimits, log: @escaping @Sendable (String) -> Void
+        limits: ServiceLimits, log: @escaping @Sendable (String) -> Void,
+        beforeVerifying: @escaping @Sendable () -> Void = {}
     ) throws(MetadataError) -> IndexDaemon {
         var paths = paths
         if system != nil {
@@ -407,6 +411,7 @@ public final class IndexDaemon: Sendable {
             // kept current from then on.
             engine.keepNameGrams()
             engine.dropUnusedRoots()
+            beforeVerifying()
             engine.verify()
             content?.requestReconcile()
             log("\(restored.count + toCrawl.count) scopes live and checked against the disk")

@@ -41,7 +41,7 @@ import MDQSystem
 package final class NameGrams {
     /// An extension of up to 16 ASCII bytes, packed (no name holds a NUL,
     /// so the zero padding tells lengths apart).
-    private struct ExtensionKey: Hashable {
+    struct ExtensionKey: Hashable {
         var low: UInt64 = 0
         var high: UInt64 = 0
     }
@@ -56,7 +56,7 @@ package final class NameGrams {
     /// extension may differ from its extension folded for case alone.
     static let nonASCIIName: UInt16 = 0x8000
 
-    private struct List {
+    struct List {
         /// Ascending ids as varint deltas (the first: the id itself).
         var run: [UInt8] = []
         /// The run's last id and length.
@@ -68,33 +68,40 @@ package final class NameGrams {
 
     /// One list per bucket (a pointer, not an array: appending to a list
     /// then costs no uniqueness check of the whole table).
-    private let lists: UnsafeMutablePointer<List>
-    private let bucketCount: Int
-    private let bucketShift: UInt32
+    let lists: UnsafeMutablePointer<List>
+    let bucketCount: Int
+    let bucketShift: UInt32
     /// Ids below this are indexed.
-    package private(set) var covered = 0
+    package internal(set) var covered = 0
     /// Whether the last `extend` reached the end of the slots.
-    package private(set) var isComplete = false
+    package internal(set) var isComplete = false
     /// How many times the lists were dropped (`reset()`): what was looked
     /// up before (extension codes, which are numbered again) is stale.
     package private(set) var epoch = 0
     /// Postings stored, and how many of them belong to names since freed
     /// or renamed.
-    package private(set) var postings = 0
-    private(set) var stale = 0
+    package internal(set) var postings = 0
+    var stale = 0
     private let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
     /// Each covered id's extension code (with `nonASCIIName`), the live
     /// entries per code, and the table of codes.
-    private var extensionCodes: [UInt16] = []
-    private var extensionCounts: [Int] = [0, 0]
-    private var extensionTable: [ExtensionKey: UInt16] = [:]
+    var extensionCodes: [UInt16] = []
+    var extensionCounts: [Int] = [0, 0]
+    var extensionTable: [ExtensionKey: UInt16] = [:]
 
     /// An index sized for about `expectedEntries` names.
-    package init(expectedEntries: Int) {
+    package convenience init(expectedEntries: Int) {
         // About four names per bucket: a rare trigram's list stays short
         // even when it shares its bucket.
-        var bits: UInt32 = 12
-        while bits < 22 && (1 << bits) * 4 < expectedEntries { bits += 1 }
+        var bits: UInt32 = Self.bucketBits.lowerBound
+        while bits < Self.bucketBits.upperBound && (1 << bits) * 4 < expectedEntries { bits += 1 }
+        self.init(bucketBits: bits)
+    }
+
+    /// The powers of two a table's bucket count may be.
+    static let bucketBits: ClosedRange<UInt32> = 12...22
+
+    init(bucketBits bits: UInt32) {
         bucketShift = 32 - bits
         bucketCount = 1 << bits
         lists = .allocate(capacity: bucketCount)

@@ -21,8 +21,9 @@ package import SystemPackage
 /// elements each), `BUCK` (hash buckets), `NAME` (the name arena),
 /// `FREE` (its free spans), `SIDE` (large sizes and inodes), `ROOT` (root
 /// paths), `DEVS` (devices), `ACCS` (folders' access classes), `QUAR`
-/// (ids freed but not yet reusable), and
-/// `XTRA` (the owner's own bytes: the engine's roots and rules). A file
+/// (ids freed but not yet reusable), `GRAM` when the index keeps name
+/// trigrams (`NameGrams+Snapshot`: a restart searches with them at once),
+/// and `XTRA` (the owner's own bytes: the engine's roots and rules). A file
 /// that is truncated, corrupted, of another version or inconsistent in
 /// any link is refused with the reason; nothing in it is trusted before
 /// the checksum and the structure are checked.
@@ -169,6 +170,10 @@ package enum IndexSnapshot {
         try section("QUAR", length: quarantine.bytes.count)
         scratch = quarantine
         try emitScratch()
+        if let grams = index.nameGrams {
+            try section("GRAM", length: grams.encodedSize)
+            try grams.encode { (bytes) throws(Errno) in try emit(bytes) }
+        }
         try section("XTRA", length: extra.count)
         try withBytes(of: extra) { (bytes) throws(Errno) in try emit(bytes) }
 
@@ -337,6 +342,9 @@ package enum IndexSnapshot {
             guard held <= quarantine.remaining / 4 else { throw Refusal(reason: "quarantine") }
             var heldIDs: [UInt32] = []
             for _ in 0..<held { heldIDs.append(try quarantine.read()) }
+            if let gramBytes = sections["GRAM"] {
+                index.nameGrams = try NameGrams.decode(gramBytes, slotCount: slotCount)
+            }
             var extraSection = try section("XTRA")
             let extra = Array(try extraSection.bytes(extraSection.remaining))
 

@@ -170,6 +170,8 @@ package final class EngineState {
     /// Restored roots not yet checked against the disk: their entries may
     /// be stale and they have no watches until `LiveEngine.verify()`.
     var unverifiedRoots: Set<UInt32> = []
+    /// Whether a thread keeps the name trigrams built (`keepNameGrams`).
+    var keepsNameGrams = false
 
     package init(index: FileIndex = FileIndex(), removeWatch: @escaping (WatchID) -> Void) {
         self.index = index

@@ -12,11 +12,13 @@ extension LiveEngine {
     /// events go on meanwhile (the slots not covered yet are scanned as
     /// before); then every change keeps them current. When stale postings
     /// (of names freed or renamed) outnumber the live ones, the lists are
-    /// built again the same way.
+    /// built again the same way. Lists restored from a snapshot are kept
+    /// as they are: the thread only extends them.
     package func keepNameGrams() {
         let started = state.withLock { s -> Bool in
-            guard s.index.nameGrams == nil else { return false }
-            s.index.nameGrams = NameGrams(expectedEntries: s.index.count)
+            guard !s.keepsNameGrams else { return false }
+            s.keepsNameGrams = true
+            if s.index.nameGrams == nil { s.index.nameGrams = NameGrams(expectedEntries: s.index.count) }
             return true
         }
         guard started else { return }

@@ -214,6 +214,59 @@ extension LiveSuites {
             #expect(try client.status().watches > 0)
         }
 
+        /// While a restart's check against the disk is held back, every
+        /// query answers at once from the snapshot, flagged stale, through
+        /// the name trigrams the snapshot kept (none rebuilt); once checked,
+        /// the answers are the disk's and no longer stale.
+        @Test func queriesDuringTheCheckAnswerFromTheSnapshot() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let queries = [
+                "kMDItemFSName LIKE '*.png'", "kMDItemFSName LIKE[c] 'REPORT*'", "kMDItemFSSize >= 2",
+                "kMDItemFSName == 'note-1.txt'",
+            ]
+            func answers(_ client: DaemonClient) throws -> [(paths: Set<[UInt8]>, stale: Bool)] {
+                try queries.map { query in
+                    let answer = try client.query(Array(query.utf8), scopes: nil, output: .paths)
+                    return (Set(answer.paths.split(separator: 0).map(Array.init)), answer.stale)
+                }
+            }
+            let saved: [Set<[UInt8]>]
+            do {
+                let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+                let client = try DaemonClient.connect(paths)
+                _ = try client.addScope(ScopeRequest(path: tree, rules: ScopeRules()))
+                #expect(try waitUntil(timeout: 20) { try client.status().nameGrams?.complete == true })
+                saved = try answers(client).map(\.paths)
+                daemon.stop()
+            }
+            #expect(unlink("\(tree.string)/d0/report-0.png") == 0)
+            try temp.file("tree/d1/report-new.png", contents: "new")
+            let release = ConditionLocked(false)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2) {
+                _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in }
+            }
+            defer {
+                release.mutateAndBroadcast { $0 = true }
+                daemon.stop()
+            }
+            let client = try DaemonClient.connect(paths)
+            let status = try client.status()
+            #expect(status.verifying)
+            #expect(status.nameGrams?.complete == true, "the snapshot's trigrams, not rebuilt")
+            let held = try answers(client)
+            #expect(held.map(\.paths) == saved, "the snapshot's answers")
+            #expect(held.allSatisfy { $0.stale })
+            release.mutateAndBroadcast { $0 = true }
+            #expect(try waitUntil(timeout: 20) { try !client.status().verifying })
+            for (query, answer) in zip(queries, try answers(client)) {
+                let expected = try freshCrawlBytes(roots: [CrawlRoot(path: tree)], try MetadataPredicate(query))
+                #expect(answer.paths == expected, "\(query)")
+                #expect(!answer.stale, "\(query)")
+            }
+        }
+
         @Test func aDamagedSnapshotIsDiscardedWithOneWarning() throws {
             let temp = try TemporaryDirectory()
             let tree = try Self.tree(temp)

@@ -102,6 +102,50 @@ extension LiveSuites {
             engine.unsubscribe(subscription)
         }
 
+        /// The name trigrams come back with the index: a restored engine
+        /// searches with them before any thread has built a list, and the
+        /// thread that keeps them later extends them, not rebuilds them.
+        @Test func nameTrigramsComeBackWithTheIndex() throws {
+            let temp = try TemporaryDirectory()
+            let scope = try temp.folder("scope")
+            for i in 0..<200 { try temp.file("scope/d\(i % 4)/report-\(i).png") }
+            let snapshot = temp.path.appending("index.snapshot")
+            let predicate = try MetadataPredicate("kMDItemFSName LIKE[c] 'REPORT-1*.png'")
+            func answer(_ engine: LiveEngine) throws -> (paths: Set<[UInt8]>, stale: Bool) {
+                guard
+                    case .success(let answer) = try engine.answer(
+                        scopes: [ScopeRequest(path: scope, rules: ScopeRules())], predicate: predicate, output: .paths)
+                else { throw MetadataError.daemon("not covered") }
+                return (Set(answer.paths.split(separator: 0).map(Array.init)), answer.stale)
+            }
+            let expected: Set<[UInt8]>
+            do {
+                let engine = try LiveEngine(crawlThreads: 2)
+                defer { engine.shutdown() }
+                let (subscription, _) = engine.subscribe(
+                    scopes: [ScopeRequest(path: scope, rules: ScopeRules())], predicate: predicate, wake: {})
+                engine.keepNameGrams()
+                #expect(
+                    waitUntil(timeout: 20) { engine.nameGramStatus?.complete == true && (try? answer(engine)) != nil })
+                expected = try answer(engine).paths
+                try engine.saveSnapshot(to: snapshot)
+                engine.unsubscribe(subscription)
+            }
+            let (engine, _) = try LiveEngine.restoring(from: snapshot, crawlThreads: 2)
+            defer { engine.shutdown() }
+            let (subscription, errors) = engine.subscribe(
+                scopes: [ScopeRequest(path: scope, rules: ScopeRules())], predicate: predicate, wake: {})
+            defer { engine.unsubscribe(subscription) }
+            #expect(errors.isEmpty)
+            let restored = try #require(engine.nameGramStatus)
+            #expect(restored.complete && restored.postings > 0)
+            #expect(try answer(engine) == (expected, true))
+            #expect(expected.count == 111)
+            engine.keepNameGrams()
+            engine.verify()
+            #expect(try answer(engine) == (expected, false))
+        }
+
         @Test func aDamagedSnapshotIsRefusedWithItsReason() throws {
             let temp = try TemporaryDirectory()
             let snapshot = temp.path.appending("index.snapshot")

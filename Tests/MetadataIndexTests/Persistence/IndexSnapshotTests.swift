@@ -42,6 +42,9 @@ struct IndexSnapshotTests {
         for child in index.children(of: root).prefix(2) { index.remove(child) }
         let first = index.children(of: index.children(of: root)[0])[0]
         index.update(first, metadata: EntryMetadata(kind: .file, size: 1 << 40, inode: 1 << 40))
+        // Trigram lists over part of the slots (a daemon's, mid-build).
+        index.nameGrams = NameGrams(expectedEntries: index.count)
+        index.nameGrams?.extend(by: index.slotCount - 40, of: index)
         index.beginQuarantine()
         index.remove(index.children(of: index.children(of: root)[0])[1])
         return (index, temp)
@@ -141,6 +144,26 @@ struct IndexSnapshotTests {
             if (3...5).contains(damage) {
                 #expect(refusal?.reason.contains("hash") == true, "\(refusal?.reason ?? "")")
             }
+        }
+    }
+
+    /// Trigram lists with a valid checksum but unsound contents (a code
+    /// past the extension table, a run that does not end its last varint,
+    /// extras out of order) are refused: a lookup would read past them.
+    @Test func unsoundNameTrigramsAreRefused() throws {
+        for damage in 0..<3 {
+            let (copy, _) = try Self.sampleIndex()
+            let grams = try #require(copy.nameGrams)
+            let bucket = try #require((0..<grams.bucketCount).first { grams.lists[$0].count > 2 })
+            switch damage {
+            case 0: grams.extensionCodes[3] = UInt16(grams.extensionCounts.count)
+            case 1: grams.lists[bucket].run.append(0x81)
+            default: grams.lists[bucket].extras = [grams.lists[bucket].last - 1, 0]
+            }
+            let refusal = #expect(throws: IndexSnapshot.Refusal.self, "damage \(damage)") {
+                try IndexSnapshot.load(try Self.bytes(of: copy))
+            }
+            #expect(refusal?.reason.contains("name trigrams") == true, "\(refusal?.reason ?? "")")
         }
     }
 

@@ -89,6 +89,45 @@ struct NameGramsTests {
         #expect(planned > predicates.count / 2, "\(planned) of \(predicates.count) used the lists")
     }
 
+    /// Lists saved in a snapshot come back as they were (the same
+    /// candidates for every predicate, the same extension codes), give the
+    /// whole scan's answers at once, and go on following changes and
+    /// extending where they stopped.
+    @Test(arguments: [6, 7] as [UInt64])
+    func restoredListsAreTheSavedOnes(seed: UInt64) throws {
+        let index = IndexScanTests.makeIndex(entries: 3000, seed: seed)
+        let grams = NameGrams(expectedEntries: index.count)
+        index.nameGrams = grams
+        grams.extend(by: 2000, of: index)
+        var random = SeededGenerator(seed: seed)
+        var live: [EntryID] = []
+        index.forEachEntry { if !index.isRoot($0) && index.kind(of: $0) != .folder { live.append($0) } }
+        for id in live.shuffled(using: &random).prefix(200) { _ = index.remove(id) }
+        let predicates = Self.predicates(&random) + Self.extensionPredicates()
+
+        let loaded = try IndexSnapshot.load(try IndexSnapshotTests.bytes(of: index)).index
+        let again = try #require(loaded.nameGrams)
+        #expect(
+            (again.covered, again.postings, again.stale, again.isComplete)
+                == (grams.covered, grams.postings, grams.stale, grams.isComplete))
+        #expect(again.extensionCodes == grams.extensionCodes)
+        #expect(again.extensionCounts == grams.extensionCounts)
+        #expect(again.extensionTable == grams.extensionTable)
+        for predicate in predicates {
+            let compiled = CompiledPredicate(predicate)
+            let saved = NameGramPlan(compiled, grams: grams, slots: .max)?.candidates(grams)
+            let back = NameGramPlan(compiled, grams: again, slots: .max)?.candidates(again)
+            #expect(saved?.ids == back?.ids, "\(predicate.predicateFormat)")
+            #expect(saved?.covered == back?.covered && saved?.count == back?.count, "\(predicate.predicateFormat)")
+            Self.check(loaded, predicate, "restored")
+        }
+        again.extend(by: loaded.slotCount, of: loaded)
+        #expect(again.isComplete)
+        let folder = try #require(loaded.children(of: loaded.roots[0]).first { loaded.kind(of: $0) == .folder })
+        _ = loaded.insert(name: Array("Report-new.PNG".utf8), in: folder, metadata: EntryMetadata(kind: .file))
+        for predicate in predicates { Self.check(loaded, predicate, "restored, then changed") }
+    }
+
     /// Renames, removals, reused slots and new slots keep the lists a
     /// superset; past enough stale postings they are built again.
     @Test(arguments: [4, 5] as [UInt64])
