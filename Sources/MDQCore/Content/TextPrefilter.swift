@@ -63,12 +63,14 @@ package indirect enum TextPrefilter: Hashable, Sendable {
         }
         guard !core.isEmpty, core.allSatisfy(isASCIIAlphanumeric) else { return nil }
         let lower = core.map { $0 &- 0x41 < 26 ? $0 | 0x20 : $0 }
-        // Ignoring case folds `ß` to `ss` and ligatures (`ﬁ`, `ﬆ`) to their
-        // letters, which the index keeps as they are: such runs are
-        // tested file by file.
-        if c.options.contains(.caseInsensitive) && containsFoldedLigature(lower) { return nil }
         if c.options.contains(.wordBased) {
             guard c.op == .equal || c.op == .like, !leading else { return nil }
+            // Ignoring case folds `ß` to `ss` and ligatures (`ﬁ`, `ﬆ`) to
+            // their letters, which the index's words keep as they are: such
+            // words are tested file by file. (Runs inside words are looked
+            // up by the words' folded keys, `SubstringKeys`, which hold
+            // them.)
+            if c.options.contains(.caseInsensitive) && containsFoldedLigature(lower) { return nil }
             return .word(lower, prefix: trailing)
         }
         switch c.op {
@@ -147,5 +149,23 @@ extension CompiledPredicate {
 
     private static func isIndexWord(_ literal: [UInt8]) -> Bool {
         !literal.isEmpty && literal.allSatisfy { $0 &- 0x30 < 10 || $0 &- 0x61 < 26 }
+    }
+}
+
+/// The keys the index's words are found by for a `.substring` run: each
+/// word folded for case and diacritics as `[cd]` folds (`ß` to `ss`, `ﬁ` to
+/// `fi`). A run a predicate matches inside the text, under any options,
+/// lies inside the key of the word that holds it: the index's words are
+/// already lower-cased and stripped of diacritics, except for the
+/// characters that fold to several letters, which the key spells out; and
+/// the key of an ASCII word is the word.
+package final class SubstringKeys {
+    private let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
+
+    package init() {}
+
+    /// The key of one word of the full-text index.
+    package func key(of word: [UInt8]) -> [UInt8] {
+        word.allSatisfy { $0 < 0x80 } ? word : folder.folded(word)
     }
 }

@@ -282,10 +282,11 @@ extension LiveSuites {
                 "kMDItemTextContent LIKE[cdw] 'tax*' && kMDItemFSName LIKE 't1*'",
                 "kMDItemTextContent LIKE[cdw] 'tax*' || kMDItemTextContent CONTAINS[c] '2024'",
                 "kMDItemTextContent LIKE[cdw] 'return*' && NOT kMDItemTextContent CONTAINS[c] 'tax'",
-                "kMDItemTextContent BEGINSWITH[c] 'my'",
+                "kMDItemTextContent BEGINSWITH[c] 'my'", "kMDItemTextContent CONTAINS[cd] 'strasse'",
+                "kMDItemTextContent CONTAINS[c] 'ras'",
             ]
             let unnarrowed = [
-                "kMDItemTextContent LIKE[cdw] 'tax retu*'", "kMDItemTextContent CONTAINS[cd] 'strasse'",
+                "kMDItemTextContent LIKE[cdw] 'tax retu*'", "kMDItemTextContent LIKE[cw] 'strasse'",
                 "NOT kMDItemTextContent CONTAINS[c] 'invoice'", "kMDItemTextContent CONTAINS[c] 'in-voice'",
             ]
             for text in narrowed + unnarrowed {

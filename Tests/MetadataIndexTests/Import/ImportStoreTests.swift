@@ -140,3 +140,145 @@ struct ImportStoreTests {
         #expect(try store.filesMatching(text: "thread3").count == 25)
     }
 }
+
+/// `CONTAINS` on text looks up the words holding its run in a table of
+/// the index's words with a trigram index: the same words the full-text
+/// index's own vocabulary gives (more only until stale ones are pruned), so
+/// the files it narrows to hold every match, for every script, case and
+/// diacritic option.
+@Suite(.timeLimit(.minutes(1)))
+struct TextSubstringTests {
+    static let pool = [
+        "invoice", "Invoicé", "naïve", "NAÏVE", "Straße", "strasse", "\u{FB01}nance", "İstanbul", "ısı", "café",
+        "cafe\u{301}", "Ελληνικά", "кириллица", "中文字符", "عربى", "日本語テキスト", "camelCaseWord", "snake_case_word",
+        "x2024y", "über", "Ångström", "ǅemal", "e\u{301}toile", "ＦＵＬＬＷＩＤＴＨ", "🙂emoji", "quetzalcoatlus",
+        "reinvoiced", "in-voice", "voice", "2024", "a", "ab", "Ab1", "ΣΊΣΥΦΟΣ", "Wörterbuch", "ﬀ",
+        "\u{212A}elvin", "\u{17F}tra\u{17F}\u{17F}e", "\u{149}ext", "\u{1F0}unk", "GRO\u{1E9E}", "fa\u{FB06}",
+        "\u{FB03}ce", "\u{FB04}uent", "ǈubljana", "\u{1E96}ah",
+    ]
+
+    static func text(_ random: inout SeededGenerator) -> String {
+        (0..<Int.random(in: 1...8, using: &random)).map { _ in pool.randomElement(using: &random)! }
+            .joined(separator: [" ", ", ", "\n", "/"].randomElement(using: &random)!)
+    }
+
+    /// Runs a `TextPrefilter` can take: lower-case ASCII letters and
+    /// digits, from the pool's words and a few that no word holds.
+    static func runs() -> [[UInt8]] {
+        var runs: Set<[UInt8]> = [Array("zzq".utf8), Array("x".utf8), Array("ss".utf8), Array("fi".utf8)]
+        for word in pool {
+            let ascii = Array(word.lowercased().utf8).split { !($0 < 0x80 && (isalnum(Int32($0)) != 0)) }
+            for piece in ascii where !piece.isEmpty {
+                for length in 1...min(6, piece.count) {
+                    for start in stride(from: 0, through: piece.count - length, by: 2) {
+                        runs.insert(Array(piece[piece.startIndex + start..<piece.startIndex + start + length]))
+                    }
+                }
+            }
+        }
+        return runs.sorted { $0.lexicographicallyPrecedes($1) }
+    }
+
+    /// The full-text index's own words whose key holds `run`, read from
+    /// its vocabulary (as the lookup did before it had a table of words,
+    /// which matched the words alone and so missed `ß` for `ss`).
+    static func vocabularyScan(_ store: ImportStore, _ run: [UInt8]) throws -> Set<String> {
+        let database = try SQLiteDatabase.open(store.path)
+        let s = try database.prepare("SELECT term FROM content_vocabulary")
+        let keys = SubstringKeys()
+        var terms = Set<String>()
+        while try s.step() {
+            let term = s.bytes(0)
+            if keys.key(of: term).firstRange(of: run) != nil { terms.insert(String(decoding: term, as: UTF8.self)) }
+        }
+        return terms
+    }
+
+    @Test(arguments: [1, 2] as [UInt64])
+    func theWordsHoldingARunAreTheIndexs(seed: UInt64) throws {
+        let temp = try TemporaryDirectory()
+        let store = try ImportStore.open(at: temp.path.appending("imports.sqlite"))
+        var random = SeededGenerator(seed: seed)
+        var texts: [FileKey: String] = [:]
+        func save(_ keys: [FileKey]) throws {
+            var batch: [(key: FileKey, stamp: FileStamp, report: ImportReport)] = []
+            for key in keys {
+                let text = Self.text(&random)
+                texts[key] = text
+                var report = ImportReport(path: FilePath("/x"), typeByName: "public.plain-text")
+                report.values[.textContent] = .text(Array(text.utf8))
+                batch.append((key, FileStamp(modification: Int64(batch.count), size: 1), report))
+            }
+            try store.save(batch)
+        }
+        let keys = (0..<240).map { FileKey(device: 7, inode: UInt64($0)) }
+        for start in stride(from: 0, to: keys.count, by: 20) { try save(Array(keys[start..<start + 20])) }
+        // Replaced and removed texts leave words no text holds.
+        try save(Array(keys.shuffled(using: &random).prefix(60)))
+        let removed = Array(keys.shuffled(using: &random).prefix(40))
+        try store.remove(removed)
+        for key in removed { texts[key] = nil }
+
+        let runs = Self.runs()
+        let limit = 100_000
+        for run in runs {
+            let found = try #require(store.vocabulary(containing: run, limit: limit))
+            let scanned = try Self.vocabularyScan(store, run)
+            #expect(Set(found).isSuperset(of: scanned), "\(String(decoding: run, as: UTF8.self))")
+        }
+        let before = store.wordCount
+        store.pruneWords()
+        #expect(store.wordCount <= before)
+        for run in runs {
+            let found = try #require(store.vocabulary(containing: run, limit: limit))
+            #expect(Set(found) == (try Self.vocabularyScan(store, run)), "\(String(decoding: run, as: UTF8.self))")
+        }
+
+        // Every predicate the index narrows keeps every file that matches.
+        for run in runs {
+            let literal = String(decoding: run, as: UTF8.self)
+            for options in ["", "[c]", "[d]", "[cd]"] {
+                for form in ["CONTAINS\(options) '\(literal)'", "LIKE\(options) '*\(literal)*'"] {
+                    let predicate = try MetadataPredicate("kMDItemTextContent \(form)")
+                    let compiled = CompiledPredicate(predicate)
+                    guard let filter = compiled.textPrefilter else { continue }
+                    let candidates = try #require(store.candidates(filter, vocabularyLimit: limit))
+                    let evaluator = compiled.makeEvaluator()
+                    for (key, text) in texts {
+                        var subject = TestSubject("f")
+                        var values = ImportedValues()
+                        values[.textContent] = .text(Array(text.utf8))
+                        subject.importedValues = values
+                        if evaluator.matches(subject) {
+                            let kept = candidates.contains(key)
+                            #expect(kept, "\(form) matches \(text)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A store of the version before the table of words gains it, filled
+    /// from the index's vocabulary, without importing anything again.
+    @Test func aStoreWithoutTheTableOfWordsGainsIt() throws {
+        let temp = try TemporaryDirectory()
+        let path = temp.path.appending("imports.sqlite")
+        do {
+            let store = try ImportStore.open(at: path)
+            var report = ImportReport(path: FilePath("/x"), typeByName: "public.plain-text")
+            report.values[.textContent] = .text(Array("Quetzalcoatlus flew over the café".utf8))
+            try store.save([(FileKey(device: 1, inode: 1), FileStamp(modification: 1, size: 1), report)])
+        }
+        do {
+            let database = try SQLiteDatabase.open(path)
+            try database.execute(
+                "DROP TABLE word_grams; DROP TABLE words; DROP TABLE counters; PRAGMA user_version = 3;")
+        }
+        let store = try ImportStore.open(at: path)
+        #expect(store.count == 1, "nothing imported again")
+        #expect(store.vocabulary(containing: Array("tzalc".utf8), limit: 10) == ["quetzalcoatlus"])
+        #expect(store.vocabulary(containing: Array("af".utf8), limit: 10) == ["cafe"])
+        #expect(store.wordCount == 5)
+    }
+}
