@@ -1,36 +1,74 @@
 #!/usr/bin/env python3
-"""A restarted daemon's first answer and the end of its check against the
-disk, for two builds alternately (3 rounds each).
+"""A restarted daemon's first answers, against a one-shot crawl without the
+daemon, for one or more builds (the `mdq` command per invocation).
 
-    MDQ_BUILDS=AFTER_DIR:BEFORE_DIR python3 Benchmarks/restart.py [CORPUS]
+    MDQ_BUILDS=AFTER_DIR[:BEFORE_DIR...] python3 Benchmarks/restart.py [CORPUS] [--rounds N]
 
-Each round starts `mdq daemon run --no-content` on private folders,
-indexes CORPUS (default /tmp/mdq-corpus/c1000000), stops it (it saves its
-snapshot), starts it again and times how long until it answers, and until
-`mdq daemon status` no longer says it is checking the index.
+For each build: `mdq daemon start --no-content` on private folders, index
+CORPUS (default /tmp/mdq-corpus/c1000000), wait until it is checked, stop
+it (it saves its snapshot). Then, for each query below and each round:
+start the daemon again and ask the query at once, timing `daemon start`,
+the query itself (while the daemon still checks its index against the
+disk: the answer says stale), and start-to-answer; then the time until the
+check ends. The same query with `--no-daemon` (a one-shot crawl) is the
+yardstick. Medians of the rounds are printed as a Markdown table.
 """
-import os, subprocess, sys, tempfile, time, shutil
-corpus = sys.argv[1] if len(sys.argv) > 1 else "/tmp/mdq-corpus/c1000000"
-def measure(build):
+import os, subprocess, sys, tempfile, time, shutil, statistics
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
+if "--rounds" in sys.argv: args.remove(str(rounds))
+corpus = args[0] if args else "/tmp/mdq-corpus/c1000000"
+builds = os.environ.get("MDQ_BUILDS", ".build/mdq-release").split(":")
+queries = [
+    ("rare name", ["--count", "kMDItemFSName == 'report-12345*'cd"]),
+    ("`*.png` count", ["--count", "kMDItemFSName LIKE[c] '*.png'"]),
+    ("size over 1 MB", ["--count", "kMDItemFSSize > 1000000"]),
+    ("substring, paths", ["kMDItemFSName CONTAINS[c] 'quarterly'"]),
+]
+
+def run(cmd, env):
+    t = time.monotonic()
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    return time.monotonic() - t, r
+
+def checking(mdq, env):
+    return "checking" in subprocess.run([mdq, "daemon", "status"], env=env, capture_output=True, text=True).stdout
+
+rows = {}
+for build in builds:
     mdq = os.path.join(build, "mdq")
     state = tempfile.mkdtemp(prefix="mdq-restart-")
     env = dict(os.environ, MDQ_RUNTIME_DIR=os.path.join(state, "run"), MDQ_STATE_DIR=os.path.join(state, "state"))
-    def start():
-        d = subprocess.Popen([mdq, "daemon", "run", "--no-content"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        while subprocess.run([mdq, "daemon", "status"], env=env, capture_output=True).returncode != 0: time.sleep(0.02)
-        return d
-    d = start()
+    subprocess.run([mdq, "daemon", "start", "--no-content"], env=env, capture_output=True, check=True)
     subprocess.run([mdq, "index", "add", corpus], env=env, capture_output=True, check=True)
-    while "checking" in subprocess.run([mdq, "daemon", "status"], env=env, capture_output=True, text=True).stdout: time.sleep(0.05)
-    stop = subprocess.Popen([mdq, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); d.wait(); stop.wait()
-    t0 = time.monotonic(); d = start(); t1 = time.monotonic()
-    while "checking" in subprocess.run([mdq, "daemon", "status"], env=env, capture_output=True, text=True).stdout: time.sleep(0.05)
-    t2 = time.monotonic()
-    stop = subprocess.Popen([mdq, "daemon", "stop"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); d.wait(); stop.wait()
+    while checking(mdq, env): time.sleep(0.05)
+    subprocess.run([mdq, "daemon", "stop"], env=env, capture_output=True)
+    for name, q in queries:
+        starts, firsts, totals, checks, stale, crawls = [], [], [], [], 0, []
+        for _ in range(rounds):
+            t0 = time.monotonic()
+            subprocess.run([mdq, "daemon", "start", "--no-content"], env=env, capture_output=True, check=True)
+            started = time.monotonic() - t0
+            took, r = run([mdq, "--daemon", "--onlyin", corpus] + q, env)
+            total = time.monotonic() - t0
+            stale += "still checking" in r.stderr
+            while checking(mdq, env): time.sleep(0.02)
+            checks.append(time.monotonic() - t0)
+            subprocess.run([mdq, "daemon", "stop"], env=env, capture_output=True)
+            starts.append(started); firsts.append(took); totals.append(total)
+            took, r = run([mdq, "--no-daemon", "--onlyin", corpus] + q, env)
+            crawls.append(took)
+        m = lambda xs: statistics.median(xs) * 1000
+        rows.setdefault(name, []).append((m(starts), m(firsts), m(totals), m(checks), stale, m(crawls)))
+        print(f"{build}: {name}: start {m(starts):.0f} ms, first answer {m(firsts):.1f} ms "
+              f"({stale}/{rounds} stale), start→answer {m(totals):.0f} ms, checked {m(checks):.0f} ms, "
+              f"one-shot crawl {m(crawls):.0f} ms", file=sys.stderr, flush=True)
     shutil.rmtree(state, ignore_errors=True)
-    return t1 - t0, t2 - t0
-for r in range(3):
-    builds = os.environ.get("MDQ_BUILDS", ".build/mdq-release").split(":")
-    for name, build in zip(["after", "before"], builds):
-        a, v = measure(build)
-        print(f"{name}: answering after {a:.3f} s, verified after {v:.2f} s", flush=True)
+
+print(f"Corpus {corpus}; medians of {rounds} rounds; the mdq command per invocation.\n")
+print("| query | build | `daemon start` | first answer (stale) | start → answer | checked after | one-shot crawl | first answer / crawl |")
+print("|---|---|---|---|---|---|---|---|")
+for name, _ in queries:
+    for build, (s, f, t, c, st, cr) in zip(builds, rows[name]):
+        print(f"| {name} | {os.path.basename(build.rstrip('/'))} | {s:.0f} ms | {f:.1f} ms ({st}/{rounds}) | {t:.0f} ms | {c:.0f} ms | {cr:.0f} ms | {100*f/cr:.1f} % |")
