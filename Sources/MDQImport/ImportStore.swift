@@ -16,10 +16,10 @@ package import SystemPackage
 /// the keys (`word_grams`): FTS5 lists no term without reading every
 /// document list (`fts5vocab` took 63 ms on 10,000 documents, more with
 /// every file), while the trigram index finds the keys holding a run of
-/// three letters or more from a few short lists. Each batch's words are
-/// read with FTS5's own tokenizer (its texts put through a temporary
-/// in-memory FTS5 table of the same settings), so the table holds exactly
-/// the index's terms. Words are not taken out when
+/// three letters or more from a few short lists. Each text's words are
+/// read with FTS5's own tokenizer, run outside the table with the same
+/// arguments, so the table holds exactly the index's terms; the words met
+/// lately are remembered (`KnownWords`), so a common word costs no lookup. Words are not taken out when
 /// the last text holding one goes (a stale word costs a lookup that finds
 /// no file); once a quarter of the stored texts were replaced or removed,
 /// those words are pruned against the index's vocabulary (`checkpoint`).
@@ -50,9 +50,11 @@ package final class ImportStore: Sendable {
     /// which gains the table of words in place.
     static let schemaVersion = 4
 
-    /// How the full-text index splits and folds text: the index's and the
-    /// batch table's, which must agree for `words` to be the index's terms.
-    static let tokenizer = "unicode61 remove_diacritics 2"
+    /// How the full-text index splits and folds text: the index's, and the
+    /// tokenizer that reads the words for `words`, which must agree.
+    static let tokenizerName = "unicode61"
+    static let tokenizerArguments = ["remove_diacritics", "2"]
+    static var tokenizer: String { ([tokenizerName] + tokenizerArguments).joined(separator: " ") }
 
     package let path: FilePath
     private let connection: Locked<Connection>
@@ -66,11 +68,10 @@ package final class ImportStore: Sendable {
         let deleteFile: SQLiteDatabase.Statement
         let oldText: SQLiteDatabase.Statement
         let writeText: SQLiteDatabase.Statement
-        let batchText: SQLiteDatabase.Statement
-        let batchWords: SQLiteDatabase.Statement
         let addWord: SQLiteDatabase.Statement
-        let clearBatch: SQLiteDatabase.Statement
+        let tokenizer: SQLiteDatabase.Tokenizer
         let keys = SubstringKeys()
+        var knownWords = KnownWords()
         let countForgotten: SQLiteDatabase.Statement
         let wordsHolding: SQLiteDatabase.Statement
         let shortWordsHolding: SQLiteDatabase.Statement
@@ -95,10 +96,8 @@ package final class ImportStore: Sendable {
                 "DELETE FROM files WHERE device = ?1 AND inode = ?2 RETURNING id, text")
             oldText = try database.prepare("SELECT id, text FROM files WHERE device = ?1 AND inode = ?2")
             writeText = try database.prepare("UPDATE files SET text = ?2, ascii = ?3 WHERE id = ?1")
-            batchText = try database.prepare("INSERT INTO temp.batch_text(body) VALUES (?1)")
-            batchWords = try database.prepare("SELECT term FROM temp.batch_vocabulary")
             addWord = try database.prepare("INSERT OR IGNORE INTO words(term, key) VALUES (?1, ?2)")
-            clearBatch = try database.prepare("INSERT INTO temp.batch_text(batch_text) VALUES ('delete-all')")
+            tokenizer = try database.tokenizer(ImportStore.tokenizerName, arguments: ImportStore.tokenizerArguments)
             countForgotten = try database.prepare(
                 "UPDATE counters SET value = value + ?1 WHERE name = 'forgotten texts'")
             wordsHolding = try database.prepare("SELECT term FROM word_grams WHERE key LIKE ?1 LIMIT ?2")
@@ -171,17 +170,18 @@ package final class ImportStore: Sendable {
             CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
             INSERT OR IGNORE INTO counters VALUES ('forgotten texts', 0);
             COMMIT;
-            PRAGMA temp_store = MEMORY;
-            CREATE VIRTUAL TABLE temp.batch_text USING fts5(
-                body, content = '', detail = none, tokenize = '\(tokenizer)');
-            CREATE VIRTUAL TABLE temp.batch_vocabulary USING fts5vocab(temp, batch_text, 'row');
             """)
         let connection = try Connection(database)
         if found != schemaVersion {
             // A store of version 3 has every word in its index, none in
             // `words` yet.
             try database.execute("BEGIN IMMEDIATE")
-            if found == 3 { try connection.addWords(try database.prepare("SELECT term FROM content_vocabulary")) }
+            if found == 3 {
+                let vocabulary = try database.prepare("SELECT term FROM content_vocabulary")
+                var terms: Set<[UInt8]> = []
+                while try vocabulary.step() { terms.insert(vocabulary.bytes(0)) }
+                try connection.addWords(terms)
+            }
             try database.execute("PRAGMA user_version = \(schemaVersion); COMMIT")
         }
         return connection
@@ -242,7 +242,7 @@ package final class ImportStore: Sendable {
         try connection.withLock { (c) throws(MetadataError) in
             do {
                 try c.database.execute("BEGIN IMMEDIATE")
-                var texts = 0
+                var words: Set<[UInt8]> = []
                 var forgotten = 0
                 for (key, stamp, report) in imports {
                     // The words of the text stored before, to take out of
@@ -285,21 +285,20 @@ package final class ImportStore: Sendable {
                         c.insertText.bind(1, id)
                         c.insertText.bind(2, text: body)
                         try c.insertText.run()
-                        c.batchText.bind(1, text: body)
-                        try c.batchText.run()
-                        texts += 1
+                        c.tokenizer.forEachToken(in: bytes) { token in
+                            if !c.knownWords.contains(token) { words.insert(Array(token)) }
+                        }
                     } else {
                         c.writeText.bindNull(2)
                         c.writeText.bind(3, Int64(1))
                         try c.writeText.run()
                     }
                 }
-                if texts > 0 {
-                    try c.addWords(c.batchWords)
-                    try c.clearBatch.run()
-                }
+                try c.addWords(words)
                 try c.count(forgotten: forgotten)
                 try c.database.execute("COMMIT")
+                // Known once committed: a rolled-back word is not in `words`.
+                for word in words { c.knownWords.insert(word) }
             } catch {
                 try? c.database.execute("ROLLBACK")
                 throw MetadataError.persistence("cannot write the import store: \(error)", path: path)
@@ -528,12 +527,10 @@ package final class ImportStore: Sendable {
 }
 
 extension ImportStore.Connection {
-    /// Adds the words `select` gives (one column of terms) to `words`,
-    /// each with its key, those already there left alone.
-    func addWords(_ select: SQLiteDatabase.Statement) throws(SQLiteDatabase.Failure) {
-        defer { select.reset() }
-        while try select.step() {
-            let term = select.bytes(0)
+    /// Adds `terms` to `words`, each with its key, those already there left
+    /// alone.
+    func addWords(_ terms: Set<[UInt8]>) throws(SQLiteDatabase.Failure) {
+        for term in terms {
             addWord.bind(1, text: String(decoding: term, as: UTF8.self))
             addWord.bind(2, text: String(decoding: keys.key(of: term), as: UTF8.self))
             try addWord.run()
@@ -562,6 +559,8 @@ extension ImportStore.Connection {
     }
 
     func pruneWords() {
+        // Pruned words must be added again when a text brings them back.
+        knownWords = KnownWords()
         do {
             try database.execute(
                 """
@@ -573,5 +572,31 @@ extension ImportStore.Connection {
         } catch {
             _ = try? database.execute("ROLLBACK")
         }
+    }
+}
+
+/// Words known to be in the store's `words` table, as many as fit in a
+/// fixed table (64 Ki slots, about 2 MB): the common words of every text
+/// are found here, and only the others are looked up in SQLite. A slot
+/// holds the whole word, so a word is never taken for another; a word
+/// pushed out is only looked up again.
+struct KnownWords {
+    private var slots = [[UInt8]?](repeating: nil, count: 1 << 16)
+
+    private static func slot(of word: UnsafeRawBufferPointer) -> Int {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in word {
+            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3
+        }
+        return Int(truncatingIfNeeded: hash >> 48)
+    }
+
+    func contains(_ word: UnsafeRawBufferPointer) -> Bool {
+        guard let known = slots[Self.slot(of: word)], known.count == word.count else { return false }
+        return known.withUnsafeBytes { $0.elementsEqual(word) }
+    }
+
+    mutating func insert(_ word: [UInt8]) {
+        word.withUnsafeBytes { slots[Self.slot(of: $0)] = word }
     }
 }

@@ -72,6 +72,61 @@ final class SQLiteDatabase {
         return Statement(database: self, handle: statement)
     }
 
+    /// An FTS5 tokenizer of this connection (`unicode61` with its
+    /// arguments), to split texts outside any table exactly as an FTS5
+    /// table made with it does.
+    ///
+    /// - Throws: `Failure` when the connection has no FTS5 or no such
+    ///   tokenizer, or refuses the arguments.
+    func tokenizer(_ name: String, arguments: [String]) throws(Failure) -> Tokenizer {
+        var cArguments = arguments.map { strdup($0) }
+        defer { for argument in cArguments { free(argument) } }
+        let made = cArguments.withUnsafeMutableBufferPointer { buffer in
+            buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { arguments in
+                mdq_fts5_tokenizer_open(handle, name, arguments.baseAddress, Int32(arguments.count))
+            }
+        }
+        guard let made else { throw Failure(code: SQLITE_ERROR, message: "no FTS5 tokenizer \(name)") }
+        return Tokenizer(made, owner: self)
+    }
+
+    /// An FTS5 tokenizer run outside any table (`tokenizer(_:arguments:)`).
+    final class Tokenizer {
+        private let handle: UnsafeMutablePointer<mdq_fts5_tokenizer>
+        // The connection outlives its tokenizer.
+        private let owner: SQLiteDatabase
+
+        fileprivate init(_ handle: UnsafeMutablePointer<mdq_fts5_tokenizer>, owner: SQLiteDatabase) {
+            self.handle = handle
+            self.owner = owner
+        }
+
+        deinit {
+            mdq_fts5_tokenizer_close(handle)
+        }
+
+        /// Calls `body` with each token of `text`, as FTS5 indexes it.
+        func forEachToken(in text: [UInt8], _ body: (UnsafeRawBufferPointer) -> Void) {
+            typealias Body = (UnsafeRawBufferPointer) -> Void
+            withoutActuallyEscaping(body) { escapable in
+                var box: Body = escapable
+                withUnsafeMutablePointer(to: &box) { context in
+                    text.withUnsafeBufferPointer { bytes in
+                        bytes.withMemoryRebound(to: CChar.self) { chars in
+                            _ = mdq_fts5_tokenize(handle, chars.baseAddress, Int32(chars.count), context) {
+                                context, _, token, length, _, _ in
+                                guard let context, let token, length > 0 else { return SQLITE_OK }
+                                context.assumingMemoryBound(to: Body.self).pointee(
+                                    UnsafeRawBufferPointer(start: token, count: Int(length)))
+                                return SQLITE_OK
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// The rowid of the last insert.
     var lastInsertedRow: Int64 { sqlite3_last_insert_rowid(handle) }
 

@@ -259,6 +259,30 @@ struct TextSubstringTests {
         }
     }
 
+    /// A word pruned once no text held it is found again when a text
+    /// brings it back (the words remembered as stored are forgotten with
+    /// it).
+    @Test func aPrunedWordComesBackWithItsText() throws {
+        let temp = try TemporaryDirectory()
+        let store = try ImportStore.open(at: temp.path.appending("imports.sqlite"))
+        func save(_ inode: UInt64, _ text: String) throws {
+            var report = ImportReport(path: FilePath("/x"), typeByName: "public.plain-text")
+            report.values[.textContent] = .text(Array(text.utf8))
+            try store.save([(FileKey(device: 1, inode: inode), FileStamp(modification: 1, size: 1), report)])
+        }
+        try save(1, "a zebracorn grazes")
+        try save(2, "nothing else")
+        #expect(store.vocabulary(containing: Array("bracor".utf8), limit: 10) == ["zebracorn"])
+        try store.remove([FileKey(device: 1, inode: 1)])
+        store.pruneWords()
+        #expect(store.vocabulary(containing: Array("bracor".utf8), limit: 10) == [])
+        try save(3, "the zebracorn is back")
+        #expect(store.vocabulary(containing: Array("bracor".utf8), limit: 10) == ["zebracorn"])
+        let filter = try #require(
+            CompiledPredicate(try MetadataPredicate("kMDItemTextContent CONTAINS 'bracor'")).textPrefilter)
+        #expect(store.candidates(filter) == [FileKey(device: 1, inode: 3)])
+    }
+
     /// A store of the version before the table of words gains it, filled
     /// from the index's vocabulary, without importing anything again.
     @Test func aStoreWithoutTheTableOfWordsGainsIt() throws {
