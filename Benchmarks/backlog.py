@@ -13,6 +13,13 @@ per second (from the pending count), the daemon's own CPU (its threads:
 the engine, the content indexer, the store) and its import workers' CPU
 over the same window. A backlog whose cost grows with its size shows as a
 low rate and a daemon busier than its workers.
+
+With --probes, the window also times, every 2 s, a name query through the
+daemon (`mdq --daemon --count`, per invocation) and create → visible (a
+new file in a folder of the corpus, polled by name with `mdq --daemon`),
+and reads the daemon's resident bytes per entry at the end; and each build
+is measured a second time with `--no-content` (no backlog), the idle
+figures the busy ones are compared with.
 """
 import argparse
 import re
@@ -63,14 +70,47 @@ def pending(mdq, env):
     return int(match.group(1)) if match else 0
 
 
-def measure(build, corpus, seconds):
+def percentile(values, share):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
+
+
+def probe(mdq, env, corpus, number, queries, fresh):
+    """One name query and one create → visible, timed."""
+    started = time.monotonic()
+    subprocess.run([mdq, "--daemon", "--count", "--onlyin", corpus, "kMDItemFSName == 'report-12345*'cd"],
+                   env=env, capture_output=True)
+    queries.append(time.monotonic() - started)
+    name = f"probe-{os.getpid()}-{number}.txt"
+    path = os.path.join(corpus, "zz-mdq-probe", name)
+    with open(path, "w") as f:
+        f.write("probe\n")
+    written = time.monotonic()
+    while time.monotonic() - written < 10:
+        answer = subprocess.run([mdq, "--daemon", "--count", "--onlyin", corpus, f"kMDItemFSName == '{name}'"],
+                                env=env, capture_output=True, text=True)
+        if answer.stdout.strip() == "1":
+            fresh.append(time.monotonic() - written)
+            break
+    os.unlink(path)
+
+
+def resident_per_entry(mdq, env):
+    status = subprocess.run([mdq, "daemon", "status"], env=env, capture_output=True, text=True).stdout
+    match = re.search(r"\(([0-9]+) B/entry\)", status)
+    return int(match.group(1)) if match else None
+
+
+def measure(build, corpus, seconds, probes=False, content=True):
     mdq = os.path.join(build, "mdq")
     work = tempfile.mkdtemp(prefix="mdq-backlog-")
     env = dict(os.environ, MDQ_STATE_DIR=os.path.join(work, "state"), MDQ_RUNTIME_DIR=os.path.join(work, "run"),
                MDQ_SYSTEM_RUNTIME_DIR=os.path.join(work, "no-system"))
     for folder in ("state", "run"):
         os.makedirs(os.path.join(work, folder), mode=0o700)
-    daemon = subprocess.Popen([mdq, "daemon", "run"], env=env, stdout=subprocess.DEVNULL,
+    os.makedirs(os.path.join(corpus, "zz-mdq-probe"), exist_ok=True)
+    command = [mdq, "daemon", "run"] + ([] if content else ["--no-content"])
+    daemon = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                               stderr=open(os.path.join(work, "daemon.log"), "w"))
     try:
         while pending(mdq, env) is None:
@@ -86,16 +126,24 @@ def measure(build, corpus, seconds):
         time.sleep(5)  # past the reconcile that queues the backlog
         start = sample()
         end = start
+        queries, fresh = [], []
         while end[0] - start[0] < seconds:
+            if probes:
+                probe(mdq, env, corpus, len(queries), queries, fresh)
             time.sleep(2)
             end = sample()
         elapsed = end[0] - start[0]
         return {
             "build": build,
+            "content": content,
             "pending_at_start": start[1],
             "files_per_second": (start[1] - end[1]) / elapsed,
             "daemon_cpu_share": (end[2] - start[2]) / elapsed,
             "workers_cpu_share": (end[3] - start[3]) / elapsed,
+            "query": (percentile(queries, 0.5), percentile(queries, 0.9)),
+            "fresh": (percentile(fresh, 0.5), percentile(fresh, 0.9)),
+            "probes": len(queries),
+            "resident_per_entry": resident_per_entry(mdq, env),
         }
     finally:
         daemon.send_signal(signal.SIGTERM)
@@ -112,14 +160,31 @@ def main():
     default_corpus = os.path.join(os.environ.get("MDQ_CORPUS", "/tmp/mdq-corpus"), "c1000000")
     parser.add_argument("--corpus", default=default_corpus)
     parser.add_argument("--seconds", type=float, default=120)
+    parser.add_argument("--probes", action="store_true", help="time queries and freshness, with an idle run too")
     args = parser.parse_args()
     builds = os.environ.get("MDQ_BUILDS", os.path.join(TOP, ".build/mdq-release")).split(":")
-    print("| build | pending when measured | files imported / s | daemon CPU (own threads) | import workers' CPU |")
-    print("|---|---:|---:|---:|---:|")
-    for build in builds:
-        row = measure(build, args.corpus, args.seconds)
-        print(f"| {build} | {row['pending_at_start']:,} | {row['files_per_second']:.0f} | "
-              f"{row['daemon_cpu_share'] * 100:.0f} % | {row['workers_cpu_share'] * 100:.0f} % |", flush=True)
+    if not args.probes:
+        print("| build | pending when measured | files imported / s | daemon CPU (own threads) | import workers' CPU |")
+        print("|---|---:|---:|---:|---:|")
+    else:
+        print("| build | content | pending when measured | files imported / s | daemon CPU (own threads) "
+              "| import workers' CPU | name query p50 / p90 | create → visible p50 / p90 | resident B/entry |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    try:
+        for build in builds:
+            for content in ([True, False] if args.probes else [True]):
+                row = measure(build, args.corpus, args.seconds if content else min(args.seconds, 30),
+                              probes=args.probes, content=content)
+                cells = [build, f"{row['pending_at_start']:,}", f"{row['files_per_second']:.0f}",
+                         f"{row['daemon_cpu_share'] * 100:.0f} %", f"{row['workers_cpu_share'] * 100:.0f} %"]
+                if args.probes:
+                    cells.insert(1, "on (backlog)" if content else "off (idle)")
+                    cells += [f"{row['query'][0] * 1000:.1f} / {row['query'][1] * 1000:.1f} ms",
+                              f"{row['fresh'][0] * 1000:.1f} / {row['fresh'][1] * 1000:.1f} ms",
+                              str(row["resident_per_entry"])]
+                print("| " + " | ".join(cells) + " |", flush=True)
+    finally:
+        shutil.rmtree(os.path.join(args.corpus, "zz-mdq-probe"), ignore_errors=True)
 
 
 if __name__ == "__main__":
