@@ -60,6 +60,17 @@ def children_of(pid):
     return found
 
 
+def descendants_of(pid):
+    """Children, their children and so on: a confined worker may run under
+    a launcher (its CPU shows in the launcher's reaped-children times only
+    once the launcher itself is reaped)."""
+    found = []
+    for child in children_of(pid):
+        found.append(child)
+        found.extend(descendants_of(child))
+    return found
+
+
 def pending(mdq, env):
     """The content indexer's pending count from `mdq daemon status`; None
     while the daemon does not answer."""
@@ -119,7 +130,7 @@ def measure(build, corpus, seconds, probes=False, content=True):
         def sample():
             # Workers live and workers reaped (a worker is restarted after
             # so many files, or when it fails).
-            workers = sum(cpu_seconds(child) for child in children_of(daemon.pid))
+            workers = sum(cpu_seconds(child) for child in descendants_of(daemon.pid))
             workers += cpu_seconds(daemon.pid, children=True)
             return (time.monotonic(), pending(mdq, env) or 0, cpu_seconds(daemon.pid), workers)
 
