@@ -19,10 +19,11 @@ package import SystemPackage
 /// three letters or more from a few short lists. Each text's words are
 /// read with FTS5's own tokenizer, run outside the table with the same
 /// arguments, so the table holds exactly the index's terms; the words met
-/// lately are remembered (`KnownWords`), so a common word costs no lookup. Words are not taken out when
-/// the last text holding one goes (a stale word costs a lookup that finds
-/// no file); once a quarter of the stored texts were replaced or removed,
-/// those words are pruned against the index's vocabulary (`checkpoint`).
+/// lately are remembered (`KnownWords`), so a common word costs no
+/// lookup. Words are not taken out when the last text holding one goes (a
+/// stale word costs a lookup that finds no file); once a quarter of the
+/// stored texts were replaced or removed, those words are pruned against
+/// the index's vocabulary (`checkpoint`).
 ///
 /// - Each row remembers the modification time and size it was imported
 ///   at: a file whose stamp moved is imported again; one that failed is
@@ -46,9 +47,10 @@ package final class ImportStore: Sendable {
         package var values: ImportedValues
     }
 
-    /// The schema's version; another one is rebuilt, except version 3,
-    /// which gains the table of words in place.
+    /// The schema's version; another one is rebuilt, except
+    /// `versionWithoutWords`, which gains the table of words in place.
     static let schemaVersion = 4
+    static let versionWithoutWords = 3
 
     /// How the full-text index splits and folds text: the index's, and the
     /// tokenizer that reads the words for `words`, which must agree.
@@ -135,7 +137,7 @@ package final class ImportStore: Sendable {
         _ = try version.step()
         let found = Int(version.integer(0))
         version.reset()
-        if found != 0 && found != 3 && found != schemaVersion {
+        if found != 0 && found != versionWithoutWords && found != schemaVersion {
             throw SQLiteDatabase.Failure(code: 0, message: "schema version \(found), expected \(schemaVersion)")
         }
         let check = try database.prepare("PRAGMA quick_check(1)")
@@ -173,10 +175,10 @@ package final class ImportStore: Sendable {
             """)
         let connection = try Connection(database)
         if found != schemaVersion {
-            // A store of version 3 has every word in its index, none in
+            // A store without the table has every word in its index, none in
             // `words` yet.
             try database.execute("BEGIN IMMEDIATE")
-            if found == 3 {
+            if found == versionWithoutWords {
                 let vocabulary = try database.prepare("SELECT term FROM content_vocabulary")
                 var terms: Set<[UInt8]> = []
                 while try vocabulary.step() { terms.insert(vocabulary.bytes(0)) }
@@ -281,9 +283,8 @@ package final class ImportStore: Sendable {
                         c.writeText.bind(2, Deflate.compress(bytes))
                         c.writeText.bind(3, Int64(bytes.allSatisfy { $0 < 0x80 } ? 1 : 0))
                         try c.writeText.run()
-                        let body = String(decoding: bytes, as: UTF8.self)
                         c.insertText.bind(1, id)
-                        c.insertText.bind(2, text: body)
+                        c.insertText.bind(2, text: String(decoding: bytes, as: UTF8.self))
                         try c.insertText.run()
                         c.tokenizer.forEachToken(in: bytes) { token in
                             if !c.knownWords.contains(token) { words.insert(Array(token)) }
@@ -492,7 +493,9 @@ package final class ImportStore: Sendable {
     /// (at least 1,024) were replaced or removed since the last pruning.
     package func checkpoint() {
         connection.withLock { c in
-            if let forgotten = c.forgottenTexts(), forgotten >= 1024, forgotten * 4 >= c.storedFiles() {
+            if let forgotten = c.integer("SELECT value FROM counters WHERE name = 'forgotten texts'"),
+                forgotten >= 1024, forgotten * 4 >= c.integer("SELECT count(*) FROM files") ?? 0
+            {
                 c.pruneWords()
             }
             _ = try? c.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -507,22 +510,12 @@ package final class ImportStore: Sendable {
 
     /// Words in `words`, stale ones included (tests).
     var wordCount: Int {
-        connection.withLock { c -> Int in
-            guard let s = try? c.database.prepare("SELECT count(*) FROM words"), (try? s.step()) == true else {
-                return 0
-            }
-            return Int(s.integer(0))
-        }
+        connection.withLock { $0.integer("SELECT count(*) FROM words") ?? 0 }
     }
 
     /// Stored files.
     package var count: Int {
-        connection.withLock { c -> Int in
-            guard let s = try? c.database.prepare("SELECT count(*) FROM files"), (try? s.step()) == true else {
-                return 0
-            }
-            return Int(s.integer(0))
-        }
+        connection.withLock { $0.integer("SELECT count(*) FROM files") ?? 0 }
     }
 }
 
@@ -545,16 +538,10 @@ extension ImportStore.Connection {
         try countForgotten.run()
     }
 
-    /// Texts replaced or removed since the words were last pruned.
-    func forgottenTexts() -> Int? {
-        guard let s = try? database.prepare("SELECT value FROM counters WHERE name = 'forgotten texts'"),
-            (try? s.step()) == true
-        else { return nil }
-        return Int(s.integer(0))
-    }
-
-    func storedFiles() -> Int {
-        guard let s = try? database.prepare("SELECT count(*) FROM files"), (try? s.step()) == true else { return 0 }
+    /// The integer the first row of `sql` starts with; nil when there is
+    /// none or the query fails.
+    func integer(_ sql: String) -> Int? {
+        guard let s = try? database.prepare(sql), (try? s.step()) == true else { return nil }
         return Int(s.integer(0))
     }
 

@@ -66,24 +66,24 @@ package enum WorkerThreads {
 
     /// Runs `body(0..<count)` on `count` threads (the caller's thread is
     /// number 0) and returns when all have finished. A thread the system
-    /// refuses has its share done on the calling thread.
+    /// refuses has its share done on the calling thread. In the
+    /// `.background`, the caller's thread only waits and every worker has a
+    /// thread of its own, which lowers its priority first (a thread cannot
+    /// raise its priority back).
     package static func run(
         count: Int, name: String = "mdq-worker", priority: Priority = .normal,
         _ body: @escaping @Sendable (Int) -> Void
     ) {
-        if priority == .background {
-            runInBackground(count: count, name: name, body)
-            return
-        }
+        let background = priority == .background
         var threads: [Handle] = []
-        for index in 1..<max(1, count) {
-            if let thread = start(name: "\(name)-\(index)", detached: false, { body(index) }) {
-                threads.append(thread)
-            } else {
+        for index in (background ? 0 : 1)..<max(1, count) {
+            let thread = start(name: "\(name)-\(index)", detached: false) {
+                if background { _ = mdq_lower_thread_priority(10) }
                 body(index)
             }
+            if let thread { threads.append(thread) } else { body(index) }
         }
-        body(0)
+        if !background { body(0) }
         for thread in threads { thread.join() }
     }
 
@@ -97,23 +97,5 @@ package enum WorkerThreads {
         /// to spare, yet still progresses on a busy one (nice 10 weighs a
         /// tenth of nice 0; idle scheduling could starve it for good).
         case background
-    }
-
-    /// `run` with every worker on a thread of its own, each lowering its
-    /// own priority first (the caller's thread only waits: a thread cannot
-    /// raise its priority back). A thread the system refuses has its share
-    /// done on the calling thread, at its priority.
-    private static func runInBackground(count: Int, name: String, _ body: @escaping @Sendable (Int) -> Void) {
-        var threads: [Handle] = []
-        var inline: [Int] = []
-        for index in 0..<max(1, count) {
-            let thread = start(name: "\(name)-\(index)", detached: false) {
-                _ = mdq_lower_thread_priority(10)
-                body(index)
-            }
-            if let thread { threads.append(thread) } else { inline.append(index) }
-        }
-        for index in inline { body(index) }
-        for thread in threads { thread.join() }
     }
 }

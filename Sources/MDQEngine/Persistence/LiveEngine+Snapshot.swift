@@ -90,7 +90,8 @@ extension LiveEngine {
     /// and re-lists and re-stats everything (each root on every core, at a
     /// priority below the queries': they answer from the snapshot
     /// meanwhile, and must not be slowed by the check), and tells
-    /// subscribers what changed while nothing watched, as ordinary changes. Roots gone meanwhile are watched for. Returns when done.
+    /// subscribers what changed while nothing watched, as ordinary changes.
+    /// Roots gone meanwhile are watched for. Returns when done.
     package func verify() {
         let roots = state.withLock { Array($0.unverifiedRoots) }
         for root in roots {
