@@ -33,31 +33,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid, children=False):
-    """A process's CPU seconds; with `children`, those of its children it
-    has reaped (workers restarted in between are counted too)."""
-    try:
-        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    first = 13 if children else 11
-    return (int(fields[first]) + int(fields[first + 1])) / TICK
-
-
-def children_of(pid):
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                found.append(int(entry))
-    return found
+sys.path.insert(0, HERE)
+from rivals import children_of, cpu_seconds  # noqa: E402  (the measures every benchmark shares)
 
 
 def descendants_of(pid):
@@ -131,8 +108,10 @@ def measure(build, corpus, seconds, probes=False, content=True):
             # Workers live and workers reaped (a worker is restarted after
             # so many files, or when it fails).
             workers = sum(cpu_seconds(child) for child in descendants_of(daemon.pid))
-            workers += cpu_seconds(daemon.pid, children=True)
-            return (time.monotonic(), pending(mdq, env) or 0, cpu_seconds(daemon.pid), workers)
+            # What the daemon reaped: its own and its reaped children's
+            # CPU, less its own.
+            workers += cpu_seconds(daemon.pid) - cpu_seconds(daemon.pid, children=False)
+            return (time.monotonic(), pending(mdq, env) or 0, cpu_seconds(daemon.pid, children=False), workers)
 
         time.sleep(5)  # past the reconcile that queues the backlog
         start = sample()

@@ -23,20 +23,7 @@ import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from rivals import cpu_seconds, median_query, peak_rss, run  # noqa: E402  (the same measures for every system)
-
-
-def children_of(pid):
-    out = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = open("/proc/%s/stat" % entry).read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[1]) == pid:
-                out.append(int(entry))
-    return out
+from rivals import children_of, cpu_seconds, median_query, peak_rss, run  # noqa: E402  (the same measures for every system)
 
 
 def du(paths):

@@ -248,6 +248,20 @@ def cpu_seconds(pid, children=True):
     return sum(int(x) for x in fields[11:15 if children else 13]) / os.sysconf("SC_CLK_TCK")
 
 
+def children_of(pid):
+    """The processes whose parent is `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = open("/proc/%s/stat" % entry).read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
 def peak_rss(pid):
     """A process's peak resident bytes (VmHWM); 0 once it is gone."""
     try:
