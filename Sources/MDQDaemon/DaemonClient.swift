@@ -173,11 +173,21 @@ package final class DaemonClient {
     /// - Parameter content: false to index names and stat data only
     ///   (nothing inside the files is imported).
     package func addScope(_ scope: ScopeRequest, content: Bool = true) throws(MetadataError) -> Int {
+        try addScope(scope, content: content, namesFirst: false).entries
+    }
+
+    /// Indexes a scope; with `namesFirst`, returns once its names answer
+    /// (`filling`: its files' sizes and dates are still being read).
+    package func addScope(
+        _ scope: ScopeRequest, content: Bool = true, namesFirst: Bool
+    ) throws(MetadataError) -> (entries: Int, filling: Bool) {
         var fields = JSONWriter()
         fields.key("scope")
         DaemonProtocol.write(scope, namesOnly: !content, to: &fields)
+        if namesFirst { fields.raw(",\"wait\":\"names\"") }
         _ = try send(.indexAdd, fields.bytes)
-        return Int(try response()["entries"]?.integer ?? 0)
+        let answer = try response()
+        return (Int(answer["entries"]?.integer ?? 0), answer["filling"]?.bool ?? false)
     }
 
     /// Stops indexing the scopes at `path`; returns how many there were.
@@ -323,6 +333,9 @@ package struct DaemonStatus {
     package var importWorker: String?
     /// The trigram lists of names, once the daemon keeps them: postings,
     /// bytes, and whether they cover every entry yet.
+    /// Some scope's names are in but its files' sizes and dates are still
+    /// being read: queries on those wait for them (the front crawls).
+    package var filling = false
     package var nameGrams: (postings: Int, bytes: Int, complete: Bool)?
     package var scopes: [(scope: ScopeRequest, live: Bool)]
     /// Scope folders indexed by name and stat data only.
@@ -363,6 +376,7 @@ package struct DaemonStatus {
         watches = Int(value["watches"]?.integer ?? 0)
         residentBytes = Int(value["residentBytes"]?.integer ?? 0)
         verifying = value["verifying"]?.bool ?? false
+        filling = value["filling"]?.bool ?? false
         queries = Int(value["queries"]?.integer ?? 0)
         cancelledQueries = Int(value["cancelledQueries"]?.integer ?? 0)
         connectionsServed = Int(value["connectionsServed"]?.integer ?? 0)

@@ -14,23 +14,36 @@ extension DaemonSession {
         return send(out.bytes)
     }
 
-    /// `index.add`: indexes a scope (crawled before the answer).
+    /// `index.add`: indexes a scope, crawled before the answer: with
+    /// `"wait":"names"`, answered once its names are (its files' sizes and
+    /// dates are read next, `"filling":true`); by default once everything is.
     func indexAdd(_ request: JSONValue, id: [UInt8]) throws(ProtocolError) -> Bool {
         guard let value = request["scope"] else {
             throw ProtocolError(code: .badRequest, message: "index.add needs a \"scope\"")
         }
         let scope = try DaemonProtocol.scope(value)
+        let namesOnly: Bool
+        switch request["wait"]?.string {
+        case nil, "all": namesOnly = false
+        case "names": namesOnly = true
+        case let other?:
+            throw ProtocolError(
+                code: .badRequest, message: "index.add waits for \"names\" or \"all\", not \"\(other)\"")
+        }
         do {
             try daemon.addScope(scope, content: value["content"]?.bool ?? true)
         } catch {
             throw ProtocolError(code: .scope, message: error.description)
         }
+        if !namesOnly { daemon.engine.waitUntilFilled() }
         var out = JSONWriter()
         DaemonProtocol.begin(id, &out)
         out.raw("\"added\":")
         DaemonProtocol.write(scope, to: &out)
         out.raw(",\"entries\":")
         out.integer(daemon.engine.entryCount)
+        out.raw(",\"filling\":")
+        out.bool(daemon.engine.isFilling)
         out.raw("}\n")
         return send(out.bytes)
     }

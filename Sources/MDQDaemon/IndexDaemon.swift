@@ -376,6 +376,9 @@ public final class IndexDaemon: Sendable {
                 $0, scopes: scopes.map { ($0.path, !namesOnly.contains($0.path)) }, paths: paths, engine: engine,
                 log: log)
         }
+        // Files whose sizes and dates were read after their names
+        // (`retain(_:namesFirst:)`) have stamps to import by now.
+        if let content { engine.onFillEnded.withLock { $0 = { content.requestReconcile() } } }
         let daemon = IndexDaemon(
             paths: paths, engine: engine, listener: listener, lock: lock,
             requestTimeout: Int32(clamping: Int(requestTimeout * 1000)), content: content, fanotify: fanotify,
@@ -407,12 +410,14 @@ public final class IndexDaemon: Sendable {
         }
         WorkerThreads.detach(name: "mdq-scopes") {
             for scope in toCrawl { daemon.makeLive(scope) }
+            if !toCrawl.isEmpty { log("the names in \(toCrawl.count) new scopes are answerable") }
             // Built after the first crawls, which it would slow down;
             // kept current from then on.
             engine.keepNameGrams()
             engine.dropUnusedRoots()
             beforeVerifying()
             engine.verify()
+            engine.waitUntilFilled()
             content?.requestReconcile()
             log("\(restored.count + toCrawl.count) scopes live and checked against the disk")
         }
@@ -481,7 +486,7 @@ public final class IndexDaemon: Sendable {
     func makeLive(_ scope: ScopeRequest) {
         follow(scope)
         do {
-            let retained = try engine.retain(scope)
+            let retained = try engine.retain(scope, namesFirst: true)
             state.withLock { $0.retained[scope] = retained }
         } catch {
             unfollowIfUnused(scope.path)
@@ -524,7 +529,7 @@ public final class IndexDaemon: Sendable {
             follow(scope)
             let retained: RetainedScope
             do {
-                retained = try engine.retain(scope)
+                retained = try engine.retain(scope, namesFirst: true)
             } catch {
                 unfollowIfUnused(scope.path)
                 throw error
@@ -814,6 +819,8 @@ public final class IndexDaemon: Sendable {
             out.bool(true)
             out.field("verifying")
             out.bool(engine.isVerifying)
+            out.field("filling")
+            out.bool(engine.isFilling)
             out.field("scopes")
             DaemonProtocol.write(scopeList, namesOnly: [], to: &out)
             writeFilesystems(to: &out)
@@ -852,6 +859,8 @@ public final class IndexDaemon: Sendable {
         out.integer(ProcessIdentity.residentBytes)
         out.field("verifying")
         out.bool(engine.isVerifying)
+        out.field("filling")
+        out.bool(engine.isFilling)
         out.field("queries")
         out.integer(queries)
         if let content {

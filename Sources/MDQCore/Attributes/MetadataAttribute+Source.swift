@@ -132,4 +132,7 @@ package struct SubjectRequirements: OptionSet, Hashable, Sendable {
     static let conflicts = SubjectRequirements(rawValue: 8)
     /// What the importers read from inside the file.
     package static let imported = SubjectRequirements(rawValue: 16)
+    /// What needs every entry stat'ed (and imported) first: a names-first
+    /// index answers nothing else until it is.
+    package static let readByStat: SubjectRequirements = [.metadata, .conflicts, .imported]
 }

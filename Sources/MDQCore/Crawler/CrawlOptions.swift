@@ -11,6 +11,11 @@ public struct CrawlOptions: Sendable, Equatable {
     /// Whether every entry is stat'ed (size, times, inode). A one-shot name
     /// query turns this off and stats only what it prints.
     public var statEntries: Bool
+    /// With `statEntries` off, whether folders are stat'ed all the same:
+    /// a names-first crawl reads every folder's identity, owner and mode
+    /// with its parent's listing (who may see what is inside, and that the
+    /// folder opened next is the one listed), and leaves files for later.
+    package var statFolders = false
     /// Crawler threads; by default one per core, at least 2, so listing
     /// overlaps with stat calls.
     public var threadCount: Int

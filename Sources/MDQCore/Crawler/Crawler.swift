@@ -140,6 +140,7 @@ package struct Crawler<Sink: CrawlSink>: Sendable {
         let rules = context.rules[job.rootIndex]
         let rootDevice = context.rootDevices[job.rootIndex]
         let statAll = options.statEntries
+        let statFolders = options.statFolders || rules.stayOnFileSystem
         // Entries listed but not stat'ed (a folder readable but not
         // searchable): one warning for the folder, not one per entry.
         var statFailure: Errno?
@@ -148,7 +149,7 @@ package struct Crawler<Sink: CrawlSink>: Sendable {
             guard rules.admits(nameBuffer, isRootChild: job.isRoot) else { return }
             var kind = EntryKind(directoryEntryType: entry.type)
             var status: FileStatus?
-            let needsStat = statAll || kind == nil || (kind == .folder && rules.stayOnFileSystem)
+            let needsStat = statAll || kind == nil || (kind == .folder && statFolders)
             if needsStat {
                 switch FileStatus.of(entry.name, in: directory) {
                 case .success(let s):

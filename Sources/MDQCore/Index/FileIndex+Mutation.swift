@@ -74,7 +74,19 @@ extension FileIndex {
         name: UnsafeRawBufferPointer, in parent: EntryID, metadata: EntryMetadata, device: DeviceNumber?
     ) -> (EntryID, UpsertOutcome) {
         let existing = lookup(name, in: parent.rawValue)
-        if existing == Self.none {
+        return upsert(
+            existing == Self.none ? nil : EntryID(existing), name: name, in: parent, metadata: metadata,
+            device: device)
+    }
+
+    /// `upsert` for a caller that looked the name up already: `found` is
+    /// the child of `parent` called `name`, or nil when it has none (a
+    /// folder being filled for the first time has none: no lookup at all).
+    package func upsert(
+        _ found: EntryID?, name: UnsafeRawBufferPointer, in parent: EntryID, metadata: EntryMetadata,
+        device: DeviceNumber?
+    ) -> (EntryID, UpsertOutcome) {
+        guard let existing = found?.rawValue else {
             let id = allocateEntry(name: name, parent: parent.rawValue, metadata: metadata, device: device)
             setMark(id, true)
             return (EntryID(id), .inserted)
@@ -153,7 +165,7 @@ extension FileIndex {
     }
 
     /// Whether the folder has no children.
-    func hasNoChildren(_ id: EntryID) -> Bool {
+    package func hasNoChildren(_ id: EntryID) -> Bool {
         firstChildColumn[id.rawValue] == Self.none
     }
 

@@ -428,6 +428,11 @@ package final class ContentIndexer: ImportedContent {
     /// imports of files the index no longer has.
     private func reconcile() {
         guard let engine = engine.withLock({ $0 }) else { return }
+        // Files not crawled yet, or whose sizes and dates are still being
+        // read, have no stamp, and their imports would look orphaned: the
+        // engine asks again once they are read (`LiveEngine.onFillEnded`;
+        // the daemon asks after adding a scope).
+        if engine.hasUnfinishedRoots { return }
         let files = engine.allFileStamps(paths: excludes).filter { $0.path.map(imports) ?? true }
         let stored = store.stamps()
         var indexed = Set<FileKey>()

@@ -20,6 +20,15 @@ struct EngineRoot {
     var recoveryWatch: WatchID?
     /// Its first crawl is under way: what it holds is not complete yet.
     var gathering = false
+    /// Names first (`LiveEngine.retain(_:namesFirst:)`): its names are all
+    /// in, and watched, but the sizes and dates of its files are still
+    /// being read (`LiveEngine.fill`). Queries on names and kinds answer;
+    /// one that needs the rest is declined meanwhile, and a subscription
+    /// waits, as for a crawl.
+    var filling = false
+    /// Whether a crawl of it is under way that others must wait for
+    /// (its first gather, or the fill of its files' attributes).
+    var isBusy: Bool { gathering || filling }
 
     /// Whether the crawl of this root lists the folder at `path` (the root
     /// itself, or a folder inside it that the rules descend into).

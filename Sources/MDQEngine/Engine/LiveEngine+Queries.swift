@@ -87,6 +87,10 @@ extension LiveEngine {
         // Patterns and store reads are slow per entry: start with short
         // slices.
         let expensive = compiled.isExpensive
+        // Sizes, dates and what is read from inside files: not there yet in
+        // a root whose first crawl read names first (`EngineRoot.filling`).
+        let needsAttributes =
+            output == .entries || !compiled.requirements.isDisjoint(with: SubjectRequirements.readByStat)
         var sliceLength = expensive ? SliceTurns.firstExpensiveLength : whole
         var cursor = 0
         var slots = 0
@@ -110,8 +114,10 @@ extension LiveEngine {
                     defer { held = ContinuousClock.now - started }
                     var anchors: [Anchor] = []
                     for scope in scopes {
-                        guard let anchor = s.coveringAnchor(for: scope) else {
-                            return .failure(ScopeNotCovered(scope: scope, gap: s.coverageGap(for: scope)))
+                        guard let anchor = s.coveringAnchor(for: scope, needsAttributes: needsAttributes) else {
+                            return .failure(
+                                ScopeNotCovered(
+                                    scope: scope, gap: s.coverageGap(for: scope, needsAttributes: needsAttributes)))
                         }
                         anchors.append(anchor)
                     }
@@ -121,11 +127,12 @@ extension LiveEngine {
                             s.unverifiedRoots.contains(s.index.root(of: $0.entry).rawValue)
                         }
                     }
-                    // The scopes are the live roots themselves, admitting all
-                    // they hold: every match but a root is in scope.
-                    let liveRoots = Set(s.roots.filter { !$0.value.missing && !$0.value.gathering }.keys)
+                    // The scopes are the index's roots themselves, admitting
+                    // all they hold: every match but a root is in scope. (A
+                    // root still gathered holds entries too: a scope that
+                    // leaves it out filters.)
                     let wholeRoots =
-                        Set(anchors.map(\.entry.rawValue)) == liveRoots
+                        Set(anchors.map(\.entry.rawValue)) == Set(s.index.rootPaths.keys)
                         && anchors.allSatisfy { anchor in
                             s.roots[anchor.entry.rawValue].map { anchor.rules.covers($0.rules) } ?? false
                         }
@@ -209,8 +216,13 @@ extension LiveEngine {
     /// scopes): crawls and watches what is not live yet.
     ///
     /// - Throws: `MetadataError` naming the scope when it cannot be opened.
-    package func retain(_ scope: ScopeRequest) throws(MetadataError) -> RetainedScope {
-        RetainedScope(anchor: try acquire(scope, progress: nil))
+    ///
+    /// With `namesFirst`, a scope crawled anew is answerable for names as
+    /// soon as its folders are read, as `updatedb` reads them; its files'
+    /// sizes and dates are read next, on a thread of their own (`fill`;
+    /// `isFilling`, `waitUntilFilled`).
+    package func retain(_ scope: ScopeRequest, namesFirst: Bool = false) throws(MetadataError) -> RetainedScope {
+        RetainedScope(anchor: try acquire(scope, progress: nil, namesFirst: namesFirst))
     }
 
     /// Whether a live or restored root already holds everything `scope`
@@ -281,13 +293,20 @@ package struct ScopeNotCovered: Error, Sendable {
     /// `"gap":true`).
     package static let indexes = "the daemon indexes "
     package static let stillIndexing = "the daemon is still indexing "
+    package static let stillFilling = "the daemon is still reading the sizes and dates in "
 }
 
 extension EngineState {
-    /// An anchor for `scope` in a live root whose rules cover its own, or nil.
-    func coveringAnchor(for scope: ScopeRequest) -> Anchor? {
+    /// An anchor for `scope` in a live root whose rules cover its own, or
+    /// nil. A root whose files' attributes are still being read (`filling`)
+    /// covers only what `needsAttributes` nothing but names, kinds and
+    /// folders.
+    func coveringAnchor(for scope: ScopeRequest, needsAttributes: Bool = false) -> Anchor? {
         let path = scope.path.lexicallyNormalized()
-        for (id, root) in roots where !root.missing && !root.gathering && root.users > 0 && root.lists(path) {
+        for (id, root) in roots
+        where !root.missing && !root.gathering && !(root.filling && needsAttributes) && root.users > 0
+            && root.lists(path)
+        {
             var needed = scope.rules
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
             // What the index prunes is not in it for any query.
@@ -302,11 +321,12 @@ extension EngineState {
     /// (`coveringAnchor` gave none): what the scope asks for that the index
     /// leaves out, or that it is still being gathered. nil when no live
     /// scope holds the folder at all.
-    func coverageGap(for scope: ScopeRequest) -> String? {
+    func coverageGap(for scope: ScopeRequest, needsAttributes: Bool = false) -> String? {
         let path = scope.path.lexicallyNormalized()
         for root in roots.values where !root.missing && root.users > 0 && root.lists(path) {
             let shown = root.path.string
             if root.gathering { return ScopeNotCovered.stillIndexing + shown }
+            if root.filling && needsAttributes { return ScopeNotCovered.stillFilling + shown }
             var needed = scope.rules
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
             needed = needed.withPrunes(of: root.rules)

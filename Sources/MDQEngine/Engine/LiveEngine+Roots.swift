@@ -18,7 +18,13 @@ extension LiveEngine {
     ///
     /// - Parameter progress: receives the count of entries gathered so far.
     /// - Throws: `MetadataError` naming the scope when it cannot be opened.
-    func acquire(_ request: ScopeRequest, progress: ProgressCounter?) throws(MetadataError) -> Anchor {
+    ///
+    /// With `namesFirst`, a new root's crawl reads names (and folders'
+    /// attributes) only; it returns as soon as they are all in, and its
+    /// files' sizes and dates are read on a thread of their own (`fill`).
+    func acquire(
+        _ request: ScopeRequest, progress: ProgressCounter?, namesFirst: Bool = false
+    ) throws(MetadataError) -> Anchor {
         let path = request.path.lexicallyNormalized()
         while true {
             switch state.withLock({ $0.claim(path, request: request, crawlsEnded: crawlsEnded) }) {
@@ -73,24 +79,84 @@ extension LiveEngine {
             guard let id = made else { continue }
             let sink = LiveSink(engine: self, recording: false, progress: progress)
             let before = state.withLock { $0.index.count }
-            crawl(handle: handle, folder: id, root: id.rawValue, sink: sink)
+            crawl(handle: handle, folder: id, root: id.rawValue, sink: sink, namesOnly: namesFirst)
             let grown = state.withLock { $0.index.count - before }
-            endCrawl(of: id.rawValue)
-            ProcessMemory.releaseFreePages(after: grown)
+            endCrawl(of: id.rawValue, filling: namesFirst)
+            if namesFirst {
+                let token = state.withLock { $0.roots[id.rawValue].map { ($0.path, $0.inode) } }
+                // (With no thread to spare, the attributes are read right
+                // here, as a crawl would have read them.)
+                WorkerThreads.detach(name: "mdq-fill") { [self] in
+                    fill(root: id.rawValue, path: token?.0, inode: token?.1)
+                }
+            } else {
+                ProcessMemory.releaseFreePages(after: grown)
+            }
             return Anchor(entry: id, path: path, rules: request.rules)
         }
     }
 
-    /// Marks a root's crawl as over and wakes the scopes waiting for it.
-    private func endCrawl(of root: UInt32) {
+    /// Marks a root's crawl as over and wakes the scopes waiting for it;
+    /// with `filling`, its names are in and its files' attributes are read
+    /// next (`fill`).
+    private func endCrawl(of root: UInt32, filling: Bool = false) {
         let gramsWanted = state.withLock { s in
             s.roots[root]?.gathering = false
+            s.roots[root]?.filling = filling
             crawlsEnded.mutateAndBroadcast { $0 &+= 1 }
-            return s.nameGramsNeedWork()
+            // Not while the fill runs: it would take the other core.
+            return !filling && s.nameGramsNeedWork()
         }
         // The crawl's entries are added to the trigram lists now, in bulk,
         // not one by one while it ran.
         if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
+    }
+
+    /// The second pass of a names-first crawl: re-lists the root's folders
+    /// and reads every entry's attributes, on every core, through the same
+    /// sink as a crawl (events for a folder being listed wait for its
+    /// listing, so nothing read here overrides a later change), adding no
+    /// watch (the first pass did). `path` and `inode` are the root's when
+    /// its first pass ended: a root dropped and made again meanwhile is
+    /// another one, with a fill of its own.
+    func fill(root: UInt32, path: FilePath?, inode: UInt64?) {
+        let isSameRoot = { (s: EngineState) -> Bool in
+            guard let info = s.roots[root] else { return false }
+            return info.filling && info.path == path && info.inode == inode
+        }
+        fillHook.withLock { $0 }?()
+        if state.withLock({ isSameRoot($0) }), let (handle, _) = openVerified(root) {
+            crawl(
+                handle: handle, folder: EntryID(root), root: root,
+                sink: LiveSink(engine: self, recording: false, filling: true))
+        }
+        let gramsWanted = state.withLock { s -> Bool in
+            guard isSameRoot(s) else { return false }
+            s.roots[root]?.filling = false
+            crawlsEnded.mutateAndBroadcast { $0 &+= 1 }
+            return s.nameGramsNeedWork()
+        }
+        if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
+        ProcessMemory.releaseFreePages(after: entryCount)
+        // Folders left for later while it ran (`cleanDirtyFolders`).
+        cleanDirtyFolders(force: false)
+        publish()
+        onFillEnded.withLock { $0 }?()
+    }
+
+    /// Whether some root's files' attributes are still being read (`fill`).
+    package var isFilling: Bool { state.withLock { s in s.roots.values.contains(where: \.filling) } }
+
+    /// Whether some root is still being gathered or filled.
+    package var hasUnfinishedRoots: Bool { state.withLock { s in s.roots.values.contains(where: \.isBusy) } }
+
+    /// Blocks until no root's attributes are being read.
+    package func waitUntilFilled() {
+        while true {
+            let ended = crawlsEnded.withLock { $0 }
+            guard isFilling else { return }
+            crawlsEnded.wait(until: { $0 != ended }) { _ in }
+        }
     }
 
     /// Gives a scope back; a root nobody uses any more is dropped with its
@@ -116,9 +182,14 @@ extension LiveEngine {
 
     /// Crawls an open folder that is already in the index, with the watch
     /// seam, then lets held-back events go.
-    func crawl(handle: DirectoryHandle, folder: EntryID, root: UInt32, sink: LiveSink, inBackground: Bool = false) {
+    /// `namesOnly`: files are not stat'ed (`CrawlOptions.statFolders`).
+    func crawl(
+        handle: DirectoryHandle, folder: EntryID, root: UInt32, sink: LiveSink, inBackground: Bool = false,
+        namesOnly: Bool = false
+    ) {
         guard let info = state.withLock({ $0.roots[root] }) else { return }
-        var options = CrawlOptions(threadCount: crawlThreads)
+        var options = CrawlOptions(statEntries: !namesOnly, threadCount: crawlThreads)
+        options.statFolders = true
         options.inBackground = inBackground
         Crawler(sink: sink, options: options).crawl(
             folder: (handle, folder), isScopeRoot: folder.rawValue == root, rules: info.rules,
@@ -305,12 +376,12 @@ enum ScopeClaim {
 }
 
 extension EngineState {
-    /// Whether a crawl that subscribers depend on (a root's first gather,
-    /// or the crawl of what looser rules admit) runs in a root that lists
+    /// Whether a crawl that subscribers depend on (a root's first gather or
+    /// fill, or the crawl of what looser rules admit) runs in a root that lists
     /// `path` or lies inside it.
     func crawlOverlaps(_ path: FilePath) -> Bool {
         roots.values.contains { root in
-            root.gathering && (path.starts(with: root.path) || root.path.starts(with: path))
+            root.isBusy && (path.starts(with: root.path) || root.path.starts(with: path))
         }
     }
 

@@ -32,13 +32,19 @@ package final class LiveEngine: Sendable {
     /// Changes between the watcher thread and the applier.
     private let events: EventQueue
     /// Counts crawls that new subscribers must wait for (a root's first
-    /// gather, or the crawl of what looser rules admit) as they end; a
+    /// gather or fill, or the crawl of what looser rules admit) as they end; a
     /// subscriber whose scope overlaps such a crawl waits for the count to
     /// move (see `acquire`). A leaf lock, taken under the state lock.
     let crawlsEnded = ConditionLocked(0)
     /// Called in every folder's listing by the engine's crawls, before the
     /// listing; tests slow crawls down with it to widen race windows.
     let crawlHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
+    /// Called as a names-first root's fill begins (`fill`), on its
+    /// thread; tests hold the fill with it.
+    let fillHook = Locked<(@Sendable () -> Void)?>(nil)
+    /// Called after each fill ends: the daemon's content indexer, which
+    /// needs files' sizes and dates, reconciles then.
+    package let onFillEnded = Locked<(@Sendable () -> Void)?>(nil)
     /// Called between the slices of a subscription's sliced first scan,
     /// without the lock; tests slow the scan down with it to widen race
     /// windows.
@@ -346,9 +352,9 @@ package final class LiveEngine: Sendable {
                     s.dirtyFolders.remove(folder)
                     continue
                 }
-                // Not while its root's first crawl runs: a rescan beside it
+                // Not while its root's first crawl or fill runs: a rescan beside it
                 // would list the same folders twice at once. It waits.
-                if s.roots[s.index.root(of: EntryID(folder)).rawValue]?.gathering == true { continue }
+                if s.roots[s.index.root(of: EntryID(folder)).rawValue]?.isBusy == true { continue }
                 if s.pathIsCurrent(folder) {
                     ready.insert(folder)
                     s.dirtyFolders.remove(folder)

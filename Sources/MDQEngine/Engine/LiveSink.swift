@@ -12,11 +12,15 @@ final class LiveSink: CrawlSink, Sendable {
     /// Record insertions and changes for subscribers (event-driven crawls
     /// and rescans); a first gather records nothing.
     let recording: Bool
+    /// The fill of a names-first root (`LiveEngine.fill`): its folders are
+    /// watched already, and what they hold is known by name.
+    let filling: Bool
     private let progress: ProgressCounter?
 
-    package init(engine: LiveEngine, recording: Bool, progress: ProgressCounter? = nil) {
+    package init(engine: LiveEngine, recording: Bool, filling: Bool = false, progress: ProgressCounter? = nil) {
         self.engine = engine
         self.recording = recording
+        self.filling = filling
         self.progress = progress
     }
 
@@ -55,7 +59,7 @@ final class LiveSink: CrawlSink, Sendable {
             if case .unreadable = s.folderProblems[folder.rawValue] { s.folderProblems[folder.rawValue] = nil }
             return true
         }
-        guard isTheFolder else { return false }
+        guard isTheFolder, !filling else { return isTheFolder }
         // The watch goes in before the listing (and without the lock: the
         // watcher thread takes it to record the new watch).
         switch engine.addWatch(directory, purpose: .folder(folder.rawValue)) {
@@ -87,6 +91,9 @@ final class LiveSink: CrawlSink, Sendable {
             }
             let root = index.root(of: folder).rawValue
             var inserted = 0
+            // A first gather's folder with nothing in it yet (no event put
+            // anything there since its watch): no name needs looking up.
+            let fresh = !recording && !filling && index.hasNoChildren(folder)
             // Only checked when other roots exist (grafting a root the new one contains).
             let folderPath: [UInt8]? = s.roots.count > 1 ? s.pathBytes(of: folder.rawValue) : nil
             for entry in batch.entries {
@@ -102,11 +109,13 @@ final class LiveSink: CrawlSink, Sendable {
                         return
                     }
                     let metadata = entry.status.map(EntryMetadata.init) ?? EntryMetadata(kind: entry.kind)
-                    if let existing = index.child(named: name, in: folder), index.kind(of: existing) != metadata.kind {
-                        s.removeEntry(existing.rawValue)
+                    var existing = fresh ? nil : index.child(named: name, in: folder)
+                    if let found = existing, index.kind(of: found) != metadata.kind {
+                        s.removeEntry(found.rawValue)
+                        existing = nil
                     }
                     let (id, outcome) = index.upsert(
-                        name: name, in: folder, metadata: metadata, device: entry.status?.device)
+                        existing, name: name, in: folder, metadata: metadata, device: entry.status?.device)
                     if recording {
                         switch outcome {
                         case .inserted:
@@ -118,7 +127,7 @@ final class LiveSink: CrawlSink, Sendable {
                     inserted += 1
                     if entry.descend {
                         subfolders.append(id)
-                    } else if metadata.kind == .folder && s.folderToWatch[id.rawValue] == nil
+                    } else if !filling && metadata.kind == .folder && s.folderToWatch[id.rawValue] == nil
                         && !s.descends(into: id.rawValue)
                     {
                         worker.watchOnly.append((id, Array(name.bindMemory(to: CChar.self)) + [0]))

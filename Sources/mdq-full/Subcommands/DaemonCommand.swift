@@ -153,6 +153,9 @@ struct DaemonCommand: ParsableCommand {
             lines.append(
                 "snapshot: " + (status.snapshotAge.map { "saved \(Self.duration($0)) ago" } ?? "none saved yet"))
             if status.verifying { lines.append("checking the index against the disk (answers may be stale)") }
+            if status.filling {
+                lines.append("reading the sizes and dates of new scopes' files (names answer already)")
+            }
             if let content = status.content {
                 lines.append(
                     "content: \(content.stored) files imported"
@@ -234,7 +237,10 @@ struct IndexCommand: ParsableCommand {
     /// `mdq index add DIR... | --container PATH|ID [--scope ...]`.
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Index folders (or a container's scopes); the daemon crawls them before this returns.",
+            abstract: """
+                Index folders (or a container's scopes): this returns once their names answer; their files' \
+                sizes and dates are read next.
+                """,
             usage: "mdq index add [<options>] <dir> ...")
 
         @OptionGroup var scope: ScopeOptions
@@ -249,6 +255,9 @@ struct IndexCommand: ParsableCommand {
                 """)
         var noContent = false
 
+        @Flag(help: "Return once the files' sizes and dates are read too, not only their names.")
+        var wait = false
+
         func run() throws {
             let raw = RawArguments()
             let resolved = try scope.resolve(folders: folders, raw: raw)
@@ -259,9 +268,10 @@ struct IndexCommand: ParsableCommand {
             for root in resolved.roots { try root.checkAccessible() }
             let client = try DaemonClient.connect()
             for request in requests {
-                let entries = try client.addScope(request, content: !noContent)
+                let (entries, filling) = try client.addScope(request, content: !noContent, namesFirst: !wait)
                 StandardOutput.print(
-                    "indexed \(IndexCommand.describe(request, namesOnly: noContent)) (\(entries) entries in the index)")
+                    "indexed \(IndexCommand.describe(request, namesOnly: noContent)) (\(entries) entries in the index)"
+                        + (filling ? "; names answer now, sizes and dates follow" : ""))
             }
         }
     }

@@ -192,6 +192,9 @@ struct SystemCommand: ParsableCommand {
                         + "\(DaemonCommand.Status.megabytes(status.residentBytes)) resident\(perEntry)")
             }
             if status.verifying { lines.append("checking the index against the disk (answers may be stale)") }
+            if status.filling {
+                lines.append("reading the sizes and dates of new scopes' files (names answer already)")
+            }
             lines.append(status.scopes.isEmpty && status.waitingMounts.isEmpty ? "filesystems: none" : "filesystems:")
             for (scope, live) in status.scopes {
                 lines.append("  \(scope.path.string)" + (live ? "" : " (not live: see the log)"))

@@ -153,6 +153,35 @@ extension LiveSuites {
             }
         }
 
+        /// A names-first index answers names before its files' sizes and
+        /// dates are read, and shows each user no more than the kernel lets
+        /// them see then too: every folder's permissions are read with its
+        /// parent's listing, before any name inside it answers.
+        @Test(arguments: [UInt64(6), 7, 8])
+        func aNamesFirstIndexShowsEachUserWhatTheKernelLetsThemSeeBeforeItIsFilled(seed: UInt64) throws {
+            let (temp, root, _, _) = try Self.plantedTree(seed: seed)
+            defer { _ = temp }
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let release = ConditionLocked(false)
+            engine.fillHook.withLock {
+                $0 = { _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in } }
+            }
+            defer { release.mutateAndBroadcast { $0 = true } }
+            let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+            let retained = try engine.retain(scope, namesFirst: true)
+            defer { engine.release(retained) }
+            #expect(engine.isFilling)
+            for viewer in Self.viewers {
+                let expected = try Self.found(root, as: viewer)
+                let answered = try Self.answered(engine, scope, as: viewer)
+                #expect(
+                    answered == expected,
+                    "seed \(seed), uid \(viewer.user), before the fill: extra \(answered.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(answered).sorted().prefix(3))"
+                )
+            }
+        }
+
         /// A live query served to a user follows permission changes: what a
         /// `chmod`, `chown` or `setfacl` hides from the user is removed from
         /// its results, what it shows is added, folders moved across
