@@ -29,6 +29,10 @@ package struct DirectoryReader: ~Copyable {
         package var nameLength: Int
         /// `d_type`.
         package var type: UInt8
+        /// `d_ino`: the inode number a `statx` of it would give, on the
+        /// filesystems whose numbers are stable (ext4, xfs, tmpfs; an
+        /// overlay's may differ).
+        package var inode: UInt64
     }
 
     /// Calls `body` for every entry of `directory` except `.` and `..`.
@@ -53,11 +57,12 @@ package struct DirectoryReader: ~Copyable {
                 let record = buffer + offset
                 let recordLength = Int(record.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
                 let type = record.load(fromByteOffset: 18, as: UInt8.self)
+                let inode = record.loadUnaligned(as: UInt64.self)
                 let name = UnsafePointer<CChar>((record + 19).assumingMemoryBound(to: CChar.self))
                 offset += recordLength
                 let length = strlen(name)
                 if name[0] == 0x2E && (length == 1 || (length == 2 && name[1] == 0x2E)) { continue }
-                body(Entry(name: name, nameLength: length, type: type))
+                body(Entry(name: name, nameLength: length, type: type, inode: inode))
             }
         }
     }

@@ -13,6 +13,8 @@ package struct CrawlBatch {
         var isASCIIName: Bool
         /// nil when the crawl does not stat entries (or the stat failed).
         package var status: FileStatus?
+        /// The listing's inode number (`DirectoryReader.Entry.inode`).
+        package var inode: UInt64
         /// Whether the crawler will descend into it (the sink must return a
         /// folder token for each such entry, in order).
         package var descend: Bool

@@ -7,7 +7,7 @@ import Synchronization
 /// queue when its stack runs dry or another thread is idle (then it donates
 /// its shallowest folders, the largest pieces of work). The crawl ends when
 /// every thread is waiting and the queue is empty.
-final class CrawlQueue<Job: Sendable>: Sendable {
+package final class CrawlQueue<Job: Sendable>: Sendable {
     private struct Shared {
         var jobs: [Job]
         /// Threads waiting for a job.
@@ -19,6 +19,8 @@ final class CrawlQueue<Job: Sendable>: Sendable {
     private let workerCount: Int
     /// Threads waiting for work; read without the lock as a hint to donate.
     let idleWorkers = Atomic<Int>(0)
+    /// Whether some thread waits for work (a hint: donate some).
+    package var hasIdleWorkers: Bool { idleWorkers.load(ordering: .relaxed) > 0 }
 
     package init(jobs: [Job], workerCount: Int) {
         shared = ConditionLocked(Shared(jobs: jobs))
@@ -27,7 +29,7 @@ final class CrawlQueue<Job: Sendable>: Sendable {
 
     /// The next job, waiting while other threads may still produce work;
     /// nil when the crawl is done.
-    func take() -> Job? {
+    package func take() -> Job? {
         while true {
             // Either a job, the end, or this thread counts itself as waiting
             // (the last one to wait ends the crawl for all).
@@ -54,7 +56,7 @@ final class CrawlQueue<Job: Sendable>: Sendable {
     }
 
     /// Hands jobs to idle threads.
-    func donate(_ jobs: ArraySlice<Job>) {
+    package func donate(_ jobs: ArraySlice<Job>) {
         shared.mutateAndBroadcast { $0.jobs.append(contentsOf: jobs) }
     }
 }

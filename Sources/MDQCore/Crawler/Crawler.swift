@@ -181,7 +181,8 @@ package struct Crawler<Sink: CrawlSink>: Sendable {
             batch.entries.append(
                 CrawlBatch.Entry(
                     nameStart: start, nameLength: UInt8(truncatingIfNeeded: entry.nameLength), kind: resolvedKind,
-                    isASCIIName: NameBytes.isASCII(nameBuffer), status: status, descend: descend))
+                    isASCIIName: NameBytes.isASCII(nameBuffer), status: status, inode: entry.inode,
+                    descend: descend))
         }
         if let statFailure {
             sink.warn(

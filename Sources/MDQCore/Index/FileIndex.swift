@@ -351,6 +351,36 @@ public final class FileIndex {
         return result
     }
 
+    /// What a names-first fill reads in `folder` (`LiveEngine.fill`): the
+    /// children not stat'ed yet but folders (their names, NUL-terminated,
+    /// appended to `names`, each child with its identity and where its name
+    /// starts), and the child folders that hold something (the same way,
+    /// in `folders`).
+    ///
+    /// - Complexity: O(children).
+    package func unreadChildren(
+        of folder: EntryID, files: inout [(identity: UInt64, name: Int)],
+        folders: inout [(identity: UInt64, name: Int)],
+        names: inout [CChar]
+    ) {
+        var child = firstChildColumn[folder.rawValue]
+        while child != Self.none {
+            let b = bits(child)
+            let wanted = b.kind == .folder ? firstChildColumn[child] != Self.none : !b.isStatted
+            if wanted {
+                let start = names.count
+                for byte in nameBytes(child) { names.append(CChar(bitPattern: byte)) }
+                names.append(0)
+                if b.kind == .folder {
+                    folders.append((identity(of: child), start))
+                } else {
+                    files.append((identity(of: child), start))
+                }
+            }
+            child = nextSiblingColumn[child]
+        }
+    }
+
     /// The absolute path of the entry, rebuilt from its parent chain.
     ///
     /// - Complexity: O(depth).

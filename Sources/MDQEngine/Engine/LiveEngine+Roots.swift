@@ -104,59 +104,13 @@ extension LiveEngine {
             s.roots[root]?.gathering = false
             s.roots[root]?.filling = filling
             crawlsEnded.mutateAndBroadcast { $0 &+= 1 }
-            // Not while the fill runs: it would take the other core.
-            return !filling && s.nameGramsNeedWork()
+            // Also while the fill runs (at a lower priority): name queries
+            // answer from the lists from then on.
+            return s.nameGramsNeedWork()
         }
         // The crawl's entries are added to the trigram lists now, in bulk,
         // not one by one while it ran.
         if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
-    }
-
-    /// The second pass of a names-first crawl: re-lists the root's folders
-    /// and reads every entry's attributes, on every core, through the same
-    /// sink as a crawl (events for a folder being listed wait for its
-    /// listing, so nothing read here overrides a later change), adding no
-    /// watch (the first pass did). `path` and `inode` are the root's when
-    /// its first pass ended: a root dropped and made again meanwhile is
-    /// another one, with a fill of its own.
-    func fill(root: UInt32, path: FilePath?, inode: UInt64?) {
-        let isSameRoot = { (s: EngineState) -> Bool in
-            guard let info = s.roots[root] else { return false }
-            return info.filling && info.path == path && info.inode == inode
-        }
-        fillHook.withLock { $0 }?()
-        if state.withLock({ isSameRoot($0) }), let (handle, _) = openVerified(root) {
-            crawl(
-                handle: handle, folder: EntryID(root), root: root,
-                sink: LiveSink(engine: self, recording: false, filling: true))
-        }
-        let gramsWanted = state.withLock { s -> Bool in
-            guard isSameRoot(s) else { return false }
-            s.roots[root]?.filling = false
-            crawlsEnded.mutateAndBroadcast { $0 &+= 1 }
-            return s.nameGramsNeedWork()
-        }
-        if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
-        ProcessMemory.releaseFreePages(after: entryCount)
-        // Folders left for later while it ran (`cleanDirtyFolders`).
-        cleanDirtyFolders(force: false)
-        publish()
-        onFillEnded.withLock { $0 }?()
-    }
-
-    /// Whether some root's files' attributes are still being read (`fill`).
-    package var isFilling: Bool { state.withLock { s in s.roots.values.contains(where: \.filling) } }
-
-    /// Whether some root is still being gathered or filled.
-    package var hasUnfinishedRoots: Bool { state.withLock { s in s.roots.values.contains(where: \.isBusy) } }
-
-    /// Blocks until no root's attributes are being read.
-    package func waitUntilFilled() {
-        while true {
-            let ended = crawlsEnded.withLock { $0 }
-            guard isFilling else { return }
-            crawlsEnded.wait(until: { $0 != ended }) { _ in }
-        }
     }
 
     /// Gives a scope back; a root nobody uses any more is dropped with its

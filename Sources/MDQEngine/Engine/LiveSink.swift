@@ -12,15 +12,11 @@ final class LiveSink: CrawlSink, Sendable {
     /// Record insertions and changes for subscribers (event-driven crawls
     /// and rescans); a first gather records nothing.
     let recording: Bool
-    /// The fill of a names-first root (`LiveEngine.fill`): its folders are
-    /// watched already, and what they hold is known by name.
-    let filling: Bool
     private let progress: ProgressCounter?
 
-    package init(engine: LiveEngine, recording: Bool, filling: Bool = false, progress: ProgressCounter? = nil) {
+    package init(engine: LiveEngine, recording: Bool, progress: ProgressCounter? = nil) {
         self.engine = engine
         self.recording = recording
-        self.filling = filling
         self.progress = progress
     }
 
@@ -59,7 +55,7 @@ final class LiveSink: CrawlSink, Sendable {
             if case .unreadable = s.folderProblems[folder.rawValue] { s.folderProblems[folder.rawValue] = nil }
             return true
         }
-        guard isTheFolder, !filling else { return isTheFolder }
+        guard isTheFolder else { return false }
         // The watch goes in before the listing (and without the lock: the
         // watcher thread takes it to record the new watch).
         switch engine.addWatch(directory, purpose: .folder(folder.rawValue)) {
@@ -93,7 +89,7 @@ final class LiveSink: CrawlSink, Sendable {
             var inserted = 0
             // A first gather's folder with nothing in it yet (no event put
             // anything there since its watch): no name needs looking up.
-            let fresh = !recording && !filling && index.hasNoChildren(folder)
+            let fresh = !recording && index.hasNoChildren(folder)
             // Only checked when other roots exist (grafting a root the new one contains).
             let folderPath: [UInt8]? = s.roots.count > 1 ? s.pathBytes(of: folder.rawValue) : nil
             for entry in batch.entries {
@@ -108,7 +104,10 @@ final class LiveSink: CrawlSink, Sendable {
                         subfolders.append(nil)
                         return
                     }
-                    let metadata = entry.status.map(EntryMetadata.init) ?? EntryMetadata(kind: entry.kind)
+                    // Not stat'ed (names first): the listing's inode number
+                    // says which file its attributes will be read from.
+                    let metadata =
+                        entry.status.map(EntryMetadata.init) ?? EntryMetadata(kind: entry.kind, inode: entry.inode)
                     var existing = fresh ? nil : index.child(named: name, in: folder)
                     if let found = existing, index.kind(of: found) != metadata.kind {
                         s.removeEntry(found.rawValue)
@@ -127,7 +126,7 @@ final class LiveSink: CrawlSink, Sendable {
                     inserted += 1
                     if entry.descend {
                         subfolders.append(id)
-                    } else if !filling && metadata.kind == .folder && s.folderToWatch[id.rawValue] == nil
+                    } else if metadata.kind == .folder && s.folderToWatch[id.rawValue] == nil
                         && !s.descends(into: id.rawValue)
                     {
                         worker.watchOnly.append((id, Array(name.bindMemory(to: CChar.self)) + [0]))

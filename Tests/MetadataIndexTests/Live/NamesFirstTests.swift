@@ -161,6 +161,57 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// A file renamed and another made at its name between the moment
+        /// the fill took the folder's unread names and the moment it read
+        /// them: the file read is not the entry's (another inode than its
+        /// listing's), so the entry is not given its attributes; the folder
+        /// is listed again and both end with their own.
+        @Test func aFileReplacedWhileItsFolderIsReadKeepsItsOwnAttributes() throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("tree/d/a.txt", contents: String(repeating: "a", count: 10))
+            try temp.file("tree/d/other.txt", contents: "o")
+            let tree = temp.path.appending("tree")
+            let folder = tree.appending("d").string
+            let engine = try LiveEngine(crawlThreads: 1)
+            defer { engine.shutdown() }
+            let replaced = Atomic<Bool>(false)
+            engine.fillHook.withLock {
+                $0 = {
+                    engine.crawlHook.withLock {
+                        $0 = { id in
+                            let isFolder = engine.state.withLock { $0.index.name(of: id) == Array("d".utf8) }
+                            guard isFolder, !replaced.exchange(true, ordering: .relaxed) else { return }
+                            rename(folder + "/a.txt", folder + "/b.txt")
+                            let fd = open(folder + "/a.txt", O_WRONLY | O_CREAT, 0o644)
+                            _ = write(fd, String(repeating: "n", count: 333), 333)
+                            close(fd)
+                        }
+                    }
+                }
+            }
+            let scope = ScopeRequest(path: tree, rules: Self.hidden)
+            let retained = try engine.retain(scope, namesFirst: true)
+            defer { engine.release(retained) }
+            engine.waitUntilFilled()
+            let flag = replaced.load(ordering: .relaxed)
+            #expect(flag, "the fill read the folder")
+            let query = Self.query(.alwaysTrue, tree, engine: engine)
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            var differences: [String] = []
+            let converged = recorder.wait(timeout: 20) {
+                guard let fresh = try? freshItems(roots: [CrawlRoot(path: tree)], .alwaysTrue, hidden: true) else {
+                    return false
+                }
+                differences = attributeDifferences(query.results, fresh)
+                return differences.isEmpty
+            }
+            #expect(converged, "\(differences)")
+            #expect(query.results.first { $0.name == "b.txt" }?.metadata.size == 10)
+            query.stop()
+        }
+
         /// A count over one root while another root's first crawl is under
         /// way counts only the first root's entries (the entries gathered so
         /// far of the other are in the index too).
