@@ -38,6 +38,8 @@ extension LiveEngine {
             return s.nameGramsNeedWork()
         }
         if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
+        // The first pass grew the index by as much as a crawl does.
+        ProcessMemory.releaseFreePages(after: entryCount)
         cleanDirtyFolders(force: false)
         publish()
         onFillEnded.withLock { $0 }?()
