@@ -21,7 +21,7 @@ touches the user's own. Installs the Debian packages when missing.
   the miner and its extractor are both Idle for 2 s; queries
   `tracker3 search WORD`.
 """
-import argparse, json, os, re, shutil, signal, statistics, subprocess, sys, tempfile, time
+import argparse, json, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
 
 def run(args, **kw):
@@ -236,6 +236,37 @@ def tracker(args):
                  "%s files indexed, %s with text; both run at nice 19, SCHED_IDLE by their own choice"
                  % tuple((numbers + ["?", "?"])[:2]),
     }
+
+
+class Client:
+    """The daemon protocol over a daemon's socket (a user's own, or the
+    system index's), as whoever runs it."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(path)
+        self.buffer = b""
+        self.next = 1
+
+    def ask(self, request):
+        request = dict(request, id=self.next)
+        self.next += 1
+        self.sock.sendall(json.dumps(request).encode() + b"\n")
+        while True:
+            while b"\n" not in self.buffer:
+                chunk = self.sock.recv(1 << 16)
+                if not chunk:
+                    raise RuntimeError("the daemon went away")
+                self.buffer += chunk
+            line, self.buffer = self.buffer.split(b"\n", 1)
+            reply = json.loads(line)
+            if "error" in reply or reply.get("done") or "status" in reply:
+                return reply
+            if "bytes" in reply:
+                want = reply["bytes"]
+                while len(self.buffer) < want:
+                    self.buffer += self.sock.recv(1 << 16)
+                self.buffer = self.buffer[want:]
 
 
 def cpu_seconds(pid, children=True):

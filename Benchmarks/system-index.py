@@ -12,9 +12,12 @@ beforehand, for instance with 10 million entries:
 
 As root, it:
 
+- reads every folder once (`find`), so both start on a warm page cache;
 - builds plocate's database of DIR (`updatedb -U DIR`), timed;
 - starts `mdq system run --mount DIR` (one fanotify mark) on private
-  folders, and times its first crawl to "live and checked";
+  folders, and times its first crawl: until names answer (names first:
+  the log's "are answerable"; another user's rare-word count is asked
+  then), and until "live and checked" (every file's size and dates read);
 - reads its resident bytes per entry (`mdq system status`) once the name
   trigrams are built;
 - as another user (`setpriv`, a made-up uid with no daemon of its own),
@@ -29,23 +32,25 @@ As root, it:
 - a backlog: as many files again made while the daemon is stopped
   (SIGSTOP), their events queued in the kernel, and the time from SIGCONT
   until the index holds them all (and whether it folded or rescanned);
-- the daemon's CPU over 10 s of quiet.
+- the daemon's CPU over 10 s of quiet;
+- a restart from the snapshot it saves on SIGTERM: another user's first
+  answer, beside that user's own one-shot crawl.
 
 Needs the release programs (Scripts/build-release stages them in
 .build/mdq-release; $MDQ_BUILD names another folder), plocate, setpriv and
 python3.
 """
 import argparse
-import json
 import os
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from rivals import Client
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -73,36 +78,6 @@ def timed(command, runs, env):
         times.append(time.perf_counter() - start)
         out = result.stdout
     return statistics.median(times), min(times), out
-
-
-class Client:
-    """The daemon protocol over the system socket, as whoever runs it."""
-
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.connect(path)
-        self.buffer = b""
-        self.next = 1
-
-    def ask(self, request):
-        request = dict(request, id=self.next)
-        self.next += 1
-        self.sock.sendall(json.dumps(request).encode() + b"\n")
-        while True:
-            while b"\n" not in self.buffer:
-                chunk = self.sock.recv(1 << 16)
-                if not chunk:
-                    raise RuntimeError("the system index went away")
-                self.buffer += chunk
-            line, self.buffer = self.buffer.split(b"\n", 1)
-            reply = json.loads(line)
-            if "error" in reply or reply.get("done") or "status" in reply:
-                return reply
-            if "bytes" in reply:
-                want = reply["bytes"]
-                while len(self.buffer) < want:
-                    self.buffer += self.sock.recv(1 << 16)
-                self.buffer = self.buffer[want:]
 
 
 def count_query(client, name, hidden=True):
@@ -187,6 +162,8 @@ def main():
     figures = {}
 
     say("updatedb")
+    # Both on a warm page cache: the folders read once beforehand.
+    subprocess.run(["find", mount, "-printf", ""], check=True)
     # plocate's database of the same filesystem.
     db = f"{work}/plocate.db"
     started = time.perf_counter()
@@ -201,9 +178,17 @@ def main():
     started = time.perf_counter()
     daemon = subprocess.Popen([MDQ, "system", "run", "--mount", mount], env=env, stdout=log, stderr=log)
     socket_path = f"{work}/run/daemon.sock"
-    while "scopes live and checked" not in open(f"{work}/system.log").read():
+    while "scopes live and checked" not in (text := open(f"{work}/system.log").read()):
         if daemon.poll() is not None:
-            sys.exit("the system index exited:\n" + open(f"{work}/system.log").read())
+            sys.exit("the system index exited:\n" + text)
+        if "names" not in figures and "are answerable" in text:
+            # Names first: another user's first answer, while sizes and
+            # dates are still being read.
+            figures["names"] = time.perf_counter() - started
+            answer = subprocess.run(as_user([MDQ, "-a", "--hidden", "--count", a.rare]), env=env,
+                                    capture_output=True, text=True)
+            figures["first_answer"] = time.perf_counter() - started
+            figures["first_answer_text"] = (answer.stdout.strip() + " " + answer.stderr.strip()).strip()
         time.sleep(0.05)
     figures["crawl"] = time.perf_counter() - started
 
@@ -299,11 +284,36 @@ def main():
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(timeout=300)
 
+    say("restart")
+    # A restart from the snapshot saved on SIGTERM: another user's first
+    # answer (a rare word counted), beside that user's own one-shot crawl.
+    started = time.perf_counter()
+    log = open(f"{work}/system.log", "a")
+    daemon = subprocess.Popen([MDQ, "system", "run", "--mount", mount], env=env, stdout=log, stderr=log)
+    while not os.path.exists(socket_path):
+        time.sleep(0.005)
+    while True:
+        answer = subprocess.run(as_user([MDQ, "--daemon", "-a", "--hidden", "--count", a.rare]), env=env,
+                                capture_output=True, text=True)
+        if answer.returncode == 0:
+            break
+        time.sleep(0.005)
+    figures["restart_answer"] = time.perf_counter() - started
+    figures["restart_text"] = (answer.stdout.strip() + " " + answer.stderr.strip()).strip()
+    figures["user_crawl"], _, _ = timed(
+        as_user([MDQ, "--no-daemon", "--hidden", "--count", "--onlyin", mount, a.rare]), 3, env)
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait(timeout=300)
+
     lines += [
         "| figure | mdq system index | plocate |",
         "|---|---|---|",
         f"| entries | {entries:,} | |",
-        f"| first index (crawl vs `updatedb`) | {figures['crawl']:.1f} s | {figures['updatedb']:.1f} s |",
+        f"| first index, names answerable (vs `updatedb`) | {figures.get('names', figures['crawl']):.1f} s | "
+        f"{figures['updatedb']:.1f} s |",
+        f"| another user's first answer (a rare word counted) | {figures.get('first_answer', 0):.1f} s: "
+        f"{figures.get('first_answer_text', '')} | |",
+        f"| first index, everything read and checked | {figures['crawl']:.1f} s | |",
         f"| resident memory | {figures['rss'] / 1e6:.1f} MB, {figures['rss'] / entries:.1f} B/entry | |",
         f"| watched with | {figures['filesystems']} | |",
         f"| file created → found by another user | p50 {figures['fresh_p50'] * 1000:.2f} ms, "
@@ -316,6 +326,8 @@ def main():
         f"all findable {figures['backlog_catch_up']:.2f} s after; {figures['backlog_rescans']} full rescans, "
         f"{figures['backlog_folded']} folders rescanned after folding | |",
         f"| CPU over 10 s of quiet | {figures['idle_cpu']:.2f} s | |",
+        f"| restart → another user's first answer (a rare word counted) | {figures['restart_answer']:.2f} s: "
+        f"{figures['restart_text']} | that user's one-shot crawl: {figures['user_crawl']:.2f} s |",
         "",
         f"Per invocation, as uid {USER} (no daemon of its own; both answer only what it may see), "
         f"median of {a.runs}:",
