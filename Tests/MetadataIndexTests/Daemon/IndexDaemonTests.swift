@@ -117,6 +117,57 @@ extension LiveSuites {
             #expect(syntax?.code == .querySyntax && syntax?.offset != nil)
         }
 
+        /// `index.add` with `"wait":"names"` answers once names are in:
+        /// names answer, a query on sizes is refused with the reason (the
+        /// front crawls), `status` says `filling`; once filled, the same
+        /// query answers what a crawl finds. Without it, `index.add`
+        /// answers once everything is read.
+        @Test func aScopeAddedNamesFirstAnswersNamesThenTheRest() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            let release = ConditionLocked(false)
+            daemon.engine.fillHook.withLock {
+                $0 = { _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in } }
+            }
+            defer { release.mutateAndBroadcast { $0 = true } }
+            let client = try DaemonClient.connect(paths)
+            let scope = ScopeRequest(path: tree, rules: ScopeRules())
+            let added = try client.addScope(scope, namesFirst: true)
+            #expect(added.filling)
+            #expect(try client.status().filling)
+            let names = try MetadataPredicate("kMDItemFSName LIKE '*.png'")
+            let listed = try client.query(Array("kMDItemFSName LIKE '*.png'".utf8), scopes: [scope], output: .paths)
+            #expect(
+                Set(listed.paths.split(separator: 0).map(Array.init))
+                    == (try freshCrawlBytes(roots: [CrawlRoot(path: tree)], names)))
+            let sized = "kMDItemFSSize >= 2"
+            let refusal = #expect(throws: MetadataError.self) {
+                try client.query(Array(sized.utf8), scopes: [scope], output: .count)
+            }
+            #expect(refusal?.refusal == .notCovered(gap: ScopeNotCovered.stillFilling + tree.string))
+            release.mutateAndBroadcast { $0 = true }
+            #expect(try waitUntil(timeout: 20) { try !client.status().filling })
+            let counted = try client.query(Array(sized.utf8), scopes: [scope], output: .count)
+            #expect(
+                counted.count
+                    == (try freshCrawlBytes(roots: [CrawlRoot(path: tree)], try MetadataPredicate(sized)).count))
+
+            // Waiting for everything (the default): answered filled.
+            let other = try temp.folder("other")
+            try temp.file("other/a.txt", contents: "abc")
+            daemon.engine.fillHook.withLock { $0 = { usleep(50_000) } }
+            let whole = try client.addScope(ScopeRequest(path: other, rules: ScopeRules()), namesFirst: false)
+            #expect(!whole.filling)
+            #expect(
+                try client.query(
+                    Array(sized.utf8), scopes: [ScopeRequest(path: other, rules: ScopeRules())], output: .count
+                )
+                .count == 1)
+        }
+
         @Test func badRequestsGetAnErrorAndCostNothingElse() throws {
             let temp = try TemporaryDirectory()
             let paths = Self.paths(temp)
