@@ -128,10 +128,7 @@ extension LiveSuites {
             let paths = Self.paths(temp)
             let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
             defer { daemon.stop() }
-            let release = ConditionLocked(false)
-            daemon.engine.fillHook.withLock {
-                $0 = { _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in } }
-            }
+            let release = daemon.engine.holdFills()
             defer { release.mutateAndBroadcast { $0 = true } }
             let client = try DaemonClient.connect(paths)
             let scope = ScopeRequest(path: tree, rules: ScopeRules())

@@ -44,6 +44,16 @@ extension LiveSuites {
             return query
         }
 
+        /// Once quiet, `query` (everything under `tree`, hidden items
+        /// included) is a fresh crawl, and its updates replay to it.
+        static func expectConverges(
+            _ query: MetadataQuery, _ recorder: QueryRecorder, _ tree: FilePath, _ context: String
+        ) throws {
+            try expectLiveQueryConverges(query, recorder, initial: recorder.initialResults, "TRUEPREDICATE", context) {
+                try freshItems(roots: [CrawlRoot(path: tree)], $0, hidden: true)
+            }
+        }
+
         /// While the fill is held: names and kinds answer exactly; sizes,
         /// dates and whole entries are declined with the reason; a live
         /// query's gathering ends only after the fill, with every
@@ -53,10 +63,7 @@ extension LiveSuites {
             let tree = try Self.plant(temp)
             let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
-            let release = ConditionLocked(false)
-            engine.fillHook.withLock {
-                $0 = { _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in } }
-            }
+            let release = engine.holdFills()
             defer { release.mutateAndBroadcast { $0 = true } }
             let scope = ScopeRequest(path: tree, rules: Self.hidden)
             let retained = try engine.retain(scope, namesFirst: true)
@@ -142,15 +149,7 @@ extension LiveSuites {
             let recorder = QueryRecorder(query)
             #expect(query.start())
             #expect(recorder.waitForFinish())
-            var differences: [String] = []
-            let converged = recorder.wait(timeout: 30) {
-                guard let fresh = try? freshItems(roots: [CrawlRoot(path: tree)], .alwaysTrue, hidden: true) else {
-                    return false
-                }
-                differences = attributeDifferences(query.results, fresh)
-                return differences.isEmpty
-            }
-            #expect(converged, "seed \(seed): \(differences.prefix(5))")
+            try Self.expectConverges(query, recorder, tree, "seed \(seed)")
             // No entry is left without its attributes.
             let unread = engine.state.withLock { s in
                 (0..<UInt32(s.index.slotCount)).filter { id in
@@ -199,15 +198,7 @@ extension LiveSuites {
             let recorder = QueryRecorder(query)
             #expect(query.start())
             #expect(recorder.waitForFinish())
-            var differences: [String] = []
-            let converged = recorder.wait(timeout: 20) {
-                guard let fresh = try? freshItems(roots: [CrawlRoot(path: tree)], .alwaysTrue, hidden: true) else {
-                    return false
-                }
-                differences = attributeDifferences(query.results, fresh)
-                return differences.isEmpty
-            }
-            #expect(converged, "\(differences)")
+            try Self.expectConverges(query, recorder, tree, "replaced")
             #expect(query.results.first { $0.name == "b.txt" }?.metadata.size == 10)
             query.stop()
         }

@@ -163,10 +163,7 @@ extension LiveSuites {
             defer { _ = temp }
             let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
-            let release = ConditionLocked(false)
-            engine.fillHook.withLock {
-                $0 = { _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in } }
-            }
+            let release = engine.holdFills()
             defer { release.mutateAndBroadcast { $0 = true } }
             let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
             let retained = try engine.retain(scope, namesFirst: true)

@@ -53,3 +53,15 @@ func expectLiveQueryConverges(
         "\(context): replayed updates differ: only replayed \(onlyReplayed.prefix(8)), only in results \(onlyInResults.prefix(8))"
     )
 }
+
+extension LiveEngine {
+    /// Holds every names-first fill at its start (`fillHook`) until the
+    /// returned gate is set; a test sets it in a `defer` too.
+    func holdFills() -> ConditionLocked<Bool> {
+        let release = ConditionLocked(false)
+        fillHook.withLock {
+            $0 = { _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in } }
+        }
+        return release
+    }
+}
