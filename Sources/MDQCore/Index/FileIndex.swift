@@ -147,6 +147,10 @@ public final class FileIndex {
     /// The entry's kind.
     public func kind(of id: EntryID) -> EntryKind { bits(id.rawValue).kind }
 
+    /// Whether the entry's size and dates were read (`EntryMetadata.isStatted`),
+    /// without building its metadata.
+    package func isStatted(_ id: EntryID) -> Bool { bits(id.rawValue).isStatted }
+
     /// The entry's parent; nil for a scope root.
     public func parent(of id: EntryID) -> EntryID? {
         let p = parentColumn[id.rawValue]

@@ -26,6 +26,13 @@ struct EngineRoot {
     /// one that needs the rest is declined meanwhile, and a subscription
     /// waits, as for a crawl.
     var filling = false
+    /// Restored from a snapshot saved before its fill ended: some files'
+    /// sizes and dates are unread until the check against the disk reads
+    /// them (`LiveEngine.verify`). Queries that need them are declined as
+    /// during a fill; nothing waits for it.
+    var unreadUntilVerified = false
+    /// Whether some of its files' sizes and dates are not read yet.
+    var lacksAttributes: Bool { filling || unreadUntilVerified }
     /// Whether a crawl of it is under way that others must wait for
     /// (its first gather, or the fill of its files' attributes).
     var isBusy: Bool { gathering || filling }

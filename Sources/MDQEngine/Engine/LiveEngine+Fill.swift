@@ -195,7 +195,7 @@ extension EngineState {
     func dirtyFoldersOfUnreadFiles(below root: UInt32) {
         for slot in 0..<UInt32(index.slotCount) {
             let id = EntryID(slot)
-            guard index.contains(id), index.kind(of: id) != .folder, !index.metadata(of: id).isStatted,
+            guard index.contains(id), index.kind(of: id) != .folder, !index.isStatted(id),
                 let parent = index.parent(of: id), index.root(of: id).rawValue == root,
                 folderProblems[parent.rawValue] == nil
             else { continue }

@@ -304,7 +304,7 @@ extension EngineState {
     func coveringAnchor(for scope: ScopeRequest, needsAttributes: Bool = false) -> Anchor? {
         let path = scope.path.lexicallyNormalized()
         for (id, root) in roots
-        where !root.missing && !root.gathering && !(root.filling && needsAttributes) && root.users > 0
+        where !root.missing && !root.gathering && !(root.lacksAttributes && needsAttributes) && root.users > 0
             && root.lists(path)
         {
             var needed = scope.rules
@@ -326,7 +326,7 @@ extension EngineState {
         for root in roots.values where !root.missing && root.users > 0 && root.lists(path) {
             let shown = root.path.string
             if root.gathering { return ScopeNotCovered.stillIndexing + shown }
-            if root.filling && needsAttributes { return ScopeNotCovered.stillFilling + shown }
+            if root.lacksAttributes && needsAttributes { return ScopeNotCovered.stillFilling + shown }
             var needed = scope.rules
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
             needed = needed.withPrunes(of: root.rules)

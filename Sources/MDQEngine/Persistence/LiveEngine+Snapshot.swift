@@ -75,6 +75,7 @@ extension LiveEngine {
             eventCapacity: 1 << 20)
         engine.state.withLock { s in
             s.roots = roots
+            for root in s.rootsWithUnreadFiles() { s.roots[root]?.unreadUntilVerified = true }
             s.unverifiedRoots = Set(roots.keys)
             // The saver's history goes on here: its clocks stay good.
             if let clock { s.clock = clock }
@@ -96,7 +97,10 @@ extension LiveEngine {
         let roots = state.withLock { Array($0.unverifiedRoots) }
         for root in roots {
             reconcile(root: root, inBackground: true)
-            state.withLock { _ = $0.unverifiedRoots.remove(root) }
+            state.withLock { s in
+                s.unverifiedRoots.remove(root)
+                s.roots[root]?.unreadUntilVerified = false
+            }
             publish()
         }
         let missing = state.withLock { s in s.roots.filter { $0.value.missing }.map(\.key) }
@@ -123,6 +127,21 @@ extension LiveEngine {
 }
 
 extension EngineState {
+    /// The roots holding a file whose size and dates were never read: a
+    /// snapshot saved while a names-first fill ran (`EngineRoot.filling`).
+    ///
+    /// - Complexity: one pass over the slots, a walk up from each unread
+    ///   file until every root is found.
+    func rootsWithUnreadFiles() -> Set<UInt32> {
+        var found: Set<UInt32> = []
+        for slot in 0..<UInt32(index.slotCount) where found.count < roots.count {
+            let id = EntryID(slot)
+            guard index.contains(id), index.kind(of: id) != .folder, !index.isStatted(id) else { continue }
+            found.insert(index.root(of: id).rawValue)
+        }
+        return found
+    }
+
     /// The engine's part of a snapshot (its `XTRA` section): the roots with
     /// their rules, then the clock and its journal.
     func encodedExtra() -> [UInt8] {

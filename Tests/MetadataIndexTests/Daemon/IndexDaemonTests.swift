@@ -165,6 +165,53 @@ extension LiveSuites {
                 .count == 1)
         }
 
+        /// A daemon stopped while a names-first fill ran saves files whose
+        /// sizes and dates were never read. Restarted from that snapshot,
+        /// it answers names at once (stale), declines a query on sizes
+        /// with the reason until its check against the disk has read
+        /// them, then answers it as a crawl does: never from attributes
+        /// it does not have.
+        @Test func aSnapshotSavedDuringTheFillNeverAnswersSizesItLacks() throws {
+            let temp = try TemporaryDirectory()
+            let tree = try Self.tree(temp)
+            let paths = Self.paths(temp)
+            let scope = ScopeRequest(path: tree, rules: ScopeRules())
+            do {
+                let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+                let release = daemon.engine.holdFills()
+                #expect(try DaemonClient.connect(paths).addScope(scope, namesFirst: true).filling)
+                daemon.stop()
+                release.mutateAndBroadcast { $0 = true }
+            }
+            let release = ConditionLocked(false)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2) {
+                _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in }
+            }
+            defer {
+                release.mutateAndBroadcast { $0 = true }
+                daemon.stop()
+            }
+            let client = try DaemonClient.connect(paths)
+            let names = try client.query(Array("kMDItemFSName LIKE '*.png'".utf8), scopes: [scope], output: .count)
+            #expect(names.stale)
+            #expect(
+                names.count
+                    == (try freshCrawlBytes(
+                        roots: [CrawlRoot(path: tree)], try MetadataPredicate("kMDItemFSName LIKE '*.png'")
+                    ).count))
+            let sized = "kMDItemFSSize >= 2"
+            let refusal = #expect(throws: MetadataError.self) {
+                try client.query(Array(sized.utf8), scopes: [scope], output: .count)
+            }
+            #expect(refusal?.refusal == .notCovered(gap: ScopeNotCovered.stillFilling + tree.string))
+            release.mutateAndBroadcast { $0 = true }
+            #expect(try waitUntil(timeout: 20) { try !client.status().verifying })
+            let counted = try client.query(Array(sized.utf8), scopes: [scope], output: .count)
+            #expect(
+                counted.count
+                    == (try freshCrawlBytes(roots: [CrawlRoot(path: tree)], try MetadataPredicate(sized)).count))
+        }
+
         @Test func badRequestsGetAnErrorAndCostNothingElse() throws {
             let temp = try TemporaryDirectory()
             let paths = Self.paths(temp)
