@@ -1,3 +1,4 @@
+import Glibc
 import MDQCore
 import MDQSystem
 
@@ -44,12 +45,20 @@ extension LiveEngine {
         while true {
             let done = sliceTurns.withTurn(for: SliceTurns.indexOwner) {
                 state.withLock { s -> Bool in
-                    guard let grams = s.index.nameGrams else { return true }
+                    // A crawl began: done for now (see `nameGramsNeedWork`).
+                    guard let grams = s.index.nameGrams, !s.roots.values.contains(where: \.gathering) else {
+                        return true
+                    }
                     if grams.needsRebuild { grams.reset() }
                     return grams.extend(by: 1 << 16, of: s.index)
                 }
             }
             if done { return }
+            // The engine's lock is not fair: taken again at once, it would
+            // keep every other thread out until the lists are done (a fill
+            // waited for them, and so did `index.add`'s answer). A pause
+            // far shorter than a slice lets a waiter in.
+            usleep(50)
         }
     }
 
@@ -61,9 +70,12 @@ extension LiveEngine {
 }
 
 extension EngineState {
-    /// Whether the trigram lists lag the index or should be built again.
+    /// Whether the trigram lists lag the index or should be built again,
+    /// and may be now: not while a root's first crawl runs (the builder
+    /// would take the lock and a core from it; `endCrawl` wakes it after,
+    /// to add the crawl's entries in bulk).
     func nameGramsNeedWork() -> Bool {
-        guard let grams = index.nameGrams else { return false }
+        guard let grams = index.nameGrams, !roots.values.contains(where: \.gathering) else { return false }
         return !grams.isComplete || grams.needsRebuild
     }
 }

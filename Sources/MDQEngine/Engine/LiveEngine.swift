@@ -210,6 +210,9 @@ package final class LiveEngine: Sendable {
             }
             s.watchToFolder[watch] = folder
             s.folderToWatch[folder] = watch
+            // Watched: whatever kept it from being is over (here, under the
+            // lock the watch takes anyway, not once more after it).
+            s.recordWatched(folder)
             return replaced
         }
         // The folder is watched another way now (a system index's feed

@@ -57,10 +57,10 @@ final class LiveSink: CrawlSink, Sendable {
         }
         guard isTheFolder else { return false }
         // The watch goes in before the listing (and without the lock: the
-        // watcher thread takes it to record the new watch).
-        switch engine.addWatch(directory, purpose: .folder(folder.rawValue)) {
-        case .failure(let error): engine.state.withLock { $0.recordWatchFailure(folder.rawValue, error) }
-        case .success: engine.state.withLock { $0.recordWatched(folder.rawValue) }
+        // watcher thread takes it to record the new watch, and that it is
+        // watched, `LiveEngine.watchAdded`).
+        if case .failure(let error) = engine.addWatch(directory, purpose: .folder(folder.rawValue)) {
+            engine.state.withLock { $0.recordWatchFailure(folder.rawValue, error) }
         }
         return true
     }
