@@ -8,8 +8,9 @@ extension LiveEngine {
     /// its lists give. The daemon keeps one; in-process engines do not (it
     /// costs memory, about 20 bytes per entry, and a build).
     ///
-    /// The lists are built by a thread of their own, 64 Ki slots at a time
-    /// under the engine's lock (a few milliseconds each), so queries and
+    /// The lists are built by a thread of their own, 32 Ki slots at a time
+    /// under the engine's lock (a few milliseconds each; a turn only when
+    /// no query waits for one, `SliceTurns`), so queries and
     /// events go on meanwhile (the slots not covered yet are scanned as
     /// before); then every change keeps them current. When stale postings
     /// (of names freed or renamed) outnumber the live ones, the lists are
@@ -50,7 +51,7 @@ extension LiveEngine {
                         return true
                     }
                     if grams.needsRebuild { grams.reset() }
-                    return grams.extend(by: 1 << 16, of: s.index)
+                    return grams.extend(by: 1 << 15, of: s.index)
                 }
             }
             if done { return }

@@ -299,6 +299,36 @@ extension LiveSuites {
             #expect(order.withLock { $0 } == ["a0", "a1", "b1", "a2", "a3"])
         }
 
+        /// The trigram builder's slices wait while any user's do: a query
+        /// asked during the build is answered first, however many builder
+        /// slices queued before it; the builder goes on once none waits.
+        @Test func theTrigramBuilderWaitsForQueries() throws {
+            let turns = SliceTurns()
+            let order = Locked<[String]>([])
+            let release = ConditionLocked(false)
+            let entered = Locked(false)
+            let holder = Thread {
+                turns.withTurn(for: SliceTurns.indexOwner) {
+                    entered.withLock { $0 = true }
+                    release.wait(until: { $0 }) { _ in }
+                    order.withLock { $0.append("build0") }
+                }
+            }
+            holder.start()
+            try Self.waitUntil("the builder's turn is held") { entered.withLock { $0 } }
+            var threads: [Thread] = []
+            for (user, name) in [(SliceTurns.indexOwner, "build1"), (7, "q1"), (7, "q2"), (8, "r1")] {
+                let thread = Thread { turns.withTurn(for: user) { order.withLock { $0.append(name) } } }
+                let queued = turns.waitingCount
+                thread.start()
+                try Self.waitUntil("\(name) waits") { turns.waitingCount == queued + 1 }
+                threads.append(thread)
+            }
+            release.mutateAndBroadcast { $0 = true }
+            try Self.waitUntil("every turn ran") { order.withLock { $0.count } == 5 }
+            #expect(order.withLock { $0 } == ["build0", "q1", "r1", "q2", "build1"])
+        }
+
         /// Which predicates a scan serves in short slices: patterns,
         /// imported attributes, and a thousand cheap terms; not a few.
         @Test func manyTermsAreExpensiveAFewAreNot() throws {
