@@ -75,7 +75,6 @@ extension LiveEngine {
             eventCapacity: 1 << 20)
         engine.state.withLock { s in
             s.roots = roots
-            for root in s.rootsWithUnreadFiles() { s.roots[root]?.unreadUntilVerified = true }
             s.unverifiedRoots = Set(roots.keys)
             // The saver's history goes on here: its clocks stay good.
             if let clock { s.clock = clock }
@@ -127,21 +126,6 @@ extension LiveEngine {
 }
 
 extension EngineState {
-    /// The roots holding a file whose size and dates were never read: a
-    /// snapshot saved while a names-first fill ran (`EngineRoot.filling`).
-    ///
-    /// - Complexity: one pass over the slots, a walk up from each unread
-    ///   file until every root is found.
-    func rootsWithUnreadFiles() -> Set<UInt32> {
-        var found: Set<UInt32> = []
-        for slot in 0..<UInt32(index.slotCount) where found.count < roots.count {
-            let id = EntryID(slot)
-            guard index.contains(id), index.kind(of: id) != .folder, !index.isStatted(id) else { continue }
-            found.insert(index.root(of: id).rawValue)
-        }
-        return found
-    }
-
     /// The engine's part of a snapshot (its `XTRA` section): the roots with
     /// their rules, then the clock and its journal.
     func encodedExtra() -> [UInt8] {
@@ -175,7 +159,7 @@ extension EngineState {
             out.append(
                 UInt8(
                     (root.rules.includeHidden ? 1 : 0) | (root.rules.stayOnFileSystem ? 2 : 0) | (root.missing ? 4 : 0)
-                        | (prunes ? 8 : 0))
+                        | (prunes ? 8 : 0) | (root.lacksAttributes ? 16 : 0))
             )
             var sets = [root.rules.excludedFolderNames, root.rules.excludedRootChildNames]
             // Prunes (flag 8) came later: a snapshot without any reads as
@@ -220,7 +204,10 @@ extension EngineState {
                     includeHidden: flags & 1 != 0, excludedFolderNames: sets[0], excludedRootChildNames: sets[1],
                     stayOnFileSystem: flags & 2 != 0, prunedFolderPaths: sets.count > 2 ? sets[2] : [],
                     prunedFolderNames: sets.count > 3 ? sets[3] : []),
-                device: device, inode: inode, users: 0, missing: flags & 4 != 0)
+                device: device, inode: inode, users: 0, missing: flags & 4 != 0,
+                // Saved before its fill ended (flag 16, ignored by readers
+                // from before names first).
+                unreadUntilVerified: flags & 16 != 0)
         }
         guard Set(roots.keys) == Set(index.rootPaths.keys) else {
             throw IndexSnapshot.Refusal(reason: "the roots do not match the index")
