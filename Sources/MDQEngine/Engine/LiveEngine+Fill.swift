@@ -31,13 +31,7 @@ extension LiveEngine {
             readAttributes(below: root, handle: handle)
             state.withLock { s in if isSameRoot(s) { s.dirtyFoldersOfUnreadFiles(below: root) } }
         }
-        let gramsWanted = state.withLock { s -> Bool in
-            guard isSameRoot(s) else { return false }
-            s.roots[root]?.filling = false
-            crawlsEnded.mutateAndBroadcast { $0 &+= 1 }
-            return s.nameGramsNeedWork()
-        }
-        if gramsWanted { nameGramsWanted.mutateAndBroadcast { $0 = true } }
+        endCrawl(of: root, isCurrent: isSameRoot)
         // The first pass grew the index by as much as a crawl does.
         ProcessMemory.releaseFreePages(after: entryCount)
         cleanDirtyFolders(force: false)

@@ -46,10 +46,8 @@ extension LiveEngine {
         while true {
             let done = sliceTurns.withTurn(for: SliceTurns.indexOwner) {
                 state.withLock { s -> Bool in
-                    // A crawl began: done for now (see `nameGramsNeedWork`).
-                    guard let grams = s.index.nameGrams, !s.roots.values.contains(where: \.gathering) else {
-                        return true
-                    }
+                    // Complete, or a crawl began: done for now.
+                    guard s.nameGramsNeedWork(), let grams = s.index.nameGrams else { return true }
                     if grams.needsRebuild { grams.reset() }
                     return grams.extend(by: 1 << 15, of: s.index)
                 }

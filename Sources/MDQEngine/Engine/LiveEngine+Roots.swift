@@ -98,9 +98,13 @@ extension LiveEngine {
 
     /// Marks a root's crawl as over and wakes the scopes waiting for it;
     /// with `filling`, its names are in and its files' attributes are read
-    /// next (`fill`).
-    private func endCrawl(of root: UInt32, filling: Bool = false) {
+    /// next (`fill`, which ends with this too). Nothing is marked when
+    /// `isCurrent` says the root is no longer the one crawled.
+    func endCrawl(
+        of root: UInt32, filling: Bool = false, isCurrent: (EngineState) -> Bool = { _ in true }
+    ) {
         let gramsWanted = state.withLock { s in
+            guard isCurrent(s) else { return false }
             s.roots[root]?.gathering = false
             s.roots[root]?.filling = filling
             crawlsEnded.mutateAndBroadcast { $0 &+= 1 }
