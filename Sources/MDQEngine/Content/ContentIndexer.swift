@@ -61,6 +61,10 @@ package final class ContentIndexer: ImportedContent {
         /// be reused by a new file at once).
         var removed: Set<FileKey> = []
         var reconcile = false
+        /// A reconcile was put off until every root is gathered and filled
+        /// (`LiveEngine.onFillEnded` asks again): files are pending that
+        /// the index cannot name yet.
+        var awaitingRoots = false
         /// Imported files whose extended attributes may have changed (their
         /// attributes changed), to read again.
         var attributeChecks: [UInt32: FileKey] = [:]
@@ -154,7 +158,7 @@ package final class ContentIndexer: ImportedContent {
 
     /// Files waiting to be imported or being imported.
     package var pendingCount: Int {
-        queue.withLock { $0.pending.count + $0.importing + ($0.reconcile ? 1 : 0) }
+        queue.withLock { $0.pending.count + $0.importing + ($0.reconcile || $0.awaitingRoots ? 1 : 0) }
     }
 
     /// Imports stored since the indexer started.
@@ -432,7 +436,10 @@ package final class ContentIndexer: ImportedContent {
         // read, have no stamp, and their imports would look orphaned: the
         // engine asks again once they are read (`LiveEngine.onFillEnded`;
         // the daemon asks after adding a scope).
-        if engine.hasUnfinishedRoots { return }
+        if engine.hasUnfinishedRoots {
+            queue.withLock { $0.awaitingRoots = true }
+            return
+        }
         let files = engine.allFileStamps(paths: excludes).filter { $0.path.map(imports) ?? true }
         let stored = store.stamps()
         var indexed = Set<FileKey>()
@@ -451,6 +458,7 @@ package final class ContentIndexer: ImportedContent {
             }
         }
         queue.mutateAndBroadcast { q in
+            q.awaitingRoots = false
             for file in queued { q.pending.enqueueBacklog(file.id, modified: file.modified) }
             q.queued &+= 1
         }
