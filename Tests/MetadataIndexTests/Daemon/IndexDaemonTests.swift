@@ -140,17 +140,7 @@ extension LiveSuites {
             #expect(
                 Set(listed.paths.split(separator: 0).map(Array.init))
                     == (try freshCrawlBytes(roots: [CrawlRoot(path: tree)], names)))
-            let sized = "kMDItemFSSize >= 2"
-            let refusal = #expect(throws: MetadataError.self) {
-                try client.query(Array(sized.utf8), scopes: [scope], output: .count)
-            }
-            #expect(refusal?.refusal == .notCovered(gap: ScopeNotCovered.stillFilling + tree.string))
-            release.mutateAndBroadcast { $0 = true }
-            #expect(try waitUntil(timeout: 20) { try !client.status().filling })
-            let counted = try client.query(Array(sized.utf8), scopes: [scope], output: .count)
-            #expect(
-                counted.count
-                    == (try freshCrawlBytes(roots: [CrawlRoot(path: tree)], try MetadataPredicate(sized)).count))
+            try Self.expectSizesDeclinedUntilRead(client, scope, release: release) { try !$0.filling }
 
             // Waiting for everything (the default): answered filled.
             let other = try temp.folder("other")
@@ -160,7 +150,8 @@ extension LiveSuites {
             #expect(!whole.filling)
             #expect(
                 try client.query(
-                    Array(sized.utf8), scopes: [ScopeRequest(path: other, rules: ScopeRules())], output: .count
+                    Array("kMDItemFSSize >= 2".utf8), scopes: [ScopeRequest(path: other, rules: ScopeRules())],
+                    output: .count
                 )
                 .count == 1)
         }
@@ -199,17 +190,27 @@ extension LiveSuites {
                     == (try freshCrawlBytes(
                         roots: [CrawlRoot(path: tree)], try MetadataPredicate("kMDItemFSName LIKE '*.png'")
                     ).count))
+            try Self.expectSizesDeclinedUntilRead(client, scope, release: release) { try !$0.verifying }
+        }
+
+        /// A size query on `scope` is declined with the reason while its
+        /// files' sizes are unread; once `release` lets them be read and
+        /// the daemon's status says `read`, it answers what a crawl finds.
+        static func expectSizesDeclinedUntilRead(
+            _ client: DaemonClient, _ scope: ScopeRequest, release: ConditionLocked<Bool>,
+            read: (DaemonStatus) throws -> Bool
+        ) throws {
             let sized = "kMDItemFSSize >= 2"
             let refusal = #expect(throws: MetadataError.self) {
                 try client.query(Array(sized.utf8), scopes: [scope], output: .count)
             }
-            #expect(refusal?.refusal == .notCovered(gap: ScopeNotCovered.stillFilling + tree.string))
+            #expect(refusal?.refusal == .notCovered(gap: ScopeNotCovered.stillFilling + scope.path.string))
             release.mutateAndBroadcast { $0 = true }
-            #expect(try waitUntil(timeout: 20) { try !client.status().verifying })
+            #expect(try waitUntil(timeout: 20) { try read(client.status()) })
             let counted = try client.query(Array(sized.utf8), scopes: [scope], output: .count)
             #expect(
                 counted.count
-                    == (try freshCrawlBytes(roots: [CrawlRoot(path: tree)], try MetadataPredicate(sized)).count))
+                    == (try freshCrawlBytes(roots: [CrawlRoot(path: scope.path)], try MetadataPredicate(sized)).count))
         }
 
         @Test func badRequestsGetAnErrorAndCostNothingElse() throws {

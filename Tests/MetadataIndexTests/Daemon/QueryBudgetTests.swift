@@ -268,65 +268,54 @@ extension LiveSuites {
             _ = held
         }
 
-        /// Turns at the engine go round the users: with one user's three
-        /// slices queued, a second user's slice runs after the first of
-        /// them, not after all three.
-        @Test func turnsGoRoundTheUsers() throws {
+        /// The order `SliceTurns` grants turns in: `holder` holds the first
+        /// (named `first`); then each of `queued` asks, in order, each
+        /// waiting before the next asks; then the first turn ends.
+        static func turnOrder(holder: UInt32, first: String, queued: [(UInt32, String)]) throws -> [String] {
             let turns = SliceTurns()
             let order = Locked<[String]>([])
             let release = ConditionLocked(false)
             let entered = Locked(false)
-            let holder = Thread {
-                turns.withTurn(for: 1) {
+            let thread = Thread {
+                turns.withTurn(for: holder) {
                     entered.withLock { $0 = true }
                     release.wait(until: { $0 }) { _ in }
-                    order.withLock { $0.append("a0") }
+                    order.withLock { $0.append(first) }
                 }
             }
-            holder.start()
+            thread.start()
             try Self.waitUntil("the first turn is held") { entered.withLock { $0 } }
             var threads: [Thread] = []
-            for (user, name) in [(UInt32(1), "a1"), (1, "a2"), (1, "a3"), (2, "b1")] {
+            for (user, name) in queued {
                 let thread = Thread { turns.withTurn(for: user) { order.withLock { $0.append(name) } } }
-                let queued = turns.waitingCount
+                let waiting = turns.waitingCount
                 thread.start()
                 // Lined up in this order before the next one asks.
-                try Self.waitUntil("\(name) waits") { turns.waitingCount == queued + 1 }
+                try Self.waitUntil("\(name) waits") { turns.waitingCount == waiting + 1 }
                 threads.append(thread)
             }
             release.mutateAndBroadcast { $0 = true }
-            try Self.waitUntil("every turn ran") { order.withLock { $0.count } == 5 }
-            #expect(order.withLock { $0 } == ["a0", "a1", "b1", "a2", "a3"])
+            try Self.waitUntil("every turn ran") { order.withLock { $0.count } == queued.count + 1 }
+            return order.withLock { $0 }
+        }
+
+        /// Turns at the engine go round the users: with one user's three
+        /// slices queued, a second user's slice runs after the first of
+        /// them, not after all three.
+        @Test func turnsGoRoundTheUsers() throws {
+            let order = try Self.turnOrder(
+                holder: 1, first: "a0", queued: [(1, "a1"), (1, "a2"), (1, "a3"), (2, "b1")])
+            #expect(order == ["a0", "a1", "b1", "a2", "a3"])
         }
 
         /// The trigram builder's slices wait while any user's do: a query
         /// asked during the build is answered first, however many builder
         /// slices queued before it; the builder goes on once none waits.
         @Test func theTrigramBuilderWaitsForQueries() throws {
-            let turns = SliceTurns()
-            let order = Locked<[String]>([])
-            let release = ConditionLocked(false)
-            let entered = Locked(false)
-            let holder = Thread {
-                turns.withTurn(for: SliceTurns.indexOwner) {
-                    entered.withLock { $0 = true }
-                    release.wait(until: { $0 }) { _ in }
-                    order.withLock { $0.append("build0") }
-                }
-            }
-            holder.start()
-            try Self.waitUntil("the builder's turn is held") { entered.withLock { $0 } }
-            var threads: [Thread] = []
-            for (user, name) in [(SliceTurns.indexOwner, "build1"), (7, "q1"), (7, "q2"), (8, "r1")] {
-                let thread = Thread { turns.withTurn(for: user) { order.withLock { $0.append(name) } } }
-                let queued = turns.waitingCount
-                thread.start()
-                try Self.waitUntil("\(name) waits") { turns.waitingCount == queued + 1 }
-                threads.append(thread)
-            }
-            release.mutateAndBroadcast { $0 = true }
-            try Self.waitUntil("every turn ran") { order.withLock { $0.count } == 5 }
-            #expect(order.withLock { $0 } == ["build0", "q1", "r1", "q2", "build1"])
+            let order = try Self.turnOrder(
+                holder: SliceTurns.indexOwner, first: "build0",
+                queued: [(SliceTurns.indexOwner, "build1"), (7, "q1"), (7, "q2"), (8, "r1")])
+            #expect(order == ["build0", "q1", "r1", "q2", "build1"])
         }
 
         /// Which predicates a scan serves in short slices: patterns,

@@ -101,6 +101,21 @@ extension LiveSuites {
             return Set(answer.paths.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
         }
 
+        /// Each viewer is answered exactly what the kernel lets them see
+        /// under `root`.
+        static func expectEachViewerAnswered(
+            _ engine: LiveEngine, _ scope: ScopeRequest, _ root: String, _ context: String
+        ) throws {
+            for viewer in viewers {
+                let expected = try found(root, as: viewer)
+                let answered = try answered(engine, scope, as: viewer)
+                #expect(
+                    answered == expected,
+                    "\(context), uid \(viewer.user): extra \(answered.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(answered).sorted().prefix(3))"
+                )
+            }
+        }
+
         /// A planted tree (`plant`) in a fresh folder others may pass
         /// through, and the generator that planted it.
         static func plantedTree(seed: UInt64) throws -> (
@@ -129,14 +144,7 @@ extension LiveSuites {
             for viewer in Self.viewers.dropLast() {
                 #expect(try Self.found(root, as: viewer).count < everything.count, "uid \(viewer.user)")
             }
-            for viewer in Self.viewers {
-                let expected = try Self.found(root, as: viewer)
-                let answered = try Self.answered(engine, scope, as: viewer)
-                #expect(
-                    answered == expected,
-                    "seed \(seed), uid \(viewer.user): extra \(answered.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(answered).sorted().prefix(3))"
-                )
-            }
+            try Self.expectEachViewerAnswered(engine, scope, root, "seed \(seed)")
             // Permissions change under the live index: every answer follows.
             for folder in folders.shuffled(using: &random).prefix(20) { Self.scramble(folder, random: &random) }
             for viewer in Self.viewers {
@@ -169,14 +177,7 @@ extension LiveSuites {
             let retained = try engine.retain(scope, namesFirst: true)
             defer { engine.release(retained) }
             #expect(engine.isFilling)
-            for viewer in Self.viewers {
-                let expected = try Self.found(root, as: viewer)
-                let answered = try Self.answered(engine, scope, as: viewer)
-                #expect(
-                    answered == expected,
-                    "seed \(seed), uid \(viewer.user), before the fill: extra \(answered.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(answered).sorted().prefix(3))"
-                )
-            }
+            try Self.expectEachViewerAnswered(engine, scope, root, "seed \(seed), before the fill")
         }
 
         /// A live query served to a user follows permission changes: what a
