@@ -34,7 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from rivals import children_of, cpu_seconds  # noqa: E402  (the measures every benchmark shares)
+from rivals import children_of, cpu_seconds, index_add  # noqa: E402  (the measures every benchmark shares)
 
 
 def descendants_of(pid):
@@ -103,7 +103,7 @@ def measure(build, corpus, seconds, probes=False, content=True):
     try:
         while pending(mdq, env) is None:
             time.sleep(0.05)
-        subprocess.run([mdq, "index", "add", corpus], env=env, check=True, capture_output=True)
+        index_add(mdq, [corpus], env)
         def sample():
             # Workers live and workers reaped (a worker is restarted after
             # so many files, or when it fails).

@@ -23,7 +23,7 @@ import argparse, json, os, shutil, signal, statistics, subprocess, sys, tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-from rivals import children_of, cpu_seconds, median_query, peak_rss, run  # noqa: E402  (the same measures for every system)
+from rivals import children_of, cpu_seconds, index_add, median_query, peak_rss, run  # noqa: E402  (the same measures for every system)
 
 
 def du(paths):
@@ -52,7 +52,7 @@ def measure_mdq(corpus, manifest, workers):
     while "mdq daemon: running" not in status():
         time.sleep(0.05)
     start = time.perf_counter()
-    run([binary, "index", "add", corpus], env=env)
+    index_add(binary, [corpus], env)
     worker_cpu, worker_rss, busy = {}, 0, []
     while True:
         for child in children_of(daemon.pid):

@@ -26,6 +26,8 @@ import sys
 import tempfile
 import time
 
+from rivals import index_add
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 MDQ = os.environ.get("MDQ_BINARY", os.path.join(TOP, ".build/mdq-release/mdq"))
@@ -52,7 +54,7 @@ def measure(corpus, content):
         while subprocess.run([MDQ, "daemon", "status"], env=env, capture_output=True).returncode != 0:
             time.sleep(0.02)
         start = time.monotonic()
-        subprocess.run([MDQ, "index", "add", "--hidden", corpus], env=env, check=True, capture_output=True)
+        index_add(MDQ, ["--hidden", corpus], env)
         while True:
             out = status(env)
             if "checking the index" not in out and (not content or "none pending" in out):

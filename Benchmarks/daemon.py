@@ -43,6 +43,8 @@ import sys
 import tempfile
 import time
 
+from rivals import index_add
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 MDQ = os.path.join(os.environ.get("MDQ_BUILD", os.path.join(TOP, ".build/mdq-release")), "mdq")
@@ -119,7 +121,7 @@ def main():
         while subprocess.run([MDQ, "daemon", "status"], env=env, capture_output=True).returncode != 0:
             time.sleep(0.02)
         start = time.monotonic()
-        run(f"{MDQ} index add{hidden} {corpus}", env=env)
+        index_add(MDQ, ([hidden.strip()] if hidden else []) + [corpus], env)
         crawl = time.monotonic() - start
         while "checking the index" in status(env)[0] or "still being built" in status(env)[0]:
             time.sleep(0.05)

@@ -15,6 +15,8 @@ yardstick. Medians of the rounds are printed as a Markdown table.
 """
 import os, subprocess, sys, tempfile, time, shutil, statistics
 
+from rivals import index_add
+
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 rounds = int(sys.argv[sys.argv.index("--rounds") + 1]) if "--rounds" in sys.argv else 3
 if "--rounds" in sys.argv: args.remove(str(rounds))
@@ -41,7 +43,7 @@ for build in builds:
     state = tempfile.mkdtemp(prefix="mdq-restart-")
     env = dict(os.environ, MDQ_RUNTIME_DIR=os.path.join(state, "run"), MDQ_STATE_DIR=os.path.join(state, "state"))
     subprocess.run([mdq, "daemon", "start", "--no-content"], env=env, capture_output=True, check=True)
-    subprocess.run([mdq, "index", "add", corpus], env=env, capture_output=True, check=True)
+    index_add(mdq, [corpus], env)
     while checking(mdq, env): time.sleep(0.05)
     subprocess.run([mdq, "daemon", "stop"], env=env, capture_output=True)
     for name, q in queries:

@@ -27,6 +27,8 @@ import sys
 import tempfile
 import time
 
+from rivals import index_add
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 MDQ = os.path.join(os.environ.get("MDQ_BUILD", os.path.join(TOP, ".build/mdq-release")), "mdq")
@@ -102,7 +104,7 @@ def main():
 
     daemon = start()
     try:
-        subprocess.run([MDQ, "index", "add", tree], env=env, check=True, capture_output=True)
+        index_add(MDQ, [tree], env)
         full, full_items, clock, _, first_time = subscribe(sock, tree)
         say(f"{full_items} results; the first subscription sent {full} bytes in {first_time:.2f} s")
         subprocess.run([MDQ, "daemon", "stop"], env=env, check=True, capture_output=True)

@@ -28,6 +28,19 @@ def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, **kw)
 
 
+def index_add(mdq, args, env):
+    """`mdq index add ARGS`, returned once the daemon has read every file's
+    size and dates: since names first it answers once names do (a build
+    from before, once it crawled), and a figure taken after it means a
+    whole index."""
+    result = subprocess.run([mdq, "index", "add"] + args, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"mdq index add failed: {result.stderr}")
+    while "reading the sizes and dates" in run([mdq, "daemon", "status"], env=env).stdout:
+        time.sleep(0.01)
+    return result
+
+
 def ensure(packages, binaries):
     if all(shutil.which(b) for b in binaries):
         return

@@ -50,7 +50,7 @@ import sys
 import tempfile
 import time
 
-from rivals import Client
+from rivals import Client, cpu_seconds
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
@@ -61,11 +61,6 @@ USER, GROUP = 45001, 46001
 
 def as_user(command):
     return ["setpriv", f"--reuid={USER}", f"--regid={GROUP}", "--clear-groups"] + command
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed(command, runs, env):
@@ -277,9 +272,9 @@ def main():
 
     # Quiet: CPU over 10 s.
     time.sleep(2)
-    cpu = cpu_seconds(daemon.pid)
+    cpu = cpu_seconds(daemon.pid, children=False)
     time.sleep(10)
-    figures["idle_cpu"] = cpu_seconds(daemon.pid) - cpu
+    figures["idle_cpu"] = cpu_seconds(daemon.pid, children=False) - cpu
 
     daemon.send_signal(signal.SIGTERM)
     daemon.wait(timeout=300)
