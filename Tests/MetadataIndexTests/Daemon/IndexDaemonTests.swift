@@ -32,6 +32,17 @@ extension LiveSuites {
             return temp.path.appending("tree")
         }
 
+        /// A daemon restarted from its snapshot whose check against the disk
+        /// waits (`beforeVerifying`) until the returned gate is set; the
+        /// caller sets it and stops the daemon.
+        static func daemonHoldingItsCheck(_ paths: DaemonPaths) throws -> (IndexDaemon, ConditionLocked<Bool>) {
+            let release = ConditionLocked(false)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2) {
+                _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in }
+            }
+            return (daemon, release)
+        }
+
         /// A daemon on `temp`'s folders indexing `tree(temp)` with the
         /// default rules; the caller stops it.
         static func indexingDaemon(_ temp: TemporaryDirectory) throws -> (
@@ -174,10 +185,7 @@ extension LiveSuites {
                 daemon.stop()
                 release.mutateAndBroadcast { $0 = true }
             }
-            let release = ConditionLocked(false)
-            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2) {
-                _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in }
-            }
+            let (daemon, release) = try Self.daemonHoldingItsCheck(paths)
             defer {
                 release.mutateAndBroadcast { $0 = true }
                 daemon.stop()
@@ -339,10 +347,7 @@ extension LiveSuites {
             }
             #expect(unlink("\(tree.string)/d0/report-0.png") == 0)
             try temp.file("tree/d1/report-new.png", contents: "new")
-            let release = ConditionLocked(false)
-            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2) {
-                _ = release.wait(until: { $0 }, deadline: .now + .seconds(60)) { _ in }
-            }
+            let (daemon, release) = try Self.daemonHoldingItsCheck(paths)
             defer {
                 release.mutateAndBroadcast { $0 = true }
                 daemon.stop()
