@@ -1,5 +1,7 @@
+import Glibc
 package import MDQCore
 package import MDQSystem
+import Synchronization
 package import SystemPackage
 
 /// Imports files in worker processes, as Apple's `mdworker` does: a file
@@ -15,9 +17,13 @@ package import SystemPackage
 /// device) and passes the descriptor with the request. A file gets
 /// `timeout` seconds; past it, or when the worker dies or answers nonsense,
 /// the worker is killed and replaced and the file's report says why
-/// ("the importer crashed (signal 11)", "timed out after 10 s"). Workers are
-/// replaced after `filesPerWorker` files, so a slow leak in a C library
-/// cannot grow without bound.
+/// ("the importer crashed (signal 11)", "timed out after 10 s"). A worker
+/// is replaced before its limits could fire on an innocent file: once it
+/// has used three quarters of its address space or of its CPU time
+/// (looked up every `usageInterval` files), or after `filesPerWorker`
+/// files, so a slow leak in a C library cannot grow without bound, and a
+/// worker otherwise lives long (starting one costs about what importing a
+/// thousand small files does).
 ///
 /// Thread-safe: callers on several threads share up to `workers` processes.
 package final class ImportWorkerPool: Sendable {
@@ -38,7 +44,7 @@ package final class ImportWorkerPool: Sendable {
         package var environment: [String] = []
 
         /// One worker, 10 s per file, 1 GiB of address space, 300 CPU
-        /// seconds, 1,000 files; the executable is `$MDQ_IMPORT_WORKER`, else
+        /// seconds, 100,000 files; the executable is `$MDQ_IMPORT_WORKER`, else
         /// `mdq-import-worker` beside this process's executable (where
         /// `swift build` puts it), else in `../libexec/mdq/` from it (where
         /// `Scripts/install` puts it).
@@ -52,7 +58,7 @@ package final class ImportWorkerPool: Sendable {
                     ? beside : installed)
             return Configuration(
                 executable: executable, workers: 1, timeout: 10, memoryBytes: 1 << 30, cpuSeconds: 300,
-                filesPerWorker: 1000, limits: .standard)
+                filesPerWorker: 100_000, limits: .standard)
         }
 
         package init(
@@ -76,10 +82,14 @@ package final class ImportWorkerPool: Sendable {
     private struct Idle {
         var workers: [Worker] = []
         var running = 0
+        var started = 0
     }
 
+    /// Workers started so far (each replacement counts).
+    package var workersStarted: Int { idle.withLock { $0.started } }
+
     /// A worker and the files it has imported.
-    private final class Worker: @unchecked Sendable {
+    fileprivate final class Worker: @unchecked Sendable {
         // Used by one caller at a time (taken from and given back to `idle`).
         let process: WorkerProcess
         var files = 0
@@ -111,61 +121,231 @@ package final class ImportWorkerPool: Sendable {
     /// busy), with the importers filling an attribute of `wanted` (all when
     /// nil). The file is opened here and passed to the worker open.
     package func importFile(at path: FilePath, wanted: Set<MetadataAttribute>? = nil) -> ImportReport {
-        var failed = ImportReport(path: path, typeByName: ImportReport.typeByName(path))
-        func fail(_ failure: ImportFailure) -> ImportReport {
+        importFiles([path], wanted: wanted)[0]
+    }
+
+    /// Imports `paths` on up to `workers` workers at once, each lane taking
+    /// the next file when it can, and answers their reports in order.
+    ///
+    /// Several small files are in flight to a worker at a time (up to
+    /// `pipelineDepth`, and `pipelineBytes` of them by `sizes`): the worker
+    /// goes from one to the next without waiting for this process, and a
+    /// read here often brings several answers. Each file is asked for
+    /// ahead (`POSIX_FADV_WILLNEED` on its first `prefetchBytes`) as it is
+    /// sent, so the disk reads files already queued while the worker
+    /// imports one. A file still gets `timeout` seconds from when the
+    /// worker can start on it; a worker lost on a file costs that file
+    /// only, and the files behind it go to the next worker.
+    package func importFiles(
+        _ paths: [FilePath], sizes: [UInt64]? = nil, wanted: Set<MetadataAttribute>? = nil
+    ) -> [ImportReport] {
+        var reports = paths.map { ImportReport(path: $0, typeByName: "") }
+        guard !paths.isEmpty else { return reports }
+        let next = Atomic<Int>(0)
+        let lanes = min(configuration.workers, paths.count)
+        reports.withUnsafeMutableBufferPointer { buffer in
+            let out = UncheckedSendable(buffer)  // each lane writes the elements it took
+            let lane = { @Sendable (_: Int) in
+                var lane = Lane(pool: self, paths: paths, sizes: sizes, wanted: wanted)
+                lane.run(next: next) { out.value[$0] = $1 }
+            }
+            // Threads of the caller's priority (a new thread inherits it).
+            WorkerThreads.run(count: lanes, name: "mdq-import-lane", lane)
+        }
+        return reports
+    }
+
+    /// Files in flight to one worker at most.
+    static let pipelineDepth = 8
+    /// Bytes (by size) in flight to one worker at most, but for one file.
+    static let pipelineBytes: UInt64 = 1 << 20
+    /// What is asked of the disk ahead for each file sent.
+    static let prefetchBytes: UInt64 = 128 << 10
+    /// Answers between two looks at what a worker uses (`retire`).
+    static let usageInterval = 64
+
+    /// One caller's conversation with one worker at a time: opens the
+    /// files it takes, sends them ahead, reads the answers in order, and
+    /// replaces a worker that is lost or has used enough.
+    private struct Lane {
+        let pool: ImportWorkerPool
+        let paths: [FilePath]
+        let sizes: [UInt64]?
+        let wanted: Set<MetadataAttribute>?
+
+        /// A file opened for the worker.
+        struct Sent {
+            var index: Int
+            var file: FileDescriptor
+            var size: UInt64
+            /// When the worker may start on it (sent, or the worker started).
+            var sentAt: ContinuousClock.Instant
+        }
+
+        var worker: Worker?
+        /// Sent to `worker`, not answered yet, in order.
+        var flight: [Sent] = []
+        var flightBytes: UInt64 = 0
+        /// Opened and not sent (given back by a worker lost before them).
+        var unsent: [Sent] = []
+        /// When the worker answered last (or started).
+        var lastAnswer = ContinuousClock.now
+        /// The worker gets no more files; it is stopped once it answered
+        /// those it has.
+        var retiring = false
+
+        init(pool: ImportWorkerPool, paths: [FilePath], sizes: [UInt64]?, wanted: Set<MetadataAttribute>?) {
+            self.pool = pool
+            self.paths = paths
+            self.sizes = sizes
+            self.wanted = wanted
+        }
+
+        mutating func run(next: borrowing Atomic<Int>, report: (Int, ImportReport) -> Void) {
+            var exhausted = false
+            while true {
+                // Send ahead while the worker has room.
+                while !retiring, flight.count < ImportWorkerPool.pipelineDepth,
+                    flight.isEmpty || flightBytes < ImportWorkerPool.pipelineBytes
+                {
+                    var item: Sent
+                    if !unsent.isEmpty {
+                        item = unsent.removeFirst()
+                    } else if !exhausted {
+                        let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
+                        guard i < paths.count else {
+                            exhausted = true
+                            continue
+                        }
+                        switch ContentFile.openDescriptor(paths[i]) {
+                        case .success(let file):
+                            item = Sent(index: i, file: file, size: sizes?[i] ?? 0, sentAt: .now)
+                        case .failure(let error):
+                            report(i, fail(i, ImportReport.openFailure(error)))
+                            continue
+                        }
+                    } else {
+                        break
+                    }
+                    if worker == nil {
+                        if let reason = start() {
+                            report(item.index, fail(item.index, reason))
+                            closeDescriptor(item.file.rawValue)
+                            continue
+                        }
+                    }
+                    guard let worker else { continue }
+                    if flight.count > 0 || sizes != nil {
+                        _ = posix_fadvise(
+                            item.file.rawValue, 0, off_t(min(item.size, ImportWorkerPool.prefetchBytes)),
+                            POSIX_FADV_WILLNEED)
+                    }
+                    let request = ImportWire.request(
+                        path: paths[item.index], limits: pool.configuration.limits, wanted: wanted)
+                    if case .failure = worker.process.send(request, descriptor: item.file) {
+                        if flight.isEmpty {
+                            // Dead before it had anything of ours: this file
+                            // is where it was lost.
+                            report(
+                                item.index,
+                                fail(item.index, ImportFailure("the importer \(worker.process.reapAfterEnd())")))
+                            closeDescriptor(item.file.rawValue)
+                            lose()
+                        } else {
+                            // It died on a file before: that one's answer
+                            // says so.
+                            unsent.insert(item, at: 0)
+                            retiring = true
+                        }
+                        break
+                    }
+                    item.sentAt = max(item.sentAt, lastAnswer)
+                    flight.append(item)
+                    flightBytes += item.size
+                }
+                guard !flight.isEmpty, let worker else {
+                    if let worker { pool.giveBack(worker, retire: retiring) }
+                    worker = nil
+                    retiring = false
+                    if unsent.isEmpty && exhausted { return }
+                    continue
+                }
+                let head = flight.removeFirst()
+                flightBytes -= head.size
+                let deadline = max(head.sentAt, lastAnswer) + .milliseconds(Int(pool.configuration.timeout * 1000))
+                let reason: String
+                switch worker.process.receive(
+                    deadline: deadline, limit: ImportWire.answerLimit(pool.configuration.limits))
+                {
+                case .frame(let body):
+                    lastAnswer = .now
+                    if let answer = ImportWire.decodeAnswer(body, path: paths[head.index]) {
+                        closeDescriptor(head.file.rawValue)
+                        report(head.index, answer)
+                        worker.files += 1
+                        if pool.shouldRetire(worker) { retiring = true }
+                        continue
+                    }
+                    worker.process.terminate()
+                    reason = "the importer answered nonsense"
+                case .timedOut:
+                    worker.process.terminate()
+                    reason = "timed out after \(ImportWorkerPool.seconds(pool.configuration.timeout))"
+                case .tooLarge:
+                    worker.process.terminate()
+                    reason = "the importer's answer was too large"
+                case .ended:
+                    reason = "the importer \(worker.process.reapAfterEnd())"
+                }
+                closeDescriptor(head.file.rawValue)
+                report(head.index, fail(head.index, ImportFailure(reason)))
+                lose()
+            }
+        }
+
+        /// Takes a worker (waiting for one) and reads its hello; nil, or
+        /// why there is none.
+        mutating func start() -> ImportFailure? {
+            let started = ContinuousClock.now
+            switch pool.takeWorker() {
+            case .success(let taken):
+                // A new worker's start-up counts within its first file's time.
+                let deadline = started + .milliseconds(Int(pool.configuration.timeout * 1000))
+                if !taken.greeted, let reason = pool.greet(taken, deadline: deadline) {
+                    pool.giveBack(nil)
+                    return ImportFailure(reason)
+                }
+                worker = taken
+                lastAnswer = started
+                retiring = false
+                return nil
+            case .failure(let error):
+                return ImportFailure("cannot start an import worker: \(error.description)", isTransient: true)
+            }
+        }
+
+        /// The worker is gone (killed or dead): its place is freed, and the
+        /// files sent behind the one it was lost on go to the next.
+        mutating func lose() {
+            pool.giveBack(nil)
+            worker = nil
+            retiring = false
+            unsent = flight + unsent
+            flight = []
+            flightBytes = 0
+        }
+
+        func fail(_ index: Int, _ failure: ImportFailure) -> ImportReport {
+            var failed = ImportReport(path: paths[index], typeByName: ImportReport.typeByName(paths[index]))
             failed.failure = failure
             failed.values[.importError] = .text(Array(failure.reason.utf8))
             return failed
         }
-        let file: FileDescriptor
-        switch ContentFile.openDescriptor(path) {
-        case .success(let opened): file = opened
-        case .failure(let error): return fail(ImportReport.openFailure(error))
-        }
-        defer { closeDescriptor(file.rawValue) }
-        let worker: Worker
-        switch takeWorker() {
-        case .success(let taken): worker = taken
-        case .failure(let error):
-            return fail(ImportFailure("cannot start an import worker: \(error.description)", isTransient: true))
-        }
-        // The worker's start-up counts within the first file's time.
-        let deadline = ContinuousClock.now + .milliseconds(Int(configuration.timeout * 1000))
-        if !worker.greeted, let reason = greet(worker, deadline: deadline) {
-            giveBack(nil)
-            return fail(ImportFailure(reason))
-        }
-        let request = ImportWire.request(path: path, limits: configuration.limits, wanted: wanted)
-        var reason: String
-        if case .failure = worker.process.send(request, descriptor: file) {
-            reason = "the importer \(worker.process.reapAfterEnd())"
-        } else {
-            switch worker.process.receive(deadline: deadline, limit: ImportWire.answerLimit(configuration.limits)) {
-            case .frame(let body):
-                if let report = ImportWire.decodeAnswer(body, path: path) {
-                    worker.files += 1
-                    giveBack(worker)
-                    return report
-                }
-                worker.process.terminate()
-                reason = "the importer answered nonsense"
-            case .timedOut:
-                worker.process.terminate()
-                reason = "timed out after \(Self.seconds(configuration.timeout))"
-            case .tooLarge:
-                worker.process.terminate()
-                reason = "the importer's answer was too large"
-            case .ended:
-                reason = "the importer \(worker.process.reapAfterEnd())"
-            }
-        }
-        giveBack(nil)
-        return fail(ImportFailure(reason))
     }
 
     /// Reads a new worker's hello and keeps the confinement it reports;
     /// nil, or why the worker is unusable (it is then stopped).
-    private func greet(_ worker: Worker, deadline: ContinuousClock.Instant) -> String? {
+    fileprivate func greet(_ worker: Worker, deadline: ContinuousClock.Instant) -> String? {
         switch worker.process.receive(deadline: deadline, limit: 1 << 16) {
         case .frame(let body):
             guard let confinement = ImportWire.decodeHello(body) else {
@@ -200,11 +380,11 @@ package final class ImportWorkerPool: Sendable {
         shutdown()
     }
 
-    private static func seconds(_ value: Double) -> String {
+    fileprivate static func seconds(_ value: Double) -> String {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 
-    private func takeWorker() -> Result<Worker, Errno> {
+    fileprivate func takeWorker() -> Result<Worker, Errno> {
         let reused = idle.wait(until: { $0.workers.count > 0 || $0.running < configuration.workers }) {
             state -> Worker? in
             if let worker = state.workers.popLast() { return worker }
@@ -223,17 +403,29 @@ package final class ImportWorkerPool: Sendable {
         switch WorkerProcess.spawn(
             configuration.executable, arguments: arguments, environment: configuration.environment)
         {
-        case .success(let process): return .success(Worker(process))
+        case .success(let process):
+            idle.withLock { $0.started += 1 }
+            return .success(Worker(process))
         case .failure(let error):
             idle.mutateAndBroadcast { $0.running -= 1 }
             return .failure(error)
         }
     }
 
+    /// Whether `worker` should import no more: it has imported
+    /// `filesPerWorker` files, or used three quarters of its address space
+    /// or CPU time (its limits would next fail a file that is not to blame).
+    fileprivate func shouldRetire(_ worker: Worker) -> Bool {
+        if worker.files >= configuration.filesPerWorker { return true }
+        guard worker.files % Self.usageInterval == 0, let usage = worker.process.usage else { return false }
+        return usage.virtualBytes > configuration.memoryBytes / 4 * 3
+            || usage.cpuSeconds > Double(configuration.cpuSeconds) * 0.75
+    }
+
     /// Returns a worker to the pool, or (nil) frees the place of one that
     /// was killed.
-    private func giveBack(_ worker: Worker?) {
-        if let worker, worker.files >= configuration.filesPerWorker {
+    fileprivate func giveBack(_ worker: Worker?, retire: Bool = false) {
+        if let worker, retire || worker.files >= configuration.filesPerWorker {
             worker.process.terminate()
             idle.mutateAndBroadcast { $0.running -= 1 }
             return

@@ -53,6 +53,7 @@ package final class WorkerProcess {
 
     deinit {
         _ = terminate()
+        scratch.deallocate()
     }
 
     /// Starts `executable` with `arguments` and `environment` (`NAME=value`
@@ -114,13 +115,19 @@ package final class WorkerProcess {
         return .success(())
     }
 
-    /// The next reply, waiting until `deadline`.
+    /// The next reply, waiting until `deadline`. Replies read past it
+    /// (several requests in flight) are kept for the next calls, so one
+    /// read often brings several.
     package func receive(deadline: ContinuousClock.Instant, limit: Int) -> Reply {
-        var header: [UInt8] = []
-        var body: [UInt8] = []
-        var expected: Int?
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
+            if let reply = takeFrame(limit: limit) { return reply }
+            // What is there already, without a poll first (with requests
+            // in flight, the next answer often is).
+            switch readAvailable(wait: false) {
+            case .success(true): continue
+            case .success(false): break
+            case .failure: return .ended
+            }
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { return .timedOut }
             let (seconds, attoseconds) = remaining.components
@@ -131,25 +138,71 @@ package final class WorkerProcess {
             case .success(0): continue
             case .success: break
             }
-            let wanted = expected.map { min(buffer.count, $0 - body.count) } ?? (4 - header.count)
-            let read = buffer.withUnsafeMutableBytes { raw in
-                syscallResult { Glibc.read(channel.rawValue, raw.baseAddress, wanted) }
-            }
-            guard case .success(let n) = read, n > 0 else { return .ended }
-            if let total = expected {
-                body += buffer[..<n]
-                if body.count == total { return .frame(body) }
-            } else {
-                header += buffer[..<n]
-                if header.count == 4 {
-                    let length = Int(header[0]) | Int(header[1]) << 8 | Int(header[2]) << 16 | Int(header[3]) << 24
-                    guard length <= limit else { return .tooLarge }
-                    if length == 0 { return .frame([]) }
-                    expected = length
-                    body.reserveCapacity(length)
-                }
-            }
+            if case .failure = readAvailable(wait: true) { return .ended }
         }
+    }
+
+    /// Bytes read from the worker and not yet returned as a reply, from
+    /// `unreadStart`.
+    private var unread: [UInt8] = []
+    private var unreadStart = 0
+    /// Where `recv` writes, allocated once.
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
+
+    /// The first whole reply in `unread`, if there is one.
+    private func takeFrame(limit: Int) -> Reply? {
+        let available = unread.count - unreadStart
+        guard available >= 4 else { return nil }
+        let h = unreadStart
+        let length = Int(unread[h]) | Int(unread[h + 1]) << 8 | Int(unread[h + 2]) << 16 | Int(unread[h + 3]) << 24
+        guard length <= limit else { return .tooLarge }
+        guard available >= 4 + length else {
+            unread.reserveCapacity(unreadStart + 4 + length)
+            return nil
+        }
+        let body = Array(unread[(h + 4)..<(h + 4 + length)])
+        unreadStart += 4 + length
+        if unreadStart == unread.count {
+            unread.removeAll(keepingCapacity: unread.capacity <= 1 << 20)
+            unreadStart = 0
+        }
+        return .frame(body)
+    }
+
+    /// Reads what the worker has sent (up to 64 KiB) onto `unread`: true
+    /// when bytes came, false when none were there (`wait` false) ; a
+    /// failure when the worker closed its end.
+    private func readAvailable(wait: Bool) -> Result<Bool, Errno> {
+        if unreadStart > 0 {
+            unread.removeFirst(unreadStart)
+            unreadStart = 0
+        }
+        let result = syscallResult {
+            recv(channel.rawValue, scratch.baseAddress, scratch.count, wait ? 0 : Int32(MSG_DONTWAIT))
+        }
+        if case .success(let n) = result { unread.append(contentsOf: scratch.prefix(n)) }
+        switch result {
+        case .success(0): return .failure(.brokenPipe)
+        case .success: return .success(true)
+        case .failure(.resourceTemporarilyUnavailable) where !wait: return .success(false)
+        case .failure(.interrupted): return .success(false)
+        case .failure(let error): return .failure(error)
+        }
+    }
+
+    /// The worker's address space and the CPU it has used so far (from
+    /// `/proc`); nil once it has ended.
+    package var usage: (virtualBytes: UInt64, cpuSeconds: Double)? {
+        guard reaped == nil,
+            let bytes = try? readWholeFile(FilePath("/proc/\(pid)/stat"), limit: 4096),
+            case let stat = String(decoding: bytes, as: UTF8.self), let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // After the name: state is field 3; utime, stime 14, 15; vsize 23.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 20, let user = Double(fields[11]), let system = Double(fields[12]),
+            let virtual = UInt64(fields[20])
+        else { return nil }
+        return (virtual, (user + system) / Double(sysconf(Int32(_SC_CLK_TCK))))
     }
 
     /// Whether the worker still runs (not ended, on its own or killed,

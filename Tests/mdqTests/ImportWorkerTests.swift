@@ -98,6 +98,79 @@ struct ImportWorkerTests {
         #expect(after.values[.importError] == nil)
     }
 
+    /// A batch sends several files ahead to each worker: a file that
+    /// crashes, hangs, floods or garbles its worker costs that file alone,
+    /// and the files sent behind it are imported by the next worker, each
+    /// with its own answer.
+    @Test(arguments: [1, 2])
+    func aBatchInFlightCostsEachMisbehavingFileOnlyItself(workers: Int) throws {
+        let temp = try TemporaryDirectory()
+        let bad = ["crash", "hang", "nonsense", "flood"]
+        var names: [String] = []
+        for i in 0..<24 {
+            names.append("good\(i)")
+            if i % 5 == 2 { names.append(bad[(i / 5) % bad.count]) }
+        }
+        let paths = try names.map { try temp.file("\($0).txt", contents: "text of \($0)") }
+        let pool = try pool(timeout: 2, workers: workers)
+        defer { pool.shutdown() }
+        let reports = pool.importFiles(paths, sizes: paths.map { _ in 12 })
+        let expected = [
+            "crash": "the importer crashed (signal 11)", "hang": "timed out after 2 s",
+            "nonsense": "the importer answered nonsense", "flood": "the importer's answer was too large",
+        ]
+        for (name, report) in zip(names, reports) {
+            #expect(report.path == temp.path.appending("\(name).txt"))
+            if let reason = expected[name] {
+                #expect(report.failure?.reason == reason, "\(name)")
+            } else {
+                #expect(report.failure == nil, "\(name): \(report.failure?.reason ?? "")")
+                #expect(report.values[.textContent] == .text(Array("text of \(name)".utf8)), "\(name)")
+            }
+        }
+        // Five workers lost, one more to finish at least.
+        #expect(pool.workersStarted >= 5 + 1)
+    }
+
+    /// A worker lives for many files, and is replaced before its own
+    /// limits could fail a file that is not to blame: here its address
+    /// space limit is set just above what it uses at rest, so it passes
+    /// three quarters of it at once and is replaced after each look at its
+    /// use (every `usageInterval` files); with the standard limit, one
+    /// worker imports them all.
+    @Test func aWorkerIsReplacedBeforeItsLimitsCouldFailAFile() throws {
+        let temp = try TemporaryDirectory()
+        let count = ImportWorkerPool.usageInterval * 3
+        let paths = try (0..<count).map { try temp.file("f\($0).txt", contents: "content \($0)") }
+        let probe = try WorkerProcess.spawn(
+            FilePath(Self.worker), arguments: ["--memory", String(1 << 30), "--cpu", "60"]
+        ).get()
+        guard case .frame = probe.receive(deadline: .now + .seconds(10), limit: 1 << 16),
+            let resting = probe.usage?.virtualBytes
+        else {
+            Issue.record("no hello from the worker")
+            return
+        }
+        probe.terminate()
+        for (memory, replaced) in [(UInt64(1) << 30, false), (resting + resting / 4, true)] {
+            var configuration = ImportWorkerPool.Configuration.standard
+            configuration.executable = FilePath(Self.worker)
+            configuration.memoryBytes = memory
+            let pool = ImportWorkerPool(configuration)
+            defer { pool.shutdown() }
+            let reports = pool.importFiles(paths, sizes: paths.map { _ in 10 })
+            for (i, report) in reports.enumerated() {
+                #expect(report.failure == nil, "\(report.failure?.reason ?? "")")
+                #expect(report.values[.textContent] == .text(Array("content \(i)".utf8)))
+            }
+            if replaced {
+                #expect(pool.workersStarted >= 3, "\(pool.workersStarted) workers for \(count) files")
+            } else {
+                #expect(pool.workersStarted == 1)
+            }
+        }
+    }
+
     /// Several threads share a pool of two workers; each gets its own
     /// file's answer.
     @Test func concurrentCallersGetTheirOwnAnswers() throws {
