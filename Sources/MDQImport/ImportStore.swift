@@ -74,6 +74,7 @@ package final class ImportStore: Sendable {
         let tokenizer: SQLiteDatabase.Tokenizer
         let keys = SubstringKeys()
         var knownWords = KnownWords()
+        let compressor = Deflate.Compressor()
         let countForgotten: SQLiteDatabase.Statement
         let wordsHolding: SQLiteDatabase.Statement
         let shortWordsHolding: SQLiteDatabase.Statement
@@ -280,7 +281,7 @@ package final class ImportStore: Sendable {
                     s.reset()
                     c.writeText.bind(1, id)
                     if case .text(let bytes)? = text {
-                        c.writeText.bind(2, Deflate.compress(bytes))
+                        c.writeText.bind(2, c.compressor.compress(bytes))
                         c.writeText.bind(3, Int64(bytes.allSatisfy { $0 < 0x80 } ? 1 : 0))
                         try c.writeText.run()
                         c.insertText.bind(1, id)

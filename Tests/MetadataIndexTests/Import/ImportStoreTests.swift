@@ -55,6 +55,37 @@ struct ImportStoreTests {
         #expect(try store.filesMatching(text: "words").isEmpty)
     }
 
+    /// One compressor serves text after text, short and long, repetitive
+    /// and random, in any order: each comes back exactly, as the one-off
+    /// `Deflate.compress` gives it back, and is read by `decompress`.
+    @Test func aReusedCompressorGivesBackEveryText() throws {
+        var generator = SeededGenerator(seed: 37)
+        let compressor = Deflate.Compressor()
+        let lengths = [
+            0, 1, 2, 100, Deflate.Compressor.shortText - 1, Deflate.Compressor.shortText,
+            Deflate.Compressor.shortText + 1, 70_000, 300_000,
+        ]
+        for round in 0..<3 {
+            for length in lengths.shuffled(using: &generator) {
+                let random = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let prose = Array(
+                    String(repeating: "Invoice for the café, round \(round). ", count: length / 36 + 1)
+                        .utf8.prefix(length))
+                for text in [random, prose] {
+                    let packed = compressor.compress(text)
+                    #expect(!packed.isEmpty)
+                    #expect(Deflate.decompress(packed) == text, "\(length) bytes, round \(round)")
+                    #expect(Deflate.decompress(Deflate.compress(text)) == text)
+                }
+            }
+        }
+        // Prose shrinks with either stream.
+        let long = Array(String(repeating: "the quick brown fox ", count: 1000).utf8)
+        #expect(compressor.compress(long).count < long.count / 10)
+        let short = Array(String(repeating: "the quick brown fox ", count: 40).utf8)
+        #expect(compressor.compress(short).count < short.count / 2)
+    }
+
     @Test func wordsPrefixesAndDiacriticsAreFound() throws {
         let temp = try TemporaryDirectory()
         let store = try ImportStore.open(at: temp.path.appending("imports.sqlite"))
