@@ -60,6 +60,26 @@ package final class ImportStore: Sendable {
 
     package let path: FilePath
     private let connection: Locked<Connection>
+    /// A second connection for what queries and the engine read (a file's
+    /// import, the full-text index, the words): the engine asks under its
+    /// lock and a query waits for its answer, and neither must wait for a
+    /// batch being written (WAL lets one writer and readers work at once;
+    /// a reader sees what was last committed).
+    private let reader: Locked<Reader>
+
+    final class Reader {
+        let database: SQLiteDatabase
+        let lookup: SQLiteDatabase.Statement
+        let wordsHolding: SQLiteDatabase.Statement
+        let shortWordsHolding: SQLiteDatabase.Statement
+
+        init(_ path: FilePath) throws(SQLiteDatabase.Failure) {
+            database = try SQLiteDatabase.open(path)
+            lookup = try database.prepare(Connection.lookupSQL)
+            wordsHolding = try database.prepare("SELECT term FROM word_grams WHERE key LIKE ?1 LIMIT ?2")
+            shortWordsHolding = try database.prepare("SELECT term FROM words WHERE instr(key, ?1) > 0 LIMIT ?2")
+        }
+    }
 
     final class Connection {
         let database: SQLiteDatabase
@@ -76,14 +96,13 @@ package final class ImportStore: Sendable {
         var knownWords = KnownWords()
         let compressor = Deflate.Compressor()
         let countForgotten: SQLiteDatabase.Statement
-        let wordsHolding: SQLiteDatabase.Statement
-        let shortWordsHolding: SQLiteDatabase.Statement
+
+        static let lookupSQL =
+            "SELECT id, modified, size, sniffed, failure, attributes, text FROM files WHERE device = ?1 AND inode = ?2"
 
         init(_ database: SQLiteDatabase) throws(SQLiteDatabase.Failure) {
             self.database = database
-            lookup = try database.prepare(
-                "SELECT id, modified, size, sniffed, failure, attributes, text FROM files WHERE device = ?1 AND inode = ?2"
-            )
+            lookup = try database.prepare(Self.lookupSQL)
             upsert = try database.prepare(
                 """
                 INSERT INTO files(device, inode, modified, size, sniffed, failure, attributes)
@@ -103,14 +122,13 @@ package final class ImportStore: Sendable {
             tokenizer = try database.tokenizer(ImportStore.tokenizerName, arguments: ImportStore.tokenizerArguments)
             countForgotten = try database.prepare(
                 "UPDATE counters SET value = value + ?1 WHERE name = 'forgotten texts'")
-            wordsHolding = try database.prepare("SELECT term FROM word_grams WHERE key LIKE ?1 LIMIT ?2")
-            shortWordsHolding = try database.prepare("SELECT term FROM words WHERE instr(key, ?1) > 0 LIMIT ?2")
         }
     }
 
-    private init(path: FilePath, connection: Connection) {
+    private init(path: FilePath, connection: Connection) throws(SQLiteDatabase.Failure) {
         self.path = path
         self.connection = Locked(connection)
+        reader = Locked(try Reader(path))
     }
 
     /// Opens the store at `path`, creating it, or rebuilding it (with one
@@ -198,7 +216,7 @@ package final class ImportStore: Sendable {
     /// The stored import of a file and, with `text`, its text's bytes: one
     /// read for both.
     package func recordAndText(for key: FileKey, text: Bool) -> (record: Record, text: [UInt8]?)? {
-        connection.withLock { c -> (Record, [UInt8]?)? in
+        reader.withLock { c -> (Record, [UInt8]?)? in
             let s = c.lookup
             defer { s.reset() }
             s.bind(1, Int64(bitPattern: key.device))
@@ -216,7 +234,7 @@ package final class ImportStore: Sendable {
     /// The stamp a file was imported at, if it was: what deciding whether
     /// to import it again needs, without decoding its values.
     package func stamp(for key: FileKey) -> FileStamp? {
-        connection.withLock { c -> FileStamp? in
+        reader.withLock { c -> FileStamp? in
             let s = c.lookup
             defer { s.reset() }
             s.bind(1, Int64(bitPattern: key.device))
@@ -230,6 +248,21 @@ package final class ImportStore: Sendable {
     /// changed since).
     func needsImport(_ key: FileKey, stamp: FileStamp) -> Bool {
         self.stamp(for: key) != stamp
+    }
+
+    /// Runs `body` while a write is under way: the writer's lock held and
+    /// `key`'s row changed to `stamp` in a transaction not yet committed
+    /// (rolled back after). Tests use it to show that lookups neither wait
+    /// for a write nor see it before its commit.
+    func whileWriting(_ key: FileKey, stamp: FileStamp, _ body: () -> Void) throws(SQLiteDatabase.Failure) {
+        try connection.withLock { (c) throws(SQLiteDatabase.Failure) in
+            try c.database.execute("BEGIN IMMEDIATE")
+            defer { try? c.database.execute("ROLLBACK") }
+            try c.database.execute(
+                "UPDATE files SET modified = \(stamp.modification), size = \(Int64(bitPattern: stamp.size)) "
+                    + "WHERE device = \(Int64(bitPattern: key.device)) AND inode = \(Int64(bitPattern: key.inode))")
+            body()
+        }
     }
 
     /// The stored text of a file.
@@ -409,7 +442,7 @@ package final class ImportStore: Sendable {
     ///
     /// - Throws: `MetadataError` `.persistence` for a query FTS5 refuses.
     func filesMatching(text query: String) throws(MetadataError) -> [FileKey] {
-        try connection.withLock { (c) throws(MetadataError) -> [FileKey] in
+        try reader.withLock { (c) throws(MetadataError) -> [FileKey] in
             do {
                 let s = try c.database.prepare(
                     "SELECT f.device, f.inode FROM content JOIN files f ON f.id = content.rowid WHERE content MATCH ?1")
@@ -460,7 +493,7 @@ package final class ImportStore: Sendable {
     /// Files whose text is not all ASCII: the full-text index's words and
     /// folding are exactly `[w]`'s for the others.
     package func filesWithNonASCIIText() -> Set<FileKey> {
-        connection.withLock { c -> Set<FileKey> in
+        reader.withLock { c -> Set<FileKey> in
             guard let s = try? c.database.prepare("SELECT device, inode FROM files WHERE ascii = 0") else { return [] }
             var keys = Set<FileKey>()
             while (try? s.step()) == true {
@@ -475,7 +508,7 @@ package final class ImportStore: Sendable {
     /// them. A run of three letters or more is looked up by its trigrams; a
     /// shorter one reads the words.
     func vocabulary(containing run: [UInt8], limit: Int) -> [String]? {
-        connection.withLock { c -> [String]? in
+        reader.withLock { c -> [String]? in
             let s = run.count >= 3 ? c.wordsHolding : c.shortWordsHolding
             defer { s.reset() }
             let text = String(decoding: run, as: UTF8.self)

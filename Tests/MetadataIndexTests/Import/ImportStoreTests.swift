@@ -86,6 +86,30 @@ struct ImportStoreTests {
         #expect(compressor.compress(short).count < short.count / 2)
     }
 
+    /// The engine looks files up under its lock, and queries ask the
+    /// full-text index: neither waits for a batch being written, and each
+    /// sees only what was committed.
+    @Test func lookupsDoNotWaitForAWrite() throws {
+        let temp = try TemporaryDirectory()
+        let store = try ImportStore.open(at: temp.path.appending("imports.sqlite"))
+        let key = Key(device: 2049, inode: 7)
+        let stamp = Stamp(modification: 1_700_000_000_000_000_000, size: 5)
+        try store.save([(key, stamp, report(text: "hello"))])
+        var seen: (FileStamp?, String?, Set<FileKey>?, Set<FileKey>?) = (nil, nil, nil, nil)
+        try store.whileWriting(key, stamp: Stamp(modification: 1, size: 1)) {
+            seen = (
+                store.stamp(for: key), store.text(for: key),
+                store.candidates(.word(Array("hello".utf8), prefix: false)),
+                store.candidates(.substring(Array("ell".utf8)))
+            )
+        }
+        #expect(seen.0 == stamp)
+        #expect(seen.1 == "hello")
+        #expect(seen.2 == [key])
+        #expect(seen.3 == [key])
+        #expect(store.stamp(for: key) == stamp)
+    }
+
     @Test func wordsPrefixesAndDiacriticsAreFound() throws {
         let temp = try TemporaryDirectory()
         let store = try ImportStore.open(at: temp.path.appending("imports.sqlite"))
