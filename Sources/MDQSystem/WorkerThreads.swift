@@ -99,3 +99,55 @@ package enum WorkerThreads {
         case background
     }
 }
+
+/// A thread of its own that runs one job at a time, handed over while the
+/// caller prepares the next (the content indexer stores a batch while the
+/// next is imported): at most one job waits or runs. Unlike a dispatch
+/// queue, its thread can take a lower priority for good.
+package final class HandoffThread: Sendable {
+    private struct Slot {
+        var job: (@Sendable () -> Void)?
+        var stopping = false
+    }
+
+    private let slot = ConditionLocked(Slot())
+    private let started: Bool
+
+    /// Starts the thread (`name`); at `.background`, it lowers its
+    /// priority first. If no thread can be had, jobs run on the caller's.
+    package init(name: String, priority: WorkerThreads.Priority = .normal) {
+        let slot = self.slot
+        let thread = WorkerThreads.start(name: name) {
+            if priority == .background { _ = mdq_lower_thread_priority(10) }
+            while let job = slot.wait(until: { $0.job != nil || $0.stopping }, { $0.job }) {
+                job()
+                slot.mutateAndBroadcast { $0.job = nil }
+            }
+        }
+        started = thread != nil
+    }
+
+    /// Waits for the job under way, if any, to end.
+    package func wait() {
+        slot.wait(until: { $0.job == nil }) { _ in }
+    }
+
+    /// Waits for the job under way, then hands `job` over and returns.
+    package func run(_ job: @escaping @Sendable () -> Void) {
+        guard started else { return job() }
+        slot.wait(until: { $0.job == nil }) { s in
+            s.job = job
+        }
+        slot.mutateAndBroadcast { _ in }
+    }
+
+    /// Ends the thread once the job under way is done.
+    package func stop() {
+        wait()
+        slot.mutateAndBroadcast { $0.stopping = true }
+    }
+
+    deinit {
+        slot.mutateAndBroadcast { $0.stopping = true }
+    }
+}

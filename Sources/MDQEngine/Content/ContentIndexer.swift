@@ -1,8 +1,8 @@
+import CLinuxSyscalls
 import Foundation
 package import MDQCore
 package import MDQImport
 package import MDQSystem
-import Synchronization
 package import SystemPackage
 
 /// Keeps a live engine's files imported: what the importers read from
@@ -48,9 +48,10 @@ package final class ContentIndexer: ImportedContent {
     /// The indexed scope folders and whether each imports, deepest first.
     private let scopes = Locked<[(path: [UInt8], imports: Bool)]>([])
     private let queue = ConditionLocked(Queue())
-    /// Saves a batch's imports while the next is imported; drained
-    /// (`sync`) before anything else touches the store.
-    private let storing = DispatchQueue(label: "mdq-content-store")
+    /// Saves a batch's imports while the next is imported, at the
+    /// indexer's low priority; waited for before anything else touches
+    /// the store.
+    private let storing = HandoffThread(name: "mdq-content-db", priority: .background)
 
     private struct Queue {
         /// Files to import, by entry id, in the order they are taken
@@ -258,6 +259,10 @@ package final class ContentIndexer: ImportedContent {
     }
 
     private func run() {
+        // Imports are work no one waits for: they yield to the threads
+        // that answer queries and apply events (as the workers do, at
+        // nice 19).
+        _ = mdq_lower_thread_priority(10)
         // Files imported since the heap was last trimmed.
         var imported = 0
         while true {
@@ -297,9 +302,10 @@ package final class ContentIndexer: ImportedContent {
             }
             // Everything but the next batch's imports waits for the last
             // batch to be stored (removals, reconciling and checks see it).
-            if case .imports? = work {} else { storing.sync {} }
+            if case .imports? = work {} else { storing.wait() }
             switch work {
             case .stop?:
+                storing.stop()
                 queue.mutateAndBroadcast { _ in }
                 return
             case .drop(let keys)?:
@@ -319,7 +325,7 @@ package final class ContentIndexer: ImportedContent {
                 // Caught up: fold the log into the store, and give back
                 // the heap the catching up used (its queues, the reports).
                 if queue.withLock({ $0.pending.count == 0 && $0.removed.isEmpty }) {
-                    storing.sync {}
+                    storing.wait()
                     store.checkpoint()
                     if ProcessMemory.releaseFreePages(after: imported, threshold: 10_000) { imported = 0 }
                 }
@@ -373,21 +379,10 @@ package final class ContentIndexer: ImportedContent {
         let skipped = items.count - facts.count
         if skipped > 0 { queue.mutateAndBroadcast { $0.importing -= skipped } }
         guard !facts.isEmpty else { return }
-        var reports = [ImportReport?](repeating: nil, count: facts.count)
-        reports.withUnsafeMutableBufferPointer { buffer in
-            let out = UncheckedSendable(buffer)  // each lane writes its own elements
-            // Each lane takes the next file when it is free (a PDF can take
-            // a hundred times a text file's time: lanes given fixed shares
-            // left one worker idle at the end of most batches).
-            let next = Atomic<Int>(0)
-            DispatchQueue.concurrentPerform(iterations: min(pool.configuration.workers, facts.count)) { _ in
-                while true {
-                    let i = next.wrappingAdd(1, ordering: .relaxed).oldValue
-                    guard i < facts.count else { return }
-                    out.value[i] = pool.importFile(at: FilePath.fromBytes(facts[i].path))
-                }
-            }
-        }
+        // The pool's lanes take the next file when free (a PDF can take a
+        // hundred times a text file's time), several small ones in flight
+        // to each worker.
+        let reports = pool.importFiles(facts.map { FilePath.fromBytes($0.path) }, sizes: facts.map(\.stamp.size))
         // Only imports of files still at the stamp they were read at: a
         // file changed meanwhile is queued again by that change.
         let current = Dictionary(
@@ -396,7 +391,7 @@ package final class ContentIndexer: ImportedContent {
         var ids: [UInt32] = []
         var retry: [UInt32] = []
         for (fact, report) in zip(facts, reports) {
-            guard let report, let now = current[fact.id], now.key == fact.key, now.stamp == fact.stamp else { continue }
+            guard let now = current[fact.id], now.key == fact.key, now.stamp == fact.stamp else { continue }
             if report.failure?.isTransient == true {
                 retry.append(fact.id)
                 continue
@@ -408,8 +403,7 @@ package final class ContentIndexer: ImportedContent {
         // wait for SQLite and the compression of the text (one batch in
         // the writer at most, so memory stays one batch's reports).
         let imported = facts.count
-        storing.sync {}
-        storing.async { [self, ids, landed, retry] in
+        storing.run { [self, ids, landed, retry] in
             var ids = ids
             do throws(MetadataError) {
                 try store.save(landed)
