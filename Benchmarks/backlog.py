@@ -6,15 +6,15 @@ daemon itself spends meanwhile.
 
 For each build (a folder holding mdq, mdq-full and mdq-import-worker, as
 Scripts/build-release stages them), starts `mdq daemon run` (content on,
-private folders), runs `mdq index add CORPUS` (default
+private folders), runs `mdq index add --hidden CORPUS` (every entry, as a home is indexed) (default
 $MDQ_CORPUS/c1000000, else /tmp/mdq-corpus/c1000000), then, from the moment
-the crawl is in, watches `status` for SECONDS (default 120): files imported
-per second (from the pending count), the daemon's own CPU (its threads:
+imports begin, watches `status` for SECONDS (default 120) or until the
+backlog is done: files imported per second, the daemon's own CPU (its threads:
 the engine, the content indexer, the store) and its import workers' CPU
 over the same window. A backlog whose cost grows with its size shows as a
 low rate and a daemon busier than its workers.
 
-With --probes, the window also times, every 2 s, a name query through the
+With --probes, the window also times, every half second, a name query through the
 daemon (`mdq --daemon --count`, per invocation) and create → visible (a
 new file in a folder of the corpus, polled by name with `mdq --daemon`),
 and reads the daemon's resident bytes per entry at the end; and each build
@@ -48,14 +48,16 @@ def descendants_of(pid):
     return found
 
 
-def pending(mdq, env):
-    """The content indexer's pending count from `mdq daemon status`; None
-    while the daemon does not answer."""
+def content_counts(mdq, env):
+    """(files imported, files pending) from `mdq daemon status`; None while
+    the daemon does not answer."""
     result = subprocess.run([mdq, "daemon", "status"], env=env, capture_output=True, text=True)
     if result.returncode != 0:
         return None
-    match = re.search(r"content: .*?, ([0-9]+) pending", result.stdout)
-    return int(match.group(1)) if match else 0
+    match = re.search(r"content: ([0-9]+) files imported, ([0-9]+|none) pending", result.stdout)
+    if not match:
+        return (0, 0)
+    return (int(match.group(1)), 0 if match.group(2) == "none" else int(match.group(2)))
 
 
 def percentile(values, share):
@@ -101,9 +103,10 @@ def measure(build, corpus, seconds, probes=False, content=True):
     daemon = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
                               stderr=open(os.path.join(work, "daemon.log"), "w"))
     try:
-        while pending(mdq, env) is None:
+        while content_counts(mdq, env) is None:
             time.sleep(0.05)
-        index_add(mdq, [corpus], env)
+        index_add(mdq, ["--hidden", corpus], env)
+
         def sample():
             # Workers live and workers reaped (a worker is restarted after
             # so many files, or when it fails).
@@ -111,23 +114,31 @@ def measure(build, corpus, seconds, probes=False, content=True):
             # What the daemon reaped: its own and its reaped children's
             # CPU, less its own.
             workers += cpu_seconds(daemon.pid) - cpu_seconds(daemon.pid, children=False)
-            return (time.monotonic(), pending(mdq, env) or 0, cpu_seconds(daemon.pid, children=False), workers)
+            imported, waiting = content_counts(mdq, env) or (0, 0)
+            return (time.monotonic(), waiting, cpu_seconds(daemon.pid, children=False), workers, imported)
 
-        time.sleep(5)  # past the reconcile that queues the backlog
+        # The window opens when imports have begun (the reconcile that
+        # queues the backlog is in), and closes after SECONDS or when the
+        # backlog is done, whichever comes first: a small corpus and a
+        # large one are measured alike.
+        deadline = time.monotonic() + 60
         start = sample()
+        while content and start[4] == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            start = sample()
         end = start
         queries, fresh = [], []
-        while end[0] - start[0] < seconds:
+        while end[0] - start[0] < seconds and (not content or end[1] > 0):
             if probes:
                 probe(mdq, env, corpus, len(queries), queries, fresh)
-            time.sleep(2)
+            time.sleep(0.5 if probes else 0.05)
             end = sample()
         elapsed = end[0] - start[0]
         return {
             "build": build,
             "content": content,
             "pending_at_start": start[1],
-            "files_per_second": (start[1] - end[1]) / elapsed,
+            "files_per_second": (end[4] - start[4]) / elapsed,
             "daemon_cpu_share": (end[2] - start[2]) / elapsed,
             "workers_cpu_share": (end[3] - start[3]) / elapsed,
             "query": (percentile(queries, 0.5), percentile(queries, 0.9)),
