@@ -14,6 +14,10 @@ the engine, the content indexer, the store) and its import workers' CPU
 over the same window. A backlog whose cost grows with its size shows as a
 low rate and a daemon busier than its workers.
 
+With --cold, the page cache is dropped before each build's run and the
+tree's folders read again: the files' contents come from the disk, as on
+a first index of a home (root only).
+
 With --probes, the window also times, every half second, a name query through the
 daemon (`mdq --daemon --count`, per invocation) and create → visible (a
 new file in a folder of the corpus, polled by name with `mdq --daemon`),
@@ -91,8 +95,20 @@ def resident_per_entry(mdq, env):
     return int(match.group(1)) if match else None
 
 
-def measure(build, corpus, seconds, probes=False, content=True):
+def drop_contents(corpus):
+    """Empties the page cache (root only), then reads the tree's folders and
+    inodes again: the crawl is warm, the files' contents come from the disk,
+    as on a first index of a home."""
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+    subprocess.run(["find", corpus, "-printf", ""], check=True)
+
+
+def measure(build, corpus, seconds, probes=False, content=True, cold=False):
     mdq = os.path.join(build, "mdq")
+    if cold:
+        drop_contents(corpus)
     work = tempfile.mkdtemp(prefix="mdq-backlog-")
     env = dict(os.environ, MDQ_STATE_DIR=os.path.join(work, "state"), MDQ_RUNTIME_DIR=os.path.join(work, "run"),
                MDQ_SYSTEM_RUNTIME_DIR=os.path.join(work, "no-system"))
@@ -162,6 +178,8 @@ def main():
     parser.add_argument("--corpus", default=default_corpus)
     parser.add_argument("--seconds", type=float, default=120)
     parser.add_argument("--probes", action="store_true", help="time queries and freshness, with an idle run too")
+    parser.add_argument("--cold", action="store_true",
+                        help="files' contents not in the page cache (drops it before each build: root only)")
     args = parser.parse_args()
     builds = os.environ.get("MDQ_BUILDS", os.path.join(TOP, ".build/mdq-release")).split(":")
     if not args.probes:
@@ -175,7 +193,7 @@ def main():
         for build in builds:
             for content in ([True, False] if args.probes else [True]):
                 row = measure(build, args.corpus, args.seconds if content else min(args.seconds, 30),
-                              probes=args.probes, content=content)
+                              probes=args.probes, content=content, cold=args.cold)
                 cells = [build, f"{row['pending_at_start']:,}", f"{row['files_per_second']:.0f}",
                          f"{row['daemon_cpu_share'] * 100:.0f} %", f"{row['workers_cpu_share'] * 100:.0f} %"]
                 if args.probes:
