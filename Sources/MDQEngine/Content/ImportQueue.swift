@@ -7,35 +7,59 @@
 /// order they settle (the file a user just saved is what they search for
 /// next); then transient failures retried, at their time; then the
 /// backlog (a first crawl, a reconcile after a restart), the most recently
-/// modified first (what a user is likeliest to look for; old archives
-/// last), ties by id.
+/// modified first, to the second (what a user is likeliest to look for;
+/// old archives last), ties by id.
 ///
-/// **Memory.** A queued file costs one heap entry (16 bytes: its priority,
-/// its id and a generation) plus, for every index slot, 4 bytes saying
-/// which generation is current: about 20 bytes a pending file, so a
-/// backlog of 10 million holds in about 200 MB. Re-queuing a file (a
-/// change while it waits) or dropping it (removed) only bumps its
-/// generation; the old entry is skipped when it comes up.
+/// **Memory.** A file in the backlog costs one heap entry of 8 bytes (its
+/// recency and its id), and every index slot one byte saying which queue
+/// holds it: about 9 bytes a pending file, so a backlog of 10 million
+/// holds in about 90 MB. Settling changes, few at a time, cost 16 bytes
+/// each and a generation in a table of their own. Re-queuing a file (a
+/// change while it waits) or dropping it (removed) only changes its
+/// state; the old entry is skipped when it comes up.
 struct ImportQueue {
-    /// One waiting file in a heap.
-    struct Entry: Comparable {
-        /// Smaller first: a time (ns since `origin`) in `timed`, minus the
-        /// modification time in `backlog`.
-        var priority: Int64
+    /// One settling change or retry in the timed heap.
+    struct Timed: Comparable {
+        /// When it is due, in ns since `origin`.
+        var due: Int64
         var id: UInt32
         var generation: UInt32
 
-        static func < (a: Entry, b: Entry) -> Bool {
-            (a.priority, a.id) < (b.priority, b.id)
+        static func < (a: Timed, b: Timed) -> Bool {
+            (a.due, a.id) < (b.due, b.id)
         }
     }
 
+    /// One file of the backlog: its recency (seconds before the end of
+    /// time, so the most recent is smallest) above its id.
+    struct Backlog: Comparable {
+        var bits: UInt64
+
+        init(id: UInt32, modified: Int64) {
+            // Nanoseconds to seconds, clamped to what 32 bits hold (to
+            // 2106); unknown times (.min) come last.
+            let seconds = modified == .min ? 0 : UInt32(clamping: max(0, modified / 1_000_000_000))
+            bits = UInt64(UInt32.max - seconds) << 32 | UInt64(id)
+        }
+
+        var id: UInt32 { UInt32(truncatingIfNeeded: bits) }
+
+        static func < (a: Backlog, b: Backlog) -> Bool { a.bits < b.bits }
+    }
+
+    /// Where a slot's file waits.
+    private enum Place: UInt8 {
+        case none = 0, timed, backlog
+    }
+
     /// Settling changes and retries, by when they are due.
-    private var timed = MinHeap<Entry>()
-    /// The backlog, most recently modified first.
-    private var backlog = MinHeap<Entry>()
-    /// The current generation of each id's entry (0: not queued).
-    private var current: [UInt32] = []
+    private var timed = MinHeap<Timed>()
+    /// The current generation of each file in `timed` (an entry of an
+    /// older one was queued again).
+    private var generations: [UInt32: UInt32] = [:]
+    private var backlog = MinHeap<Backlog>()
+    /// Where each id waits (`Place`), by id.
+    private var places: [UInt8] = []
     private var nextGeneration: UInt32 = 1
     /// Files queued now.
     private(set) var count = 0
@@ -46,27 +70,29 @@ struct ImportQueue {
     private let origin = ContinuousClock.now
 
     /// Whether `id` waits.
-    func contains(_ id: UInt32) -> Bool { Int(id) < current.count && current[Int(id)] != 0 }
+    func contains(_ id: UInt32) -> Bool { place(id) != .none }
 
     /// Queues `id` to be imported at `due` (a change settling, a retry),
     /// replacing where it waited before.
     mutating func enqueue(_ id: UInt32, due: ContinuousClock.Instant) {
-        let generation = mark(id)
-        timed.insert(Entry(priority: nanoseconds(due), id: id, generation: generation))
+        setPlace(id, .timed)
+        let generation = nextGeneration
+        nextGeneration = nextGeneration == .max ? 1 : nextGeneration + 1
+        generations[id] = generation
+        timed.insert(Timed(due: nanoseconds(due), id: id, generation: generation))
     }
 
     /// Queues `id` in the backlog, unless it waits already.
     mutating func enqueueBacklog(_ id: UInt32, modified: Int64) {
         guard !contains(id) else { return }
-        let generation = mark(id)
-        backlog.insert(Entry(priority: modified == .min ? .max : -modified, id: id, generation: generation))
+        setPlace(id, .backlog)
+        backlog.insert(Backlog(id: id, modified: modified))
     }
 
     /// Forgets `id` (its file was removed).
     mutating func remove(_ id: UInt32) {
         guard contains(id) else { return }
-        current[Int(id)] = 0
-        count -= 1
+        setPlace(id, .none)
     }
 
     /// When the next file is due: now when the backlog holds one, nil when
@@ -76,12 +102,12 @@ struct ImportQueue {
             timed.removeMin()
             visited += 1
         }
-        while let entry = backlog.min, !isCurrent(entry) {
+        while let entry = backlog.min, place(entry.id) != .backlog {
             backlog.removeMin()
             visited += 1
         }
         if backlog.min != nil { return .now }
-        return timed.min.map { origin + .nanoseconds($0.priority) }
+        return timed.min.map { origin + .nanoseconds($0.due) }
     }
 
     /// Takes up to `limit` files due by `now`: settled changes and retries
@@ -89,14 +115,22 @@ struct ImportQueue {
     mutating func take(_ limit: Int, now: ContinuousClock.Instant = .now) -> [UInt32] {
         var taken: [UInt32] = []
         let cutoff = nanoseconds(now)
-        while taken.count < limit, let entry = timed.min, entry.priority <= cutoff {
+        while taken.count < limit, let entry = timed.min, entry.due <= cutoff {
             timed.removeMin()
             visited += 1
-            if isCurrent(entry) { taken.append(release(entry.id)) }
+            if isCurrent(entry) {
+                setPlace(entry.id, .none)
+                taken.append(entry.id)
+            }
         }
         while taken.count < limit, let entry = backlog.removeMin() {
             visited += 1
-            if isCurrent(entry) { taken.append(release(entry.id)) }
+            // A file removed and queued again may have two entries: the
+            // first taken stands for both.
+            if place(entry.id) == .backlog {
+                setPlace(entry.id, .none)
+                taken.append(entry.id)
+            }
         }
         return taken
     }
@@ -107,28 +141,28 @@ struct ImportQueue {
         guard count == 0 else { return }
         timed = MinHeap()
         backlog = MinHeap()
-        current = []
+        generations = [:]
+        places = []
     }
 
-    private mutating func mark(_ id: UInt32) -> UInt32 {
-        if Int(id) >= current.count {
-            current.append(contentsOf: repeatElement(0, count: max(Int(id) + 1 - current.count, current.count / 2)))
+    private func place(_ id: UInt32) -> Place {
+        Int(id) < places.count ? Place(rawValue: places[Int(id)]) ?? .none : .none
+    }
+
+    private mutating func setPlace(_ id: UInt32, _ place: Place) {
+        if Int(id) >= places.count {
+            guard place != .none else { return }
+            places.append(contentsOf: repeatElement(0, count: max(Int(id) + 1 - places.count, places.count / 2)))
         }
-        if current[Int(id)] == 0 { count += 1 }
-        let generation = nextGeneration
-        nextGeneration = nextGeneration == .max ? 1 : nextGeneration + 1
-        current[Int(id)] = generation
-        return generation
+        let before = Place(rawValue: places[Int(id)]) ?? .none
+        if before == .none && place != .none { count += 1 }
+        if before != .none && place == .none { count -= 1 }
+        if before == .timed && place != .timed { generations[id] = nil }
+        places[Int(id)] = place.rawValue
     }
 
-    private mutating func release(_ id: UInt32) -> UInt32 {
-        current[Int(id)] = 0
-        count -= 1
-        return id
-    }
-
-    private func isCurrent(_ entry: Entry) -> Bool {
-        Int(entry.id) < current.count && current[Int(entry.id)] == entry.generation
+    private func isCurrent(_ entry: Timed) -> Bool {
+        place(entry.id) == .timed && generations[entry.id] == entry.generation
     }
 
     private func nanoseconds(_ instant: ContinuousClock.Instant) -> Int64 {

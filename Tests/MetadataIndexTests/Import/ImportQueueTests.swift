@@ -8,15 +8,16 @@ import Testing
     @Test func settledChangesComeBeforeTheBacklogWhichGoesMostRecentFirst() {
         var queue = ImportQueue()
         let now = ContinuousClock.now
-        for (id, modified) in [(1, 100), (2, 300), (3, 200), (4, 300)] {
-            queue.enqueueBacklog(UInt32(id), modified: Int64(modified))
+        // Modification times in nanoseconds; the order is to the second.
+        for (id, modified) in [(1, 100), (2, 300), (3, 200), (4, 300), (5, 300)] {
+            queue.enqueueBacklog(UInt32(id), modified: Int64(modified) * 1_000_000_000 + Int64(id))
         }
         queue.enqueue(9, due: now - .milliseconds(10))
         queue.enqueue(8, due: now - .milliseconds(20))
         queue.enqueue(7, due: now + .seconds(60))
-        #expect(queue.count == 7)
+        #expect(queue.count == 8)
         #expect(queue.take(3, now: now) == [8, 9, 2])
-        #expect(queue.take(10, now: now) == [4, 3, 1], "most recent first, ties by id")
+        #expect(queue.take(10, now: now) == [4, 5, 3, 1], "most recent first, ties by id")
         #expect(queue.count == 1)
         #expect(queue.take(10, now: now).isEmpty, "not due yet")
         let due = queue.nextDue()
@@ -30,17 +31,21 @@ import Testing
         let now = ContinuousClock.now
         queue.enqueueBacklog(1, modified: 5)
         queue.enqueueBacklog(1, modified: 9)  // already waiting: kept where it was
+        queue.enqueueBacklog(5, modified: 7)
+        queue.remove(5)
+        queue.enqueueBacklog(5, modified: 3)  // removed, then queued again: taken once
         queue.enqueue(2, due: now - .seconds(1))
         queue.enqueue(2, due: now + .seconds(1))  // changed again: settles again
         queue.enqueue(3, due: now - .seconds(1))
         queue.remove(3)
         queue.enqueueBacklog(4, modified: 1)
         queue.enqueue(4, due: now - .seconds(2))  // a change while in the backlog
-        #expect(queue.count == 3)
-        #expect(queue.take(10, now: now) == [4, 1])
+        #expect(queue.count == 4)
+        #expect(queue.take(10, now: now) == [4, 1, 5])
         #expect(queue.take(10, now: now + .seconds(2)) == [2])
         #expect(queue.count == 0)
-        #expect(!queue.contains(1) && !queue.contains(2) && !queue.contains(3) && !queue.contains(4))
+        #expect((1...5).allSatisfy { !queue.contains($0) })
+        #expect(queue.nextDue() == nil, "stale entries are skipped, not taken")
     }
 
     /// A batch is taken from a backlog of 200,000 without going over it:
