@@ -74,11 +74,11 @@ package enum WorkerThreads {
         count: Int, name: String = "mdq-worker", priority: Priority = .normal,
         _ body: @escaping @Sendable (Int) -> Void
     ) {
-        let background = priority == .background
+        let background = priority != .normal
         var threads: [Handle] = []
         for index in (background ? 0 : 1)..<max(1, count) {
             let thread = start(name: "\(name)-\(index)", detached: false) {
-                if background { _ = mdq_lower_thread_priority(10) }
+                priority.apply()
                 body(index)
             }
             if let thread { threads.append(thread) } else { body(index) }
@@ -97,6 +97,20 @@ package enum WorkerThreads {
         /// to spare, yet still progresses on a busy one (nice 10 weighs a
         /// tenth of nice 0; idle scheduling could starve it for good).
         case background
+        /// In the idle scheduling and I/O classes: work that may wait for
+        /// a processor nothing else wants (importing a backlog, as Tracker
+        /// and Baloo do theirs). Its threads must hold no lock for long
+        /// that others wait for: they may not run again for a while.
+        case idle
+
+        /// Puts the calling thread at this priority (for good).
+        package func apply() {
+            switch self {
+            case .normal: break
+            case .background: _ = mdq_lower_thread_priority(10)
+            case .idle: _ = mdq_idle_thread()
+            }
+        }
     }
 }
 
@@ -113,12 +127,12 @@ package final class HandoffThread: Sendable {
     private let slot = ConditionLocked(Slot())
     private let started: Bool
 
-    /// Starts the thread (`name`); at `.background`, it lowers its
-    /// priority first. If no thread can be had, jobs run on the caller's.
+    /// Starts the thread (`name`), which first takes `priority`. If no
+    /// thread can be had, jobs run on the caller's.
     package init(name: String, priority: WorkerThreads.Priority = .normal) {
         let slot = self.slot
         let thread = WorkerThreads.start(name: name) {
-            if priority == .background { _ = mdq_lower_thread_priority(10) }
+            priority.apply()
             while let job = slot.wait(until: { $0.job != nil || $0.stopping }, { $0.job }) {
                 job()
                 slot.mutateAndBroadcast { $0.job = nil }

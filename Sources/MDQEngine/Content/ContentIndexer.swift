@@ -1,4 +1,3 @@
-import CLinuxSyscalls
 import Foundation
 package import MDQCore
 package import MDQImport
@@ -24,7 +23,7 @@ package import SystemPackage
 ///   files no longer indexed.
 /// - What waits is an `ImportQueue`: settled changes first, then the
 ///   backlog most recently modified first; taking a batch costs the batch,
-///   not the backlog, and a waiting file about 20 bytes.
+///   not the backlog, and a waiting file about 9 bytes.
 ///
 /// Thread-safe. The engine calls `noteChanges` and `values` under its lock;
 /// the indexer's own thread never holds its lock while taking the engine's.
@@ -49,9 +48,9 @@ package final class ContentIndexer: ImportedContent {
     private let scopes = Locked<[(path: [UInt8], imports: Bool)]>([])
     private let queue = ConditionLocked(Queue())
     /// Saves a batch's imports while the next is imported, at the
-    /// indexer's low priority; waited for before anything else touches
+    /// indexer's idle priority; waited for before anything else touches
     /// the store.
-    private let storing = HandoffThread(name: "mdq-content-db", priority: .background)
+    private let storing = HandoffThread(name: "mdq-content-db", priority: .idle)
 
     private struct Queue {
         /// Files to import, by entry id, in the order they are taken
@@ -77,6 +76,11 @@ package final class ContentIndexer: ImportedContent {
         var stopped = false
         /// Imports stored since the indexer started.
         var imported = 0
+        /// Files whose imports just landed, with the identity and stamp
+        /// they were read at: the engine re-tests them as changed, and
+        /// `noteChanges` then knows them without asking the store (taken
+        /// whole by the next `noteChanges`: a batch or two at most).
+        var landed: [UInt32: (key: FileKey, stamp: FileStamp)] = [:]
     }
 
     /// - Parameters:
@@ -179,12 +183,17 @@ package final class ContentIndexer: ImportedContent {
         let due = ContinuousClock.now + configuration.settle
         var items: [UInt32] = []
         let checksPaths = excludes
+        let landed = queue.withLock { q in
+            defer { q.landed = [:] }
+            return q.landed
+        }
         for id in changes.added.union(changes.changed) where !changes.removed.contains(id) {
             guard let key = index.fileKey(of: EntryID(id)), let stamp = index.fileStamp(of: EntryID(id)) else {
                 continue
             }
-            // Renamed, its attributes changed, or just re-tested after its
-            // import landed: nothing new to read.
+            // Re-tested after its import landed, renamed, or its attributes
+            // changed: nothing new to read.
+            if let known = landed[id], known.key == key && known.stamp == stamp { continue }
             if store.stamp(for: key) == stamp { continue }
             if checksPaths && !imports(index.path(of: EntryID(id)).bytes) { continue }
             items.append(id)
@@ -259,10 +268,14 @@ package final class ContentIndexer: ImportedContent {
     }
 
     private func run() {
-        // Imports are work no one waits for: they yield to the threads
-        // that answer queries and apply events (as the workers do, at
-        // nice 19).
-        _ = mdq_lower_thread_priority(10)
+        // Imports are work no one waits for: they run on a processor
+        // nothing else wants, in the idle class, as the workers do, so
+        // queries and events never wait for a processor behind a backlog.
+        // What this thread and the store's hold that others wait for is
+        // short: the engine's lock for one batch's facts and landing, the
+        // queue's for a batch (the store's writer is theirs alone: queries
+        // and the engine read through their own connection).
+        WorkerThreads.Priority.idle.apply()
         // Files imported since the heap was last trimmed.
         var imported = 0
         while true {
@@ -414,6 +427,7 @@ package final class ContentIndexer: ImportedContent {
             queue.mutateAndBroadcast { q in
                 q.importing -= imported
                 q.imported += ids.count
+                for (id, entry) in zip(ids, landed) { q.landed[id] = (entry.key, entry.stamp) }
                 let later = ContinuousClock.now + configuration.retry
                 for id in retry where !q.pending.contains(id) { q.pending.enqueue(id, due: later) }
                 q.queued &+= 1
