@@ -236,9 +236,12 @@ package final class ImportWorkerPool: Sendable {
                     }
                     guard let worker else { continue }
                     if flight.count > 0 || sizes != nil {
-                        _ = posix_fadvise(
-                            item.file.rawValue, 0, off_t(min(item.size, ImportWorkerPool.prefetchBytes)),
-                            POSIX_FADV_WILLNEED)
+                        // Never a length of 0: to the kernel that is the
+                        // whole file (and a size read earlier may be stale).
+                        let ahead =
+                            item.size > 0
+                            ? min(item.size, ImportWorkerPool.prefetchBytes) : ImportWorkerPool.prefetchBytes
+                        _ = posix_fadvise(item.file.rawValue, 0, off_t(ahead), POSIX_FADV_WILLNEED)
                     }
                     let request = ImportWire.request(
                         path: paths[item.index], limits: pool.configuration.limits, wanted: wanted)
