@@ -448,16 +448,40 @@ package final class ContentIndexer: ImportedContent {
             queue.withLock { $0.awaitingRoots = true }
             return
         }
-        let files = engine.allFileStamps(paths: excludes).filter { $0.path.map(imports) ?? true }
-        let stored = store.stamps()
-        var indexed = Set<FileKey>()
-        indexed.reserveCapacity(files.count)
-        var queued: [(id: UInt32, modified: Int64)] = []
-        for file in files {
-            indexed.insert(file.key)
-            if stored[file.key] != file.stamp { queued.append((file.id, file.stamp.modification)) }
+        // The store's files, sorted, against the index's read a slice of
+        // slots at a time: memory is 32 bytes a stored file and a bit
+        // (not three tables of every file), and the engine's lock is held
+        // for a slice, not for the whole index.
+        let stored = store.sortedStamps()
+        var indexed = [UInt64](repeating: 0, count: (stored.count + 63) / 64)
+        let checksPaths = excludes
+        var start: UInt32 = 0
+        while true {
+            let (files, slots) = engine.fileStamps(in: start..<(start &+ Self.reconcileSlice), paths: checksPaths)
+            var queued: [(id: UInt32, modified: Int64)] = []
+            for file in files {
+                // A file of a names-only scope is not indexed for content:
+                // its import, if any, goes.
+                if let path = file.path, !imports(path) { continue }
+                if let i = ImportStore.StoredStamp.index(of: file.key, in: stored) {
+                    indexed[i >> 6] |= 1 << UInt64(i & 63)
+                    if stored[i].stamp == file.stamp { continue }
+                }
+                queued.append((file.id, file.stamp.modification))
+            }
+            if !queued.isEmpty {
+                queue.mutateAndBroadcast { q in
+                    for file in queued { q.pending.enqueueBacklog(file.id, modified: file.modified) }
+                    q.queued &+= 1
+                }
+            }
+            start &+= Self.reconcileSlice
+            if Int(start) >= slots || start < Self.reconcileSlice { break }
         }
-        let orphans = stored.keys.filter { !indexed.contains($0) }
+        var orphans: [FileKey] = []
+        for (i, file) in stored.enumerated() where indexed[i >> 6] & (1 << UInt64(i & 63)) == 0 {
+            orphans.append(file.key)
+        }
         if !orphans.isEmpty {
             do {
                 try store.remove(orphans)
@@ -467,10 +491,12 @@ package final class ContentIndexer: ImportedContent {
         }
         queue.mutateAndBroadcast { q in
             q.awaitingRoots = false
-            for file in queued { q.pending.enqueueBacklog(file.id, modified: file.modified) }
             q.queued &+= 1
         }
     }
+
+    /// Index slots read under one hold of the engine's lock by `reconcile`.
+    static let reconcileSlice: UInt32 = 1 << 16
 }
 
 /// What the content indexer needs to know of an indexed file.
@@ -495,20 +521,21 @@ extension LiveEngine {
         }
     }
 
-    /// Every indexed file's identity and stamp, and its path when asked.
-    func allFileStamps(paths: Bool) -> [(
-        id: UInt32, key: FileKey, stamp: FileStamp, path: [UInt8]?
-    )] {
+    /// The indexed files in `slots`, with their identity and stamp (and
+    /// path when asked), and how many slots the index has.
+    func fileStamps(in slots: Range<UInt32>, paths: Bool) -> (
+        files: [(id: UInt32, key: FileKey, stamp: FileStamp, path: [UInt8]?)], slotCount: Int
+    ) {
         state.withLock { s in
             var files: [(id: UInt32, key: FileKey, stamp: FileStamp, path: [UInt8]?)] = []
-            for raw in 0..<UInt32(s.index.slotCount) {
+            for raw in slots.clamped(to: 0..<UInt32(s.index.slotCount)) {
                 guard let key = s.index.fileKey(of: EntryID(raw)), let stamp = s.index.fileStamp(of: EntryID(raw))
                 else {
                     continue
                 }
                 files.append((raw, key, stamp, paths ? s.pathBytes(of: raw) : nil))
             }
-            return files
+            return (files, s.index.slotCount)
         }
     }
 

@@ -110,6 +110,38 @@ struct ImportStoreTests {
         #expect(store.stamp(for: key) == stamp)
     }
 
+    /// A reconcile finds each indexed file in the store's sorted stamps,
+    /// whatever its device and inode (the store orders them as signed
+    /// integers: numbers past 2^63 sort first), and no file that is not
+    /// there.
+    @Test func everyStoredFileIsFoundInTheSortedStamps() throws {
+        let temp = try TemporaryDirectory()
+        let store = try ImportStore.open(at: temp.path.appending("imports.sqlite"))
+        var generator = SeededGenerator(seed: 11)
+        var keys: [FileKey] = [
+            Key(device: .max, inode: .max), Key(device: 0, inode: 0), Key(device: 1 << 63, inode: 1),
+        ]
+        for _ in 0..<300 {
+            keys.append(
+                Key(
+                    device: [2049, 1 << 63 | 5, 0].randomElement(using: &generator)!,
+                    inode: UInt64.random(in: 0...UInt64.max, using: &generator)))
+        }
+        let stamp = { (key: FileKey) in Stamp(modification: Int64(bitPattern: key.inode / 3), size: key.device / 7) }
+        try store.save(keys.map { ($0, stamp($0), report(text: nil)) })
+        let sorted = store.sortedStamps()
+        #expect(sorted.count == Set(keys).count)
+        for key in keys {
+            let i = try #require(ImportStore.StoredStamp.index(of: key, in: sorted))
+            #expect(sorted[i].key == key)
+            #expect(sorted[i].stamp == stamp(key))
+        }
+        for _ in 0..<300 {
+            let absent = Key(device: 7, inode: UInt64.random(in: 0...UInt64.max, using: &generator))
+            #expect(ImportStore.StoredStamp.index(of: absent, in: sorted) == nil)
+        }
+    }
+
     @Test func wordsPrefixesAndDiacriticsAreFound() throws {
         let temp = try TemporaryDirectory()
         let store = try ImportStore.open(at: temp.path.appending("imports.sqlite"))
