@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
-#include <sched.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
@@ -208,16 +207,6 @@ int mdq_lower_thread_priority(int nice) {
     return 0;
 }
 
-int mdq_idle_thread(void) {
-    pid_t thread = (pid_t)syscall(SYS_gettid);
-    struct sched_param none = {0};
-    /* On Linux a thread id names that thread alone here. */
-    if (sched_setscheduler(thread, SCHED_IDLE, &none) != 0) return -1;
-    /* IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13 */
-    if (syscall(SYS_ioprio_set, 1, thread, 3 << 13) != 0) return -1;
-    return 0;
-}
-
 int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_seconds) {
     struct rlimit memory = {memory_bytes, memory_bytes};
     if (setrlimit(RLIMIT_AS, &memory) != 0) return -1;
@@ -228,10 +217,6 @@ int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_second
     if (setrlimit(RLIMIT_CORE, &none) != 0) return -1;
     errno = 0;
     if (nice(19) == -1 && errno != 0) return -1;
-    /* The idle scheduling class: a worker runs only on a processor nothing
-     * else wants (nice 19 still weighs a fiftieth of a normal thread). */
-    struct sched_param idle = {0};
-    if (sched_setscheduler(0, SCHED_IDLE, &idle) != 0) return -1;
     /* IOPRIO_WHO_PROCESS = 1, IOPRIO_CLASS_IDLE = 3 << 13 */
     if (syscall(SYS_ioprio_set, 1, 0, 3 << 13) != 0) return -1;
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return -1;

@@ -74,7 +74,7 @@ package enum WorkerThreads {
         count: Int, name: String = "mdq-worker", priority: Priority = .normal,
         _ body: @escaping @Sendable (Int) -> Void
     ) {
-        let background = priority != .normal
+        let background = priority == .background
         var threads: [Handle] = []
         for index in (background ? 0 : 1)..<max(1, count) {
             let thread = start(name: "\(name)-\(index)", detached: false) {
@@ -97,18 +97,12 @@ package enum WorkerThreads {
         /// to spare, yet still progresses on a busy one (nice 10 weighs a
         /// tenth of nice 0; idle scheduling could starve it for good).
         case background
-        /// In the idle scheduling and I/O classes: work that may wait for
-        /// a processor nothing else wants (importing a backlog, as Tracker
-        /// and Baloo do theirs). Its threads must hold no lock for long
-        /// that others wait for: they may not run again for a while.
-        case idle
 
         /// Puts the calling thread at this priority (for good).
         package func apply() {
             switch self {
             case .normal: break
             case .background: _ = mdq_lower_thread_priority(10)
-            case .idle: _ = mdq_idle_thread()
             }
         }
     }

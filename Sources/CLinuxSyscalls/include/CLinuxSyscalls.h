@@ -48,11 +48,6 @@ void mdq_set_thread_name(const char *name);
  * work. Returns 0, or -1 with errno. */
 int mdq_lower_thread_priority(int nice);
 
-/* Puts the calling thread in the idle scheduling class (SCHED_IDLE: it runs
- * only on a processor no other thread wants, and yields to any that wakes)
- * and the idle I/O class. Returns -1 (errno set) on failure. */
-int mdq_idle_thread(void);
-
 /// The user and process at the other end of a connected Unix socket
 /// (SO_PEERCRED). Returns 0, or -1 with errno set.
 int mdq_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
@@ -111,7 +106,7 @@ long mdq_flistxattr(int fd, char *list, size_t size);
 /// Confines the calling process for untrusted work (an import worker):
 /// address space at most `memory_bytes`, CPU time at most `cpu_seconds`
 /// (SIGXCPU, then SIGKILL a second later), no file written (RLIMIT_FSIZE 0),
-/// no core dump, the idle scheduling class (and nice 19) and the idle I/O class, no
+/// no core dump, lowest CPU priority (nice 19) and the idle I/O class, no
 /// new privileges on exec, and death when the parent dies. Returns 0, or -1
 /// with errno set by the first call that failed.
 int mdq_confine_worker(unsigned long long memory_bytes, unsigned long cpu_seconds);

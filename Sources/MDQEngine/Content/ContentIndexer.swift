@@ -48,9 +48,9 @@ package final class ContentIndexer: ImportedContent {
     private let scopes = Locked<[(path: [UInt8], imports: Bool)]>([])
     private let queue = ConditionLocked(Queue())
     /// Saves a batch's imports while the next is imported, at the
-    /// indexer's idle priority; waited for before anything else touches
+    /// indexer's low priority; waited for before anything else touches
     /// the store.
-    private let storing = HandoffThread(name: "mdq-content-db", priority: .idle)
+    private let storing = HandoffThread(name: "mdq-content-db", priority: .background)
 
     private struct Queue {
         /// Files to import, by entry id, in the order they are taken
@@ -268,14 +268,13 @@ package final class ContentIndexer: ImportedContent {
     }
 
     private func run() {
-        // Imports are work no one waits for: they run on a processor
-        // nothing else wants, in the idle class, as the workers do, so
-        // queries and events never wait for a processor behind a backlog.
-        // What this thread and the store's hold that others wait for is
-        // short: the engine's lock for one batch's facts and landing, the
-        // queue's for a batch (the store's writer is theirs alone: queries
-        // and the engine read through their own connection).
-        WorkerThreads.Priority.idle.apply()
+        // Imports are work no one waits for: they yield to the threads
+        // that answer queries and apply events (the workers run at nice
+        // 19). Not the idle scheduling class: this thread and the store's
+        // hold the engine's lock for a batch's facts and landing, and a
+        // thread that may not run for seconds on a busy machine must hold
+        // nothing others wait for.
+        WorkerThreads.Priority.background.apply()
         // Files imported since the heap was last trimmed.
         var imported = 0
         while true {
