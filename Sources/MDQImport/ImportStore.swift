@@ -414,7 +414,10 @@ package final class ImportStore: Sendable {
     /// order (32 bytes a file, no table: a reconcile of ten million files
     /// holds 320 MB, not a dictionary's gigabyte).
     package func sortedStamps() -> [StoredStamp] {
-        reader.withLock { c -> [StoredStamp] in
+        // The writer's connection (its owner, the indexer, reads this
+        // between batches): the reader's serves lookups the engine makes
+        // under its lock, which must not wait for a scan of every row.
+        connection.withLock { c -> [StoredStamp] in
             guard
                 let s = try? c.database.prepare(
                     "SELECT device, inode, modified, size FROM files ORDER BY device, inode")
