@@ -309,9 +309,11 @@ package final class ImportWorkerPool: Sendable {
         /// Takes a worker (waiting for one) and reads its hello; nil, or
         /// why there is none.
         mutating func start() -> ImportFailure? {
-            let started = ContinuousClock.now
             switch pool.takeWorker() {
             case .success(let taken):
+                // From when this lane has it (waiting for a worker busy in
+                // another lane counts for no file).
+                let started = ContinuousClock.now
                 // A new worker's start-up counts within its first file's time.
                 let deadline = started + .milliseconds(Int(pool.configuration.timeout * 1000))
                 if !taken.greeted, let reason = pool.greet(taken, deadline: deadline) {
