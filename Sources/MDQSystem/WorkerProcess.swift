@@ -210,7 +210,13 @@ package final class WorkerProcess {
     package var isRunning: Bool {
         guard reaped == nil else { return false }
         var status: Int32 = 0
-        return waitpid(pid, &status, WNOHANG) == 0
+        let rc = waitpid(pid, &status, WNOHANG)
+        if rc == 0 { return true }
+        // Reaped now (or by someone else): recorded, so `terminate` never
+        // signals the pid again (it may already be another process's).
+        closeDescriptor(channel.rawValue)
+        reaped = rc != pid ? .exited(-1) : status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F)
+        return false
     }
 
     /// Kills the worker (if it still runs) and reaps it; how it ended.
