@@ -23,6 +23,12 @@ package final class WorkerProcess {
         case exited(Int32)
         case signaled(Int32)
 
+        /// How `waitpid` says the process ended (WIFEXITED, WEXITSTATUS
+        /// and WTERMSIG, which Swift does not import).
+        init(waitStatus status: Int32) {
+            self = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F)
+        }
+
         package var description: String {
             switch self {
             case .exited(let status): return "exited with status \(status)"
@@ -215,7 +221,7 @@ package final class WorkerProcess {
         // Reaped now (or by someone else): recorded, so `terminate` never
         // signals the pid again (it may already be another process's).
         closeDescriptor(channel.rawValue)
-        reaped = rc != pid ? .exited(-1) : status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F)
+        reaped = rc == pid ? WorkerExit(waitStatus: status) : .exited(-1)
         return false
     }
 
@@ -227,8 +233,7 @@ package final class WorkerProcess {
         _ = kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
-        let exit: WorkerExit = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F)
+        let exit = WorkerExit(waitStatus: status)
         reaped = exit
         return exit
     }
@@ -246,7 +251,7 @@ package final class WorkerProcess {
         }
         guard rc == pid else { return terminate() }
         closeDescriptor(channel.rawValue)
-        let exit: WorkerExit = status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signaled(status & 0x7F)
+        let exit = WorkerExit(waitStatus: status)
         reaped = exit
         return exit
     }
