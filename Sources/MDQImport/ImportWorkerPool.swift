@@ -39,6 +39,8 @@ package final class ImportWorkerPool: Sendable {
         package var cpuSeconds: UInt
         var filesPerWorker: Int
         package var limits: ImportLimits
+        /// `timeout` as a duration.
+        var fileTime: Duration { .milliseconds(Int(timeout * 1000)) }
         /// `NAME=value` entries added to the workers' environment (tests
         /// set `MDQ_IMPORT_SANDBOX` and `MDQ_TEST_ESCAPE` this way).
         package var environment: [String] = []
@@ -178,7 +180,8 @@ package final class ImportWorkerPool: Sendable {
             var index: Int
             var file: FileDescriptor
             var size: UInt64
-            /// When the worker may start on it (sent, or the worker started).
+            /// When it was opened; the worker may start on it no sooner
+            /// than its previous answer (or its start).
             var sentAt: ContinuousClock.Instant
         }
 
@@ -208,7 +211,7 @@ package final class ImportWorkerPool: Sendable {
                 while !retiring, flight.count < ImportWorkerPool.pipelineDepth,
                     flight.isEmpty || flightBytes < ImportWorkerPool.pipelineBytes
                 {
-                    var item: Sent
+                    let item: Sent
                     if !unsent.isEmpty {
                         item = unsent.removeFirst()
                     } else if !exhausted {
@@ -262,7 +265,6 @@ package final class ImportWorkerPool: Sendable {
                         }
                         break
                     }
-                    item.sentAt = max(item.sentAt, lastAnswer)
                     flight.append(item)
                     flightBytes += item.size
                 }
@@ -275,7 +277,7 @@ package final class ImportWorkerPool: Sendable {
                 }
                 let head = flight.removeFirst()
                 flightBytes -= head.size
-                let deadline = max(head.sentAt, lastAnswer) + .milliseconds(Int(pool.configuration.timeout * 1000))
+                let deadline = max(head.sentAt, lastAnswer) + pool.configuration.fileTime
                 let reason: String
                 switch worker.process.receive(
                     deadline: deadline, limit: ImportWire.answerLimit(pool.configuration.limits))
@@ -315,7 +317,7 @@ package final class ImportWorkerPool: Sendable {
                 // another lane counts for no file).
                 let started = ContinuousClock.now
                 // A new worker's start-up counts within its first file's time.
-                let deadline = started + .milliseconds(Int(pool.configuration.timeout * 1000))
+                let deadline = started + pool.configuration.fileTime
                 if !taken.greeted, let reason = pool.greet(taken, deadline: deadline) {
                     pool.giveBack(nil)
                     return ImportFailure(reason)
@@ -427,10 +429,10 @@ package final class ImportWorkerPool: Sendable {
             || usage.cpuSeconds > Double(configuration.cpuSeconds) * 0.75
     }
 
-    /// Returns a worker to the pool, or (nil) frees the place of one that
-    /// was killed.
+    /// Returns a worker to the pool, or stops it (`retire`: `shouldRetire`
+    /// said so), or (nil) frees the place of one that was killed.
     fileprivate func giveBack(_ worker: Worker?, retire: Bool = false) {
-        if let worker, retire || worker.files >= configuration.filesPerWorker {
+        if let worker, retire {
             worker.process.terminate()
             idle.mutateAndBroadcast { $0.running -= 1 }
             return
