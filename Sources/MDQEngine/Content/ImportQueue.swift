@@ -47,9 +47,9 @@ struct ImportQueue {
         static func < (a: Backlog, b: Backlog) -> Bool { a.bits < b.bits }
     }
 
-    /// Where a slot's file waits.
+    /// Where a slot's file waits (one byte).
     private enum Place: UInt8 {
-        case none = 0, timed, backlog
+        case none, timed, backlog
     }
 
     /// Settling changes and retries, by when they are due.
@@ -58,8 +58,8 @@ struct ImportQueue {
     /// older one was queued again).
     private var generations: [UInt32: UInt32] = [:]
     private var backlog = MinHeap<Backlog>()
-    /// Where each id waits (`Place`), by id.
-    private var places: [UInt8] = []
+    /// Where each id waits, by id.
+    private var places: [Place] = []
     private var nextGeneration: UInt32 = 1
     /// Files queued now.
     private(set) var count = 0
@@ -146,19 +146,19 @@ struct ImportQueue {
     }
 
     private func place(_ id: UInt32) -> Place {
-        Int(id) < places.count ? Place(rawValue: places[Int(id)]) ?? .none : .none
+        Int(id) < places.count ? places[Int(id)] : .none
     }
 
     private mutating func setPlace(_ id: UInt32, _ place: Place) {
         if Int(id) >= places.count {
             guard place != .none else { return }
-            places.append(contentsOf: repeatElement(0, count: max(Int(id) + 1 - places.count, places.count / 2)))
+            places.append(contentsOf: repeatElement(.none, count: max(Int(id) + 1 - places.count, places.count / 2)))
         }
-        let before = Place(rawValue: places[Int(id)]) ?? .none
+        let before = places[Int(id)]
         if before == .none && place != .none { count += 1 }
         if before != .none && place == .none { count -= 1 }
         if before == .timed && place != .timed { generations[id] = nil }
-        places[Int(id)] = place.rawValue
+        places[Int(id)] = place
     }
 
     private func isCurrent(_ entry: Timed) -> Bool {
