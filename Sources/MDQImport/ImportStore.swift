@@ -458,19 +458,6 @@ package final class ImportStore: Sendable {
         }
     }
 
-    /// Every stored file's identity (to drop orphans after a restart).
-    package func keys() -> [FileKey] {
-        connection.withLock { c -> [FileKey] in
-            guard let s = try? c.database.prepare("SELECT device, inode FROM files") else { return [] }
-            var keys: [FileKey] = []
-            while (try? s.step()) == true {
-                keys.append(
-                    FileKey(device: UInt64(bitPattern: s.integer(0)), inode: UInt64(bitPattern: s.integer(1))))
-            }
-            return keys
-        }
-    }
-
     /// Files whose text matches an FTS5 query (`invoice`, `inv*`, `a OR b`;
     /// no phrases: the index keeps no positions).
     ///
