@@ -24,9 +24,11 @@ package import SystemPackage
 /// (ids freed but not yet reusable), `GRAM` when the index keeps name
 /// trigrams (`NameGrams+Snapshot`: a restart searches with them at once),
 /// and `XTRA` (the owner's own bytes: the engine's roots and rules). A file
-/// that is truncated, corrupted, of another version or inconsistent in
-/// any link is refused with the reason; nothing in it is trusted before
-/// the checksum and the structure are checked.
+/// that is truncated, corrupted, of another version or inconsistent is
+/// refused with the reason; nothing in it is trusted before the checksum
+/// and the structure are checked. The children lists and the hash chains
+/// (in `COLS` and `BUCK`) are written but not read back: a load makes
+/// them again from the parents and names (`FileIndex.linkProblem`).
 package enum IndexSnapshot {
     static let magic = Array("MDQINDEX".utf8)
     static let version: UInt32 = 3
@@ -194,185 +196,276 @@ package enum IndexSnapshot {
     ///
     /// - Throws: `Refusal` saying what is wrong (never traps, whatever the bytes).
     /// - Complexity: O(file size + slots): a checksum pass, copies, and a
-    ///   structural check of every entry.
+    ///   structural check of every entry, on two threads.
     package static func load(_ file: [UInt8]) throws(Refusal) -> Loaded {
-        try withBytes(of: file) { (raw) throws(Refusal) -> Loaded in
-            var header = ByteReader(raw)
-            guard raw.count >= headerSize else { throw Refusal(reason: "truncated header (\(raw.count) bytes)") }
-            guard Array(try header.bytes(8)) == magic else { throw Refusal(reason: "not an mdq index snapshot") }
-            let fileVersion: UInt32 = try header.read()
-            guard fileVersion == version else {
-                throw Refusal(reason: "snapshot format \(fileVersion), this mdq reads format \(version)")
-            }
-            guard try header.read() as UInt32 == UInt32(headerSize) else { throw Refusal(reason: "bad header size") }
-            let payloadLength: UInt64 = try header.read()
-            let expected: UInt64 = try header.read()
-            let written = Timestamp(nanosecondsSinceEpoch: Int64(bitPattern: try header.read() as UInt64))
-            guard payloadLength == UInt64(raw.count - headerSize) else {
-                throw Refusal(
-                    reason: "truncated or padded: \(raw.count - headerSize) payload bytes, header says \(payloadLength)"
-                )
-            }
-            let payload = UnsafeRawBufferPointer(rebasing: raw[headerSize...])
+        try withBytes(of: file) { (raw) throws(Refusal) -> Loaded in try load(raw) }
+    }
+
+    /// Loads a snapshot from bytes in memory (a mapped file); nothing of
+    /// them is kept.
+    package static func load(_ raw: UnsafeRawBufferPointer) throws(Refusal) -> Loaded {
+        var header = ByteReader(raw)
+        guard raw.count >= headerSize else { throw Refusal(reason: "truncated header (\(raw.count) bytes)") }
+        guard Array(try header.bytes(8)) == magic else { throw Refusal(reason: "not an mdq index snapshot") }
+        let fileVersion: UInt32 = try header.read()
+        guard fileVersion == version else {
+            throw Refusal(reason: "snapshot format \(fileVersion), this mdq reads format \(version)")
+        }
+        guard try header.read() as UInt32 == UInt32(headerSize) else { throw Refusal(reason: "bad header size") }
+        let payloadLength: UInt64 = try header.read()
+        let expected: UInt64 = try header.read()
+        let written = Timestamp(nanosecondsSinceEpoch: Int64(bitPattern: try header.read() as UInt64))
+        guard payloadLength == UInt64(raw.count - headerSize) else {
+            throw Refusal(
+                reason: "truncated or padded: \(raw.count - headerSize) payload bytes, header says \(payloadLength)"
+            )
+        }
+        let payload = UnsafeRawBufferPointer(rebasing: raw[headerSize...])
+        func checksumMatches() -> Bool {
             var checksum = Checksum64()
             checksum.update(payload)
-            guard checksum.finalize() == expected else { throw Refusal(reason: "checksum mismatch (corrupted)") }
-
-            var sections: [String: UnsafeRawBufferPointer] = [:]
-            var cursor = ByteReader(payload)
-            while !cursor.isAtEnd {
-                let tag = String(decoding: try cursor.bytes(4), as: UTF8.self)
-                let length: UInt64 = try cursor.read()
-                guard length <= UInt64(cursor.remaining) else { throw Refusal(reason: "section \(tag) overruns") }
-                sections[tag] = try cursor.bytes(Int(length))
-            }
-            func section(_ tag: String) throws(Refusal) -> ByteReader {
-                guard let bytes = sections[tag] else { throw Refusal(reason: "missing section \(tag)") }
-                return ByteReader(bytes)
-            }
-            let index = FileIndex()
-            var counts = try section("INDX")
-            let slotCount = Int(try counts.read() as UInt64)
-            let count = Int(try counts.read() as UInt64)
-            let freeHead = UInt32(truncatingIfNeeded: try counts.read() as UInt64)
-            let chunkCount = Int(try counts.read() as UInt64)
-            let bucketMask = Int(try counts.read() as UInt64)
-            guard slotCount >= 0, slotCount < Int(FileIndex.none), chunkCount == (slotCount + 0xFFFF) >> 16,
-                chunkCount <= 1 << 12, count <= slotCount,
-                bucketMask >= 1023, bucketMask < 1 << 31, (bucketMask + 1) & bucketMask == 0
-            else { throw Refusal(reason: "impossible counts") }
-
-            var columns: [FileIndex.ColumnHandle] = []
-            index.forEachColumn { columns.append($0) }
-            var columnBytes = try section("COLS")
-            guard columnBytes.remaining == columns.reduce(0, { $0 + $1.elementSize * slotCount }) else {
-                throw Refusal(reason: "column section size")
-            }
-            for chunk in 0..<chunkCount { index.forEachColumn { $0.addChunk(chunk) } }
-            index.chunkCount = chunkCount
-            for column in columns {
-                var remaining = slotCount
-                var chunk = 0
-                while remaining > 0 {
-                    let n = min(remaining, 1 << 16)
-                    let bytes = try columnBytes.bytes(n * column.elementSize)
-                    column.chunk(chunk).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count)
-                    remaining -= n
-                    chunk += 1
-                }
-            }
-            var buckets = try section("BUCK")
-            guard buckets.remaining == (bucketMask + 1) * 4 else { throw Refusal(reason: "bucket section size") }
-            index.buckets.deallocate()
-            index.buckets = .allocate(capacity: bucketMask + 1)
-            let bucketBytes = try buckets.bytes((bucketMask + 1) * 4)
-            UnsafeMutableRawPointer(index.buckets).copyMemory(
-                from: bucketBytes.baseAddress!, byteCount: bucketBytes.count)
-            index.bucketMask = bucketMask
-
-            var nameSection = try section("NAME")
-            let nameBytes = try nameSection.bytes(nameSection.remaining)
-            var free = try section("FREE")
-            var spans = [[UInt32]](repeating: [], count: 256)
-            while !free.isAtEnd {
-                let length = Int(try free.read() as UInt32)
-                let n = Int(try free.read() as UInt32)
-                guard length < 256, n <= free.remaining / 4 else { throw Refusal(reason: "free spans") }
-                for _ in 0..<n {
-                    let offset: UInt32 = try free.read()
-                    guard length > 0, Int(offset) + length <= nameBytes.count else {
-                        throw Refusal(reason: "free span")
-                    }
-                    spans[length].append(offset)
-                }
-            }
-            index.names.restore(nameBytes, freeSpans: spans)
-
-            var side = try section("SIDE")
-            for table in 0..<2 {
-                let n = Int(try side.read() as UInt64)
-                guard n <= side.remaining / 12 else { throw Refusal(reason: "side tables") }
-                for _ in 0..<n {
-                    let id: UInt32 = try side.read()
-                    let value: UInt64 = try side.read()
-                    if table == 0 { index.largeSizes[id] = value } else { index.largeInodes[id] = value }
-                }
-            }
-            var roots = try section("ROOT")
-            let rootCount = Int(try roots.read() as UInt64)
-            guard rootCount <= roots.remaining / 8 else { throw Refusal(reason: "roots") }
-            for _ in 0..<rootCount {
-                let id: UInt32 = try roots.read()
-                let path = try roots.readBlob()
-                guard !path.isEmpty, path.first == 0x2F, !path.contains(0) else { throw Refusal(reason: "root path") }
-                index.rootPaths[id] = FilePath.fromBytes(path)
-            }
-            var devices = try section("DEVS")
-            let deviceCount = Int(try devices.read() as UInt64)
-            guard deviceCount <= 256, deviceCount <= devices.remaining / 8 else { throw Refusal(reason: "devices") }
-            for _ in 0..<deviceCount {
-                let device = DeviceNumber(major: try devices.read(), minor: try devices.read())
-                index.deviceIndexes[device] = index.devices.count
-                index.devices.append(device)
-            }
-            var access = try section("ACCS")
-            let classes = Int(try access.read() as UInt64)
-            guard classes <= access.remaining / 16 else { throw Refusal(reason: "access classes") }
-            for _ in 0..<classes {
-                var folder = FolderAccess(
-                    mode: UInt16(truncatingIfNeeded: try access.read() as UInt32), owner: try access.read(),
-                    group: try access.read())
-                let entries: UInt32 = try access.read()
-                if entries != UInt32.max {
-                    guard Int(entries) <= access.remaining / 8 else { throw Refusal(reason: "access lists") }
-                    var acl: [FolderAccess.ACLEntry] = []
-                    for _ in 0..<entries {
-                        acl.append(
-                            FolderAccess.ACLEntry(
-                                tag: try access.read(), permissions: try access.read(), id: try access.read()))
-                    }
-                    folder.acl = acl
-                }
-                guard index.accessNumbers[folder] == nil else { throw Refusal(reason: "access classes repeat") }
-                index.accessClasses.append(folder)
-                index.accessNumbers[folder] = UInt32(index.accessClasses.count)
-            }
-            var quarantine = try section("QUAR")
-            let held = Int(try quarantine.read() as UInt64)
-            guard held <= quarantine.remaining / 4 else { throw Refusal(reason: "quarantine") }
-            var heldIDs: [UInt32] = []
-            for _ in 0..<held { heldIDs.append(try quarantine.read()) }
-            if let gramBytes = sections["GRAM"] {
-                index.nameGrams = try NameGrams.decode(gramBytes, slotCount: slotCount)
-            }
-            var extraSection = try section("XTRA")
-            let extra = Array(try extraSection.bytes(extraSection.remaining))
-
-            index.slotCount = slotCount
-            index.count = count
-            index.freeHead = freeHead
-            if let problem = index.structuralProblem(held: heldIDs) {
-                throw Refusal(reason: "inconsistent index: \(problem)")
-            }
-            // Held ids were told to nobody in this process: free now.
-            for id in heldIDs {
-                index.nextSiblingColumn[id] = index.freeHead
-                index.freeHead = id
-            }
-            return Loaded(index: index, extra: extra, written: written)
+            return checksum.finalize() == expected
         }
+        do {
+            return try loadPayload(payload, checksumMatches: checksumMatches, written: written)
+        } catch {
+            // A corrupted file is named so, whatever part of it failed
+            // first (the payload is read before its checksum is known).
+            if error.reason != mismatch.reason && !checksumMatches() { throw mismatch }
+            throw error
+        }
+    }
+
+    private static let mismatch = Refusal(reason: "checksum mismatch (corrupted)")
+
+    /// Loads the sections of a payload. The sections are read before the
+    /// checksum is known (every read is bounded either way, and nothing
+    /// is kept unless it matches): the checksum, the copies of the columns
+    /// and names, and the decoding of the name trigrams run side by side,
+    /// then the checks of the links, so that a restart answers sooner.
+    private static func loadPayload(
+        _ payload: UnsafeRawBufferPointer, checksumMatches: @escaping () -> Bool, written: Timestamp
+    ) throws(Refusal) -> Loaded {
+        var sections: [String: UnsafeRawBufferPointer] = [:]
+        var cursor = ByteReader(payload)
+        while !cursor.isAtEnd {
+            let tag = String(decoding: try cursor.bytes(4), as: UTF8.self)
+            let length: UInt64 = try cursor.read()
+            guard length <= UInt64(cursor.remaining) else { throw Refusal(reason: "section \(tag) overruns") }
+            sections[tag] = try cursor.bytes(Int(length))
+        }
+        func section(_ tag: String) throws(Refusal) -> ByteReader {
+            guard let bytes = sections[tag] else { throw Refusal(reason: "missing section \(tag)") }
+            return ByteReader(bytes)
+        }
+        let index = FileIndex()
+        var counts = try section("INDX")
+        let slotCount = Int(try counts.read() as UInt64)
+        let count = Int(try counts.read() as UInt64)
+        let freeHead = UInt32(truncatingIfNeeded: try counts.read() as UInt64)
+        let chunkCount = Int(try counts.read() as UInt64)
+        let bucketMask = Int(try counts.read() as UInt64)
+        guard slotCount >= 0, slotCount < Int(FileIndex.none), chunkCount == (slotCount + 0xFFFF) >> 16,
+            chunkCount <= 1 << 12, count <= slotCount,
+            bucketMask >= 1023, bucketMask < 1 << 31, (bucketMask + 1) & bucketMask == 0
+        else { throw Refusal(reason: "impossible counts") }
+
+        var columns: [FileIndex.ColumnHandle] = []
+        index.forEachColumn { columns.append($0) }
+        var columnBytes = try section("COLS")
+        guard columnBytes.remaining == columns.reduce(0, { $0 + $1.elementSize * slotCount }) else {
+            throw Refusal(reason: "column section size")
+        }
+        let columnSource = try columnBytes.bytes(columnBytes.remaining)
+        var buckets = try section("BUCK")
+        guard buckets.remaining == (bucketMask + 1) * 4 else { throw Refusal(reason: "bucket section size") }
+        let bucketBytes = try buckets.bytes((bucketMask + 1) * 4)
+
+        var nameSection = try section("NAME")
+        let nameBytes = try nameSection.bytes(nameSection.remaining)
+        var free = try section("FREE")
+        var spans = [[UInt32]](repeating: [], count: 256)
+        while !free.isAtEnd {
+            let length = Int(try free.read() as UInt32)
+            let n = Int(try free.read() as UInt32)
+            guard length < 256, n <= free.remaining / 4 else { throw Refusal(reason: "free spans") }
+            for _ in 0..<n {
+                let offset: UInt32 = try free.read()
+                guard length > 0, Int(offset) + length <= nameBytes.count else {
+                    throw Refusal(reason: "free span")
+                }
+                spans[length].append(offset)
+            }
+        }
+
+        var side = try section("SIDE")
+        for table in 0..<2 {
+            let n = Int(try side.read() as UInt64)
+            guard n <= side.remaining / 12 else { throw Refusal(reason: "side tables") }
+            for _ in 0..<n {
+                let id: UInt32 = try side.read()
+                let value: UInt64 = try side.read()
+                if table == 0 { index.largeSizes[id] = value } else { index.largeInodes[id] = value }
+            }
+        }
+        var roots = try section("ROOT")
+        let rootCount = Int(try roots.read() as UInt64)
+        guard rootCount <= roots.remaining / 8 else { throw Refusal(reason: "roots") }
+        for _ in 0..<rootCount {
+            let id: UInt32 = try roots.read()
+            let path = try roots.readBlob()
+            guard !path.isEmpty, path.first == 0x2F, !path.contains(0) else { throw Refusal(reason: "root path") }
+            index.rootPaths[id] = FilePath.fromBytes(path)
+        }
+        var devices = try section("DEVS")
+        let deviceCount = Int(try devices.read() as UInt64)
+        guard deviceCount <= 256, deviceCount <= devices.remaining / 8 else { throw Refusal(reason: "devices") }
+        for _ in 0..<deviceCount {
+            let device = DeviceNumber(major: try devices.read(), minor: try devices.read())
+            index.deviceIndexes[device] = index.devices.count
+            index.devices.append(device)
+        }
+        var access = try section("ACCS")
+        let classes = Int(try access.read() as UInt64)
+        guard classes <= access.remaining / 16 else { throw Refusal(reason: "access classes") }
+        for _ in 0..<classes {
+            var folder = FolderAccess(
+                mode: UInt16(truncatingIfNeeded: try access.read() as UInt32), owner: try access.read(),
+                group: try access.read())
+            let entries: UInt32 = try access.read()
+            if entries != UInt32.max {
+                guard Int(entries) <= access.remaining / 8 else { throw Refusal(reason: "access lists") }
+                var acl: [FolderAccess.ACLEntry] = []
+                for _ in 0..<entries {
+                    acl.append(
+                        FolderAccess.ACLEntry(
+                            tag: try access.read(), permissions: try access.read(), id: try access.read()))
+                }
+                folder.acl = acl
+            }
+            guard index.accessNumbers[folder] == nil else { throw Refusal(reason: "access classes repeat") }
+            index.accessClasses.append(folder)
+            index.accessNumbers[folder] = UInt32(index.accessClasses.count)
+        }
+        var quarantine = try section("QUAR")
+        let held = Int(try quarantine.read() as UInt64)
+        guard held <= quarantine.remaining / 4 else { throw Refusal(reason: "quarantine") }
+        var heldIDs: [UInt32] = []
+        for _ in 0..<held { heldIDs.append(try quarantine.read()) }
+        var extraSection = try section("XTRA")
+        let extra = Array(try extraSection.bytes(extraSection.remaining))
+
+        index.slotCount = slotCount
+        index.count = count
+        index.freeHead = freeHead
+
+        // Two threads: one the checksum, then the trigram lists; the other
+        // the copies, then each entry's own fields.
+        let jobs = UncheckedSendable(
+            LoadJobs(
+                payload: payload, columns: columnSource, buckets: bucketBytes, names: nameBytes, spans: spans,
+                grams: sections["GRAM"], index: index, checksumMatches: checksumMatches))
+        WorkerThreads.run(count: 2, name: "mdq-snapshot-load") { worker in
+            if worker == 0 { jobs.value.checkAndDecode() } else { jobs.value.copyAndCheckEntries() }
+        }
+        let done = jobs.value
+        guard done.checksumMatched else { throw mismatch }
+        if let refusal = done.gramsRefusal { throw refusal }
+        index.nameGrams = done.decoded
+        if let problem = done.entryProblem ?? index.linkProblem(held: heldIDs) {
+            throw Refusal(reason: "inconsistent index: \(problem)")
+        }
+        // Held ids were told to nobody in this process: free now.
+        for id in heldIDs {
+            index.nextSiblingColumn[id] = index.freeHead
+            index.freeHead = id
+        }
+        return Loaded(index: index, extra: extra, written: written)
+    }
+}
+
+/// The heavy parts of a snapshot's load, run on two threads: the bytes
+/// they read are the mapped file's, the index is written by one of them
+/// only, and the caller reads the results after both end.
+private final class LoadJobs {
+    let payload, columns, buckets, names: UnsafeRawBufferPointer
+    let spans: [[UInt32]]
+    let grams: UnsafeRawBufferPointer?
+    let index: FileIndex
+    /// The index's slots, read by both threads (the index itself only by
+    /// the copying one).
+    let slotCount: Int
+    let checksumMatches: () -> Bool
+    var checksumMatched = false
+    var decoded: NameGrams?
+    var gramsRefusal: IndexSnapshot.Refusal?
+    var entryProblem: String?
+
+    init(
+        payload: UnsafeRawBufferPointer, columns: UnsafeRawBufferPointer, buckets: UnsafeRawBufferPointer,
+        names: UnsafeRawBufferPointer, spans: [[UInt32]], grams: UnsafeRawBufferPointer?, index: FileIndex,
+        checksumMatches: @escaping () -> Bool
+    ) {
+        self.payload = payload
+        self.columns = columns
+        self.buckets = buckets
+        self.names = names
+        self.spans = spans
+        self.grams = grams
+        self.index = index
+        slotCount = index.slotCount
+        self.checksumMatches = checksumMatches
+    }
+
+    /// The checksum, then the trigram lists (whose decoding checks their
+    /// own structure, and which nothing uses unless the checksum matched).
+    func checkAndDecode() {
+        checksumMatched = checksumMatches()
+        guard checksumMatched, let grams else { return }
+        do {
+            decoded = try NameGrams.decode(grams, slotCount: slotCount)
+        } catch {
+            gramsRefusal = error
+        }
+    }
+
+    /// The columns, the hash buckets and the names copied into the index,
+    /// then each entry's own fields checked.
+    func copyAndCheckEntries() {
+        for chunk in 0..<(slotCount + 0xFFFF) >> 16 { index.forEachColumn { $0.addChunk(chunk) } }
+        index.chunkCount = (slotCount + 0xFFFF) >> 16
+        var offset = 0
+        index.forEachColumn { column in
+            var remaining = slotCount
+            var chunk = 0
+            while remaining > 0 {
+                let n = min(remaining, 1 << 16)
+                column.chunk(chunk).copyMemory(from: columns.baseAddress! + offset, byteCount: n * column.elementSize)
+                offset += n * column.elementSize
+                remaining -= n
+                chunk += 1
+            }
+        }
+        // The saved chains are not copied: the other thread links them
+        // again (`linkProblem`).
+        index.buckets.deallocate()
+        index.buckets = RandomAccessMemory.allocate(UInt32.self, capacity: buckets.count / 4)
+        index.bucketMask = buckets.count / 4 - 1
+        index.names.restore(names, freeSpans: spans)
+        entryProblem = index.entryProblem()
     }
 }
 
 extension FileIndex {
-    /// What is wrong with an index whose columns came from outside (a
-    /// snapshot), or nil: every link in range, every live entry reachable
-    /// once from its parent and from its hash bucket, no cycles, names
-    /// inside the arena, free slots accounted for. Clears the marks and
-    /// signature flags (neither is saved).
+    /// What is wrong with the entries of an index whose columns came from
+    /// outside (a snapshot), each on its own, or nil: a kind, a name
+    /// inside the arena, a parent in range, roots as the root table
+    /// says, side tables and access classes for what needs them, as many
+    /// live as counted. Clears the marks and signature flags (neither is
+    /// saved). `linkProblem` then checks the links between them.
     ///
-    /// - Complexity: O(slots).
-    func structuralProblem(held: [UInt32]) -> String? {
+    /// - Complexity: O(slots), in id order.
+    func entryProblem() -> String? {
         let slots = UInt32(slotCount)
         func valid(_ id: UInt32) -> Bool { id == Self.none || id < slots }
         let arena = names.usedBytes
@@ -384,9 +477,8 @@ extension FileIndex {
             guard b.nameLength >= 1, Int(nameOffsetColumn[id]) + b.nameLength <= arena,
                 (Int(nameOffsetColumn[id]) & (NameArena.chunkSize - 1)) + b.nameLength <= NameArena.chunkSize
             else { return "entry \(id) has a name outside the arena" }
-            guard valid(parentColumn[id]), valid(firstChildColumn[id]), valid(nextSiblingColumn[id]),
-                valid(previousSiblingColumn[id]), valid(hashNextColumn[id])
-            else { return "entry \(id) links out of range" }
+            // Its other links are made again (`linkProblem`).
+            guard valid(parentColumn[id]) else { return "entry \(id) links out of range" }
             guard b.isRoot == (parentColumn[id] == Self.none), !b.isRoot || rootPaths[id] != nil else {
                 return "entry \(id) is a malformed root"
             }
@@ -402,96 +494,90 @@ extension FileIndex {
         }
         guard live == count else { return "count \(count), \(live) live entries" }
         for id in rootPaths.keys where id >= slots || !bits(id).isRoot { return "root table names \(id)" }
-        // The links are checked read-only now, the tree on one thread and
-        // the hash chains and free slots on another (a restart answers
-        // once they pass; they are most of the load).
-        var problems: [String?] = [nil, nil]
-        // Read (never written) by both threads while this one waits.
+        return nil
+    }
+
+    /// What is wrong with the tree, once `entryProblem` found nothing
+    /// wrong with each entry, or nil; what is derived from the parents and
+    /// names is made again meanwhile.
+    ///
+    /// A snapshot's parents and names are the index; its children lists
+    /// and hash chains only say again what they imply, and are not read:
+    /// making them afresh costs less than checking them (walking either
+    /// waits for a cache miss at every link), and leaves nothing to trust.
+    /// They are written still, for readers of the same format that do
+    /// check them.
+    ///
+    /// - Complexity: O(slots), the tree on one thread and the hash chains
+    ///   on another (a restart answers once both are done).
+    func linkProblem(held: [UInt32]) -> String? {
+        var problem: String?
+        // Each thread writes columns the other does not touch: the tree's
+        // the children lists, the other the hash chains and buckets.
         let shared = UncheckedSendable(self)
-        let liveCount = live
-        problems.withUnsafeMutableBufferPointer { results in
-            let out = UncheckedSendable(results.baseAddress!)
+        let liveCount = count
+        withUnsafeMutablePointer(to: &problem) { result in
+            let out = UncheckedSendable(result)
             WorkerThreads.run(count: 2, name: "mdq-snapshot-check") { worker in
-                out.value[worker] =
-                    worker == 0
-                    ? shared.value.treeProblem(live: liveCount)
-                    : shared.value.hashProblem(live: liveCount) ?? shared.value.freeProblem(live: liveCount, held: held)
-            }
-        }
-        return problems[0] ?? problems[1]
-    }
-
-    /// Children lists and parent chains: each live non-root entry once
-    /// among its parent's children, every entry reached from a root.
-    private func treeProblem(live: Int) -> String? {
-        let slots = UInt32(slotCount)
-        // Children lists: each live non-root entry once, from its parent.
-        var seen = [Bool](repeating: false, count: slotCount)
-        for parent in 0..<slots where !bits(parent).isFree {
-            var previous = Self.none
-            var child = firstChildColumn[parent]
-            while child != Self.none {
-                guard !bits(child).isFree, !seen[Int(child)], parentColumn[child] == parent,
-                    previousSiblingColumn[child] == previous, bits(parent).kind == .folder
-                else { return "broken children of \(parent)" }
-                seen[Int(child)] = true
-                previous = child
-                child = nextSiblingColumn[child]
-            }
-        }
-        for id in 0..<slots where !bits(id).isFree && !bits(id).isRoot && !seen[Int(id)] {
-            return "entry \(id) is not among its parent's children"
-        }
-        // Every parent chain reaches a root (no cycles): with the children
-        // lists sound, that is every live entry reached going down from
-        // the roots (an entry on a cycle of parents is reached from none).
-        // One stack, no allocation per entry.
-        var reached = 0
-        var stack: [UInt32] = []
-        stack.reserveCapacity(1024)
-        for root in rootPaths.keys {
-            stack.append(root)
-            while let folder = stack.popLast() {
-                reached += 1
-                var child = firstChildColumn[folder]
-                while child != Self.none {
-                    stack.append(child)
-                    child = nextSiblingColumn[child]
+                if worker == 0 {
+                    out.value.pointee =
+                        shared.value.parentProblem(live: liveCount)
+                        ?? shared.value.relinkedChildren(thenFreeProblem: liveCount, held: held)
+                } else {
+                    shared.value.relinkHashChains()
                 }
             }
         }
-        guard reached == live else { return "\(live - reached) entries do not reach a root (a cycle of parents)" }
+        return problem
+    }
+
+    /// What is wrong with the parents: each live entry's is a live folder,
+    /// and every chain of parents reaches a root (no cycle), or nil.
+    ///
+    /// Each chain is climbed until an entry known to reach a root, and
+    /// the entries on the way are then known to: each is climbed past once.
+    /// Entries are taken in id order, and a crawl gives a folder an id
+    /// below its children's, so the climbs are short and near.
+    private func parentProblem(live: Int) -> String? {
+        let slots = UInt32(slotCount)
+        for id in 0..<slots {
+            let b = bits(id)
+            guard !b.isFree, !b.isRoot else { continue }
+            let parent = bits(parentColumn[id])
+            guard !parent.isFree, parent.kind == .folder else { return "entry \(id)'s parent is not a folder" }
+        }
+        var reaches = [UInt64](repeating: 0, count: (slotCount + 63) / 64)
+        func known(_ id: UInt32) -> Bool { reaches[Int(id >> 6)] & (1 << UInt64(id & 63)) != 0 }
+        for id in 0..<slots where !bits(id).isFree && !known(id) {
+            var top = id
+            var climbed = 0
+            while !known(top) && !bits(top).isRoot {
+                top = parentColumn[top]
+                climbed += 1
+                // Longer than every entry: a cycle.
+                guard climbed <= live else { return "entries do not reach a root (a cycle of parents)" }
+            }
+            var entry = id
+            while true {
+                reaches[Int(entry >> 6)] |= 1 << UInt64(entry & 63)
+                if entry == top { break }
+                entry = parentColumn[entry]
+            }
+        }
         return nil
     }
 
-    /// Hash chains: each live entry once, in the bucket of its name.
-    private func hashProblem(live: Int) -> String? {
+    /// The children lists made again from the parents, in id order (each
+    /// list newest first, as a crawl leaves it), then what is wrong with
+    /// the free slots.
+    private func relinkedChildren(thenFreeProblem live: Int, held: [UInt32]) -> String? {
         let slots = UInt32(slotCount)
-        // First the chains alone (each live entry on one, once, no cycle),
-        // noting each entry's bucket; then, in id order, that bucket is its
-        // name's. Hashing names while walking the chains read every name
-        // and column at random: a cache miss or more per field, most of a
-        // restart's time.
-        var bucketOf = [UInt32](repeating: UInt32.max, count: slotCount)
-        var hashed = 0
-        for bucket in 0...bucketMask {
-            var id = buckets[bucket]
-            while id != Self.none {
-                guard id < slots, bucketOf[Int(id)] == UInt32.max, !bits(id).isFree else {
-                    return "broken hash chain in bucket \(bucket)"
-                }
-                bucketOf[Int(id)] = UInt32(truncatingIfNeeded: bucket)
-                hashed += 1
-                id = hashNextColumn[id]
-            }
+        for id in 0..<slots where !bits(id).isFree { firstChildColumn[id] = Self.none }
+        for id in 0..<slots {
+            let b = bits(id)
+            if !b.isFree && !b.isRoot { linkIntoParent(id) }
         }
-        guard hashed == live else { return "\(live - hashed) entries missing from the hash table" }
-        for id in 0..<slots where bucketOf[Int(id)] != UInt32.max {
-            let bucket =
-                Int(truncatingIfNeeded: NameBytes.hash(parent: parentColumn[id], name: nameBytes(id))) & bucketMask
-            guard bucket == Int(bucketOf[Int(id)]) else { return "broken hash chain in bucket \(bucketOf[Int(id)])" }
-        }
-        return nil
+        return freeProblem(live: live, held: held)
     }
 
     /// Free slots: the free list and the held ids, each free, each once.

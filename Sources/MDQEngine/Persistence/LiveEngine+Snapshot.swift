@@ -55,9 +55,13 @@ extension LiveEngine {
     package static func restoring(
         from path: FilePath, watchLimit: Int? = nil, crawlThreads: Int?, watcher: (any FolderWatcher)?
     ) throws(MetadataError) -> (engine: LiveEngine, written: Timestamp) {
-        let bytes: [UInt8]
+        let read: Result<IndexSnapshot.Loaded, IndexSnapshot.Refusal>
         do {
-            bytes = try readWholeFile(path)
+            // Mapped, not read: the load copies what it keeps straight
+            // from the page cache.
+            read = try withMappedFile(path) { (bytes) throws(Errno) in
+                Result { () throws(IndexSnapshot.Refusal) in try IndexSnapshot.load(bytes) }
+            }
         } catch {
             throw MetadataError.persistence("cannot read the index snapshot", path: path, underlying: error)
         }
@@ -65,7 +69,7 @@ extension LiveEngine {
         let roots: [UInt32: EngineRoot]
         let clock: ChangeClock?
         do {
-            loaded = try IndexSnapshot.load(bytes)
+            loaded = try read.get()
             (roots, clock) = try EngineState.decodeExtra(loaded.extra, index: loaded.index)
         } catch {
             throw MetadataError.persistence("index snapshot discarded (\(error.reason))", path: path)

@@ -66,6 +66,12 @@ struct IndexSnapshotTests {
         return result
     }
 
+    static func ids(of index: FileIndex) -> [EntryID] {
+        var ids: [EntryID] = []
+        index.forEachEntry { ids.append($0) }
+        return ids
+    }
+
     @Test func roundTripKeepsEveryEntry() throws {
         let (index, _) = try Self.sampleIndex()
         let loaded = try IndexSnapshot.load(try Self.bytes(of: index))
@@ -114,36 +120,78 @@ struct IndexSnapshotTests {
         #expect(refusal?.reason.contains("format 9") == true)
     }
 
-    /// Bytes with a valid checksum but broken links (a bug, or a file
-    /// written by hand) are refused by the structural check.
-    @Test func structurallyBrokenSnapshotsAreRefused() throws {
-        for damage in 0..<7 {
+    /// Bytes with a valid checksum but an unsound tree (a bug, or a file
+    /// written by hand) are refused: an entry its own parent, a parent
+    /// that is a file or a free slot, a name outside the arena, a parent
+    /// out of range.
+    @Test func anUnsoundTreeIsRefused() throws {
+        for damage in 0..<5 {
             let (copy, _) = try Self.sampleIndex()
-            let victim = copy.children(of: copy.roots[0])[0].rawValue
+            let root = try #require(copy.roots.first { copy.path(of: $0).lastComponent == "a" })
+            let folder = try #require(copy.children(of: root).first { copy.kind(of: $0) == .folder })
+            let victim = try #require(copy.children(of: folder).first).rawValue
+            let file = try #require(Self.ids(of: copy).first { copy.kind(of: $0) == .file }).rawValue
             switch damage {
-            case 0: copy.parentColumn[victim] = victim  // its own parent
-            case 1: copy.nameOffsetColumn[victim] = UInt32.max - 10  // name outside the arena
-            case 2: copy.nextSiblingColumn[victim] = victim  // a sibling cycle
-            case 3: copy.hashNextColumn[victim] = victim  // a hash chain cycle
-            case 4: copy.unlinkFromHash(victim)  // missing from the hash table
-            case 5:
-                // Its chain moved to the next bucket: every link sound, the
-                // buckets wrong (a lookup of its name would miss it).
-                let bucket =
-                    Int(
-                        truncatingIfNeeded: NameBytes.hash(
-                            parent: copy.parentColumn[victim], name: copy.nameBytes(victim)))
-                    & copy.bucketMask
-                let other = (bucket + 1) & copy.bucketMask
-                (copy.buckets[bucket], copy.buckets[other]) = (copy.buckets[other], copy.buckets[bucket])
-            default: copy.hashNextColumn[victim] = 5_000_000  // out of range
+            case 0: copy.parentColumn[victim] = victim
+            case 1: copy.parentColumn[victim] = file
+            case 2:
+                // Its parent freed, the link left behind.
+                let free = copy.freeHead
+                copy.parentColumn[victim] = try #require(free == FileIndex.none ? nil : free)
+            case 3: copy.nameOffsetColumn[victim] = UInt32.max - 10
+            default: copy.parentColumn[victim] = 5_000_000
             }
             let refusal = #expect(throws: IndexSnapshot.Refusal.self, "damage \(damage)") {
                 try IndexSnapshot.load(try Self.bytes(of: copy))
             }
-            if (3...5).contains(damage) {
-                #expect(refusal?.reason.contains("hash") == true, "\(refusal?.reason ?? "")")
+            #expect(refusal?.reason.contains("inconsistent index") == true, "\(refusal?.reason ?? "")")
+        }
+    }
+
+    /// The children lists and hash chains only repeat what the parents
+    /// and names say: a snapshot's are made again, not read, so damage
+    /// to them (a bug, or a file written by hand) costs nothing: every
+    /// entry comes back, every lookup finds it, and the index changes
+    /// correctly after.
+    @Test func childrenListsAndHashChainsAreMadeAgain() throws {
+        for damage in 0..<8 {
+            let (copy, _) = try Self.sampleIndex()
+            let expected = Self.contents(copy)
+            let root = copy.roots[0]
+            let victim = copy.children(of: root)[0].rawValue
+            switch damage {
+            case 0: copy.nextSiblingColumn[victim] = victim  // a sibling cycle
+            case 1: copy.hashNextColumn[victim] = victim  // a hash chain cycle
+            case 2: copy.unlinkFromHash(victim)  // missing from the hash table
+            case 3:
+                // Every bucket's chain moved to the next bucket.
+                let first = copy.buckets[0]
+                for bucket in 0..<copy.bucketMask { copy.buckets[bucket] = copy.buckets[bucket + 1] }
+                copy.buckets[copy.bucketMask] = first
+            case 4: copy.hashNextColumn[victim] = 5_000_000  // out of range
+            case 5: copy.firstChildColumn[root.rawValue] = FileIndex.none  // children lost
+            case 6: copy.previousSiblingColumn[victim] = 5_000_000
+            default:
+                // Every list and chain empty.
+                for id in 0..<UInt32(copy.slotCount) where copy.contains(EntryID(id)) {
+                    copy.firstChildColumn[id] = FileIndex.none
+                    copy.hashNextColumn[id] = FileIndex.none
+                }
+                copy.buckets.update(repeating: FileIndex.none, count: copy.bucketMask + 1)
             }
+            let loaded = try IndexSnapshot.load(try Self.bytes(of: copy)).index
+            loaded._checkInvariants()
+            let same = Self.contents(loaded) == expected
+            #expect(same, "damage \(damage)")
+            for id in Self.ids(of: loaded) {
+                guard let parent = loaded.parent(of: id) else { continue }
+                #expect(loaded.child(named: loaded.nameBytes(id.rawValue), in: parent) == id, "damage \(damage)")
+            }
+            let folder = try #require(
+                Self.ids(of: loaded).first { loaded.kind(of: $0) == .folder && !loaded.isRoot($0) })
+            loaded.insert(name: Array("new".utf8), in: folder, metadata: EntryMetadata(kind: .file))
+            loaded.remove(folder)
+            loaded._checkInvariants()
         }
     }
 
