@@ -41,6 +41,9 @@ let package = Package(
         // names the library as for libinotifytools.
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        // libpq (PostgreSQL licence; Debian's libpq-dev), PostgreSQL's own
+        // client library, for the shared index across hosts.
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", providers: [.apt(["libpq-dev"])]),
         // ICU's regular expressions (Unicode licence; Debian's libicu-dev),
         // for MATCHES: NSPredicate's engine, called directly (Foundation's
         // NSRegularExpression leaks every long pattern it compiles), behind
@@ -217,6 +220,11 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The version both programs print.
         .target(name: "MDQVersion", swiftSettings: swiftSettings),
+        // The shared index across hosts on PostgreSQL: its schema (owned and
+        // migrated by mdq) and the connection to it.
+        .target(
+            name: "MDQShared", dependencies: ["CLibPQ"],
+            swiftSettings: swiftSettings),
         // The full command line: every subcommand and option, the crawl, the
         // daemon itself.
         .executableTarget(
@@ -228,6 +236,7 @@ let package = Package(
                 "MDQDaemon",
                 "MDQWire",
                 "MDQVersion",
+                "MDQShared",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -268,6 +277,7 @@ let package = Package(
                 "MDQEngine",
                 "MDQDaemon",
                 "MDQWire",
+                "MDQShared",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
@@ -294,6 +304,7 @@ let package = Package(
                 "MDQLive",
                 "MDQEngine",
                 "MDQDaemon",
+                "MDQShared",
                 "TestSupport",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],

@@ -1,0 +1,128 @@
+import CLibPQ
+import Glibc
+
+/// What went wrong talking to the shared index's database: libpq's or the
+/// server's message, with the server's SQLSTATE code when it sent one.
+package struct SharedIndexError: Error, CustomStringConvertible, Equatable {
+    package var message: String
+    /// The server's five-character SQLSTATE (`42P01`, …), when it sent one.
+    package var sqlState: String?
+
+    package init(_ message: String, sqlState: String? = nil) {
+        self.message = message
+        self.sqlState = sqlState
+    }
+
+    package var description: String { message }
+}
+
+/// The rows of a statement's result, every value as PostgreSQL's text form
+/// (nil for NULL).
+package struct PostgresRows {
+    package var columns: [String]
+    package var rows: [[String?]]
+
+    /// The first row's value of `column`, or nil (no row, NULL, no such column).
+    package func first(_ column: String) -> String? {
+        guard let index = columns.firstIndex(of: column), let row = rows.first else { return nil }
+        return row[index]
+    }
+}
+
+/// One connection to a PostgreSQL server through libpq: statements with
+/// text parameters, transactions. Used by one thread at a time.
+///
+/// libpq is PostgreSQL's own client library: it speaks every
+/// authentication method and TLS mode the server does and reads the
+/// standard `postgresql://` URL, `~/.pgpass` and `PG*` variables, so a
+/// deployment configures mdq as it configures `psql`.
+package final class PostgresConnection {
+    private let handle: OpaquePointer
+
+    /// Connects to `url` (a `postgresql://` URL or a libpq keyword string).
+    ///
+    /// - Throws: `SharedIndexError` with libpq's reason (no server, refused
+    ///   password, no such database); the URL is not repeated (it may hold
+    ///   a password).
+    package init(url: String) throws(SharedIndexError) {
+        guard let handle = PQconnectdb(url) else { throw SharedIndexError("out of memory connecting") }
+        guard PQstatus(handle) == CONNECTION_OK else {
+            let reason = Self.trimmed(PQerrorMessage(handle))
+            PQfinish(handle)
+            throw SharedIndexError("cannot connect to the shared index: \(reason)")
+        }
+        self.handle = handle
+        mdq_pq_silence_notices(handle)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// The server's version as a number (150018 for 15.18).
+    package var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    /// Runs `sql` with `parameters` ($1, $2, … as text; nil is NULL) and
+    /// returns its rows. Without parameters `sql` may hold several
+    /// statements (DDL), and the last one's rows are returned.
+    package func execute(_ sql: String, _ parameters: [String?] = []) throws(SharedIndexError) -> PostgresRows {
+        let result: OpaquePointer?
+        if parameters.isEmpty {
+            result = PQexec(handle, sql)
+        } else {
+            result = Self.withCStrings(parameters) { values in
+                PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+            }
+        }
+        guard let result else { throw SharedIndexError(Self.trimmed(PQerrorMessage(handle))) }
+        defer { PQclear(result) }
+        switch PQresultStatus(result) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            break
+        default:
+            // PG_DIAG_SQLSTATE, a character macro Swift does not import.
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw SharedIndexError(Self.trimmed(PQresultErrorMessage(result)), sqlState: state)
+        }
+        let columnCount = Int(PQnfields(result))
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
+        var rows: [[String?]] = []
+        for row in 0..<PQntuples(result) {
+            rows.append(
+                (0..<Int32(columnCount)).map { column in
+                    PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+                })
+        }
+        return PostgresRows(columns: columns, rows: rows)
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled
+    /// back when it throws.
+    package func transaction<T>(_ body: () throws(SharedIndexError) -> T) throws(SharedIndexError) -> T {
+        _ = try execute("BEGIN")
+        do {
+            let value = try body()
+            _ = try execute("COMMIT")
+            return value
+        } catch {
+            _ = try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {
+        guard let message else { return "unknown error" }
+        var text = String(cString: message)
+        while text.last?.isWhitespace == true { text.removeLast() }
+        // libpq starts a server's message with its severity.
+        for prefix in ["ERROR:  ", "FATAL:  "] where text.hasPrefix(prefix) { text.removeFirst(prefix.count) }
+        return text
+    }
+
+    private static func withCStrings<R>(
+        _ strings: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> R
+    ) -> R {
+        let copies: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        let pointers = copies.map { $0.map { UnsafePointer($0) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}

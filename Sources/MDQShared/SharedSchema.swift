@@ -1,0 +1,189 @@
+/// The shared index's schema in a PostgreSQL database, owned by mdq:
+/// created by `mdq shared init`, moved forward by `mdq shared migrate`,
+/// described as a public contract in `Documentation/shared-index.md`.
+///
+/// Versions are whole numbers. Each migration moves the schema one version
+/// forward in a transaction of its own, under an advisory lock (two
+/// migrations at once wait for each other). `mdq.meta` keeps the version
+/// and the lowest versions a publisher and a reader must know: a migration
+/// that only adds (a column, an index, a table) leaves them, so older
+/// publishers and readers go on during a rolling upgrade; one that changes
+/// what is there raises them, and older programs stop with the reason.
+package enum SharedSchema {
+    /// One step forward.
+    package struct Migration {
+        package var version: Int
+        package var summary: String
+        /// The lowest schema versions a publisher and a reader must know
+        /// once this migration ran.
+        package var minimumPublisher: Int
+        package var minimumReader: Int
+        package var sql: String
+    }
+
+    /// Every migration, in order; the last one's version is this mdq's.
+    package static let migrations: [Migration] = [
+        Migration(
+            version: 1, summary: "hosts, folders, entries, content and access rules, partitioned per host",
+            minimumPublisher: 1, minimumReader: 1, sql: version1)
+    ]
+
+    /// The schema version this mdq creates, publishes and reads.
+    package static var current: Int { migrations.last!.version }
+
+    /// The folding of `entry.fold` (NFD, case and diacritics, as mdq's
+    /// `[cd]`): a change of it makes every host publish again.
+    package static let foldVersion = 1
+
+    /// Names of host partitions are made of the host's number; the names
+    /// users give hosts are checked by this pattern too.
+    package static let hostNamePattern = "^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$"
+
+    /// What the database holds, read from `mdq.meta`.
+    package struct State: Equatable {
+        package var version: Int
+        package var foldVersion: Int
+        package var minimumPublisher: Int
+        package var minimumReader: Int
+        package var hosts: Int
+    }
+
+    /// The schema's state, or nil when the database has no mdq schema.
+    package static func state(of connection: PostgresConnection) throws(SharedIndexError) -> State? {
+        // A query of the catalog, not to_regclass: its cache may not have
+        // seen yet a schema another session just committed.
+        let exists = try connection.execute(
+            """
+            SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+                           WHERE n.nspname = 'mdq' AND c.relname = 'meta') AS present
+            """)
+        guard exists.first("present") == "t" else { return nil }
+        let meta = try connection.execute(
+            """
+            SELECT schema_version, fold_version, min_publisher, min_reader,
+                   (SELECT count(*) FROM mdq.host) AS hosts
+            FROM mdq.meta
+            """)
+        guard let version = meta.first("schema_version").flatMap(Int.init),
+            let fold = meta.first("fold_version").flatMap(Int.init),
+            let publisher = meta.first("min_publisher").flatMap(Int.init),
+            let reader = meta.first("min_reader").flatMap(Int.init),
+            let hosts = meta.first("hosts").flatMap(Int.init)
+        else { throw SharedIndexError("mdq.meta is empty or unreadable: not a schema mdq made") }
+        return State(
+            version: version, foldVersion: fold, minimumPublisher: publisher, minimumReader: reader, hosts: hosts)
+    }
+
+    /// What `migrate` did.
+    package struct Outcome: Equatable {
+        package var from: Int?
+        package var to: Int
+        package var applied: [Int]
+
+        package init(from: Int?, to: Int, applied: [Int]) {
+            self.from = from
+            self.to = to
+            self.applied = applied
+        }
+    }
+
+    /// Creates the schema, or moves it forward to `current`: every
+    /// migration not yet run, each in its own transaction.
+    ///
+    /// - Throws: `SharedIndexError` when the server is older than
+    ///   PostgreSQL 15, the database's encoding or locale would lose names
+    ///   (see `localeProblem`), the schema is newer than this mdq, or a
+    ///   statement fails (nothing of that migration is kept).
+    @discardableResult
+    package static func migrate(_ connection: PostgresConnection, upTo target: Int = current) throws(SharedIndexError)
+        -> Outcome
+    {
+        guard connection.serverVersion >= 150_000 else {
+            throw SharedIndexError(
+                "the shared index needs PostgreSQL 15 or later; this server is \(connection.serverVersion / 10_000)")
+        }
+        let before = try state(of: connection)?.version
+        if let before, before > current {
+            throw SharedIndexError(
+                "the shared index's schema is version \(before), newer than this mdq knows (\(current)): "
+                    + "upgrade mdq")
+        }
+        var applied: [Int] = []
+        for migration in migrations where migration.version <= target {
+            let ran: Bool = try connection.transaction { () throws(SharedIndexError) in
+                // One migration at a time, whoever runs it.
+                _ = try connection.execute("SELECT pg_advisory_xact_lock(7301600001)")
+                let now = try state(of: connection)?.version ?? 0
+                guard now < migration.version else { return false }
+                guard now == migration.version - 1 else {
+                    throw SharedIndexError(
+                        "the schema is at version \(now); migration \(migration.version) follows \(migration.version - 1)"
+                    )
+                }
+                if now == 0 {
+                    _ = try connection.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+                    if let problem = try localeProblem(connection) { throw SharedIndexError(problem) }
+                }
+                _ = try connection.execute(migration.sql)
+                if now == 0 {
+                    _ = try connection.execute(
+                        """
+                        INSERT INTO mdq.meta (schema_version, fold_version, min_publisher, min_reader)
+                        VALUES ($1, $2, $3, $4)
+                        """,
+                        [
+                            String(migration.version), String(foldVersion), String(migration.minimumPublisher),
+                            String(migration.minimumReader),
+                        ])
+                } else {
+                    _ = try connection.execute(
+                        """
+                        UPDATE mdq.meta SET schema_version = $1, min_publisher = $2, min_reader = $3,
+                               migrated = now()
+                        """,
+                        [
+                            String(migration.version), String(migration.minimumPublisher),
+                            String(migration.minimumReader),
+                        ])
+                }
+                return true
+            }
+            if ran { applied.append(migration.version) }
+        }
+        let after = try state(of: connection)?.version ?? 0
+        return Outcome(from: before, to: after, applied: applied)
+    }
+
+    /// Why this database cannot hold the shared index, or nil.
+    ///
+    /// Names are searched by their trigrams, and pg_trgm takes a trigram
+    /// only from characters the database's `LC_CTYPE` calls letters or
+    /// digits: under `C` or `POSIX`, no character outside ASCII is one, so
+    /// a Chinese, Greek or accented name would have no trigram and never
+    /// be found. The test is pg_trgm's own answer for such names.
+    package static func localeProblem(_ connection: PostgresConnection) throws(SharedIndexError) -> String? {
+        let database = try connection.execute(
+            """
+            SELECT current_database() AS name, pg_encoding_to_char(encoding) AS encoding,
+                   datctype AS ctype,
+                   cardinality(show_trgm('文件名')) > 0 AND cardinality(show_trgm('Ελλάδα')) > 0 AS letters
+            FROM pg_database WHERE datname = current_database()
+            """)
+        let name = database.first("name") ?? "?"
+        let ctype = database.first("ctype") ?? "?"
+        guard database.first("encoding") == "UTF8" else {
+            return
+                "the database \(name) is encoded in \(database.first("encoding") ?? "?"), not UTF8: names "
+                + "outside its character set could not be stored; create it with ENCODING 'UTF8' and a UTF-8 "
+                + "locale (CREATE DATABASE \(name) ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0)"
+        }
+        guard database.first("letters") == "t" else {
+            return
+                "the database \(name) classifies characters with the locale '\(ctype)', which sees no letter "
+                + "outside ASCII: no Chinese, Greek or accented name could be found by its trigrams; create it "
+                + "with a UTF-8 locale (CREATE DATABASE \(name) ENCODING 'UTF8' LOCALE 'C.UTF-8' "
+                + "TEMPLATE template0)"
+        }
+        return nil
+    }
+}

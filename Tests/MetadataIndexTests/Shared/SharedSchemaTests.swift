@@ -1,0 +1,170 @@
+import Foundation
+import MDQShared
+import TestSupport
+import Testing
+
+/// The shared index's schema in a private PostgreSQL cluster: made once,
+/// moved forward, refused where names would be lost.
+@Suite(.enabled(if: PostgresCluster.isInstalled, "PostgreSQL 15 is not installed (Scripts/bootstrap installs it)"))
+struct SharedSchemaTests {
+    let cluster: PostgresCluster
+
+    init() throws {
+        cluster = try #require(PostgresCluster.shared, "the private PostgreSQL cluster did not start")
+    }
+
+    @Test func migratingCreatesTheSchemaOnceAndThenDoesNothing() throws {
+        let database = try cluster.createDatabase()
+        let connection = try PostgresConnection(url: cluster.url(database))
+        #expect(try SharedSchema.state(of: connection) == nil)
+        let first = try SharedSchema.migrate(connection)
+        #expect(
+            first == SharedSchema.Outcome(from: nil, to: SharedSchema.current, applied: Array(1...SharedSchema.current))
+        )
+        let state = try #require(try SharedSchema.state(of: connection))
+        #expect(state.version == SharedSchema.current)
+        #expect(state.foldVersion == SharedSchema.foldVersion)
+        #expect(state.hosts == 0)
+        let again = try SharedSchema.migrate(connection)
+        #expect(again == SharedSchema.Outcome(from: SharedSchema.current, to: SharedSchema.current, applied: []))
+        // What the schema is for: a name outside ASCII found by its trigrams.
+        let host = try #require(try connection.execute("SELECT mdq.add_host('nas', 'machine-1') AS id").first("id"))
+        _ = try connection.execute(
+            """
+            INSERT INTO mdq.entry (host_id, entry_id, parent_id, kind, name, fold, seq)
+            VALUES ($1, 1, 0, 1, '会议记录.txt', '会议记录.txt', 1), ($1, 2, 0, 1, 'Ελλάδα.png', 'ελλαδα.png', 2)
+            """, [host])
+        let found = try connection.execute(
+            "SELECT name FROM mdq.entry WHERE fold LIKE '%议记%' AND deleted_seq IS NULL")
+        #expect(found.rows == [["会议记录.txt"]])
+        let greek = try connection.execute("SELECT name FROM mdq.entry WHERE fold LIKE '%λλα%'")
+        #expect(greek.rows == [["Ελλάδα.png"]])
+        #expect(try SharedSchema.state(of: connection)?.hosts == 1)
+    }
+
+    /// Two programs migrating one database at once: the schema is made
+    /// once, and both end with it whole (an advisory lock orders them).
+    @Test func migrationsStartedTogetherMakeTheSchemaOnce() throws {
+        for _ in 0..<5 {
+            let database = try cluster.createDatabase()
+            let url = cluster.url(database)
+            let results = LockedResults()
+            DispatchQueue.concurrentPerform(iterations: 3) { _ in
+                do {
+                    let connection = try PostgresConnection(url: url)
+                    results.append(.success(try SharedSchema.migrate(connection).applied))
+                } catch {
+                    results.append(.failure(error))
+                }
+            }
+            let applied = try results.values.map { try $0.get() }
+            #expect(applied.filter { !$0.isEmpty } == [Array(1...SharedSchema.current)], "\(applied)")
+            let connection = try PostgresConnection(url: url)
+            #expect(try SharedSchema.state(of: connection)?.version == SharedSchema.current)
+        }
+    }
+
+    /// Under the C locale pg_trgm takes no trigram from a character
+    /// outside ASCII: refused with the reason, and nothing is left behind.
+    @Test(arguments: [
+        ("ENCODING 'UTF8' LOCALE 'C' TEMPLATE template0", "sees no letter outside ASCII"),
+        ("ENCODING 'UTF8' LOCALE 'POSIX' TEMPLATE template0", "sees no letter outside ASCII"),
+        ("ENCODING 'SQL_ASCII' LOCALE 'C' TEMPLATE template0", "encoded in SQL_ASCII"),
+    ])
+    func aDatabaseThatWouldLoseNamesIsRefused(options: String, reason: String) throws {
+        let database = try cluster.createDatabase(options: options)
+        let connection = try PostgresConnection(url: cluster.url(database))
+        let error = #expect(throws: SharedIndexError.self) { try SharedSchema.migrate(connection) }
+        #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("CREATE DATABASE") == true)
+        #expect(try SharedSchema.state(of: connection) == nil)
+        #expect(
+            try connection.execute("SELECT count(*) AS n FROM pg_extension WHERE extname = 'pg_trgm'").first("n") == "0"
+        )
+    }
+
+    @Test func aSchemaNewerThanThisMdqIsLeftAlone() throws {
+        let database = try cluster.createDatabase()
+        let connection = try PostgresConnection(url: cluster.url(database))
+        try SharedSchema.migrate(connection)
+        _ = try connection.execute("UPDATE mdq.meta SET schema_version = 99")
+        let error = #expect(throws: SharedIndexError.self) { try SharedSchema.migrate(connection) }
+        #expect(error?.message.contains("version 99, newer than this mdq knows") == true, "\(error?.message ?? "")")
+        #expect(try SharedSchema.state(of: connection)?.version == 99)
+    }
+
+    /// A host is one name and one machine: a second registration of
+    /// either (a cloned machine, a name taken) is refused by the database;
+    /// removing a host drops its partitions.
+    @Test func hostsAreOneNameAndOneMachineWithPartitionsOfTheirOwn() throws {
+        let database = try cluster.createDatabase()
+        let connection = try PostgresConnection(url: cluster.url(database))
+        try SharedSchema.migrate(connection)
+        let id = try #require(try connection.execute("SELECT mdq.add_host('node17', 'm-17') AS id").first("id"))
+        let partitions =
+            "SELECT count(*) AS n FROM pg_class WHERE relname IN ('entry_\(id)', 'folder_\(id)', 'content_\(id)')"
+        #expect(try connection.execute(partitions).first("n") == "3")
+        for (name, machine) in [("clone", "m-17"), ("node17", "m-other")] {
+            let error = #expect(throws: SharedIndexError.self) {
+                try connection.execute("SELECT mdq.add_host($1, $2)", [name, machine])
+            }
+            #expect(error?.sqlState == "23505", "\(error?.message ?? "")")
+        }
+        let badName = #expect(throws: SharedIndexError.self) {
+            try connection.execute("SELECT mdq.add_host($1, 'm-x')", ["../etc"])
+        }
+        #expect(badName?.sqlState == "23514")
+        #expect(try connection.execute("SELECT mdq.remove_host('node17') AS removed").first("removed") == "t")
+        #expect(try connection.execute(partitions).first("n") == "0")
+        #expect(try connection.execute("SELECT mdq.remove_host('node17') AS removed").first("removed") == "f")
+    }
+
+    /// Names are stored as text when they are UTF-8, and their exact bytes
+    /// beside when they are not; a newline, a quote, a 4,096-byte path and
+    /// every byte from 1 to 255 come back as they went in.
+    @Test func parametersAndResultsKeepEveryCharacter() throws {
+        let database = try cluster.createDatabase()
+        let connection = try PostgresConnection(url: cluster.url(database))
+        let samples = [
+            "line\nbreak", "it's \"quoted\"", String(repeating: "ä/", count: 1_365) + "x", "tab\there", "é\u{301}",
+        ]
+        for sample in samples {
+            #expect(try connection.execute("SELECT $1::text AS value", [sample]).first("value") == sample)
+        }
+        let bytes = (1...255).map { String(format: "%02x", $0) }.joined()
+        #expect(
+            try connection.execute("SELECT encode(decode($1, 'hex'), 'hex') AS value", [bytes]).first("value") == bytes)
+        #expect(try connection.execute("SELECT $1::text AS value", [nil]).rows == [[nil]])
+    }
+
+    @Test func anUnreachableDatabaseIsNamedWithLibpqsReason() throws {
+        let error = #expect(throws: SharedIndexError.self) {
+            try PostgresConnection(
+                url: "postgresql:///nowhere?host=/nonexistent-folder&user=postgres&connect_timeout=2")
+        }
+        #expect(error?.message.hasPrefix("cannot connect to the shared index: ") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("/nonexistent-folder") == true)
+        let missing = #expect(throws: SharedIndexError.self) {
+            try PostgresConnection(url: cluster.url("no_such_database"))
+        }
+        #expect(missing?.message.contains("no_such_database") == true, "\(missing?.message ?? "")")
+    }
+}
+
+extension PostgresCluster {
+    /// A database of a fresh name (`CREATE DATABASE name options`).
+    func createDatabase(options: String = "ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0") throws -> String {
+        let name = "mdq_test_\(UInt32.random(in: 0...UInt32.max))"
+        _ = try PostgresConnection(url: url("postgres")).execute("CREATE DATABASE \(name) \(options)")
+        return name
+    }
+}
+
+/// Results gathered from several threads.
+private final class LockedResults: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: [Result<[Int], any Error>] = []
+
+    func append(_ result: Result<[Int], any Error>) { lock.withLock { stored.append(result) } }
+    var values: [Result<[Int], any Error>] { lock.withLock { stored } }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import Glibc
+
+/// A private PostgreSQL 15 cluster for the tests of the shared index: made
+/// with `initdb` in a temporary folder once per test process, listening on
+/// a Unix socket in that folder only (no port is taken), trusting local
+/// connections, stopped when the process exits. As root, the server runs
+/// as the `postgres` user (it refuses root).
+package final class PostgresCluster: Sendable {
+    package static let binaries = "/usr/lib/postgresql/15/bin"
+
+    /// The cluster of this test process, made on first use; nil when this
+    /// machine has no PostgreSQL 15 (then the tests that need it say so).
+    package static let shared: PostgresCluster? = try? PostgresCluster()
+
+    /// Whether PostgreSQL 15's server programs are installed.
+    package static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: "\(binaries)/initdb") }
+
+    /// The folder holding the data and the socket.
+    package let folder: String
+    private let runAs: [String]
+
+    private init() throws {
+        guard Self.isInstalled else { throw CocoaError(.fileNoSuchFile) }
+        var template = Array("/tmp/mdq-pg-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
+        folder = String(cString: made)
+        if getuid() == 0 {
+            guard let account = getpwnam("postgres") else { throw POSIXError(.EPERM) }
+            _ = chown(folder, account.pointee.pw_uid, account.pointee.pw_gid)
+            runAs = ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups"]
+        } else {
+            runAs = []
+        }
+        try run(
+            [
+                "\(Self.binaries)/initdb", "-D", "\(folder)/data", "-U", "postgres", "--auth=trust", "--encoding=UTF8",
+                "--locale=C.UTF-8", "--no-sync",
+            ])
+        // No TCP at all; durability off (a test cluster).
+        try run(
+            [
+                "\(Self.binaries)/pg_ctl", "-D", "\(folder)/data", "-l", "\(folder)/log", "-w", "-t", "60", "-o",
+                "-k \(folder) -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off",
+                "start",
+            ])
+        Self.stopAtExit(folder: "\(folder)/data", runAs: runAs)
+    }
+
+    /// A libpq URL of `database` in this cluster.
+    package func url(_ database: String) -> String {
+        "postgresql:///\(database)?host=\(folder)&user=postgres"
+    }
+
+    /// Runs `command` (as `postgres` when root) and waits for it, its
+    /// output in a file of the cluster's folder. Spawned directly, with
+    /// every descriptor of this process closed in the child: a server that
+    /// pg_ctl leaves running must hold none of the test run's pipes, and
+    /// `Process` waits for its children on threads the tests may be using.
+    private func run(_ command: [String]) throws {
+        try Self.spawn(runAs + command, output: "\(folder)/\(URL(fileURLWithPath: command[0]).lastPathComponent).out")
+    }
+
+    private static func spawn(_ command: [String], output: String) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Every other descriptor closed before the command runs (glibc's
+        // posix_spawn_file_actions_addclosefrom_np does not import).
+        let closing = [
+            "/usr/bin/python3", "-c", "import os, sys; os.closerange(3, 1 << 20); os.execv(sys.argv[1], sys.argv[1:])",
+        ]
+        var arguments = (closing + command).map { strdup($0) } + [nil]
+        defer { for argument in arguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, closing[0], &actions, nil, &arguments, environ)
+        guard spawned == 0 else { throw POSIXError(POSIXErrorCode(rawValue: spawned) ?? .EIO) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        guard status == 0 else {
+            let log = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+            throw NSError(
+                domain: command.joined(separator: " "), code: Int(status),
+                userInfo: [NSLocalizedDescriptionKey: log])
+        }
+    }
+
+    nonisolated(unsafe) private static var stopCommand: [String] = []
+
+    private static func stopAtExit(folder: String, runAs: [String]) {
+        stopCommand = runAs + ["\(binaries)/pg_ctl", "-D", folder, "-m", "immediate", "-w", "stop"]
+        atexit {
+            let command = PostgresCluster.stopCommand
+            guard !command.isEmpty else { return }
+            try? PostgresCluster.spawn(command, output: "/dev/null")
+            // The data folder's parent, made by mkdtemp.
+            let parent = URL(fileURLWithPath: command[command.firstIndex(of: "-D")! + 1]).deletingLastPathComponent()
+            try? FileManager.default.removeItem(at: parent)
+        }
+    }
+}
