@@ -32,7 +32,7 @@ struct MDQ: ParsableCommand {
         version: version,
         subcommands: [
             FindCommand.self, ListCommand.self, ImportCommand.self, DaemonCommand.self, IndexCommand.self,
-            SystemCommand.self,
+            SystemCommand.self, SharedCommand.self,
         ],
         defaultSubcommand: FindCommand.self
     )

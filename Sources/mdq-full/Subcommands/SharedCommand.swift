@@ -1,0 +1,133 @@
+import ArgumentParser
+import MDQShared
+
+/// `mdq shared`: the shared index across hosts on PostgreSQL, whose schema
+/// mdq owns.
+struct SharedCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shared",
+        abstract: "Create, migrate and inspect the shared index across hosts (PostgreSQL).",
+        discussion: """
+            The shared index is a PostgreSQL 15 database (with the pg_trgm extension) that hosts' \
+            system indexes publish into and every user searches. URL is a libpq connection URL, \
+            postgresql://USER@HOST:PORT/DATABASE, read as psql reads it: a password may come from \
+            ~/.pgpass or PGPASSWORD, and TLS from sslmode=. The database must be encoded in UTF8 \
+            with a UTF-8 locale (CREATE DATABASE mdq ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE \
+            template0): under the C locale no name outside ASCII could be found. The schema is \
+            described in Documentation/shared-index.md.
+
+            Examples:
+              mdq shared init postgresql://mdq@db.example:5432/mdq
+              mdq shared migrate postgresql://mdq@db.example/mdq
+              mdq shared status postgresql://mdq@db.example/mdq
+
+            Exit status: 0 success, 1 when the database cannot be reached or refuses, 2 usage error.
+            """,
+        subcommands: [Initialize.self, Migrate.self, Status.self]
+    )
+
+    struct Connection: ParsableArguments {
+        @Argument(help: ArgumentHelp("The database, as a postgresql:// URL.", valueName: "url"))
+        var url: String
+
+        func connect() throws -> PostgresConnection {
+            do {
+                return try PostgresConnection(url: url)
+            } catch {
+                throw SharedCommand.failure(error)
+            }
+        }
+    }
+
+    /// Says `error` and ends with status 1.
+    static func failure(_ error: SharedIndexError) -> ExitCode {
+        Diagnostics.error(error.description)
+        return ExitCode(1)
+    }
+
+    /// `mdq shared init URL`.
+    struct Initialize: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "init",
+            abstract: "Create the shared index's schema in an empty database (or say it is there).")
+
+        @OptionGroup var connection: Connection
+
+        func run() throws {
+            let database = try connection.connect()
+            do {
+                if let state = try SharedSchema.state(of: database) {
+                    guard state.version >= SharedSchema.current else {
+                        Diagnostics.error(
+                            "the shared index is already there, at schema version \(state.version); "
+                                + "'mdq shared migrate' moves it to version \(SharedSchema.current)")
+                        throw ExitCode(1)
+                    }
+                    StandardOutput.print("the shared index is already there (schema version \(state.version))")
+                    return
+                }
+                let outcome = try SharedSchema.migrate(database)
+                StandardOutput.print("created the shared index (schema version \(outcome.to))")
+            } catch let error as SharedIndexError {
+                throw SharedCommand.failure(error)
+            }
+        }
+    }
+
+    /// `mdq shared migrate URL`.
+    struct Migrate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Move the shared index's schema forward to this mdq's version, one step at a time.")
+
+        @OptionGroup var connection: Connection
+
+        func run() throws {
+            let database = try connection.connect()
+            do {
+                guard try SharedSchema.state(of: database) != nil else {
+                    Diagnostics.error("this database holds no shared index: 'mdq shared init' creates it")
+                    throw ExitCode(1)
+                }
+                let outcome = try SharedSchema.migrate(database)
+                if outcome.applied.isEmpty {
+                    StandardOutput.print("the shared index is up to date (schema version \(outcome.to))")
+                } else {
+                    StandardOutput.print(
+                        "migrated the shared index from schema version \(outcome.from ?? 0) to \(outcome.to)")
+                }
+            } catch let error as SharedIndexError {
+                throw SharedCommand.failure(error)
+            }
+        }
+    }
+
+    /// `mdq shared status URL`.
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show the shared index's schema version, who may use it, and its hosts.")
+
+        @OptionGroup var connection: Connection
+
+        func run() throws {
+            let database = try connection.connect()
+            do {
+                guard let state = try SharedSchema.state(of: database) else {
+                    Diagnostics.error("this database holds no shared index: 'mdq shared init' creates it")
+                    throw ExitCode(1)
+                }
+                var lines = [
+                    "schema version: \(state.version) (this mdq: \(SharedSchema.current))",
+                    "publishers must know version \(state.minimumPublisher) or later, readers \(state.minimumReader)",
+                    "name folding: version \(state.foldVersion)",
+                    "hosts: \(state.hosts)",
+                ]
+                if state.version < SharedSchema.current {
+                    lines.append("'mdq shared migrate' moves it to version \(SharedSchema.current)")
+                }
+                StandardOutput.print(lines.joined(separator: "\n"))
+            } catch let error as SharedIndexError {
+                throw SharedCommand.failure(error)
+            }
+        }
+    }
+}
