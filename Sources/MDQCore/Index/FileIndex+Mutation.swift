@@ -505,7 +505,6 @@ extension FileIndex {
         let newCount = (bucketMask + 1) * 2
         buckets.deallocate()
         buckets = RandomAccessMemory.allocate(UInt32.self, capacity: newCount)
-        buckets.initialize(repeating: Self.none, count: newCount)
         bucketMask = newCount - 1
         relinkHashChains()
     }

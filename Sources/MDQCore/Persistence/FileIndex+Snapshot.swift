@@ -37,6 +37,8 @@ package enum IndexSnapshot {
     /// Why a snapshot was refused.
     package struct Refusal: Error, CustomStringConvertible {
         package var reason: String
+        /// Found once the checksum had matched (the file is as written).
+        var afterChecksum = false
         package var description: String { reason }
 
         package init(reason: String) { self.reason = reason }
@@ -230,8 +232,9 @@ package enum IndexSnapshot {
             return try loadPayload(payload, checksumMatches: checksumMatches, written: written)
         } catch {
             // A corrupted file is named so, whatever part of it failed
-            // first (the payload is read before its checksum is known).
-            if error.reason != mismatch.reason && !checksumMatches() { throw mismatch }
+            // first (the payload is read before its checksum is known;
+            // after it matched, the refusal says why itself).
+            if !error.afterChecksum && error.reason != mismatch.reason && !checksumMatches() { throw mismatch }
             throw error
         }
     }
@@ -291,7 +294,11 @@ package enum IndexSnapshot {
             guard length < 256, n <= free.remaining / 4 else { throw Refusal(reason: "free spans") }
             for _ in 0..<n {
                 let offset: UInt32 = try free.read()
-                guard length > 0, Int(offset) + length <= nameBytes.count else {
+                // Inside the arena and inside one chunk: a span is reused
+                // for a name of its length, written at its offset.
+                guard length > 0, Int(offset) + length <= nameBytes.count,
+                    (Int(offset) & (NameArena.chunkSize - 1)) + length <= NameArena.chunkSize
+                else {
                     throw Refusal(reason: "free span")
                 }
                 spans[length].append(offset)
@@ -370,10 +377,15 @@ package enum IndexSnapshot {
         }
         let done = jobs.value
         guard done.checksumMatched else { throw mismatch }
-        if let refusal = done.gramsRefusal { throw refusal }
+        if var refusal = done.gramsRefusal {
+            refusal.afterChecksum = true
+            throw refusal
+        }
         index.nameGrams = done.decoded
         if let problem = done.entryProblem ?? index.linkProblem(held: heldIDs) {
-            throw Refusal(reason: "inconsistent index: \(problem)")
+            var refusal = Refusal(reason: "inconsistent index: \(problem)")
+            refusal.afterChecksum = true
+            throw refusal
         }
         // Held ids were told to nobody in this process: free now.
         for id in heldIDs {
@@ -493,7 +505,40 @@ extension FileIndex {
             live += 1
         }
         guard live == count else { return "count \(count), \(live) live entries" }
-        for id in rootPaths.keys where id >= slots || !bits(id).isRoot { return "root table names \(id)" }
+        // Each root in the table live and marked a root (every entry marked
+        // one is in the table: checked above), so the table is the roots.
+        for id in rootPaths.keys where id >= slots || bits(id).isFree || !bits(id).isRoot {
+            return "root table names \(id)"
+        }
+        return freeSpanProblem()
+    }
+
+    /// Free name spans that overlap each other or a live entry's name, or
+    /// nil: a span is written over when a name of its length is stored.
+    ///
+    /// - Complexity: O(spans log spans + slots log spans); nothing when
+    ///   no span is free.
+    private func freeSpanProblem() -> String? {
+        var free: [(start: Int, end: Int)] = []
+        for (length, offsets) in names.spans.enumerated() {
+            for offset in offsets { free.append((Int(offset), Int(offset) + length)) }
+        }
+        guard !free.isEmpty else { return nil }
+        free.sort { $0.start < $1.start }
+        for i in 1..<max(1, free.count) where free[i].start < free[i - 1].end { return "free name spans overlap" }
+        for id in 0..<UInt32(slotCount) where !bits(id).isFree {
+            let start = Int(nameOffsetColumn[id])
+            let end = start + bits(id).nameLength
+            // The last span starting before this name's end must end
+            // before its start.
+            var low = 0
+            var high = free.count
+            while low < high {
+                let middle = (low + high) / 2
+                if free[middle].start < end { low = middle + 1 } else { high = middle }
+            }
+            if low > 0 && free[low - 1].end > start { return "entry \(id)'s name is in a free span" }
+        }
         return nil
     }
 
@@ -575,7 +620,14 @@ extension FileIndex {
         for id in 0..<slots where !bits(id).isFree { firstChildColumn[id] = Self.none }
         for id in 0..<slots {
             let b = bits(id)
-            if !b.isFree && !b.isRoot { linkIntoParent(id) }
+            guard !b.isFree else { continue }
+            if b.isRoot {
+                // Roots are no one's children.
+                nextSiblingColumn[id] = Self.none
+                previousSiblingColumn[id] = Self.none
+            } else {
+                linkIntoParent(id)
+            }
         }
         return freeProblem(live: live, held: held)
     }

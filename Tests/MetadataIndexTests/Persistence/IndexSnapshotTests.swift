@@ -148,6 +148,52 @@ struct IndexSnapshotTests {
         }
     }
 
+    /// Crafted files whose every link is in range, refused all the same:
+    /// a free slot named in the root table (and marked a root), a free name
+    /// span crossing a chunk of the arena or lying over a live name, a
+    /// cycle of three folders, and a folder whose parents lead into a
+    /// cycle without being on it.
+    @Test func craftedRootsSpansAndCyclesAreRefused() throws {
+        for damage in 0..<5 {
+            let index = FileIndex()
+            let root = index.addRoot(path: "/t", metadata: EntryMetadata(kind: .folder))
+            var folders: [EntryID] = []
+            var parent = root
+            for i in 0..<4 {
+                parent = index.insert(name: Array("d\(i)".utf8), in: parent, metadata: EntryMetadata(kind: .folder))
+                folders.append(parent)
+            }
+            let file = index.insert(name: Array("f.txt".utf8), in: folders[1], metadata: EntryMetadata(kind: .file))
+            let gone = index.insert(name: Array("gone".utf8), in: root, metadata: EntryMetadata(kind: .file))
+            index.remove(gone)
+            #expect(throws: Never.self) { try IndexSnapshot.load(try Self.bytes(of: index)) }
+            switch damage {
+            case 0:
+                var bits = EntryBits(rawValue: index.bitsColumn[gone.rawValue])
+                bits.isRoot = true
+                index.bitsColumn[gone.rawValue] = bits.rawValue
+                index.rootPaths[gone.rawValue] = "/gone"
+            case 1:
+                // The arena must reach past its first chunk for the span to be inside it.
+                for i in 0..<(NameArena.chunkSize / 200 + 1) {
+                    _ = index.insert(
+                        name: Array((String(i) + String(repeating: "n", count: 200)).utf8), in: folders[3],
+                        metadata: EntryMetadata(kind: .file))
+                }
+                index.names.release(offset: UInt32(NameArena.chunkSize - 2), length: 4)
+            case 2: index.names.release(offset: index.nameOffsetColumn[file.rawValue], length: 3)
+            case 3: index.parentColumn[folders[0].rawValue] = folders[2].rawValue  // d0 → d2 → d1 → d0
+            default: index.parentColumn[folders[1].rawValue] = folders[3].rawValue  // d1 ↔ d3 cycle; d2 leads in
+            }
+            let refusal = #expect(throws: IndexSnapshot.Refusal.self, "damage \(damage)") {
+                try IndexSnapshot.load(try Self.bytes(of: index))
+            }
+            #expect(
+                refusal?.reason.contains("inconsistent index") == true || refusal?.reason.contains("free span") == true,
+                "\(refusal?.reason ?? "")")
+        }
+    }
+
     /// The children lists and hash chains only repeat what the parents
     /// and names say: a snapshot's are made again, not read, so damage
     /// to them (a bug, or a file written by hand) costs nothing: every
