@@ -45,6 +45,17 @@ package final class PostgresConnection {
     ///   password, no such database); the URL is not repeated (it may hold
     ///   a password).
     package init(url: String) throws(SharedIndexError) {
+        // A URL libpq cannot parse is refused before it is used: libpq's
+        // message would quote the part it could not read, which may be
+        // the password.
+        var parseError: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &parseError) else {
+            if let parseError { PQfreemem(parseError) }
+            throw SharedIndexError(
+                "cannot connect to the shared index: the URL is malformed (expected "
+                    + "postgresql://USER@HOST:PORT/DATABASE, with '%' and other special characters percent-encoded)")
+        }
+        PQconninfoFree(options)
         guard let handle = PQconnectdb(url) else { throw SharedIndexError("out of memory connecting") }
         guard PQstatus(handle) == CONNECTION_OK else {
             let reason = Self.trimmed(PQerrorMessage(handle))
@@ -53,6 +64,12 @@ package final class PostgresConnection {
         }
         self.handle = handle
         mdq_pq_silence_notices(handle)
+        // Swift's strings are UTF-8 both ways, whatever PGCLIENTENCODING says.
+        guard PQsetClientEncoding(handle, "UTF8") == 0 else {
+            let reason = Self.trimmed(PQerrorMessage(handle))
+            PQfinish(handle)
+            throw SharedIndexError("cannot talk UTF-8 with the shared index: \(reason)")
+        }
     }
 
     deinit { PQfinish(handle) }

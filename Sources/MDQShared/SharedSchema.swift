@@ -8,7 +8,8 @@
 /// and the lowest versions a publisher and a reader must know: a migration
 /// that only adds (a column, an index, a table) leaves them, so older
 /// publishers and readers go on during a rolling upgrade; one that changes
-/// what is there raises them, and older programs stop with the reason.
+/// what is there raises them, and `compatibility` says an older program
+/// may no longer publish or read, with the reason.
 package enum SharedSchema {
     /// One step forward.
     package struct Migration {
@@ -72,6 +73,23 @@ package enum SharedSchema {
         else { throw SharedIndexError("mdq.meta is empty or unreadable: not a schema mdq made") }
         return State(
             version: version, foldVersion: fold, minimumPublisher: publisher, minimumReader: reader, hosts: hosts)
+    }
+
+    /// Why this mdq may not publish into (or read) a schema in `state`,
+    /// or nil when it may.
+    package static func compatibility(with state: State, publishing: Bool) -> String? {
+        let needed = publishing ? state.minimumPublisher : state.minimumReader
+        guard current >= needed else {
+            return
+                "the shared index's schema (version \(state.version)) needs \(publishing ? "publishers" : "readers") "
+                + "that know version \(needed); this mdq knows \(current): upgrade mdq"
+        }
+        guard state.version >= current else {
+            return
+                "the shared index's schema is version \(state.version), older than this mdq's (\(current)): "
+                + "'mdq shared migrate' moves it forward (the programs already using it go on)"
+        }
+        return nil
     }
 
     /// What `migrate` did.
@@ -162,11 +180,11 @@ package enum SharedSchema {
     /// a Chinese, Greek or accented name would have no trigram and never
     /// be found. The test is pg_trgm's own answer for such names.
     package static func localeProblem(_ connection: PostgresConnection) throws(SharedIndexError) -> String? {
+        // The encoding first, in a query of ASCII only: a database that
+        // cannot hold the names below could not read the next query.
         let database = try connection.execute(
             """
-            SELECT current_database() AS name, pg_encoding_to_char(encoding) AS encoding,
-                   datctype AS ctype,
-                   cardinality(show_trgm('文件名')) > 0 AND cardinality(show_trgm('Ελλάδα')) > 0 AS letters
+            SELECT current_database() AS name, pg_encoding_to_char(encoding) AS encoding, datctype AS ctype
             FROM pg_database WHERE datname = current_database()
             """)
         let name = database.first("name") ?? "?"
@@ -177,7 +195,9 @@ package enum SharedSchema {
                 + "outside its character set could not be stored; create it with ENCODING 'UTF8' and a UTF-8 "
                 + "locale (CREATE DATABASE \(name) ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0)"
         }
-        guard database.first("letters") == "t" else {
+        let trigrams = try connection.execute(
+            "SELECT cardinality(show_trgm('文件名')) > 0 AND cardinality(show_trgm('Ελλάδα')) > 0 AS letters")
+        guard trigrams.first("letters") == "t" else {
             return
                 "the database \(name) classifies characters with the locale '\(ctype)', which sees no letter "
                 + "outside ASCII: no Chinese, Greek or accented name could be found by its trigrams; create it "

@@ -57,17 +57,19 @@ struct SharedCommand: ParsableCommand {
             let database = try connection.connect()
             do {
                 if let state = try SharedSchema.state(of: database) {
-                    guard state.version >= SharedSchema.current else {
-                        Diagnostics.error(
-                            "the shared index is already there, at schema version \(state.version); "
-                                + "'mdq shared migrate' moves it to version \(SharedSchema.current)")
+                    if let problem = SharedSchema.compatibility(with: state, publishing: false) {
+                        Diagnostics.error("the shared index is already there, but " + problem)
                         throw ExitCode(1)
                     }
                     StandardOutput.print("the shared index is already there (schema version \(state.version))")
                     return
                 }
                 let outcome = try SharedSchema.migrate(database)
-                StandardOutput.print("created the shared index (schema version \(outcome.to))")
+                // Another init may have made it meanwhile.
+                StandardOutput.print(
+                    outcome.from == nil && !outcome.applied.isEmpty
+                        ? "created the shared index (schema version \(outcome.to))"
+                        : "the shared index is already there (schema version \(outcome.to))")
             } catch let error as SharedIndexError {
                 throw SharedCommand.failure(error)
             }
@@ -121,8 +123,12 @@ struct SharedCommand: ParsableCommand {
                     "name folding: version \(state.foldVersion)",
                     "hosts: \(state.hosts)",
                 ]
-                if state.version < SharedSchema.current {
-                    lines.append("'mdq shared migrate' moves it to version \(SharedSchema.current)")
+                for publishing in [true, false] {
+                    let role = publishing ? "publish" : "search"
+                    lines.append(
+                        SharedSchema.compatibility(with: state, publishing: publishing).map {
+                            "this mdq may not \(role): \($0)"
+                        } ?? "this mdq may \(role)")
                 }
                 StandardOutput.print(lines.joined(separator: "\n"))
             } catch let error as SharedIndexError {

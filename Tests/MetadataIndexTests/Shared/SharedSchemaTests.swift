@@ -34,11 +34,17 @@ struct SharedSchemaTests {
             INSERT INTO mdq.entry (host_id, entry_id, parent_id, kind, name, fold, seq)
             VALUES ($1, 1, 0, 1, '会议记录.txt', '会议记录.txt', 1), ($1, 2, 0, 1, 'Ελλάδα.png', 'ελλαδα.png', 2)
             """, [host])
-        let found = try connection.execute(
-            "SELECT name FROM mdq.entry WHERE fold LIKE '%议记%' AND deleted_seq IS NULL")
-        #expect(found.rows == [["会议记录.txt"]])
-        let greek = try connection.execute("SELECT name FROM mdq.entry WHERE fold LIKE '%λλα%'")
-        #expect(greek.rows == [["Ελλάδα.png"]])
+        for (fragment, name) in [("会议记", "会议记录.txt"), ("λλαδ", "Ελλάδα.png")] {
+            let query = "SELECT name FROM mdq.entry WHERE fold LIKE '%\(fragment)%' AND deleted_seq IS NULL"
+            #expect(try connection.execute(query).rows == [[name]])
+        }
+        // The host's partition has the trigram index, and pg_trgm made
+        // trigrams of those names (a C-locale database makes none).
+        let indexes = try connection.execute(
+            "SELECT indexname FROM pg_indexes WHERE tablename = 'entry_' || $1 AND indexdef LIKE '%gin_trgm_ops%'",
+            [host])
+        #expect(indexes.rows.count == 1)
+        #expect(try connection.execute("SELECT cardinality(show_trgm('会议记录')) AS n").first("n") != "0")
         #expect(try SharedSchema.state(of: connection)?.hosts == 1)
     }
 
@@ -135,6 +141,16 @@ struct SharedSchemaTests {
         #expect(
             try connection.execute("SELECT encode(decode($1, 'hex'), 'hex') AS value", [bytes]).first("value") == bytes)
         #expect(try connection.execute("SELECT $1::text AS value", [nil]).rows == [[nil]])
+    }
+
+    /// A URL libpq cannot parse is refused without quoting it: the part
+    /// it could not read may be the password.
+    @Test func aMalformedURLIsNotRepeated() throws {
+        let error = #expect(throws: SharedIndexError.self) {
+            try PostgresConnection(url: "postgresql://mdq:s3cr%zzet@localhost/mdq")
+        }
+        #expect(error?.message.contains("malformed") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("s3cr") == false)
     }
 
     @Test func anUnreachableDatabaseIsNamedWithLibpqsReason() throws {
