@@ -118,6 +118,22 @@ package struct AtomicFileWriter: ~Copyable {
     }
 }
 
+/// `path` opened read-only, and its status; the caller closes it.
+private func openForReading(_ path: FilePath) throws(Errno) -> (CInt, stat) {
+    let opened = path.withPlatformString { path in syscallResult { open(path, O_RDONLY | O_CLOEXEC) } }
+    let fd: CInt
+    switch opened {
+    case .success(let value): fd = value
+    case .failure(let error): throw error
+    }
+    var info = stat()
+    if case .failure(let error) = syscallResult({ fstat(fd, &info) }) {
+        closeDescriptor(fd)
+        throw error
+    }
+    return (fd, info)
+}
+
 /// Calls `body` with the whole of a regular file mapped read-only, its
 /// pages mapped from the page cache at once (`MAP_POPULATE`): no copy, and
 /// none of the page clearing a buffer of that size costs (a snapshot of a
@@ -130,15 +146,8 @@ package struct AtomicFileWriter: ~Copyable {
 package func withMappedFile<T>(
     _ path: FilePath, limit: Int = 1 << 34, _ body: (UnsafeRawBufferPointer) throws(Errno) -> T
 ) throws(Errno) -> T {
-    let opened = path.withPlatformString { path in syscallResult { open(path, O_RDONLY | O_CLOEXEC) } }
-    let fd: CInt
-    switch opened {
-    case .success(let value): fd = value
-    case .failure(let error): throw error
-    }
+    let (fd, info) = try openForReading(path)
     defer { closeDescriptor(fd) }
-    var info = stat()
-    if case .failure(let error) = syscallResult({ fstat(fd, &info) }) { throw error }
     guard info.st_mode & S_IFMT == S_IFREG else { throw Errno.invalidArgument }
     guard Int(info.st_size) <= limit else { throw Errno.fileTooLarge }
     let length = Int(info.st_size)
@@ -154,15 +163,8 @@ package func withMappedFile<T>(
 ///
 /// - Throws: the `Errno` of `open`, `fstat` or `read`.
 package func readWholeFile(_ path: FilePath, limit: Int = 1 << 34) throws(Errno) -> [UInt8] {
-    let opened = path.withPlatformString { path in syscallResult { open(path, O_RDONLY | O_CLOEXEC) } }
-    let fd: CInt
-    switch opened {
-    case .success(let value): fd = value
-    case .failure(let error): throw error
-    }
+    let (fd, info) = try openForReading(path)
     defer { closeDescriptor(fd) }
-    var info = stat()
-    if case .failure(let error) = syscallResult({ fstat(fd, &info) }) { throw error }
     // Files under /proc say they are empty: read until the end either way.
     // One byte more than the size, so the read that meets the end needs
     // no growth; the buffer is not zeroed first (a snapshot is tens of
