@@ -370,7 +370,7 @@ package enum IndexSnapshot {
         // the copies, then each entry's own fields.
         let jobs = UncheckedSendable(
             LoadJobs(
-                payload: payload, columns: columnSource, buckets: bucketBytes, names: nameBytes, spans: spans,
+                columns: columnSource, buckets: bucketBytes, names: nameBytes, spans: spans,
                 grams: sections["GRAM"], index: index, checksumMatches: checksumMatches))
         WorkerThreads.run(count: 2, name: "mdq-snapshot-load") { worker in
             if worker == 0 { jobs.value.checkAndDecode() } else { jobs.value.copyAndCheckEntries() }
@@ -400,7 +400,7 @@ package enum IndexSnapshot {
 /// they read are the mapped file's, the index is written by one of them
 /// only, and the caller reads the results after both end.
 private final class LoadJobs {
-    let payload, columns, buckets, names: UnsafeRawBufferPointer
+    let columns, buckets, names: UnsafeRawBufferPointer
     let spans: [[UInt32]]
     let grams: UnsafeRawBufferPointer?
     let index: FileIndex
@@ -414,11 +414,10 @@ private final class LoadJobs {
     var entryProblem: String?
 
     init(
-        payload: UnsafeRawBufferPointer, columns: UnsafeRawBufferPointer, buckets: UnsafeRawBufferPointer,
+        columns: UnsafeRawBufferPointer, buckets: UnsafeRawBufferPointer,
         names: UnsafeRawBufferPointer, spans: [[UInt32]], grams: UnsafeRawBufferPointer?, index: FileIndex,
         checksumMatches: @escaping () -> Bool
     ) {
-        self.payload = payload
         self.columns = columns
         self.buckets = buckets
         self.names = names
@@ -591,12 +590,11 @@ extension FileIndex {
             let parent = bits(parentColumn[id])
             guard !parent.isFree, parent.kind == .folder else { return "entry \(id)'s parent is not a folder" }
         }
-        var reaches = [UInt64](repeating: 0, count: (slotCount + 63) / 64)
-        func known(_ id: UInt32) -> Bool { reaches[Int(id >> 6)] & (1 << UInt64(id & 63)) != 0 }
-        for id in 0..<slots where !bits(id).isFree && !known(id) {
+        var reaches = EntrySet(capacity: slotCount)
+        for id in 0..<slots where !bits(id).isFree && !reaches.contains(id) {
             var top = id
             var climbed = 0
-            while !known(top) && !bits(top).isRoot {
+            while !reaches.contains(top) && !bits(top).isRoot {
                 top = parentColumn[top]
                 climbed += 1
                 // Longer than every entry: a cycle.
@@ -604,7 +602,7 @@ extension FileIndex {
             }
             var entry = id
             while true {
-                reaches[Int(entry >> 6)] |= 1 << UInt64(entry & 63)
+                reaches.insert(entry)
                 if entry == top { break }
                 entry = parentColumn[entry]
             }

@@ -452,7 +452,7 @@ package final class ContentIndexer: ImportedContent {
         // (not three tables of every file), and the engine's lock is held
         // for a slice, not for the whole index.
         let stored = store.sortedStamps()
-        var indexed = [UInt64](repeating: 0, count: (stored.count + 63) / 64)
+        var indexed = EntrySet(capacity: stored.count)
         let checksPaths = excludes
         var start: UInt32 = 0
         while true {
@@ -463,7 +463,7 @@ package final class ContentIndexer: ImportedContent {
                 // its import, if any, goes.
                 if let path = file.path, !imports(path) { continue }
                 if let i = ImportStore.StoredStamp.index(of: file.key, in: stored) {
-                    indexed[i >> 6] |= 1 << UInt64(i & 63)
+                    indexed.insert(UInt32(i))
                     if stored[i].stamp == file.stamp { continue }
                 }
                 queued.append((file.id, file.stamp.modification))
@@ -478,7 +478,7 @@ package final class ContentIndexer: ImportedContent {
             if Int(start) >= slots || start < Self.reconcileSlice { break }
         }
         var orphans: [FileKey] = []
-        for (i, file) in stored.enumerated() where indexed[i >> 6] & (1 << UInt64(i & 63)) == 0 {
+        for (i, file) in stored.enumerated() where !indexed.contains(UInt32(i)) {
             orphans.append(file.key)
         }
         if !orphans.isEmpty {
