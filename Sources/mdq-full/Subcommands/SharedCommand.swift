@@ -30,19 +30,26 @@ struct SharedCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("The database, as a postgresql:// URL.", valueName: "url"))
         var url: String
 
-        func connect() throws -> PostgresConnection {
+        /// Connects and runs `body` on the database; a failure of either
+        /// is said, and ends with status 1.
+        func run(_ body: (PostgresConnection) throws -> Void) throws {
             do {
-                return try PostgresConnection(url: url)
-            } catch {
-                throw SharedCommand.failure(error)
+                try body(try PostgresConnection(url: url))
+            } catch let error as SharedIndexError {
+                Diagnostics.error(error.description)
+                throw ExitCode(1)
             }
         }
     }
 
-    /// Says `error` and ends with status 1.
-    static func failure(_ error: SharedIndexError) -> ExitCode {
-        Diagnostics.error(error.description)
-        return ExitCode(1)
+    /// The schema's state; when the database holds none, says so and ends
+    /// with status 1.
+    static func existingSchema(in database: PostgresConnection) throws -> SharedSchema.State {
+        guard let state = try SharedSchema.state(of: database) else {
+            Diagnostics.error("this database holds no shared index: 'mdq shared init' creates it")
+            throw ExitCode(1)
+        }
+        return state
     }
 
     /// `mdq shared init URL`.
@@ -54,8 +61,7 @@ struct SharedCommand: ParsableCommand {
         @OptionGroup var connection: Connection
 
         func run() throws {
-            let database = try connection.connect()
-            do {
+            try connection.run { database in
                 if let state = try SharedSchema.state(of: database) {
                     if let problem = SharedSchema.compatibility(with: state, publishing: false) {
                         Diagnostics.error("the shared index is already there, but " + problem)
@@ -70,8 +76,6 @@ struct SharedCommand: ParsableCommand {
                     outcome.from == nil && !outcome.applied.isEmpty
                         ? "created the shared index (schema version \(outcome.to))"
                         : "the shared index is already there (schema version \(outcome.to))")
-            } catch let error as SharedIndexError {
-                throw SharedCommand.failure(error)
             }
         }
     }
@@ -84,12 +88,8 @@ struct SharedCommand: ParsableCommand {
         @OptionGroup var connection: Connection
 
         func run() throws {
-            let database = try connection.connect()
-            do {
-                guard try SharedSchema.state(of: database) != nil else {
-                    Diagnostics.error("this database holds no shared index: 'mdq shared init' creates it")
-                    throw ExitCode(1)
-                }
+            try connection.run { database in
+                _ = try SharedCommand.existingSchema(in: database)
                 let outcome = try SharedSchema.migrate(database)
                 if outcome.applied.isEmpty {
                     StandardOutput.print("the shared index is up to date (schema version \(outcome.to))")
@@ -97,8 +97,6 @@ struct SharedCommand: ParsableCommand {
                     StandardOutput.print(
                         "migrated the shared index from schema version \(outcome.from ?? 0) to \(outcome.to)")
                 }
-            } catch let error as SharedIndexError {
-                throw SharedCommand.failure(error)
             }
         }
     }
@@ -111,12 +109,8 @@ struct SharedCommand: ParsableCommand {
         @OptionGroup var connection: Connection
 
         func run() throws {
-            let database = try connection.connect()
-            do {
-                guard let state = try SharedSchema.state(of: database) else {
-                    Diagnostics.error("this database holds no shared index: 'mdq shared init' creates it")
-                    throw ExitCode(1)
-                }
+            try connection.run { database in
+                let state = try SharedCommand.existingSchema(in: database)
                 var lines = [
                     "schema version: \(state.version) (this mdq: \(SharedSchema.current))",
                     "publishers must know version \(state.minimumPublisher) or later, readers \(state.minimumReader)",
@@ -131,8 +125,6 @@ struct SharedCommand: ParsableCommand {
                         } ?? "this mdq may \(role)")
                 }
                 StandardOutput.print(lines.joined(separator: "\n"))
-            } catch let error as SharedIndexError {
-                throw SharedCommand.failure(error)
             }
         }
     }
