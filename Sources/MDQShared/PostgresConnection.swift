@@ -95,9 +95,7 @@ package final class PostgresConnection {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
             break
         default:
-            // PG_DIAG_SQLSTATE, a character macro Swift does not import.
-            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
-            throw SharedIndexError(Self.trimmed(PQresultErrorMessage(result)), sqlState: state)
+            throw Self.error(of: result)
         }
         let columnCount = Int(PQnfields(result))
         let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
@@ -111,6 +109,83 @@ package final class PostgresConnection {
         return PostgresRows(columns: columns, rows: rows)
     }
 
+    /// Runs `sql`, a `COPY … FROM STDIN`, and sends it the rows `fill`
+    /// writes (COPY's text format: `CopyText`), a part at a time: `fill`
+    /// is called until it returns false, and each part is sent as it is
+    /// made, so a whole index is streamed in bounded memory.
+    ///
+    /// - Returns: the rows the server took.
+    @discardableResult
+    package func copy(_ sql: String, _ fill: (inout CopyText) throws(SharedIndexError) -> Bool)
+        throws(SharedIndexError) -> Int
+    {
+        guard let started = PQexec(handle, sql) else { throw SharedIndexError(Self.trimmed(PQerrorMessage(handle))) }
+        let status = PQresultStatus(started)
+        if status != PGRES_COPY_IN {
+            defer { PQclear(started) }
+            throw Self.error(of: started)
+        }
+        PQclear(started)
+        var text = CopyText()
+        var failure: SharedIndexError?
+        while true {
+            let more: Bool
+            do {
+                more = try fill(&text)
+            } catch {
+                failure = error
+                break
+            }
+            if !text.bytes.isEmpty {
+                let sent = text.bytes.withUnsafeBufferPointer { buffer in
+                    buffer.withMemoryRebound(to: CChar.self) {
+                        PQputCopyData(handle, $0.baseAddress, Int32($0.count))
+                    }
+                }
+                text.bytes.removeAll(keepingCapacity: true)
+                if sent != 1 {
+                    failure = SharedIndexError(Self.trimmed(PQerrorMessage(handle)))
+                    break
+                }
+            }
+            if !more { break }
+        }
+        // A failed fill aborts the COPY, which the server then refuses.
+        guard PQputCopyEnd(handle, failure == nil ? nil : "mdq stopped the copy") == 1 else {
+            throw SharedIndexError(Self.trimmed(PQerrorMessage(handle)))
+        }
+        var rows = 0
+        var serverError: SharedIndexError?
+        while let result = PQgetResult(handle) {
+            if PQresultStatus(result) == PGRES_COMMAND_OK {
+                rows = Int(String(cString: PQcmdTuples(result))) ?? 0
+            } else if serverError == nil {
+                serverError = Self.error(of: result)
+            }
+            PQclear(result)
+        }
+        if let failure { throw failure }
+        if let serverError { throw serverError }
+        return rows
+    }
+
+    /// The notifications (`NOTIFY`) received on channels this connection
+    /// listens to, as (channel, payload), without waiting; reading any
+    /// input the server sent first.
+    package func notifications() throws(SharedIndexError) -> [(channel: String, payload: String)] {
+        guard PQconsumeInput(handle) == 1 else { throw SharedIndexError(Self.trimmed(PQerrorMessage(handle))) }
+        var received: [(String, String)] = []
+        while let notification = PQnotifies(handle) {
+            received.append(
+                (String(cString: notification.pointee.relname), String(cString: notification.pointee.extra)))
+            PQfreemem(notification)
+        }
+        return received
+    }
+
+    /// The connection's socket, to wait on for notifications.
+    package var socket: Int32 { PQsocket(handle) }
+
     /// Runs `body` in a transaction: committed when it returns, rolled
     /// back when it throws.
     package func transaction<T>(_ body: () throws(SharedIndexError) -> T) throws(SharedIndexError) -> T {
@@ -123,6 +198,12 @@ package final class PostgresConnection {
             _ = try? execute("ROLLBACK")
             throw error
         }
+    }
+
+    private static func error(of result: OpaquePointer) -> SharedIndexError {
+        // PG_DIAG_SQLSTATE, a character macro Swift does not import.
+        let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+        return SharedIndexError(Self.trimmed(PQresultErrorMessage(result)), sqlState: state)
     }
 
     private static func trimmed(_ message: UnsafePointer<CChar>?) -> String {

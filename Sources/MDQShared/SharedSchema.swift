@@ -26,7 +26,10 @@ package enum SharedSchema {
     package static let migrations: [Migration] = [
         Migration(
             version: 1, summary: "hosts, folders, entries, content and access rules, partitioned per host",
-            minimumPublisher: 1, minimumReader: 1, sql: version1)
+            minimumPublisher: 1, minimumReader: 1, sql: version1),
+        Migration(
+            version: 2, summary: "publishers' clocks and counts, 32-bit user ids, reloads swapped in",
+            minimumPublisher: 2, minimumReader: 2, sql: version2),
     ]
 
     /// The schema version this mdq creates, publishes and reads.

@@ -3,7 +3,7 @@ import MDQSystem
 extension MetadataAttribute {
     /// Where an attribute's value comes from: resolved once per attribute,
     /// so evaluating a predicate never compares key strings.
-    enum Source: Hashable, Sendable {
+    package enum Source: Hashable, Sendable {
         case name, displayName, path, url, size, creationDate, contentChangeDate, contentType, contentTypeTree
         /// The access time, read from the file (`stat`) when asked.
         case accessTime

@@ -24,7 +24,7 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     /// What its values are: how predicates type-check and compare it.
     public let valueType: ValueType
     /// Where the value comes from.
-    let source: Source
+    package let source: Source
 
     private init(_ rawValue: String, _ constantName: String? = nil, _ valueType: ValueType, _ source: Source) {
         self.rawValue = rawValue

@@ -35,7 +35,7 @@ public import MDQSystem
 /// flag), and `\` makes the next character literal. Names that are not
 /// UTF-8 match byte-wise.
 public struct MetadataPredicate: Sendable, Hashable, CustomStringConvertible {
-    let node: PredicateNode
+    package let node: PredicateNode
 
     /// The attributes read from inside files that the predicate tests
     /// (`kMDItemTextContent`, `kMDItemPixelWidth`, ...): answering it

@@ -1,4 +1,4 @@
-import MDQSystem
+package import MDQSystem
 
 /// The parsed form of a predicate: what the parser and the builder make
 /// and the compiler turns into matchers.
@@ -12,19 +12,19 @@ package indirect enum PredicateNode: Sendable, Hashable {
 
 /// `[quantifier] attribute op[options] value`.
 package struct Comparison: Sendable, Hashable {
-    var attribute: MetadataAttribute
-    var op: ComparisonOperator
-    var options: StringCompareOptions
-    var value: PredicateValue
+    package var attribute: MetadataAttribute
+    package var op: ComparisonOperator
+    package var options: StringCompareOptions
+    package var value: PredicateValue
     /// `ANY`/`SOME`, `ALL`, `NONE` before the key; nil when none is written.
-    var quantifier: Quantifier? = nil
+    package var quantifier: Quantifier? = nil
 }
 
 /// An aggregate operator before a key. On a list attribute
 /// (`kMDItemContentTypeTree`) it says how many elements the comparison must
 /// hold for; on a single value, `ANY` and `ALL` are the plain comparison
 /// and `NONE` its negation.
-enum Quantifier: String, Sendable, Hashable, CaseIterable {
+package enum Quantifier: String, Sendable, Hashable, CaseIterable {
     /// `ANY` or `SOME`: at least one element.
     case anyElement = "ANY"
     /// `ALL`: every element.
@@ -34,7 +34,7 @@ enum Quantifier: String, Sendable, Hashable, CaseIterable {
 }
 
 /// The comparison operators.
-enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
+package enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
     case equal = "=="
     case notEqual = "!="
     case less = "<"
@@ -56,7 +56,7 @@ enum ComparisonOperator: String, Sendable, Hashable, CaseIterable {
 }
 
 /// A literal on the right of a comparison.
-enum PredicateValue: Sendable, Hashable {
+package enum PredicateValue: Sendable, Hashable {
     /// Raw bytes: a string literal may carry bytes that are not UTF-8
     /// (`\xHH` escapes, or raw bytes in the query), to match such names.
     case string([UInt8])

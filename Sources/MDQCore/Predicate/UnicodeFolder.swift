@@ -435,7 +435,7 @@ package final class UnicodeFolder {
     }
 
     /// Folds a pattern literal once, at compile time.
-    func folded(_ literal: [UInt8]) -> [UInt8] {
+    package func folded(_ literal: [UInt8]) -> [UInt8] {
         literal.withUnsafeBytes { fold($0) }
         return Array(folded.bytes)
     }

@@ -342,13 +342,22 @@ extension EngineState {
     /// Advances the clock for a dispatched batch and journals every entry
     /// it touched, by identity (a removed entry's slot is still
     /// quarantined, so its identity is the one subscribers were told).
-    func journal(_ batch: IndexChanges, accessChanged: Bool) {
-        guard !batch.isEmpty || accessChanged else { return }
+    ///
+    /// Folders whose permissions changed are journalled as changed too:
+    /// the shared index's publisher republishes who may list them.
+    func journal(_ batch: IndexChanges, accessChanged: [UInt32]) {
+        guard !batch.isEmpty || !accessChanged.isEmpty else { return }
         clock.advance()
-        if accessChanged { clock.noteAccessChange() }
+        if !accessChanged.isEmpty { clock.noteAccessChange() }
         for id in batch.removed { clock.record(index.identity(of: id), .removed) }
         for id in batch.added where !batch.removed.contains(id) { clock.record(index.identity(of: id), .added) }
         for id in batch.changed where !batch.removed.contains(id) && !batch.added.contains(id) {
+            clock.record(index.identity(of: id), .changed)
+        }
+        for id in accessChanged
+        where index.contains(EntryID(id)) && !batch.removed.contains(id) && !batch.added.contains(id)
+            && !batch.changed.contains(id)
+        {
             clock.record(index.identity(of: id), .changed)
         }
     }
@@ -368,7 +377,7 @@ extension EngineState {
         let batch = changes
         changes = IndexChanges()
         if !batch.isEmpty { changeCount += 1 }
-        journal(batch, accessChanged: !accessChanged.isEmpty)
+        journal(batch, accessChanged: accessChanged)
         if let content {
             let removedFiles = index.removedFiles
             index.removedFiles = []

@@ -1,0 +1,176 @@
+package import MDQCore
+package import MDQSystem
+import SystemPackage
+
+/// One entry as the shared index across hosts is told of it: what the
+/// index holds, by identity (`FileIndex.identity(of:)`: stable across
+/// renames and restarts, never reused).
+package struct PublishedEntry: Sendable {
+    package var identity: UInt64
+    /// The folder it lies in; nil for a scope root.
+    package var parent: UInt64?
+    package var name: [UInt8]
+    package var metadata: EntryMetadata
+    /// For folders: the absolute path.
+    package var path: [UInt8]?
+    /// For folders: what a user must be allowed to list the folder's
+    /// contents, outermost first, each kind once: the access of every
+    /// folder from `/` down to this one (the folders above the index's
+    /// root included) that does not let everyone list and search it. A
+    /// folder whose access the index has not read yet appears as nil
+    /// (nobody but root may list below it).
+    package var listRestrictions: [FolderAccess?]?
+}
+
+extension LiveEngine {
+    /// What the publisher needs to know before it reads: the clock now,
+    /// and whether every root's files are stat'ed (names-first roots are
+    /// published once they are filled, so no folder is published without
+    /// its permissions).
+    package func publishingState() -> (clock: EngineClock, ready: Bool, slots: Int, entries: Int) {
+        state.withLock { s in
+            (
+                s.clock.now, !s.roots.values.contains { $0.gathering || $0.lacksAttributes }, s.index.slotCount,
+                s.index.count - s.roots.count
+            )
+        }
+    }
+
+    /// The identities of every entry changed, added or removed since
+    /// `clock`, each once, and the clock now; nil when `clock` is not one
+    /// this engine's history reaches back to (another index, or older than
+    /// its journal): the whole index is to be published again.
+    package func changedIdentities(since clock: EngineClock) -> (identities: [UInt64], now: EngineClock)? {
+        state.withLock { s in
+            guard let tick = s.clock.resolve(clock) else { return nil }
+            return (s.clock.changes(after: tick).identities, s.clock.now)
+        }
+    }
+
+    /// The entries with these identities as they are now; the identities
+    /// that name no entry any more are `removed`.
+    package func publishedEntries(_ identities: some Sequence<UInt64>) -> (
+        entries: [PublishedEntry], removed: [UInt64]
+    ) {
+        state.withLock { s in
+            var restrictions = ListRestrictions()
+            var entries: [PublishedEntry] = []
+            var removed: [UInt64] = []
+            for identity in identities {
+                guard let id = s.index.entry(identity: identity) else {
+                    removed.append(identity)
+                    continue
+                }
+                entries.append(s.publishedEntry(id.rawValue, restrictions: &restrictions))
+            }
+            return (entries, removed)
+        }
+    }
+
+    /// The live entries among the slots in `slots`, for a full publish a
+    /// slice at a time.
+    package func publishedEntries(slots: Range<Int>) -> [PublishedEntry] {
+        state.withLock { s in
+            var restrictions = ListRestrictions()
+            var entries: [PublishedEntry] = []
+            for slot in slots.clamped(to: 0..<s.index.slotCount) where s.index.contains(EntryID(UInt32(slot))) {
+                entries.append(s.publishedEntry(UInt32(slot), restrictions: &restrictions))
+            }
+            return entries
+        }
+    }
+
+    /// The identities of the folders inside the folder `identity`, at any
+    /// depth: their paths and list restrictions follow the folder's.
+    package func folderIdentities(below identity: UInt64) -> [UInt64] {
+        state.withLock { s in
+            guard let folder = s.index.entry(identity: identity) else { return [] }
+            var result: [UInt64] = []
+            s.index.forEachDescendant(of: folder) { id in
+                if s.index.kind(of: id) == .folder { result.append(s.index.identity(of: id.rawValue)) }
+            }
+            return result
+        }
+    }
+}
+
+/// The list restrictions of folders, remembered while one lock is held.
+struct ListRestrictions {
+    private var known: [UInt32: [FolderAccess?]] = [:]
+    private var aboveRoots: [UInt32: [FolderAccess?]] = [:]
+
+    /// Whether a folder with `access` may be listed and searched by every
+    /// user: then it restricts no one and is left out.
+    static func isOpenToAll(_ access: FolderAccess) -> Bool {
+        access.acl == nil && access.mode & 0o555 == 0o555
+    }
+
+    mutating func of(_ folder: UInt32, in index: FileIndex) -> [FolderAccess?] {
+        if let known = known[folder] { return known }
+        var chain: [UInt32] = []
+        var current = folder
+        var base: [FolderAccess?]
+        while true {
+            if let found = known[current] {
+                base = found
+                break
+            }
+            chain.append(current)
+            guard let parent = index.parent(of: EntryID(current)) else {
+                base = above(root: current, in: index)
+                break
+            }
+            current = parent.rawValue
+        }
+        for id in chain.reversed() {
+            let access = index.metadata(of: EntryID(id)).access
+            if let access, Self.isOpenToAll(access) {
+                known[id] = base
+            } else if !base.contains(access) {
+                base.append(access)
+                known[id] = base
+            } else {
+                known[id] = base
+            }
+        }
+        return base
+    }
+
+    /// The restricting folders above a scope root, outside the index, read
+    /// from the disk at the root's path (as `Visibility` reads them).
+    private mutating func above(root: UInt32, in index: FileIndex) -> [FolderAccess?] {
+        if let known = aboveRoots[root] { return known }
+        var result: [FolderAccess?] = []
+        if var ancestor = index.rootPaths[root] {
+            var ancestors: [FilePath] = []
+            while ancestor.removeLastComponent(), !ancestor.isEmpty { ancestors.append(ancestor) }
+            for folder in ancestors.reversed() {
+                let access: FolderAccess? =
+                    if case .success(let status) = FileStatus.of(pathBytes: folder.bytes) {
+                        FolderAccess(status)
+                    } else {
+                        nil
+                    }
+                if let access, Self.isOpenToAll(access) { continue }
+                if !result.contains(access) { result.append(access) }
+            }
+        }
+        aboveRoots[root] = result
+        return result
+    }
+}
+
+extension EngineState {
+    fileprivate func publishedEntry(_ id: UInt32, restrictions: inout ListRestrictions) -> PublishedEntry {
+        let entry = EntryID(id)
+        let metadata = index.metadata(of: entry)
+        var published = PublishedEntry(
+            identity: index.identity(of: id), parent: index.parent(of: entry).map { index.identity(of: $0.rawValue) },
+            name: index.name(of: entry), metadata: metadata)
+        if metadata.kind == .folder {
+            published.path = pathBytes(of: id)
+            published.listRestrictions = restrictions.of(id, in: index)
+        }
+        return published
+    }
+}

@@ -1,0 +1,323 @@
+package import MDQCore
+import MDQSystem
+
+/// A predicate as a SQL condition on the shared index's rows (`e`, the
+/// entry, and `f`, its folder): exactly its matches, or a superset that
+/// mdq's own matcher checks again on each row (`exact` false), so every
+/// option (`[c]`, `[d]`, `[w]`, `?` over graphemes, dates to the
+/// nanosecond) means what it means on the host.
+///
+/// Names are compared on `e.fold`, the name folded as `[cd]` folds it (the
+/// host's folding, `SharedSchema.foldVersion`), so a pattern folded the
+/// same way finds every name it could match whatever its options. A part
+/// the database cannot narrow becomes `TRUE` (the whole predicate checked
+/// again), and a negation keeps only exact parts (the negation of a
+/// superset would lose matches).
+package struct PredicateSQL {
+    package var condition: String
+    /// The condition holds for exactly the predicate's matches.
+    package var exact: Bool
+    /// Some part of it uses one of the shared index's indexes (a trigram
+    /// run of a name, an extension, a type, a size or a date), so it does
+    /// not read every row.
+    package var narrows: Bool
+    /// Text parameters, `$n` in `condition` from `firstParameter` on.
+    package var parameters: [String?]
+
+    /// An attribute the shared index does not hold: the predicate cannot be
+    /// answered across hosts.
+    package struct Unpublished: Error, Equatable {
+        package var attribute: String
+    }
+
+    /// - Parameter firstParameter: the number of the first `$n` used.
+    /// - Throws: `Unpublished` naming an attribute hosts do not publish.
+    package init(_ predicate: MetadataPredicate, firstParameter: Int = 1) throws(Unpublished) {
+        var translator = Translator(next: firstParameter)
+        let part = try translator.translate(predicate.node)
+        condition = part.sql
+        exact = part.exact
+        narrows = part.narrows
+        parameters = translator.parameters
+    }
+}
+
+private struct Part {
+    var sql: String
+    var exact: Bool
+    var narrows: Bool
+
+    static let anything = Part(sql: "TRUE", exact: false, narrows: false)
+}
+
+private struct Translator {
+    var next: Int
+    var parameters: [String?] = []
+    let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
+
+    init(next: Int) {
+        self.next = next
+    }
+
+    mutating func parameter(_ value: String) -> String {
+        parameters.append(value)
+        defer { next += 1 }
+        return "$\(next)"
+    }
+
+    mutating func translate(_ node: PredicateNode) throws(PredicateSQL.Unpublished) -> Part {
+        switch node {
+        case .constant(let value):
+            return Part(sql: value ? "TRUE" : "FALSE", exact: true, narrows: !value)
+        case .and(let nodes):
+            var parts: [Part] = []
+            for node in nodes { parts.append(try translate(node)) }
+            let kept = parts.filter { $0.sql != "TRUE" }
+            return Part(
+                sql: kept.isEmpty ? "TRUE" : "(" + kept.map(\.sql).joined(separator: " AND ") + ")",
+                exact: parts.allSatisfy(\.exact), narrows: parts.contains(where: \.narrows))
+        case .or(let nodes):
+            var parts: [Part] = []
+            for node in nodes { parts.append(try translate(node)) }
+            if parts.contains(where: { $0.sql == "TRUE" }) {
+                return Part(sql: "TRUE", exact: parts.allSatisfy(\.exact), narrows: false)
+            }
+            return Part(
+                sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", exact: parts.allSatisfy(\.exact),
+                narrows: !parts.isEmpty && parts.allSatisfy(\.narrows))
+        case .not(let inner):
+            let part = try translate(inner)
+            guard part.exact else { return .anything }
+            return Part(sql: "NOT \(part.sql)", exact: true, narrows: false)
+        case .comparison(let comparison):
+            return try translate(comparison)
+        }
+    }
+
+    mutating func translate(_ c: Comparison) throws(PredicateSQL.Unpublished) -> Part {
+        if c.quantifier == .noElement {
+            var positive = c
+            positive.quantifier = .anyElement
+            return try translate(.not(.comparison(positive)))
+        }
+        if c.op == .notEqual {
+            var positive = c
+            positive.op = .equal
+            return try translate(.not(.comparison(positive)))
+        }
+        switch c.attribute.source {
+        case .name:
+            return name(c, column: "e.fold")
+        case .nameExtension:
+            return name(c, column: "e.ext")
+        case .size:
+            return number(c, column: "e.size")
+        case .creationDate:
+            return date(c, column: "e.btime")
+        case .contentChangeDate:
+            return date(c, column: "e.mtime")
+        case .contentType:
+            return type(c, column: "e.content_type")
+        case .contentTypeTree:
+            return type(c, column: "e.content_type")
+        case .displayName, .nameWithoutExtension, .path, .url, .kind:
+            // Checked on each row (the display name is the name less its
+            // extension; the path is its folder's and the name).
+            return .anything
+        case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
+            .conflictOriginalPath, .synced, .imported:
+            throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue)
+        }
+    }
+
+    /// Names (and extensions), compared folded: exact only for `[cd]`
+    /// without `[w]` or `?` on ASCII text, where folding decides alone.
+    mutating func name(_ c: Comparison, column: String) -> Part {
+        if c.op == .in, case .list(let values) = c.value {
+            var parts: [Part] = []
+            for value in values {
+                var one = c
+                one.op = .equal
+                one.value = value
+                parts.append(name(one, column: column))
+            }
+            guard !parts.isEmpty else { return Part(sql: "FALSE", exact: true, narrows: true) }
+            return Part(
+                sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", exact: parts.allSatisfy(\.exact),
+                narrows: parts.allSatisfy(\.narrows))
+        }
+        guard case .string(let raw) = c.value else { return .anything }
+        let folded = folder.folded(raw)
+        // Text that is not UTF-8 is matched byte-wise on the host; the
+        // database holds such names with U+FFFD: checked on each row.
+        guard String(validating: folded, as: UTF8.self) != nil else { return .anything }
+        var exact =
+            c.options.contains(.caseInsensitive) && c.options.contains(.diacriticInsensitive)
+            && !c.options.contains(.wordBased) && raw.allSatisfy { $0 < 0x80 }
+        var pattern: [UInt8] = []
+        var run = 0
+        var longest = 0
+        func literal(_ byte: UInt8) {
+            if byte == UInt8(ascii: "%") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "\\") {
+                pattern.append(UInt8(ascii: "\\"))
+            }
+            pattern.append(byte)
+            run += 1
+            longest = max(longest, run)
+        }
+        func any() {
+            if pattern.last != UInt8(ascii: "%") { pattern.append(UInt8(ascii: "%")) }
+            run = 0
+        }
+        if c.options.contains(.wordBased) {
+            // A word anywhere in the name: its letters, somewhere.
+            any()
+            var i = 0
+            while i < folded.count {
+                let byte = folded[i]
+                if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") {
+                    any()
+                } else if byte == UInt8(ascii: "\\"), i + 1 < folded.count {
+                    i += 1
+                    literal(folded[i])
+                } else {
+                    literal(byte)
+                }
+                i += 1
+            }
+            any()
+        } else {
+            switch c.op {
+            case .like:
+                var i = 0
+                while i < folded.count {
+                    let byte = folded[i]
+                    if byte == UInt8(ascii: "*") {
+                        any()
+                    } else if byte == UInt8(ascii: "?") {
+                        // One character: one or more code points.
+                        pattern.append(UInt8(ascii: "_"))
+                        any()
+                        exact = false
+                    } else if byte == UInt8(ascii: "\\"), i + 1 < folded.count {
+                        i += 1
+                        literal(folded[i])
+                    } else {
+                        literal(byte)
+                    }
+                    i += 1
+                }
+            case .equal:
+                for byte in folded { literal(byte) }
+            case .beginsWith:
+                for byte in folded { literal(byte) }
+                any()
+            case .endsWith:
+                any()
+                for byte in folded { literal(byte) }
+            case .contains:
+                any()
+                for byte in folded { literal(byte) }
+                any()
+            case .matches, .in, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .notEqual,
+                .utiConformsTo, .utiEquals:
+                return .anything
+            }
+        }
+        let text = String(decoding: pattern, as: UTF8.self)
+        // A trigram index needs three characters in a row; an extension is
+        // an exact column.
+        let narrows = column == "e.ext" ? !text.contains("%") && !text.contains("_") : longest >= 3
+        let sql: String
+        if column == "e.ext" && !pattern.contains(UInt8(ascii: "%")) && !pattern.contains(UInt8(ascii: "_")) {
+            sql = "\(column) = \(parameter(String(decoding: folded, as: UTF8.self)))"
+        } else {
+            sql = "\(column) LIKE \(parameter(text))"
+        }
+        return Part(sql: "coalesce(\(sql), false)", exact: exact, narrows: narrows)
+    }
+
+    mutating func number(_ c: Comparison, column: String) -> Part {
+        func value(_ v: PredicateValue) -> Double? {
+            if case .number(let n) = v { return n }
+            return nil
+        }
+        let sql: String
+        switch (c.op, c.value) {
+        case (.between, .list(let bounds)) where bounds.count == 2:
+            guard let low = value(bounds[0]), let high = value(bounds[1]) else { return .anything }
+            sql = "\(column) BETWEEN \(parameter(String(low)))::float8 AND \(parameter(String(high)))::float8"
+        case (.in, .list(let values)):
+            let numbers = values.compactMap(value)
+            guard numbers.count == values.count else { return .anything }
+            sql =
+                "\(column) = ANY(\(parameter("{" + numbers.map { String($0) }.joined(separator: ",") + "}"))::float8[])"
+        default:
+            guard let number = value(c.value), let op = Self.sqlOperator(c.op) else { return .anything }
+            sql = "\(column) \(op) \(parameter(String(number)))::float8"
+        }
+        return Part(sql: "coalesce(\(sql), false)", exact: true, narrows: true)
+    }
+
+    /// Dates, to the microsecond the database keeps: widened by one, and
+    /// checked again on each row to the nanosecond.
+    mutating func date(_ c: Comparison, column: String) -> Part {
+        func micros(_ v: PredicateValue) -> Int64? {
+            if case .date(let time) = v { return time.nanosecondsSinceEpoch / 1000 }
+            return nil
+        }
+        func at(_ micros: Int64) -> String { "to_timestamp(\(parameter(String(micros)))::float8 / 1e6)" }
+        let sql: String
+        switch (c.op, c.value) {
+        case (.between, .list(let bounds)) where bounds.count == 2:
+            guard let low = micros(bounds[0]), let high = micros(bounds[1]) else { return .anything }
+            sql = "\(column) BETWEEN \(at(low - 2)) AND \(at(high + 2))"
+        default:
+            guard let value = micros(c.value) else { return .anything }
+            switch c.op {
+            case .less, .lessOrEqual: sql = "\(column) <= \(at(value + 2))"
+            case .greater, .greaterOrEqual: sql = "\(column) >= \(at(value - 2))"
+            case .equal: sql = "\(column) BETWEEN \(at(value - 2)) AND \(at(value + 2))"
+            default: return .anything
+            }
+        }
+        return Part(sql: "coalesce(\(sql), false)", exact: false, narrows: true)
+    }
+
+    /// Content types: equal, or conforming (by the host's type tree).
+    mutating func type(_ c: Comparison, column: String) -> Part {
+        guard case .string(let raw) = c.value, let identifier = String(validating: raw, as: UTF8.self),
+            c.options.isEmpty
+        else { return .anything }
+        switch c.op {
+        case .utiConformsTo:
+            return Part(
+                sql: "coalesce(e.type_tree @> ARRAY[\(parameter(identifier))]::text[], false)", exact: true,
+                narrows: true)
+        case .equal, .utiEquals:
+            if c.attribute.source == .contentTypeTree {
+                return Part(
+                    sql: "coalesce(e.type_tree @> ARRAY[\(parameter(identifier))]::text[], false)", exact: true,
+                    narrows: true)
+            }
+            // The tree starts with the type itself: its index narrows.
+            let value = parameter(identifier)
+            return Part(
+                sql: "coalesce(e.type_tree @> ARRAY[\(value)]::text[] AND \(column) = \(value), false)", exact: true,
+                narrows: true)
+        default:
+            return .anything
+        }
+    }
+
+    static func sqlOperator(_ op: ComparisonOperator) -> String? {
+        switch op {
+        case .equal: "="
+        case .less: "<"
+        case .lessOrEqual: "<="
+        case .greater: ">"
+        case .greaterOrEqual: ">="
+        default: nil
+        }
+    }
+}

@@ -1,0 +1,605 @@
+import Foundation
+package import MDQCore
+package import MDQEngine
+package import MDQSystem
+
+/// The system index's publisher: keeps this host's partitions of the
+/// shared index equal to its live index.
+///
+/// It runs on a thread of its own and talks to the database only from
+/// there; it reads the index a slice at a time under the engine's lock and
+/// never holds that lock while it waits for the database, so a slow or
+/// absent database never blocks the local index. What it has to send is
+/// not queued: it is the engine's journal of changed identities since the
+/// clock the database holds (`LiveEngine.changedIdentities(since:)`),
+/// each entry once however often it changed, read as the entry is when it
+/// is sent. Its memory is one batch.
+///
+/// - A new host, or one whose recorded clock this index's journal no
+///   longer reaches (another index, a journal overrun while the database
+///   was away), is published whole into tables aside and swapped in, in
+///   one transaction (`reload`).
+/// - Otherwise it sends the changes since the recorded clock, in batches;
+///   each batch is one transaction that also moves the host's sequence
+///   (and, with the last batch of a catch-up, its clock) and notifies
+///   readers (`NOTIFY mdq`).
+/// - Exactly one publisher per host: the host's row names its machine
+///   (another machine claiming the name is refused), and a session-long
+///   advisory lock keeps a second publisher of the same machine out.
+package final class SharedPublisher: Sendable {
+    package struct Configuration: Sendable {
+        /// The database, as libpq reads it (`postgresql://…`).
+        package var url: String
+        /// This host's name in the shared index.
+        package var hostName: String
+        /// `/etc/machine-id`'s value: what tells a clone from the host.
+        package var machineID: String
+        /// Hosts that share a meaning of user and group numbers.
+        package var domain = "default"
+        /// Seconds between batches while changes come.
+        package var interval = 0.1
+        /// Most changed entries in one batch.
+        package var batchEntries = 10_000
+        /// Slots read under one hold of the engine's lock in a full publish.
+        package var sliceSlots = 1 << 15
+        /// The longest wait before trying the database again.
+        package var maximumBackoff = 30.0
+
+        package init(url: String, hostName: String, machineID: String) {
+            self.url = url
+            self.hostName = hostName
+            self.machineID = machineID
+        }
+    }
+
+    /// What the publisher is doing, for `mdq system status` and tests.
+    package struct Status: Sendable, Equatable {
+        package var state = "connecting"
+        /// The host's number in the shared index, once registered.
+        package var hostID: Int?
+        /// The host's sequence in the database after the last batch.
+        package var sequence: Int64 = 0
+        /// The engine clock the database's rows stand for.
+        package var clock: String?
+        /// Rows sent since the publisher started (entries and folders).
+        package var rowsSent = 0
+        /// Full publishes done since it started.
+        package var reloads = 0
+        package var lastError: String?
+    }
+
+    private struct Control {
+        var stopping = false
+        var wake = false
+    }
+
+    package let configuration: Configuration
+    let engine: LiveEngine
+    let log: @Sendable (String) -> Void
+    private let control = ConditionLocked(Control())
+    package let status = Locked(Status())
+    private let finished = ConditionLocked(false)
+
+    package init(
+        configuration: Configuration, engine: LiveEngine, log: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.engine = engine
+        self.log = log
+    }
+
+    /// Starts the publisher's thread.
+    package func start() {
+        WorkerThreads.detach(name: "mdq-publish") { [self] in
+            run()
+            finished.mutateAndBroadcast { $0 = true }
+        }
+    }
+
+    /// Stops publishing (the host is marked offline when the database can
+    /// be told) and waits up to `timeout` seconds for the thread to end.
+    package func stop(timeout: Double = 5) {
+        control.mutateAndBroadcast { $0.stopping = true }
+        finished.wait(until: { $0 }, deadline: .now + .milliseconds(Int(timeout * 1000))) { _ in }
+    }
+
+    /// Wakes the publisher to look for changes now (tests; the daemon
+    /// after a batch).
+    package func wake() {
+        control.mutateAndBroadcast { $0.wake = true }
+    }
+
+    private var isStopping: Bool { control.withLock { $0.stopping } }
+
+    /// Sleeps `seconds`, or less if woken or stopped; returns false when stopping.
+    private func pause(_ seconds: Double) -> Bool {
+        control.wait(
+            until: { $0.stopping || $0.wake }, deadline: .now + .milliseconds(Int(seconds * 1000))
+        ) { control in
+            control.wake = false
+            return !control.stopping
+        }
+    }
+
+    private func run() {
+        var backoff = 0.5
+        while !isStopping {
+            do {
+                let connection = try PostgresConnection(url: configuration.url)
+                var session = try PublishingSession(publisher: self, connection: connection)
+                backoff = 0.5
+                try session.run()
+                session.markOffline()
+                return
+            } catch {
+                let message = "cannot publish to the shared index: \(error.message)"
+                let changed = status.withLock { status in
+                    defer {
+                        status.lastError = message
+                        status.state = "waiting"
+                    }
+                    return status.lastError != message
+                }
+                if changed { log(message + " (trying again)") }
+                guard pause(backoff) else { return }
+                backoff = min(configuration.maximumBackoff, backoff * 2)
+            }
+        }
+    }
+
+    fileprivate func stopping() -> Bool { isStopping }
+    fileprivate func sleep(_ seconds: Double) -> Bool { pause(seconds) }
+}
+
+/// One connection's worth of publishing: registered, locked, then loading
+/// or catching up, then following the engine until an error or a stop.
+private struct PublishingSession {
+    let publisher: SharedPublisher
+    let connection: PostgresConnection
+    let hostID: Int
+    var sequence: Int64
+    var clock: EngineClock?
+    var classes: ClassBook
+    var rows: RowWriter
+    var configuration: SharedPublisher.Configuration { publisher.configuration }
+
+    init(publisher: SharedPublisher, connection: PostgresConnection) throws(SharedIndexError) {
+        self.publisher = publisher
+        self.connection = connection
+        let configuration = publisher.configuration
+        guard let state = try SharedSchema.state(of: connection) else {
+            throw SharedIndexError("the database holds no shared index: 'mdq shared init URL' creates it")
+        }
+        if let problem = SharedSchema.compatibility(with: state, publishing: true) {
+            throw SharedIndexError(problem)
+        }
+        // The host, registered on first contact; a name another machine
+        // holds is refused (a clone, or a name given twice).
+        var host = try connection.execute(
+            "SELECT host_id, machine_id, last_seq, clock FROM mdq.host WHERE name = $1", [configuration.hostName])
+        if host.rows.isEmpty {
+            do {
+                _ = try connection.execute(
+                    "SELECT mdq.add_host($1, $2, $3)",
+                    [configuration.hostName, configuration.machineID, configuration.domain])
+            } catch  where error.sqlState == "23505" {
+                // Unique violation: this machine is registered under another
+                // name, or another publisher registered this name just now.
+                let other = try connection.execute(
+                    "SELECT name FROM mdq.host WHERE machine_id = $1", [configuration.machineID]
+                ).first("name")
+                if let other, other != configuration.hostName {
+                    throw SharedIndexError(
+                        "this machine (machine id \(configuration.machineID)) publishes as \(other) already; "
+                            + "'mdq shared forget \(other)' first to publish it as \(configuration.hostName)")
+                }
+            }
+            host = try connection.execute(
+                "SELECT host_id, machine_id, last_seq, clock FROM mdq.host WHERE name = $1", [configuration.hostName])
+        }
+        guard let id = host.first("host_id").flatMap(Int.init), let machine = host.first("machine_id") else {
+            throw SharedIndexError("the host \(configuration.hostName) could not be registered")
+        }
+        guard machine == configuration.machineID else {
+            throw SharedIndexError(
+                "the host name \(configuration.hostName) is published by another machine (machine id \(machine); "
+                    + "this one is \(configuration.machineID)): a cloned machine must get a new "
+                    + "/etc/machine-id, or this one another name (--host-name)")
+        }
+        let locked = try connection.execute("SELECT pg_try_advisory_lock(730160, $1::int) AS held", [String(id)])
+        guard locked.first("held") == "t" else {
+            throw SharedIndexError(
+                "another publisher is publishing \(configuration.hostName) (host \(id)) already; "
+                    + "this one waits for it to stop")
+        }
+        hostID = id
+        sequence = host.first("last_seq").flatMap(Int64.init) ?? 0
+        clock = host.first("clock").flatMap(EngineClock.init)
+        classes = try ClassBook(hostID: id, connection: connection)
+        rows = RowWriter(hostID: id)
+        publisher.status.withLock {
+            $0.hostID = id
+            $0.sequence = sequence
+            $0.clock = clock?.description
+            $0.lastError = nil
+        }
+        _ = try connection.execute(
+            "UPDATE mdq.host SET publisher_version = $2, last_contact = now(), last_error = NULL WHERE host_id = $1",
+            [String(id), "mdq schema \(SharedSchema.current)"])
+        try publishIdentities()
+        _ = try connection.execute(
+            """
+            CREATE TEMP TABLE IF NOT EXISTS mdq_entry_changes (LIKE mdq.entry INCLUDING DEFAULTS) ON COMMIT DELETE ROWS;
+            CREATE TEMP TABLE IF NOT EXISTS mdq_folder_changes (LIKE mdq.folder INCLUDING DEFAULTS)
+                ON COMMIT DELETE ROWS;
+            SET synchronous_commit = off
+            """)
+    }
+
+    mutating func run() throws(SharedIndexError) {
+        var lastContact = ContinuousClock.now
+        while !publisher.stopping() {
+            let state = publisher.engine.publishingState()
+            guard state.ready else {
+                setState("waiting for the index to be read")
+                guard publisher.sleep(configuration.interval * 5) else { return }
+                continue
+            }
+            if let clock, clock == state.clock {
+                setState("live")
+                if ContinuousClock.now - lastContact > .seconds(10) {
+                    _ = try connection.execute(
+                        "UPDATE mdq.host SET last_contact = now(), state = 'live' WHERE host_id = $1", [String(hostID)])
+                    lastContact = .now
+                }
+                guard publisher.sleep(configuration.interval) else { return }
+                continue
+            }
+            if let clock, let changes = publisher.engine.changedIdentities(since: clock) {
+                setState(changes.identities.count > configuration.batchEntries ? "catching up" : "live")
+                try publish(changes.identities, through: changes.now)
+            } else {
+                try reload(slots: state.slots)
+            }
+            lastContact = .now
+        }
+    }
+
+    mutating func markOffline() {
+        _ = try? connection.execute(
+            "UPDATE mdq.host SET state = 'offline', last_contact = now() WHERE host_id = $1", [String(hostID)])
+    }
+
+    private func setState(_ state: String) {
+        publisher.status.withLock { $0.state = state }
+    }
+
+    // MARK: Changes
+
+    /// Sends the entries with these identities as they are now, in batches;
+    /// the last batch records `now` as the host's clock.
+    private mutating func publish(_ identities: [UInt64], through now: EngineClock) throws(SharedIndexError) {
+        var start = 0
+        repeat {
+            let end = min(identities.count, start + configuration.batchEntries)
+            let (entries, removed) = publisher.engine.publishedEntries(identities[start..<end])
+            try sendBatch(entries: entries, removed: removed, clock: end == identities.count ? now : nil)
+            start = end
+        } while start < identities.count
+        clock = now
+        publisher.status.withLock { $0.clock = now.description }
+    }
+
+    /// One batch, one transaction: the rows upserted, the removed marked
+    /// (tombstones), the folders whose path or permissions changed sent
+    /// with every folder below them, the sequence moved, readers told.
+    private mutating func sendBatch(entries: [PublishedEntry], removed: [UInt64], clock now: EngineClock?)
+        throws(SharedIndexError)
+    {
+        let seq = sequence + 1
+        let host = String(hostID)
+        var sent = 0
+        try connection.transaction { () throws(SharedIndexError) in
+            var folders: [PublishedEntry] = []
+            var files: [PublishedEntry] = []
+            for entry in entries {
+                if entry.parent != nil { files.append(entry) }
+                if entry.metadata.kind == .folder { folders.append(entry) }
+            }
+            let listClasses = folders.map { classes.listClass($0.listRestrictions ?? []) }
+            if !files.isEmpty {
+                var next = 0
+                try connection.copy("COPY mdq_entry_changes (\(RowWriter.entryColumns)) FROM STDIN") { text in
+                    let end = min(files.count, next + 1000)
+                    for entry in files[next..<end] { rows.entry(entry, seq: seq, into: &text) }
+                    next = end
+                    return next < files.count
+                }
+                _ = try connection.execute(RowWriter.mergeEntries(hostID))
+            }
+            if !folders.isEmpty {
+                try copyFolders(folders, listClasses: listClasses, seq: seq)
+                // Folders that moved or whose permissions changed: every
+                // folder below them has another path or list class now.
+                let relinked = try connection.execute(
+                    """
+                    SELECT c.folder_id FROM mdq_folder_changes c JOIN mdq.folder_\(hostID) f USING (folder_id)
+                    WHERE f.deleted_seq IS NULL AND (f.path, f.raw_path, f.list_class)
+                          IS DISTINCT FROM (c.path, c.raw_path, c.list_class)
+                    """
+                ).rows.compactMap { $0[0].flatMap(UInt64.init) }
+                if !relinked.isEmpty {
+                    var seen = Set(folders.map(\.identity))
+                    var below: [UInt64] = []
+                    for folder in relinked {
+                        for inside in publisher.engine.folderIdentities(below: folder)
+                        where seen.insert(inside).inserted {
+                            below.append(inside)
+                        }
+                    }
+                    let more = publisher.engine.publishedEntries(below).entries
+                    let moreClasses = more.map { classes.listClass($0.listRestrictions ?? []) }
+                    try copyFolders(more, listClasses: moreClasses, seq: seq)
+                    sent += more.count
+                }
+                _ = try connection.execute(RowWriter.mergeFolders(hostID))
+                try classes.flush(connection)
+            }
+            if !removed.isEmpty {
+                let list = "{" + removed.map(String.init).joined(separator: ",") + "}"
+                _ = try connection.execute(
+                    """
+                    UPDATE mdq.entry_\(hostID) SET deleted_seq = $2, seq = $2
+                    WHERE entry_id = ANY($1::bigint[]) AND deleted_seq IS NULL
+                    """, [list, String(seq)])
+                _ = try connection.execute(
+                    """
+                    UPDATE mdq.folder_\(hostID) SET deleted_seq = $2, seq = $2
+                    WHERE folder_id = ANY($1::bigint[]) AND deleted_seq IS NULL
+                    """, [list, String(seq)])
+            }
+            _ = try connection.execute(
+                """
+                UPDATE mdq.host SET last_seq = $2, clock = coalesce($3, clock), state = 'live',
+                       last_contact = now(), last_error = NULL, entries = $4
+                WHERE host_id = $1
+                """, [host, String(seq), now?.description, String(publisher.engine.publishingState().entries)])
+            _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
+            sent += entries.count + removed.count
+        }
+        sequence = seq
+        publisher.status.withLock {
+            $0.sequence = seq
+            $0.rowsSent += sent
+        }
+    }
+
+    private mutating func copyFolders(_ folders: [PublishedEntry], listClasses: [Int32], seq: Int64)
+        throws(SharedIndexError)
+    {
+        var next = 0
+        try connection.copy("COPY mdq_folder_changes (\(RowWriter.folderColumns)) FROM STDIN") { text in
+            let end = min(folders.count, next + 1000)
+            for i in next..<end { rows.folder(folders[i], listClass: listClasses[i], seq: seq, into: &text) }
+            next = end
+            return next < folders.count
+        }
+    }
+
+    // MARK: Full publish
+
+    /// Publishes the whole index into tables aside, builds their indexes,
+    /// and swaps them in; then the changes made meanwhile follow as usual.
+    private mutating func reload(slots: Int) throws(SharedIndexError) {
+        setState("reloading")
+        let started = ContinuousClock.now
+        let start = publisher.engine.publishingState().clock
+        let seq = sequence + 1
+        _ = try connection.execute("SELECT mdq.reload_begin($1::smallint)", [String(hostID)])
+        var entryCount = 0
+        var folderCount = 0
+        // Entries, then folders: two passes over the slots, each a slice
+        // of the index at a time under the engine's lock.
+        var slot = 0
+        entryCount = try connection.copy(
+            "COPY mdq.entry_\(hostID)_reload (\(RowWriter.entryColumns)) FROM STDIN"
+        ) { (text) throws(SharedIndexError) in
+            let end = slot + configuration.sliceSlots
+            for entry in publisher.engine.publishedEntries(slots: slot..<end) where entry.parent != nil {
+                rows.entry(entry, seq: seq, into: &text)
+            }
+            slot = end
+            return slot < max(slots, publisher.engine.publishingState().slots) && !publisher.stopping()
+        }
+        slot = 0
+        folderCount = try connection.copy(
+            "COPY mdq.folder_\(hostID)_reload (\(RowWriter.folderColumns)) FROM STDIN"
+        ) { (text) throws(SharedIndexError) in
+            let end = slot + configuration.sliceSlots
+            for folder in publisher.engine.publishedEntries(slots: slot..<end) where folder.metadata.kind == .folder {
+                rows.folder(
+                    folder, listClass: classes.listClass(folder.listRestrictions ?? []), seq: seq, into: &text)
+            }
+            slot = end
+            return slot < max(slots, publisher.engine.publishingState().slots) && !publisher.stopping()
+        }
+        guard !publisher.stopping() else { return }
+        // The classes the folders use, before the swap shows them.
+        try classes.flush(connection)
+        setState("reloading: indexing")
+        _ = try connection.execute("SELECT mdq.reload_index($1::smallint)", [String(hostID)])
+        try connection.transaction { () throws(SharedIndexError) in
+            _ = try connection.execute(
+                "SELECT mdq.reload_swap($1::smallint, $2, $3, $4, $5)",
+                [String(hostID), String(seq), start.description, String(entryCount), String(folderCount)])
+            _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
+        }
+        sequence = seq
+        clock = start
+        let seconds =
+            Double((ContinuousClock.now - started).components.attoseconds) / 1e18
+            + Double((ContinuousClock.now - started).components.seconds)
+        publisher.log(
+            "published \(entryCount) entries and \(folderCount) folders to the shared index as "
+                + "\(configuration.hostName) in \(String(format: "%.1f", seconds)) s")
+        publisher.status.withLock {
+            $0.sequence = seq
+            $0.clock = start.description
+            $0.rowsSent += entryCount + folderCount
+            $0.reloads += 1
+        }
+    }
+
+    // MARK: Identities
+
+    /// This host's users, by name, with their numbers and groups: how a
+    /// reader judges a user of the same name on this host.
+    private func publishIdentities() throws(SharedIndexError) {
+        var names: [String] = []
+        var uids: [String] = []
+        var groups: [String] = []
+        for user in LocalUsers.all() {
+            names.append(user.name)
+            uids.append(String(user.uid))
+            groups.append("{" + user.groups.map(String.init).joined(separator: ",") + "}")
+        }
+        guard !names.isEmpty else { return }
+        func array(_ values: [String]) -> String {
+            "{"
+                + values.map {
+                    "\""
+                        + $0.replacingOccurrences(of: "\\", with: "\\\\")
+                        .replacingOccurrences(of: "\"", with: "\\\"") + "\""
+                }.joined(separator: ",") + "}"
+        }
+        _ = try connection.execute(
+            """
+            INSERT INTO mdq.identity (domain, user_name, uid, gids)
+            SELECT $1, u.name, u.uid, u.gids::bigint[]
+            FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u(name, uid, gids)
+            ON CONFLICT (domain, user_name) DO UPDATE SET uid = EXCLUDED.uid, gids = EXCLUDED.gids
+            """, [configuration.domain, array(names), "{" + uids.joined(separator: ",") + "}", array(groups)])
+    }
+}
+
+/// The rows of one host as COPY text.
+private struct RowWriter {
+    let hostID: Int
+    let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
+    /// Content types by extension (and kind): the same few hundred over
+    /// and over.
+    var types: [[UInt8]: (String, [String])] = [:]
+
+    init(hostID: Int) {
+        self.hostID = hostID
+    }
+
+    static let entryColumns =
+        "host_id, entry_id, parent_id, kind, name, raw_name, fold, ext, size, mtime, btime, content_type, "
+        + "type_tree, inode, seq"
+    static let folderColumns = "host_id, folder_id, parent_id, path, raw_path, list_class, seq"
+
+    /// Upserts the batch's entries; a row the batch holds unchanged (an
+    /// entry below a moved folder: its path is its folder's) is not
+    /// written again, and keeps its sequence.
+    static func mergeEntries(_ host: Int) -> String {
+        """
+        INSERT INTO mdq.entry_\(host) AS e (\(entryColumns))
+        SELECT \(entryColumns) FROM mdq_entry_changes
+        ON CONFLICT (host_id, entry_id) DO UPDATE SET
+            parent_id = EXCLUDED.parent_id, kind = EXCLUDED.kind, name = EXCLUDED.name,
+            raw_name = EXCLUDED.raw_name, fold = EXCLUDED.fold, ext = EXCLUDED.ext, size = EXCLUDED.size,
+            mtime = EXCLUDED.mtime, btime = EXCLUDED.btime, content_type = EXCLUDED.content_type,
+            type_tree = EXCLUDED.type_tree, inode = EXCLUDED.inode, seq = EXCLUDED.seq, deleted_seq = NULL
+        WHERE e.deleted_seq IS NOT NULL
+           OR (e.parent_id, e.kind, e.name, e.raw_name, e.size, e.mtime, e.btime, e.content_type, e.inode)
+              IS DISTINCT FROM (EXCLUDED.parent_id, EXCLUDED.kind, EXCLUDED.name, EXCLUDED.raw_name, EXCLUDED.size,
+                                EXCLUDED.mtime, EXCLUDED.btime, EXCLUDED.content_type, EXCLUDED.inode)
+        """
+    }
+
+    static func mergeFolders(_ host: Int) -> String {
+        """
+        INSERT INTO mdq.folder_\(host) AS f (\(folderColumns))
+        SELECT \(folderColumns) FROM mdq_folder_changes
+        ON CONFLICT (host_id, folder_id) DO UPDATE SET
+            parent_id = EXCLUDED.parent_id, path = EXCLUDED.path, raw_path = EXCLUDED.raw_path,
+            list_class = EXCLUDED.list_class, seq = EXCLUDED.seq, deleted_seq = NULL
+        WHERE f.deleted_seq IS NOT NULL
+           OR (f.parent_id, f.path, f.raw_path, f.list_class)
+              IS DISTINCT FROM (EXCLUDED.parent_id, EXCLUDED.path, EXCLUDED.raw_path, EXCLUDED.list_class)
+        """
+    }
+
+    mutating func entry(_ entry: PublishedEntry, seq: Int64, into text: inout CopyText) {
+        text.integer(hostID)
+        text.integer(Int64(bitPattern: entry.identity))
+        text.integer(Int64(bitPattern: entry.parent ?? 0))
+        text.integer(entry.metadata.kind.rawValue)
+        Self.name(entry.name, into: &text)
+        let folded = folder.folded(entry.name)
+        text.text(String(decoding: folded, as: UTF8.self).utf8)
+        let kind = entry.metadata.kind
+        // The extension as `kMDItemFSName.pathExtension` reads it, folded
+        // (folders too: `X.app`).
+        if let dot = folded.lastIndex(of: UInt8(ascii: ".")), dot > 0 {
+            text.text(String(decoding: folded[(dot + 1)...], as: UTF8.self).utf8)
+        } else {
+            text.text("")
+        }
+        if let size = entry.metadata.size, kind != .folder { text.integer(Int64(clamping: size)) } else { text.null() }
+        if let mtime = entry.metadata.modificationTime {
+            text.timestamp(nanosecondsSinceEpoch: mtime.nanosecondsSinceEpoch)
+        } else {
+            text.null()
+        }
+        if let btime = entry.metadata.birthTime {
+            text.timestamp(nanosecondsSinceEpoch: btime.nanosecondsSinceEpoch)
+        } else {
+            text.null()
+        }
+        let type = contentType(entry.name, kind: kind)
+        text.text(type.0)
+        text.textArray(type.1)
+        text.integer(Int64(bitPattern: entry.metadata.inode))
+        text.integer(seq)
+        text.endRow()
+    }
+
+    func folder(_ folder: PublishedEntry, listClass: Int32, seq: Int64, into text: inout CopyText) {
+        text.integer(hostID)
+        text.integer(Int64(bitPattern: folder.identity))
+        if let parent = folder.parent { text.integer(Int64(bitPattern: parent)) } else { text.null() }
+        Self.name(folder.path ?? [], into: &text)
+        text.integer(listClass)
+        text.integer(seq)
+        text.endRow()
+    }
+
+    /// A name (or path) as text, and as bytes too when they are not UTF-8
+    /// (the text then shows U+FFFD where they are not).
+    private static func name(_ bytes: [UInt8], into text: inout CopyText) {
+        let decoded = String(decoding: bytes, as: UTF8.self)
+        if decoded.utf8.elementsEqual(bytes) {
+            text.text(bytes)
+            text.null()
+        } else {
+            text.text(decoded.utf8)
+            text.bytea(bytes)
+        }
+    }
+
+    private mutating func contentType(_ name: [UInt8], kind: EntryKind) -> (String, [String]) {
+        // The type follows the kind and the extension (a name starting
+        // with its only dot has none).
+        var key: [UInt8] = [kind.rawValue]
+        if let dot = name.lastIndex(of: UInt8(ascii: ".")) { key += [dot > 0 ? 1 : 0] + name[dot...] }
+        if key.count > 32 {
+            return (ContentType.identifier(forName: name, kind: kind), ContentType.tree(forName: name, kind: kind))
+        }
+        if let known = types[key] { return known }
+        let type = (ContentType.identifier(forName: name, kind: kind), ContentType.tree(forName: name, kind: kind))
+        types[key] = type
+        return type
+    }
+}

@@ -1,0 +1,332 @@
+import Foundation
+import Glibc
+import MDQShared
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MDQCore
+@testable import MDQEngine
+@testable import MDQLive
+@testable import MDQSystem
+
+/// The publisher keeps a host's rows in the shared index equal to its live
+/// index: after a full publish, through seeded storms, across a stop and a
+/// restart (only what changed is sent), after its journal was overrun (a
+/// reload swapped in), and with one publisher per host.
+@Suite(
+    .serialized, .timeLimit(.minutes(5)),
+    .enabled(if: PostgresCluster.isInstalled, "PostgreSQL 15 is not installed (Scripts/bootstrap installs it)"))
+struct SharedPublisherTests {
+    let cluster: PostgresCluster
+
+    init() throws {
+        cluster = try #require(PostgresCluster.shared, "the private PostgreSQL cluster did not start")
+    }
+
+    /// A fresh database with the schema.
+    func sharedIndex() throws -> String {
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        return url
+    }
+
+    /// What a row says of an entry: its path, kind, size, and dates to the
+    /// microsecond the database keeps.
+    struct Row: Hashable, CustomStringConvertible {
+        var path: [UInt8]
+        var kind: EntryKind
+        var size: UInt64?
+        var modified: Int64?
+        var created: Int64?
+
+        init(path: [UInt8], metadata: EntryMetadata) {
+            self.path = path
+            kind = metadata.kind
+            size = metadata.kind == .folder ? nil : metadata.size
+            modified = metadata.modificationTime.map { Self.micros($0.nanosecondsSinceEpoch) }
+            created = metadata.birthTime.map { Self.micros($0.nanosecondsSinceEpoch) }
+        }
+
+        static func micros(_ nanoseconds: Int64) -> Int64 {
+            nanoseconds >= 0 ? nanoseconds / 1000 : (nanoseconds - 999) / 1000
+        }
+
+        var description: String { "\(String(decoding: path, as: UTF8.self)) \(kind) \(size ?? 0) \(modified ?? 0)" }
+    }
+
+    static func local(_ engine: LiveEngine, _ scope: ScopeRequest) throws -> Set<Row> {
+        guard
+            case .success(let answer) = try engine.answer(
+                scopes: [scope], predicate: .alwaysTrue, output: .entries)
+        else { return [] }
+        return Set(answer.entries.map { Row(path: $0.pathBytes, metadata: $0.metadata) })
+    }
+
+    static func shared(_ url: String, host: String? = nil, user: String? = nil) throws -> Set<Row> {
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        var search = SharedReader.Search(predicate: .alwaysTrue)
+        search.budget = 60
+        search.user = user
+        search.hosts = host.map { [$0] }
+        var rows: Set<Row> = []
+        _ = try reader.search(search) { entry in
+            rows.insert(Row(path: entry.pathBytes, metadata: entry.metadata))
+            return true
+        }
+        return rows
+    }
+
+    /// What a fresh crawl of `root` finds now.
+    static func crawled(_ root: String) throws -> Set<Row> {
+        Set(
+            try freshItems(roots: [CrawlRoot(path: FilePath(root))], .alwaysTrue, hidden: true).values.map {
+                Row(path: $0.pathBytes, metadata: $0.metadata)
+            })
+    }
+
+    /// Waits until the shared index holds what a fresh crawl of the quiet
+    /// tree finds (paths, kinds, sizes, dates), and says what differs if
+    /// it never does.
+    static func expectPublished(_ root: String, _ url: String, _ context: String, timeout: Double = 30) throws {
+        let crawled = try Self.crawled(root)
+        var shared: Set<Row> = []
+        let equal = waitUntil(timeout: timeout, interval: 0.02) {
+            shared = (try? Self.shared(url)) ?? []
+            return crawled == shared
+        }
+        #expect(
+            equal,
+            "\(context): \(crawled.count) crawled, \(shared.count) shared; missing \(crawled.subtracting(shared).sorted { $0.description < $1.description }.prefix(3)), extra \(shared.subtracting(crawled).sorted { $0.description < $1.description }.prefix(3))"
+        )
+    }
+
+    static func configuration(_ url: String, host: String = "alpha", machine: String = "machine-alpha")
+        -> SharedPublisher.Configuration
+    {
+        var configuration = SharedPublisher.Configuration(url: url, hostName: host, machineID: machine)
+        configuration.interval = 0.01
+        configuration.batchEntries = 50
+        configuration.sliceSlots = 64
+        configuration.maximumBackoff = 0.2
+        return configuration
+    }
+
+    /// A tree with names no other tool round-trips: a newline, a tab, a
+    /// backslash, bytes that are not UTF-8, a long name deep down, quotes.
+    static func plantHostileNames(_ root: String) {
+        let names: [[UInt8]] = [
+            Array("line\nbreak.txt".utf8), Array("tab\there.png".utf8), Array("back\\slash.txt".utf8),
+            [0x6C, 0x61, 0x74, 0x69, 0x6E, 0xE9, 0x2E, 0x74, 0x78, 0x74],  // "latin\xE9.txt"
+            Array("quote'\"%_.txt".utf8), Array("Ελλάδα.png".utf8), Array("会议记录.txt".utf8),
+        ]
+        for name in names {
+            let path = Array(root.utf8) + [UInt8(ascii: "/")] + name + [0]
+            let fd = path.withUnsafeBufferPointer {
+                open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT, 0o644)
+            }
+            if fd >= 0 { close(fd) }
+        }
+        // A path of about 4,000 bytes: folders of 200 bytes, 19 deep.
+        var deep = root
+        for i in 0..<19 {
+            deep += "/" + String(repeating: Character(UnicodeScalar(UInt8(ascii: "a") + UInt8(i))), count: 200)
+            mkdir(deep, 0o755)
+        }
+        let fd = open(deep + "/end.txt", O_WRONLY | O_CREAT, 0o644)
+        if fd >= 0 { close(fd) }
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func theSharedIndexFollowsTheIndexThroughAStorm(seed: UInt64) throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        let outside = try temp.folder("outside").string
+        Self.plantHostileNames(root)
+        var storm = Storm(scope: root, outside: outside, seed: seed)
+        storm.run(operations: 150)
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+        let retained = try engine.retain(scope)
+        defer { engine.release(retained) }
+        let publisher = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try Self.expectPublished(root, url, "seed \(seed), first publish")
+        #expect(publisher.status.withLock { $0.reloads } == 1)
+        // Storms while it publishes, each followed to the same state.
+        for round in 0..<3 {
+            storm.run(operations: 200)
+            try Self.expectPublished(root, url, "seed \(seed), storm \(round)")
+        }
+        #expect(publisher.status.withLock { $0.reloads } == 1, "changes are sent as changes")
+    }
+
+    /// A publisher stopped and started again sends only what changed
+    /// meanwhile: it resumes from the clock the database holds.
+    @Test func aRestartedPublisherSendsOnlyWhatChanged() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        for i in 0..<20 {
+            let folder = root + "/f\(i)"
+            mkdir(folder, 0o755)
+            for j in 0..<20 { close(open(folder + "/file\(j).txt", O_WRONLY | O_CREAT, 0o644)) }
+        }
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+        let retained = try engine.retain(scope)
+        defer { engine.release(retained) }
+        let first = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        first.start()
+        try Self.expectPublished(root, url, "first publish")
+        first.stop()
+        #expect(try Self.hosts(url).first?.state == "offline")
+        // Ten changes while no publisher runs.
+        for i in 0..<5 { close(open(root + "/f3/new\(i).txt", O_WRONLY | O_CREAT, 0o644)) }
+        for i in 0..<5 { unlink(root + "/f4/file\(i).txt") }
+        let second = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        second.start()
+        defer { second.stop() }
+        try Self.expectPublished(root, url, "after the restart")
+        let status = second.status.withLock { $0 }
+        #expect(status.reloads == 0)
+        // The ten entries and their two folders, not the 420 of the index.
+        #expect(status.rowsSent > 0 && status.rowsSent <= 20, "\(status.rowsSent) rows sent")
+        #expect(try Self.hosts(url).first?.state == "live")
+    }
+
+    /// A host whose journal no longer reaches the database's clock is
+    /// published again whole, aside, and swapped in: readers see the old
+    /// rows until then, and a new generation after.
+    @Test func aHostWhoseHistoryIsTooOldIsReloadedBySwap() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        for i in 0..<30 { close(open(root + "/file\(i).txt", O_WRONLY | O_CREAT, 0o644)) }
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+        let retained = try engine.retain(scope)
+        defer { engine.release(retained) }
+        let first = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        first.start()
+        try Self.expectPublished(root, url, "first publish")
+        first.stop()
+        let generation = try Self.hosts(url).first?.generation
+        engine.limitJournal(to: 4)
+        for i in 0..<20 {
+            unlink(root + "/file\(i).txt")
+            #expect(waitUntil(timeout: 10) { (try? Self.local(engine, scope).count) == 29 - i })
+        }
+        // Until the swap, readers see the rows as they were.
+        #expect(try Self.shared(url).count == 30)
+        let second = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        second.start()
+        defer { second.stop() }
+        try Self.expectPublished(root, url, "after the reload")
+        #expect(second.status.withLock { $0.reloads } == 1)
+        #expect(try Self.hosts(url).first?.generation == generation.map { $0 + 1 })
+    }
+
+    /// One publisher per host: a second one of the same machine waits for
+    /// the first to stop; another machine claiming the name is refused.
+    @Test func oneHostHasOnePublisher() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        close(open(root + "/one.txt", O_WRONLY | O_CREAT, 0o644))
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+        let retained = try engine.retain(scope)
+        defer { engine.release(retained) }
+        let first = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        first.start()
+        try Self.expectPublished(root, url, "first publish")
+        let twin = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        twin.start()
+        defer { twin.stop() }
+        #expect(
+            waitUntil(timeout: 10) {
+                twin.status.withLock { $0.lastError?.contains("another publisher is publishing alpha") == true }
+            })
+        let clone = SharedPublisher(configuration: Self.configuration(url, machine: "machine-clone"), engine: engine)
+        clone.start()
+        defer { clone.stop() }
+        #expect(
+            waitUntil(timeout: 10) {
+                clone.status.withLock { $0.lastError?.contains("is published by another machine") == true }
+            })
+        // The first one gone, its twin takes over.
+        first.stop()
+        close(open(root + "/two.txt", O_WRONLY | O_CREAT, 0o644))
+        try Self.expectPublished(root, url, "after the twin took over")
+        #expect(twin.status.withLock { $0.hostID } != nil)
+        #expect(clone.status.withLock { $0.hostID } == nil)
+    }
+
+    /// Each user is shown on another host exactly what that host's kernel
+    /// lets the user of the same name see (a walk from `/`: read and
+    /// search on every folder down to a name; modes, owners, groups,
+    /// ACLs), before and after `chmod`/`chown`/`setfacl` storms; a name the
+    /// host does not know gets what "other" gets.
+    @Test(
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/setfacl")),
+        arguments: [UInt64(21), 22, 23])
+    func eachUserSeesWhatTheHostsKernelLetsThemSee(seed: UInt64) throws {
+        FileStatus.readFolderACLs()
+        typealias Oracle = LiveSuites.PermissionFilterTests
+        let url = try sharedIndex()
+        var (temp, root, folders, random) = try Oracle.plantedTree(seed: seed)
+        defer { _ = temp }
+        // The users, by name, as the host's identity domain resolves them;
+        // "stranger" is unknown there (judged as uid 41999, in no group).
+        let users: [(name: String, viewer: Viewer)] = [
+            ("u41001", Oracle.viewers[0]), ("u41002", Oracle.viewers[1]), ("u41003", Oracle.viewers[2]),
+            ("stranger", Viewer(user: 41999, groups: [])),
+        ]
+        let connection = try PostgresConnection(url: url)
+        for (name, viewer) in users.dropLast() {
+            _ = try connection.execute(
+                "INSERT INTO mdq.identity (domain, user_name, uid, gids) VALUES ('default', $1, $2, $3::bigint[])",
+                [name, String(viewer.user), "{" + viewer.groups.map(String.init).joined(separator: ",") + "}"])
+        }
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+        let retained = try engine.retain(scope)
+        defer { engine.release(retained) }
+        let publisher = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try Self.expectPublished(root, url, "seed \(seed)")
+        func expectEachUserSees(_ context: String) throws {
+            for (name, viewer) in users {
+                let expected = try Oracle.found(root, as: viewer)
+                var shown: Set<String> = []
+                let same = waitUntil(timeout: 20, interval: 0.02) {
+                    shown = Set(
+                        ((try? Self.shared(url, user: name)) ?? []).map { String(decoding: $0.path, as: UTF8.self) })
+                    return shown == expected
+                }
+                #expect(
+                    same,
+                    "seed \(seed), \(context), \(name): extra \(shown.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(shown).sorted().prefix(3))"
+                )
+            }
+        }
+        try expectEachUserSees("first publish")
+        for folder in folders.shuffled(using: &random).prefix(20) { Oracle.scramble(folder, random: &random) }
+        try expectEachUserSees("after the storm")
+    }
+
+    static func hosts(_ url: String) throws -> [SharedHost] {
+        try SharedReader(connection: PostgresConnection(url: url)).hosts()
+    }
+}
