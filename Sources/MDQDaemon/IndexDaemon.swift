@@ -26,7 +26,7 @@ package import SystemPackage
 ///   daemon's memory.
 public final class IndexDaemon: Sendable {
     public let paths: DaemonPaths
-    let engine: LiveEngine
+    package let engine: LiveEngine
     private let listener: UnixSocket
     private let lock: ProcessLock
     private let log: @Sendable (String) -> Void

@@ -165,17 +165,24 @@ package final class SharedReader {
         case unknownHost(String)
     }
 
-    /// The matches, each host's rows as they were at its last batch.
-    ///
-    /// - Throws: `Refusal`, or `SharedIndexError`.
-    package func search(_ search: Search, each: (SharedEntry) -> Bool = { _ in true }) throws -> Int {
+    /// A search made SQL: the rows' source and condition, and what reads them.
+    private struct Prepared {
+        var body: String
+        var parameters: [String?]
+        var translated: PredicateSQL
+        var hosts: [Int: SharedHost]
+    }
+
+    /// - Returns: nil when no host is left to search.
+    private func prepare(_ search: Search) throws -> Prepared? {
         let translated: PredicateSQL
         do {
             translated = try PredicateSQL(search.predicate, firstParameter: 3)
         } catch {
             throw Refusal.unpublished(error.attribute)
         }
-        guard translated.narrows || search.limit != nil || search.budget != nil || !search.scopes.isEmpty else {
+        let scoped = !search.scopes.isEmpty && search.scopes.allSatisfy { $0.path != Array("/".utf8) }
+        guard translated.narrows || scoped || search.limit != nil || search.budget != nil else {
             throw Refusal.unbounded
         }
         let all = try hosts()
@@ -189,26 +196,25 @@ package final class SharedReader {
         }
         chosen = chosen.filter { !search.excluding.contains($0.name) }
         if !search.scopes.isEmpty { chosen = chosen.filter { host in search.scopes.contains { $0.host == host.name } } }
-        guard !chosen.isEmpty else { return 0 }
+        guard !chosen.isEmpty else { return nil }
         let byID = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0) })
-        var parameters: [String?] = ["{" + chosen.map { String($0.id) }.joined(separator: ",") + "}", nil]
-        var filter = "TRUE"
+        var parameters: [String?] = ["{" + chosen.map { String($0.id) }.joined(separator: ",") + "}", "{}"]
+        var filter = "cardinality($2::bigint[]) = 0"
         if let user = search.user {
             let allowed = try allowedClasses(try viewers(for: user, hosts: chosen))
             parameters[1] = "{" + allowed.map(String.init).joined(separator: ",") + "}"
             filter = "((f.host_id::bigint << 32) | f.list_class) = ANY($2::bigint[])"
-        } else {
-            parameters[1] = "{}"
-            filter = "cardinality($2::bigint[]) = 0"
         }
         parameters += translated.parameters
         var scopeConditions: [String] = []
         for scope in search.scopes {
-            guard let path = String(validating: scope.path, as: UTF8.self) else { continue }
-            let host = byID.values.first { $0.name == scope.host }!.id
-            parameters.append(path == "/" ? "/%" : Self.likeEscaped(path) + "/%")
+            guard let path = String(validating: scope.path, as: UTF8.self),
+                let host = chosen.first(where: { $0.name == scope.host })?.id
+            else { continue }
+            let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+            parameters.append(trimmed == "/" ? "/%" : Self.likeEscaped(trimmed) + "/%")
             let pattern = "$\(parameters.count)"
-            parameters.append(path)
+            parameters.append(trimmed)
             scopeConditions.append(
                 "(e.host_id = \(host) AND (f.path = $\(parameters.count) OR f.path LIKE \(pattern)))")
         }
@@ -218,26 +224,45 @@ package final class SharedReader {
             WHERE e.deleted_seq IS NULL AND f.deleted_seq IS NULL AND e.host_id = ANY($1::smallint[])
               AND \(filter) AND \(scopeSQL) AND \(translated.condition)
             """
-        let evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
-        var count = 0
+        return Prepared(body: body, parameters: parameters, translated: translated, hosts: byID)
+    }
+
+    /// Runs `body` in a transaction whose statements stop after the
+    /// search's budget.
+    private func bounded<T>(_ search: Search, _ body: () throws(SharedIndexError) -> T) throws(SharedIndexError) -> T {
         try connection.transaction { () throws(SharedIndexError) in
             if let budget = search.budget {
                 _ = try connection.execute("SET LOCAL statement_timeout = \(max(1, Int(budget * 1000)))")
             }
+            return try body()
+        }
+    }
+
+    /// The matches, each host's rows as they were at its last batch, in
+    /// no particular order; `each` returns false to stop.
+    ///
+    /// - Returns: how many were found.
+    /// - Throws: `Refusal`, or `SharedIndexError`.
+    @discardableResult
+    package func search(_ search: Search, each: (SharedEntry) -> Bool = { _ in true }) throws -> Int {
+        guard let prepared = try prepare(search) else { return 0 }
+        let evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
+        var count = 0
+        try bounded(search) { () throws(SharedIndexError) in
             _ = try connection.execute(
                 """
                 DECLARE mdq_search NO SCROLL CURSOR FOR
                 SELECT e.host_id, f.path, f.raw_path, e.name, e.raw_name, e.kind, e.size,
                        (extract(epoch FROM e.mtime) * 1000000)::bigint, (extract(epoch FROM e.btime) * 1000000)::bigint,
                        e.inode, e.content_type
-                \(body)
-                """, parameters)
+                \(prepared.body)
+                """, prepared.parameters)
             fetching: while true {
                 let rows = try connection.execute("FETCH 2000 FROM mdq_search").rows
                 for row in rows {
-                    guard let entry = Self.entry(row, hosts: byID) else { continue }
+                    guard let entry = Self.entry(row, hosts: prepared.hosts) else { continue }
                     // Checked again by the host's own rules.
-                    guard translated.exact || evaluator.matches(SharedSubject(entry)) else { continue }
+                    guard prepared.translated.exact || evaluator.matches(SharedSubject(entry)) else { continue }
                     count += 1
                     if !each(entry) { break fetching }
                     if let limit = search.limit, count >= limit { break fetching }
@@ -247,6 +272,18 @@ package final class SharedReader {
             _ = try connection.execute("CLOSE mdq_search")
         }
         return count
+    }
+
+    /// How many entries match: counted by the database when the
+    /// translation is exact, else each candidate checked here.
+    package func count(_ search: Search) throws -> Int {
+        guard let prepared = try prepare(search) else { return 0 }
+        guard prepared.translated.exact else { return try self.search(search) }
+        let counted = try bounded(search) { () throws(SharedIndexError) in
+            try connection.execute("SELECT count(*) AS n \(prepared.body)", prepared.parameters).first("n")
+        }
+        let total = counted.flatMap(Int.init) ?? 0
+        return search.limit.map { min($0, total) } ?? total
     }
 
     static func likeEscaped(_ text: String) -> String {

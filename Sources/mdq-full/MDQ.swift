@@ -32,7 +32,7 @@ struct MDQ: ParsableCommand {
         version: version,
         subcommands: [
             FindCommand.self, ListCommand.self, ImportCommand.self, DaemonCommand.self, IndexCommand.self,
-            SystemCommand.self, SharedCommand.self,
+            SystemCommand.self, SharedCommand.self, HostsCommand.self,
         ],
         defaultSubcommand: FindCommand.self
     )

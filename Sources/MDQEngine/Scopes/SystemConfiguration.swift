@@ -28,12 +28,25 @@ package import SystemPackage
 ///   `MAX_QUERY_SECONDS` (the ceiling on any query's budget),
 ///   `MAX_QUERIES_PER_USER`, `MAX_SUBSCRIPTIONS_PER_USER`,
 ///   `MAX_CONNECTIONS_PER_USER`, each a whole number.
+/// - `PUBLISH`: the shared index across hosts to publish this host's
+///   entries into (a `postgresql://USER@HOST:PORT/DATABASE` URL, or
+///   libpq's `key=value` words), and `HOST_NAME`, this host's name there
+///   (default: its host name). `SHARED`: the shared index users of this
+///   host search (`mdq --host`, `mdq hosts`), a URL each user's own
+///   credentials complete (`~/.pgpass`): never one with a password, as
+///   every user reads this file.
 package struct SystemConfiguration: Sendable, Equatable {
     package var prunedTypes: Set<String>
     package var prunedPaths: [String]
     package var prunedNames: Set<[UInt8]>
     package var mounts: [FilePath]?
     package var limits = ServiceLimits.system
+    /// The shared index to publish into (`PUBLISH`), and this host's name
+    /// there (`HOST_NAME`).
+    package var publish: String?
+    package var hostName: String?
+    /// The shared index this host's users search (`SHARED`).
+    package var shared: String?
 
     /// Where the file is looked for when none is named.
     static let defaultPath = FilePath("/etc/mdq/system.conf")
@@ -136,6 +149,22 @@ package struct SystemConfiguration: Sendable, Equatable {
                     throw fail("MOUNTS holds \"\(word)\", which is not an absolute path")
                 }
                 configuration.mounts = words.isEmpty ? nil : words.map { FilePath($0).lexicallyNormalized() }
+            case "PUBLISH":
+                guard !words.isEmpty else { throw fail("PUBLISH needs the shared index's URL") }
+                configuration.publish = words.joined(separator: " ")
+            case "SHARED":
+                guard words.count == 1 else { throw fail("SHARED takes one URL") }
+                configuration.shared = words[0]
+            case "HOST_NAME":
+                guard words.count == 1, words[0].utf8.count <= 63,
+                    words[0].first.map({ $0.isASCII && ($0.isLetter || $0.isNumber) }) == true,
+                    words[0].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) })
+                else {
+                    throw fail(
+                        "HOST_NAME must be one name of letters, digits, '.', '_' and '-' (at most 63, starting "
+                            + "with a letter or digit)")
+                }
+                configuration.hostName = words[0]
             case "MAX_QUERY_SECONDS", "MAX_QUERIES_PER_USER", "MAX_SUBSCRIPTIONS_PER_USER",
                 "MAX_CONNECTIONS_PER_USER":
                 guard words.count == 1, let number = Int(words[0]), number >= 1, number <= 1_000_000 else {
@@ -151,7 +180,7 @@ package struct SystemConfiguration: Sendable, Equatable {
                 throw fail(
                     "unknown setting \(name) (known: PRUNEFS, PRUNEPATHS, PRUNENAMES, PRUNE_BIND_MOUNTS, MOUNTS, "
                         + "MAX_QUERY_SECONDS, MAX_QUERIES_PER_USER, MAX_SUBSCRIPTIONS_PER_USER, "
-                        + "MAX_CONNECTIONS_PER_USER)")
+                        + "MAX_CONNECTIONS_PER_USER, PUBLISH, HOST_NAME, SHARED)")
             }
         }
         return configuration

@@ -1,4 +1,5 @@
 import ArgumentParser
+import MDQShared
 import MetadataIndex
 import SystemPackage
 
@@ -10,6 +11,16 @@ struct ScopeOptions: ParsableArguments {
             "Search only this folder's subtree (repeatable; also DIR after the query).", valueName: "DIR"),
         completion: .directory)
     var onlyIn: [String] = []
+
+    @Option(
+        name: .customLong("host"),
+        help: ArgumentHelp(
+            "Search this host of the shared index across hosts (repeatable, or a comma list); this host's own "
+                + "entries come from its system index.", valueName: "NAME"))
+    var hosts: [String] = []
+
+    @Flag(name: .customLong("all-hosts"), help: "Search every host of the shared index.")
+    var allHosts = false
 
     @Flag(
         name: [.customShort("a"), .customLong("everywhere")],
@@ -104,6 +115,31 @@ struct ScopeOptions: ParsableArguments {
 
     enum ContainerScope: String, ExpressibleByArgument, CaseIterable {
         case documents, data, external, all
+    }
+
+    /// `--onlyin NAME:/path` values: a folder of another host.
+    var remoteFolders: [(host: String, path: [UInt8])] {
+        onlyIn.compactMap { value in
+            guard let colon = value.firstIndex(of: ":"), value[value.index(after: colon)...].hasPrefix("/"),
+                value[..<colon].range(of: SharedSchema.hostNamePattern, options: .regularExpression) != nil
+            else { return nil }
+            return (String(value[..<colon]), Array(value[value.index(after: colon)...].utf8))
+        }
+    }
+
+    /// Whether the search goes to the shared index across hosts.
+    var searchesHosts: Bool { !hosts.isEmpty || allHosts || !remoteFolders.isEmpty }
+
+    /// The hosts named with `--host` (comma lists split), or nil for
+    /// `--all-hosts`.
+    var hostNames: [String]? {
+        if allHosts { return nil }
+        var names: [String] = []
+        for value in hosts {
+            for name in value.split(separator: ",") where !names.contains(String(name)) { names.append(String(name)) }
+        }
+        for folder in remoteFolders where !names.contains(folder.host) { names.append(folder.host) }
+        return names
     }
 
     /// Whether a registration command was given instead of a query.

@@ -119,6 +119,20 @@ struct FindCommand: ParsableCommand {
             words = nil
             typed = nil
         }
+        if scope.searchesHosts {
+            guard !output.live else {
+                throw ValidationError(
+                    "--live across hosts is not built yet: a one-shot search across hosts works (drop --live)")
+            }
+            guard folders.isEmpty, !scope.everywhere, scope.container == nil else {
+                throw ValidationError(
+                    "a search across hosts takes its folders as --onlyin NAME:/path, not DIR, --everywhere or "
+                        + "--container")
+            }
+            try SharedSearchSession(predicate: predicate, scope: scope, output: output, budget: self.query.budget)
+                .run()
+            return
+        }
         let resolved = try scope.resolve(folders: folders, raw: raw)
         if output.live {
             try runLive(predicate: predicate, scope: resolved)

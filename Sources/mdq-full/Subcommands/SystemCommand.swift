@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import MDQDaemon
 import MDQEngine
+import MDQShared
 import MetadataIndex
 import SystemPackage
 
@@ -50,6 +51,23 @@ struct SystemCommand: ParsableCommand {
                 valueName: "FILE"))
         var configurationFile: String?
 
+        @Option(
+            name: .customLong("publish"),
+            help: ArgumentHelp(
+                "Publish this host's entries into the shared index at this PostgreSQL URL (default: PUBLISH in "
+                    + "the configuration).",
+                valueName: "URL"))
+        var publish: String?
+
+        @Option(
+            name: .customLong("host-name"),
+            help: ArgumentHelp(
+                "This host's name in the shared index (default: HOST_NAME in the configuration, else the host name).",
+                valueName: "NAME"))
+        var hostName: String?
+
+        static let publishVariable = "MDQ_SYSTEM_PUBLISH"
+
         /// The mount points named, absolute, symlinks resolved (the mount
         /// table names the real path), each once.
         var resolved: [FilePath]? {
@@ -70,7 +88,21 @@ struct SystemCommand: ParsableCommand {
         func configuration() throws -> SystemConfiguration {
             if configurationFile?.isEmpty == true { throw ValidationError("--config needs a file") }
             let file = configurationFile.map { FilePath(URL(fileURLWithPath: $0).standardizedFileURL.path) }
-            let configuration = try SystemConfiguration.read(from: file)
+            var configuration = try SystemConfiguration.read(from: file)
+            // `mdq system start` hands --publish over in the environment
+            // (root's alone to read), not in the arguments every user sees.
+            if let publish = publish ?? ProcessInfo.processInfo.environment[Self.publishVariable] {
+                guard !publish.isEmpty else { throw ValidationError("--publish needs the shared index's URL") }
+                configuration.publish = publish
+            }
+            if let hostName {
+                guard hostName.range(of: SharedSchema.hostNamePattern, options: .regularExpression) != nil else {
+                    throw ValidationError(
+                        "--host-name must be letters, digits, '.', '_' and '-' (at most 63, starting with a letter or "
+                            + "digit)")
+                }
+                configuration.hostName = hostName
+            }
             for mount in resolved ?? [] {
                 var info = stat()
                 guard stat(mount.string, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
@@ -84,6 +116,7 @@ struct SystemCommand: ParsableCommand {
         var arguments: [String] {
             (resolved ?? []).flatMap { ["--mount", $0.string] }
                 + (configurationFile.map { ["--config", URL(fileURLWithPath: $0).standardizedFileURL.path] } ?? [])
+                + (hostName.map { ["--host-name", $0] } ?? [])
         }
     }
 
@@ -112,23 +145,76 @@ struct SystemCommand: ParsableCommand {
         func run() throws {
             try SystemCommand.requireRoot("mdq system run")
             ProcessMemory.tuneForDaemon(arenas: 2)
+            let configuration = try mounts.configuration()
+            // Checked before the index starts: a publisher that cannot
+            // name its host or machine is a mistake to say now.
+            let publishing = try configuration.publish.map {
+                try SystemCommand.publisherConfiguration(url: $0, hostName: configuration.hostName)
+            }
             // Without --mount or MOUNTS, the local disk filesystems,
             // following the mount table.
             let daemon = try IndexDaemon.startSystem(
-                mounts: mounts.resolved, configuration: try mounts.configuration(), snapshotInterval: snapshotInterval
+                mounts: mounts.resolved, configuration: configuration, snapshotInterval: snapshotInterval
             ) { line in
                 Diagnostics.log(line)
+            }
+            // The publisher talks to the database on a thread of its own,
+            // and never holds the index while it waits.
+            let publisher = publishing.map {
+                SharedPublisher(configuration: $0, engine: daemon.engine) { Diagnostics.log($0) }
+            }
+            if let publisher {
+                Diagnostics.log(
+                    "publishing to the shared index as \(publisher.configuration.hostName) "
+                        + "(machine \(publisher.configuration.machineID))")
+                publisher.start()
             }
             // Listening, fanotify started: from now on only marking
             // filesystems (CAP_SYS_ADMIN) and reading every folder
             // (CAP_DAC_READ_SEARCH); everything else root may do is dropped.
             try ProcessEnvironment.keepOnlyCapabilities([.systemAdministration, .readAndSearchAnything])
             ProcessEnvironment.onInterrupt { _ in
+                publisher?.stop()
                 daemon.stop()
                 ProcessExit.exit(0)
             }
             daemon.waitUntilStopped()
+            publisher?.stop()
         }
+    }
+
+    /// The publisher's settings: this host's name (given, else the host
+    /// name) and its machine id (`/etc/machine-id`, which tells a clone).
+    static func publisherConfiguration(url: String, hostName: String?) throws -> SharedPublisher.Configuration {
+        var name = hostName
+        if name == nil {
+            var buffer = [CChar](repeating: 0, count: 256)
+            if gethostname(&buffer, buffer.count) == 0 {
+                let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                name = full.split(separator: ".").first.map(String.init)
+            }
+        }
+        guard let name, name.range(of: SharedSchema.hostNamePattern, options: .regularExpression) != nil else {
+            throw MetadataError.daemon(
+                "this host's name (\(name ?? "none")) cannot name it in the shared index: give one with --host-name "
+                    + "or HOST_NAME (letters, digits, '.', '_' and '-')")
+        }
+        var machine: String?
+        for file in ["/etc/machine-id", "/var/lib/dbus/machine-id"] {
+            if let text = try? String(contentsOfFile: file, encoding: .utf8) {
+                let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                if trimmed.count >= 16 && trimmed.count <= 64 && trimmed.allSatisfy(\.isHexDigit) {
+                    machine = trimmed
+                    break
+                }
+            }
+        }
+        guard let machine else {
+            throw MetadataError.daemon(
+                "publishing needs this machine's id in /etc/machine-id (systemd-machine-id-setup makes one): it tells "
+                    + "a cloned machine from this one")
+        }
+        return SharedPublisher.Configuration(url: url, hostName: name, machineID: machine)
     }
 
     /// `mdq system start`: in the background, logging to the state folder.
@@ -150,6 +236,7 @@ struct SystemCommand: ParsableCommand {
             let paths = DaemonPaths.system
             try paths.prepareSystem()
             let arguments = ["system", "run"] + mounts.arguments
+            if let publish = mounts.publish { setenv(Mounts.publishVariable, publish, 1) }
             let pid = try DaemonCommand.startInBackground(arguments, paths: paths, named: "the system index")
             StandardOutput.print("the system index started (pid \(pid)); log: \(paths.log.string)")
         }

@@ -1,0 +1,233 @@
+import Foundation
+import MDQDaemon
+import MDQEngine
+import MDQShared
+import MetadataIndex
+import SystemPackage
+
+/// Where users of this host find the shared index across hosts: `$MDQ_SHARED`,
+/// else `SHARED` in the system index's configuration; and this host's
+/// name there.
+enum SharedIndexSettings {
+    static let variable = "MDQ_SHARED"
+
+    static func url() throws -> String {
+        if let url = ProcessEnvironment.variable(variable), !url.isEmpty { return url }
+        if let url = try SystemConfiguration.read(from: nil).shared { return url }
+        throw MetadataError.invalidArgument(
+            "no shared index is configured: set SHARED in /etc/mdq/system.conf or $\(variable) to its "
+                + "postgresql:// URL")
+    }
+
+    /// This host's name in the shared index: `HOST_NAME`, else its host name.
+    static func ownHostName() -> String? {
+        if let name = try? SystemConfiguration.read(from: nil).hostName { return name }
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return nil }
+        let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return full.split(separator: ".").first.map(String.init)
+    }
+
+    /// The name of the user running this command, as other hosts know
+    /// users: by name.
+    static func userName() -> String? {
+        guard let entry = getpwuid(getuid()) else { return nil }
+        return String(cString: entry.pointee.pw_name)
+    }
+
+    static func connect() throws -> SharedReader {
+        do {
+            return try SharedReader(connection: PostgresConnection(url: url()))
+        } catch let error as SharedIndexError {
+            throw MetadataError.daemon("the shared index: \(error.message)")
+        }
+    }
+}
+
+/// `mdq --host NAME QUERY`, `mdq --all-hosts QUERY`, `--onlyin NAME:/path`:
+/// this host's entries from its system index (fresh), every other host's
+/// from the shared index (as of its last batch), each user shown what the
+/// host would let a user of the same name see.
+struct SharedSearchSession {
+    let predicate: MetadataPredicate
+    let scope: ScopeOptions
+    let output: OutputOptions
+    var budget: Double?
+
+    /// One result: its host (nil for this host), the item, and whether its
+    /// host is not live.
+    struct Result {
+        var host: String?
+        var item: MetadataItem
+        var stale: Bool
+    }
+
+    func run() throws {
+        ProcessEnvironment.ignoreBrokenPipe()
+        let reader = try SharedIndexSettings.connect()
+        let hosts = try reader.hosts()
+        let ownName = SharedIndexSettings.ownHostName()
+        var requested = scope.hostNames ?? hosts.map(\.name)
+        if scope.hostNames == nil, let ownName, !requested.contains(ownName) { requested.append(ownName) }
+        for name in requested where name != ownName && !hosts.contains(where: { $0.name == name }) {
+            let known = hosts.map(\.name).joined(separator: ", ")
+            throw MetadataError.invalidArgument(
+                "no host \(name) in the shared index (hosts: \(known.isEmpty ? "none" : known); mdq hosts lists them)")
+        }
+        let remoteFolders = scope.remoteFolders
+        var searchesOwn =
+            ownName.map { own in
+                requested.contains(own) && (remoteFolders.isEmpty || remoteFolders.contains { $0.host == own })
+            } ?? false
+        // This host answers from its system index; without one, from what
+        // it published, if it did.
+        if searchesOwn, let ownName, (try? DaemonClient.connectSystem().hello()) == nil {
+            searchesOwn = false
+            if hosts.contains(where: { $0.name == ownName }) {
+                Diagnostics.warn(
+                    "this host's system index is not running: its entries (\(ownName)) come from the shared index")
+            } else {
+                requested.removeAll { $0 == ownName }
+                if scope.hostNames?.contains(ownName) == true {
+                    throw MetadataError.invalidArgument(
+                        "\(ownName) is this host: its system index is not running (mdq system start) and it "
+                            + "publishes nothing")
+                }
+            }
+        }
+        let localName = searchesOwn ? ownName : nil
+        var search = SharedReader.Search(predicate: predicate)
+        search.hosts = requested.filter { $0 != localName }
+        search.scopes = remoteFolders.filter { $0.host != localName }
+        search.user = SharedIndexSettings.userName()
+        search.budget = budget
+        // With --sort every match is needed first; else the first N.
+        search.limit = output.sort.isEmpty ? output.limit : nil
+        for stale in hosts.filter({ search.hosts?.contains($0.name) == true && $0.isStale }) {
+            Diagnostics.warn(
+                "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
+                    + "its entries are as of then")
+        }
+        if output.count && output.group == nil {
+            var total = try searchOwnHost(localName, folders: remoteFolders, counting: true).count
+            if !(search.hosts?.isEmpty ?? false) { total += try refusing { try reader.count(search) } }
+            StandardOutput.print(String(output.limit.map { min($0, total) } ?? total))
+            return
+        }
+        var results = try searchOwnHost(localName, folders: remoteFolders, counting: false).results
+        var serial = UInt64(results.count)
+        if !(search.hosts?.isEmpty ?? false) {
+            try refusing {
+                try reader.search(search) { entry in
+                    serial += 1
+                    results.append(
+                        Result(
+                            host: entry.host,
+                            item: MetadataItem(
+                                serial: serial, pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata),
+                            stale: entry.stale))
+                    return true
+                }
+            }
+        }
+        print(results)
+    }
+
+    /// This host's matches, from its system index (the user's view of it).
+    private func searchOwnHost(_ own: String?, folders: [(host: String, path: [UInt8])], counting: Bool) throws -> (
+        count: Int, results: [Result]
+    ) {
+        guard own != nil else { return (0, []) }
+        let client = try DaemonClient.connectSystem()
+        let scopes = folders.filter { $0.host == own }.map {
+            ScopeRequest(path: FilePath.fromBytes($0.path), rules: ScopeRules(includeHidden: true))
+        }
+        let answer = try client.query(
+            Array(predicate.description.utf8), scopes: scopes.isEmpty ? nil : scopes,
+            rules: scopes.isEmpty ? ScopeRules(includeHidden: true) : nil, output: counting ? .count : .entries,
+            limit: output.sort.isEmpty ? output.limit : nil, budget: budget)
+        if counting { return (answer.count, []) }
+        return (
+            answer.count,
+            answer.entries.enumerated().map { i, entry in
+                Result(
+                    host: nil,
+                    item: MetadataItem(
+                        serial: UInt64(i), pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata),
+                    stale: answer.stale)
+            }
+        )
+    }
+
+    /// Runs a shared-index call, saying why the shared index refuses.
+    private func refusing<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let refusal as SharedReader.Refusal {
+            switch refusal {
+            case .unpublished(let attribute):
+                throw MetadataError.invalidArgument(
+                    "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates "
+                        + "and types): search it on its own host")
+            case .unbounded:
+                throw MetadataError.invalidArgument(
+                    "the shared index cannot narrow \"\(predicate)\": nothing in it is a run of three characters of "
+                        + "a name, an extension, a type, a size or a date, so every entry of every host would be "
+                        + "read; add --limit N or --budget SECONDS, or a narrower test")
+            case .unknownHost(let name):
+                throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+            }
+        } catch let error as SharedIndexError {
+            throw MetadataError.daemon("the shared index: \(error.message)")
+        }
+    }
+
+    /// Prints the results as a local search does: paths (other hosts'
+    /// as `NAME:/path`), `--attr` columns, JSON with `host` and `stale`,
+    /// sorted, limited, grouped.
+    private func print(_ results: [Result]) {
+        var results = results
+        // This host first, then the others by name; each in path order.
+        results.sort { a, b in
+            let (first, second) = (a.host ?? "", b.host ?? "")
+            return first != second ? first < second : a.item.pathBytes.lexicographicallyPrecedes(b.item.pathBytes)
+        }
+        if !output.sortDescriptors.isEmpty {
+            let order = Dictionary(
+                uniqueKeysWithValues: results.map(\.item).sorted(by: output.sortDescriptors).enumerated().map {
+                    ($1.id, $0)
+                })
+            results.sort { order[$0.item.id]! < order[$1.item.id]! }
+        }
+        if let limit = output.limit { results = Array(results.prefix(limit)) }
+        var out: [UInt8] = []
+        if let group = output.group {
+            var counts: [String: Int] = [:]
+            for result in results { counts[AttributeText.column(result.item, key: group), default: 0] += 1 }
+            for key in counts.keys.sorted(by: { counts[$0]! != counts[$1]! ? counts[$0]! > counts[$1]! : $0 < $1 }) {
+                out += Array("\(key)\t\(counts[key]!)\n".utf8)
+            }
+            StandardOutput.flush(&out)
+            return
+        }
+        let json = output.json
+        let attributes = output.attributes
+        let terminator: UInt8 = output.nullTerminated ? 0 : 0x0A
+        for result in results {
+            if json {
+                AttributeText.appendJSON(result.item, attributes: attributes, to: &out)
+                out.removeLast()  // the closing brace
+                out += Array(",\"host\":".utf8)
+                JSONLine.appendString(
+                    Array((result.host ?? SharedIndexSettings.ownHostName() ?? "").utf8)[...], to: &out)
+                out += Array(",\"stale\":\(result.stale)}\n".utf8)
+            } else {
+                if let host = result.host { out += Array(host.utf8) + [UInt8(ascii: ":")] }
+                AttributeText.appendLine(result.item, attributes: attributes, to: &out)
+                out.append(terminator)
+            }
+            if out.count >= 1 << 16 { StandardOutput.flush(&out) }
+        }
+        StandardOutput.flush(&out)
+    }
+}
