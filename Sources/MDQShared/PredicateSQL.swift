@@ -59,6 +59,13 @@ private struct Translator {
         self.next = next
     }
 
+    /// Forgets the parameters made since `count` were: for parts whose
+    /// SQL is dropped.
+    mutating func rollBack(to count: Int) {
+        next -= parameters.count - count
+        parameters.removeLast(parameters.count - count)
+    }
+
     mutating func parameter(_ value: String) -> String {
         parameters.append(value)
         defer { next += 1 }
@@ -77,17 +84,23 @@ private struct Translator {
                 sql: kept.isEmpty ? "TRUE" : "(" + kept.map(\.sql).joined(separator: " AND ") + ")",
                 exact: parts.allSatisfy(\.exact), narrows: parts.contains(where: \.narrows))
         case .or(let nodes):
+            let before = parameters.count
             var parts: [Part] = []
             for node in nodes { parts.append(try translate(node)) }
             if parts.contains(where: { $0.sql == "TRUE" }) {
+                rollBack(to: before)
                 return Part(sql: "TRUE", exact: parts.allSatisfy(\.exact), narrows: false)
             }
             return Part(
                 sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", exact: parts.allSatisfy(\.exact),
                 narrows: !parts.isEmpty && parts.allSatisfy(\.narrows))
         case .not(let inner):
+            let before = parameters.count
             let part = try translate(inner)
-            guard part.exact else { return .anything }
+            guard part.exact else {
+                rollBack(to: before)
+                return .anything
+            }
             return Part(sql: "NOT \(part.sql)", exact: true, narrows: false)
         case .comparison(let comparison):
             return try translate(comparison)
@@ -157,6 +170,8 @@ private struct Translator {
         var pattern: [UInt8] = []
         var run = 0
         var longest = 0
+        // Whether the pattern ends with a `%` wildcard (not an escaped one).
+        var endsWithAny = false
         func literal(_ byte: UInt8) {
             if byte == UInt8(ascii: "%") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "\\") {
                 pattern.append(UInt8(ascii: "\\"))
@@ -164,9 +179,11 @@ private struct Translator {
             pattern.append(byte)
             run += 1
             longest = max(longest, run)
+            endsWithAny = false
         }
         func any() {
-            if pattern.last != UInt8(ascii: "%") { pattern.append(UInt8(ascii: "%")) }
+            if !endsWithAny { pattern.append(UInt8(ascii: "%")) }
+            endsWithAny = true
             run = 0
         }
         if c.options.contains(.wordBased) {
@@ -197,6 +214,7 @@ private struct Translator {
                     } else if byte == UInt8(ascii: "?") {
                         // One character: one or more code points.
                         pattern.append(UInt8(ascii: "_"))
+                        endsWithAny = false
                         any()
                         exact = false
                     } else if byte == UInt8(ascii: "\\"), i + 1 < folded.count {

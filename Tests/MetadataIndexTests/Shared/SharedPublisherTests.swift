@@ -330,3 +330,99 @@ struct SharedPublisherTests {
         try SharedReader(connection: PostgresConnection(url: url)).hosts()
     }
 }
+
+/// A predicate answered across hosts means what it means on the host:
+/// for a table of predicates covering every translation (and seeded random
+/// compositions of them with AND, OR and NOT), the shared index's answer
+/// is the host's own answer, path for path.
+@Suite(
+    .serialized, .timeLimit(.minutes(5)),
+    .enabled(if: PostgresCluster.isInstalled, "PostgreSQL 15 is not installed (Scripts/bootstrap installs it)"))
+struct SharedTranslationTests {
+    static let atoms = [
+        "kMDItemFSName LIKE[cd] 'report*'", "kMDItemFSName LIKE 'Report*'", "kMDItemFSName LIKE[c] '*.PNG'",
+        "kMDItemFSName LIKE[d] 'cafe*'", "kMDItemFSName LIKE[cd] 'cafe*'", "kMDItemFSName LIKE '???.txt'",
+        "kMDItemFSName LIKE[c] '*report?.md'", "kMDItemFSName == 'notes.txt'", "kMDItemFSName ==[c] 'NOTES.TXT'",
+        "kMDItemFSName BEGINSWITH[c] 'ph'", "kMDItemFSName ENDSWITH '.png'", "kMDItemFSName CONTAINS[cd] 'ELLA'",
+        "kMDItemFSName CONTAINS 'é'", "kMDItemFSName CONTAINS[d] 'e'", "kMDItemFSName MATCHES '.*[0-9]\\\\.png'",
+        "kMDItemFSName IN {'notes.txt', 'a.png'}", "kMDItemFSName ==[w] 'annual'", "kMDItemFSName LIKE '*\\\\**'",
+        "kMDItemFSName LIKE '*%*'", "kMDItemFSName LIKE '*_*'", "kMDItemFSName.pathExtension == 'png'",
+        "kMDItemFSName.pathExtension ==[c] 'PNG'", "kMDItemFSName.pathExtension == 'app'",
+        "kMDItemDisplayName == 'notes'", "kMDItemFSSize > 100", "kMDItemFSSize <= 3", "kMDItemFSSize == 0",
+        "kMDItemFSSize BETWEEN {5, 500}", "kMDItemFSContentChangeDate > CAST(0, \"NSDate\")",
+        "kMDItemFSContentChangeDate < CAST(100, \"NSDate\")", "kMDItemContentType == 'public.png'",
+        "kMDItemContentType UTI-CONFORMS-TO 'public.image'", "kMDItemContentType UTI-CONFORMS-TO 'public.text'",
+        "ANY kMDItemContentTypeTree == 'public.data'", "kMDItemKind == 'Folder'", "kMDItemPath CONTAINS '/deep/'",
+        "kMDItemFSName LIKE[cd] 'ελλ*'", "kMDItemFSName CONTAINS '会议'", "TRUEPREDICATE", "FALSEPREDICATE",
+    ]
+
+    @Test func everyPredicateMeansWhatItMeansOnTheHost() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        let names = [
+            "Report1.md", "report2.MD", "annual report.txt", "notes.txt", "NOTES.TXT", "a.png", "b.PNG", "c.Png",
+            "café.txt", "cafe\u{301}s.txt", "Cafe.txt", "abc.txt", "한국어.txt", "Ελλάδα.png", "会议记录.txt", "star*.txt",
+            "per%cent.txt", "under_score.txt", "photo7.png", "photo.jpeg", ".hidden", "noext",
+        ]
+        for (i, name) in names.enumerated() {
+            for folder in ["", "/deep", "/deep/er"] {
+                try? FileManager.default.createDirectory(atPath: root + folder, withIntermediateDirectories: true)
+                let data = Data(repeating: 0x61, count: [0, 2, 3, 50, 150, 600][i % 6])
+                FileManager.default.createFile(atPath: root + folder + "/" + name, contents: data)
+            }
+        }
+        mkdir(root + "/Tool.app", 0o755)
+        let raw = Array(root.utf8) + Array("/latin\u{E9}".utf8.prefix(5)) + [0xE9, 0x2E, 0x70, 0x6E, 0x67, 0]
+        raw.withUnsafeBufferPointer {
+            close(
+                open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT, 0o644))
+        }
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+        let retained = try engine.retain(scope)
+        defer { engine.release(retained) }
+        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try SharedPublisherTests.expectPublished(root, url, "the table's tree")
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        var random = SeededGenerator(seed: 38)
+        var predicates = Self.atoms
+        for _ in 0..<150 {
+            let a = Self.atoms.randomElement(using: &random)!
+            let b = Self.atoms.randomElement(using: &random)!
+            let c = Self.atoms.randomElement(using: &random)!
+            predicates.append(
+                [
+                    "(\(a)) AND (\(b))", "(\(a)) OR (\(b))", "NOT (\(a))", "(\(a)) AND NOT (\(b))",
+                    "((\(a)) OR (\(b))) AND NOT (\(c))", "NOT ((\(a)) AND (\(b)))",
+                ].randomElement(using: &random)!)
+        }
+        var checked = 0
+        for text in predicates {
+            let predicate = try MetadataPredicate(text)
+            guard
+                case .success(let answer) = try engine.answer(scopes: [scope], predicate: predicate, output: .paths)
+            else { continue }
+            let local = Set(answer.paths.split(separator: 0).map(Array.init))
+            var search = SharedReader.Search(predicate: predicate)
+            search.budget = 30
+            var shared: Set<[UInt8]> = []
+            try reader.search(search) {
+                shared.insert($0.pathBytes); return true
+            }
+            #expect(
+                shared == local,
+                "\(text): extra \(shared.subtracting(local).map { String(decoding: $0, as: UTF8.self) }.sorted().prefix(3)), missing \(local.subtracting(shared).map { String(decoding: $0, as: UTF8.self) }.sorted().prefix(3))"
+            )
+            // Counts agree too, whether the database counts or mdq does.
+            #expect(try reader.count(search) == local.count, "\(text)")
+            checked += 1
+        }
+        #expect(checked == predicates.count)
+    }
+}

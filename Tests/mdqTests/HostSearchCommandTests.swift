@@ -1,0 +1,101 @@
+import Foundation
+import Glibc
+import MDQShared
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MDQCore
+@testable import MDQEngine
+@testable import MDQLive
+
+/// `mdq --host NAME`, `--all-hosts`, `--onlyin NAME:/path` and `mdq hosts`
+/// against a host published into a private PostgreSQL cluster: what each
+/// prints, what each refuses with its reason, and a host gone offline.
+@Suite(
+    .serialized, .timeLimit(.minutes(3)),
+    .enabled(if: PostgresCluster.isInstalled, "PostgreSQL 15 is not installed (Scripts/bootstrap installs it)"))
+struct HostSearchCommandTests {
+    @Test func searchesAcrossHostsPrintAndRefuseAsLocalSearchesDo() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let name = "mdq_hosts_\(UInt32.random(in: 0...UInt32.max))"
+        _ = try PostgresConnection(url: cluster.url("postgres")).execute(
+            "CREATE DATABASE \(name) ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0")
+        let url = cluster.url(name)
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        let temp = try TemporaryDirectory()
+        // Others may pass through it: the search is made as this user, who
+        // on another host is judged by name.
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let root = try temp.folder("srv").string
+        for i in 0..<12 { FileManager.default.createFile(atPath: root + "/photo\(i).png", contents: Data("x".utf8)) }
+        FileManager.default.createFile(atPath: root + "/notes.txt", contents: Data())
+        mkdir(root + "/sub", 0o755)
+        FileManager.default.createFile(atPath: root + "/sub/photo-deep.png", contents: Data())
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let retained = try engine.retain(ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true)))
+        defer { engine.release(retained) }
+        var configuration = SharedPublisher.Configuration(url: url, hostName: "alpha", machineID: "machine-alpha")
+        configuration.interval = 0.01
+        let publisher = SharedPublisher(configuration: configuration, engine: engine)
+        publisher.start()
+        defer { publisher.stop() }
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 15 })
+
+        func mdq(_ arguments: [String]) throws -> Shell.Output {
+            try Shell.run(MDQCommandTests.binary, arguments, environment: ["MDQ_SHARED": url])
+        }
+        let count = try mdq(["--host", "alpha", "--count", "*.png"])
+        #expect(count.status == 0, "\(count.stderrText)")
+        #expect(count.stdoutText == "13\n")
+        let lines = try mdq(["--host", "alpha", "photo1"])
+        #expect(
+            lines.stdoutText
+                == [root + "/photo1.png", root + "/photo10.png", root + "/photo11.png"].map { "alpha:\($0)\n" }
+                .joined())
+        let nul = try mdq(["--host", "alpha", "-0", "notes"])
+        #expect(nul.stdoutText == "alpha:\(root)/notes.txt\0")
+        let json = try mdq(["--host", "alpha", "--json", "notes"])
+        #expect(json.stdoutText.contains("\"path\":\"\(root)/notes.txt\""), "\(json.stdoutText)")
+        #expect(json.stdoutText.contains("\"host\":\"alpha\",\"stale\":false"), "\(json.stdoutText)")
+        let scoped = try mdq(["--onlyin", "alpha:\(root)/sub", "photo"])
+        #expect(scoped.stdoutText == "alpha:\(root)/sub/photo-deep.png\n", "\(scoped.stderrText)")
+        let sorted = try mdq(
+            ["--host", "alpha", "--sort", "kMDItemFSName:desc", "--limit", "2", "--attr", "kMDItemFSSize", "*.png"])
+        // Names sort as mdq sorts them locally: numbers by value.
+        #expect(sorted.stdoutText == "alpha:\(root)/photo11.png\t1\nalpha:\(root)/photo10.png\t1\n")
+        let limited = try mdq(["--host", "alpha", "--limit", "3", "*"])
+        #expect(limited.status == 0)
+        #expect(limited.stdoutText.split(separator: "\n").count == 3)
+
+        // Refusals, each with its reason and the usage status.
+        let unbounded = try mdq(["--host", "alpha", "*"])
+        #expect(unbounded.status == 2)
+        #expect(unbounded.stderrText.contains("the shared index cannot narrow"), "\(unbounded.stderrText)")
+        let unpublished = try mdq(["--host", "alpha", "kMDItemLastUsedDate > $time.today(-1)"])
+        #expect(unpublished.status == 2)
+        #expect(unpublished.stderrText.contains("kMDItemLastUsedDate is not published"), "\(unpublished.stderrText)")
+        let unknown = try mdq(["--host", "nope", "photo"])
+        #expect(unknown.status == 2)
+        #expect(unknown.stderrText.contains("no host nope in the shared index"), "\(unknown.stderrText)")
+        let live = try mdq(["--host", "alpha", "--live", "photo"])
+        #expect(live.status == 2)
+        let noIndex = try Shell.run(
+            MDQCommandTests.binary, ["--host", "alpha", "photo"], environment: ["MDQ_SHARED": ""])
+        #expect(noIndex.status == 2)
+        #expect(noIndex.stderrText.contains("no shared index is configured"), "\(noIndex.stderrText)")
+
+        let hosts = try mdq(["hosts"])
+        #expect(hosts.status == 0)
+        #expect(hosts.stdoutText.contains("alpha  live"), "\(hosts.stdoutText)")
+        // A host gone: its entries stay, marked stale, with a warning.
+        publisher.stop()
+        let offline = try mdq(["hosts"])
+        #expect(offline.stdoutText.contains("alpha  offline"), "\(offline.stdoutText)")
+        let stale = try mdq(["--host", "alpha", "--json", "notes"])
+        #expect(stale.stdoutText.contains("\"stale\":true"), "\(stale.stdoutText)")
+        #expect(stale.stderrText.contains("alpha is offline since"), "\(stale.stderrText)")
+    }
+}
