@@ -242,6 +242,19 @@ private struct Translator {
                 return .anything
             }
         }
+        // `*.png` under [cd]: the extension column, exact (a name that is
+        // only `.png` has none, but matches).
+        if column == "e.fold", c.op == .like, exact, !c.options.contains(.wordBased), folded.count > 2,
+            folded[0] == UInt8(ascii: "*"), folded[1] == UInt8(ascii: "."),
+            folded[2...].allSatisfy({
+                $0 != UInt8(ascii: "*") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "\\")
+                    && $0 != UInt8(ascii: ".")
+            })
+        {
+            let ext = parameter(String(decoding: folded[2...], as: UTF8.self))
+            let whole = parameter(String(decoding: folded[1...], as: UTF8.self))
+            return Part(sql: "coalesce(e.ext = \(ext) OR e.fold = \(whole), false)", exact: true, narrows: true)
+        }
         let text = String(decoding: pattern, as: UTF8.self)
         // A trigram index needs three characters in a row; an extension is
         // an exact column.

@@ -99,7 +99,9 @@ struct SharedSearchSession {
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = requested.filter { $0 != localName }
         search.scopes = remoteFolders.filter { $0.host != localName }
-        search.user = SharedIndexSettings.userName()
+        // A user with no name here is judged as a stranger everywhere
+        // (no host has a user named "").
+        search.user = SharedIndexSettings.userName() ?? ""
         search.budget = budget
         // With --sort every match is needed first; else the first N.
         search.limit = output.sort.isEmpty ? output.limit : nil

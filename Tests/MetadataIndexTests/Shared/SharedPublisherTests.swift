@@ -354,6 +354,7 @@ struct SharedTranslationTests {
         "kMDItemContentType UTI-CONFORMS-TO 'public.image'", "kMDItemContentType UTI-CONFORMS-TO 'public.text'",
         "ANY kMDItemContentTypeTree == 'public.data'", "kMDItemKind == 'Folder'", "kMDItemPath CONTAINS '/deep/'",
         "kMDItemFSName LIKE[cd] 'ελλ*'", "kMDItemFSName CONTAINS '会议'", "TRUEPREDICATE", "FALSEPREDICATE",
+        "kMDItemFSName LIKE[cd] '*.png'", "kMDItemFSName LIKE[cd] '*.txt'", "kMDItemFSName LIKE[cd] '*.app'",
     ]
 
     @Test func everyPredicateMeansWhatItMeansOnTheHost() throws {
@@ -365,7 +366,7 @@ struct SharedTranslationTests {
         let names = [
             "Report1.md", "report2.MD", "annual report.txt", "notes.txt", "NOTES.TXT", "a.png", "b.PNG", "c.Png",
             "café.txt", "cafe\u{301}s.txt", "Cafe.txt", "abc.txt", "한국어.txt", "Ελλάδα.png", "会议记录.txt", "star*.txt",
-            "per%cent.txt", "under_score.txt", "photo7.png", "photo.jpeg", ".hidden", "noext",
+            "per%cent.txt", "under_score.txt", "photo7.png", "photo.jpeg", ".hidden", "noext", ".png", "x.tar.PNG",
         ]
         for (i, name) in names.enumerated() {
             for folder in ["", "/deep", "/deep/er"] {
