@@ -101,7 +101,10 @@ private struct Translator {
                 rollBack(to: before)
                 return .anything
             }
-            return Part(sql: "NOT \(part.sql)", exact: true, narrows: false)
+            // A comparison on a column a row lacks (a folder's size) is
+            // NULL, which NOT leaves NULL: false here, true once negated,
+            // as on the host. Only here: a wrapped test cannot use an index.
+            return Part(sql: "NOT coalesce(\(part.sql), false)", exact: true, narrows: false)
         case .comparison(let comparison):
             return try translate(comparison)
         }
@@ -122,7 +125,11 @@ private struct Translator {
         case .name:
             return name(c, column: "e.fold")
         case .nameExtension:
-            return name(c, column: "e.ext")
+            // The column holds an extension for `.png` too, which the
+            // host says has none: checked on each row.
+            var part = name(c, column: "e.ext")
+            part.exact = false
+            return part
         case .size:
             return number(c, column: "e.size")
         case .creationDate:
@@ -161,6 +168,9 @@ private struct Translator {
         }
         guard case .string(let raw) = c.value else { return .anything }
         let folded = folder.folded(raw)
+        // An extension test that an empty extension can pass: `.png` has
+        // none on the host but `png` in the column.
+        if column == "e.ext", folded.allSatisfy({ $0 == UInt8(ascii: "*") }) { return .anything }
         // Text that is not UTF-8 is matched byte-wise on the host; the
         // database holds such names with U+FFFD: checked on each row.
         guard String(validating: folded, as: UTF8.self) != nil else { return .anything }
@@ -242,8 +252,7 @@ private struct Translator {
                 return .anything
             }
         }
-        // `*.png` under [cd]: the extension column, exact (a name that is
-        // only `.png` has none, but matches).
+        // `*.png` under [cd]: the extension column, exact.
         if column == "e.fold", c.op == .like, exact, !c.options.contains(.wordBased), folded.count > 2,
             folded[0] == UInt8(ascii: "*"), folded[1] == UInt8(ascii: "."),
             folded[2...].allSatisfy({
@@ -251,9 +260,8 @@ private struct Translator {
                     && $0 != UInt8(ascii: ".")
             })
         {
-            let ext = parameter(String(decoding: folded[2...], as: UTF8.self))
-            let whole = parameter(String(decoding: folded[1...], as: UTF8.self))
-            return Part(sql: "coalesce(e.ext = \(ext) OR e.fold = \(whole), false)", exact: true, narrows: true)
+            return Part(
+                sql: "e.ext = \(parameter(String(decoding: folded[2...], as: UTF8.self)))", exact: true, narrows: true)
         }
         let text = String(decoding: pattern, as: UTF8.self)
         // A trigram index needs three characters in a row; an extension is
@@ -265,7 +273,7 @@ private struct Translator {
         } else {
             sql = "\(column) LIKE \(parameter(text))"
         }
-        return Part(sql: "coalesce(\(sql), false)", exact: exact, narrows: narrows)
+        return Part(sql: "(\(sql))", exact: exact, narrows: narrows)
     }
 
     mutating func number(_ c: Comparison, column: String) -> Part {
@@ -287,7 +295,7 @@ private struct Translator {
             guard let number = value(c.value), let op = Self.sqlOperator(c.op) else { return .anything }
             sql = "\(column) \(op) \(parameter(String(number)))::float8"
         }
-        return Part(sql: "coalesce(\(sql), false)", exact: true, narrows: true)
+        return Part(sql: "(\(sql))", exact: true, narrows: true)
     }
 
     /// Dates, to the microsecond the database keeps: widened by one, and
@@ -312,7 +320,7 @@ private struct Translator {
             default: return .anything
             }
         }
-        return Part(sql: "coalesce(\(sql), false)", exact: false, narrows: true)
+        return Part(sql: "(\(sql))", exact: false, narrows: true)
     }
 
     /// Content types: equal, or conforming (by the host's type tree).
@@ -323,18 +331,18 @@ private struct Translator {
         switch c.op {
         case .utiConformsTo:
             return Part(
-                sql: "coalesce(e.type_tree @> ARRAY[\(parameter(identifier))]::text[], false)", exact: true,
+                sql: "e.type_tree @> ARRAY[\(parameter(identifier))]::text[]", exact: true,
                 narrows: true)
         case .equal, .utiEquals:
             if c.attribute.source == .contentTypeTree {
                 return Part(
-                    sql: "coalesce(e.type_tree @> ARRAY[\(parameter(identifier))]::text[], false)", exact: true,
+                    sql: "e.type_tree @> ARRAY[\(parameter(identifier))]::text[]", exact: true,
                     narrows: true)
             }
             // The tree starts with the type itself: its index narrows.
             let value = parameter(identifier)
             return Part(
-                sql: "coalesce(e.type_tree @> ARRAY[\(value)]::text[] AND \(column) = \(value), false)", exact: true,
+                sql: "(e.type_tree @> ARRAY[\(value)]::text[] AND \(column) = \(value))", exact: true,
                 narrows: true)
         default:
             return .anything

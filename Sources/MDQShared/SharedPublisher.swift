@@ -426,8 +426,10 @@ private struct PublishingSession {
         guard !publisher.stopping() else { return }
         // The classes the folders use, before the swap shows them.
         try classes.flush(connection)
+        let copied = ContinuousClock.now
         setState("reloading: indexing")
         _ = try connection.execute("SELECT mdq.reload_index($1::smallint)", [String(hostID)])
+        let indexed = ContinuousClock.now
         try connection.transaction { () throws(SharedIndexError) in
             _ = try connection.execute(
                 "SELECT mdq.reload_swap($1::smallint, $2, $3, $4, $5)",
@@ -436,12 +438,15 @@ private struct PublishingSession {
         }
         sequence = seq
         clock = start
-        let seconds =
-            Double((ContinuousClock.now - started).components.attoseconds) / 1e18
-            + Double((ContinuousClock.now - started).components.seconds)
+        func seconds(_ from: ContinuousClock.Instant, _ to: ContinuousClock.Instant) -> String {
+            let duration = (to - from).components
+            return String(format: "%.1f", Double(duration.seconds) + Double(duration.attoseconds) / 1e18)
+        }
+        let now = ContinuousClock.now
         publisher.log(
             "published \(entryCount) entries and \(folderCount) folders to the shared index as "
-                + "\(configuration.hostName) in \(String(format: "%.1f", seconds)) s")
+                + "\(configuration.hostName) in \(seconds(started, now)) s (rows \(seconds(started, copied)) s, "
+                + "indexes \(seconds(copied, indexed)) s, swap \(seconds(indexed, now)) s)")
         publisher.status.withLock {
             $0.sequence = seq
             $0.clock = start.description
@@ -540,9 +545,11 @@ private struct RowWriter {
         let folded = folder.folded(entry.name)
         text.text(String(decoding: folded, as: UTF8.self).utf8)
         let kind = entry.metadata.kind
-        // The extension as `kMDItemFSName.pathExtension` reads it, folded
-        // (folders too: `X.app`).
-        if let dot = folded.lastIndex(of: UInt8(ascii: ".")), dot > 0 {
+        // What follows the last dot, folded (folders too: `X.app`); for a
+        // name that starts with its only dot (`.png`), what follows it,
+        // though `kMDItemFSName.pathExtension` says it has none: so that
+        // `*.png` is this column alone.
+        if let dot = folded.lastIndex(of: UInt8(ascii: ".")) {
             text.text(String(decoding: folded[(dot + 1)...], as: UTF8.self).utf8)
         } else {
             text.text("")

@@ -97,8 +97,12 @@ package final class SharedReader {
     package static let stranger = Viewer(user: UInt32.max, groups: [])
 
     /// The (host, list class) pairs whose folders' contents each host's
-    /// viewer may list, as `host << 32 | class`.
-    func allowedClasses(_ viewers: [Int: Viewer]) throws(SharedIndexError) -> [Int64] {
+    /// viewer may not list, as `host << 32 | class`: of every class the
+    /// hosts have published, those with a rule the viewer fails (a rule
+    /// needing other than read and search, which mdq does not publish, is
+    /// failed). Read in the search's own snapshot, so every folder the
+    /// search meets has a class read here.
+    func deniedClasses(_ viewers: [Int: Viewer]) throws(SharedIndexError) -> [Int64] {
         let hosts = "{" + viewers.keys.map(String.init).joined(separator: ",") + "}"
         var granted: [Int: [Int32: Bool]] = [:]
         for row in try connection.execute(
@@ -110,28 +114,18 @@ package final class SharedReader {
             let access = AccessRow.access(mode: row[2], owner: row[3], group: row[4], acl: row[5])
             granted[host, default: [:]][id] = access.map { viewer.may(Viewer.read, $0) && viewer.may(1, $0) } ?? false
         }
-        var allowed: [Int64] = viewers.keys.map { Int64($0) << 32 }
         var denied: Set<Int64> = []
-        var seen: Set<Int64> = []
         for row in try connection.execute(
             "SELECT host_id, list_class, access_class, need FROM mdq.list_rule WHERE host_id = ANY($1::int[])", [hosts]
         ).rows {
             guard let host = row[0].flatMap(Int.init), let list = row[1].flatMap(Int64.init),
                 let access = row[2].flatMap(Int32.init), let need = row[3].flatMap(UInt16.init)
             else { continue }
-            let key = Int64(host) << 32 | list
-            seen.insert(key)
-            // A rule needing other than read and search is judged as asked.
-            let ok: Bool
-            if need == 5 {
-                ok = granted[host]?[access] ?? false
-            } else {
-                ok = false
+            if need != UInt16(ClassBook.walk) || granted[host]?[access] != true {
+                denied.insert(Int64(host) << 32 | list)
             }
-            if !ok { denied.insert(key) }
         }
-        allowed += seen.subtracting(denied)
-        return allowed
+        return denied.sorted()
     }
 
     /// What a search across hosts asks.
@@ -168,6 +162,10 @@ package final class SharedReader {
     /// A search made SQL: the rows' source and condition, and what reads them.
     private struct Prepared {
         var body: String
+        /// For counts without a scope: the entries alone, those in folders
+        /// the user may not list left out by an anti-join on the few such
+        /// folders (found by their classes' index).
+        var countBody: String
         var parameters: [String?]
         var translated: PredicateSQL
         var hosts: [Int: SharedHost]
@@ -199,13 +197,27 @@ package final class SharedReader {
         guard !chosen.isEmpty else { return nil }
         let byID = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0) })
         var parameters: [String?] = ["{" + chosen.map { String($0.id) }.joined(separator: ",") + "}", "{}"]
+        // What the user may not list is left out (usually few classes, so
+        // the planner sees that most rows stay).
         var filter = "cardinality($2::bigint[]) = 0"
+        var denied: [Int64] = []
         if let user = search.user {
-            let allowed = try allowedClasses(try viewers(for: user, hosts: chosen))
-            parameters[1] = "{" + allowed.map(String.init).joined(separator: ",") + "}"
-            filter = "((f.host_id::bigint << 32) | f.list_class) = ANY($2::bigint[])"
+            denied = try deniedClasses(try viewers(for: user, hosts: chosen))
+            parameters[1] = "{" + denied.map(String.init).joined(separator: ",") + "}"
         }
         parameters += translated.parameters
+        var countFilter = "TRUE"
+        if !denied.isEmpty {
+            parameters.append("{" + Set(denied.map { String($0 & 0xFFFF_FFFF) }).joined(separator: ",") + "}")
+            filter =
+                "NOT (f.list_class = ANY($\(parameters.count)::int[]) "
+                + "AND ((f.host_id::bigint << 32) | f.list_class) = ANY($2::bigint[]))"
+            countFilter = """
+                NOT EXISTS (SELECT 1 FROM mdq.folder f WHERE f.host_id = e.host_id AND f.folder_id = e.parent_id
+                            AND f.deleted_seq IS NULL AND f.list_class = ANY($\(parameters.count)::int[])
+                            AND ((f.host_id::bigint << 32) | f.list_class) = ANY($2::bigint[]))
+                """
+        }
         var scopeConditions: [String] = []
         for scope in search.scopes {
             guard let path = String(validating: scope.path, as: UTF8.self),
@@ -224,17 +236,35 @@ package final class SharedReader {
             WHERE e.deleted_seq IS NULL AND f.deleted_seq IS NULL AND e.host_id = ANY($1::smallint[])
               AND \(filter) AND \(scopeSQL) AND \(translated.condition)
             """
-        return Prepared(body: body, parameters: parameters, translated: translated, hosts: byID)
+        // A live entry's folder is live (a folder's removal removes what
+        // it held): without a scope, a count needs no folder but those to
+        // leave out.
+        let countBody =
+            scopeConditions.isEmpty
+            ? """
+            FROM mdq.entry e
+            WHERE e.deleted_seq IS NULL AND e.host_id = ANY($1::smallint[]) AND cardinality($2::bigint[]) >= 0
+              AND \(countFilter) AND \(translated.condition)
+            """ : body
+        return Prepared(
+            body: body, countBody: countBody, parameters: parameters, translated: translated, hosts: byID)
     }
 
-    /// Runs `body` in a transaction whose statements stop after the
+    /// Runs `body` in one read-only snapshot (the hosts, the classes and
+    /// the rows all as of one moment), whose statements stop after the
     /// search's budget.
-    private func bounded<T>(_ search: Search, _ body: () throws(SharedIndexError) -> T) throws(SharedIndexError) -> T {
-        try connection.transaction { () throws(SharedIndexError) in
+    private func bounded<T>(_ search: Search, _ body: () throws -> T) throws -> T {
+        _ = try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        do {
             if let budget = search.budget {
                 _ = try connection.execute("SET LOCAL statement_timeout = \(max(1, Int(budget * 1000)))")
             }
-            return try body()
+            let value = try body()
+            _ = try connection.execute("COMMIT")
+            return value
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
         }
     }
 
@@ -245,10 +275,10 @@ package final class SharedReader {
     /// - Throws: `Refusal`, or `SharedIndexError`.
     @discardableResult
     package func search(_ search: Search, each: (SharedEntry) -> Bool = { _ in true }) throws -> Int {
-        guard let prepared = try prepare(search) else { return 0 }
         let evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
         var count = 0
-        try bounded(search) { () throws(SharedIndexError) in
+        try bounded(search) { () throws in
+            guard let prepared = try prepare(search) else { return }
             _ = try connection.execute(
                 """
                 DECLARE mdq_search NO SCROLL CURSOR FOR
@@ -277,10 +307,11 @@ package final class SharedReader {
     /// How many entries match: counted by the database when the
     /// translation is exact, else each candidate checked here.
     package func count(_ search: Search) throws -> Int {
-        guard let prepared = try prepare(search) else { return 0 }
-        guard prepared.translated.exact else { return try self.search(search) }
-        let counted = try bounded(search) { () throws(SharedIndexError) in
-            try connection.execute("SELECT count(*) AS n \(prepared.body)", prepared.parameters).first("n")
+        // Not exact: each candidate is checked here.
+        if let translated = try? PredicateSQL(search.predicate), !translated.exact { return try self.search(search) }
+        let counted = try bounded(search) { () throws -> String? in
+            guard let prepared = try prepare(search) else { return "0" }
+            return try connection.execute("SELECT count(*) AS n \(prepared.countBody)", prepared.parameters).first("n")
         }
         let total = counted.flatMap(Int.init) ?? 0
         return search.limit.map { min($0, total) } ?? total

@@ -16,6 +16,10 @@ extension SharedSchema {
         ALTER TABLE mdq.access_class ALTER COLUMN owner TYPE bigint, ALTER COLUMN "group" TYPE bigint;
         ALTER TABLE mdq.identity ALTER COLUMN uid TYPE bigint, ALTER COLUMN gids TYPE bigint[];
 
+        -- The folders of a list class: what a user may not list is found
+        -- by its classes.
+        CREATE INDEX folder_list_class ON mdq.folder (host_id, list_class) WHERE deleted_seq IS NULL;
+
         -- The tables a reload fills aside: the partitions' columns and a
         -- constraint that proves the partition bound (so attaching them
         -- scans nothing), no index yet (building them after the rows are

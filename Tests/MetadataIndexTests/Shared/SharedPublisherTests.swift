@@ -315,6 +315,12 @@ struct SharedPublisherTests {
                         ((try? Self.shared(url, user: name)) ?? []).map { String(decoding: $0.path, as: UTF8.self) })
                     return shown == expected
                 }
+                // Counted by the database, the same (folders the user may
+                // not list left out without joining every folder).
+                var search = SharedReader.Search(predicate: try MetadataPredicate("kMDItemFSName LIKE[cd] '*.txt'"))
+                search.user = name
+                let counted = try SharedReader(connection: PostgresConnection(url: url)).count(search)
+                #expect(counted == shown.filter { $0.hasSuffix(".txt") }.count, "seed \(seed), \(context), \(name)")
                 #expect(
                     same,
                     "seed \(seed), \(context), \(name): extra \(shown.subtracting(expected).sorted().prefix(3)), missing \(expected.subtracting(shown).sorted().prefix(3))"
@@ -355,6 +361,8 @@ struct SharedTranslationTests {
         "ANY kMDItemContentTypeTree == 'public.data'", "kMDItemKind == 'Folder'", "kMDItemPath CONTAINS '/deep/'",
         "kMDItemFSName LIKE[cd] 'ελλ*'", "kMDItemFSName CONTAINS '会议'", "TRUEPREDICATE", "FALSEPREDICATE",
         "kMDItemFSName LIKE[cd] '*.png'", "kMDItemFSName LIKE[cd] '*.txt'", "kMDItemFSName LIKE[cd] '*.app'",
+        "kMDItemFSName.pathExtension == ''", "kMDItemFSName.pathExtension LIKE '*'",
+        "kMDItemFSName.pathExtension IN {'', 'md'}",
     ]
 
     @Test func everyPredicateMeansWhatItMeansOnTheHost() throws {
