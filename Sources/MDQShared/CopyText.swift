@@ -67,22 +67,6 @@ package struct CopyText {
         bytes.append(contentsOf: date.utf8)
     }
 
-    /// A `text[]` field of plain words (letters, digits, `.`, `-`, `_`),
-    /// each quoted.
-    package mutating func textArray(_ values: [String]) {
-        separate()
-        bytes.append(UInt8(ascii: "{"))
-        for (i, value) in values.enumerated() {
-            if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            bytes.append(UInt8(ascii: "\""))
-            for byte in value.utf8 where byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") && byte >= 0x20 {
-                bytes.append(byte)
-            }
-            bytes.append(UInt8(ascii: "\""))
-        }
-        bytes.append(UInt8(ascii: "}"))
-    }
-
     package mutating func endRow() {
         bytes.append(UInt8(ascii: "\n"))
         atRowStart = true

@@ -323,30 +323,18 @@ private struct Translator {
         return Part(sql: "(\(sql))", exact: false, narrows: true)
     }
 
-    /// Content types: equal, or conforming (by the host's type tree).
+    /// Content types: equal, or conforming (by mdq's type table, the one
+    /// every host typed its entries with).
     mutating func type(_ c: Comparison, column: String) -> Part {
         guard case .string(let raw) = c.value, let identifier = String(validating: raw, as: UTF8.self),
             c.options.isEmpty
         else { return .anything }
-        switch c.op {
-        case .utiConformsTo:
-            return Part(
-                sql: "e.type_tree @> ARRAY[\(parameter(identifier))]::text[]", exact: true,
-                narrows: true)
-        case .equal, .utiEquals:
-            if c.attribute.source == .contentTypeTree {
-                return Part(
-                    sql: "e.type_tree @> ARRAY[\(parameter(identifier))]::text[]", exact: true,
-                    narrows: true)
-            }
-            // The tree starts with the type itself: its index narrows.
-            let value = parameter(identifier)
-            return Part(
-                sql: "(e.type_tree @> ARRAY[\(value)]::text[] AND \(column) = \(value))", exact: true,
-                narrows: true)
-        default:
-            return .anything
-        }
+        let conforming = c.op == .utiConformsTo || (c.op == .equal && c.attribute.source == .contentTypeTree)
+        guard conforming || c.op == .equal || c.op == .utiEquals else { return .anything }
+        let types = conforming ? ContentType.identifiers(conformingTo: identifier) : [identifier]
+        guard !types.isEmpty else { return Part(sql: "FALSE", exact: true, narrows: true) }
+        let list = "{" + types.map { "\"" + $0 + "\"" }.joined(separator: ",") + "}"
+        return Part(sql: "\(column) = ANY(\(parameter(list))::text[])", exact: true, narrows: true)
     }
 
     static func sqlOperator(_ op: ComparisonOperator) -> String? {

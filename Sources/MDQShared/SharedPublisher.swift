@@ -493,7 +493,7 @@ private struct RowWriter {
     let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
     /// Content types by extension (and kind): the same few hundred over
     /// and over.
-    var types: [[UInt8]: (String, [String])] = [:]
+    var types: [[UInt8]: String] = [:]
 
     init(hostID: Int) {
         self.hostID = hostID
@@ -501,7 +501,7 @@ private struct RowWriter {
 
     static let entryColumns =
         "host_id, entry_id, parent_id, kind, name, raw_name, fold, ext, size, mtime, btime, content_type, "
-        + "type_tree, inode, seq"
+        + "inode, seq"
     static let folderColumns = "host_id, folder_id, parent_id, path, raw_path, list_class, seq"
 
     /// Upserts the batch's entries; a row the batch holds unchanged (an
@@ -515,7 +515,7 @@ private struct RowWriter {
             parent_id = EXCLUDED.parent_id, kind = EXCLUDED.kind, name = EXCLUDED.name,
             raw_name = EXCLUDED.raw_name, fold = EXCLUDED.fold, ext = EXCLUDED.ext, size = EXCLUDED.size,
             mtime = EXCLUDED.mtime, btime = EXCLUDED.btime, content_type = EXCLUDED.content_type,
-            type_tree = EXCLUDED.type_tree, inode = EXCLUDED.inode, seq = EXCLUDED.seq, deleted_seq = NULL
+            inode = EXCLUDED.inode, seq = EXCLUDED.seq, deleted_seq = NULL
         WHERE e.deleted_seq IS NOT NULL
            OR (e.parent_id, e.kind, e.name, e.raw_name, e.size, e.mtime, e.btime, e.content_type, e.inode)
               IS DISTINCT FROM (EXCLUDED.parent_id, EXCLUDED.kind, EXCLUDED.name, EXCLUDED.raw_name, EXCLUDED.size,
@@ -565,9 +565,7 @@ private struct RowWriter {
         } else {
             text.null()
         }
-        let type = contentType(entry.name, kind: kind)
-        text.text(type.0)
-        text.textArray(type.1)
+        text.text(contentType(entry.name, kind: kind))
         text.integer(Int64(bitPattern: entry.metadata.inode))
         text.integer(seq)
         text.endRow()
@@ -596,16 +594,14 @@ private struct RowWriter {
         }
     }
 
-    private mutating func contentType(_ name: [UInt8], kind: EntryKind) -> (String, [String]) {
+    private mutating func contentType(_ name: [UInt8], kind: EntryKind) -> String {
         // The type follows the kind and the extension (a name starting
         // with its only dot has none).
         var key: [UInt8] = [kind.rawValue]
         if let dot = name.lastIndex(of: UInt8(ascii: ".")) { key += [dot > 0 ? 1 : 0] + name[dot...] }
-        if key.count > 32 {
-            return (ContentType.identifier(forName: name, kind: kind), ContentType.tree(forName: name, kind: kind))
-        }
+        if key.count > 32 { return ContentType.identifier(forName: name, kind: kind) }
         if let known = types[key] { return known }
-        let type = (ContentType.identifier(forName: name, kind: kind), ContentType.tree(forName: name, kind: kind))
+        let type = ContentType.identifier(forName: name, kind: kind)
         types[key] = type
         return type
     }

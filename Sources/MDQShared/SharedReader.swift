@@ -279,13 +279,23 @@ package final class SharedReader {
         var count = 0
         try bounded(search) { () throws in
             guard let prepared = try prepare(search) else { return }
+            // The first rows first: an exact query stops at its limit in
+            // the database, another is planned for a start.
+            var limit = ""
+            if let wanted = search.limit {
+                if prepared.translated.exact {
+                    limit = "LIMIT \(wanted)"
+                } else {
+                    _ = try connection.execute("SET LOCAL cursor_tuple_fraction = 0.01")
+                }
+            }
             _ = try connection.execute(
                 """
                 DECLARE mdq_search NO SCROLL CURSOR FOR
                 SELECT e.host_id, f.path, f.raw_path, e.name, e.raw_name, e.kind, e.size,
                        (extract(epoch FROM e.mtime) * 1000000)::bigint, (extract(epoch FROM e.btime) * 1000000)::bigint,
                        e.inode, e.content_type
-                \(prepared.body)
+                \(prepared.body) \(limit)
                 """, prepared.parameters)
             fetching: while true {
                 let rows = try connection.execute("FETCH 2000 FROM mdq_search").rows

@@ -16,6 +16,12 @@ extension SharedSchema {
         ALTER TABLE mdq.access_class ALTER COLUMN owner TYPE bigint, ALTER COLUMN "group" TYPE bigint;
         ALTER TABLE mdq.identity ALTER COLUMN uid TYPE bigint, ALTER COLUMN gids TYPE bigint[];
 
+        -- A type's conformance is mdq's own table, the same on every host:
+        -- a search asks for the types conforming to what it names, and
+        -- rows keep their type alone (the tree cost 80 bytes a row).
+        ALTER TABLE mdq.entry DROP COLUMN type_tree;
+        CREATE INDEX entry_content_type ON mdq.entry (content_type) WHERE deleted_seq IS NULL;
+
         -- The folders of a list class: what a user may not list is found
         -- by its classes.
         CREATE INDEX folder_list_class ON mdq.folder (host_id, list_class) WHERE deleted_seq IS NULL;

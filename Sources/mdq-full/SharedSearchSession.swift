@@ -110,14 +110,29 @@ struct SharedSearchSession {
                 "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
                     + "its entries are as of then")
         }
-        if output.count && output.group == nil {
-            var total = try searchOwnHost(localName, folders: remoteFolders, counting: true).count
+        let counting = output.count && output.group == nil
+        // This host's index and the database answer at once.
+        let own = Locked<Swift.Result<(count: Int, results: [Result]), any Error>?>(nil)
+        let ownDone = DispatchGroup()
+        ownDone.enter()
+        DispatchQueue.global().async { [self] in
+            let answer = Swift.Result { try searchOwnHost(localName, folders: remoteFolders, counting: counting) }
+            own.withLock { $0 = answer }
+            ownDone.leave()
+        }
+        func ownAnswer() throws -> (count: Int, results: [Result]) {
+            ownDone.wait()
+            return try own.withLock { $0! }.get()
+        }
+        if counting {
+            var total = 0
             if !(search.hosts?.isEmpty ?? false) { total += try refusing { try reader.count(search) } }
+            total += try ownAnswer().count
             StandardOutput.print(String(output.limit.map { min($0, total) } ?? total))
             return
         }
-        var results = try searchOwnHost(localName, folders: remoteFolders, counting: false).results
-        var serial = UInt64(results.count)
+        var results: [Result] = []
+        var serial: UInt64 = 1 << 40
         if !(search.hosts?.isEmpty ?? false) {
             try refusing {
                 try reader.search(search) { entry in
@@ -132,6 +147,7 @@ struct SharedSearchSession {
                 }
             }
         }
+        results += try ownAnswer().results
         print(results)
     }
 
@@ -179,6 +195,11 @@ struct SharedSearchSession {
             case .unknownHost(let name):
                 throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
             }
+        } catch let error as SharedIndexError where error.sqlState == "57014" {
+            // query_canceled: the statement timeout set from --budget.
+            throw MetadataError.tooExpensive(
+                "the search across hosts took more than its budget (\(budget.map { "\($0)" } ?? "?") s); "
+                    + "narrow the query, or give it more with --budget")
         } catch let error as SharedIndexError {
             throw MetadataError.daemon("the shared index: \(error.message)")
         }

@@ -120,6 +120,11 @@ public enum ContentType {
         tree(of: identifier).contains(other)
     }
 
+    /// Every type mdq gives entries that is, or conforms to, `other`.
+    package static func identifiers(conformingTo other: String) -> [String] {
+        types.filter { $0.tree.contains(other) }.map(\.identifier)
+    }
+
     /// The number of extensions mdq knows.
     public static var knownExtensionCount: Int { byExtension.count }
 }

@@ -332,6 +332,64 @@ struct SharedPublisherTests {
         try expectEachUserSees("after the storm")
     }
 
+    /// Two hosts publishing into one database, each under its own storm:
+    /// a search of both answers the union of their own answers, and a
+    /// search of one only that host's.
+    @Test func aSearchOfSeveralHostsIsTheUnionOfTheirAnswers() throws {
+        let url = try sharedIndex()
+        var engines: [(LiveEngine, ScopeRequest, String, Storm)] = []
+        var kept: [Any] = []
+        for (i, name) in ["alpha", "beta"].enumerated() {
+            let temp = try TemporaryDirectory()
+            let root = try temp.folder("tree").string
+            var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: UInt64(40 + i))
+            storm.run(operations: 150)
+            let engine = try LiveEngine(crawlThreads: 2)
+            let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+            kept.append(try engine.retain(scope))
+            let publisher = SharedPublisher(
+                configuration: Self.configuration(url, host: name, machine: "machine-\(name)"), engine: engine)
+            publisher.start()
+            kept += [temp, publisher]
+            engines.append((engine, scope, root, storm))
+        }
+        defer {
+            for case let publisher as SharedPublisher in kept { publisher.stop() }
+            for (engine, _, _, _) in engines { engine.shutdown() }
+        }
+        for round in 0..<2 {
+            for i in engines.indices { engines[i].3.run(operations: 150) }
+            let predicate = try MetadataPredicate("kMDItemFSName LIKE[c] '*.txt' OR kMDItemFSSize > 20")
+            var expected: [String: Set<[UInt8]>] = [:]
+            for ((_, _, root, _), name) in zip(engines, ["alpha", "beta"]) {
+                let crawled = try freshCrawlBytes(roots: [CrawlRoot(path: FilePath(root))], predicate, hidden: true)
+                expected[name] = crawled
+            }
+            let reader = try SharedReader(connection: PostgresConnection(url: url))
+            func answer(_ hosts: [String]?) throws -> Set<String> {
+                var search = SharedReader.Search(predicate: predicate)
+                search.hosts = hosts
+                search.budget = 30
+                var found: Set<String> = []
+                try reader.search(search) {
+                    found.insert($0.host + ":" + String(decoding: $0.pathBytes, as: UTF8.self)); return true
+                }
+                return found
+            }
+            func named(_ name: String) -> Set<String> {
+                Set(expected[name]!.map { name + ":" + String(decoding: $0, as: UTF8.self) })
+            }
+            var both: Set<String> = []
+            let union = named("alpha").union(named("beta"))
+            #expect(
+                waitUntil(timeout: 30, interval: 0.02) {
+                    both = (try? answer(nil)) ?? []
+                    return both == union
+                }, "round \(round): \(both.symmetricDifference(union).sorted().prefix(4))")
+            #expect(try answer(["beta"]) == named("beta"))
+        }
+    }
+
     static func hosts(_ url: String) throws -> [SharedHost] {
         try SharedReader(connection: PostgresConnection(url: url)).hosts()
     }
