@@ -51,9 +51,17 @@ extension SharedSchema {
             definition text;
         BEGIN
             FOREACH t IN ARRAY ARRAY['entry', 'folder'] LOOP
+                -- The primary key as a constraint (a plain unique index
+                -- would not stand for it: attaching would build another).
+                FOR definition IN
+                    SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c
+                    WHERE c.conrelid = format('mdq.%s', t)::regclass AND c.contype = 'p'
+                LOOP
+                    EXECUTE format('ALTER TABLE mdq.%s_%s_reload ADD %s', t, id, definition);
+                END LOOP;
                 FOR definition IN
                     SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i
-                    WHERE i.indrelid = format('mdq.%s', t)::regclass
+                    WHERE i.indrelid = format('mdq.%s', t)::regclass AND NOT i.indisprimary
                 LOOP
                     EXECUTE regexp_replace(
                         definition, '^CREATE (UNIQUE )?INDEX \S+ ON ONLY mdq\.' || t || ' ',

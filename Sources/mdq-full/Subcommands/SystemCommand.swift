@@ -164,6 +164,10 @@ struct SystemCommand: ParsableCommand {
                 SharedPublisher(configuration: $0, engine: daemon.engine) { Diagnostics.log($0) }
             }
             if let publisher {
+                // A longer history (8 times the default: about 17 MB when
+                // full) lets the host be away from the database longer, or
+                // change faster, before it must publish everything again.
+                daemon.engine.limitJournal(to: 1 << 20)
                 Diagnostics.log(
                     "publishing to the shared index as \(publisher.configuration.hostName) "
                         + "(machine \(publisher.configuration.machineID))")

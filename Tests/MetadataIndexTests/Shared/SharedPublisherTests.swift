@@ -230,6 +230,18 @@ struct SharedPublisherTests {
         try Self.expectPublished(root, url, "after the reload")
         #expect(second.status.withLock { $0.reloads } == 1)
         #expect(try Self.hosts(url).first?.generation == generation.map { $0 + 1 })
+        // The partitions swapped in carry each of the parent's indexes
+        // once (a primary key built as a plain index would be built twice).
+        let connection = try PostgresConnection(url: url)
+        for table in ["entry", "folder"] {
+            let parent = try connection.execute(
+                "SELECT count(*) AS n FROM pg_index WHERE indrelid = $1::regclass", ["mdq.\(table)"]
+            ).first("n")
+            let partition = try connection.execute(
+                "SELECT count(*) AS n FROM pg_index WHERE indrelid = $1::regclass", ["mdq.\(table)_1"]
+            ).first("n")
+            #expect(partition == parent, "\(table): \(partition ?? "?") indexes, the parent \(parent ?? "?")")
+        }
     }
 
     /// One publisher per host: a second one of the same machine waits for
