@@ -30,6 +30,9 @@ package struct SharedHost: Sendable, Equatable {
 /// An entry of another host, found in the shared index.
 package struct SharedEntry: Sendable, Equatable {
     package var host: String
+    package var hostID: Int
+    /// Its id on its host (`entry_id`): stable across renames.
+    package var identity: UInt64
     package var pathBytes: [UInt8]
     package var kind: EntryKind
     package var metadata: EntryMetadata
@@ -274,11 +277,15 @@ package final class SharedReader {
     /// - Returns: how many were found.
     /// - Throws: `Refusal`, or `SharedIndexError`.
     @discardableResult
-    package func search(_ search: Search, each: (SharedEntry) -> Bool = { _ in true }) throws -> Int {
+    package func search(
+        _ search: Search, each: (SharedEntry) -> Bool = { _ in true },
+        hosts seen: ((_ hosts: [SharedHost]) -> Void)? = nil
+    ) throws -> Int {
         let evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
         var count = 0
         try bounded(search) { () throws in
             guard let prepared = try prepare(search) else { return }
+            seen?(Array(prepared.hosts.values))
             // The first rows first: an exact query stops at its limit in
             // the database, another is planned for a start.
             var limit = ""
@@ -294,7 +301,7 @@ package final class SharedReader {
                 DECLARE mdq_search NO SCROLL CURSOR FOR
                 SELECT e.host_id, f.path, f.raw_path, e.name, e.raw_name, e.kind, e.size,
                        (extract(epoch FROM e.mtime) * 1000000)::bigint, (extract(epoch FROM e.btime) * 1000000)::bigint,
-                       e.inode, e.content_type
+                       e.inode, e.content_type, e.entry_id
                 \(prepared.body) \(limit)
                 """, prepared.parameters)
             fetching: while true {
@@ -354,8 +361,8 @@ package final class SharedReader {
         metadata.modificationTime = row[7].flatMap(Int64.init).map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
         metadata.birthTime = row[8].flatMap(Int64.init).map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
         return SharedEntry(
-            host: host.name, pathBytes: path, kind: kind, metadata: metadata, contentType: row[10],
-            stale: host.isStale)
+            host: host.name, hostID: hostID, identity: row[11].flatMap(Int64.init).map { UInt64(bitPattern: $0) } ?? 0,
+            pathBytes: path, kind: kind, metadata: metadata, contentType: row[10], stale: host.isStale)
     }
 
     /// `\x…` (bytea's text form) as bytes.

@@ -254,3 +254,87 @@ struct SharedSearchSession {
         StandardOutput.flush(&out)
     }
 }
+
+/// `mdq --live --host NAME QUERY`: the results across hosts, then `+`, `-`
+/// and `~` lines as the hosts publish (`SharedLiveQuery`); every host,
+/// this one included, as the shared index holds it.
+struct SharedLiveSession {
+    let predicate: MetadataPredicate
+    let scope: ScopeOptions
+    let output: OutputOptions
+    var budget: Double?
+
+    func run() throws -> Never {
+        guard !output.json, output.sort.isEmpty, output.group == nil, output.limit == nil else {
+            throw MetadataError.invalidArgument(
+                "--live across hosts prints paths or --count; not yet --json, --sort, --group or --limit")
+        }
+        ProcessEnvironment.ignoreBrokenPipe()
+        ProcessEnvironment.onInterrupt { _ in ProcessExit.exit(0) }
+        let reader = try SharedIndexSettings.connect()
+        var search = SharedReader.Search(predicate: predicate)
+        search.hosts = scope.hostNames
+        search.scopes = scope.remoteFolders
+        search.user = SharedIndexSettings.userName() ?? ""
+        search.budget = budget
+        let live: SharedLiveQuery
+        do {
+            live = try SharedLiveQuery(reader: reader, search: search)
+        } catch {
+            throw MetadataError.daemon("the shared index: \(error.message)")
+        }
+        let terminator: UInt8 = output.nullTerminated ? 0 : 0x0A
+        func line(_ prefix: String, _ entry: SharedEntry) -> [UInt8] {
+            Array(prefix.utf8) + Array(entry.host.utf8) + [UInt8(ascii: ":")] + entry.pathBytes + [terminator]
+        }
+        func ordered(_ entries: [SharedEntry]) -> [SharedEntry] {
+            entries.sorted { a, b in
+                a.host != b.host ? a.host < b.host : a.pathBytes.lexicographicallyPrecedes(b.pathBytes)
+            }
+        }
+        var out: [UInt8] = []
+        let first = try gathering { try live.gather() }
+        if output.count {
+            out += Array("\(first.count)\n".utf8)
+        } else {
+            for entry in ordered(first) { out += line("", entry) }
+        }
+        StandardOutput.flush(&out)
+        var lastCount = first.count
+        let interval = max(0.05, output.interval ?? 1)
+        while true {
+            guard let update = try gathering({ try live.next(timeout: interval) }) else { continue }
+            for problem in update.problems { Diagnostics.warn(problem) }
+            if output.count {
+                let count = live.results.count
+                if count != lastCount { out += Array("\(count)\n".utf8) }
+                lastCount = count
+            } else {
+                for entry in ordered(update.removed).reversed() { out += line("- ", entry) }
+                for entry in ordered(update.changed) { out += line("~ ", entry) }
+                for entry in ordered(update.added) { out += line("+ ", entry) }
+            }
+            StandardOutput.flush(&out)
+        }
+    }
+
+    /// Says why the shared index refuses, as a one-shot search does.
+    private func gathering<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let refusal as SharedReader.Refusal {
+            switch refusal {
+            case .unpublished(let attribute):
+                throw MetadataError.invalidArgument("\(attribute) is not published to the shared index")
+            case .unbounded:
+                throw MetadataError.invalidArgument(
+                    "the shared index cannot narrow \"\(predicate)\": a live query across hosts needs a run of three "
+                        + "characters of a name, an extension, a type, a size or a date, or --budget")
+            case .unknownHost(let name):
+                throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+            }
+        } catch let error as SharedIndexError {
+            throw MetadataError.daemon("the shared index: \(error.message)")
+        }
+    }
+}

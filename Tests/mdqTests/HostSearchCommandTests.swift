@@ -80,8 +80,8 @@ struct HostSearchCommandTests {
         let unknown = try mdq(["--host", "nope", "photo"])
         #expect(unknown.status == 2)
         #expect(unknown.stderrText.contains("no host nope in the shared index"), "\(unknown.stderrText)")
-        let live = try mdq(["--host", "alpha", "--live", "photo"])
-        #expect(live.status == 2)
+        let liveJSON = try mdq(["--host", "alpha", "--live", "--json", "photo"])
+        #expect(liveJSON.status == 2)
         let noIndex = try Shell.run(
             MDQCommandTests.binary, ["--host", "alpha", "photo"], environment: ["MDQ_SHARED": ""])
         #expect(noIndex.status == 2)
@@ -90,6 +90,30 @@ struct HostSearchCommandTests {
         let hosts = try mdq(["hosts"])
         #expect(hosts.status == 0)
         #expect(hosts.stdoutText.contains("alpha  live"), "\(hosts.stdoutText)")
+
+        // Live: the results, then what the host publishes.
+        let live = try LiveProcess(
+            MDQCommandTests.binary, ["--live", "--interval", "0.05", "--host", "alpha", "photo1"],
+            environment: ["MDQ_SHARED": url])
+        defer { _ = live.interrupt() }
+        #expect(live.waitForLine { $0 == "alpha:\(root)/photo11.png" }, "\(live.errorText)")
+        FileManager.default.createFile(atPath: root + "/photo1-new.png", contents: Data())
+        #expect(live.waitForLine { $0 == "+ alpha:\(root)/photo1-new.png" }, "\(live.lines)")
+        #expect(rename(root + "/photo1-new.png", root + "/sub/photo1-moved.png") == 0)
+        #expect(live.waitForLine { $0 == "~ alpha:\(root)/sub/photo1-moved.png" }, "\(live.lines)")
+        #expect(unlink(root + "/photo10.png") == 0)
+        #expect(live.waitForLine { $0 == "- alpha:\(root)/photo10.png" }, "\(live.lines)")
+        // A host away keeps its results, with a problem; back, it catches up.
+        publisher.stop()
+        #expect(live.waitForErrors(timeout: 90) { $0.contains("alpha is offline since") }, "\(live.errorText)")
+        FileManager.default.createFile(atPath: root + "/photo1-while-away.png", contents: Data())
+        let again = SharedPublisher(configuration: configuration, engine: engine)
+        again.start()
+        defer { again.stop() }
+        #expect(live.waitForLine { $0 == "+ alpha:\(root)/photo1-while-away.png" }, "\(live.lines)")
+        #expect(live.waitForErrors { $0.contains("alpha is back") }, "\(live.errorText)")
+        again.stop()
+
         // A host gone: its entries stay, marked stale, with a warning.
         publisher.stop()
         let offline = try mdq(["hosts"])

@@ -120,14 +120,14 @@ struct FindCommand: ParsableCommand {
             typed = nil
         }
         if scope.searchesHosts {
-            guard !output.live else {
-                throw ValidationError(
-                    "--live across hosts is not built yet: a one-shot search across hosts works (drop --live)")
-            }
             guard folders.isEmpty, !scope.everywhere, scope.container == nil else {
                 throw ValidationError(
                     "a search across hosts takes its folders as --onlyin NAME:/path, not DIR, --everywhere or "
                         + "--container")
+            }
+            if output.live {
+                try SharedLiveSession(predicate: predicate, scope: scope, output: output, budget: self.query.budget)
+                    .run()
             }
             try SharedSearchSession(predicate: predicate, scope: scope, output: output, budget: self.query.budget)
                 .run()

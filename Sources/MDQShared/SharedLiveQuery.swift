@@ -1,0 +1,121 @@
+import Foundation
+package import MDQSystem
+
+/// A live query across hosts: gathered from one snapshot of the shared
+/// index, then kept equal to it as hosts publish.
+///
+/// It listens for the publishers' notifications (`NOTIFY mdq`, one per
+/// batch) and reads the hosts' sequences at least every `poll` seconds (a
+/// notification missed while reconnecting costs a second, not a result).
+/// A host whose sequence or generation moved is searched again, alone,
+/// and its results compared with those it had by entry id: what is new is
+/// added, what went is removed, what moved or changed is changed. A host
+/// gone offline keeps its results, marked stale, and a problem names it;
+/// once back, its results catch up as it publishes, with no new gather.
+package final class SharedLiveQuery {
+    /// A result's key: its host and its id there.
+    package struct Key: Hashable, Sendable {
+        package var host: Int
+        package var identity: UInt64
+    }
+
+    package struct Update: Sendable {
+        package var added: [SharedEntry] = []
+        package var changed: [SharedEntry] = []
+        package var removed: [SharedEntry] = []
+        /// Hosts that went offline (with their last contact) or came back.
+        package var problems: [String] = []
+
+        package var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty && problems.isEmpty }
+    }
+
+    let reader: SharedReader
+    let search: SharedReader.Search
+    /// The results now.
+    package private(set) var results: [Key: SharedEntry] = [:]
+    /// Per host, the (sequence, generation) its results stand for, and
+    /// whether it was offline when last read.
+    private var cursors: [Int: (sequence: Int64, generation: Int64, offline: Bool)] = [:]
+    private var names: [Int: String] = [:]
+
+    package init(reader: SharedReader, search: SharedReader.Search) throws(SharedIndexError) {
+        self.reader = reader
+        self.search = search
+        _ = try reader.connection.execute("LISTEN mdq")
+    }
+
+    /// The first results, from one snapshot.
+    ///
+    /// - Throws: `SharedReader.Refusal`, `SharedIndexError`.
+    package func gather() throws -> [SharedEntry] {
+        var found: [Key: SharedEntry] = [:]
+        var seen: [SharedHost] = []
+        try reader.search(
+            search,
+            each: { entry in
+                found[Key(host: entry.hostID, identity: entry.identity)] = entry
+                return true
+            }, hosts: { seen = $0 })
+        results = found
+        for host in seen {
+            cursors[host.id] = (host.sequence, host.generation, host.state == "offline")
+            names[host.id] = host.name
+        }
+        return Array(found.values)
+    }
+
+    /// Waits up to `timeout` seconds for hosts to publish, then returns
+    /// what changed in the results (nil when nothing did).
+    package func next(timeout: Double) throws -> Update? {
+        var descriptor = pollfd(fd: reader.connection.socket, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, Int32(max(0, timeout) * 1000))
+        _ = try reader.connection.notifications()
+        var update = Update()
+        for host in try reader.hosts() where cursors[host.id] != nil {
+            let cursor = cursors[host.id]!
+            let offline = host.state == "offline"
+            if offline != cursor.offline {
+                update.problems.append(
+                    offline
+                        ? "\(host.name) is offline since \(host.lastContact ?? "?"): its results are as of then"
+                        : "\(host.name) is back")
+            }
+            cursors[host.id]!.offline = offline
+            guard host.sequence != cursor.sequence || host.generation != cursor.generation else { continue }
+            try refresh(host, into: &update)
+        }
+        return update.isEmpty ? nil : update
+    }
+
+    /// Searches `host` again and compares.
+    private func refresh(_ host: SharedHost, into update: inout Update) throws {
+        var narrowed = search
+        narrowed.hosts = [host.name]
+        narrowed.scopes = search.scopes.filter { $0.host == host.name }
+        var found: [Key: SharedEntry] = [:]
+        var seen: [SharedHost] = []
+        try reader.search(
+            narrowed,
+            each: { entry in
+                found[Key(host: entry.hostID, identity: entry.identity)] = entry
+                return true
+            }, hosts: { seen = $0 })
+        for (key, entry) in results where key.host == host.id && found[key] == nil {
+            update.removed.append(entry)
+            results[key] = nil
+        }
+        for (key, entry) in found {
+            if let known = results[key] {
+                if known.pathBytes != entry.pathBytes || known.metadata != entry.metadata || known.kind != entry.kind {
+                    update.changed.append(entry)
+                }
+            } else {
+                update.added.append(entry)
+            }
+            results[key] = entry
+        }
+        if let now = seen.first(where: { $0.id == host.id }) {
+            cursors[host.id] = (now.sequence, now.generation, now.state == "offline")
+        }
+    }
+}
