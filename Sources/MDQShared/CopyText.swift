@@ -1,3 +1,5 @@
+import MDQSystem
+
 /// Rows in the text format of PostgreSQL's `COPY … FROM STDIN`: fields
 /// separated by tabs, rows ended by a newline, `\N` for NULL, and a
 /// backslash before the bytes that would end a field or a row.
@@ -72,29 +74,17 @@ package struct CopyText {
         atRowStart = true
     }
 
-    /// `YYYY-MM-DD HH:MM:SS.ffffff+00`, in the proleptic Gregorian
-    /// calendar (days from civil, Howard Hinnant's algorithm).
+    /// `YYYY-MM-DD HH:MM:SS.ffffff+00`, UTC (microseconds truncated), or
+    /// nil outside the years 1 to 9999.
     package static func isoDate(nanosecondsSinceEpoch nanoseconds: Int64) -> String? {
-        let micros = nanoseconds >= 0 ? nanoseconds / 1000 : (nanoseconds - 999) / 1000
-        var seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
-        let fraction = micros - seconds * 1_000_000
-        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
-        seconds -= days * 86_400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        var fractionText = String(fraction)
-        fractionText = String(repeating: "0", count: 6 - fractionText.count) + fractionText
-        guard year >= 1 && year <= 9999 else { return nil }
-        let yearText = String(repeating: "0", count: 4 - String(year).count) + String(year)
-        return "\(yearText)-\(two(month))-\(two(day)) \(two(seconds / 3600)):\(two(seconds / 60 % 60)):"
-            + "\(two(seconds % 60)).\(fractionText)+00"
+        let time = TextFormat.CivilTime(Timestamp(nanosecondsSinceEpoch: nanoseconds))
+        guard time.year >= 1 && time.year <= 9999 else { return nil }
+        func padded(_ n: Int64, _ width: Int) -> String {
+            let digits = String(n)
+            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        }
+        return "\(padded(time.year, 4))-\(padded(time.month, 2))-\(padded(time.day, 2)) "
+            + "\(padded(time.hour, 2)):\(padded(time.minute, 2)):\(padded(time.second, 2))."
+            + "\(padded(time.nanosecond / 1000, 6))+00"
     }
 }

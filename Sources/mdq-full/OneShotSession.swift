@@ -135,6 +135,20 @@ struct OneShotSession {
         }
     }
 
+    /// `value<TAB>count` per value of the attribute `key` among `items`:
+    /// most first, or in the items' order (`--sort` given).
+    static func appendGroups(_ items: [MetadataItem], by key: String, inItemOrder: Bool, to out: inout [UInt8]) {
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        for item in items {
+            let value = AttributeText.column(item, key: key)
+            if counts[value] == nil { order.append(value) }
+            counts[value, default: 0] += 1
+        }
+        if !inItemOrder { order.sort { counts[$0]! != counts[$1]! ? counts[$0]! > counts[$1]! : $0 < $1 } }
+        for value in order { out += Array("\(value)\t\(counts[value]!)\n".utf8) }
+    }
+
     /// Prints collected items: in path order (the crawl's order depends on
     /// threads), then by the sort keys, with `--attr` columns or as JSON, or
     /// counted per `--group`. Items from a crawl and from the index daemon
@@ -148,15 +162,7 @@ struct OneShotSession {
         if let limit = output.limit { items = Array(items.prefix(limit)) }
         var out: [UInt8] = []
         if let group = output.group {
-            var counts: [String: Int] = [:]
-            var order: [String] = []
-            for item in items {
-                let key = AttributeText.column(item, key: group)
-                if counts[key] == nil { order.append(key) }
-                counts[key, default: 0] += 1
-            }
-            if output.sort.isEmpty { order.sort { counts[$0]! != counts[$1]! ? counts[$0]! > counts[$1]! : $0 < $1 } }
-            for key in order { out += Array("\(key)\t\(counts[key]!)\n".utf8) }
+            appendGroups(items, by: group, inItemOrder: !output.sort.isEmpty, to: &out)
             StandardOutput.flush(&out)
             return
         }

@@ -35,6 +35,35 @@ enum SharedIndexSettings {
         return String(cString: entry.pointee.pw_name)
     }
 
+    /// Runs a call on the shared index, saying why it refuses the search
+    /// (as `MetadataError`s with the status a local search would have).
+    static func explaining<T>(_ predicate: MetadataPredicate, budget: Double?, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let refusal as SharedReader.Refusal {
+            switch refusal {
+            case .unpublished(let attribute):
+                throw MetadataError.invalidArgument(
+                    "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates "
+                        + "and types): search it on its own host")
+            case .unbounded:
+                throw MetadataError.invalidArgument(
+                    "the shared index cannot narrow \"\(predicate)\": nothing in it is a run of three characters of "
+                        + "a name, an extension, a type, a size or a date, so every entry of every host would be "
+                        + "read; add --limit N or --budget SECONDS, or a narrower test")
+            case .unknownHost(let name):
+                throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+            }
+        } catch let error as SharedIndexError where error.sqlState == "57014" {
+            // query_canceled: the statement timeout set from --budget.
+            throw MetadataError.tooExpensive(
+                "the search across hosts took more than its budget (\(budget.map { "\($0)" } ?? "?") s); "
+                    + "narrow the query, or give it more with --budget")
+        } catch let error as SharedIndexError {
+            throw MetadataError.daemon("the shared index: \(error.message)")
+        }
+    }
+
     static func connect() throws -> SharedReader {
         do {
             return try SharedReader(connection: PostgresConnection(url: url()))
@@ -126,7 +155,9 @@ struct SharedSearchSession {
         }
         if counting {
             var total = 0
-            if !(search.hosts?.isEmpty ?? false) { total += try refusing { try reader.count(search) } }
+            if !(search.hosts?.isEmpty ?? false) {
+                total += try SharedIndexSettings.explaining(predicate, budget: budget) { try reader.count(search) }
+            }
             total += try ownAnswer().count
             StandardOutput.print(String(output.limit.map { min($0, total) } ?? total))
             return
@@ -134,7 +165,7 @@ struct SharedSearchSession {
         var results: [Result] = []
         var serial: UInt64 = 1 << 40
         if !(search.hosts?.isEmpty ?? false) {
-            try refusing {
+            try SharedIndexSettings.explaining(predicate, budget: budget) {
                 try reader.search(search) { entry in
                     serial += 1
                     results.append(
@@ -177,34 +208,6 @@ struct SharedSearchSession {
         )
     }
 
-    /// Runs a shared-index call, saying why the shared index refuses.
-    private func refusing<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let refusal as SharedReader.Refusal {
-            switch refusal {
-            case .unpublished(let attribute):
-                throw MetadataError.invalidArgument(
-                    "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates "
-                        + "and types): search it on its own host")
-            case .unbounded:
-                throw MetadataError.invalidArgument(
-                    "the shared index cannot narrow \"\(predicate)\": nothing in it is a run of three characters of "
-                        + "a name, an extension, a type, a size or a date, so every entry of every host would be "
-                        + "read; add --limit N or --budget SECONDS, or a narrower test")
-            case .unknownHost(let name):
-                throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
-            }
-        } catch let error as SharedIndexError where error.sqlState == "57014" {
-            // query_canceled: the statement timeout set from --budget.
-            throw MetadataError.tooExpensive(
-                "the search across hosts took more than its budget (\(budget.map { "\($0)" } ?? "?") s); "
-                    + "narrow the query, or give it more with --budget")
-        } catch let error as SharedIndexError {
-            throw MetadataError.daemon("the shared index: \(error.message)")
-        }
-    }
-
     /// Prints the results as a local search does: paths (other hosts'
     /// as `NAME:/path`), `--attr` columns, JSON with `host` and `stale`,
     /// sorted, limited, grouped.
@@ -225,11 +228,7 @@ struct SharedSearchSession {
         if let limit = output.limit { results = Array(results.prefix(limit)) }
         var out: [UInt8] = []
         if let group = output.group {
-            var counts: [String: Int] = [:]
-            for result in results { counts[AttributeText.column(result.item, key: group), default: 0] += 1 }
-            for key in counts.keys.sorted(by: { counts[$0]! != counts[$1]! ? counts[$0]! > counts[$1]! : $0 < $1 }) {
-                out += Array("\(key)\t\(counts[key]!)\n".utf8)
-            }
+            OneShotSession.appendGroups(results.map(\.item), by: group, inItemOrder: !output.sort.isEmpty, to: &out)
             StandardOutput.flush(&out)
             return
         }
@@ -293,7 +292,7 @@ struct SharedLiveSession {
             }
         }
         var out: [UInt8] = []
-        let first = try gathering { try live.gather() }
+        let first = try SharedIndexSettings.explaining(predicate, budget: budget) { try live.gather() }
         if output.count {
             out += Array("\(first.count)\n".utf8)
         } else {
@@ -303,7 +302,10 @@ struct SharedLiveSession {
         var lastCount = first.count
         let interval = max(0.05, output.interval ?? 1)
         while true {
-            guard let update = try gathering({ try live.next(timeout: interval) }) else { continue }
+            guard
+                let update = try SharedIndexSettings.explaining(
+                    predicate, budget: budget, { try live.next(timeout: interval) })
+            else { continue }
             for problem in update.problems { Diagnostics.warn(problem) }
             if output.count {
                 let count = live.results.count
@@ -315,26 +317,6 @@ struct SharedLiveSession {
                 for entry in ordered(update.added) { out += line("+ ", entry) }
             }
             StandardOutput.flush(&out)
-        }
-    }
-
-    /// Says why the shared index refuses, as a one-shot search does.
-    private func gathering<T>(_ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch let refusal as SharedReader.Refusal {
-            switch refusal {
-            case .unpublished(let attribute):
-                throw MetadataError.invalidArgument("\(attribute) is not published to the shared index")
-            case .unbounded:
-                throw MetadataError.invalidArgument(
-                    "the shared index cannot narrow \"\(predicate)\": a live query across hosts needs a run of three "
-                        + "characters of a name, an extension, a type, a size or a date, or --budget")
-            case .unknownHost(let name):
-                throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
-            }
-        } catch let error as SharedIndexError {
-            throw MetadataError.daemon("the shared index: \(error.message)")
         }
     }
 }

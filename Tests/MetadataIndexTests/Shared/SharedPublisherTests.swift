@@ -146,11 +146,9 @@ struct SharedPublisherTests {
         Self.plantHostileNames(root)
         var storm = Storm(scope: root, outside: outside, seed: seed)
         storm.run(operations: 150)
-        let engine = try LiveEngine(crawlThreads: 2)
-        defer { engine.shutdown() }
-        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
-        let retained = try engine.retain(scope)
-        defer { engine.release(retained) }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let engine = tree.engine
         let publisher = SharedPublisher(configuration: Self.configuration(url), engine: engine)
         publisher.start()
         defer { publisher.stop() }
@@ -175,11 +173,9 @@ struct SharedPublisherTests {
             mkdir(folder, 0o755)
             for j in 0..<20 { close(open(folder + "/file\(j).txt", O_WRONLY | O_CREAT, 0o644)) }
         }
-        let engine = try LiveEngine(crawlThreads: 2)
-        defer { engine.shutdown() }
-        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
-        let retained = try engine.retain(scope)
-        defer { engine.release(retained) }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let engine = tree.engine
         let first = SharedPublisher(configuration: Self.configuration(url), engine: engine)
         first.start()
         try Self.expectPublished(root, url, "first publish")
@@ -207,11 +203,9 @@ struct SharedPublisherTests {
         let temp = try TemporaryDirectory()
         let root = try temp.folder("tree").string
         for i in 0..<30 { close(open(root + "/file\(i).txt", O_WRONLY | O_CREAT, 0o644)) }
-        let engine = try LiveEngine(crawlThreads: 2)
-        defer { engine.shutdown() }
-        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
-        let retained = try engine.retain(scope)
-        defer { engine.release(retained) }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let engine = tree.engine
         let first = SharedPublisher(configuration: Self.configuration(url), engine: engine)
         first.start()
         try Self.expectPublished(root, url, "first publish")
@@ -220,7 +214,7 @@ struct SharedPublisherTests {
         engine.limitJournal(to: 4)
         for i in 0..<20 {
             unlink(root + "/file\(i).txt")
-            #expect(waitUntil(timeout: 10) { (try? Self.local(engine, scope).count) == 29 - i })
+            #expect(waitUntil(timeout: 10) { (try? Self.local(engine, tree.scope).count) == 29 - i })
         }
         // Until the swap, readers see the rows as they were.
         #expect(try Self.shared(url).count == 30)
@@ -251,11 +245,9 @@ struct SharedPublisherTests {
         let temp = try TemporaryDirectory()
         let root = try temp.folder("tree").string
         close(open(root + "/one.txt", O_WRONLY | O_CREAT, 0o644))
-        let engine = try LiveEngine(crawlThreads: 2)
-        defer { engine.shutdown() }
-        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
-        let retained = try engine.retain(scope)
-        defer { engine.release(retained) }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let engine = tree.engine
         let first = SharedPublisher(configuration: Self.configuration(url), engine: engine)
         first.start()
         try Self.expectPublished(root, url, "first publish")
@@ -309,11 +301,9 @@ struct SharedPublisherTests {
                 "INSERT INTO mdq.identity (domain, user_name, uid, gids) VALUES ('default', $1, $2, $3::bigint[])",
                 [name, String(viewer.user), "{" + viewer.groups.map(String.init).joined(separator: ",") + "}"])
         }
-        let engine = try LiveEngine(crawlThreads: 2)
-        defer { engine.shutdown() }
-        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
-        let retained = try engine.retain(scope)
-        defer { engine.release(retained) }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let engine = tree.engine
         let publisher = SharedPublisher(configuration: Self.configuration(url), engine: engine)
         publisher.start()
         defer { publisher.stop() }
@@ -407,6 +397,25 @@ struct SharedPublisherTests {
     }
 }
 
+/// A live engine keeping a folder, hidden entries included, as a host's
+/// system index keeps its filesystems.
+final class IndexedTree {
+    let engine: LiveEngine
+    let scope: ScopeRequest
+    private let retained: RetainedScope
+
+    init(_ root: String) throws {
+        engine = try LiveEngine(crawlThreads: 2)
+        scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+        retained = try engine.retain(scope)
+    }
+
+    func close() {
+        engine.release(retained)
+        engine.shutdown()
+    }
+}
+
 /// A predicate answered across hosts means what it means on the host:
 /// for a table of predicates covering every translation (and seeded random
 /// compositions of them with AND, OR and NOT), the shared index's answer
@@ -459,11 +468,9 @@ struct SharedTranslationTests {
             close(
                 open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT, 0o644))
         }
-        let engine = try LiveEngine(crawlThreads: 2)
-        defer { engine.shutdown() }
-        let scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
-        let retained = try engine.retain(scope)
-        defer { engine.release(retained) }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let engine = tree.engine
         let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: engine)
         publisher.start()
         defer { publisher.stop() }
@@ -485,7 +492,8 @@ struct SharedTranslationTests {
         for text in predicates {
             let predicate = try MetadataPredicate(text)
             guard
-                case .success(let answer) = try engine.answer(scopes: [scope], predicate: predicate, output: .paths)
+                case .success(let answer) = try engine.answer(
+                    scopes: [tree.scope], predicate: predicate, output: .paths)
             else { continue }
             let local = Set(answer.paths.split(separator: 0).map(Array.init))
             var search = SharedReader.Search(predicate: predicate)
