@@ -122,12 +122,13 @@ package final class SharedPublisher: Sendable {
     }
 
     private func run() {
-        var backoff = 0.5
+        let first = min(0.5, configuration.maximumBackoff)
+        var backoff = first
         while !isStopping {
             do {
                 let connection = try PostgresConnection(url: configuration.url)
                 var session = try PublishingSession(publisher: self, connection: connection)
-                backoff = 0.5
+                backoff = first
                 try session.run()
                 session.markOffline()
                 return

@@ -334,6 +334,49 @@ struct SharedPublisherTests {
         try expectEachUserSees("after the storm")
     }
 
+    /// The database drops the publisher's session again and again while
+    /// a storm runs (a failover, a restart, a network cut: mid-batch or
+    /// between batches): each time it reconnects and resumes from the
+    /// clock the database kept, and once all is quiet the shared index
+    /// holds exactly what a fresh crawl finds, with no full publish again.
+    @Test(arguments: [UInt64(51), 52])
+    func aPublisherCutOffMidBatchLosesNothing(seed: UInt64) throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: seed)
+        storm.run(operations: 100)
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        var configuration = Self.configuration(url)
+        configuration.batchEntries = 7
+        let publisher = SharedPublisher(configuration: configuration, engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try Self.expectPublished(root, url, "seed \(seed), first publish")
+        let admin = try PostgresConnection(url: url)
+        func session() throws -> String? {
+            try admin.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 730160 AND granted"
+            ).first("pid")
+        }
+        var cuts = 0
+        for _ in 0..<10 {
+            storm.run(operations: 20)
+            // Back, then cut again a little later: whatever the session is
+            // doing then (a batch, a wait), it ends.
+            #expect(waitUntil(timeout: 20) { (try? session()) != nil }, "the publisher came back")
+            usleep(UInt32.random(in: 0...30_000))
+            if let pid = try session() {
+                _ = try admin.execute("SELECT pg_terminate_backend($1::int)", [pid])
+                cuts += 1
+            }
+        }
+        #expect(cuts >= 8, "the publisher's session was cut \(cuts) times")
+        try Self.expectPublished(root, url, "seed \(seed), after \(cuts) cuts")
+        #expect(publisher.status.withLock { $0.reloads } == 1, "it resumed each time, without a full publish")
+    }
+
     /// Two hosts publishing into one database, each under its own storm:
     /// a search of both answers the union of their own answers, and a
     /// search of one only that host's.
