@@ -36,6 +36,9 @@ package final class PostgresCluster: Sendable {
         var template = Array("/tmp/mdq-pg-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw POSIXError(.EIO) }
         folder = String(cString: made)
+        // Any local user may reach the socket (tests search as `nobody`);
+        // the data folder inside stays the server's alone.
+        _ = chmod(folder, 0o755)
         if getuid() == 0 {
             guard let account = getpwnam("postgres") else { throw POSIXError(.EPERM) }
             _ = chown(folder, account.pointee.pw_uid, account.pointee.pw_gid)
