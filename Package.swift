@@ -178,6 +178,7 @@ let package = Package(
                 "MDQEngine",
                 "MDQDaemon",
                 "MDQWire",
+                "MDQShared",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             swiftSettings: swiftSettings

@@ -395,6 +395,10 @@ package enum DaemonProtocol {
             out.string("tooExpensive")
             out.field("reason")
             out.string(message)
+        case .sharedIndex(let message):
+            out.string("sharedIndex")
+            out.field("reason")
+            out.string(message)
         }
         out.raw(",")
         out.bytesField("path", problem.path.bytes)
@@ -415,6 +419,7 @@ package enum DaemonProtocol {
         case "unwatchableFolder": return .unwatchableFolder(path, error)
         case "missingScope": return .missingScope(path)
         case "tooExpensive": return .tooExpensive(value["reason"]?.string ?? "query too expensive")
+        case "sharedIndex": return .sharedIndex(value["reason"]?.string ?? "the shared index")
         default: return nil
         }
     }

@@ -32,6 +32,8 @@ extension EngineProblem {
             return DaemonClient.untrusted(reason, path: path)
         case .tooExpensive(let message):
             return MetadataError(code: .tooExpensive, message: message)
+        case .sharedIndex(let message):
+            return .daemon(message)
         }
     }
 

@@ -17,6 +17,11 @@ package final class SharedLiveQuery {
     package struct Key: Hashable, Sendable {
         package var host: Int
         package var identity: UInt64
+
+        package init(host: Int, identity: UInt64) {
+            self.host = host
+            self.identity = identity
+        }
     }
 
     package struct Update: Sendable {

@@ -132,7 +132,7 @@ package final class SharedReader {
     }
 
     /// What a search across hosts asks.
-    package struct Search {
+    package struct Search: Sendable {
         package var predicate: MetadataPredicate
         /// Host names; nil for every host.
         package var hosts: [String]?

@@ -361,6 +361,7 @@ open class NSMetadataQuery: NSObject, @unchecked Sendable {
         case NSMetadataQueryUbiquitousDataScope: return .ubiquitousData
         case NSMetadataQueryAccessibleUbiquitousExternalDocumentsScope: return .accessibleExternalDocuments
         case NSMetadataQueryUserHomeScope, "kMDQueryScopeHome": return .userHome
+        case NSMetadataQueryIndexedNetworkScope: return .allHosts
         default:
             if text.hasPrefix("/") { return .directory(FilePath(text)) }
             if text == "~" || text.hasPrefix("~/") {

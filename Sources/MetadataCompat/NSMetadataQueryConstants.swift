@@ -41,11 +41,11 @@ public let NSMetadataQueryIndexedLocalComputerScope = "NSMetadataQueryIndexedLoc
     message: "network scopes are not supported on Linux; search the mounted folders (URLs or paths) instead"
 )
 public let NSMetadataQueryNetworkScope = "NSMetadataQueryNetworkScope"
-/// Not provided, as `NSMetadataQueryNetworkScope`.
-@available(
-    *, unavailable,
-    message: "network scopes are not supported on Linux; search the mounted folders (URLs or paths) instead"
-)
+/// Every host of the shared index across hosts (`SearchScope.allHosts`):
+/// "all indexed user-mounted remote volumes", as the hosts that publish
+/// into the shared index this machine is configured with (`$MDQ_SHARED`,
+/// else `SHARED` in `/etc/mdq/system.conf`). Not with other scopes in one
+/// query.
 public let NSMetadataQueryIndexedNetworkScope = "NSMetadataQueryIndexedNetworkScope"
 
 /// The `userInfo` key of a did-update notification's added result objects

@@ -9,15 +9,7 @@ import SystemPackage
 /// else `SHARED` in the system index's configuration; and this host's
 /// name there.
 enum SharedIndexSettings {
-    static let variable = "MDQ_SHARED"
-
-    static func url() throws -> String {
-        if let url = ProcessEnvironment.variable(variable), !url.isEmpty { return url }
-        if let url = try SystemConfiguration.read(from: nil).shared { return url }
-        throw MetadataError.invalidArgument(
-            "no shared index is configured: set SHARED in /etc/mdq/system.conf or $\(variable) to its "
-                + "postgresql:// URL")
-    }
+    static func url() throws -> String { try SharedIndexLocation.url() }
 
     /// This host's name in the shared index: `HOST_NAME`, else its host name.
     static func ownHostName() -> String? {

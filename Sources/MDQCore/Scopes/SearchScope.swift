@@ -10,10 +10,31 @@ public struct SearchScope: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
     /// For a directory scope, the folder.
     public let directory: FilePath?
+    /// For a scope of the shared index across hosts, the hosts' names
+    /// (empty for every host).
+    public let hosts: [String]?
 
     private init(_ rawValue: String) {
         self.rawValue = rawValue
         directory = nil
+        hosts = nil
+    }
+
+    /// These hosts of the shared index across hosts (`mdq --host`), as
+    /// their system indexes published them. A query of hosts searches the
+    /// shared index its process is configured with (`$MDQ_SHARED`, else
+    /// `SHARED` in `/etc/mdq/system.conf`).
+    public static func hosts(_ names: [String]) -> SearchScope {
+        SearchScope(hosts: names)
+    }
+
+    /// Every host of the shared index across hosts (`mdq --all-hosts`).
+    public static let allHosts = SearchScope(hosts: [])
+
+    private init(hosts: [String]) {
+        rawValue = hosts.isEmpty ? "mdq.allHosts" : "mdq.hosts:" + hosts.joined(separator: ",")
+        directory = nil
+        self.hosts = hosts
     }
 
     /// `<container>/Documents/**`.
@@ -35,6 +56,7 @@ public struct SearchScope: Hashable, Sendable, CustomStringConvertible {
     private init(directory: FilePath) {
         rawValue = directory.string
         self.directory = directory
+        hosts = nil
     }
 
     public var description: String { rawValue }

@@ -78,7 +78,7 @@ extension MetadataQuery {
         var errors: [MetadataError] = []
         var ubiquitous: Set<SearchScope> = []
         var container = configuration.container
-        for scope in configuration.scopes {
+        for scope in configuration.scopes where scope.hosts == nil {
             if let directory = scope.directory {
                 requests.append(ScopeRequest(path: directory, rules: rules(hidden: localHidden)))
             } else if scope == .userHome {
@@ -114,8 +114,19 @@ extension MetadataQuery {
     private func gather(generation: Int) {
         let configuration = state.withLock { $0.configuration }
         let engine: any QuerySource
-        do {
-            engine = try engineProvider()
+        do throws(MetadataError) {
+            // Hosts of the shared index are searched there (they and local
+            // scopes are not mixed in one query).
+            let hosts = configuration.scopes.compactMap(\.hosts)
+            if !hosts.isEmpty {
+                guard hosts.count == configuration.scopes.count else {
+                    throw MetadataError.invalidArgument(
+                        "a query of hosts (SearchScope.hosts, .allHosts) takes no other scope: make one query per kind")
+                }
+                engine = SharedSource(hosts: hosts.contains([]) ? [] : Array(Set(hosts.joined())).sorted())
+            } else {
+                engine = try engineProvider()
+            }
         } catch {
             state.withLock { $0.scopeErrors.append(error) }
             post(.didFinishGathering(resultCount: 0), generation: generation, synchronously: false, finishing: true)

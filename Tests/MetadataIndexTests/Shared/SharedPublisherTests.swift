@@ -9,6 +9,7 @@ import Testing
 @testable import MDQEngine
 @testable import MDQLive
 @testable import MDQSystem
+@testable import MetadataIndex
 
 /// The publisher keeps a host's rows in the shared index equal to its live
 /// index: after a full publish, through seeded storms, across a stop and a
@@ -554,5 +555,56 @@ struct SharedTranslationTests {
             checked += 1
         }
         #expect(checked == predicates.count)
+    }
+}
+
+/// `MetadataQuery` over hosts (`SearchScope.hosts`, `.allHosts`): gathers
+/// from the shared index, then follows what the hosts publish; updates
+/// replay to the results, and the results are what the host holds.
+@Suite(
+    .serialized, .timeLimit(.minutes(3)),
+    .enabled(if: PostgresCluster.isInstalled, "PostgreSQL 15 is not installed (Scripts/bootstrap installs it)"))
+struct SharedQueryTests {
+    @Test func aMetadataQueryOfHostsFollowsWhatTheyPublish() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        // The library finds the shared index as `mdq` does.
+        setenv("MDQ_SHARED", url, 1)
+        defer { unsetenv("MDQ_SHARED") }
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let root = try temp.folder("tree").string
+        var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: 61)
+        storm.run(operations: 120)
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let publisher = SharedPublisher(
+            configuration: SharedPublisherTests.configuration(url, host: "alpha", machine: "machine-alpha"),
+            engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        for scopes in [[SearchScope.hosts(["alpha"])], [.allHosts]] {
+            let query = MetadataQuery()
+            query.predicate = try MetadataPredicate("kMDItemFSName LIKE[c] '*.txt' OR kMDItemFSSize > 30")
+            query.searchScopes = scopes
+            query.notificationBatchingInterval = 0
+            let recorder = QueryRecorder(query)
+            #expect(query.start())
+            #expect(recorder.waitForFinish())
+            let initial = query.results
+            storm.run(operations: 150)
+            let expected = try freshItems(roots: [CrawlRoot(path: FilePath(root))], query.predicate!, hidden: true)
+            func paths(_ items: [MetadataItem]) -> Set<String> { Set(items.map(\.path.string)) }
+            let wanted = Set(expected.keys.map { "alpha:" + String(decoding: $0, as: UTF8.self) })
+            #expect(
+                recorder.wait(timeout: 30) { paths(query.results) == wanted },
+                "\(scopes): \(paths(query.results).symmetricDifference(wanted).sorted().prefix(4))")
+            let (problems, state) = query.deliveryQueue.sync { replay(recorder.deliveredUpdates, on: initial) }
+            #expect(problems.isEmpty, "\(problems.prefix(4))")
+            #expect(Set(state.values.map(\.path.string)) == wanted, "the updates replay to the results")
+            query.stop()
+        }
     }
 }
