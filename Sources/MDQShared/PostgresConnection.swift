@@ -74,6 +74,20 @@ package final class PostgresConnection {
 
     deinit { PQfinish(handle) }
 
+    /// Whether `url` holds a password (nil when libpq cannot parse it).
+    package static func holdsPassword(_ url: String) -> Bool? {
+        guard let options = PQconninfoParse(url, nil) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let keyword = option.pointee.keyword {
+            if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 {
+                return true
+            }
+            option += 1
+        }
+        return false
+    }
+
     /// The server's version as a number (150018 for 15.18).
     package var serverVersion: Int { Int(PQserverVersion(handle)) }
 

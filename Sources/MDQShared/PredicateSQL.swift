@@ -111,6 +111,14 @@ private struct Translator {
     }
 
     mutating func translate(_ c: Comparison) throws(PredicateSQL.Unpublished) -> Part {
+        // A list (the type tree): "some element equals" and its negation
+        // are translated; ALL, and inequality, are checked on each row.
+        if c.attribute.isList && (c.op != .equal || c.quantifier == .everyElement) {
+            if case .unpublishedSource = Self.publication(c.attribute.source) {
+                throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue)
+            }
+            return .anything
+        }
         if c.quantifier == .noElement {
             var positive = c
             positive.quantifier = .anyElement
@@ -147,6 +155,18 @@ private struct Translator {
         case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
             .conflictOriginalPath, .synced, .imported:
             throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue)
+        }
+    }
+
+    enum Publication { case published, unpublishedSource }
+
+    /// Whether hosts publish what `source` reads.
+    static func publication(_ source: MetadataAttribute.Source) -> Publication {
+        switch source {
+        case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
+            .conflictOriginalPath, .synced, .imported:
+            .unpublishedSource
+        default: .published
         }
     }
 
@@ -202,9 +222,9 @@ private struct Translator {
             var i = 0
             while i < folded.count {
                 let byte = folded[i]
-                if byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?") {
+                if c.op == .like && (byte == UInt8(ascii: "*") || byte == UInt8(ascii: "?")) {
                     any()
-                } else if byte == UInt8(ascii: "\\"), i + 1 < folded.count {
+                } else if c.op == .like, byte == UInt8(ascii: "\\"), i + 1 < folded.count {
                     i += 1
                     literal(folded[i])
                 } else {
@@ -268,7 +288,7 @@ private struct Translator {
         // an exact column.
         let narrows = column == "e.ext" ? !text.contains("%") && !text.contains("_") : longest >= 3
         let sql: String
-        if column == "e.ext" && !pattern.contains(UInt8(ascii: "%")) && !pattern.contains(UInt8(ascii: "_")) {
+        if column == "e.ext" && c.op == .equal && !c.options.contains(.wordBased) {
             sql = "\(column) = \(parameter(String(decoding: folded, as: UTF8.self)))"
         } else {
             sql = "\(column) LIKE \(parameter(text))"
@@ -329,11 +349,28 @@ private struct Translator {
         guard case .string(let raw) = c.value, let identifier = String(validating: raw, as: UTF8.self),
             c.options.isEmpty
         else { return .anything }
-        let conforming = c.op == .utiConformsTo || (c.op == .equal && c.attribute.source == .contentTypeTree)
-        guard conforming || c.op == .equal || c.op == .utiEquals else { return .anything }
-        let types = conforming ? ContentType.identifiers(conformingTo: identifier) : [identifier]
+        let types: [String]
+        switch c.op {
+        case .equal where c.attribute.source == .contentTypeTree:
+            // Some element of the tree is exactly this type.
+            types = ContentType.identifiers(conformingTo: identifier)
+        case .equal:
+            types = [identifier]
+        case .utiEquals, .utiConformsTo:
+            // Without regard to case on the host: the type mdq knows so.
+            guard let known = ContentType.knownIdentifier(caseInsensitive: identifier) else { return .anything }
+            types = c.op == .utiEquals ? [known] : ContentType.identifiers(conformingTo: known)
+        default:
+            return .anything
+        }
         guard !types.isEmpty else { return Part(sql: "FALSE", exact: true, narrows: true) }
-        let list = "{" + types.map { "\"" + $0 + "\"" }.joined(separator: ",") + "}"
+        let list =
+            "{"
+            + types.map {
+                "\""
+                    + $0.replacingOccurrences(of: "\\", with: "\\\\")
+                    .replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            }.joined(separator: ",") + "}"
         return Part(sql: "\(column) = ANY(\(parameter(list))::text[])", exact: true, narrows: true)
     }
 

@@ -34,8 +34,11 @@ package final class SharedPublisher: Sendable {
         package var hostName: String
         /// `/etc/machine-id`'s value: what tells a clone from the host.
         package var machineID: String
-        /// Hosts that share a meaning of user and group numbers.
-        package var domain = "default"
+        /// The identity domain: whose users' names mean the numbers this
+        /// host gives them. Each host is its own (its name): a user is
+        /// judged on it by the number and groups it gives that name, and
+        /// no other host's publisher can change them.
+        package var domain: String
         /// Seconds between batches while changes come.
         package var interval = 0.1
         /// Most changed entries in one batch.
@@ -49,6 +52,7 @@ package final class SharedPublisher: Sendable {
             self.url = url
             self.hostName = hostName
             self.machineID = machineID
+            domain = hostName
         }
     }
 
@@ -239,6 +243,7 @@ private struct PublishingSession {
 
     mutating func run() throws(SharedIndexError) {
         var lastContact = ContinuousClock.now
+        var identitiesWritten = ContinuousClock.now
         while !publisher.stopping() {
             let state = publisher.engine.publishingState()
             guard state.ready else {
@@ -252,6 +257,11 @@ private struct PublishingSession {
                     _ = try connection.execute(
                         "UPDATE mdq.host SET last_contact = now(), state = 'live' WHERE host_id = $1", [String(hostID)])
                     lastContact = .now
+                }
+                if ContinuousClock.now - identitiesWritten > .seconds(300) {
+                    // Users added, removed or moved between groups since.
+                    try publishIdentities()
+                    identitiesWritten = .now
                 }
                 guard publisher.sleep(configuration.interval) else { return }
                 continue
@@ -431,11 +441,24 @@ private struct PublishingSession {
         setState("reloading: indexing")
         _ = try connection.execute("SELECT mdq.reload_index($1::smallint)", [String(hostID)])
         let indexed = ContinuousClock.now
-        try connection.transaction { () throws(SharedIndexError) in
-            _ = try connection.execute(
-                "SELECT mdq.reload_swap($1::smallint, $2, $3, $4, $5)",
-                [String(hostID), String(seq), start.description, String(entryCount), String(folderCount)])
-            _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
+        // The swap detaches a partition, which waits for every reader of
+        // the table: it waits at most two seconds at a time (readers queue
+        // behind a waiting swap), and tries again.
+        var attempt = 0
+        while true {
+            do {
+                try connection.transaction { () throws(SharedIndexError) in
+                    _ = try connection.execute("SET LOCAL lock_timeout = '2s'")
+                    _ = try connection.execute(
+                        "SELECT mdq.reload_swap($1::smallint, $2, $3, $4, $5)",
+                        [String(hostID), String(seq), start.description, String(entryCount), String(folderCount)])
+                    _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
+                }
+                break
+            } catch  where error.sqlState == "55P03" && attempt < 30 {
+                attempt += 1
+                guard publisher.sleep(0.5) else { return }
+            }
         }
         sequence = seq
         clock = start
@@ -485,6 +508,10 @@ private struct PublishingSession {
             FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u(name, uid, gids)
             ON CONFLICT (domain, user_name) DO UPDATE SET uid = EXCLUDED.uid, gids = EXCLUDED.gids
             """, [configuration.domain, array(names), "{" + uids.joined(separator: ",") + "}", array(groups)])
+        // A user this host no longer has is a stranger on it.
+        _ = try connection.execute(
+            "DELETE FROM mdq.identity WHERE domain = $1 AND user_name <> ALL($2::text[])",
+            [configuration.domain, array(names)])
     }
 }
 

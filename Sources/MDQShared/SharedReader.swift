@@ -209,23 +209,21 @@ package final class SharedReader {
             parameters[1] = "{" + denied.map(String.init).joined(separator: ",") + "}"
         }
         parameters += translated.parameters
-        var countFilter = "TRUE"
         if !denied.isEmpty {
             parameters.append("{" + Set(denied.map { String($0 & 0xFFFF_FFFF) }).joined(separator: ",") + "}")
             filter =
                 "NOT (f.list_class = ANY($\(parameters.count)::int[]) "
                 + "AND ((f.host_id::bigint << 32) | f.list_class) = ANY($2::bigint[]))"
-            countFilter = """
-                NOT EXISTS (SELECT 1 FROM mdq.folder f WHERE f.host_id = e.host_id AND f.folder_id = e.parent_id
-                            AND f.deleted_seq IS NULL AND f.list_class = ANY($\(parameters.count)::int[])
-                            AND ((f.host_id::bigint << 32) | f.list_class) = ANY($2::bigint[]))
-                """
         }
         var scopeConditions: [String] = []
         for scope in search.scopes {
-            guard let path = String(validating: scope.path, as: UTF8.self),
-                let host = chosen.first(where: { $0.name == scope.host })?.id
-            else { continue }
+            guard let host = chosen.first(where: { $0.name == scope.host })?.id else { continue }
+            guard let path = String(validating: scope.path, as: UTF8.self) else {
+                // Matched by its text, a path that is not UTF-8 would find
+                // the wrong folder: it finds none rather than all.
+                scopeConditions.append("FALSE")
+                continue
+            }
             let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
             parameters.append(trimmed == "/" ? "/%" : Self.likeEscaped(trimmed) + "/%")
             let pattern = "$\(parameters.count)"
@@ -239,15 +237,17 @@ package final class SharedReader {
             WHERE e.deleted_seq IS NULL AND f.deleted_seq IS NULL AND e.host_id = ANY($1::smallint[])
               AND \(filter) AND \(scopeSQL) AND \(translated.condition)
             """
-        // A live entry's folder is live (a folder's removal removes what
-        // it held): without a scope, a count needs no folder but those to
-        // leave out.
+        // Without a scope, a count asks of each entry only whether its
+        // folder is there and may be listed (a semi-join): an entry whose
+        // folder has not been published yet, or is gone, is not counted,
+        // as a search would not list it.
         let countBody =
             scopeConditions.isEmpty
             ? """
             FROM mdq.entry e
-            WHERE e.deleted_seq IS NULL AND e.host_id = ANY($1::smallint[]) AND cardinality($2::bigint[]) >= 0
-              AND \(countFilter) AND \(translated.condition)
+            WHERE e.deleted_seq IS NULL AND e.host_id = ANY($1::smallint[]) AND \(translated.condition)
+              AND EXISTS (SELECT 1 FROM mdq.folder f WHERE f.host_id = e.host_id AND f.folder_id = e.parent_id
+                          AND f.deleted_seq IS NULL AND \(filter))
             """ : body
         return Prepared(
             body: body, countBody: countBody, parameters: parameters, translated: translated, hosts: byID)
@@ -260,7 +260,9 @@ package final class SharedReader {
         _ = try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         do {
             if let budget = search.budget {
-                _ = try connection.execute("SET LOCAL statement_timeout = \(max(1, Int(budget * 1000)))")
+                // At most a day: a larger budget is as good as none.
+                let milliseconds = Int(min(max(budget, 0.001), 86_400) * 1000)
+                _ = try connection.execute("SET LOCAL statement_timeout = \(milliseconds)")
             }
             let value = try body()
             _ = try connection.execute("COMMIT")

@@ -120,6 +120,12 @@ public enum ContentType {
         tree(of: identifier).contains(other)
     }
 
+    /// The identifier mdq knows that equals `text` without regard to case.
+    package static func knownIdentifier(caseInsensitive text: String) -> String? {
+        let lowered = text.lowercased()
+        return types.first { $0.identifier.lowercased() == lowered }?.identifier
+    }
+
     /// Every type mdq gives entries that is, or conforms to, `other`.
     package static func identifiers(conformingTo other: String) -> [String] {
         types.filter { $0.tree.contains(other) }.map(\.identifier)

@@ -91,9 +91,26 @@ struct SystemCommand: ParsableCommand {
             var configuration = try SystemConfiguration.read(from: file)
             // `mdq system start` hands --publish over in the environment
             // (root's alone to read), not in the arguments every user sees.
+            if let publish, PostgresConnection.holdsPassword(publish) == true {
+                throw ValidationError(
+                    "--publish holds a password, which every user could read in the process list: put it in "
+                        + "root's ~/.pgpass, or PUBLISH in a configuration only root may read")
+            }
             if let publish = publish ?? ProcessInfo.processInfo.environment[Self.publishVariable] {
                 guard !publish.isEmpty else { throw ValidationError("--publish needs the shared index's URL") }
                 configuration.publish = publish
+            }
+            // Read once: no process the daemon starts inherits it.
+            unsetenv(Self.publishVariable)
+            if let publish = configuration.publish, PostgresConnection.holdsPassword(publish) == true {
+                let path = configurationFile ?? "/etc/mdq/system.conf"
+                var info = stat()
+                if stat(path, &info) == 0, info.st_mode & 0o044 != 0 || info.st_uid != 0 {
+                    throw ValidationError(
+                        "PUBLISH in \(path) holds a password, and others may read that file (it also names SHARED "
+                            + "for every user): put the password in root's ~/.pgpass, or make the file root's "
+                            + "alone (chmod 600)")
+                }
             }
             if let hostName {
                 guard hostName.range(of: SharedSchema.hostNamePattern, options: .regularExpression) != nil else {
