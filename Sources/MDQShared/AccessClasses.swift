@@ -74,7 +74,7 @@ struct ClassBook {
             """, [String(hostID)])
         for row in lists.rows {
             guard let id = row[0].flatMap(Int32.init), let members = row[1] else { continue }
-            let ids = members.split(whereSeparator: { !$0.isNumber }).compactMap { Int32($0) }
+            let ids: [Int32] = PostgresArray.integers(members)
             listIDs[ids] = id
         }
     }
@@ -117,7 +117,7 @@ struct ClassBook {
                 INSERT INTO mdq.list_rule (host_id, list_class, access_class, need)
                 SELECT $1, $2, unnest($3::integer[]), $4 ON CONFLICT DO NOTHING
                 """,
-                [host, String(id), "{" + members.map(String.init).joined(separator: ",") + "}", String(Self.walk)])
+                [host, String(id), PostgresArray.numbers(members), String(Self.walk)])
         }
         newAccess.removeAll()
         newLists.removeAll()

@@ -310,7 +310,7 @@ private struct Translator {
             let numbers = values.compactMap(value)
             guard numbers.count == values.count else { return .anything }
             sql =
-                "\(column) = ANY(\(parameter("{" + numbers.map { String($0) }.joined(separator: ",") + "}"))::float8[])"
+                "\(column) = ANY(\(parameter(PostgresArray.numbers(numbers)))::float8[])"
         default:
             guard let number = value(c.value), let op = Self.sqlOperator(c.op) else { return .anything }
             sql = "\(column) \(op) \(parameter(String(number)))::float8"
@@ -364,14 +364,8 @@ private struct Translator {
             return .anything
         }
         guard !types.isEmpty else { return Part(sql: "FALSE", exact: true, narrows: true) }
-        let list =
-            "{"
-            + types.map {
-                "\""
-                    + $0.replacingOccurrences(of: "\\", with: "\\\\")
-                    .replacingOccurrences(of: "\"", with: "\\\"") + "\""
-            }.joined(separator: ",") + "}"
-        return Part(sql: "\(column) = ANY(\(parameter(list))::text[])", exact: true, narrows: true)
+        return Part(
+            sql: "\(column) = ANY(\(parameter(PostgresArray.strings(types)))::text[])", exact: true, narrows: true)
     }
 
     static func sqlOperator(_ op: ComparisonOperator) -> String? {

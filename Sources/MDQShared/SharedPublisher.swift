@@ -357,7 +357,7 @@ private struct PublishingSession {
                 try classes.flush(connection)
             }
             if !removed.isEmpty {
-                let list = "{" + removed.map(String.init).joined(separator: ",") + "}"
+                let list = PostgresArray.numbers(removed)
                 _ = try connection.execute(
                     """
                     UPDATE mdq.entry_\(hostID) SET deleted_seq = $2, seq = $2
@@ -485,33 +485,29 @@ private struct PublishingSession {
     /// reader judges a user of the same name on this host.
     private func publishIdentities() throws(SharedIndexError) {
         var names: [String] = []
-        var uids: [String] = []
+        var uids: [UInt32] = []
         var groups: [String] = []
         for user in LocalUsers.all() {
             names.append(user.name)
-            uids.append(String(user.uid))
-            groups.append("{" + user.groups.map(String.init).joined(separator: ",") + "}")
+            uids.append(user.uid)
+            groups.append(PostgresArray.numbers(user.groups))
         }
         guard !names.isEmpty else { return }
-        func array(_ values: [String]) -> String {
-            "{"
-                + values.map {
-                    "\""
-                        + $0.replacingOccurrences(of: "\\", with: "\\\\")
-                        .replacingOccurrences(of: "\"", with: "\\\"") + "\""
-                }.joined(separator: ",") + "}"
-        }
         _ = try connection.execute(
             """
             INSERT INTO mdq.identity (domain, user_name, uid, gids)
             SELECT $1, u.name, u.uid, u.gids::bigint[]
             FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u(name, uid, gids)
             ON CONFLICT (domain, user_name) DO UPDATE SET uid = EXCLUDED.uid, gids = EXCLUDED.gids
-            """, [configuration.domain, array(names), "{" + uids.joined(separator: ",") + "}", array(groups)])
+            """,
+            [
+                configuration.domain, PostgresArray.strings(names), PostgresArray.numbers(uids),
+                PostgresArray.strings(groups),
+            ])
         // A user this host no longer has is a stranger on it.
         _ = try connection.execute(
             "DELETE FROM mdq.identity WHERE domain = $1 AND user_name <> ALL($2::text[])",
-            [configuration.domain, array(names)])
+            [configuration.domain, PostgresArray.strings(names)])
     }
 }
 

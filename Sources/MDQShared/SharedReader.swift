@@ -88,7 +88,7 @@ package final class SharedReader {
         var byDomain: [String: Viewer] = [:]
         for row in rows {
             guard let domain = row[0], let uid = row[1].flatMap(UInt32.init), uid != 0 else { continue }
-            let groups = (row[2] ?? "").split(whereSeparator: { !$0.isNumber }).compactMap { UInt32($0) }
+            let groups: [UInt32] = PostgresArray.integers(row[2] ?? "")
             byDomain[domain] = Viewer(user: uid, groups: Set(groups))
         }
         var result: [Int: Viewer] = [:]
@@ -106,7 +106,7 @@ package final class SharedReader {
     /// failed). Read in the search's own snapshot, so every folder the
     /// search meets has a class read here.
     func deniedClasses(_ viewers: [Int: Viewer]) throws(SharedIndexError) -> [Int64] {
-        let hosts = "{" + viewers.keys.map(String.init).joined(separator: ",") + "}"
+        let hosts = PostgresArray.numbers(viewers.keys)
         var granted: [Int: [Int32: Bool]] = [:]
         for row in try connection.execute(
             "SELECT host_id, class_id, mode, owner, \"group\", acl FROM mdq.access_class WHERE host_id = ANY($1::int[])",
@@ -115,7 +115,7 @@ package final class SharedReader {
             guard let host = row[0].flatMap(Int.init), let id = row[1].flatMap(Int32.init), let viewer = viewers[host]
             else { continue }
             let access = AccessRow.access(mode: row[2], owner: row[3], group: row[4], acl: row[5])
-            granted[host, default: [:]][id] = access.map { viewer.may(Viewer.read, $0) && viewer.may(1, $0) } ?? false
+            granted[host, default: [:]][id] = access.map(viewer.mayWalk) ?? false
         }
         var denied: Set<Int64> = []
         for row in try connection.execute(
@@ -199,18 +199,18 @@ package final class SharedReader {
         if !search.scopes.isEmpty { chosen = chosen.filter { host in search.scopes.contains { $0.host == host.name } } }
         guard !chosen.isEmpty else { return nil }
         let byID = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0) })
-        var parameters: [String?] = ["{" + chosen.map { String($0.id) }.joined(separator: ",") + "}", "{}"]
+        var parameters: [String?] = [PostgresArray.numbers(chosen.map(\.id)), "{}"]
         // What the user may not list is left out (usually few classes, so
         // the planner sees that most rows stay).
         var filter = "cardinality($2::bigint[]) = 0"
         var denied: [Int64] = []
         if let user = search.user {
             denied = try deniedClasses(try viewers(for: user, hosts: chosen))
-            parameters[1] = "{" + denied.map(String.init).joined(separator: ",") + "}"
+            parameters[1] = PostgresArray.numbers(denied)
         }
         parameters += translated.parameters
         if !denied.isEmpty {
-            parameters.append("{" + Set(denied.map { String($0 & 0xFFFF_FFFF) }).joined(separator: ",") + "}")
+            parameters.append(PostgresArray.numbers(Set(denied.map { $0 & 0xFFFF_FFFF })))
             filter =
                 "NOT (f.list_class = ANY($\(parameters.count)::int[]) "
                 + "AND ((f.host_id::bigint << 32) | f.list_class) = ANY($2::bigint[]))"

@@ -131,7 +131,7 @@ package struct Viewer: Hashable, Sendable {
     /// (which are then the ACL's mask) grant anything; else the group's
     /// bits for its members and the others' for the rest. An ACL whose
     /// mask is `---` is skipped, as Linux skips it.
-    package func may(_ want: UInt16, _ access: FolderAccess) -> Bool {
+    func may(_ want: UInt16, _ access: FolderAccess) -> Bool {
         if isRoot { return true }
         var mode = access.mode & 0o777
         if access.owner == user { return (mode >> 6) & want == want }
