@@ -114,9 +114,8 @@ private struct Translator {
         // A list (the type tree): "some element equals" and its negation
         // are translated; ALL, and inequality, are checked on each row.
         if c.attribute.isList && (c.op != .equal || c.quantifier == .everyElement) {
-            if case .unpublishedSource = Self.publication(c.attribute.source) {
-                throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue)
-            }
+            // The lists are the type tree and imported ones (never published).
+            if c.attribute.isImported { throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue) }
             return .anything
         }
         if c.quantifier == .noElement {
@@ -155,18 +154,6 @@ private struct Translator {
         case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
             .conflictOriginalPath, .synced, .imported:
             throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue)
-        }
-    }
-
-    enum Publication { case published, unpublishedSource }
-
-    /// Whether hosts publish what `source` reads.
-    static func publication(_ source: MetadataAttribute.Source) -> Publication {
-        switch source {
-        case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
-            .conflictOriginalPath, .synced, .imported:
-            .unpublishedSource
-        default: .published
         }
     }
 

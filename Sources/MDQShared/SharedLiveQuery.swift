@@ -41,7 +41,6 @@ package final class SharedLiveQuery {
     /// Per host, the (sequence, generation) its results stand for, and
     /// whether it was offline when last read.
     private var cursors: [Int: (sequence: Int64, generation: Int64, offline: Bool)] = [:]
-    private var names: [Int: String] = [:]
 
     package init(reader: SharedReader, search: SharedReader.Search) throws(SharedIndexError) {
         self.reader = reader
@@ -53,6 +52,15 @@ package final class SharedLiveQuery {
     ///
     /// - Throws: `SharedReader.Refusal`, `SharedIndexError`.
     package func gather() throws -> [SharedEntry] {
+        let (found, seen) = try read(search)
+        results = found
+        for host in seen { note(host) }
+        return Array(found.values)
+    }
+
+    /// The matches of `search` by key, and the hosts as of the snapshot
+    /// they were read in.
+    private func read(_ search: SharedReader.Search) throws -> ([Key: SharedEntry], [SharedHost]) {
         var found: [Key: SharedEntry] = [:]
         var seen: [SharedHost] = []
         try reader.search(
@@ -61,12 +69,12 @@ package final class SharedLiveQuery {
                 found[Key(host: entry.hostID, identity: entry.identity)] = entry
                 return true
             }, hosts: { seen = $0 })
-        results = found
-        for host in seen {
-            cursors[host.id] = (host.sequence, host.generation, host.state == "offline")
-            names[host.id] = host.name
-        }
-        return Array(found.values)
+        return (found, seen)
+    }
+
+    /// Results of `host` now stand for its state in that row.
+    private func note(_ host: SharedHost) {
+        cursors[host.id] = (host.sequence, host.generation, host.state == "offline")
     }
 
     /// Waits up to `timeout` seconds for hosts to publish, then returns
@@ -97,14 +105,7 @@ package final class SharedLiveQuery {
         var narrowed = search
         narrowed.hosts = [host.name]
         narrowed.scopes = search.scopes.filter { $0.host == host.name }
-        var found: [Key: SharedEntry] = [:]
-        var seen: [SharedHost] = []
-        try reader.search(
-            narrowed,
-            each: { entry in
-                found[Key(host: entry.hostID, identity: entry.identity)] = entry
-                return true
-            }, hosts: { seen = $0 })
+        let (found, seen) = try read(narrowed)
         for (key, entry) in results where key.host == host.id && found[key] == nil {
             update.removed.append(entry)
             results[key] = nil
@@ -119,8 +120,6 @@ package final class SharedLiveQuery {
             }
             results[key] = entry
         }
-        if let now = seen.first(where: { $0.id == host.id }) {
-            cursors[host.id] = (now.sequence, now.generation, now.state == "offline")
-        }
+        if let now = seen.first(where: { $0.id == host.id }) { note(now) }
     }
 }

@@ -12,6 +12,12 @@ package struct LocalUser: Hashable, Sendable {
 }
 
 package enum LocalUsers {
+    /// The name of the user this process runs as; nil when the name
+    /// service has none for its uid.
+    package static var currentName: String? {
+        getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) }
+    }
+
     /// Every user the name service lists (at most `limit`), in its order.
     /// The name service's enumeration is process-wide state: called from
     /// one thread at a time.

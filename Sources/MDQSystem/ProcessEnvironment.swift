@@ -30,6 +30,15 @@ package enum ProcessEnvironment {
     package static let overrides = Locked<[String: String]>([:])
 
     /// An environment variable (or its override), if set and non-empty.
+    /// The machine's host name up to its first dot (`nas` for
+    /// `nas.example.org`); nil when it cannot be read.
+    package static var shortHostName: String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return nil }
+        let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return full.split(separator: ".").first.map(String.init)
+    }
+
     package static func variable(_ name: String) -> String? {
         if let value = overrides.withLock({ $0[name] }) { return value.isEmpty ? nil : value }
         guard let value = getenv(name) else { return nil }

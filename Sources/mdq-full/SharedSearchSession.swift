@@ -9,22 +9,9 @@ import SystemPackage
 /// else `SHARED` in the system index's configuration; and this host's
 /// name there.
 enum SharedIndexSettings {
-    static func url() throws -> String { try SharedIndexLocation.url() }
-
     /// This host's name in the shared index: `HOST_NAME`, else its host name.
     static func ownHostName() -> String? {
-        if let name = try? SystemConfiguration.read(from: nil).hostName { return name }
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count) == 0 else { return nil }
-        let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        return full.split(separator: ".").first.map(String.init)
-    }
-
-    /// The name of the user running this command, as other hosts know
-    /// users: by name.
-    static func userName() -> String? {
-        guard let entry = getpwuid(getuid()) else { return nil }
-        return String(cString: entry.pointee.pw_name)
+        (try? SystemConfiguration.read(from: nil).hostName) ?? ProcessEnvironment.shortHostName
     }
 
     /// Runs a call on the shared index, saying why it refuses the search
@@ -58,7 +45,7 @@ enum SharedIndexSettings {
 
     static func connect() throws -> SharedReader {
         do {
-            return try SharedReader(connection: PostgresConnection(url: url()))
+            return try SharedReader(connection: PostgresConnection(url: SharedIndexLocation.url()))
         } catch let error as SharedIndexError {
             throw MetadataError.daemon("the shared index: \(error.message)")
         }
@@ -122,7 +109,7 @@ struct SharedSearchSession {
         search.scopes = remoteFolders.filter { $0.host != localName }
         // A user with no name here is judged as a stranger everywhere
         // (no host has a user named "").
-        search.user = SharedIndexSettings.userName() ?? ""
+        search.user = LocalUsers.currentName ?? ""
         search.budget = budget
         // With --sort every match is needed first; else the first N.
         search.limit = output.sort.isEmpty ? output.limit : nil
@@ -266,7 +253,7 @@ struct SharedLiveSession {
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = scope.hostNames
         search.scopes = scope.remoteFolders
-        search.user = SharedIndexSettings.userName() ?? ""
+        search.user = LocalUsers.currentName ?? ""
         search.budget = budget
         let live: SharedLiveQuery
         do {

@@ -32,7 +32,8 @@ final class SharedSource: QuerySource {
         running.withLock { _ = $0.insert(id) }
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = hosts.isEmpty ? nil : hosts
-        search.user = getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? ""
+        // A user with no name is a stranger on every host.
+        search.user = LocalUsers.currentName ?? ""
         search.budget = budget
         let running = running
         let wanted = search

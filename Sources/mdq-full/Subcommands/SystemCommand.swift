@@ -207,14 +207,7 @@ struct SystemCommand: ParsableCommand {
     /// The publisher's settings: this host's name (given, else the host
     /// name) and its machine id (`/etc/machine-id`, which tells a clone).
     static func publisherConfiguration(url: String, hostName: String?) throws -> SharedPublisher.Configuration {
-        var name = hostName
-        if name == nil {
-            var buffer = [CChar](repeating: 0, count: 256)
-            if gethostname(&buffer, buffer.count) == 0 {
-                let full = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-                name = full.split(separator: ".").first.map(String.init)
-            }
-        }
+        let name = hostName ?? ProcessEnvironment.shortHostName
         guard let name, name.range(of: SharedSchema.hostNamePattern, options: .regularExpression) != nil else {
             throw MetadataError.daemon(
                 "this host's name (\(name ?? "none")) cannot name it in the shared index: give one with --host-name "
