@@ -416,7 +416,7 @@ private struct PublishingSession {
             "COPY mdq.entry_\(hostID)_reload (\(RowWriter.entryColumns)) FROM STDIN"
         ) { (text) throws(SharedIndexError) in
             let end = slot + configuration.sliceSlots
-            for entry in publisher.engine.publishedEntries(slots: slot..<end) where entry.parent != nil {
+            for entry in publisher.engine.publishedEntries(slots: slot..<end, rows: .entries) {
                 rows.entry(entry, seq: seq, into: &text)
             }
             slot = end
@@ -427,7 +427,7 @@ private struct PublishingSession {
             "COPY mdq.folder_\(hostID)_reload (\(RowWriter.folderColumns)) FROM STDIN"
         ) { (text) throws(SharedIndexError) in
             let end = slot + configuration.sliceSlots
-            for folder in publisher.engine.publishedEntries(slots: slot..<end) where folder.metadata.kind == .folder {
+            for folder in publisher.engine.publishedEntries(slots: slot..<end, rows: .folders) {
                 rows.folder(
                     folder, listClass: classes.listClass(folder.listRestrictions ?? []), seq: seq, into: &text)
             }

@@ -107,17 +107,25 @@ package struct Visibility {
     /// a path a user gave.
     private mutating func outsideWalkable(root: UInt32, in index: FileIndex) -> Bool {
         if let known = above[root] { return known }
-        var result = false
-        if let rootPath = index.rootPaths[root] {
-            var ancestor = rootPath
-            var ancestors: [FilePath] = []
-            while ancestor.removeLastComponent(), !ancestor.isEmpty { ancestors.append(ancestor) }
-            result = ancestors.allSatisfy { folder in
-                guard case .success(let status) = FileStatus.of(pathBytes: folder.bytes) else { return false }
-                return viewer.mayWalk(FolderAccess(status))
-            }
-        }
+        let result = index.accessAbove(root: root)?.allSatisfy { $0.map(viewer.mayWalk) ?? false } ?? false
         above[root] = result
         return result
+    }
+}
+
+extension FileIndex {
+    /// The access of each folder above the scope root `root`, outside the
+    /// index, from `/` down to the root's parent: read from the disk at
+    /// the path the index's owner chose for the root, never one a user
+    /// gave (nil for a folder that cannot be read). Nil when `root` is not
+    /// a root.
+    package func accessAbove(root: UInt32) -> [FolderAccess?]? {
+        guard var ancestor = rootPaths[root] else { return nil }
+        var ancestors: [FilePath] = []
+        while ancestor.removeLastComponent(), !ancestor.isEmpty { ancestors.append(ancestor) }
+        return ancestors.reversed().map { folder in
+            guard case .success(let status) = FileStatus.of(pathBytes: folder.bytes) else { return nil }
+            return FolderAccess(status)
+        }
     }
 }

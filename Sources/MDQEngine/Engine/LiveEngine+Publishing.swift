@@ -61,20 +61,39 @@ extension LiveEngine {
                     removed.append(identity)
                     continue
                 }
-                entries.append(s.publishedEntry(id.rawValue, restrictions: &restrictions))
+                entries.append(s.publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
             }
             return (entries, removed)
         }
     }
 
-    /// The live entries among the slots in `slots`, for a full publish a
-    /// slice at a time.
-    package func publishedEntries(slots: Range<Int>) -> [PublishedEntry] {
+    /// Which rows a full publish reads in one pass over the slots.
+    package enum PublishedRows: Sendable {
+        /// Every entry but the scope roots, without a folder's path and
+        /// list restrictions.
+        case entries
+        /// Folders only, scope roots included, with their paths and list
+        /// restrictions.
+        case folders
+    }
+
+    /// The live entries among the slots in `slots` that `rows` asks for,
+    /// for a full publish a slice at a time.
+    package func publishedEntries(slots: Range<Int>, rows: PublishedRows) -> [PublishedEntry] {
         state.withLock { s in
             var restrictions = ListRestrictions()
             var entries: [PublishedEntry] = []
-            for slot in slots.clamped(to: 0..<s.index.slotCount) where s.index.contains(EntryID(UInt32(slot))) {
-                entries.append(s.publishedEntry(UInt32(slot), restrictions: &restrictions))
+            for slot in slots.clamped(to: 0..<s.index.slotCount) {
+                let id = EntryID(UInt32(slot))
+                guard s.index.contains(id) else { continue }
+                switch rows {
+                case .entries:
+                    guard !s.index.isRoot(id) else { continue }
+                    entries.append(s.publishedEntry(id.rawValue, folderRow: false, restrictions: &restrictions))
+                case .folders:
+                    guard s.index.kind(of: id) == .folder else { continue }
+                    entries.append(s.publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
+                }
             }
             return entries
         }
@@ -136,24 +155,14 @@ struct ListRestrictions {
         return base
     }
 
-    /// The restricting folders above a scope root, outside the index, read
-    /// from the disk at the root's path (as `Visibility` reads them).
+    /// The restricting folders above a scope root, outside the index (as
+    /// `Visibility` judges them).
     private mutating func above(root: UInt32, in index: FileIndex) -> [FolderAccess?] {
         if let known = aboveRoots[root] { return known }
         var result: [FolderAccess?] = []
-        if var ancestor = index.rootPaths[root] {
-            var ancestors: [FilePath] = []
-            while ancestor.removeLastComponent(), !ancestor.isEmpty { ancestors.append(ancestor) }
-            for folder in ancestors.reversed() {
-                let access: FolderAccess? =
-                    if case .success(let status) = FileStatus.of(pathBytes: folder.bytes) {
-                        FolderAccess(status)
-                    } else {
-                        nil
-                    }
-                if let access, Self.isOpenToAll(access) { continue }
-                if !result.contains(access) { result.append(access) }
-            }
+        for access in index.accessAbove(root: root) ?? [] {
+            if let access, Self.isOpenToAll(access) { continue }
+            if !result.contains(access) { result.append(access) }
         }
         aboveRoots[root] = result
         return result
@@ -161,13 +170,17 @@ struct ListRestrictions {
 }
 
 extension EngineState {
-    fileprivate func publishedEntry(_ id: UInt32, restrictions: inout ListRestrictions) -> PublishedEntry {
+    /// - Parameter folderRow: for a folder, read what its folder row needs
+    ///   too (its path and list restrictions).
+    fileprivate func publishedEntry(_ id: UInt32, folderRow: Bool, restrictions: inout ListRestrictions)
+        -> PublishedEntry
+    {
         let entry = EntryID(id)
         let metadata = index.metadata(of: entry)
         var published = PublishedEntry(
             identity: index.identity(of: id), parent: index.parent(of: entry).map { index.identity(of: $0.rawValue) },
             name: index.name(of: entry), metadata: metadata)
-        if metadata.kind == .folder {
+        if folderRow && metadata.kind == .folder {
             published.path = pathBytes(of: id)
             published.listRestrictions = restrictions.of(id, in: index)
         }
