@@ -214,13 +214,14 @@ struct SharedSearchSession {
         let json = output.json
         let attributes = output.attributes
         let terminator: UInt8 = output.nullTerminated ? 0 : 0x0A
+        // Read once, not per result: it reads the configuration file.
+        let ownName = Array((json ? SharedIndexSettings.ownHostName() ?? "" : "").utf8)
         for result in results {
             if json {
                 AttributeText.appendJSON(result.item, attributes: attributes, to: &out)
                 out.removeLast()  // the closing brace
                 out += Array(",\"host\":".utf8)
-                JSONLine.appendString(
-                    Array((result.host ?? SharedIndexSettings.ownHostName() ?? "").utf8)[...], to: &out)
+                JSONLine.appendString(result.host.map { Array($0.utf8) }?[...] ?? ownName[...], to: &out)
                 out += Array(",\"stale\":\(result.stale)}\n".utf8)
             } else {
                 if let host = result.host { out += Array(host.utf8) + [UInt8(ascii: ":")] }
