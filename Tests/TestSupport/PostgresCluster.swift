@@ -68,6 +68,20 @@ package final class PostgresCluster: Sendable {
         "postgresql:///\(database)?host=\(folder)&user=postgres"
     }
 
+    /// A database of a fresh name (`CREATE DATABASE name options`), made
+    /// by the cluster's own `psql`.
+    package func createDatabase(options: String = "ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0") throws
+        -> String
+    {
+        let name = "mdq_test_\(UInt32.random(in: 0...UInt32.max))"
+        try Self.spawn(
+            [
+                "\(Self.binaries!)/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", folder, "-U", "postgres", "-d",
+                "postgres", "-c", "CREATE DATABASE \(name) \(options)",
+            ], output: "\(folder)/\(name).out")
+        return name
+    }
+
     /// Runs `command` (as `postgres` when root) and waits for it, its
     /// output in a file of the cluster's folder. Spawned directly, with
     /// every descriptor of this process closed in the child: a server that

@@ -18,10 +18,7 @@ import Testing
 struct HostSearchCommandTests {
     @Test func searchesAcrossHostsPrintAndRefuseAsLocalSearchesDo() throws {
         let cluster = try #require(PostgresCluster.shared)
-        let name = "mdq_hosts_\(UInt32.random(in: 0...UInt32.max))"
-        _ = try PostgresConnection(url: cluster.url("postgres")).execute(
-            "CREATE DATABASE \(name) ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0")
-        let url = cluster.url(name)
+        let url = cluster.url(try cluster.createDatabase())
         try SharedSchema.migrate(PostgresConnection(url: url))
         let temp = try TemporaryDirectory()
         // Others may pass through it: the search is made as this user, who

@@ -18,9 +18,7 @@ struct SharedCommandTests {
     }
 
     func database(_ options: String = "ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0") throws -> String {
-        let name = "mdq_cli_\(UInt32.random(in: 0...UInt32.max))"
-        _ = try PostgresConnection(url: cluster.url("postgres")).execute("CREATE DATABASE \(name) \(options)")
-        return cluster.url(name)
+        cluster.url(try cluster.createDatabase(options: options))
     }
 
     @Test func initThenMigrateThenStatus() throws {

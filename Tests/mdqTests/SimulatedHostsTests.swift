@@ -108,10 +108,7 @@ struct SimulatedHostsTests {
 
     @Test func usersOnOneHostSearchAnotherHostsSystemIndex() throws {
         let cluster = try #require(PostgresCluster.shared)
-        let database = "mdq_hosts_\(UInt32.random(in: 0...UInt32.max))"
-        _ = try PostgresConnection(url: cluster.url("postgres")).execute(
-            "CREATE DATABASE \(database) ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0")
-        let url = cluster.url(database)
+        let url = cluster.url(try cluster.createDatabase())
         try SharedSchema.migrate(PostgresConnection(url: url))
         let temp = try TemporaryDirectory()
         #expect(chmod(temp.path.string, 0o755) == 0)

@@ -169,15 +169,6 @@ struct SharedSchemaTests {
     }
 }
 
-extension PostgresCluster {
-    /// A database of a fresh name (`CREATE DATABASE name options`).
-    func createDatabase(options: String = "ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0") throws -> String {
-        let name = "mdq_test_\(UInt32.random(in: 0...UInt32.max))"
-        _ = try PostgresConnection(url: url("postgres")).execute("CREATE DATABASE \(name) \(options)")
-        return name
-    }
-}
-
 /// Results gathered from several threads.
 private final class LockedResults: @unchecked Sendable {
     private let lock = NSLock()
