@@ -44,11 +44,6 @@ package struct CopyText {
         bytes.append(contentsOf: String(value).utf8)
     }
 
-    package mutating func boolean(_ value: Bool) {
-        separate()
-        bytes.append(value ? UInt8(ascii: "t") : UInt8(ascii: "f"))
-    }
-
     /// A `bytea` field in hex (`\x…`, its backslash escaped for COPY).
     package mutating func bytea(_ value: some Collection<UInt8>) {
         separate()

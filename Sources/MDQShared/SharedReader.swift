@@ -136,8 +136,6 @@ package final class SharedReader {
         package var predicate: MetadataPredicate
         /// Host names; nil for every host.
         package var hosts: [String]?
-        /// Hosts left out (this host, answered by its own index).
-        package var excluding: [String] = []
         /// Folders (`host`, absolute path) to search in; none for all.
         package var scopes: [(host: String, path: [UInt8])] = []
         /// The user whose view is searched; nil for every entry (the
@@ -195,7 +193,6 @@ package final class SharedReader {
         for scope in search.scopes where !all.contains(where: { $0.name == scope.host }) {
             throw Refusal.unknownHost(scope.host)
         }
-        chosen = chosen.filter { !search.excluding.contains($0.name) }
         if !search.scopes.isEmpty { chosen = chosen.filter { host in search.scopes.contains { $0.host == host.name } } }
         guard !chosen.isEmpty else { return nil }
         let byID = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0) })
