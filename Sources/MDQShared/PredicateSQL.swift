@@ -1,11 +1,11 @@
 package import MDQCore
 import MDQSystem
 
-/// A predicate as a SQL condition on the shared index's rows (`e`, the
-/// entry, and `f`, its folder): exactly its matches, or a superset that
-/// mdq's own matcher checks again on each row (`exact` false), so every
-/// option (`[c]`, `[d]`, `[w]`, `?` over graphemes, dates to the
-/// nanosecond) means what it means on the host.
+/// A predicate as a condition on the shared index's rows (`e`, the entry):
+/// exactly its matches, or a superset that mdq's own matcher checks again
+/// on each row (`exact` false), so every option (`[c]`, `[d]`, `[w]`, `?`
+/// over graphemes, dates to the nanosecond) means what it means on the
+/// host.
 ///
 /// Names are compared on `e.fold`, the name folded as `[cd]` folds it (the
 /// host's folding, `SharedSchema.foldVersion`), so a pattern folded the
@@ -13,16 +13,19 @@ import MDQSystem
 /// the database cannot narrow becomes `TRUE` (the whole predicate checked
 /// again), and a negation keeps only exact parts (the negation of a
 /// superset would lose matches).
+///
+/// The condition is a tree (`SQLCondition`) sent as JSON to the schema's
+/// search functions (`mdq.search`, `mdq.count`), which make it SQL with
+/// the columns and operators they know and every value quoted: no SQL a
+/// client writes runs in the database.
 package struct PredicateSQL {
-    package var condition: String
+    package var condition: SQLCondition
     /// The condition holds for exactly the predicate's matches.
     package var exact: Bool
     /// Some part of it uses one of the shared index's indexes (a trigram
     /// run of a name, an extension, a type, a size or a date), so it does
     /// not read every row.
     package var narrows: Bool
-    /// Text parameters, `$n` in `condition` from `firstParameter` on.
-    package var parameters: [String?]
 
     /// An attribute the shared index does not hold: the predicate cannot be
     /// answered across hosts.
@@ -30,87 +33,153 @@ package struct PredicateSQL {
         package var attribute: String
     }
 
-    /// - Parameter firstParameter: the number of the first `$n` used.
     /// - Throws: `Unpublished` naming an attribute hosts do not publish.
-    package init(_ predicate: MetadataPredicate, firstParameter: Int = 1) throws(Unpublished) {
-        var translator = Translator(next: firstParameter)
+    package init(_ predicate: MetadataPredicate) throws(Unpublished) {
+        let translator = Translator()
         let part = try translator.translate(predicate.node)
-        condition = part.sql
+        condition = part.condition
         exact = part.exact
         narrows = part.narrows
-        parameters = translator.parameters
+    }
+}
+
+/// A condition on an entry's columns, as `mdq.condition_sql` reads it
+/// (`Documentation/shared-index.md`): JSON arrays whose first element
+/// names the test, values as JSON strings.
+package indirect enum SQLCondition: Equatable, Sendable {
+    package enum Column: String, Sendable {
+        case fold, ext, size, mtime, btime
+        case contentType = "content_type"
+    }
+
+    case constant(Bool)
+    case and([SQLCondition])
+    case or([SQLCondition])
+    /// True where the inner condition is false, or NULL (a comparison on
+    /// a column a row lacks, such as a folder's size: false on the host,
+    /// true once negated).
+    case not(SQLCondition)
+    /// `LIKE`, with `\` escaping `%`, `_` and itself.
+    case like(Column, String)
+    case equals(Column, String)
+    case oneOf(Column, [String])
+    /// `=`, `<`, `<=`, `>`, `>=` on a number.
+    case compare(Column, String, Double)
+    case between(Column, Double, Double)
+    case numberIn(Column, [Double])
+    /// Microseconds since the epoch, both bounds included.
+    case timeAtMost(Column, Int64)
+    case timeAtLeast(Column, Int64)
+    case timeBetween(Column, Int64, Int64)
+
+    /// The JSON `mdq.condition_sql` reads.
+    package var json: String {
+        var text = ""
+        write(into: &text)
+        return text
+    }
+
+    private func write(into text: inout String) {
+        func array(_ op: String, _ column: Column?, _ values: [String]) {
+            text += "[" + Self.quoted(op)
+            if let column { text += "," + Self.quoted(column.rawValue) }
+            for value in values { text += "," + value }
+            text += "]"
+        }
+        func list(_ values: [String]) -> String { "[" + values.map(Self.quoted).joined(separator: ",") + "]" }
+        switch self {
+        case .constant(let value):
+            text += value ? "true" : "false"
+        case .and(let parts), .or(let parts):
+            text += "[" + Self.quoted(self.isAnd ? "and" : "or")
+            for part in parts {
+                text += ","
+                part.write(into: &text)
+            }
+            text += "]"
+        case .not(let inner):
+            text += "[\"not\","
+            inner.write(into: &text)
+            text += "]"
+        case .like(let column, let pattern): array("like", column, [Self.quoted(pattern)])
+        case .equals(let column, let value): array("=", column, [Self.quoted(value)])
+        case .oneOf(let column, let values): array("in", column, [list(values)])
+        case .compare(let column, let op, let value): array("number" + op, column, [Self.quoted(String(value))])
+        case .between(let column, let low, let high):
+            array("number-between", column, [Self.quoted(String(low)), Self.quoted(String(high))])
+        case .numberIn(let column, let values): array("number-in", column, [list(values.map { String($0) })])
+        case .timeAtMost(let column, let micros): array("time<=", column, [Self.quoted(String(micros))])
+        case .timeAtLeast(let column, let micros): array("time>=", column, [Self.quoted(String(micros))])
+        case .timeBetween(let column, let low, let high):
+            array("time-between", column, [Self.quoted(String(low)), Self.quoted(String(high))])
+        }
+    }
+
+    private var isAnd: Bool {
+        if case .and = self { return true }
+        return false
+    }
+
+    /// A JSON string: quotes, backslashes and control characters escaped.
+    static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
     }
 }
 
 private struct Part {
-    var sql: String
+    var condition: SQLCondition
     var exact: Bool
     var narrows: Bool
 
-    static let anything = Part(sql: "TRUE", exact: false, narrows: false)
+    static let anything = Part(condition: .constant(true), exact: false, narrows: false)
+
+    var isTrue: Bool { condition == .constant(true) }
 }
 
 private struct Translator {
-    var next: Int
-    var parameters: [String?] = []
     let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
 
-    init(next: Int) {
-        self.next = next
-    }
-
-    /// Forgets the parameters made since `count` were: for parts whose
-    /// SQL is dropped.
-    mutating func rollBack(to count: Int) {
-        next -= parameters.count - count
-        parameters.removeLast(parameters.count - count)
-    }
-
-    mutating func parameter(_ value: String) -> String {
-        parameters.append(value)
-        defer { next += 1 }
-        return "$\(next)"
-    }
-
-    mutating func translate(_ node: PredicateNode) throws(PredicateSQL.Unpublished) -> Part {
+    func translate(_ node: PredicateNode) throws(PredicateSQL.Unpublished) -> Part {
         switch node {
         case .constant(let value):
-            return Part(sql: value ? "TRUE" : "FALSE", exact: true, narrows: !value)
+            return Part(condition: .constant(value), exact: true, narrows: !value)
         case .and(let nodes):
             var parts: [Part] = []
             for node in nodes { parts.append(try translate(node)) }
-            let kept = parts.filter { $0.sql != "TRUE" }
+            let kept = parts.filter { !$0.isTrue }
             return Part(
-                sql: kept.isEmpty ? "TRUE" : "(" + kept.map(\.sql).joined(separator: " AND ") + ")",
+                condition: kept.isEmpty ? .constant(true) : .and(kept.map(\.condition)),
                 exact: parts.allSatisfy(\.exact), narrows: parts.contains(where: \.narrows))
         case .or(let nodes):
-            let before = parameters.count
             var parts: [Part] = []
             for node in nodes { parts.append(try translate(node)) }
-            if parts.contains(where: { $0.sql == "TRUE" }) {
-                rollBack(to: before)
-                return Part(sql: "TRUE", exact: parts.allSatisfy(\.exact), narrows: false)
+            if parts.contains(where: \.isTrue) {
+                return Part(condition: .constant(true), exact: parts.allSatisfy(\.exact), narrows: false)
             }
             return Part(
-                sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", exact: parts.allSatisfy(\.exact),
+                condition: .or(parts.map(\.condition)), exact: parts.allSatisfy(\.exact),
                 narrows: !parts.isEmpty && parts.allSatisfy(\.narrows))
         case .not(let inner):
-            let before = parameters.count
             let part = try translate(inner)
-            guard part.exact else {
-                rollBack(to: before)
-                return .anything
-            }
-            // A comparison on a column a row lacks (a folder's size) is
-            // NULL, which NOT leaves NULL: false here, true once negated,
-            // as on the host. Only here: a wrapped test cannot use an index.
-            return Part(sql: "NOT coalesce(\(part.sql), false)", exact: true, narrows: false)
+            guard part.exact else { return .anything }
+            return Part(condition: .not(part.condition), exact: true, narrows: false)
         case .comparison(let comparison):
             return try translate(comparison)
         }
     }
 
-    mutating func translate(_ c: Comparison) throws(PredicateSQL.Unpublished) -> Part {
+    func translate(_ c: Comparison) throws(PredicateSQL.Unpublished) -> Part {
         // A list (the type tree): "some element equals" and its negation
         // are translated; ALL, and inequality, are checked on each row.
         if c.attribute.isList && (c.op != .equal || c.quantifier == .everyElement) {
@@ -130,23 +199,23 @@ private struct Translator {
         }
         switch c.attribute.source {
         case .name:
-            return name(c, column: "e.fold")
+            return name(c, column: .fold)
         case .nameExtension:
             // The column holds an extension for `.png` too, which the
             // host says has none: checked on each row.
-            var part = name(c, column: "e.ext")
+            var part = name(c, column: .ext)
             part.exact = false
             return part
         case .size:
-            return number(c, column: "e.size")
+            return number(c, column: .size)
         case .creationDate:
-            return date(c, column: "e.btime")
+            return date(c, column: .btime)
         case .contentChangeDate:
-            return date(c, column: "e.mtime")
+            return date(c, column: .mtime)
         case .contentType:
-            return type(c, column: "e.content_type")
+            return type(c, column: .contentType)
         case .contentTypeTree:
-            return type(c, column: "e.content_type")
+            return type(c, column: .contentType)
         case .displayName, .nameWithoutExtension, .path, .url, .kind:
             // Checked on each row (the display name is the name less its
             // extension; the path is its folder's and the name).
@@ -159,7 +228,7 @@ private struct Translator {
 
     /// Names (and extensions), compared folded: exact only for `[cd]`
     /// without `[w]` or `?` on ASCII text, where folding decides alone.
-    mutating func name(_ c: Comparison, column: String) -> Part {
+    func name(_ c: Comparison, column: SQLCondition.Column) -> Part {
         if c.op == .in, case .list(let values) = c.value {
             var parts: [Part] = []
             for value in values {
@@ -168,16 +237,16 @@ private struct Translator {
                 one.value = value
                 parts.append(name(one, column: column))
             }
-            guard !parts.isEmpty else { return Part(sql: "FALSE", exact: true, narrows: true) }
+            guard !parts.isEmpty else { return Part(condition: .constant(false), exact: true, narrows: true) }
             return Part(
-                sql: "(" + parts.map(\.sql).joined(separator: " OR ") + ")", exact: parts.allSatisfy(\.exact),
+                condition: .or(parts.map(\.condition)), exact: parts.allSatisfy(\.exact),
                 narrows: parts.allSatisfy(\.narrows))
         }
         guard case .string(let raw) = c.value else { return .anything }
         let folded = folder.folded(raw)
         // An extension test that an empty extension can pass: `.png` has
         // none on the host but `png` in the column.
-        if column == "e.ext", folded.allSatisfy({ $0 == UInt8(ascii: "*") }) { return .anything }
+        if column == .ext, folded.allSatisfy({ $0 == UInt8(ascii: "*") }) { return .anything }
         // Text that is not UTF-8 is matched byte-wise on the host; the
         // database holds such names with U+FFFD: checked on each row.
         guard String(validating: folded, as: UTF8.self) != nil else { return .anything }
@@ -260,7 +329,7 @@ private struct Translator {
             }
         }
         // `*.png` under [cd]: the extension column, exact.
-        if column == "e.fold", c.op == .like, exact, !c.options.contains(.wordBased), folded.count > 2,
+        if column == .fold, c.op == .like, exact, !c.options.contains(.wordBased), folded.count > 2,
             folded[0] == UInt8(ascii: "*"), folded[1] == UInt8(ascii: "."),
             folded[2...].allSatisfy({
                 $0 != UInt8(ascii: "*") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "\\")
@@ -268,71 +337,66 @@ private struct Translator {
             })
         {
             return Part(
-                sql: "e.ext = \(parameter(String(decoding: folded[2...], as: UTF8.self)))", exact: true, narrows: true)
+                condition: .equals(.ext, String(decoding: folded[2...], as: UTF8.self)), exact: true, narrows: true)
         }
         let text = String(decoding: pattern, as: UTF8.self)
         // A trigram index needs three characters in a row; an extension is
         // an exact column.
-        let narrows = column == "e.ext" ? !text.contains("%") && !text.contains("_") : longest >= 3
-        let sql: String
-        if column == "e.ext" && c.op == .equal && !c.options.contains(.wordBased) {
-            sql = "\(column) = \(parameter(String(decoding: folded, as: UTF8.self)))"
-        } else {
-            sql = "\(column) LIKE \(parameter(text))"
-        }
-        return Part(sql: "(\(sql))", exact: exact, narrows: narrows)
+        let narrows = column == .ext ? !text.contains("%") && !text.contains("_") : longest >= 3
+        let condition: SQLCondition =
+            column == .ext && c.op == .equal && !c.options.contains(.wordBased)
+            ? .equals(column, String(decoding: folded, as: UTF8.self)) : .like(column, text)
+        return Part(condition: condition, exact: exact, narrows: narrows)
     }
 
-    mutating func number(_ c: Comparison, column: String) -> Part {
+    func number(_ c: Comparison, column: SQLCondition.Column) -> Part {
         func value(_ v: PredicateValue) -> Double? {
             if case .number(let n) = v { return n }
             return nil
         }
-        let sql: String
+        let condition: SQLCondition
         switch (c.op, c.value) {
         case (.between, .list(let bounds)) where bounds.count == 2:
             guard let low = value(bounds[0]), let high = value(bounds[1]) else { return .anything }
-            sql = "\(column) BETWEEN \(parameter(String(low)))::float8 AND \(parameter(String(high)))::float8"
+            condition = .between(column, low, high)
         case (.in, .list(let values)):
             let numbers = values.compactMap(value)
             guard numbers.count == values.count else { return .anything }
-            sql =
-                "\(column) = ANY(\(parameter(PostgresArray.numbers(numbers)))::float8[])"
+            condition = .numberIn(column, numbers)
         default:
             guard let number = value(c.value), let op = Self.sqlOperator(c.op) else { return .anything }
-            sql = "\(column) \(op) \(parameter(String(number)))::float8"
+            condition = .compare(column, op, number)
         }
-        return Part(sql: "(\(sql))", exact: true, narrows: true)
+        return Part(condition: condition, exact: true, narrows: true)
     }
 
     /// Dates, to the microsecond the database keeps: widened by one, and
     /// checked again on each row to the nanosecond.
-    mutating func date(_ c: Comparison, column: String) -> Part {
+    func date(_ c: Comparison, column: SQLCondition.Column) -> Part {
         func micros(_ v: PredicateValue) -> Int64? {
             if case .date(let time) = v { return time.nanosecondsSinceEpoch / 1000 }
             return nil
         }
-        func at(_ micros: Int64) -> String { "to_timestamp(\(parameter(String(micros)))::float8 / 1e6)" }
-        let sql: String
+        let condition: SQLCondition
         switch (c.op, c.value) {
         case (.between, .list(let bounds)) where bounds.count == 2:
             guard let low = micros(bounds[0]), let high = micros(bounds[1]) else { return .anything }
-            sql = "\(column) BETWEEN \(at(low - 2)) AND \(at(high + 2))"
+            condition = .timeBetween(column, low - 2, high + 2)
         default:
             guard let value = micros(c.value) else { return .anything }
             switch c.op {
-            case .less, .lessOrEqual: sql = "\(column) <= \(at(value + 2))"
-            case .greater, .greaterOrEqual: sql = "\(column) >= \(at(value - 2))"
-            case .equal: sql = "\(column) BETWEEN \(at(value - 2)) AND \(at(value + 2))"
+            case .less, .lessOrEqual: condition = .timeAtMost(column, value + 2)
+            case .greater, .greaterOrEqual: condition = .timeAtLeast(column, value - 2)
+            case .equal: condition = .timeBetween(column, value - 2, value + 2)
             default: return .anything
             }
         }
-        return Part(sql: "(\(sql))", exact: false, narrows: true)
+        return Part(condition: condition, exact: false, narrows: true)
     }
 
     /// Content types: equal, or conforming (by mdq's type table, the one
     /// every host typed its entries with).
-    mutating func type(_ c: Comparison, column: String) -> Part {
+    func type(_ c: Comparison, column: SQLCondition.Column) -> Part {
         guard case .string(let raw) = c.value, let identifier = String(validating: raw, as: UTF8.self),
             c.options.isEmpty
         else { return .anything }
@@ -350,9 +414,8 @@ private struct Translator {
         default:
             return .anything
         }
-        guard !types.isEmpty else { return Part(sql: "FALSE", exact: true, narrows: true) }
-        return Part(
-            sql: "\(column) = ANY(\(parameter(PostgresArray.strings(types)))::text[])", exact: true, narrows: true)
+        guard !types.isEmpty else { return Part(condition: .constant(false), exact: true, narrows: true) }
+        return Part(condition: .oneOf(column, types), exact: true, narrows: true)
     }
 
     static func sqlOperator(_ op: ComparisonOperator) -> String? {

@@ -1,4 +1,5 @@
 import Foundation
+import MDQCore
 package import MDQSystem
 
 /// A live query across hosts: gathered from one snapshot of the shared
@@ -7,9 +8,14 @@ package import MDQSystem
 /// It listens for the publishers' notifications (`NOTIFY mdq`, one per
 /// batch) and reads the hosts' sequences at least every `poll` seconds (a
 /// notification missed while reconnecting costs a second, not a result).
-/// A host whose sequence or generation moved is searched again, alone,
-/// and its results compared with those it had by entry id: what is new is
-/// added, what went is removed, what moved or changed is changed. A host
+/// A host whose sequence moved is asked for its rows changed since the
+/// sequence its results stand for (`mdq.changes`: the entries changed, and
+/// those below folders that were renamed or changed permissions), each
+/// checked by mdq's own matcher: what matches and is new is added, what
+/// matches and was there is changed, what no longer matches or is gone is
+/// removed. The cost is that of the changes, not of the results. A host
+/// reloaded (a new generation), or whose tombstones since were purged, is
+/// searched again whole and compared by entry id. A host
 /// gone offline keeps its results, marked stale, and a problem names it;
 /// once back, its results catch up as it publishes, with no new gather.
 package final class SharedLiveQuery {
@@ -36,6 +42,10 @@ package final class SharedLiveQuery {
 
     let reader: SharedReader
     let search: SharedReader.Search
+    let evaluator: PredicateEvaluator
+    /// Hosts searched again whole since the gather (reloads, purged
+    /// tombstones): for tests.
+    package private(set) var searchedAgain = 0
     /// The results now.
     package private(set) var results: [Key: SharedEntry] = [:]
     /// Per host, the (sequence, generation) its results stand for, and
@@ -45,6 +55,7 @@ package final class SharedLiveQuery {
     package init(reader: SharedReader, search: SharedReader.Search) throws(SharedIndexError) {
         self.reader = reader
         self.search = search
+        evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
         _ = try reader.connection.execute("LISTEN mdq")
     }
 
@@ -100,8 +111,34 @@ package final class SharedLiveQuery {
         return update.isEmpty ? nil : update
     }
 
-    /// Searches `host` again and compares.
+    /// Reads what changed on `host` since its cursor and applies it.
     private func refresh(_ host: SharedHost, into update: inout Update) throws {
+        guard let cursor = cursors[host.id] else { return }
+        switch try reader.changes(search, host: host.id, since: cursor.sequence, generation: cursor.generation) {
+        case .since(let now, let rows):
+            for (entry, gone) in rows {
+                let key = Key(host: entry.hostID, identity: entry.identity)
+                if !gone && evaluator.matches(SharedSubject(entry)) {
+                    apply(entry, key: key, into: &update)
+                } else if let known = results.removeValue(forKey: key) {
+                    update.removed.append(known)
+                }
+            }
+            cursors[host.id]!.sequence = now.sequence
+        case .searchAgain:
+            try searchAgain(host, into: &update)
+        case .forgotten:
+            for (key, entry) in results where key.host == host.id {
+                update.removed.append(entry)
+                results[key] = nil
+            }
+            cursors[host.id] = nil
+        }
+    }
+
+    /// Searches `host` again whole and compares by entry id.
+    private func searchAgain(_ host: SharedHost, into update: inout Update) throws {
+        searchedAgain += 1
         var narrowed = search
         narrowed.hosts = [host.name]
         narrowed.scopes = search.scopes.filter { $0.host == host.name }
@@ -110,16 +147,19 @@ package final class SharedLiveQuery {
             update.removed.append(entry)
             results[key] = nil
         }
-        for (key, entry) in found {
-            if let known = results[key] {
-                if known.pathBytes != entry.pathBytes || known.metadata != entry.metadata || known.kind != entry.kind {
-                    update.changed.append(entry)
-                }
-            } else {
-                update.added.append(entry)
-            }
-            results[key] = entry
-        }
+        for (key, entry) in found { apply(entry, key: key, into: &update) }
         if let now = seen.first(where: { $0.id == host.id }) { note(now) }
+    }
+
+    /// A match now: added, or changed when its path, kind or metadata moved.
+    private func apply(_ entry: SharedEntry, key: Key, into update: inout Update) {
+        if let known = results[key] {
+            if known.pathBytes != entry.pathBytes || known.metadata != entry.metadata || known.kind != entry.kind {
+                update.changed.append(entry)
+            }
+        } else {
+            update.added.append(entry)
+        }
+        results[key] = entry
     }
 }

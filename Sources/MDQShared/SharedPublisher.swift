@@ -47,6 +47,9 @@ package final class SharedPublisher: Sendable {
         package var sliceSlots = 1 << 15
         /// The longest wait before trying the database again.
         package var maximumBackoff = 30.0
+        /// Seconds a tombstone is kept at least (at most twice as long):
+        /// a live query further behind than that searches the host again.
+        package var tombstoneLifetime = 600.0
 
         package init(url: String, hostName: String, machineID: String) {
             self.url = url
@@ -244,7 +247,14 @@ private struct PublishingSession {
     mutating func run() throws(SharedIndexError) {
         var lastContact = ContinuousClock.now
         var identitiesWritten = ContinuousClock.now
+        // The sequence when the last purge ran: the next purge, a lifetime
+        // later, removes the tombstones up to it.
+        var purge = (at: ContinuousClock.now, sequence: sequence)
         while !publisher.stopping() {
+            if ContinuousClock.now - purge.at > .milliseconds(Int(configuration.tombstoneLifetime * 1000)) {
+                try purgeTombstones(through: purge.sequence)
+                purge = (.now, sequence)
+            }
             let state = publisher.engine.publishingState()
             guard state.ready else {
                 setState("waiting for the index to be read")
@@ -273,6 +283,23 @@ private struct PublishingSession {
                 try reload(slots: state.slots)
             }
             lastContact = .now
+        }
+    }
+
+    /// Removes the tombstones at or below `through`, and says so in the
+    /// host's row (`purged_seq`), in one transaction: a reader whose
+    /// cursor is older learns it must search the host again.
+    private func purgeTombstones(through: Int64) throws(SharedIndexError) {
+        guard through > 0 else { return }
+        let host = String(hostID)
+        try connection.transaction { () throws(SharedIndexError) in
+            for table in ["entry", "folder"] {
+                _ = try connection.execute(
+                    "DELETE FROM mdq.\(table)_\(host) WHERE deleted_seq IS NOT NULL AND deleted_seq <= $1",
+                    [String(through)])
+            }
+            _ = try connection.execute(
+                "UPDATE mdq.host SET purged_seq = greatest(purged_seq, $2) WHERE host_id = $1", [host, String(through)])
         }
     }
 

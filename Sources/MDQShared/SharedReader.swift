@@ -19,6 +19,10 @@ package struct SharedHost: Sendable, Equatable {
     package var secondsSinceContact: Double?
     package var lastError: String?
     package var domain: String
+    /// Its tombstones at or below this sequence are gone: a reader whose
+    /// cursor is below it cannot learn what was removed since, and
+    /// searches the host again.
+    package var purgedSequence: Int64 = 0
 
     /// How long a publisher may be silent before its host is called offline
     /// (an idle publisher writes every 10 seconds).
@@ -64,7 +68,7 @@ package final class SharedReader {
             SELECT host_id, name, CASE WHEN state = 'live' AND last_contact < now() - make_interval(secs => $1::float8)
                                        THEN 'offline' ELSE replace(state, '-', ' ') END AS state,
                    entries, last_seq, generation, last_contact::text,
-                   extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain
+                   extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain, purged_seq
             FROM mdq.host ORDER BY name
             """, [String(SharedHost.silence)]
         ).rows.compactMap { row in
@@ -73,62 +77,8 @@ package final class SharedReader {
                 id: id, name: name, state: state, entries: row[3].flatMap(Int.init) ?? 0,
                 sequence: row[4].flatMap(Int64.init) ?? 0, generation: row[5].flatMap(Int64.init) ?? 0,
                 lastContact: row[6], secondsSinceContact: row[7].flatMap(Double.init), lastError: row[8],
-                domain: row[9] ?? "default")
+                domain: row[9] ?? "default", purgedSequence: row[10].flatMap(Int64.init) ?? 0)
         }
-    }
-
-    /// Who a user is on each host: the user of the same name in the host's
-    /// identity domain, else nobody in particular (what "other" may do).
-    /// Root on one host is not root on another: a user whose number there
-    /// is 0 is judged as "other" too.
-    package func viewers(for user: String, hosts: [SharedHost]) throws(SharedIndexError) -> [Int: Viewer] {
-        let rows = try connection.execute(
-            "SELECT domain, uid, gids::text FROM mdq.identity WHERE user_name = $1", [user]
-        ).rows
-        var byDomain: [String: Viewer] = [:]
-        for row in rows {
-            guard let domain = row[0], let uid = row[1].flatMap(UInt32.init), uid != 0 else { continue }
-            let groups: [UInt32] = PostgresArray.integers(row[2] ?? "")
-            byDomain[domain] = Viewer(user: uid, groups: Set(groups))
-        }
-        var result: [Int: Viewer] = [:]
-        for host in hosts { result[host.id] = byDomain[host.domain] ?? Self.stranger }
-        return result
-    }
-
-    /// A user the host does not know: no number of its users, no group.
-    package static let stranger = Viewer(user: UInt32.max, groups: [])
-
-    /// The (host, list class) pairs whose folders' contents each host's
-    /// viewer may not list, as `host << 32 | class`: of every class the
-    /// hosts have published, those with a rule the viewer fails (a rule
-    /// needing other than read and search, which mdq does not publish, is
-    /// failed). Read in the search's own snapshot, so every folder the
-    /// search meets has a class read here.
-    func deniedClasses(_ viewers: [Int: Viewer]) throws(SharedIndexError) -> [Int64] {
-        let hosts = PostgresArray.numbers(viewers.keys)
-        var granted: [Int: [Int32: Bool]] = [:]
-        for row in try connection.execute(
-            "SELECT host_id, class_id, mode, owner, \"group\", acl FROM mdq.access_class WHERE host_id = ANY($1::int[])",
-            [hosts]
-        ).rows {
-            guard let host = row[0].flatMap(Int.init), let id = row[1].flatMap(Int32.init), let viewer = viewers[host]
-            else { continue }
-            let access = AccessRow.access(mode: row[2], owner: row[3], group: row[4], acl: row[5])
-            granted[host, default: [:]][id] = access.map(viewer.mayWalk) ?? false
-        }
-        var denied: Set<Int64> = []
-        for row in try connection.execute(
-            "SELECT host_id, list_class, access_class, need FROM mdq.list_rule WHERE host_id = ANY($1::int[])", [hosts]
-        ).rows {
-            guard let host = row[0].flatMap(Int.init), let list = row[1].flatMap(Int64.init),
-                let access = row[2].flatMap(Int32.init), let need = row[3].flatMap(UInt16.init)
-            else { continue }
-            if need != UInt16(ClassBook.walk) || granted[host]?[access] != true {
-                denied.insert(Int64(host) << 32 | list)
-            }
-        }
-        return denied.sorted()
     }
 
     /// What a search across hosts asks.
@@ -160,23 +110,21 @@ package final class SharedReader {
         case unknownHost(String)
     }
 
-    /// A search made SQL: the rows' source and condition, and what reads them.
+    /// A search's arguments to the schema's search functions.
     private struct Prepared {
-        var body: String
-        /// For counts without a scope: the entries alone, those in folders
-        /// the user may not list left out by an anti-join on the few such
-        /// folders (found by their classes' index).
-        var countBody: String
-        var parameters: [String?]
+        /// The hosts' numbers, a `smallint[]`.
+        var hosts: String
+        /// `[[host, path], ...]`, a path null finding nothing.
+        var scopes: String
         var translated: PredicateSQL
-        var hosts: [Int: SharedHost]
+        var chosen: [Int: SharedHost]
     }
 
     /// - Returns: nil when no host is left to search.
     private func prepare(_ search: Search) throws -> Prepared? {
         let translated: PredicateSQL
         do {
-            translated = try PredicateSQL(search.predicate, firstParameter: 3)
+            translated = try PredicateSQL(search.predicate)
         } catch {
             throw Refusal.unpublished(error.attribute)
         }
@@ -195,59 +143,22 @@ package final class SharedReader {
         }
         if !search.scopes.isEmpty { chosen = chosen.filter { host in search.scopes.contains { $0.host == host.name } } }
         guard !chosen.isEmpty else { return nil }
-        let byID = Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0) })
-        var parameters: [String?] = [PostgresArray.numbers(chosen.map(\.id)), "{}"]
-        // What the user may not list is left out (usually few classes, so
-        // the planner sees that most rows stay).
-        var filter = "cardinality($2::bigint[]) = 0"
-        var denied: [Int64] = []
-        if let user = search.user {
-            denied = try deniedClasses(try viewers(for: user, hosts: chosen))
-            parameters[1] = PostgresArray.numbers(denied)
-        }
-        parameters += translated.parameters
-        if !denied.isEmpty {
-            parameters.append(PostgresArray.numbers(Set(denied.map { $0 & 0xFFFF_FFFF })))
-            filter =
-                "NOT (f.list_class = ANY($\(parameters.count)::int[]) "
-                + "AND ((f.host_id::bigint << 32) | f.list_class) = ANY($2::bigint[]))"
-        }
-        var scopeConditions: [String] = []
-        for scope in search.scopes {
-            guard let host = chosen.first(where: { $0.name == scope.host })?.id else { continue }
-            guard let path = String(validating: scope.path, as: UTF8.self) else {
-                // Matched by its text, a path that is not UTF-8 would find
-                // the wrong folder: it finds none rather than all.
-                scopeConditions.append("FALSE")
-                continue
-            }
-            let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-            parameters.append(trimmed == "/" ? "/%" : Self.likeEscaped(trimmed) + "/%")
-            let pattern = "$\(parameters.count)"
-            parameters.append(trimmed)
-            scopeConditions.append(
-                "(e.host_id = \(host) AND (f.path = $\(parameters.count) OR f.path LIKE \(pattern)))")
-        }
-        let scopeSQL = scopeConditions.isEmpty ? "TRUE" : "(" + scopeConditions.joined(separator: " OR ") + ")"
-        let body = """
-            FROM mdq.entry e JOIN mdq.folder f ON f.host_id = e.host_id AND f.folder_id = e.parent_id
-            WHERE e.deleted_seq IS NULL AND f.deleted_seq IS NULL AND e.host_id = ANY($1::smallint[])
-              AND \(filter) AND \(scopeSQL) AND \(translated.condition)
-            """
-        // Without a scope, a count asks of each entry only whether its
-        // folder is there and may be listed (a semi-join): an entry whose
-        // folder has not been published yet, or is gone, is not counted,
-        // as a search would not list it.
-        let countBody =
-            scopeConditions.isEmpty
-            ? """
-            FROM mdq.entry e
-            WHERE e.deleted_seq IS NULL AND e.host_id = ANY($1::smallint[]) AND \(translated.condition)
-              AND EXISTS (SELECT 1 FROM mdq.folder f WHERE f.host_id = e.host_id AND f.folder_id = e.parent_id
-                          AND f.deleted_seq IS NULL AND \(filter))
-            """ : body
         return Prepared(
-            body: body, countBody: countBody, parameters: parameters, translated: translated, hosts: byID)
+            hosts: PostgresArray.numbers(chosen.map(\.id)), scopes: Self.scopes(search.scopes, hosts: chosen),
+            translated: translated, chosen: Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0) }))
+    }
+
+    /// The scopes on these hosts as the search functions read them.
+    private static func scopes(_ scopes: [(host: String, path: [UInt8])], hosts: [SharedHost]) -> String {
+        var items: [String] = []
+        for scope in scopes {
+            guard let host = hosts.first(where: { $0.name == scope.host })?.id else { continue }
+            // Matched by its text, a path that is not UTF-8 would find the
+            // wrong folder: it finds none rather than all.
+            let path = String(validating: scope.path, as: UTF8.self).map(SQLCondition.quoted) ?? "null"
+            items.append("[\(host),\(path)]")
+        }
+        return "[" + items.joined(separator: ",") + "]"
     }
 
     /// Runs `body` in one read-only snapshot (the hosts, the classes and
@@ -284,40 +195,65 @@ package final class SharedReader {
         var count = 0
         try bounded(search) { () throws in
             guard let prepared = try prepare(search) else { return }
-            seen?(Array(prepared.hosts.values))
+            seen?(Array(prepared.chosen.values))
             // The first rows first: an exact query stops at its limit in
             // the database, another is planned for a start.
-            var limit = ""
+            var limit: String?
             if let wanted = search.limit {
                 if prepared.translated.exact {
-                    limit = "LIMIT \(wanted)"
+                    limit = String(wanted)
                 } else {
                     _ = try connection.execute("SET LOCAL cursor_tuple_fraction = 0.01")
                 }
             }
             _ = try connection.execute(
-                """
-                DECLARE mdq_search NO SCROLL CURSOR FOR
-                SELECT e.host_id, f.path, f.raw_path, e.name, e.raw_name, e.kind, e.size,
-                       (extract(epoch FROM e.mtime) * 1000000)::bigint, (extract(epoch FROM e.btime) * 1000000)::bigint,
-                       e.inode, e.content_type, e.entry_id
-                \(prepared.body) \(limit)
-                """, prepared.parameters)
-            fetching: while true {
-                let rows = try connection.execute("FETCH 2000 FROM mdq_search").rows
-                for row in rows {
-                    guard let entry = Self.entry(row, hosts: prepared.hosts) else { continue }
-                    // Checked again by the host's own rules.
-                    guard prepared.translated.exact || evaluator.matches(SharedSubject(entry)) else { continue }
-                    count += 1
-                    if !each(entry) { break fetching }
-                    if let limit = search.limit, count >= limit { break fetching }
-                }
-                if rows.count < 2000 { break }
+                "SELECT mdq.search($1::smallint[], $2::jsonb, $3::jsonb, $4, $5::bigint)",
+                [prepared.hosts, prepared.translated.condition.json, prepared.scopes, search.user, limit])
+            try fetch("mdq_search", hosts: prepared.chosen) { entry, _ in
+                // Checked again by the host's own rules.
+                guard prepared.translated.exact || evaluator.matches(SharedSubject(entry)) else { return true }
+                count += 1
+                if !each(entry) { return false }
+                if let limit = search.limit, count >= limit { return false }
+                return true
             }
-            _ = try connection.execute("CLOSE mdq_search")
         }
         return count
+    }
+
+    /// What changed on one host since a live query's cursor.
+    package enum Changes {
+        /// The host as of the snapshot the changes were read in, and each
+        /// entry changed since (or below a folder that did), with whether
+        /// it is gone from the search's view (removed, or no longer
+        /// listable by the user or in the scopes; then it has only its id).
+        case since(SharedHost, [(entry: SharedEntry, gone: Bool)])
+        /// The host was reloaded (a new generation) or its tombstones
+        /// since the cursor were purged: search it again.
+        case searchAgain
+        /// The host is no longer in the shared index.
+        case forgotten
+    }
+
+    /// The entries of host `id` changed after its sequence `since`, in one
+    /// snapshot with its row, as the search's user may see them; the
+    /// predicate is left to the caller (each row is checked by mdq's own
+    /// matcher).
+    package func changes(_ search: Search, host id: Int, since: Int64, generation: Int64) throws -> Changes {
+        try bounded(search) { () throws -> Changes in
+            guard let host = try hosts().first(where: { $0.id == id }) else { return .forgotten }
+            guard host.generation == generation, since >= host.purgedSequence else { return .searchAgain }
+            var found: [(entry: SharedEntry, gone: Bool)] = []
+            guard host.sequence != since else { return .since(host, found) }
+            _ = try connection.execute(
+                "SELECT mdq.changes($1::smallint, $2::bigint, $3::jsonb, $4)",
+                [String(id), String(since), Self.scopes(search.scopes, hosts: [host]), search.user])
+            try fetch("mdq_changes", hosts: [id: host]) { entry, gone in
+                found.append((entry, gone))
+                return true
+            }
+            return .since(host, found)
+        }
     }
 
     /// How many entries match: counted by the database when the
@@ -327,27 +263,49 @@ package final class SharedReader {
         if let translated = try? PredicateSQL(search.predicate), !translated.exact { return try self.search(search) }
         let counted = try bounded(search) { () throws -> String? in
             guard let prepared = try prepare(search) else { return "0" }
-            return try connection.execute("SELECT count(*) AS n \(prepared.countBody)", prepared.parameters).first("n")
+            return try connection.execute(
+                "SELECT mdq.count($1::smallint[], $2::jsonb, $3::jsonb, $4) AS n",
+                [prepared.hosts, prepared.translated.condition.json, prepared.scopes, search.user]
+            ).first("n")
         }
         let total = counted.flatMap(Int.init) ?? 0
         return search.limit.map { min($0, total) } ?? total
     }
 
-    static func likeEscaped(_ text: String) -> String {
-        var result = ""
-        for character in text {
-            if character == "%" || character == "_" || character == "\\" { result.append("\\") }
-            result.append(character)
+    /// Reads the cursor `name` 2,000 rows at a time, each row to `each`
+    /// (with whether it is gone, for changes) until it returns false, then
+    /// closes it.
+    private func fetch(
+        _ name: String, hosts: [Int: SharedHost], each: (SharedEntry, _ gone: Bool) throws -> Bool
+    ) throws {
+        fetching: while true {
+            let rows = try connection.execute("FETCH 2000 FROM \(name)").rows
+            for row in rows {
+                let gone = row.count > 12 && row[12] == "t"
+                guard let entry = Self.entry(row, hosts: hosts, gone: gone) else { continue }
+                if try !each(entry, gone) { break fetching }
+            }
+            if rows.count < 2000 { break }
         }
-        return result
+        _ = try connection.execute("CLOSE \(name)")
     }
 
-    private static func entry(_ row: [String?], hosts: [Int: SharedHost]) -> SharedEntry? {
-        guard let hostID = row[0].flatMap(Int.init), let host = hosts[hostID], let folderText = row[1],
-            let nameText = row[3], let kind = row[5].flatMap(UInt8.init).flatMap(EntryKind.init(rawValue:))
+    /// A row of `mdq.search` or `mdq.changes`; a gone row (`mdq.changes`)
+    /// has no path.
+    private static func entry(_ row: [String?], hosts: [Int: SharedHost], gone: Bool = false) -> SharedEntry? {
+        guard let hostID = row[0].flatMap(Int.init), let host = hosts[hostID],
+            let kind = row[5].flatMap(UInt8.init).flatMap(EntryKind.init(rawValue:))
         else { return nil }
-        let folder = row[2].flatMap(bytea) ?? Array(folderText.utf8)
-        let name = row[4].flatMap(bytea) ?? Array(nameText.utf8)
+        let folder = row[2].flatMap(bytea) ?? row[1].map { Array($0.utf8) }
+        let name = row[4].flatMap(bytea) ?? row[3].map { Array($0.utf8) }
+        guard let folder, let name else {
+            guard gone else { return nil }
+            return SharedEntry(
+                host: host.name, hostID: hostID,
+                identity: row[11].flatMap(Int64.init).map { UInt64(bitPattern: $0) } ?? 0,
+                pathBytes: [], kind: kind, metadata: EntryMetadata(kind: kind, inode: 0), contentType: nil,
+                stale: host.isStale)
+        }
         var path = folder
         if path.last != UInt8(ascii: "/") { path.append(UInt8(ascii: "/")) }
         path += name

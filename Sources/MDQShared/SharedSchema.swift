@@ -30,6 +30,11 @@ package enum SharedSchema {
         Migration(
             version: 2, summary: "publishers' clocks and counts, 32-bit user ids, reloads swapped in",
             minimumPublisher: 2, minimumReader: 2, sql: version2),
+        Migration(
+            version: 3,
+            summary: "searches by the schema's functions (for trusted and untrusted readers), changes since "
+                + "a cursor, tombstones purged",
+            minimumPublisher: 2, minimumReader: 3, sql: version3),
     ]
 
     /// The schema version this mdq creates, publishes and reads.
@@ -208,5 +213,63 @@ package enum SharedSchema {
                 + "TEMPLATE template0)"
         }
         return nil
+    }
+}
+
+extension SharedSchema {
+    /// Lets `role` search the shared index. A searcher calls the schema's
+    /// search functions only, and is judged as its own role name (the user
+    /// of that name on each host): a user's own credential on a machine
+    /// that may not be trusted. A `trusted` one may also read every table,
+    /// and names the user it searches for (a host's programs, which know
+    /// their users; an administrator).
+    ///
+    /// - Throws: `SharedIndexError` when the role does not exist, or the
+    ///   caller may not grant.
+    package static func grant(_ connection: PostgresConnection, role: String, trusted: Bool) throws(SharedIndexError) {
+        let quoted = try quotedRole(connection, role)
+        try connection.transaction { () throws(SharedIndexError) in
+            _ = try connection.execute(
+                """
+                GRANT USAGE ON SCHEMA mdq TO \(quoted);
+                GRANT SELECT ON mdq.meta, mdq.host TO \(quoted);
+                GRANT EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) TO \(quoted)
+                """)
+            if trusted {
+                _ = try connection.execute("GRANT SELECT ON ALL TABLES IN SCHEMA mdq TO \(quoted)")
+            }
+        }
+    }
+
+    /// Takes back what `grant` gave `role`.
+    package static func revoke(_ connection: PostgresConnection, role: String) throws(SharedIndexError) {
+        let quoted = try quotedRole(connection, role)
+        try connection.transaction { () throws(SharedIndexError) in
+            _ = try connection.execute(
+                """
+                REVOKE SELECT ON ALL TABLES IN SCHEMA mdq FROM \(quoted);
+                REVOKE EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) FROM \(quoted);
+                REVOKE USAGE ON SCHEMA mdq FROM \(quoted)
+                """)
+        }
+    }
+
+    /// The functions a searcher may call.
+    static let searchFunctions = [
+        "mdq.search(smallint[], jsonb, jsonb, text, bigint)", "mdq.count(smallint[], jsonb, jsonb, text)",
+        "mdq.changes(smallint, bigint, jsonb, text)",
+    ]
+
+    /// `role` as an SQL identifier, once the server says it exists.
+    private static func quotedRole(_ connection: PostgresConnection, _ role: String) throws(SharedIndexError) -> String
+    {
+        let row = try connection.execute(
+            "SELECT quote_ident($1) AS quoted, EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS present", [role])
+        guard row.first("present") == "t", let quoted = row.first("quoted") else {
+            throw SharedIndexError(
+                "no role \(role) in the database server (CREATE ROLE \(role) LOGIN creates one; its name is the "
+                    + "user it searches as)")
+        }
+        return quoted
     }
 }

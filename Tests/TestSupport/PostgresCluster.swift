@@ -68,6 +68,22 @@ package final class PostgresCluster: Sendable {
         "postgresql:///\(database)?host=\(folder)&user=postgres"
     }
 
+    /// The same database's URL, connecting as `role` instead.
+    package func url(_ url: String, user role: String) -> String {
+        url.replacingOccurrences(of: "&user=postgres", with: "&user=\(role)")
+    }
+
+    /// A login role of this name, made unless the cluster has it (roles
+    /// belong to the cluster, not to a test's database).
+    package func createRole(_ name: String) throws {
+        try Self.spawn(
+            [
+                "\(Self.binaries!)/psql", "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", folder, "-U", "postgres", "-d",
+                "postgres", "-c",
+                "DO $$ BEGIN CREATE ROLE \"\(name)\" LOGIN; EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $$",
+            ], output: "\(folder)/role-\(name).out")
+    }
+
     /// A database of a fresh name (`CREATE DATABASE name options`), made
     /// by the cluster's own `psql`.
     package func createDatabase(options: String = "ENCODING 'UTF8' LOCALE 'C.UTF-8' TEMPLATE template0") throws

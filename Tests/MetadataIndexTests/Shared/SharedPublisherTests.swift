@@ -311,6 +311,12 @@ struct SharedPublisherTests {
                 "INSERT INTO mdq.identity (domain, user_name, uid, gids) VALUES ('alpha', $1, $2, $3::bigint[])",
                 [name, String(viewer.user), "{" + viewer.groups.map(String.init).joined(separator: ",") + "}"])
         }
+        // Each user also has a role of their name that may only call the
+        // search functions: judged as itself whatever user it names.
+        for (name, _) in users {
+            try cluster.createRole(name)
+            try SharedSchema.grant(connection, role: name, trusted: false)
+        }
         func expectEachUserSees(_ context: String) throws {
             for (name, viewer) in users {
                 let expected = try Oracle.found(root, as: viewer)
@@ -320,6 +326,9 @@ struct SharedPublisherTests {
                         ((try? Self.shared(url, user: name)) ?? []).map { String(decoding: $0.path, as: UTF8.self) })
                     return shown == expected
                 }
+                let own = cluster.url(url, user: name)
+                let untrusted = try Self.shared(own, user: "u41002").map { String(decoding: $0.path, as: UTF8.self) }
+                #expect(Set(untrusted) == expected, "seed \(seed), \(context), \(name) by its own role")
                 // Counted by the database, the same (folders the user may
                 // not list left out without joining every folder).
                 var search = SharedReader.Search(predicate: try MetadataPredicate("kMDItemFSName LIKE[cd] '*.txt'"))
@@ -373,6 +382,9 @@ struct SharedPublisherTests {
             if let pid = try session() {
                 _ = try admin.execute("SELECT pg_terminate_backend($1::int)", [pid])
                 cuts += 1
+                // Ended (a terminated session holds its lock a moment
+                // longer): the next one seen is the publisher's next.
+                #expect(waitUntil(timeout: 20) { (try? session()) != pid }, "session \(pid) ended")
             }
         }
         #expect(cuts >= 8, "the publisher's session was cut \(cuts) times")

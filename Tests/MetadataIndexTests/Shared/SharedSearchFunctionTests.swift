@@ -1,0 +1,285 @@
+import Foundation
+import Glibc
+import MDQShared
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MDQCore
+@testable import MDQEngine
+@testable import MDQSystem
+
+/// The schema's search functions (version 3): the permission check the
+/// database makes is the kernel's as mdq makes it; a role that may only
+/// call them can neither read the tables nor pass SQL; a live query
+/// follows a host by its changes alone, and searches it again only when
+/// its tombstones were purged; the migration to version 3 keeps every
+/// column a version 2 publisher writes.
+@Suite(
+    .serialized, .timeLimit(.minutes(5)),
+    .enabled(if: PostgresCluster.isInstalled, "PostgreSQL 15 is not installed (Scripts/bootstrap installs it)"))
+struct SharedSearchFunctionTests {
+    let cluster: PostgresCluster
+
+    init() throws {
+        cluster = try #require(PostgresCluster.shared, "the private PostgreSQL cluster did not start")
+    }
+
+    func sharedIndex() throws -> String {
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        return url
+    }
+
+    /// `mdq.may` (read, then search) decides as `Viewer.mayWalk` for 4,000
+    /// seeded folders and users: modes with every bit, owners, groups,
+    /// ACLs of every tag in the kernel's order (with and without a mask,
+    /// an empty mask, unreadable ones), root.
+    @Test func theDatabasesPermissionCheckIsTheKernels() throws {
+        let url = try sharedIndex()
+        let connection = try PostgresConnection(url: url)
+        var random = SeededGenerator(seed: 71)
+        let users: [UInt32] = [0, 1000, 1001, 1002, UInt32.max]
+        let groups: [UInt32] = [100, 101, 102]
+        func perms() -> UInt16 { UInt16.random(in: 0...7, using: &random) }
+        var cases: [(FolderAccess, Viewer)] = []
+        for _ in 0..<4000 {
+            var access = FolderAccess(
+                mode: UInt16.random(in: 0...0o7777, using: &random), owner: users.randomElement(using: &random)!,
+                group: groups.randomElement(using: &random)!)
+            switch Int.random(in: 0..<5, using: &random) {
+            case 0:
+                access.acl = [FolderAccess.ACLEntry(tag: FolderAccess.ACLEntry.unreadableTag, permissions: 0, id: 0)]
+            case 1, 2:
+                typealias Entry = FolderAccess.ACLEntry
+                var acl = [Entry(tag: Entry.ownerTag, permissions: perms(), id: 0)]
+                for user in users.shuffled(using: &random).prefix(Int.random(in: 0...2, using: &random)) {
+                    acl.append(Entry(tag: Entry.userTag, permissions: perms(), id: user))
+                }
+                acl.append(Entry(tag: Entry.owningGroupTag, permissions: perms(), id: 0))
+                for group in groups.shuffled(using: &random).prefix(Int.random(in: 0...2, using: &random)) {
+                    acl.append(Entry(tag: Entry.groupTag, permissions: perms(), id: group))
+                }
+                if Bool.random(using: &random) { acl.append(Entry(tag: Entry.maskTag, permissions: perms(), id: 0)) }
+                acl.append(Entry(tag: Entry.otherTag, permissions: perms(), id: 0))
+                access.acl = acl
+            default:
+                break
+            }
+            let viewer = Viewer(
+                user: users.randomElement(using: &random)!,
+                groups: Set(groups.filter { _ in Bool.random(using: &random) }))
+            cases.append((access, viewer))
+        }
+        var rows: [String] = []
+        for (k, (access, viewer)) in cases.enumerated() {
+            let columns = AccessRow.columns(access)
+            let acl = columns[3].map { "'\($0)'::jsonb" } ?? "NULL::jsonb"
+            rows.append(
+                "(\(k), \(columns[0]!), \(columns[1]!), \(columns[2]!), \(acl), \(viewer.user), "
+                    + "'{\(viewer.groups.map(String.init).joined(separator: ","))}'::bigint[])")
+        }
+        let answers = try connection.execute(
+            """
+            SELECT k, mdq.may(4, mode, owner, grp, acl, uid, gids) AND mdq.may(1, mode, owner, grp, acl, uid, gids)
+            FROM (VALUES \(rows.joined(separator: ","))) AS v(k, mode, owner, grp, acl, uid, gids) ORDER BY k
+            """
+        ).rows
+        #expect(answers.count == cases.count)
+        var differ: [String] = []
+        for row in answers {
+            let (access, viewer) = cases[Int(row[0]!)!]
+            if (row[1] == "t") != viewer.mayWalk(access) {
+                differ.append("\(access) as \(viewer.user) in \(viewer.groups.sorted()): database says \(row[1]!)")
+            }
+        }
+        #expect(differ.isEmpty, "\(differ.count) differ: \(differ.prefix(3))")
+    }
+
+    /// A role granted only the search functions reads no table, cannot
+    /// name another user, and a condition is data, never SQL: an unknown
+    /// column or test is refused, and quotes in a value are matched.
+    @Test func aSearcherReachesOnlyTheFunctionsAndPassesNoSQL() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let root = try temp.folder("tree").string
+        close(open(root + "/quote'; DROP TABLE mdq.host; --.txt", O_WRONLY | O_CREAT, 0o644))
+        close(open(root + "/plain.txt", O_WRONLY | O_CREAT, 0o644))
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        try cluster.createRole("searcher")
+        let admin = try PostgresConnection(url: url)
+        try SharedSchema.grant(admin, role: "searcher", trusted: false)
+        let own = try PostgresConnection(url: cluster.url(url, user: "searcher"))
+        for table in ["mdq.entry", "mdq.folder", "mdq.identity", "mdq.access_class", "mdq.entry_1"] {
+            #expect(throws: SharedIndexError.self, "\(table) is not readable") {
+                try own.execute("SELECT count(*) FROM \(table)")
+            }
+        }
+        // The helpers run as the caller: they reach no table either.
+        #expect(throws: SharedIndexError.self) { try own.execute("SELECT mdq.denied_classes('root', '{1}')") }
+        for condition in [
+            #"["like","fold; DROP TABLE mdq.host","%a%"]"#, #"["drop","fold","x"]"#, #"{"like":"fold"}"#,
+            #"["number>","size","1; DROP TABLE mdq.host"]"#,
+        ] {
+            #expect(throws: SharedIndexError.self, "\(condition)") {
+                try own.execute("SELECT mdq.count('{1}', $1::jsonb)", [condition])
+            }
+        }
+        let quoted = try own.execute(
+            "SELECT mdq.count('{1}', $1::jsonb) AS n", [SQLCondition.like(.fold, "%quote'; drop table%").json])
+        #expect(quoted.first("n") == "1")
+        #expect(try admin.execute("SELECT count(*) AS n FROM mdq.host").first("n") == "1")
+        // Without the grant, not even the functions.
+        try SharedSchema.revoke(admin, role: "searcher")
+        #expect(throws: SharedIndexError.self) {
+            try PostgresConnection(url: cluster.url(url, user: "searcher")).execute(
+                "SELECT mdq.count('{1}', 'true'::jsonb)")
+        }
+    }
+
+    /// A live query across hosts follows a storm by each host's changes
+    /// since its cursor, never searching it again: after each round its
+    /// results are a fresh crawl's matches (for a user a chmod hides a
+    /// folder from, and shows again), and its updates replay to them.
+    /// Once the host purged tombstones the query had not read, it searches
+    /// the host again, once, and is right again.
+    @Test(arguments: [UInt64(81), 82])
+    func aLiveQueryFollowsAHostByItsChanges(seed: UInt64) throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let root = try temp.folder("tree").string
+        var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: seed)
+        storm.run(operations: 120)
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try SharedPublisherTests.expectPublished(root, url, "seed \(seed), first publish")
+        let predicate = try MetadataPredicate("kMDItemFSName LIKE[c] '*.txt' OR kMDItemFSSize > 30")
+        var search = SharedReader.Search(predicate: predicate)
+        // A user the host does not know: what "other" may see.
+        search.user = "stranger"
+        search.budget = 30
+        let live = try SharedLiveQuery(reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
+        var replayed: [SharedLiveQuery.Key: [UInt8]] = [:]
+        for entry in try live.gather() {
+            replayed[SharedLiveQuery.Key(host: entry.hostID, identity: entry.identity)] = entry.pathBytes
+        }
+        func follow() throws {
+            guard let update = try live.next(timeout: 0.05) else { return }
+            for entry in update.removed {
+                #expect(replayed.removeValue(forKey: .init(host: entry.hostID, identity: entry.identity)) != nil)
+            }
+            for entry in update.added {
+                let key = SharedLiveQuery.Key(host: entry.hostID, identity: entry.identity)
+                #expect(replayed[key] == nil, "added twice: \(String(decoding: entry.pathBytes, as: UTF8.self))")
+                replayed[key] = entry.pathBytes
+            }
+            for entry in update.changed {
+                let key = SharedLiveQuery.Key(host: entry.hostID, identity: entry.identity)
+                #expect(replayed[key] != nil, "changed before added")
+                replayed[key] = entry.pathBytes
+            }
+        }
+        func expectFollowed(_ context: String) throws {
+            let expected = try Set(
+                freshCrawlBytes(roots: [CrawlRoot(path: FilePath(root))], predicate, hidden: true).filter {
+                    visibleToOthers(String(decoding: $0, as: UTF8.self))
+                })
+            var shown: Set<[UInt8]> = []
+            let same = try waitUntil(timeout: 30, interval: 0.01) {
+                try follow()
+                shown = Set(live.results.values.map(\.pathBytes))
+                return shown == expected
+            }
+            #expect(
+                same,
+                "seed \(seed), \(context): extra \(shown.subtracting(expected).map { String(decoding: $0, as: UTF8.self) }.prefix(3)), missing \(expected.subtracting(shown).map { String(decoding: $0, as: UTF8.self) }.prefix(3))"
+            )
+            #expect(Set(replayed.values) == shown, "seed \(seed), \(context): the updates replay to the results")
+        }
+        var random = SeededGenerator(seed: seed)
+        for round in 0..<4 {
+            storm.run(operations: 60)
+            // A folder closed to others, or opened again.
+            if let folder = try? FileManager.default.contentsOfDirectory(atPath: root).filter({
+                var status = stat()
+                return lstat(root + "/" + $0, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+            }).randomElement(using: &random) {
+                chmod(root + "/" + folder, round % 2 == 0 ? 0o700 : 0o755)
+            }
+            try expectFollowed("round \(round)")
+        }
+        #expect(live.searchedAgain == 0, "seed \(seed): followed by changes alone")
+        // Away longer than tombstones are kept (a publisher that keeps
+        // them a fifth of a second): removals it did not read are gone,
+        // so it searches the host again, once.
+        publisher.stop()
+        storm.run(operations: 60)
+        var brief = SharedPublisherTests.configuration(url)
+        brief.tombstoneLifetime = 0.2
+        let purging = SharedPublisher(configuration: brief, engine: tree.engine)
+        purging.start()
+        defer { purging.stop() }
+        try SharedPublisherTests.expectPublished(root, url, "seed \(seed), after the storm")
+        let connection = try PostgresConnection(url: url)
+        func sequence(_ column: String) -> Int64 {
+            (try? connection.execute("SELECT \(column) FROM mdq.host").first(column)).flatMap { $0.flatMap(Int64.init) }
+                ?? 0
+        }
+        let published = sequence("last_seq")
+        #expect(
+            waitUntil(timeout: 20) { sequence("purged_seq") >= published }, "the publisher purged its tombstones")
+        try expectFollowed("after the purge")
+        #expect(live.searchedAgain == 1, "seed \(seed): searched again once the tombstones it needed were gone")
+    }
+
+    /// Whether "other" may reach `path`: read and search on every folder
+    /// above it, from `/`.
+    func visibleToOthers(_ path: String) -> Bool {
+        var folder = FilePath(path)
+        while folder.removeLastComponent(), !folder.isEmpty {
+            var status = stat()
+            guard stat(folder.string, &status) == 0 else { return false }
+            if status.st_mode & 0o005 != 0o005 { return false }
+            if folder.string == "/" { break }
+        }
+        return true
+    }
+
+    /// Version 3 only adds: every column of version 2 is there with its
+    /// type, and publishers of version 2 may go on (its minimum publisher
+    /// stays 2), while readers must know version 3.
+    @Test func theMigrationToVersion3KeepsWhatVersion2PublishersWrite() throws {
+        let url = cluster.url(try cluster.createDatabase())
+        let connection = try PostgresConnection(url: url)
+        try SharedSchema.migrate(connection, upTo: 2)
+        func columns() throws -> [[String?]] {
+            try connection.execute(
+                """
+                SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns
+                WHERE table_schema = 'mdq' AND table_name NOT LIKE '%\\_%' ORDER BY 1, 2
+                """
+            ).rows
+        }
+        _ = try connection.execute("SELECT mdq.add_host('alpha', 'machine-alpha')")
+        let before = try columns()
+        try SharedSchema.migrate(connection)
+        let after = try columns()
+        #expect(
+            Set(before.map { $0.map { $0 ?? "" }.joined(separator: " ") }).isSubset(
+                of: Set(after.map { $0.map { $0 ?? "" }.joined(separator: " ") })))
+        let state = try #require(try SharedSchema.state(of: connection))
+        #expect(state.version == 3)
+        #expect(state.minimumPublisher == 2)
+        #expect(state.minimumReader == 3)
+    }
+}
