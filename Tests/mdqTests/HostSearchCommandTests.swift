@@ -119,4 +119,73 @@ struct HostSearchCommandTests {
         #expect(stale.stdoutText.contains("\"stale\":true"), "\(stale.stdoutText)")
         #expect(stale.stderrText.contains("alpha is offline since"), "\(stale.stderrText)")
     }
+
+    /// A user given a role of their own name (`mdq shared grant`), on a
+    /// machine where someone else is root: whoever runs `mdq` and whatever
+    /// user it says it searches for, the database judges the role, so a
+    /// folder closed to that user stays hidden; `mdq shared revoke` takes
+    /// the search away.
+    @Test func aUsersOwnRoleSeesOnlyWhatThatUserMay() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let root = try temp.folder("srv").string
+        mkdir(root + "/open", 0o755)
+        mkdir(root + "/closed", 0o700)
+        for folder in ["open", "closed"] {
+            FileManager.default.createFile(atPath: "\(root)/\(folder)/ledger-\(folder).txt", contents: Data())
+        }
+        // The closed folder is ledgerkeeper's, a user of the host.
+        #expect(chown(root + "/closed", 41010, 41010) == 0)
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let retained = try engine.retain(ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true)))
+        defer { engine.release(retained) }
+        var configuration = SharedPublisher.Configuration(url: url, hostName: "alpha", machineID: "machine-alpha")
+        configuration.interval = 0.01
+        let publisher = SharedPublisher(configuration: configuration, engine: engine)
+        publisher.start()
+        defer { publisher.stop() }
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        let ledgers = SharedReader.Search(predicate: try MetadataPredicate("kMDItemFSName LIKE 'ledger*'"))
+        #expect(waitUntil(timeout: 20) { (try? reader.count(ledgers)) == 2 })
+        // Written once the publisher wrote the host's own users.
+        _ = try reader.connection.execute(
+            "INSERT INTO mdq.identity (domain, user_name, uid, gids) VALUES ('alpha', 'ledgerkeeper', 41010, '{41010}')"
+        )
+        for role in ["ledgerkeeper", "intruder"] {
+            try cluster.createRole(role)
+            let granted = try Shell.run(MDQCommandTests.binary, ["shared", "grant", url, role])
+            #expect(granted.status == 0, "\(granted.stderrText)")
+            #expect(granted.stdoutText == "\(role) may search the shared index as the user \(role)\n")
+        }
+        // Run by root, on a machine whose root may say it is anyone: each
+        // role is judged as itself.
+        let own = cluster.url(url, user: "ledgerkeeper")
+        let found = try Shell.run(
+            MDQCommandTests.binary, ["--host", "alpha", "ledger"], environment: ["MDQ_SHARED": own])
+        #expect(found.status == 0, "\(found.stderrText)")
+        #expect(
+            found.stdoutText == "alpha:\(root)/closed/ledger-closed.txt\nalpha:\(root)/open/ledger-open.txt\n",
+            "\(found.stdoutText)")
+        let intruder = try Shell.run(
+            MDQCommandTests.binary, ["--host", "alpha", "ledger"],
+            environment: ["MDQ_SHARED": cluster.url(url, user: "intruder"), "USER": "ledgerkeeper"])
+        #expect(intruder.stdoutText == "alpha:\(root)/open/ledger-open.txt\n", "\(intruder.stdoutText)")
+        let counted = try Shell.run(
+            MDQCommandTests.binary, ["--host", "alpha", "--count", "ledger"],
+            environment: ["MDQ_SHARED": cluster.url(url, user: "intruder")])
+        #expect(counted.stdoutText == "1\n")
+        let revoked = try Shell.run(MDQCommandTests.binary, ["shared", "revoke", url, "ledgerkeeper"])
+        #expect(revoked.status == 0, "\(revoked.stderrText)")
+        let refused = try Shell.run(
+            MDQCommandTests.binary, ["--host", "alpha", "ledger"], environment: ["MDQ_SHARED": own])
+        #expect(refused.status != 0)
+        #expect(refused.stderrText.contains("permission denied"), "\(refused.stderrText)")
+        let unknown = try Shell.run(MDQCommandTests.binary, ["shared", "grant", url, "no-such-role"])
+        #expect(unknown.status == 1)
+        #expect(unknown.stderrText.contains("no role no-such-role"), "\(unknown.stderrText)")
+    }
 }

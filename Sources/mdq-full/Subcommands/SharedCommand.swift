@@ -20,10 +20,12 @@ struct SharedCommand: ParsableCommand {
               mdq shared init postgresql://mdq@db.example:5432/mdq
               mdq shared migrate postgresql://mdq@db.example/mdq
               mdq shared status postgresql://mdq@db.example/mdq
+              mdq shared grant postgresql://mdq@db.example/mdq alice bob
+              mdq shared grant --trusted postgresql://mdq@db.example/mdq nas laptop1
 
             Exit status: 0 success, 1 when the database cannot be reached or refuses, 2 usage error.
             """,
-        subcommands: [Initialize.self, Migrate.self, Status.self]
+        subcommands: [Initialize.self, Migrate.self, Status.self, Grant.self, Revoke.self]
     )
 
     struct Connection: ParsableArguments {
@@ -125,6 +127,61 @@ struct SharedCommand: ParsableCommand {
                         } ?? "this mdq may \(role)")
                 }
                 StandardOutput.print(lines.joined(separator: "\n"))
+            }
+        }
+    }
+
+    /// `mdq shared grant URL ROLE...`.
+    struct Grant: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Let database roles search the shared index.",
+            discussion: """
+                A role granted this calls the schema's search functions and nothing else, and is judged as \
+                the user of its own name on each host: give each user a role of their name, with their \
+                own credential, and a machine they are root on still shows them only what they may see. \
+                With --trusted, a role may also read every table and searches as whichever user it \
+                names: for hosts that trust each other's system index, and administrators.
+                """)
+
+        @OptionGroup var connection: Connection
+
+        @Argument(help: ArgumentHelp("Roles (they must exist: CREATE ROLE alice LOGIN).", valueName: "role"))
+        var roles: [String]
+
+        @Flag(help: "Also read every table, and search as any user named.")
+        var trusted = false
+
+        func run() throws {
+            try connection.run { database in
+                _ = try SharedCommand.existingSchema(in: database)
+                for role in roles {
+                    try SharedSchema.grant(database, role: role, trusted: trusted)
+                    StandardOutput.print(
+                        trusted
+                            ? "\(role) may read the shared index and search it as any user"
+                            : "\(role) may search the shared index as the user \(role)")
+                }
+            }
+        }
+    }
+
+    /// `mdq shared revoke URL ROLE...`.
+    struct Revoke: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Take back what 'mdq shared grant' gave database roles.")
+
+        @OptionGroup var connection: Connection
+
+        @Argument(help: ArgumentHelp("Roles.", valueName: "role"))
+        var roles: [String]
+
+        func run() throws {
+            try connection.run { database in
+                _ = try SharedCommand.existingSchema(in: database)
+                for role in roles {
+                    try SharedSchema.revoke(database, role: role)
+                    StandardOutput.print("\(role) may no longer read or search the shared index")
+                }
             }
         }
     }
