@@ -23,8 +23,157 @@ extension SharedSchema {
     ///   own role name, whatever it names.
     /// - `host.purged_seq`: tombstones at or below it are gone; a reader
     ///   whose cursor is below it searches that host again.
+    /// - Publishing roles (`mdq shared grant --publish`): a host registered
+    ///   by such a role (`host.publisher_role`) is written by it alone, and
+    ///   it writes nothing else: its own partitions, its own row's state
+    ///   columns, its own classes and users (row-level security on those
+    ///   small tables), and reloads of its own partitions (the reload
+    ///   functions check the caller).
     static let version3 = #"""
         ALTER TABLE mdq.host ADD COLUMN purged_seq bigint NOT NULL DEFAULT 0;
+        ALTER TABLE mdq.host ADD COLUMN publisher_role name;
+
+        -- Whether the session may publish host `id`: the role that
+        -- registered it, or one with the schema owner's rights.
+        CREATE FUNCTION mdq.publishes(id smallint) RETURNS boolean
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+            SELECT pg_has_role(session_user, (SELECT nspowner FROM pg_namespace WHERE nspname = 'mdq'), 'USAGE')
+                   OR EXISTS (SELECT 1 FROM mdq.host WHERE host_id = id AND publisher_role = session_user)
+        $$;
+
+        CREATE FUNCTION mdq.check_publisher(id smallint) RETURNS void
+        LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+        BEGIN
+            IF NOT mdq.publishes(id) THEN
+                RAISE EXCEPTION 'mdq: % does not publish host %', session_user, id USING ERRCODE = '42501';
+            END IF;
+        END $$;
+
+        -- A host, its partitions, and who publishes it: a publishing role
+        -- registers its host as its own, in an identity domain of its name
+        -- (so no host can change how another judges a user).
+        CREATE OR REPLACE FUNCTION mdq.add_host(host_name text, machine text, identity_domain text DEFAULT 'default')
+        RETURNS smallint LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            id smallint;
+            owner boolean := pg_has_role(session_user, (SELECT nspowner FROM pg_namespace WHERE nspname = 'mdq'),
+                                         'USAGE');
+            t text;
+        BEGIN
+            IF NOT owner THEN
+                IF EXISTS (SELECT 1 FROM mdq.host WHERE publisher_role = session_user) THEN
+                    RAISE EXCEPTION 'mdq: % publishes a host already (%)', session_user,
+                        (SELECT name FROM mdq.host WHERE publisher_role = session_user LIMIT 1)
+                        USING ERRCODE = '42501';
+                END IF;
+                identity_domain := host_name;
+                IF EXISTS (SELECT 1 FROM mdq.host WHERE domain = identity_domain) THEN
+                    RAISE EXCEPTION 'mdq: the identity domain % is another host''s', identity_domain
+                        USING ERRCODE = '23505';
+                END IF;
+            END IF;
+            INSERT INTO mdq.host (name, machine_id, domain, publisher_role)
+            VALUES (host_name, machine, identity_domain, CASE WHEN owner THEN NULL ELSE session_user END)
+            RETURNING host_id INTO id;
+            FOREACH t IN ARRAY ARRAY['entry', 'folder', 'content'] LOOP
+                EXECUTE format('CREATE TABLE mdq.%1$s_%2$s PARTITION OF mdq.%1$s FOR VALUES IN (%2$s)', t, id);
+                IF NOT owner THEN
+                    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON mdq.%s_%s TO %I', t, id, session_user);
+                END IF;
+            END LOOP;
+            RETURN id;
+        END $$;
+
+        CREATE OR REPLACE FUNCTION mdq.reload_begin(id smallint) RETURNS void
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            t text;
+            publisher name := (SELECT publisher_role FROM mdq.host WHERE host_id = id);
+        BEGIN
+            PERFORM mdq.check_publisher(id);
+            FOREACH t IN ARRAY ARRAY['entry', 'folder'] LOOP
+                EXECUTE format('DROP TABLE IF EXISTS mdq.%s_%s_reload', t, id);
+                EXECUTE format(
+                    'CREATE TABLE mdq.%1$s_%2$s_reload (LIKE mdq.%1$s INCLUDING DEFAULTS, '
+                    'CONSTRAINT %1$s_%2$s_host CHECK (host_id = %2$s))', t, id);
+                IF publisher IS NOT NULL THEN
+                    EXECUTE format('GRANT SELECT, INSERT, UPDATE, DELETE ON mdq.%s_%s_reload TO %I', t, id, publisher);
+                END IF;
+            END LOOP;
+            UPDATE mdq.host SET state = 'reloading' WHERE host_id = id;
+        END $$;
+
+        CREATE OR REPLACE FUNCTION mdq.reload_index(id smallint) RETURNS void
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            t text;
+            definition text;
+        BEGIN
+            PERFORM mdq.check_publisher(id);
+            FOREACH t IN ARRAY ARRAY['entry', 'folder'] LOOP
+                -- The primary key as a constraint (a plain unique index
+                -- would not stand for it: attaching would build another).
+                FOR definition IN
+                    SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c
+                    WHERE c.conrelid = format('mdq.%s', t)::regclass AND c.contype = 'p'
+                LOOP
+                    EXECUTE format('ALTER TABLE mdq.%s_%s_reload ADD %s', t, id, definition);
+                END LOOP;
+                FOR definition IN
+                    SELECT pg_get_indexdef(i.indexrelid) FROM pg_index i
+                    WHERE i.indrelid = format('mdq.%s', t)::regclass AND NOT i.indisprimary
+                LOOP
+                    EXECUTE regexp_replace(
+                        definition, '^CREATE (UNIQUE )?INDEX \S+ ON ONLY mdq\.' || t || ' ',
+                        format('CREATE \1INDEX ON mdq.%s_%s_reload ', t, id));
+                END LOOP;
+                EXECUTE format('ANALYZE mdq.%s_%s_reload', t, id);
+            END LOOP;
+        END $$;
+
+        CREATE OR REPLACE FUNCTION mdq.reload_swap(id smallint, seq bigint, host_clock text, entry_count bigint,
+                                        folder_count bigint) RETURNS void
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            t text;
+        BEGIN
+            PERFORM mdq.check_publisher(id);
+            FOREACH t IN ARRAY ARRAY['entry', 'folder'] LOOP
+                EXECUTE format('ALTER TABLE mdq.%1$s DETACH PARTITION mdq.%1$s_%2$s', t, id);
+                EXECUTE format('DROP TABLE mdq.%s_%s', t, id);
+                EXECUTE format('ALTER TABLE mdq.%1$s_%2$s_reload RENAME TO %1$s_%2$s', t, id);
+                EXECUTE format('ALTER TABLE mdq.%1$s ATTACH PARTITION mdq.%1$s_%2$s FOR VALUES IN (%2$s)', t, id);
+            END LOOP;
+            UPDATE mdq.host SET generation = generation + 1, last_seq = seq, clock = host_clock, state = 'live',
+                   entries = entry_count, folders = folder_count, last_contact = now(), last_error = NULL
+            WHERE host_id = id;
+        END $$;
+
+        -- Only publishers register hosts and reload them; only the owner
+        -- removes one.
+        REVOKE ALL ON FUNCTION mdq.add_host(text, text, text) FROM PUBLIC;
+        REVOKE ALL ON FUNCTION mdq.reload_begin(smallint) FROM PUBLIC;
+        REVOKE ALL ON FUNCTION mdq.reload_index(smallint) FROM PUBLIC;
+        REVOKE ALL ON FUNCTION mdq.reload_swap(smallint, bigint, text, bigint, bigint) FROM PUBLIC;
+        REVOKE ALL ON FUNCTION mdq.remove_host(text) FROM PUBLIC;
+
+        -- The small tables a publisher writes rows of: its own only.
+        ALTER TABLE mdq.host ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY readers ON mdq.host FOR SELECT USING (true);
+        CREATE POLICY publisher ON mdq.host FOR UPDATE USING (publisher_role = session_user);
+        ALTER TABLE mdq.access_class ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY readers ON mdq.access_class FOR SELECT USING (true);
+        CREATE POLICY publisher ON mdq.access_class FOR INSERT
+            WITH CHECK (host_id IN (SELECT h.host_id FROM mdq.host h WHERE h.publisher_role = session_user));
+        ALTER TABLE mdq.list_rule ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY readers ON mdq.list_rule FOR SELECT USING (true);
+        CREATE POLICY publisher ON mdq.list_rule FOR INSERT
+            WITH CHECK (host_id IN (SELECT h.host_id FROM mdq.host h WHERE h.publisher_role = session_user));
+        ALTER TABLE mdq.identity ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY readers ON mdq.identity FOR SELECT USING (true);
+        CREATE POLICY publisher ON mdq.identity FOR ALL
+            USING (domain IN (SELECT h.domain FROM mdq.host h WHERE h.publisher_role = session_user))
+            WITH CHECK (domain IN (SELECT h.domain FROM mdq.host h WHERE h.publisher_role = session_user));
 
         CREATE FUNCTION mdq.may(want integer, mode integer, owner bigint, owner_group bigint, acl jsonb,
                                 uid bigint, gids bigint[])

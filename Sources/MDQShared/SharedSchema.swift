@@ -217,16 +217,26 @@ package enum SharedSchema {
 }
 
 extension SharedSchema {
-    /// Lets `role` search the shared index. A searcher calls the schema's
-    /// search functions only, and is judged as its own role name (the user
-    /// of that name on each host): a user's own credential on a machine
-    /// that may not be trusted. A `trusted` one may also read every table,
-    /// and names the user it searches for (a host's programs, which know
-    /// their users; an administrator).
+    /// What a role may do with the shared index (`mdq shared grant`).
+    package enum Access: String, Sendable, CaseIterable {
+        /// Call the search functions only, judged as the user of the
+        /// role's name: a user's own credential, on a machine that may not
+        /// be trusted.
+        case search
+        /// Read every table too, and search for whichever user it names:
+        /// hosts that trust each other's system index, administrators.
+        case trusted
+        /// Publish one host: register it (as this role's), write its
+        /// partitions, its row's state, its classes and its users, and
+        /// reload it; read like a trusted role. Nothing of another host.
+        case publish
+    }
+
+    /// Gives `role` what `access` says (and what the lesser ones say).
     ///
     /// - Throws: `SharedIndexError` when the role does not exist, or the
     ///   caller may not grant.
-    package static func grant(_ connection: PostgresConnection, role: String, trusted: Bool) throws(SharedIndexError) {
+    package static func grant(_ connection: PostgresConnection, role: String, access: Access) throws(SharedIndexError) {
         let quoted = try quotedRole(connection, role)
         try connection.transaction { () throws(SharedIndexError) in
             _ = try connection.execute(
@@ -235,20 +245,31 @@ extension SharedSchema {
                 GRANT SELECT ON mdq.meta, mdq.host TO \(quoted);
                 GRANT EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) TO \(quoted)
                 """)
-            if trusted {
+            if access != .search {
                 _ = try connection.execute("GRANT SELECT ON ALL TABLES IN SCHEMA mdq TO \(quoted)")
+            }
+            if access == .publish {
+                _ = try connection.execute(
+                    """
+                    GRANT INSERT ON mdq.access_class, mdq.list_rule TO \(quoted);
+                    GRANT INSERT, UPDATE, DELETE ON mdq.identity TO \(quoted);
+                    GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,
+                                  publisher_version, purged_seq) ON mdq.host TO \(quoted);
+                    GRANT EXECUTE ON FUNCTION \(publishFunctions.joined(separator: ", ")) TO \(quoted)
+                    """)
             }
         }
     }
 
-    /// Takes back what `grant` gave `role`.
+    /// Takes back what `grant` gave `role`, its host's partitions
+    /// included (the host stays, and its owner may publish it).
     package static func revoke(_ connection: PostgresConnection, role: String) throws(SharedIndexError) {
         let quoted = try quotedRole(connection, role)
         try connection.transaction { () throws(SharedIndexError) in
             _ = try connection.execute(
                 """
-                REVOKE SELECT ON ALL TABLES IN SCHEMA mdq FROM \(quoted);
-                REVOKE EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) FROM \(quoted);
+                REVOKE ALL ON ALL TABLES IN SCHEMA mdq FROM \(quoted);
+                REVOKE EXECUTE ON FUNCTION \((searchFunctions + publishFunctions).joined(separator: ", ")) FROM \(quoted);
                 REVOKE USAGE ON SCHEMA mdq FROM \(quoted)
                 """)
         }
@@ -258,6 +279,12 @@ extension SharedSchema {
     static let searchFunctions = [
         "mdq.search(smallint[], jsonb, jsonb, text, bigint)", "mdq.count(smallint[], jsonb, jsonb, text)",
         "mdq.changes(smallint, bigint, jsonb, text)",
+    ]
+
+    /// The functions a publisher calls besides.
+    static let publishFunctions = [
+        "mdq.add_host(text, text, text)", "mdq.reload_begin(smallint)", "mdq.reload_index(smallint)",
+        "mdq.reload_swap(smallint, bigint, text, bigint, bigint)",
     ]
 
     /// `role` as an SQL identifier, once the server says it exists.

@@ -22,6 +22,7 @@ struct SharedCommand: ParsableCommand {
               mdq shared status postgresql://mdq@db.example/mdq
               mdq shared grant postgresql://mdq@db.example/mdq alice bob
               mdq shared grant --trusted postgresql://mdq@db.example/mdq nas laptop1
+              mdq shared grant --publish postgresql://mdq@db.example/mdq host_nas
 
             Exit status: 0 success, 1 when the database cannot be reached or refuses, 2 usage error.
             """,
@@ -140,7 +141,9 @@ struct SharedCommand: ParsableCommand {
                 the user of its own name on each host: give each user a role of their name, with their \
                 own credential, and a machine they are root on still shows them only what they may see. \
                 With --trusted, a role may also read every table and searches as whichever user it \
-                names: for hosts that trust each other's system index, and administrators.
+                names: for hosts that trust each other's system index, and administrators. With --publish, \
+                a role may publish the host it registers (mdq system run --publish with its URL), and \
+                write nothing of any other host.
                 """)
 
         @OptionGroup var connection: Connection
@@ -151,15 +154,26 @@ struct SharedCommand: ParsableCommand {
         @Flag(help: "Also read every table, and search as any user named.")
         var trusted = false
 
+        @Flag(help: "Publish one host (the first it registers), and read as --trusted; nothing of other hosts.")
+        var publish = false
+
+        func validate() throws {
+            guard !(trusted && publish) else { throw ValidationError("--publish includes --trusted: give one") }
+        }
+
         func run() throws {
             try connection.run { database in
                 _ = try SharedCommand.existingSchema(in: database)
+                let access: SharedSchema.Access = publish ? .publish : trusted ? .trusted : .search
                 for role in roles {
-                    try SharedSchema.grant(database, role: role, trusted: trusted)
-                    StandardOutput.print(
-                        trusted
-                            ? "\(role) may read the shared index and search it as any user"
-                            : "\(role) may search the shared index as the user \(role)")
+                    try SharedSchema.grant(database, role: role, access: access)
+                    switch access {
+                    case .search: StandardOutput.print("\(role) may search the shared index as the user \(role)")
+                    case .trusted: StandardOutput.print("\(role) may read the shared index and search it as any user")
+                    case .publish:
+                        StandardOutput.print(
+                            "\(role) may publish one host into the shared index (the one it registers), and read it")
+                    }
                 }
             }
         }

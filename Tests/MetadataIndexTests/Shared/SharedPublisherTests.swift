@@ -315,7 +315,7 @@ struct SharedPublisherTests {
         // search functions: judged as itself whatever user it names.
         for (name, _) in users {
             try cluster.createRole(name)
-            try SharedSchema.grant(connection, role: name, trusted: false)
+            try SharedSchema.grant(connection, role: name, access: .search)
         }
         func expectEachUserSees(_ context: String) throws {
             for (name, viewer) in users {

@@ -114,7 +114,7 @@ struct SharedSearchFunctionTests {
         try SharedPublisherTests.expectPublished(root, url, "first publish")
         try cluster.createRole("searcher")
         let admin = try PostgresConnection(url: url)
-        try SharedSchema.grant(admin, role: "searcher", trusted: false)
+        try SharedSchema.grant(admin, role: "searcher", access: .search)
         let own = try PostgresConnection(url: cluster.url(url, user: "searcher"))
         for table in ["mdq.entry", "mdq.folder", "mdq.identity", "mdq.access_class", "mdq.entry_1"] {
             #expect(throws: SharedIndexError.self, "\(table) is not readable") {
@@ -253,6 +253,83 @@ struct SharedSearchFunctionTests {
             if folder.string == "/" { break }
         }
         return true
+    }
+
+    /// A host published by a role of its own (`grant --publish`) is
+    /// published whole, reloads included, through storms; the role can
+    /// write nothing of another host (its partitions, its row, its
+    /// classes, its users, its reloads), cannot register a second host or
+    /// take another's identity domain, and cannot remove hosts.
+    @Test func aPublishingRoleWritesItsOwnHostAndNothingElse() throws {
+        let url = try sharedIndex()
+        try cluster.createRole("host_alpha")
+        let admin = try PostgresConnection(url: url)
+        try SharedSchema.grant(admin, role: "host_alpha", access: .publish)
+        var trees: [(root: String, tree: IndexedTree, storm: Storm)] = []
+        var kept: [Any] = []
+        for name in ["alpha", "beta"] {
+            let temp = try TemporaryDirectory()
+            let root = try temp.folder("tree").string
+            var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: 91)
+            storm.run(operations: 80)
+            let tree = try IndexedTree(root)
+            // alpha by its own role, beta by the schema's owner.
+            let publisher = SharedPublisher(
+                configuration: SharedPublisherTests.configuration(
+                    name == "alpha" ? cluster.url(url, user: "host_alpha") : url, host: name, machine: "machine-\(name)"
+                ),
+                engine: tree.engine)
+            publisher.start()
+            kept += [temp, publisher]
+            trees.append((root, tree, storm))
+        }
+        defer {
+            for case let publisher as SharedPublisher in kept { publisher.stop() }
+            for tree in trees { tree.tree.close() }
+        }
+        func expectPublished(_ index: Int, _ context: String) throws {
+            let (root, _, _) = trees[index]
+            let name = index == 0 ? "alpha" : "beta"
+            let crawled = try SharedPublisherTests.crawled(root)
+            var shared: Set<SharedPublisherTests.Row> = []
+            let same = waitUntil(timeout: 30, interval: 0.02) {
+                shared = (try? SharedPublisherTests.shared(url, host: name)) ?? []
+                return shared == crawled
+            }
+            #expect(same, "\(name), \(context): \(crawled.count) crawled, \(shared.count) shared")
+        }
+        try expectPublished(0, "first publish")
+        try expectPublished(1, "first publish")
+        trees[0].storm.run(operations: 80)
+        try expectPublished(0, "after a storm")
+        let hosts = try admin.execute("SELECT name, host_id, publisher_role, domain FROM mdq.host ORDER BY name").rows
+        #expect(hosts.map { $0[2] } == ["host_alpha", nil], "alpha is host_alpha's, beta the owner's")
+        let beta = try #require(hosts.last?[1])
+        let betaState = try admin.execute("SELECT last_seq, generation FROM mdq.host WHERE name = 'beta'").rows
+        let betaUsers = try admin.execute("SELECT count(*) AS n FROM mdq.identity WHERE domain = 'beta'").first("n")
+        let alpha = try PostgresConnection(url: cluster.url(url, user: "host_alpha"))
+        for statement in [
+            "UPDATE mdq.entry_\(beta) SET size = 0", "DELETE FROM mdq.folder_\(beta)",
+            "INSERT INTO mdq.access_class (host_id, class_id, mode, owner, \"group\") VALUES (\(beta), 999, 511, 0, 0)",
+            "INSERT INTO mdq.list_rule (host_id, list_class, access_class, need) VALUES (\(beta), 999, 1, 5)",
+            "INSERT INTO mdq.identity (domain, user_name, uid, gids) VALUES ('beta', 'mallory', 0, '{}')",
+            "UPDATE mdq.host SET name = 'gamma' WHERE name = 'alpha'",
+            "UPDATE mdq.host SET publisher_role = 'host_alpha' WHERE name = 'beta'",
+            "SELECT mdq.reload_begin(\(beta)::smallint)",
+            "SELECT mdq.reload_swap(\(beta)::smallint, 0, NULL, 0, 0)",
+            "SELECT mdq.remove_host('beta')",
+            "SELECT mdq.add_host('gamma', 'machine-gamma', 'beta')",
+        ] {
+            #expect(throws: SharedIndexError.self, "\(statement)") { try alpha.execute(statement) }
+        }
+        // What row-level security leaves out is not an error: nothing.
+        _ = try alpha.execute("UPDATE mdq.host SET last_seq = 0, state = 'offline' WHERE name = 'beta'")
+        _ = try alpha.execute("DELETE FROM mdq.identity WHERE domain = 'beta'")
+        #expect(try admin.execute("SELECT last_seq, generation FROM mdq.host WHERE name = 'beta'").rows == betaState)
+        #expect(
+            try admin.execute("SELECT count(*) AS n FROM mdq.identity WHERE domain = 'beta'").first("n") == betaUsers)
+        try expectPublished(1, "after host_alpha's attempts")
+        #expect(try admin.execute("SELECT count(*) AS n FROM mdq.host").first("n") == "2")
     }
 
     /// Version 3 only adds: every column of version 2 is there with its
