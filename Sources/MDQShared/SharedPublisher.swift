@@ -235,10 +235,13 @@ private struct PublishingSession {
             "UPDATE mdq.host SET publisher_version = $2, last_contact = now(), last_error = NULL WHERE host_id = $1",
             [String(id), "mdq schema \(SharedSchema.current)"])
         try publishIdentities()
+        // Shaped like this host's own partitions: a publishing role may
+        // read those, not every host's.
         _ = try connection.execute(
             """
-            CREATE TEMP TABLE IF NOT EXISTS mdq_entry_changes (LIKE mdq.entry INCLUDING DEFAULTS) ON COMMIT DELETE ROWS;
-            CREATE TEMP TABLE IF NOT EXISTS mdq_folder_changes (LIKE mdq.folder INCLUDING DEFAULTS)
+            CREATE TEMP TABLE IF NOT EXISTS mdq_entry_changes (LIKE mdq.entry_\(id) INCLUDING DEFAULTS)
+                ON COMMIT DELETE ROWS;
+            CREATE TEMP TABLE IF NOT EXISTS mdq_folder_changes (LIKE mdq.folder_\(id) INCLUDING DEFAULTS)
                 ON COMMIT DELETE ROWS;
             SET synchronous_commit = off
             """)

@@ -157,20 +157,25 @@ extension SharedSchema {
         REVOKE ALL ON FUNCTION mdq.reload_swap(smallint, bigint, text, bigint, bigint) FROM PUBLIC;
         REVOKE ALL ON FUNCTION mdq.remove_host(text) FROM PUBLIC;
 
-        -- The small tables a publisher writes rows of: its own only.
+        -- The small tables a publisher writes rows of: its own only; and
+        -- of those a publisher reads, its own only (a trusted reader, who
+        -- may read the entries, reads all).
         ALTER TABLE mdq.host ENABLE ROW LEVEL SECURITY;
         CREATE POLICY readers ON mdq.host FOR SELECT USING (true);
         CREATE POLICY publisher ON mdq.host FOR UPDATE USING (publisher_role = session_user);
         ALTER TABLE mdq.access_class ENABLE ROW LEVEL SECURITY;
-        CREATE POLICY readers ON mdq.access_class FOR SELECT USING (true);
+        CREATE POLICY readers ON mdq.access_class FOR SELECT
+            USING (has_table_privilege(session_user, 'mdq.entry', 'SELECT') OR host_id IN (SELECT h.host_id FROM mdq.host h WHERE h.publisher_role = session_user));
         CREATE POLICY publisher ON mdq.access_class FOR INSERT
             WITH CHECK (host_id IN (SELECT h.host_id FROM mdq.host h WHERE h.publisher_role = session_user));
         ALTER TABLE mdq.list_rule ENABLE ROW LEVEL SECURITY;
-        CREATE POLICY readers ON mdq.list_rule FOR SELECT USING (true);
+        CREATE POLICY readers ON mdq.list_rule FOR SELECT
+            USING (has_table_privilege(session_user, 'mdq.entry', 'SELECT') OR host_id IN (SELECT h.host_id FROM mdq.host h WHERE h.publisher_role = session_user));
         CREATE POLICY publisher ON mdq.list_rule FOR INSERT
             WITH CHECK (host_id IN (SELECT h.host_id FROM mdq.host h WHERE h.publisher_role = session_user));
         ALTER TABLE mdq.identity ENABLE ROW LEVEL SECURITY;
-        CREATE POLICY readers ON mdq.identity FOR SELECT USING (true);
+        CREATE POLICY readers ON mdq.identity FOR SELECT
+            USING (has_table_privilege(session_user, 'mdq.entry', 'SELECT') OR domain IN (SELECT h.domain FROM mdq.host h WHERE h.publisher_role = session_user));
         CREATE POLICY publisher ON mdq.identity FOR ALL
             USING (domain IN (SELECT h.domain FROM mdq.host h WHERE h.publisher_role = session_user))
             WITH CHECK (domain IN (SELECT h.domain FROM mdq.host h WHERE h.publisher_role = session_user));

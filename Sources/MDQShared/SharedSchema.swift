@@ -226,9 +226,10 @@ extension SharedSchema {
         /// Read every table too, and search for whichever user it names:
         /// hosts that trust each other's system index, administrators.
         case trusted
-        /// Publish one host: register it (as this role's), write its
-        /// partitions, its row's state, its classes and its users, and
-        /// reload it; read like a trusted role. Nothing of another host.
+        /// Publish one host: register it (as this role's), read and write
+        /// its partitions, its row's state, its classes and its users, and
+        /// reload it; search as itself. Nothing of another host: a
+        /// publishing machine's root reads no more than its own rows.
         case publish
     }
 
@@ -245,13 +246,15 @@ extension SharedSchema {
                 GRANT SELECT ON mdq.meta, mdq.host TO \(quoted);
                 GRANT EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) TO \(quoted)
                 """)
-            if access != .search {
+            if access == .trusted {
                 _ = try connection.execute("GRANT SELECT ON ALL TABLES IN SCHEMA mdq TO \(quoted)")
             }
             if access == .publish {
+                // Row-level security shows it its own host's rows alone.
                 _ = try connection.execute(
                     """
-                    GRANT INSERT ON mdq.access_class, mdq.list_rule TO \(quoted);
+                    GRANT SELECT, INSERT ON mdq.access_class, mdq.list_rule TO \(quoted);
+                    GRANT SELECT ON mdq.identity TO \(quoted);
                     GRANT INSERT, UPDATE, DELETE ON mdq.identity TO \(quoted);
                     GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,
                                   publisher_version, purged_seq) ON mdq.host TO \(quoted);

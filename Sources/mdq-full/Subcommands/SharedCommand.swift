@@ -154,11 +154,13 @@ struct SharedCommand: ParsableCommand {
         @Flag(help: "Also read every table, and search as any user named.")
         var trusted = false
 
-        @Flag(help: "Publish one host (the first it registers), and read as --trusted; nothing of other hosts.")
+        @Flag(help: "Publish one host (the first it registers), and search as itself; nothing of other hosts.")
         var publish = false
 
         func validate() throws {
-            guard !(trusted && publish) else { throw ValidationError("--publish includes --trusted: give one") }
+            guard !(trusted && publish) else {
+                throw ValidationError("--trusted and --publish are two roles' rights: grant them to different roles")
+            }
         }
 
         func run() throws {
@@ -172,7 +174,8 @@ struct SharedCommand: ParsableCommand {
                     case .trusted: StandardOutput.print("\(role) may read the shared index and search it as any user")
                     case .publish:
                         StandardOutput.print(
-                            "\(role) may publish one host into the shared index (the one it registers), and read it")
+                            "\(role) may publish one host into the shared index (the one it registers), and search it "
+                                + "as the user \(role)")
                     }
                 }
             }

@@ -322,6 +322,16 @@ struct SharedSearchFunctionTests {
         ] {
             #expect(throws: SharedIndexError.self, "\(statement)") { try alpha.execute(statement) }
         }
+        // It reads its own host's rows, no other's.
+        for table in ["mdq.entry", "mdq.folder", "mdq.entry_\(beta)", "mdq.folder_\(beta)"] {
+            #expect(throws: SharedIndexError.self, "\(table)") { try alpha.execute("SELECT count(*) FROM \(table)") }
+        }
+        for (table, key) in [("access_class", "host_id"), ("list_rule", "host_id")] {
+            #expect(
+                try alpha.execute("SELECT count(*) AS n FROM mdq.\(table) WHERE \(key) = \(beta)").first("n") == "0")
+        }
+        #expect(try alpha.execute("SELECT count(*) AS n FROM mdq.identity WHERE domain = 'beta'").first("n") == "0")
+        #expect(try alpha.execute("SELECT count(*) AS n FROM mdq.identity WHERE domain = 'alpha'").first("n") != "0")
         // What row-level security leaves out is not an error: nothing.
         _ = try alpha.execute("UPDATE mdq.host SET last_seq = 0, state = 'offline' WHERE name = 'beta'")
         _ = try alpha.execute("DELETE FROM mdq.identity WHERE domain = 'beta'")
