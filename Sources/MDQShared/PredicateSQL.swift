@@ -26,6 +26,15 @@ package struct PredicateSQL {
     /// run of a name, an extension, a type, a size or a date), so it does
     /// not read every row.
     package var narrows: Bool
+    /// When it does not narrow: the test that leaves the most rows (the
+    /// first such, in the order written), for a caret under it.
+    package var unnarrowed: Culprit?
+
+    /// A comparison as written: its attribute and its text value.
+    package struct Culprit: Equatable, Sendable {
+        package var attribute: String
+        package var literal: [UInt8]?
+    }
 
     /// An attribute the shared index does not hold: the predicate cannot be
     /// answered across hosts.
@@ -40,6 +49,7 @@ package struct PredicateSQL {
         condition = part.condition
         exact = part.exact
         narrows = part.narrows
+        unnarrowed = part.narrows ? nil : part.culprit
     }
 }
 
@@ -141,6 +151,8 @@ private struct Part {
     var condition: SQLCondition
     var exact: Bool
     var narrows: Bool
+    /// The comparison to blame when it does not narrow.
+    var culprit: PredicateSQL.Culprit? = nil
 
     static let anything = Part(condition: .constant(true), exact: false, narrows: false)
 
@@ -160,22 +172,33 @@ private struct Translator {
             let kept = parts.filter { !$0.isTrue }
             return Part(
                 condition: kept.isEmpty ? .constant(true) : .and(kept.map(\.condition)),
-                exact: parts.allSatisfy(\.exact), narrows: parts.contains(where: \.narrows))
+                exact: parts.allSatisfy(\.exact), narrows: parts.contains(where: \.narrows),
+                culprit: parts.lazy.compactMap(\.culprit).first)
         case .or(let nodes):
             var parts: [Part] = []
             for node in nodes { parts.append(try translate(node)) }
+            let culprit = parts.first { !$0.narrows && $0.culprit != nil }?.culprit
             if parts.contains(where: \.isTrue) {
-                return Part(condition: .constant(true), exact: parts.allSatisfy(\.exact), narrows: false)
+                return Part(
+                    condition: .constant(true), exact: parts.allSatisfy(\.exact), narrows: false, culprit: culprit)
             }
             return Part(
                 condition: .or(parts.map(\.condition)), exact: parts.allSatisfy(\.exact),
-                narrows: !parts.isEmpty && parts.allSatisfy(\.narrows))
+                narrows: !parts.isEmpty && parts.allSatisfy(\.narrows), culprit: culprit)
         case .not(let inner):
             let part = try translate(inner)
-            guard part.exact else { return .anything }
-            return Part(condition: .not(part.condition), exact: true, narrows: false)
+            guard part.exact else {
+                var anything = Part.anything
+                anything.culprit = part.culprit
+                return anything
+            }
+            return Part(condition: .not(part.condition), exact: true, narrows: false, culprit: part.culprit)
         case .comparison(let comparison):
-            return try translate(comparison)
+            var part = try translate(comparison)
+            var literal: [UInt8]?
+            if case .string(let text) = comparison.value { literal = text }
+            part.culprit = PredicateSQL.Culprit(attribute: comparison.attribute.rawValue, literal: literal)
+            return part
         }
     }
 

@@ -105,8 +105,9 @@ package final class SharedReader {
         /// An attribute hosts do not publish.
         case unpublished(String)
         /// Nothing in the predicate narrows the search (every row would
-        /// be read), and neither a limit nor a budget bounds it.
-        case unbounded
+        /// be read), and neither a limit nor a budget bounds it; the test
+        /// to blame, when there is one.
+        case unbounded(PredicateSQL.Culprit?)
         case unknownHost(String)
     }
 
@@ -130,7 +131,7 @@ package final class SharedReader {
         }
         let scoped = !search.scopes.isEmpty && search.scopes.allSatisfy { $0.path != Array("/".utf8) }
         guard translated.narrows || scoped || search.limit != nil || search.budget != nil else {
-            throw Refusal.unbounded
+            throw Refusal.unbounded(translated.unnarrowed)
         }
         let all = try hosts()
         var chosen = all

@@ -16,7 +16,11 @@ enum SharedIndexSettings {
 
     /// Runs a call on the shared index, saying why it refuses the search
     /// (as `MetadataError`s with the status a local search would have).
-    static func explaining<T>(_ predicate: MetadataPredicate, budget: Double?, _ body: () throws -> T) throws -> T {
+    /// - Parameter source: the query as typed, for a caret under the part
+    ///   a refusal is about.
+    static func explaining<T>(
+        _ predicate: MetadataPredicate, source: [UInt8]? = nil, budget: Double?, _ body: () throws -> T
+    ) throws -> T {
         do {
             return try body()
         } catch let refusal as SharedReader.Refusal {
@@ -24,12 +28,28 @@ enum SharedIndexSettings {
             case .unpublished(let attribute):
                 throw MetadataError.invalidArgument(
                     "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates "
-                        + "and types): search it on its own host")
-            case .unbounded:
-                throw MetadataError.invalidArgument(
+                        + "and types): search it on its own host"
+                ).pointing(at: [Array(attribute.utf8)], in: source)
+            case .unbounded(let culprit):
+                var error = MetadataError.invalidArgument(
                     "the shared index cannot narrow \"\(predicate)\": nothing in it is a run of three characters of "
                         + "a name, an extension, a type, a size or a date, so every entry of every host would be "
                         + "read; add --limit N or --budget SECONDS, or a narrower test")
+                if let culprit {
+                    // The value as typed (a glob's stars may be the
+                    // command's own), else the attribute's name.
+                    var candidates: [[UInt8]] = []
+                    if let literal = culprit.literal {
+                        candidates.append(literal)
+                        let trimmed = Array(
+                            literal.drop { $0 == UInt8(ascii: "*") }.reversed().drop { $0 == UInt8(ascii: "*") }
+                                .reversed())
+                        if !trimmed.isEmpty { candidates.append(trimmed) }
+                    }
+                    candidates.append(Array(culprit.attribute.utf8))
+                    error = error.pointing(at: candidates, in: source)
+                }
+                throw error
             case .unknownHost(let name):
                 throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
             }
@@ -61,6 +81,8 @@ struct SharedSearchSession {
     let scope: ScopeOptions
     let output: OutputOptions
     var budget: Double?
+    /// The query as typed, for carets.
+    var source: [UInt8]?
 
     /// One result: its host (nil for this host), the item, and whether its
     /// host is not live.
@@ -135,7 +157,9 @@ struct SharedSearchSession {
         if counting {
             var total = 0
             if !(search.hosts?.isEmpty ?? false) {
-                total += try SharedIndexSettings.explaining(predicate, budget: budget) { try reader.count(search) }
+                total += try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
+                    try reader.count(search)
+                }
             }
             total += try ownAnswer().count
             StandardOutput.print(String(output.limit.map { min($0, total) } ?? total))
@@ -144,7 +168,7 @@ struct SharedSearchSession {
         var results: [Result] = []
         var serial: UInt64 = 1 << 40
         if !(search.hosts?.isEmpty ?? false) {
-            try SharedIndexSettings.explaining(predicate, budget: budget) {
+            try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
                 try reader.search(search) { entry in
                     serial += 1
                     results.append(
@@ -242,6 +266,8 @@ struct SharedLiveSession {
     let scope: ScopeOptions
     let output: OutputOptions
     var budget: Double?
+    /// The query as typed, for carets.
+    var source: [UInt8]?
 
     func run() throws -> Never {
         guard !output.json, output.sort.isEmpty, output.group == nil, output.limit == nil else {
@@ -272,7 +298,7 @@ struct SharedLiveSession {
             }
         }
         var out: [UInt8] = []
-        let first = try SharedIndexSettings.explaining(predicate, budget: budget) { try live.gather() }
+        let first = try SharedIndexSettings.explaining(predicate, source: source, budget: budget) { try live.gather() }
         if output.count {
             out += Array("\(first.count)\n".utf8)
         } else {
@@ -284,7 +310,7 @@ struct SharedLiveSession {
         while true {
             guard
                 let update = try SharedIndexSettings.explaining(
-                    predicate, budget: budget, { try live.next(timeout: interval) })
+                    predicate, source: source, budget: budget, { try live.next(timeout: interval) })
             else { continue }
             for problem in update.problems { Diagnostics.warn(problem) }
             if output.count {
@@ -298,5 +324,25 @@ struct SharedLiveSession {
             }
             StandardOutput.flush(&out)
         }
+    }
+}
+
+extension MetadataError {
+    /// This error with a caret under the first of `candidates` found in
+    /// `source` (the query as typed); unchanged when none is.
+    func pointing(at candidates: [[UInt8]], in source: [UInt8]?) -> MetadataError {
+        guard let source else { return self }
+        for candidate in candidates where !candidate.isEmpty && candidate.count <= source.count {
+            guard
+                let offset = (0...(source.count - candidate.count)).first(where: {
+                    source[$0..<($0 + candidate.count)].elementsEqual(candidate)
+                })
+            else { continue }
+            var error = self
+            error.offset = offset
+            error.source = source
+            return error
+        }
+        return self
     }
 }

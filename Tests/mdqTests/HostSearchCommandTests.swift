@@ -71,9 +71,19 @@ struct HostSearchCommandTests {
         let unbounded = try mdq(["--host", "alpha", "*"])
         #expect(unbounded.status == 2)
         #expect(unbounded.stderrText.contains("the shared index cannot narrow"), "\(unbounded.stderrText)")
-        let unpublished = try mdq(["--host", "alpha", "kMDItemLastUsedDate > $time.today(-1)"])
+        #expect(unbounded.stderrText.hasSuffix("\n  *\n  ^\n"), "a caret under the test: \(unbounded.stderrText)")
+        let composite = try mdq(["--host", "alpha", "kMDItemKind == 'PDF' || kMDItemFSName == 'ab*'"])
+        #expect(composite.status == 2)
+        #expect(
+            composite.stderrText.hasSuffix(
+                "\n  kMDItemKind == 'PDF' || kMDItemFSName == 'ab*'\n                  ^\n"), "\(composite.stderrText)")
+        let unpublished = try mdq(["--host", "alpha", "kMDItemFSSize > 1 && kMDItemLastUsedDate > $time.today(-1)"])
         #expect(unpublished.status == 2)
         #expect(unpublished.stderrText.contains("kMDItemLastUsedDate is not published"), "\(unpublished.stderrText)")
+        #expect(
+            unpublished.stderrText.hasSuffix(
+                "\n  kMDItemFSSize > 1 && kMDItemLastUsedDate > $time.today(-1)\n                       ^\n"),
+            "\(unpublished.stderrText)")
         let unknown = try mdq(["--host", "nope", "photo"])
         #expect(unknown.status == 2)
         #expect(unknown.stderrText.contains("no host nope in the shared index"), "\(unknown.stderrText)")

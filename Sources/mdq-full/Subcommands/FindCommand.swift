@@ -126,11 +126,15 @@ struct FindCommand: ParsableCommand {
                         + "--container")
             }
             if output.live {
-                try SharedLiveSession(predicate: predicate, scope: scope, output: output, budget: self.query.budget)
-                    .run()
+                try SharedLiveSession(
+                    predicate: predicate, scope: scope, output: output, budget: self.query.budget,
+                    source: typed?.text ?? words
+                ).run()
             }
-            try SharedSearchSession(predicate: predicate, scope: scope, output: output, budget: self.query.budget)
-                .run()
+            try SharedSearchSession(
+                predicate: predicate, scope: scope, output: output, budget: self.query.budget,
+                source: typed?.text ?? words
+            ).run()
             return
         }
         let resolved = try scope.resolve(folders: folders, raw: raw)
