@@ -357,8 +357,17 @@ package struct DaemonStatus {
     package var maxQueuedEvents: Int?
     package var rescans = 0
     package var foldedRescans = 0
+    /// The system index's publisher into the shared index, when it has one
+    /// (its last error for root alone).
+    package var publishing: PublicationStatus?
 
     init(_ value: JSONValue) {
+        publishing = value["publishing"].map {
+            PublicationStatus(
+                hostName: $0["host"]?.string ?? "?", state: $0["state"]?.string ?? "?",
+                sequence: $0["sequence"]?.integer ?? 0, rowsSent: Int($0["rowsSent"]?.integer ?? 0),
+                reloads: Int($0["reloads"]?.integer ?? 0), lastError: $0["error"]?.string)
+        }
         maxUserMarks = value["maxUserMarks"]?.integer.map { Int($0) }
         maxQueuedEvents = value["maxQueuedEvents"]?.integer.map { Int($0) }
         rescans = Int(value["rescans"]?.integer ?? 0)

@@ -56,6 +56,9 @@ public final class IndexDaemon: Sendable {
     let scopeMounts = Locked<[FilePath: String]>([:])
     /// What one user may spend of this daemon.
     let limits: ServiceLimits
+    /// How the publisher into the shared index across hosts is doing,
+    /// read at each `status`; nil when this index does not publish.
+    package let publication = Locked<(@Sendable () -> PublicationStatus)?>(nil)
 
     /// Whether `mount` (a `/proc/self/mountinfo` id) is the mount the
     /// system index indexes the folder at `path` through: that of the
@@ -809,6 +812,30 @@ public final class IndexDaemon: Sendable {
     /// What `mdq daemon status` shows. A user of the system index (a
     /// `viewer`) is shown no count of entries and no problem (which name
     /// folders that user may not see): how it runs and what it covers.
+    /// `"publishing":{…}` when this index publishes (its last error for
+    /// root alone: it may name the database).
+    private func writePublication(to out: inout JSONWriter, withError: Bool) {
+        guard let read = publication.withLock({ $0 }) else { return }
+        let now = read()
+        out.field("publishing")
+        out.raw("{")
+        out.key("host")
+        out.string(now.hostName)
+        out.field("state")
+        out.string(now.state)
+        out.field("sequence")
+        out.integer(now.sequence)
+        out.field("rowsSent")
+        out.integer(now.rowsSent)
+        out.field("reloads")
+        out.integer(now.reloads)
+        if withError, let error = now.lastError {
+            out.field("error")
+            out.string(error)
+        }
+        out.raw("}")
+    }
+
     func status(into out: inout JSONWriter, for viewer: Viewer? = nil) {
         if viewer != nil {
             out.key("pid")
@@ -824,6 +851,7 @@ public final class IndexDaemon: Sendable {
             out.field("scopes")
             DaemonProtocol.write(scopeList, namesOnly: [], to: &out)
             writeFilesystems(to: &out)
+            writePublication(to: &out, withError: false)
             return
         }
         let (scopes, written, queries, cancelled, served) = state.withLock { s in
@@ -924,6 +952,7 @@ public final class IndexDaemon: Sendable {
                 out.field("maxQueuedEvents")
                 out.integer(queued)
             }
+            writePublication(to: &out, withError: true)
         }
         out.field("problems")
         out.raw("[")
@@ -969,5 +998,27 @@ public final class IndexDaemon: Sendable {
 
     static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// What a system index's publisher says of itself in `status`.
+package struct PublicationStatus: Sendable {
+    package var hostName: String
+    package var state: String
+    /// The host's sequence after the last batch.
+    package var sequence: Int64
+    package var rowsSent: Int
+    package var reloads: Int
+    package var lastError: String?
+
+    package init(
+        hostName: String, state: String, sequence: Int64, rowsSent: Int, reloads: Int, lastError: String?
+    ) {
+        self.hostName = hostName
+        self.state = state
+        self.sequence = sequence
+        self.rowsSent = rowsSent
+        self.reloads = reloads
+        self.lastError = lastError
     }
 }

@@ -126,6 +126,14 @@ struct SimulatedHostsTests {
             waitUntil(timeout: 60) { (try? reader.hosts().filter { $0.state == "live" }.count) == 2 },
             "alpha: \(alpha.log)\nbeta: \(beta.log)")
 
+        // Its status says what it publishes, and how far it got.
+        let status = try alpha.run([Self.full, "system", "status"])
+        #expect(
+            status.stdoutText.contains("publishing to the shared index as alpha: live (batch "),
+            "\(status.stdoutText)\(status.stderrText)")
+        let asUser = try alpha.run([Self.full, "system", "status"], asUser: true)
+        #expect(asUser.stdoutText.contains("publishing to the shared index as alpha: live"), "\(asUser.stdoutText)")
+
         // A user on beta: alpha's entries from the shared index (as
         // alpha:/path, without what alpha's kernel would hide from them),
         // beta's own from beta's system index.

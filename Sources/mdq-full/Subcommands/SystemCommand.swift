@@ -188,6 +188,15 @@ struct SystemCommand: ParsableCommand {
                 Diagnostics.log(
                     "publishing to the shared index as \(publisher.configuration.hostName) "
                         + "(machine \(publisher.configuration.machineID))")
+                daemon.publication.withLock {
+                    $0 = { [publisher] in
+                        let status = publisher.status.withLock { $0 }
+                        return PublicationStatus(
+                            hostName: publisher.configuration.hostName, state: status.state,
+                            sequence: status.sequence, rowsSent: status.rowsSent, reloads: status.reloads,
+                            lastError: status.lastError)
+                    }
+                }
                 publisher.start()
             }
             // Listening, fanotify started: from now on only marking
@@ -308,6 +317,13 @@ struct SystemCommand: ParsableCommand {
             if let names = status.scopes.first?.scope.rules.prunedFolderNames, !names.isEmpty {
                 let shown = names.map { String(decoding: $0, as: UTF8.self) }.sorted().joined(separator: " ")
                 lines.append("pruned folder names (contents not indexed): \(shown)")
+            }
+            if let publishing = status.publishing {
+                lines.append(
+                    "publishing to the shared index as \(publishing.hostName): \(publishing.state) (batch "
+                        + "\(publishing.sequence), \(publishing.rowsSent) rows sent since the start, "
+                        + "\(publishing.reloads) full publish\(publishing.reloads == 1 ? "" : "es"))")
+                if let error = publishing.lastError { lines.append("  last error: \(error)") }
             }
             for filesystem in status.filesystems {
                 lines.append(
