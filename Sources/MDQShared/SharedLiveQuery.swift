@@ -46,11 +46,15 @@ package final class SharedLiveQuery {
     /// Hosts searched again whole since the gather (reloads, purged
     /// tombstones): for tests.
     package private(set) var searchedAgain = 0
+    /// When the hosts were last read.
+    private var lastRead = ContinuousClock.now
+    /// The longest time between two reads of the hosts, in seconds.
+    static let hostsInterval: Int64 = 1
     /// The results now.
     package private(set) var results: [Key: SharedEntry] = [:]
     /// Per host, the (sequence, generation) its results stand for, and
     /// whether it was offline when last read.
-    private var cursors: [Int: (sequence: Int64, generation: Int64, offline: Bool)] = [:]
+    private var cursors: [Int: (sequence: Int64, generation: Int64, identities: Int64, offline: Bool)] = [:]
 
     package init(reader: SharedReader, search: SharedReader.Search) throws(SharedIndexError) {
         self.reader = reader
@@ -85,18 +89,43 @@ package final class SharedLiveQuery {
 
     /// Results of `host` now stand for its state in that row.
     private func note(_ host: SharedHost) {
-        cursors[host.id] = (host.sequence, host.generation, host.state == "offline")
+        cursors[host.id] = (host.sequence, host.generation, host.identitySequence, host.state == "offline")
     }
 
     /// Waits up to `timeout` seconds for hosts to publish, then returns
     /// what changed in the results (nil when nothing did).
-    package func next(timeout: Double) throws -> Update? {
-        var descriptor = pollfd(fd: reader.connection.socket, events: Int16(POLLIN), revents: 0)
-        _ = poll(&descriptor, 1, Int32(max(0, timeout) * 1000))
+    ///
+    /// - Parameter interrupt: a descriptor whose becoming readable ends
+    ///   the wait early (the caller drains it); then the hosts are read
+    ///   only if a notification came too, or a second passed.
+    package func next(timeout: Double, interrupt: Int32? = nil) throws -> Update? {
+        var descriptors = [pollfd(fd: reader.connection.socket, events: Int16(POLLIN), revents: 0)]
+        if let interrupt { descriptors.append(pollfd(fd: interrupt, events: Int16(POLLIN), revents: 0)) }
+        _ = poll(&descriptors, nfds_t(descriptors.count), Int32(max(0, timeout) * 1000))
+        let notified = descriptors[0].revents != 0
+        if !notified, descriptors.count > 1, descriptors[1].revents != 0,
+            ContinuousClock.now - lastRead < .seconds(Self.hostsInterval)
+        {
+            return nil
+        }
+        lastRead = .now
         _ = try reader.connection.notifications()
         var update = Update()
-        for host in try reader.hosts() where cursors[host.id] != nil {
-            let cursor = cursors[host.id]!
+        let hosts = try reader.hosts()
+        // Hosts gone from the shared index: their results go.
+        for id in cursors.keys where !hosts.contains(where: { $0.id == id }) {
+            forget(id, into: &update)
+        }
+        for host in hosts {
+            guard let cursor = cursors[host.id] else {
+                // A host registered since, that this query covers.
+                if search.hosts?.contains(host.name) ?? true, !search.excludedHosts.contains(host.name),
+                    search.scopes.isEmpty || search.scopes.contains(where: { $0.host == host.name })
+                {
+                    try searchAgain(host, into: &update)
+                }
+                continue
+            }
             let offline = host.state == "offline"
             if offline != cursor.offline {
                 update.problems.append(
@@ -105,7 +134,10 @@ package final class SharedLiveQuery {
                         : "\(host.name) is back")
             }
             cursors[host.id]!.offline = offline
-            guard host.sequence != cursor.sequence || host.generation != cursor.generation else { continue }
+            guard
+                host.sequence != cursor.sequence || host.generation != cursor.generation
+                    || host.identitySequence != cursor.identities
+            else { continue }
             try refresh(host, into: &update)
         }
         return update.isEmpty ? nil : update
@@ -114,7 +146,9 @@ package final class SharedLiveQuery {
     /// Reads what changed on `host` since its cursor and applies it.
     private func refresh(_ host: SharedHost, into update: inout Update) throws {
         guard let cursor = cursors[host.id] else { return }
-        switch try reader.changes(search, host: host.id, since: cursor.sequence, generation: cursor.generation) {
+        switch try reader.changes(
+            search, host: host.id, since: cursor.sequence, generation: cursor.generation, identities: cursor.identities)
+        {
         case .since(let now, let rows):
             for (entry, gone) in rows {
                 let key = Key(host: entry.hostID, identity: entry.identity)
@@ -128,12 +162,17 @@ package final class SharedLiveQuery {
         case .searchAgain:
             try searchAgain(host, into: &update)
         case .forgotten:
-            for (key, entry) in results where key.host == host.id {
-                update.removed.append(entry)
-                results[key] = nil
-            }
-            cursors[host.id] = nil
+            forget(host.id, into: &update)
         }
+    }
+
+    /// A host no longer in the shared index: its results go.
+    private func forget(_ id: Int, into update: inout Update) {
+        for (key, entry) in results where key.host == id {
+            update.removed.append(entry)
+            results[key] = nil
+        }
+        cursors[id] = nil
     }
 
     /// Searches `host` again whole and compares by entry id.

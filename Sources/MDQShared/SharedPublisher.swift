@@ -184,7 +184,8 @@ private struct PublishingSession {
         // The host, registered on first contact; a name another machine
         // holds is refused (a clone, or a name given twice).
         var host = try connection.execute(
-            "SELECT host_id, machine_id, last_seq, clock FROM mdq.host WHERE name = $1", [configuration.hostName])
+            "SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me FROM mdq.host WHERE name = $1",
+            [configuration.hostName])
         if host.rows.isEmpty {
             do {
                 _ = try connection.execute(
@@ -203,10 +204,20 @@ private struct PublishingSession {
                 }
             }
             host = try connection.execute(
-                "SELECT host_id, machine_id, last_seq, clock FROM mdq.host WHERE name = $1", [configuration.hostName])
+                "SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me FROM mdq.host WHERE name = $1",
+                [configuration.hostName])
         }
         guard let id = host.first("host_id").flatMap(Int.init), let machine = host.first("machine_id") else {
             throw SharedIndexError("the host \(configuration.hostName) could not be registered")
+        }
+        // A host a publishing role registered is that role's alone: this
+        // session must be it (a role that registered a name first cannot
+        // have another machine's index written into its partitions).
+        if let role = host.first("publisher_role"), role != host.first("me") {
+            throw SharedIndexError(
+                "the host name \(configuration.hostName) is published by the database role \(role), not by "
+                    + "\(host.first("me") ?? "this one"): connect as \(role), or give this host another name "
+                    + "(--host-name)")
         }
         guard machine == configuration.machineID else {
             throw SharedIndexError(
@@ -523,21 +534,33 @@ private struct PublishingSession {
             groups.append(PostgresArray.numbers(user.groups))
         }
         guard !names.isEmpty else { return }
-        _ = try connection.execute(
+        // Rows that did not change are not written; when some did, or
+        // went, the host's identity sequence moves, so live queries judge
+        // their results again.
+        let written = try connection.execute(
             """
-            INSERT INTO mdq.identity (domain, user_name, uid, gids)
-            SELECT $1, u.name, u.uid, u.gids::bigint[]
-            FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u(name, uid, gids)
-            ON CONFLICT (domain, user_name) DO UPDATE SET uid = EXCLUDED.uid, gids = EXCLUDED.gids
+            WITH written AS (
+                INSERT INTO mdq.identity (domain, user_name, uid, gids)
+                SELECT $1, u.name, u.uid, u.gids::bigint[]
+                FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u(name, uid, gids)
+                ON CONFLICT (domain, user_name) DO UPDATE SET uid = EXCLUDED.uid, gids = EXCLUDED.gids
+                WHERE (mdq.identity.uid, mdq.identity.gids) IS DISTINCT FROM (EXCLUDED.uid, EXCLUDED.gids)
+                RETURNING 1
+            ), removed AS (
+                -- A user this host no longer has is a stranger on it.
+                DELETE FROM mdq.identity WHERE domain = $1 AND user_name <> ALL($2::text[]) RETURNING 1
+            )
+            SELECT (SELECT count(*) FROM written) + (SELECT count(*) FROM removed) AS changed
             """,
             [
                 configuration.domain, PostgresArray.strings(names), PostgresArray.numbers(uids),
                 PostgresArray.strings(groups),
             ])
-        // A user this host no longer has is a stranger on it.
-        _ = try connection.execute(
-            "DELETE FROM mdq.identity WHERE domain = $1 AND user_name <> ALL($2::text[])",
-            [configuration.domain, PostgresArray.strings(names)])
+        if written.first("changed") != "0" {
+            _ = try connection.execute(
+                "UPDATE mdq.host SET identity_seq = identity_seq + 1 WHERE host_id = $1", [String(hostID)])
+            _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):identities"])
+        }
     }
 }
 

@@ -23,6 +23,9 @@ package struct SharedHost: Sendable, Equatable {
     /// cursor is below it cannot learn what was removed since, and
     /// searches the host again.
     package var purgedSequence: Int64 = 0
+    /// Moved when the users of its identity domain changed: results
+    /// judged for a user are judged again.
+    package var identitySequence: Int64 = 0
 
     /// How long a publisher may be silent before its host is called offline
     /// (an idle publisher writes every 10 seconds).
@@ -68,7 +71,8 @@ package final class SharedReader {
             SELECT host_id, name, CASE WHEN state = 'live' AND last_contact < now() - make_interval(secs => $1::float8)
                                        THEN 'offline' ELSE replace(state, '-', ' ') END AS state,
                    entries, last_seq, generation, last_contact::text,
-                   extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain, purged_seq
+                   extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain, purged_seq,
+                   identity_seq
             FROM mdq.host ORDER BY name
             """, [String(SharedHost.silence)]
         ).rows.compactMap { row in
@@ -77,7 +81,8 @@ package final class SharedReader {
                 id: id, name: name, state: state, entries: row[3].flatMap(Int.init) ?? 0,
                 sequence: row[4].flatMap(Int64.init) ?? 0, generation: row[5].flatMap(Int64.init) ?? 0,
                 lastContact: row[6], secondsSinceContact: row[7].flatMap(Double.init), lastError: row[8],
-                domain: row[9] ?? "default", purgedSequence: row[10].flatMap(Int64.init) ?? 0)
+                domain: row[9] ?? "default", purgedSequence: row[10].flatMap(Int64.init) ?? 0,
+                identitySequence: row[11].flatMap(Int64.init) ?? 0)
         }
     }
 
@@ -86,6 +91,8 @@ package final class SharedReader {
         package var predicate: MetadataPredicate
         /// Host names; nil for every host.
         package var hosts: [String]?
+        /// Hosts left out (this host, answered by its system index).
+        package var excludedHosts: [String] = []
         /// Folders (`host`, absolute path) to search in; none for all.
         package var scopes: [(host: String, path: [UInt8])] = []
         /// The user whose view is searched; nil for every entry (the
@@ -143,6 +150,7 @@ package final class SharedReader {
             throw Refusal.unknownHost(scope.host)
         }
         if !search.scopes.isEmpty { chosen = chosen.filter { host in search.scopes.contains { $0.host == host.name } } }
+        chosen.removeAll { search.excludedHosts.contains($0.name) }
         guard !chosen.isEmpty else { return nil }
         return Prepared(
             hosts: PostgresArray.numbers(chosen.map(\.id)), scopes: Self.scopes(search.scopes, hosts: chosen),
@@ -229,8 +237,8 @@ package final class SharedReader {
         /// it is gone from the search's view (removed, or no longer
         /// listable by the user or in the scopes; then it has only its id).
         case since(SharedHost, [(entry: SharedEntry, gone: Bool)])
-        /// The host was reloaded (a new generation) or its tombstones
-        /// since the cursor were purged: search it again.
+        /// The host was reloaded (a new generation), its tombstones since
+        /// the cursor were purged, or its users changed: search it again.
         case searchAgain
         /// The host is no longer in the shared index.
         case forgotten
@@ -240,10 +248,13 @@ package final class SharedReader {
     /// snapshot with its row, as the search's user may see them; the
     /// predicate is left to the caller (each row is checked by mdq's own
     /// matcher).
-    package func changes(_ search: Search, host id: Int, since: Int64, generation: Int64) throws -> Changes {
+    package func changes(_ search: Search, host id: Int, since: Int64, generation: Int64, identities: Int64) throws
+        -> Changes
+    {
         try bounded(search) { () throws -> Changes in
             guard let host = try hosts().first(where: { $0.id == id }) else { return .forgotten }
-            guard host.generation == generation, since >= host.purgedSequence else { return .searchAgain }
+            guard host.generation == generation, since >= host.purgedSequence, host.identitySequence == identities
+            else { return .searchAgain }
             var found: [(entry: SharedEntry, gone: Bool)] = []
             guard host.sequence != since else { return .since(host, found) }
             _ = try connection.execute(
@@ -292,21 +303,19 @@ package final class SharedReader {
     }
 
     /// A row of `mdq.search` or `mdq.changes`; a gone row (`mdq.changes`)
-    /// has no path.
+    /// has its id alone (its kind, path and metadata are left empty).
     private static func entry(_ row: [String?], hosts: [Int: SharedHost], gone: Bool = false) -> SharedEntry? {
-        guard let hostID = row[0].flatMap(Int.init), let host = hosts[hostID],
-            let kind = row[5].flatMap(UInt8.init).flatMap(EntryKind.init(rawValue:))
-        else { return nil }
-        let folder = row[2].flatMap(bytea) ?? row[1].map { Array($0.utf8) }
-        let name = row[4].flatMap(bytea) ?? row[3].map { Array($0.utf8) }
-        guard let folder, let name else {
-            guard gone else { return nil }
+        guard let hostID = row[0].flatMap(Int.init), let host = hosts[hostID] else { return nil }
+        let identity = row[11].flatMap(Int64.init).map { UInt64(bitPattern: $0) } ?? 0
+        if gone {
             return SharedEntry(
-                host: host.name, hostID: hostID,
-                identity: row[11].flatMap(Int64.init).map { UInt64(bitPattern: $0) } ?? 0,
-                pathBytes: [], kind: kind, metadata: EntryMetadata(kind: kind, inode: 0), contentType: nil,
-                stale: host.isStale)
+                host: host.name, hostID: hostID, identity: identity, pathBytes: [], kind: .file,
+                metadata: EntryMetadata(kind: .file, inode: 0), contentType: nil, stale: host.isStale)
         }
+        guard let kind = row[5].flatMap(UInt8.init).flatMap(EntryKind.init(rawValue:)),
+            let folder = row[2].flatMap(bytea) ?? row[1].map({ Array($0.utf8) }),
+            let name = row[4].flatMap(bytea) ?? row[3].map({ Array($0.utf8) })
+        else { return nil }
         var path = folder
         if path.last != UInt8(ascii: "/") { path.append(UInt8(ascii: "/")) }
         path += name
@@ -319,8 +328,8 @@ package final class SharedReader {
         metadata.modificationTime = row[7].flatMap(Int64.init).map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
         metadata.birthTime = row[8].flatMap(Int64.init).map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
         return SharedEntry(
-            host: host.name, hostID: hostID, identity: row[11].flatMap(Int64.init).map { UInt64(bitPattern: $0) } ?? 0,
-            pathBytes: path, kind: kind, metadata: metadata, contentType: row[10], stale: host.isStale)
+            host: host.name, hostID: hostID, identity: identity, pathBytes: path, kind: kind, metadata: metadata,
+            contentType: row[10], stale: host.isStale)
     }
 
     /// `\x…` (bytea's text form) as bytes.

@@ -32,6 +32,9 @@ extension SharedSchema {
     static let version3 = #"""
         ALTER TABLE mdq.host ADD COLUMN purged_seq bigint NOT NULL DEFAULT 0;
         ALTER TABLE mdq.host ADD COLUMN publisher_role name;
+        -- Moved when the users of the host's identity domain change: a live
+        -- query judges its results again.
+        ALTER TABLE mdq.host ADD COLUMN identity_seq bigint NOT NULL DEFAULT 0;
 
         -- Whether the session may publish host `id`: the role that
         -- registered it, or one with the schema owner's rights.
@@ -60,6 +63,12 @@ extension SharedSchema {
                                          'USAGE');
             t text;
         BEGIN
+            -- A publishing role's host has a domain of its own: no other host
+            -- joins it, whoever adds that host.
+            IF EXISTS (SELECT 1 FROM mdq.host WHERE domain = identity_domain AND publisher_role IS NOT NULL) THEN
+                RAISE EXCEPTION 'mdq: the identity domain % is a publishing role''s host''s', identity_domain
+                    USING ERRCODE = '23505';
+            END IF;
             IF NOT owner THEN
                 IF EXISTS (SELECT 1 FROM mdq.host WHERE publisher_role = session_user) THEN
                     RAISE EXCEPTION 'mdq: % publishes a host already (%)', session_user,
@@ -307,7 +316,7 @@ extension SharedSchema {
             IF col IS NULL THEN
                 RAISE EXCEPTION 'mdq: no column %', left(c ->> 1, 100) USING ERRCODE = '22023';
             END IF;
-            RETURN CASE op
+            parts := ARRAY[CASE op
                 WHEN 'like' THEN format('(%s LIKE %L)', col, c ->> 2)
                 WHEN '=' THEN format('(%s = %L)', col, c ->> 2)
                 WHEN 'in' THEN format('(%s = ANY (%L::text[]))', col,
@@ -325,8 +334,12 @@ extension SharedSchema {
                 WHEN 'time-between' THEN format(
                     '(%s BETWEEN to_timestamp(%L::float8 / 1e6) AND to_timestamp(%L::float8 / 1e6))',
                     col, c ->> 2, c ->> 3)
-            END;
-            -- An unknown test: CASE gave NULL.
+            END];
+            -- An unknown test, or a value missing: nothing to run.
+            IF parts[1] IS NULL THEN
+                RAISE EXCEPTION 'mdq: not a condition: %', left(c::text, 200) USING ERRCODE = '22023';
+            END IF;
+            RETURN parts[1];
         END $$;
 
         -- The user a search is judged as: a caller that may read the
@@ -358,6 +371,9 @@ extension SharedSchema {
             END IF;
             FOR scope IN SELECT * FROM jsonb_array_elements(coalesce(scopes, '[]')) LOOP
                 path := scope ->> 1;
+                IF jsonb_typeof(scope -> 0) <> 'number' THEN
+                    RAISE EXCEPTION 'mdq: not a scope: %', left(scope::text, 200) USING ERRCODE = '22023';
+                END IF;
                 IF path IS NULL THEN
                     tests := tests || 'FALSE'::text;
                     CONTINUE;
@@ -425,7 +441,8 @@ extension SharedSchema {
         -- or whose folder did (a rename or a chmod changes every entry
         -- below), as a cursor named mdq_changes: each row as mdq.search
         -- gives it, and `gone` when it is removed, its folder is, or the
-        -- viewer may not list it or it left the scopes (then only its id).
+        -- viewer may not list it or it left the scopes (then only its id:
+        -- nothing of an entry the viewer may not see).
         CREATE FUNCTION mdq.changes(host smallint, since bigint, scopes jsonb DEFAULT '[]', viewer text DEFAULT NULL)
         RETURNS refcursor LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
@@ -434,8 +451,11 @@ extension SharedSchema {
             OPEN found NO SCROLL FOR EXECUTE format(
                 $q$SELECT e.host_id, CASE WHEN gone THEN NULL ELSE f.path END, CASE WHEN gone THEN NULL ELSE f.raw_path END,
                           CASE WHEN gone THEN NULL ELSE e.name END, CASE WHEN gone THEN NULL ELSE e.raw_name END,
-                          e.kind, e.size, (extract(epoch FROM e.mtime) * 1000000)::bigint,
-                          (extract(epoch FROM e.btime) * 1000000)::bigint, e.inode, e.content_type, e.entry_id, gone
+                          CASE WHEN gone THEN NULL ELSE e.kind END, CASE WHEN gone THEN NULL ELSE e.size END,
+                          CASE WHEN gone THEN NULL ELSE (extract(epoch FROM e.mtime) * 1000000)::bigint END,
+                          CASE WHEN gone THEN NULL ELSE (extract(epoch FROM e.btime) * 1000000)::bigint END,
+                          CASE WHEN gone THEN NULL ELSE e.inode END, CASE WHEN gone THEN NULL ELSE e.content_type END,
+                          e.entry_id, gone
                    FROM mdq.entry e LEFT JOIN mdq.folder f ON f.host_id = e.host_id AND f.folder_id = e.parent_id,
                         LATERAL (SELECT e.deleted_seq IS NOT NULL OR f.folder_id IS NULL OR f.deleted_seq IS NOT NULL
                                         OR NOT coalesce(%s, false) AS gone) g

@@ -240,10 +240,13 @@ extension SharedSchema {
     package static func grant(_ connection: PostgresConnection, role: String, access: Access) throws(SharedIndexError) {
         let quoted = try quotedRole(connection, role)
         try connection.transaction { () throws(SharedIndexError) in
+            // The hosts' state, not their machine ids.
             _ = try connection.execute(
                 """
                 GRANT USAGE ON SCHEMA mdq TO \(quoted);
-                GRANT SELECT ON mdq.meta, mdq.host TO \(quoted);
+                GRANT SELECT ON mdq.meta TO \(quoted);
+                GRANT SELECT (host_id, name, domain, generation, last_seq, state, entries, folders, last_error,
+                              registered, last_contact, purged_seq, identity_seq) ON mdq.host TO \(quoted);
                 GRANT EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) TO \(quoted)
                 """)
             if access == .trusted {
@@ -253,13 +256,23 @@ extension SharedSchema {
                 // Row-level security shows it its own host's rows alone.
                 _ = try connection.execute(
                     """
+                    GRANT SELECT ON mdq.host TO \(quoted);
                     GRANT SELECT, INSERT ON mdq.access_class, mdq.list_rule TO \(quoted);
                     GRANT SELECT ON mdq.identity TO \(quoted);
                     GRANT INSERT, UPDATE, DELETE ON mdq.identity TO \(quoted);
                     GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,
-                                  publisher_version, purged_seq) ON mdq.host TO \(quoted);
+                                  publisher_version, purged_seq, identity_seq) ON mdq.host TO \(quoted);
                     GRANT EXECUTE ON FUNCTION \(publishFunctions.joined(separator: ", ")) TO \(quoted)
                     """)
+                // Its host's partitions again (a revoke took them).
+                for row in try connection.execute(
+                    "SELECT host_id FROM mdq.host WHERE publisher_role = $1", [role]
+                ).rows {
+                    guard let id = row[0].flatMap(Int.init) else { continue }
+                    _ = try connection.execute(
+                        "GRANT SELECT, INSERT, UPDATE, DELETE ON mdq.entry_\(id), mdq.folder_\(id), mdq.content_\(id) "
+                            + "TO \(quoted)")
+                }
             }
         }
     }

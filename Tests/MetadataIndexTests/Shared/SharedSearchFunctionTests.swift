@@ -106,6 +106,9 @@ struct SharedSearchFunctionTests {
         let root = try temp.folder("tree").string
         close(open(root + "/quote'; DROP TABLE mdq.host; --.txt", O_WRONLY | O_CREAT, 0o644))
         close(open(root + "/plain.txt", O_WRONLY | O_CREAT, 0o644))
+        // A folder "searcher" (a stranger to the host) may not list.
+        mkdir(root + "/closed", 0o700)
+        close(open(root + "/closed/hidden-ledger.xlsx", O_WRONLY | O_CREAT, 0o644))
         let tree = try IndexedTree(root)
         defer { tree.close() }
         let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
@@ -125,12 +128,28 @@ struct SharedSearchFunctionTests {
         #expect(throws: SharedIndexError.self) { try own.execute("SELECT mdq.denied_classes('root', '{1}')") }
         for condition in [
             #"["like","fold; DROP TABLE mdq.host","%a%"]"#, #"["drop","fold","x"]"#, #"{"like":"fold"}"#,
-            #"["number>","size","1; DROP TABLE mdq.host"]"#,
+            #"["number>","size","1; DROP TABLE mdq.host"]"#, #"["and",["bogus","fold","x"],["=","fold","y"]]"#,
+            #"["or",["not",["bogus"]],["=","fold","y"]]"#,
         ] {
             #expect(throws: SharedIndexError.self, "\(condition)") {
                 try own.execute("SELECT mdq.count('{1}', $1::jsonb)", [condition])
             }
         }
+        #expect(throws: SharedIndexError.self, "a scope without a host") {
+            try own.execute(#"SELECT mdq.count('{1}', 'true'::jsonb, '[[null,"/"]]')"#)
+        }
+        // Changes since the start: what it may not see is gone, and says
+        // nothing of itself but its id.
+        _ = try own.execute("BEGIN")
+        _ = try own.execute("SELECT mdq.changes(1::smallint, 0, '[]', 'root')")
+        let changed = try own.execute("FETCH ALL FROM mdq_changes").rows
+        _ = try own.execute("COMMIT")
+        let gone = changed.filter { $0.last == "t" }
+        #expect(!gone.isEmpty, "the closed folder's file is gone for a stranger")
+        for row in gone {
+            #expect(row[1...10].allSatisfy { $0 == nil }, "a gone row carries its id alone: \(row)")
+        }
+        #expect(changed.filter { $0.last == "f" }.allSatisfy { $0[3] != "hidden-ledger.xlsx" })
         let quoted = try own.execute(
             "SELECT mdq.count('{1}', $1::jsonb) AS n", [SQLCondition.like(.fold, "%quote'; drop table%").json])
         #expect(quoted.first("n") == "1")
@@ -340,6 +359,103 @@ struct SharedSearchFunctionTests {
             try admin.execute("SELECT count(*) AS n FROM mdq.identity WHERE domain = 'beta'").first("n") == betaUsers)
         try expectPublished(1, "after host_alpha's attempts")
         #expect(try admin.execute("SELECT count(*) AS n FROM mdq.host").first("n") == "2")
+        // Its domain is its own: the owner adds no host into it.
+        #expect(throws: SharedIndexError.self) {
+            try admin.execute("SELECT mdq.add_host('delta', 'machine-delta', 'alpha')")
+        }
+        // A name a role registered first is that role's: the owner's
+        // publisher of a machine claiming it is refused, and writes nothing.
+        try cluster.createRole("host_gamma")
+        try SharedSchema.grant(admin, role: "host_gamma", access: .publish)
+        _ = try PostgresConnection(url: cluster.url(url, user: "host_gamma")).execute(
+            "SELECT mdq.add_host('gamma', 'machine-gamma')")
+        let claimant = SharedPublisher(
+            configuration: SharedPublisherTests.configuration(url, host: "gamma", machine: "machine-gamma"),
+            engine: trees[1].tree.engine)
+        claimant.start()
+        defer { claimant.stop() }
+        #expect(
+            waitUntil(timeout: 10) {
+                claimant.status.withLock { $0.lastError?.contains("published by the database role host_gamma") == true }
+            }, "\(claimant.status.withLock { $0 })")
+        #expect(
+            try admin.execute(
+                "SELECT count(*) AS n FROM mdq.entry WHERE host_id = (SELECT host_id FROM mdq.host WHERE name = 'gamma')"
+            ).first("n") == "0")
+        // Revoked, then granted again: it publishes again.
+        for case let publisher as SharedPublisher in kept { publisher.stop() }
+        try SharedSchema.revoke(admin, role: "host_alpha")
+        try SharedSchema.grant(admin, role: "host_alpha", access: .publish)
+        let again = SharedPublisher(
+            configuration: SharedPublisherTests.configuration(
+                cluster.url(url, user: "host_alpha"), host: "alpha", machine: "machine-alpha"),
+            engine: trees[0].tree.engine)
+        again.start()
+        defer { again.stop() }
+        trees[0].storm.run(operations: 40)
+        try expectPublished(0, "granted again")
+    }
+
+    /// A live query judges its results again when the users of a host
+    /// change (a user's number or groups, as the host's publisher writes
+    /// them), and takes in a host registered after it started.
+    @Test func aLiveQueryFollowsUsersAndNewHosts() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let root = try temp.folder("tree").string
+        mkdir(root + "/open", 0o755)
+        mkdir(root + "/closed", 0o700)
+        #expect(chown(root + "/closed", 41234, 41234) == 0)
+        close(open(root + "/open/a.txt", O_WRONLY | O_CREAT, 0o644))
+        close(open(root + "/closed/b.txt", O_WRONLY | O_CREAT, 0o644))
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let configuration = SharedPublisherTests.configuration(url)
+        var publisher = SharedPublisher(configuration: configuration, engine: tree.engine)
+        publisher.start()
+        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        // "keeper" owns the closed folder, for now (the publisher removes
+        // a name its host does not have when it next writes its users).
+        let admin = try PostgresConnection(url: url)
+        _ = try admin.execute("INSERT INTO mdq.identity VALUES ('alpha', 'keeper', 41234, '{41234}')")
+        var search = SharedReader.Search(predicate: try MetadataPredicate("kMDItemFSName LIKE '*.txt'"))
+        search.user = "keeper"
+        let live = try SharedLiveQuery(reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
+        func names() -> Set<String> {
+            Set(
+                live.results.values.map {
+                    String(decoding: $0.pathBytes.split(separator: UInt8(ascii: "/")).last!, as: UTF8.self)
+                })
+        }
+        _ = try live.gather()
+        #expect(names() == ["a.txt", "b.txt"])
+        // The publisher starts again and writes the host's users: keeper
+        // is gone, a stranger now.
+        publisher.stop()
+        publisher = SharedPublisher(configuration: configuration, engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        #expect(
+            try waitUntil(timeout: 20) {
+                _ = try live.next(timeout: 0.05)
+                return names() == ["a.txt"]
+            }, "\(names())")
+        // A second host, registered after the query started.
+        let other = try temp.folder("other").string
+        close(open(other + "/c.txt", O_WRONLY | O_CREAT, 0o644))
+        let second = try IndexedTree(other)
+        defer { second.close() }
+        let beta = SharedPublisher(
+            configuration: SharedPublisherTests.configuration(url, host: "beta", machine: "machine-beta"),
+            engine: second.engine)
+        beta.start()
+        defer { beta.stop() }
+        #expect(
+            try waitUntil(timeout: 20) {
+                _ = try live.next(timeout: 0.05)
+                return names() == ["a.txt", "c.txt"]
+            }, "\(names())")
     }
 
     /// Version 3 only adds: every column of version 2 is there with its
