@@ -10,9 +10,7 @@ import SystemPackage
 /// name there.
 enum SharedIndexSettings {
     /// This host's name in the shared index: `HOST_NAME`, else its host name.
-    static func ownHostName() -> String? {
-        (try? SystemConfiguration.read(from: nil).hostName) ?? ProcessEnvironment.shortHostName
-    }
+    static func ownHostName() -> String? { SystemConfiguration.sharedHostName }
 
     /// Runs a call on the shared index, saying why it refuses the search
     /// (as `MetadataError`s with the status a local search would have).
@@ -259,8 +257,9 @@ struct SharedSearchSession {
 }
 
 /// `mdq --live --host NAME QUERY`: the results across hosts, then `+`, `-`
-/// and `~` lines as the hosts publish (`SharedLiveQuery`); every host,
-/// this one included, as the shared index holds it.
+/// and `~` lines as the hosts publish (`SharedLiveQuery`); this host, when
+/// asked for and its system index runs, from its system index
+/// (`OwnHostFeed`: fresh to the millisecond), every line `NAME:/path`.
 struct SharedLiveSession {
     let predicate: MetadataPredicate
     let scope: ScopeOptions
@@ -282,6 +281,14 @@ struct SharedLiveSession {
         search.scopes = scope.remoteFolders
         search.user = LocalUsers.currentName ?? ""
         search.budget = budget
+        // This host, from its system index, unless only some of its
+        // folders are asked for (those come from the shared index).
+        let own = SharedIndexSettings.ownHostName().flatMap { name -> OwnHostFeed? in
+            guard scope.hostNames?.contains(name) ?? true, !scope.remoteFolders.contains(where: { $0.host == name })
+            else { return nil }
+            return OwnHostFeed(name: name, predicate: predicate, budget: budget, capacity: 1 << 20)
+        }
+        if let own { search.excludedHosts = [own.name] }
         let live: SharedLiveQuery
         do {
             live = try SharedLiveQuery(reader: reader, search: search)
@@ -289,38 +296,57 @@ struct SharedLiveSession {
             throw MetadataError.daemon("the shared index: \(error.message)")
         }
         let terminator: UInt8 = output.nullTerminated ? 0 : 0x0A
-        func line(_ prefix: String, _ entry: SharedEntry) -> [UInt8] {
-            Array(prefix.utf8) + Array(entry.host.utf8) + [UInt8(ascii: ":")] + entry.pathBytes + [terminator]
-        }
-        func ordered(_ entries: [SharedEntry]) -> [SharedEntry] {
-            entries.sorted { a, b in
-                a.host != b.host ? a.host < b.host : a.pathBytes.lexicographicallyPrecedes(b.pathBytes)
-            }
-        }
+        func path(_ entry: SharedEntry) -> [UInt8] { Array(entry.host.utf8) + [UInt8(ascii: ":")] + entry.pathBytes }
         var out: [UInt8] = []
+        func line(_ prefix: String, _ path: [UInt8]) { out += Array(prefix.utf8) + path + [terminator] }
+        func ordered(_ paths: [[UInt8]]) -> [[UInt8]] { paths.sorted { $0.lexicographicallyPrecedes($1) } }
+        /// This host's paths by id, as last printed (a removal names one).
+        var ownPaths: [UInt64: [UInt8]] = [:]
+        own?.waitForGathering(timeout: budget ?? 60)
         let first = try SharedIndexSettings.explaining(predicate, source: source, budget: budget) { try live.gather() }
+        _ = own?.drain()
+        for entry in own?.entries.values ?? [:].values { ownPaths[entry.entry] = entry.pathBytes }
         if output.count {
-            out += Array("\(first.count)\n".utf8)
+            out += Array("\(first.count + ownPaths.count)\n".utf8)
         } else {
-            for entry in ordered(first) { out += line("", entry) }
+            for path in ordered(first.map(path) + Array(ownPaths.values)) { line("", path) }
         }
         StandardOutput.flush(&out)
-        var lastCount = first.count
+        var lastCount = first.count + ownPaths.count
         let interval = max(0.05, output.interval ?? 1)
         while true {
-            guard
-                let update = try SharedIndexSettings.explaining(
-                    predicate, source: source, budget: budget, { try live.next(timeout: interval) })
-            else { continue }
-            for problem in update.problems { Diagnostics.warn(problem) }
+            let update = try SharedIndexSettings.explaining(
+                predicate, source: source, budget: budget,
+                { try live.next(timeout: interval, interrupt: own?.descriptor) })
+            for problem in update?.problems ?? [] { Diagnostics.warn(problem) }
+            var removed = (update?.removed ?? []).map(path)
+            var changed = (update?.changed ?? []).map(path)
+            var added = (update?.added ?? []).map(path)
+            if let own {
+                let changes = own.drain()
+                for id in changes.removed { if let gone = ownPaths.removeValue(forKey: id) { removed.append(gone) } }
+                for entry in changes.changed {
+                    ownPaths[entry.entry] = entry.pathBytes
+                    changed.append(entry.pathBytes)
+                }
+                for entry in changes.added {
+                    ownPaths[entry.entry] = entry.pathBytes
+                    added.append(entry.pathBytes)
+                }
+                if changes.problemsChanged {
+                    for problem in own.problems {
+                        Diagnostics.warn("\(own.name): \(problem.error(watching: 0).message)")
+                    }
+                }
+            }
             if output.count {
-                let count = live.results.count
+                let count = live.results.count + ownPaths.count
                 if count != lastCount { out += Array("\(count)\n".utf8) }
                 lastCount = count
             } else {
-                for entry in ordered(update.removed).reversed() { out += line("- ", entry) }
-                for entry in ordered(update.changed) { out += line("~ ", entry) }
-                for entry in ordered(update.added) { out += line("+ ", entry) }
+                for path in ordered(removed).reversed() { line("- ", path) }
+                for path in ordered(changed) { line("~ ", path) }
+                for path in ordered(added) { line("+ ", path) }
             }
             StandardOutput.flush(&out)
         }

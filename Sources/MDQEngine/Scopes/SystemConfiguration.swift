@@ -51,6 +51,12 @@ package struct SystemConfiguration: Sendable, Equatable {
     /// Where the file is looked for when none is named.
     static let defaultPath = FilePath("/etc/mdq/system.conf")
 
+    /// This host's name in the shared index: `HOST_NAME` in the system
+    /// index's configuration, else its host name.
+    package static var sharedHostName: String? {
+        (try? read(from: nil).hostName) ?? ProcessEnvironment.shortHostName
+    }
+
     /// The settings without a file: updatedb's default prunes, where
     /// removable and runtime filesystems are mounted, and snapshot folders.
     package static let standard = SystemConfiguration(

@@ -1,5 +1,6 @@
 import Foundation
 import MDQCore
+import MDQEngine
 import MDQLive
 import MDQShared
 import MDQSystem
@@ -7,9 +8,13 @@ import MDQSystem
 /// A live query over hosts of the shared index across hosts
 /// (`SearchScope.hosts`, `.allHosts`): a thread per subscription runs a
 /// `SharedLiveQuery` and posts its results and updates to the
-/// subscription's mailbox, as the engine does. Items of other hosts have
-/// the path `NAME:/path`; a host offline, or the database unreachable, is
-/// a problem (`errors`), and the results stay.
+/// subscription's mailbox, as the engine does. Items have the path
+/// `NAME:/path`; a host offline, or the database unreachable, is a
+/// problem (`errors`), and the results stay.
+///
+/// This host, when asked for and its system index runs, is answered by
+/// its system index (`OwnHostFeed`: fresh to the millisecond, and there
+/// while the database is not), the others by the shared index.
 final class SharedSource: QuerySource {
     /// Host names; empty for every host.
     let hosts: [String]
@@ -36,9 +41,19 @@ final class SharedSource: QuerySource {
         search.user = LocalUsers.currentName ?? ""
         search.budget = budget
         let running = running
-        let wanted = search
+        let ownName = SystemConfiguration.sharedHostName
+        let hosts = self.hosts
+        let asked = search
         WorkerThreads.detach(name: "mdq-shared-live") {
-            Self.follow(wanted, into: subscription, while: { running.withLock { $0.contains(id) } }, wake: wake)
+            var wanted = asked
+            let own = ownName.flatMap { name -> OwnHostFeed? in
+                guard hosts.isEmpty || hosts.contains(name) else { return nil }
+                return OwnHostFeed(name: name, predicate: predicate, budget: budget, capacity: capacity)
+            }
+            if let own { wanted.excludedHosts = [own.name] }
+            defer { own?.close() }
+            Self.follow(
+                wanted, own: own, into: subscription, while: { running.withLock { $0.contains(id) } }, wake: wake)
         }
         return (subscription, [])
     }
@@ -56,7 +71,7 @@ final class SharedSource: QuerySource {
     /// Gathers, then follows, until the subscription ends; the database
     /// lost is a problem, and the query gathers again once it is back.
     private static func follow(
-        _ search: SharedReader.Search, into subscription: Subscription, while wanted: () -> Bool,
+        _ search: SharedReader.Search, own: OwnHostFeed?, into subscription: Subscription, while wanted: () -> Bool,
         wake: @Sendable () -> Void
     ) {
         var identities: [SharedLiveQuery.Key: UInt64] = [:]
@@ -73,11 +88,28 @@ final class SharedSource: QuerySource {
                 metadata: entry.metadata, hasUnresolvedConflicts: false, conflictOriginalPathBytes: nil)
         }
         var problems: [EngineProblem] = []
+        // The shared index's own, apart from this host's.
+        var sharedProblems: [EngineProblem] = []
         func report(_ now: [EngineProblem]) {
-            guard now != problems else { return }
-            problems = now
-            if subscription.post(.problems(now)) { wake() }
+            sharedProblems = now
+            let all = now + (own?.problems ?? [])
+            guard all != problems else { return }
+            problems = all
+            if subscription.post(.problems(all)) { wake() }
         }
+        /// This host's changes since the last call, posted.
+        func forwardOwn() {
+            guard let own else { return }
+            let changes = own.drain()
+            if !changes.isEmpty,
+                subscription.post(.changes(added: changes.added, changed: changes.changed, removed: changes.removed))
+            {
+                wake()
+            }
+            if changes.problemsChanged { report(sharedProblems) }
+        }
+        // This host's first answer, whatever the database does.
+        own?.waitForGathering(timeout: search.budget ?? 60)
         var first = true
         while wanted() {
             do {
@@ -85,12 +117,21 @@ final class SharedSource: QuerySource {
                 let live = try SharedLiveQuery(
                     reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
                 let gathered = try live.gather().map(snapshot)
-                if subscription.post(.snapshot(gathered, isFresh: !first)) { wake() }
+                // This host's entries as they are now go in the snapshot
+                // (what changed before is in them).
+                _ = own?.drain()
+                if subscription.post(
+                    .snapshot(gathered + (own.map { Array($0.entries.values) } ?? []), isFresh: !first))
+                {
+                    wake()
+                }
                 first = false
                 report([])
                 var offline: [String: String] = [:]
                 while wanted() {
-                    guard let update = try live.next(timeout: 0.5) else { continue }
+                    let update = try live.next(timeout: 0.5, interrupt: own?.descriptor)
+                    forwardOwn()
+                    guard let update else { continue }
                     for problem in update.problems {
                         // "NAME is offline since …" or "NAME is back".
                         let name = String(problem.prefix { $0 != " " })
@@ -113,17 +154,28 @@ final class SharedSource: QuerySource {
                     (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message
                     ?? "\(error)"
                 if first {
-                    // Never gathered: the query ends gathering with nothing.
-                    _ = subscription.post(.snapshot([], isFresh: false))
+                    // Never gathered: the query ends gathering with this
+                    // host's answer alone.
+                    _ = own?.drain()
+                    _ = subscription.post(.snapshot(own.map { Array($0.entries.values) } ?? [], isFresh: false))
                     first = false
                 }
                 report([.sharedIndex("the shared index: \(reason)")])
                 wake()
-                // A query the database refuses is not retried.
-                if error is SharedReader.Refusal { return }
+                // A query the database refuses is not retried; this host's
+                // answer goes on.
+                let refused = error is SharedReader.Refusal
                 var slept = 0.0
-                while slept < 2 && wanted() {
-                    usleep(100_000)
+                while (refused || slept < 2) && wanted() {
+                    if let own {
+                        var descriptor = pollfd(fd: own.descriptor, events: Int16(POLLIN), revents: 0)
+                        _ = poll(&descriptor, 1, 100)
+                        forwardOwn()
+                    } else if refused {
+                        return
+                    } else {
+                        usleep(100_000)
+                    }
                     slept += 0.1
                 }
             }

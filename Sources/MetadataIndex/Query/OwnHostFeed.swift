@@ -1,0 +1,119 @@
+import Glibc
+package import MDQCore
+import MDQDaemon
+package import MDQLive
+import MDQSystem
+
+/// This host's part of a live query over hosts: a subscription to its
+/// system index (fresh to the millisecond, as the user may see it),
+/// its entries named `NAME:/path` like every host's, with ids apart from
+/// those of the shared index's entries (the high bit set).
+///
+/// Its messages wake the follower through a pipe (`descriptor`), which the
+/// follower's wait on the database also watches.
+package final class OwnHostFeed {
+    package let name: String
+    private let source: DaemonSource
+    private let subscription: Subscription
+    /// Readable when the system index said something.
+    private let pipe: WakePipe
+    package var descriptor: Int32 { pipe.descriptor }
+    /// The current matches, by their id here.
+    package private(set) var entries: [UInt64: EntrySnapshot] = [:]
+    /// Whether the system index's first answer came.
+    private(set) var gathered = false
+    package private(set) var problems: [EngineProblem] = []
+
+    static let idBit: UInt64 = 1 << 63
+
+    /// Subscribes to the system index, or nil when it does not run.
+    package init?(name: String, predicate: MetadataPredicate, budget: Double?, capacity: Int) {
+        guard let scopes = try? DaemonClient.connectSystem().indexedScopes().map(\.scope), !scopes.isEmpty else {
+            return nil
+        }
+        guard let pipe = try? WakePipe() else { return nil }
+        self.name = name
+        self.pipe = pipe
+        source = DaemonSource(paths: .system)
+        (subscription, _) = source.subscribe(
+            scopes: scopes, predicate: predicate, container: nil, budget: budget, capacity: capacity,
+            progress: nil, fetching: [], viewer: nil, wake: { pipe.signal() })
+    }
+
+    package func close() {
+        source.unsubscribe(subscription)
+    }
+
+    /// What came since the last call, as the query's messages say it.
+    package struct Changes {
+        package var added: [EntrySnapshot] = []
+        package var changed: [EntrySnapshot] = []
+        package var removed: [UInt64] = []
+        package var problemsChanged = false
+
+        package var isEmpty: Bool { added.isEmpty && changed.isEmpty && removed.isEmpty }
+    }
+
+    /// Empties the pipe and the subscription's mailbox.
+    package func drain() -> Changes {
+        pipe.drain()
+        var changes = Changes()
+        for message in subscription.take() {
+            switch message {
+            case .snapshot(let all, _):
+                // The first answer, or a fresh one: told as the differences.
+                gathered = true
+                var now: [UInt64: EntrySnapshot] = [:]
+                for entry in all.map(named) { now[entry.entry] = entry }
+                for (id, entry) in now {
+                    if let known = entries[id] {
+                        if known != entry { changes.changed.append(entry) }
+                    } else {
+                        changes.added.append(entry)
+                    }
+                }
+                changes.removed += entries.keys.filter { now[$0] == nil }
+                entries = now
+            case .changes(let added, let changed, let removed), .resumed(let added, let changed, let removed, _):
+                gathered = true
+                for entry in added.map(named) {
+                    if entries.updateValue(entry, forKey: entry.entry) == nil {
+                        changes.added.append(entry)
+                    } else {
+                        changes.changed.append(entry)
+                    }
+                }
+                for entry in changed.map(named) where entries.updateValue(entry, forKey: entry.entry) != nil {
+                    changes.changed.append(entry)
+                }
+                for id in removed where entries.removeValue(forKey: id | Self.idBit) != nil {
+                    changes.removed.append(id | Self.idBit)
+                }
+            case .resynchronize:
+                source.resynchronize(subscription)
+            case .problems(let now):
+                changes.problemsChanged = now != problems
+                problems = now
+            }
+        }
+        return changes
+    }
+
+    /// Waits up to `timeout` seconds for the system index's first answer.
+    package func waitForGathering(timeout: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while !gathered && ContinuousClock.now < deadline {
+            var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 100)
+            // What it held is in `entries` now; the first answer is sent whole.
+            _ = drain()
+        }
+    }
+
+    private func named(_ entry: EntrySnapshot) -> EntrySnapshot {
+        var named = entry
+        named.entry = entry.entry | Self.idBit
+        named.pathBytes = Array((name + ":").utf8) + entry.pathBytes
+        return named
+    }
+}
