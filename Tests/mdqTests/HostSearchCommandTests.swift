@@ -29,15 +29,9 @@ struct HostSearchCommandTests {
         FileManager.default.createFile(atPath: root + "/notes.txt", contents: Data())
         mkdir(root + "/sub", 0o755)
         FileManager.default.createFile(atPath: root + "/sub/photo-deep.png", contents: Data())
-        let engine = try LiveEngine(crawlThreads: 2)
-        defer { engine.shutdown() }
-        let retained = try engine.retain(ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true)))
-        defer { engine.release(retained) }
-        var configuration = SharedPublisher.Configuration(url: url, hostName: "alpha", machineID: "machine-alpha")
-        configuration.interval = 0.01
-        let publisher = SharedPublisher(configuration: configuration, engine: engine)
-        publisher.start()
-        defer { publisher.stop() }
+        let alpha = try PublishedFolder(root, url: url)
+        defer { alpha.close() }
+        let (engine, configuration, publisher) = (alpha.engine, alpha.configuration, alpha.publisher)
         let reader = try SharedReader(connection: PostgresConnection(url: url))
         #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 15 })
 
@@ -149,15 +143,8 @@ struct HostSearchCommandTests {
         }
         // The closed folder is ledgerkeeper's, a user of the host.
         #expect(chown(root + "/closed", 41010, 41010) == 0)
-        let engine = try LiveEngine(crawlThreads: 2)
-        defer { engine.shutdown() }
-        let retained = try engine.retain(ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true)))
-        defer { engine.release(retained) }
-        var configuration = SharedPublisher.Configuration(url: url, hostName: "alpha", machineID: "machine-alpha")
-        configuration.interval = 0.01
-        let publisher = SharedPublisher(configuration: configuration, engine: engine)
-        publisher.start()
-        defer { publisher.stop() }
+        let alpha = try PublishedFolder(root, url: url)
+        defer { alpha.close() }
         let reader = try SharedReader(connection: PostgresConnection(url: url))
         let ledgers = SharedReader.Search(predicate: try MetadataPredicate("kMDItemFSName LIKE 'ledger*'"))
         #expect(waitUntil(timeout: 20) { (try? reader.count(ledgers)) == 2 })
@@ -197,5 +184,30 @@ struct HostSearchCommandTests {
         let unknown = try Shell.run(MDQCommandTests.binary, ["shared", "grant", url, "no-such-role"])
         #expect(unknown.status == 1)
         #expect(unknown.stderrText.contains("no role no-such-role"), "\(unknown.stderrText)")
+    }
+}
+
+/// A folder kept by a live engine (hidden entries included) and published
+/// into the shared index as host alpha.
+final class PublishedFolder {
+    let engine: LiveEngine
+    let configuration: SharedPublisher.Configuration
+    let publisher: SharedPublisher
+    private let retained: RetainedScope
+
+    init(_ root: String, url: String) throws {
+        engine = try LiveEngine(crawlThreads: 2)
+        retained = try engine.retain(ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true)))
+        var configuration = SharedPublisher.Configuration(url: url, hostName: "alpha", machineID: "machine-alpha")
+        configuration.interval = 0.01
+        self.configuration = configuration
+        publisher = SharedPublisher(configuration: configuration, engine: engine)
+        publisher.start()
+    }
+
+    func close() {
+        publisher.stop()
+        engine.release(retained)
+        engine.shutdown()
     }
 }
