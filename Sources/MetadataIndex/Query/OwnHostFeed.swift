@@ -27,14 +27,17 @@ package final class OwnHostFeed {
     static let idBit: UInt64 = 1 << 63
 
     /// Subscribes to the system index, or nil when it does not run.
-    package init?(name: String, predicate: MetadataPredicate, budget: Double?, capacity: Int) {
-        guard let scopes = try? DaemonClient.connectSystem().indexedScopes().map(\.scope), !scopes.isEmpty else {
-            return nil
-        }
+    /// - Parameter paths: the system index's folders (`.system` unless
+    ///   a test runs its own).
+    package init?(
+        name: String, paths: DaemonPaths = .system, predicate: MetadataPredicate, budget: Double?, capacity: Int
+    ) {
+        guard let scopes = try? DaemonClient.connectSystem(paths).indexedScopes().map(\.scope), !scopes.isEmpty
+        else { return nil }
         guard let pipe = try? WakePipe() else { return nil }
         self.name = name
         self.pipe = pipe
-        source = DaemonSource(paths: .system)
+        source = DaemonSource(paths: paths)
         (subscription, _) = source.subscribe(
             scopes: scopes, predicate: predicate, container: nil, budget: budget, capacity: capacity,
             progress: nil, fetching: [], viewer: nil, wake: { pipe.signal() })

@@ -15,19 +15,26 @@ import MDQSystem
 /// This host, when asked for and its system index runs, is answered by
 /// its system index (`OwnHostFeed`: fresh to the millisecond, and there
 /// while the database is not), the others by the shared index.
-final class SharedSource: QuerySource {
+package final class SharedSource: QuerySource {
     /// Host names; empty for every host.
     let hosts: [String]
+    /// The shared index; nil for where users find it (`SharedIndexLocation`).
+    let url: String?
+    /// This host's name in the shared index and its system index's
+    /// folders; nil for the configured name and the standard folders.
+    let own: (name: String?, paths: DaemonPaths)?
     /// Subscriptions still wanted, by their id.
     private let running = Locked<Set<UInt64>>([])
 
-    init(hosts: [String]) {
+    package init(hosts: [String], url: String? = nil, own: (name: String?, paths: DaemonPaths)? = nil) {
         self.hosts = hosts
+        self.url = url
+        self.own = own
     }
 
     var watchCount: Int { 0 }
 
-    func subscribe(
+    package func subscribe(
         scopes: [ScopeRequest], predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double?,
         capacity: Int, progress: (@Sendable (Int) -> Void)?, fetching: Set<MetadataAttribute>, viewer: Viewer?,
         wake: @escaping @Sendable () -> Void
@@ -41,24 +48,28 @@ final class SharedSource: QuerySource {
         search.user = LocalUsers.currentName ?? ""
         search.budget = budget
         let running = running
-        let ownName = SystemConfiguration.sharedHostName
+        let ownName = self.own.map { $0.name } ?? SystemConfiguration.sharedHostName
+        let systemPaths = self.own?.paths ?? .system
         let hosts = self.hosts
         let asked = search
+        let url = self.url
         WorkerThreads.detach(name: "mdq-shared-live") {
             var wanted = asked
             let own = ownName.flatMap { name -> OwnHostFeed? in
                 guard hosts.isEmpty || hosts.contains(name) else { return nil }
-                return OwnHostFeed(name: name, predicate: predicate, budget: budget, capacity: capacity)
+                return OwnHostFeed(
+                    name: name, paths: systemPaths, predicate: predicate, budget: budget, capacity: capacity)
             }
             if let own { wanted.excludedHosts = [own.name] }
             defer { own?.close() }
             Self.follow(
-                wanted, own: own, into: subscription, while: { running.withLock { $0.contains(id) } }, wake: wake)
+                wanted, url: url, own: own, into: subscription, while: { running.withLock { $0.contains(id) } },
+                wake: wake)
         }
         return (subscription, [])
     }
 
-    func unsubscribe(_ subscription: Subscription) {
+    package func unsubscribe(_ subscription: Subscription) {
         running.withLock { _ = $0.remove(subscription.id) }
         subscription.close()
     }
@@ -71,7 +82,8 @@ final class SharedSource: QuerySource {
     /// Gathers, then follows, until the subscription ends; the database
     /// lost is a problem, and the query gathers again once it is back.
     private static func follow(
-        _ search: SharedReader.Search, own: OwnHostFeed?, into subscription: Subscription, while wanted: () -> Bool,
+        _ search: SharedReader.Search, url: String?, own: OwnHostFeed?, into subscription: Subscription,
+        while wanted: () -> Bool,
         wake: @Sendable () -> Void
     ) {
         var identities: [SharedLiveQuery.Key: UInt64] = [:]
@@ -113,7 +125,7 @@ final class SharedSource: QuerySource {
         var first = true
         while wanted() {
             do {
-                let url = try SharedIndexLocation.url()
+                let url = try url ?? SharedIndexLocation.url()
                 let live = try SharedLiveQuery(
                     reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
                 let gathered = try live.gather().map(snapshot)

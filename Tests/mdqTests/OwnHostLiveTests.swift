@@ -1,0 +1,115 @@
+import Foundation
+import Glibc
+import MDQShared
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MDQCore
+@testable import MDQLive
+@testable import MDQSystem
+@testable import MetadataIndex
+
+/// A live query of every host (`SearchScope.allHosts`, `SharedSource`)
+/// answers this host from its own system index: entries this host never
+/// published are there, named `NAME:/path`, and its changes come as they
+/// happen; the other hosts come from the shared index.
+@Suite(
+    .serialized, .timeLimit(.minutes(3)),
+    .enabled(
+        if: PostgresCluster.isInstalled && getuid() == 0
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+        "needs PostgreSQL 15 and root (a system index in a mount namespace)"))
+struct OwnHostLiveTests {
+    @Test func thisHostComesFromItsSystemIndexTheOthersFromTheSharedIndex() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        // Another host, published.
+        let remote = try temp.folder("remote").string
+        FileManager.default.createFile(atPath: remote + "/report-alpha.txt", contents: Data())
+        let alpha = try PublishedFolder(remote, url: url)
+        defer { alpha.close() }
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.state) == "live" })
+        // This host: a system index of its own (its socket and state in
+        // this test's folders) over a folder made a mount point in a mount
+        // namespace of its own; it publishes nothing.
+        let local = try temp.folder("local").string
+        FileManager.default.createFile(atPath: local + "/report-here.txt", contents: Data())
+        let runtime = try temp.folder("run").string
+        let state = try temp.folder("state").string
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        daemon.arguments = [
+            "--mount", "--propagation", "private", "sh", "-c",
+            "mount --bind \"$0\" \"$0\" && exec \"$1\" system run --mount \"$0\"", local,
+            MDQCommandTests.binary + "-full",
+        ]
+        daemon.environment = ProcessInfo.processInfo.environment.merging([
+            "MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state,
+        ]) { $1 }
+        let log = temp.path.appending("daemon.log").string
+        FileManager.default.createFile(atPath: log, contents: nil)
+        daemon.standardOutput = FileHandle(forWritingAtPath: log)
+        daemon.standardError = FileHandle(forWritingAtPath: log)
+        try daemon.run()
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        var paths = DaemonPaths(runtimeDirectory: FilePath(runtime), stateDirectory: FilePath(state))
+        paths.isSystem = true
+        #expect(
+            waitUntil(timeout: 30) { (try? DaemonClient.connectSystem(paths).indexedScopes().isEmpty) == false },
+            "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+
+        let source = SharedSource(hosts: [], url: url, own: (name: "here", paths: paths))
+        let woken = ConditionLocked(0)
+        let (subscription, errors) = source.subscribe(
+            scopes: [], predicate: try MetadataPredicate("kMDItemFSName LIKE 'report*'"), container: nil,
+            budget: 30, capacity: 1 << 16, progress: nil, fetching: [], viewer: nil,
+            wake: { woken.mutateAndBroadcast { $0 += 1 } })
+        defer { source.unsubscribe(subscription) }
+        #expect(errors.isEmpty)
+        // The results, replayed from the messages.
+        var results: [UInt64: String] = [:]
+        func follow(until done: ([UInt64: String]) -> Bool) -> Bool {
+            waitUntil(timeout: 30, interval: 0.01) {
+                for message in subscription.take() {
+                    switch message {
+                    case .snapshot(let all, _):
+                        results = Dictionary(uniqueKeysWithValues: all.map { ($0.entry, $0.path) })
+                    case .changes(let added, let changed, let removed),
+                        .resumed(let added, let changed, let removed, _):
+                        for entry in added + changed { results[entry.entry] = entry.path }
+                        for id in removed { results[id] = nil }
+                    case .resynchronize, .problems:
+                        break
+                    }
+                }
+                return done(results)
+            }
+        }
+        let gathered = Set(["here:\(local)/report-here.txt", "alpha:\(remote)/report-alpha.txt"])
+        #expect(follow { Set($0.values) == gathered }, "\(results.values.sorted())")
+        // Changes on this host come from its system index.
+        FileManager.default.createFile(atPath: local + "/report-new.txt", contents: Data())
+        #expect(follow { $0.values.contains("here:\(local)/report-new.txt") }, "\(results.values.sorted())")
+        #expect(unlink(local + "/report-here.txt") == 0)
+        #expect(follow { !$0.values.contains("here:\(local)/report-here.txt") }, "\(results.values.sorted())")
+        // And the other host's from the shared index.
+        FileManager.default.createFile(atPath: remote + "/report-alpha-2.txt", contents: Data())
+        #expect(
+            follow { $0.values.contains("alpha:\(remote)/report-alpha-2.txt") }, "\(results.values.sorted())")
+        #expect(
+            try reader.hosts().map(\.name) == ["alpha"],
+            "this host is not in the shared index: its system index answered")
+    }
+}
+
+extension EntrySnapshot {
+    fileprivate var path: String { String(decoding: pathBytes, as: UTF8.self) }
+}
