@@ -294,3 +294,7 @@ int mdq_file_handle(int fd, uint64_t *fsid, int32_t *type, unsigned char *bytes,
     memcpy(bytes, buffer.handle.f_handle, buffer.handle.handle_bytes);
     return (int)buffer.handle.handle_bytes;
 }
+
+int mdq_wake_pipe(int fds[2]) {
+    return pipe2(fds, O_NONBLOCK | O_CLOEXEC);
+}

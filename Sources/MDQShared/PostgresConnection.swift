@@ -56,7 +56,23 @@ package final class PostgresConnection {
                     + "postgresql://USER@HOST:PORT/DATABASE, with '%' and other special characters percent-encoded)")
         }
         PQconninfoFree(options)
-        guard let handle = PQconnectdb(url) else { throw SharedIndexError("out of memory connecting") }
+        // Bounds on a database that does not answer, which the URL may set
+        // otherwise (it comes after them): a connection attempt gives up
+        // after 10 s, and a connection whose peer went away is found dead
+        // within a minute instead of the kernel's quarter of an hour.
+        let settings = [
+            ("connect_timeout", "10"), ("keepalives", "1"), ("keepalives_idle", "30"),
+            ("keepalives_interval", "10"), ("keepalives_count", "3"), ("tcp_user_timeout", "60000"), ("dbname", url),
+        ]
+        let keywords = settings.map { strdup($0.0) } + [nil]
+        let values = settings.map { strdup($0.1) } + [nil]
+        defer { (keywords + values).forEach { free($0) } }
+        let connected = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keys in
+            values.map { UnsafePointer($0) }.withUnsafeBufferPointer { vals in
+                PQconnectdbParams(keys.baseAddress, vals.baseAddress, 1)
+            }
+        }
+        guard let handle = connected else { throw SharedIndexError("out of memory connecting") }
         guard PQstatus(handle) == CONNECTION_OK else {
             let reason = Self.trimmed(PQerrorMessage(handle))
             PQfinish(handle)

@@ -181,7 +181,15 @@ package final class SharedLiveQuery {
         var narrowed = search
         narrowed.hosts = [host.name]
         narrowed.scopes = search.scopes.filter { $0.host == host.name }
-        let (found, seen) = try read(narrowed)
+        let found: [Key: SharedEntry]
+        let seen: [SharedHost]
+        do {
+            (found, seen) = try read(narrowed)
+        } catch SharedReader.Refusal.unknownHost {
+            // Removed since the hosts were read.
+            forget(host.id, into: &update)
+            return
+        }
         for (key, entry) in results where key.host == host.id && found[key] == nil {
             update.removed.append(entry)
             results[key] = nil

@@ -531,7 +531,8 @@ private struct PublishingSession {
         for user in LocalUsers.all() {
             names.append(user.name)
             uids.append(user.uid)
-            groups.append(PostgresArray.numbers(user.groups))
+            // Sorted: the order the name service gives is not a change.
+            groups.append(PostgresArray.numbers(user.groups.sorted()))
         }
         guard !names.isEmpty else { return }
         // Rows that did not change are not written; when some did, or
@@ -549,16 +550,20 @@ private struct PublishingSession {
             ), removed AS (
                 -- A user this host no longer has is a stranger on it.
                 DELETE FROM mdq.identity WHERE domain = $1 AND user_name <> ALL($2::text[]) RETURNING 1
+            ), moved AS (
+                -- In the same statement: every host of the domain.
+                UPDATE mdq.host SET identity_seq = identity_seq + 1
+                WHERE domain = $1 AND (SELECT count(*) FROM written) + (SELECT count(*) FROM removed) > 0
+                RETURNING 1
             )
-            SELECT (SELECT count(*) FROM written) + (SELECT count(*) FROM removed) AS changed
+            SELECT (SELECT count(*) FROM written) + (SELECT count(*) FROM removed) AS changed,
+                   (SELECT count(*) FROM moved) AS moved
             """,
             [
                 configuration.domain, PostgresArray.strings(names), PostgresArray.numbers(uids),
                 PostgresArray.strings(groups),
             ])
         if written.first("changed") != "0" {
-            _ = try connection.execute(
-                "UPDATE mdq.host SET identity_seq = identity_seq + 1 WHERE host_id = $1", [String(hostID)])
             _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):identities"])
         }
     }

@@ -143,10 +143,15 @@ package final class SharedReader {
         let all = try hosts()
         var chosen = all
         if let names = search.hosts {
-            for name in names where !all.contains(where: { $0.name == name }) { throw Refusal.unknownHost(name) }
+            // This host may be answered elsewhere (its system index) and
+            // publish nothing.
+            for name in names where !all.contains(where: { $0.name == name }) && !search.excludedHosts.contains(name) {
+                throw Refusal.unknownHost(name)
+            }
             chosen = all.filter { names.contains($0.name) }
         }
-        for scope in search.scopes where !all.contains(where: { $0.name == scope.host }) {
+        for scope in search.scopes
+        where !all.contains(where: { $0.name == scope.host }) && !search.excludedHosts.contains(scope.host) {
             throw Refusal.unknownHost(scope.host)
         }
         if !search.scopes.isEmpty { chosen = chosen.filter { host in search.scopes.contains { $0.host == host.name } } }

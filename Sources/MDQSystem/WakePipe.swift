@@ -1,9 +1,10 @@
+import CLinuxSyscalls
 import Glibc
 package import SystemPackage
 
 /// A pipe that wakes a thread waiting in `poll` on other descriptors too:
 /// `signal` from any thread makes `descriptor` readable until `drain`.
-/// Both ends are non-blocking and closed on exec.
+/// Both ends are non-blocking and closed on exec from the start.
 package final class WakePipe: Sendable {
     /// The end to poll.
     package let descriptor: Int32
@@ -11,11 +12,7 @@ package final class WakePipe: Sendable {
 
     package init() throws(Errno) {
         var ends: [Int32] = [-1, -1]
-        _ = try syscallResult { pipe(&ends) }.get()
-        for end in ends {
-            _ = syscallResult { fcntl(end, F_SETFL, O_NONBLOCK) }
-            _ = syscallResult { fcntl(end, F_SETFD, FD_CLOEXEC) }
-        }
+        _ = try syscallResult { mdq_wake_pipe(&ends) }.get()
         descriptor = ends[0]
         writer = ends[1]
     }

@@ -299,7 +299,18 @@ struct SharedLiveSession {
         func path(_ entry: SharedEntry) -> [UInt8] { Array(entry.host.utf8) + [UInt8(ascii: ":")] + entry.pathBytes }
         var out: [UInt8] = []
         func line(_ prefix: String, _ path: [UInt8]) { out += Array(prefix.utf8) + path + [terminator] }
-        func ordered(_ paths: [[UInt8]]) -> [[UInt8]] { paths.sorted { $0.lexicographicallyPrecedes($1) } }
+        /// By host, then path (a host's name holds no colon).
+        func ordered(_ paths: [[UInt8]]) -> [[UInt8]] {
+            func split(_ path: [UInt8]) -> (ArraySlice<UInt8>, ArraySlice<UInt8>) {
+                let colon = path.firstIndex(of: UInt8(ascii: ":")) ?? path.endIndex
+                return (path[..<colon], path[colon...])
+            }
+            return paths.sorted { a, b in
+                let (first, second) = (split(a), split(b))
+                return first.0 != second.0
+                    ? first.0.lexicographicallyPrecedes(second.0) : first.1.lexicographicallyPrecedes(second.1)
+            }
+        }
         /// This host's paths by id, as last printed (a removal names one).
         var ownPaths: [UInt64: [UInt8]] = [:]
         own?.waitForGathering(timeout: budget ?? 60)
@@ -356,14 +367,16 @@ struct SharedLiveSession {
 extension MetadataError {
     /// This error with a caret under the first of `candidates` found in
     /// `source` (the query as typed); unchanged when none is.
+    /// A value is looked for first between quotes, then anywhere.
     func pointing(at candidates: [[UInt8]], in source: [UInt8]?) -> MetadataError {
         guard let source else { return self }
-        for candidate in candidates where !candidate.isEmpty && candidate.count <= source.count {
-            guard
-                let offset = (0...(source.count - candidate.count)).first(where: {
-                    source[$0..<($0 + candidate.count)].elementsEqual(candidate)
-                })
-            else { continue }
+        func find(_ text: [UInt8]) -> Int? {
+            guard !text.isEmpty, text.count <= source.count else { return nil }
+            return (0...(source.count - text.count)).first { source[$0..<($0 + text.count)].elementsEqual(text) }
+        }
+        for candidate in candidates where !candidate.isEmpty {
+            let quoted = [UInt8(ascii: "'"), UInt8(ascii: "\"")].lazy.compactMap { find([$0] + candidate + [$0]) }.first
+            guard let offset = quoted.map({ $0 + 1 }) ?? find(candidate) else { continue }
             var error = self
             error.offset = offset
             error.source = source

@@ -71,6 +71,12 @@ struct HostSearchCommandTests {
         #expect(
             composite.stderrText.hasSuffix(
                 "\n  kMDItemKind == 'PDF' || kMDItemFSName == 'ab*'\n                  ^\n"), "\(composite.stderrText)")
+        // The test to blame, not the same text in another.
+        let second = try mdq(["--host", "alpha", "kMDItemFSName == 'PDF*' || kMDItemKind == 'PDF'"])
+        #expect(
+            second.stderrText.hasSuffix(
+                "\n  kMDItemFSName == 'PDF*' || kMDItemKind == 'PDF'\n                                             ^\n"),
+            "\(second.stderrText)")
         let unpublished = try mdq(["--host", "alpha", "kMDItemFSSize > 1 && kMDItemLastUsedDate > $time.today(-1)"])
         #expect(unpublished.status == 2)
         #expect(unpublished.stderrText.contains("kMDItemLastUsedDate is not published"), "\(unpublished.stderrText)")

@@ -107,6 +107,28 @@ struct OwnHostLiveTests {
         #expect(
             try reader.hosts().map(\.name) == ["alpha"],
             "this host is not in the shared index: its system index answered")
+        // A query that fell behind gets everything anew, in one snapshot.
+        source.resynchronize(subscription)
+        var fresh: Set<String>?
+        #expect(
+            waitUntil(timeout: 20) {
+                for case .snapshot(let all, true) in subscription.take() { fresh = Set(all.map(\.path)) }
+                return fresh != nil
+            })
+        #expect(fresh == Set(results.values), "\(fresh ?? [])")
+
+        // This host named among others, though it publishes nothing.
+        let named = SharedSource(hosts: ["here", "alpha"], url: url, own: (name: "here", paths: paths))
+        let (second, _) = named.subscribe(
+            scopes: [], predicate: try MetadataPredicate("kMDItemFSName LIKE 'report*'"), container: nil,
+            budget: 30, capacity: 1 << 16, progress: nil, fetching: [], viewer: nil, wake: {})
+        defer { named.unsubscribe(second) }
+        var both: Set<String> = []
+        #expect(
+            waitUntil(timeout: 20) {
+                for case .snapshot(let all, _) in second.take() { both = Set(all.map(\.path)) }
+                return both == Set(results.values)
+            }, "\(both.sorted())")
     }
 }
 

@@ -34,6 +34,10 @@ int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out
 /// Returns its length, or -1 with errno set (ENODATA: it has none).
 long mdq_folder_acl(int dirfd, const char *name, void *value, size_t size);
 
+/// pipe2(2) with both ends non-blocking and closed on exec, at once (no
+/// window for a concurrent fork and exec to inherit them).
+int mdq_wake_pipe(int fds[2]);
+
 /// getdents64(2). Returns bytes read, 0 at the end, or -1 with errno set.
 long mdq_getdents64(int fd, void *buffer, size_t count);
 

@@ -32,7 +32,12 @@ package final class OwnHostFeed {
     package init?(
         name: String, paths: DaemonPaths = .system, predicate: MetadataPredicate, budget: Double?, capacity: Int
     ) {
-        guard let scopes = try? DaemonClient.connectSystem(paths).indexedScopes().map(\.scope), !scopes.isEmpty
+        // The folders of the system index this user can open: the daemon
+        // refuses a subscription with one the user cannot reach.
+        guard
+            let scopes = try? DaemonClient.connectSystem(paths).indexedScopes().map(\.scope).filter({
+                (try? DirectoryHandle.open(path: $0.path).get()) != nil
+            }), !scopes.isEmpty
         else { return nil }
         guard let pipe = try? WakePipe() else { return nil }
         self.name = name
@@ -86,8 +91,13 @@ package final class OwnHostFeed {
                         changes.changed.append(entry)
                     }
                 }
-                for entry in changed.map(named) where entries.updateValue(entry, forKey: entry.entry) != nil {
-                    changes.changed.append(entry)
+                for entry in changed.map(named) {
+                    // One never added is news: added.
+                    if entries.updateValue(entry, forKey: entry.entry) == nil {
+                        changes.added.append(entry)
+                    } else {
+                        changes.changed.append(entry)
+                    }
                 }
                 for id in removed where entries.removeValue(forKey: id | Self.idBit) != nil {
                     changes.removed.append(id | Self.idBit)
@@ -95,17 +105,19 @@ package final class OwnHostFeed {
             case .resynchronize:
                 source.resynchronize(subscription)
             case .problems(let now):
-                changes.problemsChanged = now != problems
+                changes.problemsChanged = changes.problemsChanged || now != problems
                 problems = now
             }
         }
         return changes
     }
 
-    /// Waits up to `timeout` seconds for the system index's first answer.
-    package func waitForGathering(timeout: Double) {
-        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        while !gathered && ContinuousClock.now < deadline {
+    /// Waits up to `timeout` seconds (at most a day) for the system
+    /// index's first answer, while `wanted`.
+    package func waitForGathering(timeout: Double, while wanted: () -> Bool = { true }) {
+        let seconds = timeout.isNaN ? 0 : min(max(timeout, 0), 86_400)
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !gathered && ContinuousClock.now < deadline && wanted() {
             var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
             _ = poll(&descriptor, 1, 100)
             // What it held is in `entries` now; the first answer is sent whole.

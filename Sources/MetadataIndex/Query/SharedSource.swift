@@ -25,6 +25,9 @@ package final class SharedSource: QuerySource {
     let own: (name: String?, paths: DaemonPaths)?
     /// Subscriptions still wanted, by their id.
     private let running = Locked<Set<UInt64>>([])
+    /// Subscriptions whose query fell behind: their follower posts a fresh
+    /// snapshot on its next turn.
+    private let behind = Locked<Set<UInt64>>([])
 
     package init(hosts: [String], url: String? = nil, own: (name: String?, paths: DaemonPaths)? = nil) {
         self.hosts = hosts
@@ -48,7 +51,8 @@ package final class SharedSource: QuerySource {
         search.user = LocalUsers.currentName ?? ""
         search.budget = budget
         let running = running
-        let ownName = self.own.map { $0.name } ?? SystemConfiguration.sharedHostName
+        let behind = behind
+        let ownName = self.own?.name ?? SystemConfiguration.sharedHostName
         let systemPaths = self.own?.paths ?? .system
         let hosts = self.hosts
         let asked = search
@@ -64,7 +68,7 @@ package final class SharedSource: QuerySource {
             defer { own?.close() }
             Self.follow(
                 wanted, url: url, own: own, into: subscription, while: { running.withLock { $0.contains(id) } },
-                wake: wake)
+                fellBehind: { behind.withLock { $0.remove(id) != nil } }, wake: wake)
         }
         return (subscription, [])
     }
@@ -76,14 +80,14 @@ package final class SharedSource: QuerySource {
 
     func resynchronize(_ subscription: Subscription) {
         // The follower posts a fresh snapshot on its next turn.
-        subscription.post(.resynchronize)
+        _ = behind.withLock { $0.insert(subscription.id) }
     }
 
     /// Gathers, then follows, until the subscription ends; the database
     /// lost is a problem, and the query gathers again once it is back.
     private static func follow(
         _ search: SharedReader.Search, url: String?, own: OwnHostFeed?, into subscription: Subscription,
-        while wanted: () -> Bool,
+        while wanted: () -> Bool, fellBehind: () -> Bool,
         wake: @Sendable () -> Void
     ) {
         var identities: [SharedLiveQuery.Key: UInt64] = [:]
@@ -121,7 +125,7 @@ package final class SharedSource: QuerySource {
             if changes.problemsChanged { report(sharedProblems) }
         }
         // This host's first answer, whatever the database does.
-        own?.waitForGathering(timeout: search.budget ?? 60)
+        own?.waitForGathering(timeout: search.budget ?? 60, while: wanted)
         var first = true
         while wanted() {
             do {
@@ -141,6 +145,12 @@ package final class SharedSource: QuerySource {
                 report([])
                 var offline: [String: String] = [:]
                 while wanted() {
+                    if fellBehind() {
+                        // Everything as it is now, in place of what was dropped.
+                        _ = own?.drain()
+                        let now = live.results.values.map(snapshot) + (own.map { Array($0.entries.values) } ?? [])
+                        if subscription.post(.snapshot(now, isFresh: true)) { wake() }
+                    }
                     let update = try live.next(timeout: 0.5, interrupt: own?.descriptor)
                     forwardOwn()
                     guard let update else { continue }
