@@ -123,7 +123,11 @@ package final class Subscription: Sendable {
                 return wasEmpty
             }
             box.messages.append(message)
-            box.weight += weight
+            // The results themselves are not a backlog: the capacity bounds
+            // the changes queued after them (a snapshot larger than the
+            // capacity would otherwise make the next change overflow, and
+            // the fresh snapshot asked for then, again, for ever).
+            if case .snapshot = message {} else { box.weight += weight }
             box.tick = max(box.tick, tick)
             return wasEmpty
         }

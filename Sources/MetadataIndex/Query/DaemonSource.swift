@@ -96,6 +96,10 @@ final class RemoteSession: Sendable {
         /// The clock of the last thing the daemon told: a new connection
         /// resumes from it (`since`), told only what changed after it.
         var clock: String?
+        /// The query fell behind (its mailbox overflowed and dropped what
+        /// came since): the next stream starts afresh, not from `clock`, so
+        /// a fresh snapshot replaces what was dropped.
+        var fresh = false
     }
 
     init(
@@ -122,8 +126,13 @@ final class RemoteSession: Sendable {
         socket?.shutdown()
     }
 
+    /// Starts a new stream whose results come whole (a fresh snapshot):
+    /// the query fell behind.
     func reconnect() {
-        state.withLock { $0.socket }?.shutdown()
+        state.withLock { s -> UnixSocket? in
+            s.fresh = true
+            return s.socket
+        }?.shutdown()
     }
 
     private func post(_ message: SubscriptionMessage) {
@@ -214,7 +223,7 @@ final class RemoteSession: Sendable {
         request.raw("{\"id\":1,\"command\":\"subscribe\",\"protocol\":")
         request.integer(DaemonProtocol.version)
         request.raw(",\"interval\":0,")
-        let since = state.withLock { $0.delivered ? $0.clock : nil }
+        let since = state.withLock { $0.delivered && !$0.fresh ? $0.clock : nil }
         if let since {
             request.raw("\"since\":")
             request.string(since)
@@ -286,6 +295,7 @@ final class RemoteSession: Sendable {
                     defer {
                         s.delivered = true
                         s.clock = clock
+                        s.fresh = false
                     }
                     return s.delivered
                 }

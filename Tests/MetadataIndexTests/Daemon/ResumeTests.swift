@@ -334,6 +334,55 @@ extension LiveSuites {
         /// `MetadataQuery(source: .daemon)` resumes after the daemon
         /// restarts: the files it had are not delivered again, the change
         /// made meanwhile is.
+        /// A subscription over the daemon whose reader fell behind (its
+        /// mailbox overflowed and dropped changes) gets everything anew, in
+        /// one fresh snapshot, once it asks: not a stream resumed from the
+        /// clock it had, which would leave out what was dropped; and the
+        /// snapshot, larger than the mailbox, does not overflow it again.
+        @Test func aSubscriptionThatFellBehindGetsAFreshSnapshot() throws {
+            let temp = try TemporaryDirectory()
+            for i in 0..<5 { try temp.file("tree/f\(i).txt") }
+            let tree = temp.path.appending("tree")
+            let paths = IndexDaemonTests.paths(temp)
+            let daemon = try Self.startDaemon(paths, tree: tree)
+            defer { daemon.stop() }
+            let source = DaemonSource(paths: paths)
+            let (subscription, _) = source.subscribe(
+                scopes: [ScopeRequest(path: tree, rules: ScopeRules(includeHidden: true))],
+                predicate: try MetadataPredicate("kMDItemFSName LIKE '*.txt'"), container: nil, budget: nil,
+                capacity: 8, progress: nil, fetching: [], viewer: nil, wake: {})
+            defer { source.unsubscribe(subscription) }
+            var first: Set<String> = []
+            #expect(
+                waitUntil(timeout: 20) {
+                    for case .snapshot(let all, _) in subscription.take() {
+                        first = Set(all.map { String(decoding: $0.pathBytes, as: UTF8.self) })
+                    }
+                    return first.count == 5
+                })
+            // More changes than the mailbox holds, unread until the daemon
+            // has them all (and has sent them: a query is answered after
+            // the subscriptions are told).
+            for i in 0..<40 { try temp.file("tree/g\(i).txt") }
+            #expect(try Self.settled(paths, tree, try Self.expected(tree)) != nil)
+            #expect(
+                waitUntil(timeout: 20) {
+                    subscription.take().contains {
+                        if case .resynchronize = $0 { return true }
+                        return false
+                    }
+                }, "the mailbox overflowed")
+            source.resynchronize(subscription)
+            var fresh: Set<String> = []
+            #expect(
+                waitUntil(timeout: 20) {
+                    for case .snapshot(let all, true) in subscription.take() {
+                        fresh = Set(all.map { String(decoding: $0.pathBytes, as: UTF8.self) })
+                    }
+                    return fresh.count == 45
+                }, "\(fresh.count) in the fresh snapshot")
+        }
+
         @Test func aDaemonQueryResumesAfterTheDaemonRestarts() throws {
             let temp = try TemporaryDirectory()
             for i in 0..<50 { try temp.file("tree/f\(i).txt") }
