@@ -224,7 +224,7 @@ let package = Package(
         // The shared index across hosts on PostgreSQL: its schema (owned and
         // migrated by mdq) and the connection to it.
         .target(
-            name: "MDQShared", dependencies: ["CLibPQ", "MDQSystem", "MDQCore", "MDQEngine"],
+            name: "MDQShared", dependencies: ["CLibPQ", "MDQSystem", "MDQCore", "MDQEngine", "MDQWire"],
             swiftSettings: swiftSettings),
         // The full command line: every subcommand and option, the crawl, the
         // daemon itself.

@@ -1,5 +1,6 @@
 package import MDQCore
 import MDQSystem
+import MDQWire
 
 /// A predicate as a condition on the shared index's rows (`e`, the entry):
 /// exactly its matches, or a superset that mdq's own matcher checks again
@@ -82,68 +83,59 @@ package indirect enum SQLCondition: Equatable, Sendable {
     case timeAtLeast(Column, Int64)
     case timeBetween(Column, Int64, Int64)
 
-    /// The JSON `mdq.condition_sql` reads.
+    /// The JSON `mdq.condition_sql` reads, its strings escaped as all
+    /// JSON mdq writes (`JSONWriter`).
     package var json: String {
-        var text = ""
-        write(into: &text)
-        return text
+        var out = JSONWriter()
+        write(into: &out)
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
-    private func write(into text: inout String) {
-        func array(_ op: String, _ column: Column?, _ values: [String]) {
-            text += "[" + Self.quoted(op)
-            if let column { text += "," + Self.quoted(column.rawValue) }
-            for value in values { text += "," + value }
-            text += "]"
+    private func write(into out: inout JSONWriter) {
+        /// `[op, column, value…]`, each value a string or, with `list`, an
+        /// array of strings.
+        func test(_ op: String, _ column: Column, _ values: [String], list: Bool = false) {
+            out.raw("[")
+            out.string(op)
+            out.raw(",")
+            out.string(column.rawValue)
+            out.raw(list ? ",[" : ",")
+            for (i, value) in values.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(value)
+            }
+            out.raw(list ? "]]" : "]")
         }
-        func list(_ values: [String]) -> String { "[" + values.map(Self.quoted).joined(separator: ",") + "]" }
         switch self {
         case .constant(let value):
-            text += value ? "true" : "false"
+            out.bool(value)
         case .and(let parts), .or(let parts):
-            text += "[" + Self.quoted(self.isAnd ? "and" : "or")
+            out.raw("[")
+            out.string(isAnd ? "and" : "or")
             for part in parts {
-                text += ","
-                part.write(into: &text)
+                out.raw(",")
+                part.write(into: &out)
             }
-            text += "]"
+            out.raw("]")
         case .not(let inner):
-            text += "[\"not\","
-            inner.write(into: &text)
-            text += "]"
-        case .like(let column, let pattern): array("like", column, [Self.quoted(pattern)])
-        case .equals(let column, let value): array("=", column, [Self.quoted(value)])
-        case .oneOf(let column, let values): array("in", column, [list(values)])
-        case .compare(let column, let op, let value): array("number" + op, column, [Self.quoted(String(value))])
-        case .between(let column, let low, let high):
-            array("number-between", column, [Self.quoted(String(low)), Self.quoted(String(high))])
-        case .numberIn(let column, let values): array("number-in", column, [list(values.map { String($0) })])
-        case .timeAtMost(let column, let micros): array("time<=", column, [Self.quoted(String(micros))])
-        case .timeAtLeast(let column, let micros): array("time>=", column, [Self.quoted(String(micros))])
-        case .timeBetween(let column, let low, let high):
-            array("time-between", column, [Self.quoted(String(low)), Self.quoted(String(high))])
+            out.raw("[\"not\",")
+            inner.write(into: &out)
+            out.raw("]")
+        case .like(let column, let pattern): test("like", column, [pattern])
+        case .equals(let column, let value): test("=", column, [value])
+        case .oneOf(let column, let values): test("in", column, values, list: true)
+        case .compare(let column, let op, let value): test("number" + op, column, [String(value)])
+        case .between(let column, let low, let high): test("number-between", column, [String(low), String(high)])
+        case .numberIn(let column, let values): test("number-in", column, values.map { String($0) }, list: true)
+        case .timeAtMost(let column, let micros): test("time<=", column, [String(micros)])
+        case .timeAtLeast(let column, let micros): test("time>=", column, [String(micros)])
+        case .timeBetween(let column, let low, let high): test("time-between", column, [String(low), String(high)])
         }
     }
 
     private var isAnd: Bool {
         if case .and = self { return true }
         return false
-    }
-
-    /// A JSON string: quotes, backslashes and control characters escaped.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
     }
 }
 

@@ -6,8 +6,8 @@ package import MDQSystem
 /// index, then kept equal to it as hosts publish.
 ///
 /// It listens for the publishers' notifications (`NOTIFY mdq`, one per
-/// batch) and reads the hosts' sequences at least every `poll` seconds (a
-/// notification missed while reconnecting costs a second, not a result).
+/// batch) and reads the hosts' sequences at least once per wait (a
+/// notification missed while reconnecting costs a wait, not a result).
 /// A host whose sequence moved is asked for its rows changed since the
 /// sequence its results stand for (`mdq.changes`: the entries changed, and
 /// those below folders that were renamed or changed permissions), each
@@ -52,8 +52,11 @@ package final class SharedLiveQuery {
     static let hostsInterval: Int64 = 1
     /// The results now.
     package private(set) var results: [Key: SharedEntry] = [:]
-    /// Per host, the (sequence, generation) its results stand for, and
-    /// whether it was offline when last read.
+    /// The hosts gone offline since the gather, by name, with what the
+    /// problem said (`Update.problems`); a host back leaves it.
+    package private(set) var offline: [String: String] = [:]
+    /// Per host, the sequence, generation and identity sequence its
+    /// results stand for, and whether it was offline when last read.
     private var cursors: [Int: (sequence: Int64, generation: Int64, identities: Int64, offline: Bool)] = [:]
 
     package init(reader: SharedReader, search: SharedReader.Search) throws(SharedIndexError) {
@@ -119,21 +122,19 @@ package final class SharedLiveQuery {
         for host in hosts {
             guard let cursor = cursors[host.id] else {
                 // A host registered since, that this query covers.
-                if search.hosts?.contains(host.name) ?? true, !search.excludedHosts.contains(host.name),
-                    search.scopes.isEmpty || search.scopes.contains(where: { $0.host == host.name })
-                {
-                    try searchAgain(host, into: &update)
-                }
+                if search.covers(host.name) { try searchAgain(host, into: &update) }
                 continue
             }
-            let offline = host.state == "offline"
-            if offline != cursor.offline {
-                update.problems.append(
-                    offline
-                        ? "\(host.name) is offline since \(host.lastContact ?? "?"): its results are as of then"
-                        : "\(host.name) is back")
+            let isOffline = host.state == "offline"
+            if isOffline != cursor.offline {
+                let problem =
+                    isOffline
+                    ? "\(host.name) is offline since \(host.lastContact ?? "?"): its results are as of then"
+                    : "\(host.name) is back"
+                update.problems.append(problem)
+                offline[host.name] = isOffline ? problem : nil
             }
-            cursors[host.id]!.offline = offline
+            cursors[host.id]!.offline = isOffline
             guard
                 host.sequence != cursor.sequence || host.generation != cursor.generation
                     || host.identitySequence != cursor.identities

@@ -183,9 +183,14 @@ private struct PublishingSession {
         }
         // The host, registered on first contact; a name another machine
         // holds is refused (a clone, or a name given twice).
-        var host = try connection.execute(
-            "SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me FROM mdq.host WHERE name = $1",
-            [configuration.hostName])
+        func hostRow() throws(SharedIndexError) -> PostgresRows {
+            try connection.execute(
+                """
+                SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me
+                FROM mdq.host WHERE name = $1
+                """, [configuration.hostName])
+        }
+        var host = try hostRow()
         if host.rows.isEmpty {
             do {
                 _ = try connection.execute(
@@ -203,9 +208,7 @@ private struct PublishingSession {
                             + "'mdq shared forget \(other)' first to publish it as \(configuration.hostName)")
                 }
             }
-            host = try connection.execute(
-                "SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me FROM mdq.host WHERE name = $1",
-                [configuration.hostName])
+            host = try hostRow()
         }
         guard let id = host.first("host_id").flatMap(Int.init), let machine = host.first("machine_id") else {
             throw SharedIndexError("the host \(configuration.hostName) could not be registered")
@@ -504,8 +507,7 @@ private struct PublishingSession {
         sequence = seq
         clock = start
         func seconds(_ from: ContinuousClock.Instant, _ to: ContinuousClock.Instant) -> String {
-            let duration = (to - from).components
-            return String(format: "%.1f", Double(duration.seconds) + Double(duration.attoseconds) / 1e18)
+            String(format: "%.1f", (to - from) / .seconds(1))
         }
         let now = ContinuousClock.now
         publisher.log(
@@ -556,8 +558,7 @@ private struct PublishingSession {
                 WHERE domain = $1 AND (SELECT count(*) FROM written) + (SELECT count(*) FROM removed) > 0
                 RETURNING 1
             )
-            SELECT (SELECT count(*) FROM written) + (SELECT count(*) FROM removed) AS changed,
-                   (SELECT count(*) FROM moved) AS moved
+            SELECT (SELECT count(*) FROM written) + (SELECT count(*) FROM removed) AS changed
             """,
             [
                 configuration.domain, PostgresArray.strings(names), PostgresArray.numbers(uids),

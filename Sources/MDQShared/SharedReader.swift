@@ -1,6 +1,7 @@
 import Foundation
 package import MDQCore
 package import MDQSystem
+import MDQWire
 
 /// A host of the shared index, as `mdq hosts` lists it.
 package struct SharedHost: Sendable, Equatable {
@@ -98,12 +99,24 @@ package final class SharedReader {
         /// The user whose view is searched; nil for every entry (the
         /// database administrator's view).
         package var user: String?
+
+        /// The user running this process, as searches across hosts judge
+        /// it: by name; one with no name here is a stranger everywhere (no
+        /// host has a user named "").
+        package static var localUser: String { LocalUsers.currentName ?? "" }
         package var limit: Int?
         /// Seconds the database may spend.
         package var budget: Double?
 
         package init(predicate: MetadataPredicate) {
             self.predicate = predicate
+        }
+
+        /// Whether the host named `name` is one this search reads (among
+        /// its hosts and its scopes' hosts, not left out).
+        package func covers(_ name: String) -> Bool {
+            (hosts?.contains(name) ?? true) && !excludedHosts.contains(name)
+                && (scopes.isEmpty || scopes.contains { $0.host == name })
         }
     }
 
@@ -141,21 +154,13 @@ package final class SharedReader {
             throw Refusal.unbounded(translated.unnarrowed)
         }
         let all = try hosts()
-        var chosen = all
-        if let names = search.hosts {
-            // This host may be answered elsewhere (its system index) and
-            // publish nothing.
-            for name in names where !all.contains(where: { $0.name == name }) && !search.excludedHosts.contains(name) {
-                throw Refusal.unknownHost(name)
-            }
-            chosen = all.filter { names.contains($0.name) }
+        // This host may be answered elsewhere (its system index) and
+        // publish nothing.
+        for name in (search.hosts ?? []) + search.scopes.map(\.host)
+        where !all.contains(where: { $0.name == name }) && !search.excludedHosts.contains(name) {
+            throw Refusal.unknownHost(name)
         }
-        for scope in search.scopes
-        where !all.contains(where: { $0.name == scope.host }) && !search.excludedHosts.contains(scope.host) {
-            throw Refusal.unknownHost(scope.host)
-        }
-        if !search.scopes.isEmpty { chosen = chosen.filter { host in search.scopes.contains { $0.host == host.name } } }
-        chosen.removeAll { search.excludedHosts.contains($0.name) }
+        let chosen = all.filter { search.covers($0.name) }
         guard !chosen.isEmpty else { return nil }
         return Prepared(
             hosts: PostgresArray.numbers(chosen.map(\.id)), scopes: Self.scopes(search.scopes, hosts: chosen),
@@ -164,15 +169,21 @@ package final class SharedReader {
 
     /// The scopes on these hosts as the search functions read them.
     private static func scopes(_ scopes: [(host: String, path: [UInt8])], hosts: [SharedHost]) -> String {
-        var items: [String] = []
+        var out = JSONWriter()
+        out.raw("[")
         for scope in scopes {
             guard let host = hosts.first(where: { $0.name == scope.host })?.id else { continue }
+            if out.bytes.count > 1 { out.raw(",") }
+            out.raw("[")
+            out.integer(host)
+            out.raw(",")
             // Matched by its text, a path that is not UTF-8 would find the
             // wrong folder: it finds none rather than all.
-            let path = String(validating: scope.path, as: UTF8.self).map(SQLCondition.quoted) ?? "null"
-            items.append("[\(host),\(path)]")
+            if String(validating: scope.path, as: UTF8.self) != nil { out.string(scope.path) } else { out.raw("null") }
+            out.raw("]")
         }
-        return "[" + items.joined(separator: ",") + "]"
+        out.raw("]")
+        return String(decoding: out.bytes, as: UTF8.self)
     }
 
     /// Runs `body` in one read-only snapshot (the hosts, the classes and

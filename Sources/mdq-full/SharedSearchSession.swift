@@ -5,13 +5,10 @@ import MDQShared
 import MetadataIndex
 import SystemPackage
 
-/// Where users of this host find the shared index across hosts: `$MDQ_SHARED`,
-/// else `SHARED` in the system index's configuration; and this host's
-/// name there.
+/// Where users of this host find the shared index across hosts
+/// (`$MDQ_SHARED`, else `SHARED` in the system index's configuration), and
+/// why it refuses a search.
 enum SharedIndexSettings {
-    /// This host's name in the shared index: `HOST_NAME`, else its host name.
-    static func ownHostName() -> String? { SystemConfiguration.sharedHostName }
-
     /// Runs a call on the shared index, saying why it refuses the search
     /// (as `MetadataError`s with the status a local search would have).
     /// - Parameter source: the query as typed, for a caret under the part
@@ -94,7 +91,7 @@ struct SharedSearchSession {
         ProcessEnvironment.ignoreBrokenPipe()
         let reader = try SharedIndexSettings.connect()
         let hosts = try reader.hosts()
-        let ownName = SharedIndexSettings.ownHostName()
+        let ownName = SystemConfiguration.sharedHostName
         var requested = scope.hostNames ?? hosts.map(\.name)
         if scope.hostNames == nil, let ownName, !requested.contains(ownName) { requested.append(ownName) }
         for name in requested where name != ownName && !hosts.contains(where: { $0.name == name }) {
@@ -127,9 +124,7 @@ struct SharedSearchSession {
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = requested.filter { $0 != localName }
         search.scopes = remoteFolders.filter { $0.host != localName }
-        // A user with no name here is judged as a stranger everywhere
-        // (no host has a user named "").
-        search.user = LocalUsers.currentName ?? ""
+        search.user = SharedReader.Search.localUser
         search.budget = budget
         // With --sort every match is needed first; else the first N.
         search.limit = output.sort.isEmpty ? output.limit : nil
@@ -180,7 +175,7 @@ struct SharedSearchSession {
             }
         }
         results += try ownAnswer().results
-        print(results)
+        print(results, ownName: ownName ?? "")
     }
 
     /// This host's matches, from its system index (the user's view of it).
@@ -212,7 +207,7 @@ struct SharedSearchSession {
     /// Prints the results as a local search does: paths (other hosts'
     /// as `NAME:/path`), `--attr` columns, JSON with `host` and `stale`,
     /// sorted, limited, grouped.
-    private func print(_ results: [Result]) {
+    private func print(_ results: [Result], ownName: String) {
         var results = results
         // This host first, then the others by name; each in path order.
         results.sort { a, b in
@@ -236,8 +231,7 @@ struct SharedSearchSession {
         let json = output.json
         let attributes = output.attributes
         let terminator: UInt8 = output.nullTerminated ? 0 : 0x0A
-        // Read once, not per result: it reads the configuration file.
-        let ownName = Array((json ? SharedIndexSettings.ownHostName() ?? "" : "").utf8)
+        let ownName = Array(ownName.utf8)
         for result in results {
             if json {
                 AttributeText.appendJSON(result.item, attributes: attributes, to: &out)
@@ -279,11 +273,11 @@ struct SharedLiveSession {
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = scope.hostNames
         search.scopes = scope.remoteFolders
-        search.user = LocalUsers.currentName ?? ""
+        search.user = SharedReader.Search.localUser
         search.budget = budget
         // This host, from its system index, unless only some of its
         // folders are asked for (those come from the shared index).
-        let own = SharedIndexSettings.ownHostName().flatMap { name -> OwnHostFeed? in
+        let own = SystemConfiguration.sharedHostName.flatMap { name -> OwnHostFeed? in
             guard scope.hostNames?.contains(name) ?? true, !scope.remoteFolders.contains(where: { $0.host == name })
             else { return nil }
             return OwnHostFeed(name: name, predicate: predicate, budget: budget, capacity: 1 << 20)
@@ -315,8 +309,7 @@ struct SharedLiveSession {
         var ownPaths: [UInt64: [UInt8]] = [:]
         own?.waitForGathering(timeout: budget ?? 60)
         let first = try SharedIndexSettings.explaining(predicate, source: source, budget: budget) { try live.gather() }
-        _ = own?.drain()
-        for entry in own?.entries.values ?? [:].values { ownPaths[entry.entry] = entry.pathBytes }
+        for entry in own?.current() ?? [] { ownPaths[entry.entry] = entry.pathBytes }
         if output.count {
             out += Array("\(first.count + ownPaths.count)\n".utf8)
         } else {

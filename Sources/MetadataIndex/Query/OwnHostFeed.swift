@@ -84,15 +84,9 @@ package final class OwnHostFeed {
                 entries = now
             case .changes(let added, let changed, let removed), .resumed(let added, let changed, let removed, _):
                 gathered = true
-                for entry in added.map(named) {
-                    if entries.updateValue(entry, forKey: entry.entry) == nil {
-                        changes.added.append(entry)
-                    } else {
-                        changes.changed.append(entry)
-                    }
-                }
-                for entry in changed.map(named) {
-                    // One never added is news: added.
+                // Added or changed as this feed knows them (a change to
+                // one never added is news: added).
+                for entry in (added + changed).map(named) {
                     if entries.updateValue(entry, forKey: entry.entry) == nil {
                         changes.added.append(entry)
                     } else {
@@ -118,11 +112,23 @@ package final class OwnHostFeed {
         let seconds = timeout.isNaN ? 0 : min(max(timeout, 0), 86_400)
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while !gathered && ContinuousClock.now < deadline && wanted() {
-            var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
-            _ = poll(&descriptor, 1, 100)
+            wait(milliseconds: 100)
             // What it held is in `entries` now; the first answer is sent whole.
             _ = drain()
         }
+    }
+
+    /// Waits up to `milliseconds` for the system index to say something.
+    package func wait(milliseconds: Int32) {
+        var descriptor = pollfd(fd: self.descriptor, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, milliseconds)
+    }
+
+    /// Its entries as they are now, what came before taken in (and not
+    /// told as changes: for a snapshot).
+    package func current() -> [EntrySnapshot] {
+        _ = drain()
+        return Array(entries.values)
     }
 
     private func named(_ entry: EntrySnapshot) -> EntrySnapshot {

@@ -47,8 +47,7 @@ package final class SharedSource: QuerySource {
         running.withLock { _ = $0.insert(id) }
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = hosts.isEmpty ? nil : hosts
-        // A user with no name is a stranger on every host.
-        search.user = LocalUsers.currentName ?? ""
+        search.user = SharedReader.Search.localUser
         search.budget = budget
         let running = running
         let behind = behind
@@ -133,33 +132,19 @@ package final class SharedSource: QuerySource {
                 let live = try SharedLiveQuery(
                     reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
                 let gathered = try live.gather().map(snapshot)
-                // This host's entries as they are now go in the snapshot
-                // (what changed before is in them).
-                _ = own?.drain()
-                if subscription.post(
-                    .snapshot(gathered + (own.map { Array($0.entries.values) } ?? []), isFresh: !first))
-                {
-                    wake()
-                }
+                if subscription.post(.snapshot(gathered + (own?.current() ?? []), isFresh: !first)) { wake() }
                 first = false
                 report([])
-                var offline: [String: String] = [:]
                 while wanted() {
                     if fellBehind() {
                         // Everything as it is now, in place of what was dropped.
-                        _ = own?.drain()
-                        let now = live.results.values.map(snapshot) + (own.map { Array($0.entries.values) } ?? [])
+                        let now = live.results.values.map(snapshot) + (own?.current() ?? [])
                         if subscription.post(.snapshot(now, isFresh: true)) { wake() }
                     }
                     let update = try live.next(timeout: 0.5, interrupt: own?.descriptor)
                     forwardOwn()
                     guard let update else { continue }
-                    for problem in update.problems {
-                        // "NAME is offline since …" or "NAME is back".
-                        let name = String(problem.prefix { $0 != " " })
-                        offline[name] = problem.hasSuffix(" is back") ? nil : problem
-                    }
-                    report(offline.keys.sorted().map { .sharedIndex(offline[$0]!) })
+                    report(live.offline.sorted { $0.key < $1.key }.map { .sharedIndex($0.value) })
                     let removed = update.removed.compactMap {
                         identities.removeValue(forKey: SharedLiveQuery.Key(host: $0.hostID, identity: $0.identity))
                     }
@@ -178,8 +163,7 @@ package final class SharedSource: QuerySource {
                 if first {
                     // Never gathered: the query ends gathering with this
                     // host's answer alone.
-                    _ = own?.drain()
-                    _ = subscription.post(.snapshot(own.map { Array($0.entries.values) } ?? [], isFresh: false))
+                    _ = subscription.post(.snapshot(own?.current() ?? [], isFresh: false))
                     first = false
                 }
                 report([.sharedIndex("the shared index: \(reason)")])
@@ -190,8 +174,7 @@ package final class SharedSource: QuerySource {
                 var slept = 0.0
                 while (refused || slept < 2) && wanted() {
                     if let own {
-                        var descriptor = pollfd(fd: own.descriptor, events: Int16(POLLIN), revents: 0)
-                        _ = poll(&descriptor, 1, 100)
+                        own.wait(milliseconds: 100)
                         forwardOwn()
                     } else if refused {
                         return
