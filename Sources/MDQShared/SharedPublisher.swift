@@ -205,7 +205,8 @@ private struct PublishingSession {
                 if let other, other != configuration.hostName {
                     throw SharedIndexError(
                         "this machine (machine id \(configuration.machineID)) publishes as \(other) already; "
-                            + "'mdq shared forget \(other)' first to publish it as \(configuration.hostName)")
+                            + "the schema's owner removes it first (SELECT mdq.remove_host('\(other)')) to publish it as "
+                            + "\(configuration.hostName)")
                 }
             }
             host = try hostRow()
