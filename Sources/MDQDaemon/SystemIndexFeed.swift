@@ -259,7 +259,7 @@ final class SystemIndexFeed: FolderWatcher, Sendable {
 
     /// The system index tells what it applied, which lags the disk: an
     /// event can be older than the listing of its folder here.
-    package var eventsMayPredateListing: Bool { true }
+    package var eventsNeedVerifying: Bool { true }
 
     /// The folder's path, from the descriptor the engine opened it with.
     private static func path(of descriptor: FileDescriptor) -> [UInt8]? {

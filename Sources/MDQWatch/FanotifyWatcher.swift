@@ -138,6 +138,9 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
 
     private let descriptor: CInt
     private let state = Locked(State())
+    /// Run by the reading thread before each read of the kernel's queue: a
+    /// test holds it to let events queue (and the kernel merge them).
+    let readHook = Locked<(@Sendable () -> Void)?>(nil)
     private let stopped = ConditionLocked(false)
 
     /// Starts the fanotify group and its reading thread.
@@ -201,6 +204,12 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
 
     /// Events dropped because their folder was not watched.
     package var droppedEvents: Int { state.withLock { $0.dropped } }
+
+    /// The kernel merges an event into any queued event of the same folder,
+    /// name and kind (file or folder), however far back in the queue: a
+    /// deletion read before a rename onto the same name can be newer than
+    /// it. Deletions and moves are checked against the disk.
+    package var eventsNeedVerifying: Bool { true }
 
     package var kernelWatchLimit: Int? {
         state.withLock { $0.fallbackOwner } == nil ? nil : InotifyLibrary.shared.maxUserWatches
@@ -331,6 +340,7 @@ package final class FanotifyWatcher: FolderWatcher, Sendable {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             // Woken by events; the timeout only lets `stop()` be noticed.
             guard case .success(let ready) = syscallResult({ poll(&poller, 1, 250) }), ready > 0 else { continue }
+            readHook.withLock { $0 }?()
             let count: Int
             switch syscallResult({ read(descriptor, buffer, capacity) }) {
             case .success(let read) where read > 0:

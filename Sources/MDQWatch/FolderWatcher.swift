@@ -35,10 +35,14 @@ package protocol FolderWatcher: Sendable {
     /// of the engine knows that folder (`EventFollower`); nil when the
     /// watcher does not follow folders by handle.
     func followHandle(of watch: WatchID) -> [UInt8]?
-    /// Whether a change may tell of what happened before its folder was
-    /// listed (a stream that lags the disk, `SystemIndexFeed`), not only
-    /// after the watch was added, as inotify's and fanotify's do.
-    var eventsMayPredateListing: Bool { get }
+    /// Whether a change may be older than what the engine already holds
+    /// for its name, so that deletions and moves are checked against the
+    /// disk before they are applied: a stream that lags the disk
+    /// (`SystemIndexFeed`, whose events can predate a folder's listing), or
+    /// a kernel queue that merges a later event of a name into an earlier
+    /// one (fanotify). inotify merges only an event identical to the one
+    /// just before it, so its order holds.
+    var eventsNeedVerifying: Bool { get }
 }
 
 /// What to do with changes: called on the watcher's thread, in order.
@@ -62,7 +66,7 @@ package enum WatchPurpose: Sendable, Hashable {
 
 extension FolderWatcher {
     package func followHandle(of watch: WatchID) -> [UInt8]? { nil }
-    package var eventsMayPredateListing: Bool { false }
+    package var eventsNeedVerifying: Bool { false }
 }
 
 extension InotifyWatcher: FolderWatcher {

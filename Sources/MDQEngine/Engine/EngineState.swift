@@ -137,8 +137,9 @@ package final class EngineState {
     var followers: [ObjectIdentifier: EventFollower] = [:]
     /// The handle a follower knows a watched folder by (the watcher's).
     var followHandle: (@Sendable (WatchID) -> [UInt8]?)?
-    /// Changes may tell of what happened before their folder was listed
-    /// (`FolderWatcher.eventsMayPredateListing`): deletions and moves are
+    /// Changes may be older than what the index holds for their name (a
+    /// lagging stream, a kernel that merges events out of order:
+    /// `FolderWatcher.eventsNeedVerifying`): deletions and moves are
     /// checked against the disk before they are applied.
     var verifiesEvents = false
     /// What each follower's viewer may reach, for the batch being applied.

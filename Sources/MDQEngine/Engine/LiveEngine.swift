@@ -121,7 +121,7 @@ package final class LiveEngine: Sendable {
             onChanges: { batch in events.append(batch) })
         let owner = owner
         let initial = EngineState(index: index, removeWatch: { watch in watcher.removeWatch(watch, owner: owner) })
-        initial.verifiesEvents = watcher.eventsMayPredateListing
+        initial.verifiesEvents = watcher.eventsNeedVerifying
         state = Locked(initial)
         box.engine = self
         let started = WorkerThreads.start(name: "mdq-applier") { [weak self] in

@@ -312,5 +312,144 @@ extension LiveSuites {
             #expect(recorder.wait(timeout: 10) { query.results.map(\.name) == ["again"] })
             query.stop()
         }
+
+        /// The kernel merges an event into any queued one of the same
+        /// folder, name and kind (file or folder), however far back: what
+        /// happened to a name after a rename or a kind change can come
+        /// before them. With the reading held while a name turns from
+        /// folder to file to folder (or back) through renames, deletions
+        /// made blind would remove what is there now; the query must equal
+        /// the disk all the same.
+        @Test(arguments: [
+            // A folder removed, a file renamed onto its name and deleted,
+            // a folder made there again (the mkdir joins the first removal).
+            ["mkdir n", "touch x", "hold", "rmtree n", "mv x n", "rm n", "mkdir n"],
+            // A file deleted, a folder renamed onto its name and removed, a
+            // file made there again (the creation joins the first deletion).
+            ["touch n", "mkdir y", "hold", "rm n", "mv y n", "rmtree n", "touch n"],
+            // The same through a subfolder, the rename crossing folders.
+            ["mkdir s", "mkdir s/n", "touch x", "hold", "rmtree s/n", "mv x s/n", "rm s/n", "mkdir s/n"],
+        ])
+        func mergedEventsOfOneNameConverge(steps: [String]) throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            try FileManager.default.createDirectory(atPath: scope.string, withIntermediateDirectories: true)
+            let watcher = try FanotifyWatcher()
+            let engine = try LiveEngine(fanotify: watcher)
+            defer { engine.shutdown() }
+            let held = steps.firstIndex(of: "hold")!
+            for step in steps[..<held] { NameSteps.run(step, in: scope) }
+            let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            let initial = recorder.initialResults
+            try watcher.whileReadingIsHeld(trigger: scope) {
+                for step in steps[(held + 1)...] { NameSteps.run(step, in: scope) }
+            }
+            try expectConverges(query, recorder, initial: initial, scope: scope, "TRUEPREDICATE", "\(steps)")
+            query.stop()
+        }
+
+        /// The class of the test above, seeded: rounds of changes to two
+        /// names (`n` and `s/n`), each step one that can succeed on what is
+        /// at the name now (a file or folder made, written, deleted,
+        /// renamed onto it from either folder or away), with the reading
+        /// held through each round so the kernel merges what it can. After
+        /// each round the query equals the disk and its updates replay to it.
+        @Test(arguments: [UInt64(1), 2, 3, 4])
+        func seededRoundsOfMergedEventsConverge(seed: UInt64) throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            try FileManager.default.createDirectory(
+                atPath: scope.appending("s").string, withIntermediateDirectories: true)
+            let watcher = try FanotifyWatcher()
+            let engine = try LiveEngine(fanotify: watcher)
+            defer { engine.shutdown() }
+            let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            let initial = recorder.initialResults
+            var random = SeededGenerator(seed: seed)
+            for round in 0..<150 {
+                var steps: [String] = []
+                try watcher.whileReadingIsHeld(trigger: scope) {
+                    for _ in 0..<Int.random(in: 2..<8, using: &random) {
+                        let name = ["n", "s/n"].randomElement(using: &random)!
+                        let aside = ["", "s/"].randomElement(using: &random)!
+                        var status = stat()
+                        let kind =
+                            lstat(scope.appending(name).string, &status) != 0
+                            ? 0 : (status.st_mode & S_IFMT) == S_IFDIR ? 2 : 1
+                        let choices: [[String]] =
+                            [
+                                [["touch \(name)"], ["mkdir \(name)"]],
+                                [["rm \(name)"], ["write \(name)"], ["chmod \(name)"], ["mv \(name) \(aside)z"]],
+                                [["rmtree \(name)"], ["chmod \(name)"], ["touch \(name)/i"], ["mv \(name) \(aside)z"]],
+                            ][kind] + [
+                                ["touch \(aside)x", "mv \(aside)x \(name)"],
+                                ["mkdir \(aside)y", "mv \(aside)y \(name)"],
+                            ]
+                        for step in choices.randomElement(using: &random)! {
+                            steps.append(step)
+                            NameSteps.run(step, in: scope)
+                        }
+                    }
+                }
+                try expectConverges(
+                    query, recorder, initial: initial, scope: scope, "TRUEPREDICATE",
+                    "seed \(seed) round \(round) \(steps)")
+            }
+            query.stop()
+        }
+    }
+}
+
+/// Changes to names in a scope, written as a shell would (`touch n`, `mv a
+/// b`, `rmtree n`); each tolerates failure, as the names come and go.
+enum NameSteps {
+    static func run(_ step: String, in scope: FilePath) {
+        let words = step.split(separator: " ").map(String.init)
+        let path = scope.appending(words[1]).string
+        switch words[0] {
+        case "touch":
+            let fd = open(path, O_WRONLY | O_CREAT, 0o644)
+            if fd >= 0 { close(fd) }
+        case "write":
+            let fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            if fd >= 0 {
+                _ = "more".withCString { write(fd, $0, 4) }
+                close(fd)
+            }
+        case "rm": _ = unlink(path)
+        case "mkdir": _ = mkdir(path, 0o755)
+        case "rmtree": try? FileManager.default.removeItem(atPath: path)
+        case "mv": _ = rename(path, scope.appending(words[2]).string)
+        case "chmod": _ = chmod(path, 0o700)
+        default: preconditionFailure("no step \(step)")
+        }
+    }
+}
+
+extension FanotifyWatcher {
+    /// Runs `body` while the reading thread waits before its next read, so
+    /// that what `body` does queues in the kernel (which merges events of
+    /// one name). A change to `trigger` (a folder the watcher follows) wakes
+    /// the thread first.
+    func whileReadingIsHeld(trigger: FilePath, _ body: () throws -> Void) throws {
+        // 0: free, 1: asked to hold, 2: holding, 3: released.
+        let gate = ConditionLocked(1)
+        readHook.withLock {
+            $0 = {
+                gate.mutateAndBroadcast { if $0 == 1 { $0 = 2 } }
+                _ = gate.wait(until: { $0 == 3 }, deadline: .now + .seconds(60)) { _ in }
+            }
+        }
+        defer {
+            readHook.withLock { $0 = nil }
+            gate.mutateAndBroadcast { $0 = 3 }
+        }
+        let wake = trigger.appending(".wake").string
+        let fd = open(wake, O_WRONLY | O_CREAT, 0o644)
+        if fd >= 0 { close(fd) }
+        _ = unlink(wake)
+        let holding = gate.wait(until: { $0 == 2 }, deadline: .now + .seconds(10)) { $0 == 2 }
+        try #require(holding, "the reading thread stopped before a read")
+        try body()
     }
 }

@@ -21,7 +21,7 @@ final class ScriptedWatcher: FolderWatcher, @unchecked Sendable {
         ))
 
     /// `lagging`: the script may tell of what happened before a folder was
-    /// listed (`eventsMayPredateListing`), as a system index's feed does.
+    /// listed (`eventsNeedVerifying`), as a system index's feed does.
     init(lagging: Bool = true) { self.lagging = lagging }
 
     func register(
@@ -61,7 +61,7 @@ final class ScriptedWatcher: FolderWatcher, @unchecked Sendable {
     func setWatchLimit(_ limit: Int?, owner: Int) {}
     func watchCount(owner: Int) -> Int { state.withLock { $0.byFile.count } }
     var kernelWatchLimit: Int? { nil }
-    var eventsMayPredateListing: Bool { lagging }
+    var eventsNeedVerifying: Bool { lagging }
 
     /// The watch of the folder at `folder` now.
     func watch(of folder: FilePath) -> WatchID? {
