@@ -203,7 +203,7 @@ extension LiveEngine {
     func crawlFolder(_ folder: UInt32) {
         guard let (handle, root) = openVerified(folder) else { return }
         if !state.withLock({ $0.descends(into: folder) }) {
-            watchOnly(folder, handle: handle)
+            watchOnly(folder, handle: handle, recording: true)
             return
         }
         crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
@@ -211,12 +211,22 @@ extension LiveEngine {
     }
 
     /// Watches a folder whose contents are excluded: its own dates change
-    /// when something inside it comes or goes, and it is a result.
-    func watchOnly(_ folder: UInt32, handle: DirectoryHandle) {
+    /// when something inside it comes or goes, and it is a result. Its
+    /// attributes are read again once the watch is in: those read before
+    /// it miss an entry made inside in between, which sent no event.
+    /// `recording`: the change is one for subscribers (not a first gather).
+    func watchOnly(_ folder: UInt32, handle: DirectoryHandle, recording: Bool) {
+        crawlHook.withLock { $0 }?(EntryID(folder))
         switch addWatch(handle.descriptor, purpose: .folder(folder)) {
         case .success:
+            let own = FileStatus.of(descriptor: handle.descriptor)
             state.withLock { s in
                 if s.folderProblems[folder] != nil { s.folderProblems[folder] = nil }
+                if case .success(let status) = own, status.kind == .folder, s.index.contains(EntryID(folder)),
+                    EngineState.isSameFile(s.index.metadata(of: EntryID(folder)), status)
+                {
+                    s.update(folder, to: status, recording: recording)
+                }
             }
         case .failure(let error):
             state.withLock { $0.recordWatchFailure(folder, error) }
@@ -228,7 +238,7 @@ extension LiveEngine {
         state.withLock { $0.clearMarks(under: folder) }
         guard let (handle, root) = openVerified(folder) else { return }
         if !state.withLock({ $0.descends(into: folder) }) {
-            watchOnly(folder, handle: handle)
+            watchOnly(folder, handle: handle, recording: true)
             return
         }
         crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))

@@ -37,7 +37,8 @@ package final class LiveEngine: Sendable {
     /// move (see `acquire`). A leaf lock, taken under the state lock.
     let crawlsEnded = ConditionLocked(0)
     /// Called in every folder's listing by the engine's crawls, before the
-    /// listing; tests slow crawls down with it to widen race windows.
+    /// listing (a folder whose contents are excluded: before its watch);
+    /// tests slow crawls down with it to widen race windows.
     let crawlHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
     /// Called as a names-first root's fill begins (`fill`), on its
     /// thread; tests hold the fill with it.

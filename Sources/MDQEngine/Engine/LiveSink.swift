@@ -151,7 +151,7 @@ final class LiveSink: CrawlSink, Sendable {
                 }
                 return true
             }
-            if isTheFolder { engine.watchOnly(id.rawValue, handle: child) }
+            if isTheFolder { engine.watchOnly(id.rawValue, handle: child, recording: recording) }
         }
         worker.watchOnly.removeAll(keepingCapacity: true)
         progress?.add(inserted)

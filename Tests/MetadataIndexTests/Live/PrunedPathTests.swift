@@ -132,6 +132,48 @@ extension LiveSuites {
             try expectConverges(query, recorder, initial: initial, setup, text, "moves")
         }
 
+        /// A pruned folder's dates are the disk's even when something is
+        /// made inside it between the listing of its parent (which read
+        /// them) and its watch (slowed down there on purpose): in the first
+        /// gather (a pruned path) and in the crawl of a tree moved in (a
+        /// folder of the pruned name).
+        @Test(arguments: [false, true])
+        func aPrunedFolderChangedBeforeItsWatchKeepsItsDates(movedIn: Bool) throws {
+            let temp = try TemporaryDirectory()
+            let scope = try temp.folder("scope")
+            let outside = try temp.folder("outside")
+            let pruned = movedIn ? try temp.folder("outside/t/\(Self.prunedName)") : try temp.folder("scope/tmp")
+            let engine = try LiveEngine(crawlThreads: 1)
+            defer { engine.shutdown() }
+            let made = Locked(false)
+            let name = Array(pruned.lastComponent!.string.utf8)
+            engine.crawlHook.withLock {
+                $0 = { id in
+                    let path = engine.state.withLock { $0.pathBytes(of: id.rawValue) }
+                    guard path.count > name.count, path.suffix(name.count + 1) == [0x2F] + name,
+                        !made.withLock({ $0 })
+                    else { return }
+                    made.withLock { $0 = true }
+                    // Past the timestamp clock's tick, so the dates differ.
+                    usleep(20_000)
+                    let late = String(decoding: path, as: UTF8.self) + "/late.txt"
+                    _ = FileManager.default.createFile(atPath: late, contents: nil)
+                }
+            }
+            let retained = try engine.retain(ScopeRequest(path: scope, rules: Setup.rules(scope)))
+            _ = retained
+            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            defer { query.stop() }
+            let initial = recorder.initialResults
+            if movedIn {
+                #expect(rename(outside.appending("t").string, scope.appending("t").string) == 0)
+            }
+            try expectLiveQueryConverges(query, recorder, initial: initial, "TRUEPREDICATE", "moved in: \(movedIn)") {
+                try Self.expected(scope, $0)
+            }
+            #expect(made.withLock { $0 }, "the watch was slowed down")
+        }
+
         /// A seeded storm whose folder names keep landing on the pruned
         /// paths, under two queries: both converge.
         @Test(arguments: [UInt64(11), 12, 13])
