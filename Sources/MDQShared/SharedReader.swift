@@ -141,6 +141,12 @@ package final class SharedReader {
         var chosen: [Int: SharedHost]
     }
 
+    /// Refuses `search` as running it would (`Refusal`, `SharedIndexError`),
+    /// without running it: what a live query says before it starts.
+    package func check(_ search: Search) throws {
+        _ = try prepare(search)
+    }
+
     /// - Returns: nil when no host is left to search.
     private func prepare(_ search: Search) throws -> Prepared? {
         let translated: PredicateSQL

@@ -10,20 +10,26 @@ struct LiveSession {
     let source: MetadataQuery.Source
     /// The scopes with the command line's rules (hidden items, exclusions).
     let scopeRequests: [ScopeRequest]?
+    /// Scopes by name instead (hosts of the shared index across hosts).
+    var searchScopes: [SearchScope] = []
     let container: UbiquityContainer?
     var sortDescriptors: [MetadataSortDescriptor] = []
     /// Imported attributes the printer shows (values from the daemon's store).
     var fetchedAttributes: [String] = []
     let interval: Double?
     let printer: LivePrinter
+    /// Seconds a search of the shared index may take (`--budget`).
+    var budget: Double?
 
     func run() -> Never {
         let query = MetadataQuery(source: source)
         query.predicate = predicate
         query.scopeRequests = scopeRequests
+        if !searchScopes.isEmpty { query.searchScopes = searchScopes }
         query.container = container
         query.sortDescriptors = sortDescriptors
         query.fetchedAttributes = fetchedAttributes
+        query.budget = budget
         if let interval { query.notificationBatchingInterval = interval }
         let center = NotificationCenter.default
         let printer = self.printer

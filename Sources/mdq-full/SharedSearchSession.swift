@@ -250,10 +250,16 @@ struct SharedSearchSession {
     }
 }
 
-/// `mdq --live --host NAME QUERY`: the results across hosts, then `+`, `-`
-/// and `~` lines as the hosts publish (`SharedLiveQuery`); this host, when
-/// asked for and its system index runs, from its system index
-/// (`OwnHostFeed`: fresh to the millisecond), every line `NAME:/path`.
+/// `mdq --live --host NAME QUERY`: a live query over hosts
+/// (`SearchScope.hosts`, `.allHosts`, `.host(_:folder:)`), printed as a
+/// local live query is (`LivePrinter`: text, `--json` with each item's
+/// `host`, `--count`, `--sort`, `--attr`), every path `NAME:/path`. This
+/// host, when asked for and its system index runs, comes from its system
+/// index (`OwnHostFeed`: fresh to the millisecond), the others from the
+/// shared index. A search the shared index refuses, a host it does not
+/// know, or a database it cannot reach ends the command at once; once
+/// live, a host offline or the database lost is a warning, and the
+/// results stay.
 struct SharedLiveSession {
     let predicate: MetadataPredicate
     let scope: ScopeOptions
@@ -263,97 +269,40 @@ struct SharedLiveSession {
     var source: [UInt8]?
 
     func run() throws -> Never {
-        guard !output.json, output.sort.isEmpty, output.group == nil, output.limit == nil else {
+        let imported = OneShotSession.importedColumns(output).map(\.rawValue).sorted()
+        if let first = imported.first {
             throw MetadataError.invalidArgument(
-                "--live across hosts prints paths or --count; not yet --json, --sort, --group or --limit")
+                "\(first) is not published to the shared index (hosts publish names, kinds, sizes, dates and types): "
+                    + "show it on its own host")
         }
-        ProcessEnvironment.ignoreBrokenPipe()
-        ProcessEnvironment.onInterrupt { _ in ProcessExit.exit(0) }
-        let reader = try SharedIndexSettings.connect()
-        var search = SharedReader.Search(predicate: predicate)
-        search.hosts = scope.hostNames
-        search.scopes = scope.remoteFolders
-        search.user = SharedReader.Search.localUser
-        search.budget = budget
-        // This host, from its system index, unless only some of its
-        // folders are asked for (those come from the shared index).
-        let own = SystemConfiguration.sharedHostName.flatMap { name -> OwnHostFeed? in
-            guard scope.hostNames?.contains(name) ?? true, !scope.remoteFolders.contains(where: { $0.host == name })
-            else { return nil }
-            return OwnHostFeed(name: name, predicate: predicate, budget: budget, capacity: 1 << 20)
-        }
-        if let own { search.excludedHosts = [own.name] }
-        let live: SharedLiveQuery
+        // What the shared index would refuse, said before going live (the
+        // connection closes with the reader).
         do {
-            live = try SharedLiveQuery(reader: reader, search: search)
-        } catch {
-            throw MetadataError.daemon("the shared index: \(error.message)")
+            let reader = try SharedIndexSettings.connect()
+            var search = SharedReader.Search(predicate: predicate)
+            search.hosts = scope.hostNames
+            search.scopes = scope.remoteFolders
+            search.budget = budget
+            // This host may publish nothing: its system index answers for it.
+            if let own = SystemConfiguration.sharedHostName { search.excludedHosts = [own] }
+            try SharedIndexSettings.explaining(predicate, source: source, budget: budget) { try reader.check(search) }
         }
-        let terminator: UInt8 = output.nullTerminated ? 0 : 0x0A
-        func path(_ entry: SharedEntry) -> [UInt8] { Array(entry.host.utf8) + [UInt8(ascii: ":")] + entry.pathBytes }
-        var out: [UInt8] = []
-        func line(_ prefix: String, _ path: [UInt8]) { out += Array(prefix.utf8) + path + [terminator] }
-        /// By host, then path (a host's name holds no colon).
-        func ordered(_ paths: [[UInt8]]) -> [[UInt8]] {
-            func split(_ path: [UInt8]) -> (ArraySlice<UInt8>, ArraySlice<UInt8>) {
-                let colon = path.firstIndex(of: UInt8(ascii: ":")) ?? path.endIndex
-                return (path[..<colon], path[colon...])
-            }
-            return paths.sorted { a, b in
-                let (first, second) = (split(a), split(b))
-                return first.0 != second.0
-                    ? first.0.lexicographicallyPrecedes(second.0) : first.1.lexicographicallyPrecedes(second.1)
-            }
-        }
-        /// This host's paths by id, as last printed (a removal names one).
-        var ownPaths: [UInt64: [UInt8]] = [:]
-        own?.waitForGathering(timeout: budget ?? 60)
-        let first = try SharedIndexSettings.explaining(predicate, source: source, budget: budget) { try live.gather() }
-        for entry in own?.current() ?? [] { ownPaths[entry.entry] = entry.pathBytes }
-        if output.count {
-            out += Array("\(first.count + ownPaths.count)\n".utf8)
-        } else {
-            for path in ordered(first.map(path) + Array(ownPaths.values)) { line("", path) }
-        }
-        StandardOutput.flush(&out)
-        var lastCount = first.count + ownPaths.count
-        let interval = max(0.05, output.interval ?? 1)
-        while true {
-            let update = try SharedIndexSettings.explaining(
-                predicate, source: source, budget: budget,
-                { try live.next(timeout: interval, interrupt: own?.descriptor) })
-            for problem in update?.problems ?? [] { Diagnostics.warn(problem) }
-            var removed = (update?.removed ?? []).map(path)
-            var changed = (update?.changed ?? []).map(path)
-            var added = (update?.added ?? []).map(path)
-            if let own {
-                let changes = own.drain()
-                for id in changes.removed { if let gone = ownPaths.removeValue(forKey: id) { removed.append(gone) } }
-                for entry in changes.changed {
-                    ownPaths[entry.entry] = entry.pathBytes
-                    changed.append(entry.pathBytes)
-                }
-                for entry in changes.added {
-                    ownPaths[entry.entry] = entry.pathBytes
-                    added.append(entry.pathBytes)
-                }
-                if changes.problemsChanged {
-                    for problem in own.problems {
-                        Diagnostics.warn("\(own.name): \(problem.error(watching: 0).message)")
-                    }
-                }
-            }
-            if output.count {
-                let count = live.results.count + ownPaths.count
-                if count != lastCount { out += Array("\(count)\n".utf8) }
-                lastCount = count
-            } else {
-                for path in ordered(removed).reversed() { line("- ", path) }
-                for path in ordered(changed) { line("~ ", path) }
-                for path in ordered(added) { line("+ ", path) }
-            }
-            StandardOutput.flush(&out)
-        }
+        var scopes: [SearchScope] =
+            scope.hostNames.map { names in
+                names.filter { name in !scope.remoteFolders.contains { $0.host == name } }.map { .hosts([$0]) }
+            } ?? [.allHosts]
+        scopes += scope.remoteFolders.map { .host($0.host, folder: FilePath.fromBytes($0.path)) }
+        ProcessEnvironment.ignoreBrokenPipe()
+        let mode: LivePrinter.Mode =
+            output.count ? .count : output.json ? .json : .lines(terminator: output.nullTerminated ? 0 : 0x0A)
+        var session = LiveSession(
+            predicate: predicate, source: .inProcess, scopeRequests: nil, container: nil, interval: output.interval,
+            printer: LivePrinter(
+                mode: mode, attributes: output.attributes, acrossHosts: true, showProgress: Diagnostics.showsProgress))
+        session.searchScopes = scopes
+        session.sortDescriptors = output.sortDescriptors
+        session.budget = budget
+        session.run()
     }
 }
 

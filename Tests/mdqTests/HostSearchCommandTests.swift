@@ -87,8 +87,15 @@ struct HostSearchCommandTests {
         let unknown = try mdq(["--host", "nope", "photo"])
         #expect(unknown.status == 2)
         #expect(unknown.stderrText.contains("no host nope in the shared index"), "\(unknown.stderrText)")
-        let liveJSON = try mdq(["--host", "alpha", "--live", "--json", "photo"])
-        #expect(liveJSON.status == 2)
+        let liveRefused = try mdq(["--host", "alpha", "--live", "*"])
+        #expect(liveRefused.status == 2, "a live search the shared index refuses ends at once")
+        #expect(liveRefused.stderrText.hasSuffix("\n  *\n  ^\n"), "\(liveRefused.stderrText)")
+        let liveUnknown = try mdq(["--host", "nope", "--live", "photo"])
+        #expect(liveUnknown.status == 2)
+        #expect(liveUnknown.stderrText.contains("no host nope in the shared index"), "\(liveUnknown.stderrText)")
+        let liveImported = try mdq(["--host", "alpha", "--live", "--attr", "kMDItemTitle", "photo"])
+        #expect(liveImported.status == 2)
+        #expect(liveImported.stderrText.contains("kMDItemTitle is not published"), "\(liveImported.stderrText)")
         let noIndex = try Shell.run(
             MDQCommandTests.binary, ["--host", "alpha", "photo"], environment: ["MDQ_SHARED": ""])
         #expect(noIndex.status == 2)
@@ -107,7 +114,8 @@ struct HostSearchCommandTests {
         FileManager.default.createFile(atPath: root + "/photo1-new.png", contents: Data())
         #expect(live.waitForLine { $0 == "+ alpha:\(root)/photo1-new.png" }, "\(live.lines)")
         #expect(rename(root + "/photo1-new.png", root + "/sub/photo1-moved.png") == 0)
-        #expect(live.waitForLine { $0 == "~ alpha:\(root)/sub/photo1-moved.png" }, "\(live.lines)")
+        #expect(live.waitForLine { $0 == "< alpha:\(root)/photo1-new.png" }, "\(live.lines)")
+        #expect(live.waitForLine { $0 == "> alpha:\(root)/sub/photo1-moved.png" }, "\(live.lines)")
         #expect(unlink(root + "/photo10.png") == 0)
         #expect(live.waitForLine { $0 == "- alpha:\(root)/photo10.png" }, "\(live.lines)")
         // A host away keeps its results, with a problem; back, it catches up.
@@ -118,7 +126,30 @@ struct HostSearchCommandTests {
         again.start()
         defer { again.stop() }
         #expect(live.waitForLine { $0 == "+ alpha:\(root)/photo1-while-away.png" }, "\(live.lines)")
-        #expect(live.waitForErrors { $0.contains("alpha is back") }, "\(live.errorText)")
+
+        // The same in JSON, sorted and with columns: each item's host a
+        // field of its own, its path the host's.
+        let liveJSON = try LiveProcess(
+            MDQCommandTests.binary,
+            [
+                "--live", "--json", "--interval", "0.05", "--sort", "kMDItemFSName", "--attr", "kMDItemFSSize",
+                "--host", "alpha", "photo1",
+            ],
+            environment: ["MDQ_SHARED": url])
+        defer { _ = liveJSON.interrupt() }
+        #expect(
+            liveJSON.waitForLine {
+                $0.hasPrefix("{\"event\":\"result\",") && $0.contains("\"host\":\"alpha\",")
+                    && $0.contains("\"path\":\"\(root)/photo11.png\"") && $0.contains("\"kMDItemFSSize\":")
+            }, "\(liveJSON.lines)\(liveJSON.errorText)")
+        #expect(liveJSON.waitForLine { $0.hasPrefix("{\"event\":\"didFinishGathering\"") }, "\(liveJSON.lines)")
+        #expect(rename(root + "/photo1-while-away.png", root + "/photo1-back.png") == 0)
+        #expect(
+            liveJSON.waitForLine {
+                $0.hasPrefix("{\"event\":\"didUpdate\"") && $0.contains("\"host\":\"alpha\",")
+                    && $0.contains("\"previousPath\":\"\(root)/photo1-while-away.png\"")
+                    && $0.contains("\"path\":\"\(root)/photo1-back.png\"")
+            }, "\(liveJSON.lines)\(liveJSON.errorText)")
         again.stop()
 
         // A host gone: its entries stay, marked stale, with a warning.

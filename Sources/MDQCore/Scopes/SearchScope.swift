@@ -13,11 +13,15 @@ public struct SearchScope: Hashable, Sendable, CustomStringConvertible {
     /// For a scope of the shared index across hosts, the hosts' names
     /// (empty for every host).
     public let hosts: [String]?
+    /// For a folder of a host of the shared index (`host(_:folder:)`), the
+    /// folder; `hosts` holds the host.
+    public let hostFolder: FilePath?
 
     private init(_ rawValue: String) {
         self.rawValue = rawValue
         directory = nil
         hosts = nil
+        hostFolder = nil
     }
 
     /// These hosts of the shared index across hosts (`mdq --host`), as
@@ -35,6 +39,22 @@ public struct SearchScope: Hashable, Sendable, CustomStringConvertible {
         rawValue = hosts.isEmpty ? "mdq.allHosts" : "mdq.hosts:" + hosts.joined(separator: ",")
         directory = nil
         self.hosts = hosts
+        hostFolder = nil
+    }
+
+    /// A folder's subtree on a host of the shared index across hosts
+    /// (`mdq --onlyin NAME:/path`). Given with other host scopes, a query
+    /// searches the hosts named by folders in those folders only, as the
+    /// command does.
+    public static func host(_ name: String, folder: FilePath) -> SearchScope {
+        SearchScope(host: name, folder: folder)
+    }
+
+    private init(host: String, folder: FilePath) {
+        rawValue = "mdq.host:" + host + ":" + folder.string
+        directory = nil
+        hosts = [host]
+        hostFolder = folder
     }
 
     /// `<container>/Documents/**`.
@@ -57,6 +77,7 @@ public struct SearchScope: Hashable, Sendable, CustomStringConvertible {
         rawValue = directory.string
         self.directory = directory
         hosts = nil
+        hostFolder = nil
     }
 
     public var description: String { rawValue }

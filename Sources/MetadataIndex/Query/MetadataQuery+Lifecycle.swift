@@ -117,13 +117,19 @@ extension MetadataQuery {
         do throws(MetadataError) {
             // Hosts of the shared index are searched there (they and local
             // scopes are not mixed in one query).
-            let hosts = configuration.scopes.compactMap(\.hosts)
-            if !hosts.isEmpty {
-                guard hosts.count == configuration.scopes.count else {
+            let hostScopes = configuration.scopes.filter { $0.hosts != nil }
+            if !hostScopes.isEmpty {
+                guard hostScopes.count == configuration.scopes.count else {
                     throw MetadataError.invalidArgument(
-                        "a query of hosts (SearchScope.hosts, .allHosts) takes no other scope: make one query per kind")
+                        "a query of hosts (SearchScope.hosts, .allHosts, .host(_:folder:)) takes no other scope: make "
+                            + "one query per kind")
                 }
-                engine = SharedSource(hosts: hosts.contains([]) ? [] : Array(Set(hosts.joined())).sorted())
+                let names = hostScopes.compactMap(\.hosts)
+                let folders = hostScopes.compactMap { scope in
+                    scope.hostFolder.map { (host: scope.hosts![0], path: $0.bytes) }
+                }
+                engine = SharedSource(
+                    hosts: names.contains([]) ? [] : Array(Set(names.joined())).sorted(), folders: folders)
             } else {
                 engine = try engineProvider()
             }

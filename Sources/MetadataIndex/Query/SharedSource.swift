@@ -6,7 +6,8 @@ import MDQShared
 import MDQSystem
 
 /// A live query over hosts of the shared index across hosts
-/// (`SearchScope.hosts`, `.allHosts`): a thread per subscription runs a
+/// (`SearchScope.hosts`, `.allHosts`, `.host(_:folder:)`): a thread per
+/// subscription runs a
 /// `SharedLiveQuery` and posts its results and updates to the
 /// subscription's mailbox, as the engine does. Items have the path
 /// `NAME:/path`; a host offline, or the database unreachable, is a
@@ -18,6 +19,10 @@ import MDQSystem
 package final class SharedSource: QuerySource {
     /// Host names; empty for every host.
     let hosts: [String]
+    /// Folders (host, absolute path) to search in; none for all. Hosts
+    /// with no folder here are then left out, as `mdq --onlyin NAME:/path`
+    /// does (`SharedReader.Search.covers`).
+    let folders: [(host: String, path: [UInt8])]
     /// The shared index; nil for where users find it (`SharedIndexLocation`).
     let url: String?
     /// This host's name in the shared index and its system index's
@@ -29,8 +34,12 @@ package final class SharedSource: QuerySource {
     /// snapshot on its next turn.
     private let behind = Locked<Set<UInt64>>([])
 
-    package init(hosts: [String], url: String? = nil, own: (name: String?, paths: DaemonPaths)? = nil) {
+    package init(
+        hosts: [String], folders: [(host: String, path: [UInt8])] = [], url: String? = nil,
+        own: (name: String?, paths: DaemonPaths)? = nil
+    ) {
         self.hosts = hosts
+        self.folders = folders
         self.url = url
         self.own = own
     }
@@ -47,19 +56,21 @@ package final class SharedSource: QuerySource {
         running.withLock { _ = $0.insert(id) }
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = hosts.isEmpty ? nil : hosts
+        search.scopes = folders
         search.user = SharedReader.Search.localUser
         search.budget = budget
         let running = running
         let behind = behind
         let ownName = self.own?.name ?? SystemConfiguration.sharedHostName
         let systemPaths = self.own?.paths ?? .system
-        let hosts = self.hosts
         let asked = search
         let url = self.url
         WorkerThreads.detach(name: "mdq-shared-live") {
             var wanted = asked
+            // This host, unless only some of its folders are asked for
+            // (those come from the shared index).
             let own = ownName.flatMap { name -> OwnHostFeed? in
-                guard hosts.isEmpty || hosts.contains(name) else { return nil }
+                guard asked.covers(name), !asked.scopes.contains(where: { $0.host == name }) else { return nil }
                 return OwnHostFeed(
                     name: name, paths: systemPaths, predicate: predicate, budget: budget, capacity: capacity)
             }

@@ -23,6 +23,10 @@ import MetadataIndex
 ///
 /// Count (`--count`): the number of results once gathered, then each new
 /// number when it changes.
+///
+/// Across hosts (`mdq --live --host`) paths are `NAME:/path`; in JSON the
+/// host is a field of its own (`host`) and `path` and `previousPath` are
+/// the host's, as a one-shot search across hosts prints them.
 final class LivePrinter: Sendable {
     enum Mode {
         case lines(terminator: UInt8)
@@ -45,10 +49,13 @@ final class LivePrinter: Sendable {
     private let showProgress: Bool
     /// `--attr` keys: columns after the path, or an `attributes` object.
     private let attributes: [String]
+    /// Paths are `NAME:/path` (a query across hosts).
+    private let acrossHosts: Bool
 
-    init(mode: Mode, attributes: [String] = [], showProgress: Bool) {
+    init(mode: Mode, attributes: [String] = [], acrossHosts: Bool = false, showProgress: Bool) {
         self.mode = mode
         self.attributes = attributes
+        self.acrossHosts = acrossHosts
         self.showProgress = showProgress
     }
 
@@ -174,6 +181,20 @@ final class LivePrinter: Sendable {
         out.append(UInt8(ascii: "{"))
         if let event { out += Array("\"event\":\"\(event)\",".utf8) }
         out += Array("\"id\":\(item.id),".utf8)
+        var item = item
+        var previousPath = previousPath
+        if acrossHosts, let colon = item.pathBytes.firstIndex(of: UInt8(ascii: ":")) {
+            // A host's name is ASCII without a colon.
+            out += Array("\"host\":".utf8)
+            JSONLine.appendString(item.pathBytes[..<colon], to: &out)
+            out.append(UInt8(ascii: ","))
+            item = MetadataItem(
+                serial: item.id, pathBytes: Array(item.pathBytes[(colon + 1)...]), kind: item.kind,
+                metadata: item.metadata)
+            previousPath = previousPath.map { path in
+                path.firstIndex(of: UInt8(ascii: ":")).map { Array(path[($0 + 1)...]) } ?? path
+            }
+        }
         if let previousPath {
             out += Array("\"previousPath\":".utf8)
             if !JSONLine.appendString(previousPath[...], to: &out) {

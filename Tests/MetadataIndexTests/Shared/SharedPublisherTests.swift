@@ -593,7 +593,9 @@ struct SharedQueryTests {
         let temp = try TemporaryDirectory()
         #expect(chmod(temp.path.string, 0o755) == 0)
         let root = try temp.folder("tree").string
-        var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: 61)
+        // A folder the storm keeps (it fills it): the scope of a folder of a host.
+        let kept = try temp.folder("tree/kept").string
+        var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: 61, protected: ["kept"])
         storm.run(operations: 120)
         let tree = try IndexedTree(root)
         defer { tree.close() }
@@ -603,7 +605,10 @@ struct SharedQueryTests {
         publisher.start()
         defer { publisher.stop() }
         try SharedPublisherTests.expectPublished(root, url, "first publish")
-        for scopes in [[SearchScope.hosts(["alpha"])], [.allHosts]] {
+        for (scopes, folder) in [
+            ([SearchScope.hosts(["alpha"])], root), ([.allHosts], root),
+            ([.host("alpha", folder: FilePath(kept))], kept),
+        ] {
             let query = MetadataQuery()
             query.predicate = try MetadataPredicate("kMDItemFSName LIKE[c] '*.txt' OR kMDItemFSSize > 30")
             query.searchScopes = scopes
@@ -613,7 +618,7 @@ struct SharedQueryTests {
             #expect(recorder.waitForFinish())
             let initial = query.results
             storm.run(operations: 150)
-            let expected = try freshItems(roots: [CrawlRoot(path: FilePath(root))], query.predicate!, hidden: true)
+            let expected = try freshItems(roots: [CrawlRoot(path: FilePath(folder))], query.predicate!, hidden: true)
             func paths(_ items: [MetadataItem]) -> Set<String> { Set(items.map(\.path.string)) }
             let wanted = Set(expected.keys.map { "alpha:" + String(decoding: $0, as: UTF8.self) })
             #expect(
