@@ -11,9 +11,11 @@ package import MDQSystem
 /// never holds that lock while it waits for the database, so a slow or
 /// absent database never blocks the local index. What it has to send is
 /// not queued: it is the engine's journal of changed identities since the
-/// clock the database holds (`LiveEngine.changedIdentities(since:)`),
-/// each entry once however often it changed, read as the entry is when it
-/// is sent. Its memory is one batch.
+/// clock the database holds (`LiveEngine.publishedChanges(since:limit:)`),
+/// each entry once however often it changed, read with the clock under
+/// one lock when they fit one batch (so the database shows the index as it
+/// was at one moment), else as each entry is when its batch is sent. Its
+/// memory is one batch.
 ///
 /// - A new host, or one whose recorded clock this index's journal no
 ///   longer reaches (another index, a journal overrun while the database
@@ -294,9 +296,18 @@ private struct PublishingSession {
                 guard publisher.sleep(configuration.interval) else { return }
                 continue
             }
-            if let clock, let changes = publisher.engine.changedIdentities(since: clock) {
-                setState(changes.identities.count > configuration.batchEntries ? "catching up" : "live")
-                try publish(changes.identities, through: changes.now)
+            if let clock,
+                let changes = publisher.engine.publishedChanges(since: clock, limit: configuration.batchEntries)
+            {
+                switch changes {
+                case .batch(let entries, let removed, let now):
+                    setState("live")
+                    try sendBatch(entries: entries, removed: removed, clock: now)
+                    published(through: now)
+                case .backlog(let identities, let now):
+                    setState("catching up")
+                    try publish(identities, through: now)
+                }
             } else {
                 try reload(slots: state.slots)
             }
@@ -332,8 +343,9 @@ private struct PublishingSession {
 
     // MARK: Changes
 
-    /// Sends the entries with these identities as they are now, in batches;
-    /// the last batch records `now` as the host's clock.
+    /// Sends the entries with these identities as they are now, in batches
+    /// (a backlog: each as it is when read; what changed since `now` is
+    /// sent again after); the last batch records `now` as the host's clock.
     private mutating func publish(_ identities: [UInt64], through now: EngineClock) throws(SharedIndexError) {
         var start = 0
         repeat {
@@ -342,6 +354,11 @@ private struct PublishingSession {
             try sendBatch(entries: entries, removed: removed, clock: end == identities.count ? now : nil)
             start = end
         } while start < identities.count
+        published(through: now)
+    }
+
+    /// The index is published up to `now`.
+    private mutating func published(through now: EngineClock) {
         clock = now
         publisher.status.withLock { $0.clock = now.description }
     }

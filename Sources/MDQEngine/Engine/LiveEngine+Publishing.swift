@@ -36,14 +36,44 @@ extension LiveEngine {
         }
     }
 
-    /// The identities of every entry changed, added or removed since
-    /// `clock`, each once, and the clock now; nil when `clock` is not one
-    /// this engine's history reaches back to (another index, or older than
-    /// its journal): the whole index is to be published again.
-    package func changedIdentities(since clock: EngineClock) -> (identities: [UInt64], now: EngineClock)? {
+    /// What changed since `clock`, read with the clock under one lock.
+    package enum PublishedChanges: Sendable {
+        /// The entries changed since the clock as they are at `now`, and
+        /// the identities removed: applied to what was published as of the
+        /// clock, exactly the index at `now`.
+        case batch(entries: [PublishedEntry], removed: [UInt64], now: EngineClock)
+        /// More than a batch changed: their identities, to be read a batch
+        /// at a time (each batch as it is when read).
+        case backlog(identities: [UInt64], now: EngineClock)
+    }
+
+    /// The changes since `clock`, journalled or not yet: up to `limit` of
+    /// them read at once with the clock, so that a batch published whole
+    /// shows the index as it was at one moment (entries read apart from
+    /// the identities they were chosen by can show states those leave out,
+    /// and two entries at one path: one moved in, and one moved away whose
+    /// move the batch does not hold); nil when `clock` is not one this engine's
+    /// history reaches back to (another index, or older than its journal):
+    /// the whole index is to be published again.
+    package func publishedChanges(since clock: EngineClock, limit: Int) -> PublishedChanges? {
         state.withLock { s in
             guard let tick = s.clock.resolve(clock) else { return nil }
-            return (s.clock.changes(after: tick).identities, s.clock.now)
+            var identities = s.clock.changes(after: tick).identities
+            // Changes in the index not journalled yet (a batch being
+            // applied, its crawls): read as they are now too, or an entry
+            // moved onto a name would come without the removal of the one
+            // it replaced. Journalled later, they are sent again then.
+            let pending = s.changes
+            if !pending.isEmpty {
+                var seen = Set(identities)
+                for id in pending.removed.union(pending.added).union(pending.changed) {
+                    let identity = s.index.identity(of: id)
+                    if seen.insert(identity).inserted { identities.append(identity) }
+                }
+            }
+            guard identities.count <= limit else { return .backlog(identities: identities, now: s.clock.now) }
+            let (entries, removed) = s.publishedEntries(identities)
+            return .batch(entries: entries, removed: removed, now: s.clock.now)
         }
     }
 
@@ -52,19 +82,7 @@ extension LiveEngine {
     package func publishedEntries(_ identities: some Sequence<UInt64>) -> (
         entries: [PublishedEntry], removed: [UInt64]
     ) {
-        state.withLock { s in
-            var restrictions = ListRestrictions()
-            var entries: [PublishedEntry] = []
-            var removed: [UInt64] = []
-            for identity in identities {
-                guard let id = s.index.entry(identity: identity) else {
-                    removed.append(identity)
-                    continue
-                }
-                entries.append(s.publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
-            }
-            return (entries, removed)
-        }
+        state.withLock { $0.publishedEntries(identities) }
     }
 
     /// Which rows a full publish reads in one pass over the slots.
@@ -170,6 +188,24 @@ struct ListRestrictions {
 }
 
 extension EngineState {
+    /// The entries with these identities, and the identities that name no
+    /// entry any more.
+    fileprivate func publishedEntries(_ identities: some Sequence<UInt64>) -> (
+        entries: [PublishedEntry], removed: [UInt64]
+    ) {
+        var restrictions = ListRestrictions()
+        var entries: [PublishedEntry] = []
+        var removed: [UInt64] = []
+        for identity in identities {
+            guard let id = index.entry(identity: identity) else {
+                removed.append(identity)
+                continue
+            }
+            entries.append(publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
+        }
+        return (entries, removed)
+    }
+
     /// - Parameter folderRow: for a folder, read what its folder row needs
     ///   too (its path and list restrictions).
     fileprivate func publishedEntry(_ id: UInt32, folderRow: Bool, restrictions: inout ListRestrictions)

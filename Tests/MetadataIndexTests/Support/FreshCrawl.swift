@@ -88,21 +88,27 @@ func replay(_ updates: [MetadataQuery.Update], on initial: [MetadataItem]) -> (
 ) {
     var state = Dictionary(uniqueKeysWithValues: initial.map { ($0.id, $0) })
     var problems: [String] = []
-    func ordered(_ items: [MetadataItem], reversed: Bool) -> Bool {
-        zip(items, items.dropFirst()).allSatisfy { a, b in
-            reversed
+    /// Whether `items` are in (reverse) path order; the first pair that is
+    /// not, else nil.
+    func disorder(_ items: [MetadataItem], reversed: Bool) -> String? {
+        zip(items, items.dropFirst()).first { a, b in
+            !(reversed
                 ? b.pathBytes.lexicographicallyPrecedes(a.pathBytes)
-                : a.pathBytes.lexicographicallyPrecedes(b.pathBytes)
-        }
+                : a.pathBytes.lexicographicallyPrecedes(b.pathBytes))
+        }.map { "\($0.id) \($0.path), \($1.id) \($1.path)" }
     }
     for update in updates {
         let removedPaths = Set(update.removed.map(\.pathBytes))
         for item in update.added where removedPaths.contains(item.pathBytes) {
             problems.append("removed and added in one update: \(item.path)")
         }
-        if !ordered(update.added, reversed: false) { problems.append("added out of path order") }
-        if !ordered(update.changed, reversed: false) { problems.append("changed out of path order") }
-        if !ordered(update.removed, reversed: true) { problems.append("removed out of reverse path order") }
+        if let pair = disorder(update.added, reversed: false) { problems.append("added out of path order: \(pair)") }
+        if let pair = disorder(update.changed, reversed: false) {
+            problems.append("changed out of path order: \(pair)")
+        }
+        if let pair = disorder(update.removed, reversed: true) {
+            problems.append("removed out of reverse path order: \(pair)")
+        }
         for item in update.removed {
             if let known = state[item.id] {
                 if known.pathBytes != item.pathBytes {
@@ -130,6 +136,13 @@ func replay(_ updates: [MetadataQuery.Update], on initial: [MetadataItem]) -> (
         for item in update.added {
             if state[item.id] != nil { problems.append("added twice: \(item.path)") }
             state[item.id] = item
+        }
+        // After each update, one item per path.
+        var holders: [[UInt8]: UInt64] = [:]
+        for (id, item) in state {
+            if let other = holders.updateValue(id, forKey: item.pathBytes) {
+                problems.append("two items at one path: \(other) and \(id) at \(item.path)")
+            }
         }
     }
     return (problems, state)
