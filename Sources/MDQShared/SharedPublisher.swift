@@ -300,9 +300,18 @@ private struct PublishingSession {
                 let changes = publisher.engine.publishedChanges(since: clock, limit: configuration.batchEntries)
             {
                 switch changes {
-                case .batch(let entries, let removed, let now):
+                case .batch(let read, let now):
                     setState("live")
-                    try sendBatch(entries: entries, removed: removed, clock: now)
+                    let engine = publisher.engine
+                    let identities = read.entries.map(\.identity) + read.removed
+                    try sendBatch(read, clock: now) { below in
+                        // Read again whole at one moment, with the folders below.
+                        if case .batch(let again, _)? = engine.publishedChanges(since: clock, limit: .max, below: below)
+                        {
+                            return again
+                        }
+                        return engine.publishedEntries(identities, below: below)
+                    }
                     published(through: now)
                 case .backlog(let identities, let now):
                     setState("catching up")
@@ -350,8 +359,11 @@ private struct PublishingSession {
         var start = 0
         repeat {
             let end = min(identities.count, start + configuration.batchEntries)
-            let (entries, removed) = publisher.engine.publishedEntries(identities[start..<end])
-            try sendBatch(entries: entries, removed: removed, clock: end == identities.count ? now : nil)
+            let chunk = identities[start..<end]
+            let engine = publisher.engine
+            try sendBatch(engine.publishedEntries(chunk), clock: end == identities.count ? now : nil) { below in
+                engine.publishedEntries(chunk, below: below)
+            }
             start = end
         } while start < identities.count
         published(through: now)
@@ -364,36 +376,38 @@ private struct PublishingSession {
     }
 
     /// One batch, one transaction: the rows upserted, the removed marked
-    /// (tombstones), the folders whose path or permissions changed sent
-    /// with every folder below them, the sequence moved, readers told.
-    private mutating func sendBatch(entries: [PublishedEntry], removed: [UInt64], clock now: EngineClock?)
-        throws(SharedIndexError)
-    {
+    /// (tombstones), the sequence moved, readers told. Folders whose path
+    /// or permissions changed take every folder below them (another path
+    /// or list class now): the batch is read again with those (`again`,
+    /// given the folders), at one moment, until it holds every folder it
+    /// needs, so it never mixes two states of the index.
+    private mutating func sendBatch(
+        _ first: LiveEngine.PublishedRead, clock now: EngineClock?, again: (Set<UInt64>) -> LiveEngine.PublishedRead
+    ) throws(SharedIndexError) {
         let seq = sequence + 1
         let host = String(hostID)
         var sent = 0
         try connection.transaction { () throws(SharedIndexError) in
-            var folders: [PublishedEntry] = []
+            var read = first
+            var below: Set<UInt64> = []
             var files: [PublishedEntry] = []
-            for entry in entries {
-                if entry.parent != nil { files.append(entry) }
-                if entry.metadata.kind == .folder { folders.append(entry) }
-            }
-            let listClasses = folders.map { classes.listClass($0.listRestrictions ?? []) }
-            if !files.isEmpty {
-                var next = 0
-                try connection.copy("COPY mdq_entry_changes (\(RowWriter.entryColumns)) FROM STDIN") { text in
-                    let end = min(files.count, next + 1000)
-                    for entry in files[next..<end] { rows.entry(entry, seq: seq, into: &text) }
-                    next = end
-                    return next < files.count
+            var folders: [PublishedEntry] = []
+            while true {
+                files = read.entries.filter { $0.parent != nil }
+                folders = read.entries.filter { $0.metadata.kind == .folder }
+                if !files.isEmpty {
+                    var next = 0
+                    try connection.copy("COPY mdq_entry_changes (\(RowWriter.entryColumns)) FROM STDIN") { text in
+                        let end = min(files.count, next + 1000)
+                        for entry in files[next..<end] { rows.entry(entry, seq: seq, into: &text) }
+                        next = end
+                        return next < files.count
+                    }
                 }
-                _ = try connection.execute(RowWriter.mergeEntries(hostID))
-            }
-            if !folders.isEmpty {
+                guard !folders.isEmpty else { break }
+                let listClasses = folders.map { classes.listClass($0.listRestrictions ?? []) }
                 try copyFolders(folders, listClasses: listClasses, seq: seq)
-                // Folders that moved or whose permissions changed: every
-                // folder below them has another path or list class now.
+                // Folders that moved or whose permissions changed.
                 let relinked = try connection.execute(
                     """
                     SELECT c.folder_id FROM mdq_folder_changes c JOIN mdq.folder_\(hostID) f USING (folder_id)
@@ -401,23 +415,18 @@ private struct PublishingSession {
                           IS DISTINCT FROM (c.path, c.raw_path, c.list_class)
                     """
                 ).rows.compactMap { $0[0].flatMap(UInt64.init) }
-                if !relinked.isEmpty {
-                    var seen = Set(folders.map(\.identity))
-                    var below: [UInt64] = []
-                    for folder in relinked {
-                        for inside in publisher.engine.folderIdentities(below: folder)
-                        where seen.insert(inside).inserted {
-                            below.append(inside)
-                        }
-                    }
-                    let more = publisher.engine.publishedEntries(below).entries
-                    let moreClasses = more.map { classes.listClass($0.listRestrictions ?? []) }
-                    try copyFolders(more, listClasses: moreClasses, seq: seq)
-                    sent += more.count
-                }
+                let missing = relinked.filter { !below.contains($0) && !read.inside.contains($0) }
+                if missing.isEmpty { break }
+                below.formUnion(missing)
+                read = again(below)
+                _ = try connection.execute("DELETE FROM mdq_entry_changes; DELETE FROM mdq_folder_changes")
+            }
+            if !files.isEmpty { _ = try connection.execute(RowWriter.mergeEntries(hostID)) }
+            if !folders.isEmpty {
                 _ = try connection.execute(RowWriter.mergeFolders(hostID))
                 try classes.flush(connection)
             }
+            let removed = read.removed
             if !removed.isEmpty {
                 let list = PostgresArray.numbers(removed)
                 _ = try connection.execute(
@@ -438,7 +447,7 @@ private struct PublishingSession {
                 WHERE host_id = $1
                 """, [host, String(seq), now?.description, String(publisher.engine.publishingState().entries)])
             _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
-            sent += entries.count + removed.count
+            sent += read.entries.count + removed.count
         }
         sequence = seq
         publisher.status.withLock {

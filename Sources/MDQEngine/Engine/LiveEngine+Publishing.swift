@@ -36,26 +36,38 @@ extension LiveEngine {
         }
     }
 
-    /// What changed since `clock`, read with the clock under one lock.
+    /// Entries read at one moment, for one batch.
+    package struct PublishedRead: Sendable {
+        package var entries: [PublishedEntry]
+        /// Identities asked for that name no entry any more.
+        package var removed: [UInt64]
+        /// The folders inside the folders asked for with `below` (at any
+        /// depth), read with the rest: their paths and list restrictions
+        /// follow those folders'.
+        package var inside: Set<UInt64> = []
+    }
+
+    /// What changed since a clock.
     package enum PublishedChanges: Sendable {
-        /// The entries changed since the clock as they are at `now`, and
-        /// the identities removed: applied to what was published as of the
-        /// clock, exactly the index at `now`.
-        case batch(entries: [PublishedEntry], removed: [UInt64], now: EngineClock)
+        /// The entries changed since the clock, read at one moment: applied
+        /// to what was published as of the clock, exactly the index then
+        /// (`now` or later).
+        case batch(PublishedRead, now: EngineClock)
         /// More than a batch changed: their identities, to be read a batch
         /// at a time (each batch as it is when read).
         case backlog(identities: [UInt64], now: EngineClock)
     }
 
-    /// The changes since `clock`, journalled or not yet: up to `limit` of
-    /// them read at once with the clock, so that a batch published whole
-    /// shows the index as it was at one moment (entries read apart from
-    /// the identities they were chosen by can show states those leave out,
-    /// and two entries at one path: one moved in, and one moved away whose
-    /// move the batch does not hold); nil when `clock` is not one this engine's
-    /// history reaches back to (another index, or older than its journal):
-    /// the whole index is to be published again.
-    package func publishedChanges(since clock: EngineClock, limit: Int) -> PublishedChanges? {
+    /// The changes since `clock`, journalled or not yet, up to `limit` of
+    /// them read at once with the clock, with every folder inside the
+    /// `below` folders: so that a batch published whole shows the index as
+    /// it was at one moment (entries read apart from the identities they
+    /// were chosen by can show states those leave out, and two entries at
+    /// one path: one moved in, and one moved away whose move the batch
+    /// does not hold). Nil when `clock` is not one this engine's history
+    /// reaches back to (another index, or older than its journal): the
+    /// whole index is to be published again.
+    package func publishedChanges(since clock: EngineClock, limit: Int, below: Set<UInt64> = []) -> PublishedChanges? {
         state.withLock { s in
             guard let tick = s.clock.resolve(clock) else { return nil }
             var identities = s.clock.changes(after: tick).identities
@@ -72,17 +84,14 @@ extension LiveEngine {
                 }
             }
             guard identities.count <= limit else { return .backlog(identities: identities, now: s.clock.now) }
-            let (entries, removed) = s.publishedEntries(identities)
-            return .batch(entries: entries, removed: removed, now: s.clock.now)
+            return .batch(s.publishedRead(identities, below: below), now: s.clock.now)
         }
     }
 
-    /// The entries with these identities as they are now; the identities
-    /// that name no entry any more are `removed`.
-    package func publishedEntries(_ identities: some Sequence<UInt64>) -> (
-        entries: [PublishedEntry], removed: [UInt64]
-    ) {
-        state.withLock { $0.publishedEntries(identities) }
+    /// The entries with these identities as they are now, with every
+    /// folder inside the `below` folders, at one moment.
+    package func publishedEntries(_ identities: some Collection<UInt64>, below: Set<UInt64> = []) -> PublishedRead {
+        state.withLock { $0.publishedRead(identities, below: below) }
     }
 
     /// Which rows a full publish reads in one pass over the slots.
@@ -117,18 +126,6 @@ extension LiveEngine {
         }
     }
 
-    /// The identities of the folders inside the folder `identity`, at any
-    /// depth: their paths and list restrictions follow the folder's.
-    package func folderIdentities(below identity: UInt64) -> [UInt64] {
-        state.withLock { s in
-            guard let folder = s.index.entry(identity: identity) else { return [] }
-            var result: [UInt64] = []
-            s.index.forEachDescendant(of: folder) { id in
-                if s.index.kind(of: id) == .folder { result.append(s.index.identity(of: id.rawValue)) }
-            }
-            return result
-        }
-    }
 }
 
 /// The list restrictions of folders, remembered while one lock is held.
@@ -188,22 +185,33 @@ struct ListRestrictions {
 }
 
 extension EngineState {
-    /// The entries with these identities, and the identities that name no
-    /// entry any more.
-    fileprivate func publishedEntries(_ identities: some Sequence<UInt64>) -> (
-        entries: [PublishedEntry], removed: [UInt64]
-    ) {
+    /// The entries with these identities (those that name no entry any
+    /// more are `removed`), and every folder inside the `below` folders.
+    fileprivate func publishedRead(_ identities: some Collection<UInt64>, below: Set<UInt64>)
+        -> LiveEngine.PublishedRead
+    {
         var restrictions = ListRestrictions()
-        var entries: [PublishedEntry] = []
-        var removed: [UInt64] = []
-        for identity in identities {
+        var read = LiveEngine.PublishedRead(entries: [], removed: [])
+        func add(_ identity: UInt64) {
             guard let id = index.entry(identity: identity) else {
-                removed.append(identity)
-                continue
+                read.removed.append(identity)
+                return
             }
-            entries.append(publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
+            read.entries.append(publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
         }
-        return (entries, removed)
+        for identity in identities { add(identity) }
+        guard !below.isEmpty else { return read }
+        var seen = Set(identities)
+        for identity in below {
+            guard let folder = index.entry(identity: identity) else { continue }
+            index.forEachDescendant(of: folder) { id in
+                guard index.kind(of: id) == .folder else { return }
+                let inside = index.identity(of: id.rawValue)
+                read.inside.insert(inside)
+                if seen.insert(inside).inserted { add(inside) }
+            }
+        }
+        return read
     }
 
     /// - Parameter folderRow: for a folder, read what its folder row needs
