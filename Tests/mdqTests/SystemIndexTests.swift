@@ -202,13 +202,13 @@ struct SystemIndexTests {
         let state = index.temp.path.appending("live-state").string
         FileManager.default.createFile(atPath: state, contents: nil)
         _ = chmod(state, 0o666)
-        // Follows the subscription for 20 s, writing the current paths
+        // Follows the subscription for 60 s, writing the current paths
         // after every event.
         let follower = """
             import json, socket, sys, time
             s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
             s.sendall(b'{"id":1,"command":"subscribe","protocol":2,"predicate":"TRUEPREDICATE","interval":0}\\n')
-            items, buffer, end = {}, b"", time.time() + 20
+            items, buffer, end = {}, b"", time.time() + 60
             s.settimeout(0.2)
             while time.time() < end:
                 try:
@@ -242,7 +242,7 @@ struct SystemIndexTests {
             return Set(text.split(separator: "\n").map(String.init))
         }
         var expected = try visible(index, user)
-        #expect(waitUntil(timeout: 10, interval: 0.02) { followed() == expected }, "\(followed().sorted())")
+        #expect(waitUntil(timeout: 30, interval: 0.02) { followed() == expected }, "\(followed().sorted())")
         #expect(chmod(index.mount + "/home/team", 0o700) == 0)
         #expect(chmod(index.mount + "/pub/docs", 0o750) == 0)
         _ = chown(index.mount + "/listonly", 43002, 44002)
@@ -251,7 +251,7 @@ struct SystemIndexTests {
         expected = try visible(index, user)
         #expect(before != expected, "the changes hide something from the user")
         var last: Set<String> = []
-        let converged = waitUntil(timeout: 10, interval: 0.02) {
+        let converged = waitUntil(timeout: 30, interval: 0.02) {
             last = followed()
             return last == expected
         }

@@ -444,11 +444,18 @@ extension FanotifyWatcher {
             readHook.withLock { $0 = nil }
             gate.mutateAndBroadcast { $0 = 3 }
         }
+        // The thread may be reading already (the hook unset when it
+        // passed it) and take the first change with that read: changes
+        // are made until it waits.
         let wake = trigger.appending(".wake").string
-        let fd = open(wake, O_WRONLY | O_CREAT, 0o644)
-        if fd >= 0 { close(fd) }
-        _ = unlink(wake)
-        let holding = gate.wait(until: { $0 == 2 }, deadline: .now + .seconds(10)) { $0 == 2 }
+        let deadline = ContinuousClock.now + .seconds(30)
+        var holding = false
+        while !holding && ContinuousClock.now < deadline {
+            let fd = open(wake, O_WRONLY | O_CREAT, 0o644)
+            if fd >= 0 { close(fd) }
+            _ = unlink(wake)
+            holding = gate.wait(until: { $0 == 2 }, deadline: .now + .milliseconds(100)) { $0 == 2 }
+        }
         try #require(holding, "the reading thread stopped before a read")
         try body()
     }
