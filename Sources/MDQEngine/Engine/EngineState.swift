@@ -418,10 +418,15 @@ package final class EngineState {
             return
         }
         let entry = moving.rawValue
-        if verifiesEvents, !isFile(entry, at: newName, in: destination) {
+        if verifiesEvents, index.isRoot(EntryID(destination)) || pathIsCurrent(destination),
+            !isFile(entry, at: newName, in: destination)
+        {
             // A move older than what was listed: the entry the index has
             // under the old name is not what was moved. Both names are read
-            // again instead.
+            // again instead. (Where the destination's path in the index is
+            // stale, an ancestor's rename not applied yet, the disk says
+            // nothing of it: the move is applied, and the destination
+            // rescanned once its path is current, `moveEntry`.)
             refresh(name, in: source, crawls: &crawls)
             refresh(newName, in: destination, crawls: &crawls)
             return

@@ -348,6 +348,58 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// A folder moved into another that is renamed at once (`mv x
+        /// d/x; mv d e`), both read together: checked against the disk, the
+        /// move's destination path is stale, which says nothing of the move.
+        /// The folder keeps its items (not removed and added again: a sync
+        /// client would delete and fetch them again).
+        @Test func aFolderMovedIntoARenamedFolderKeepsItsItems() throws {
+            let filesystem = try LoopFilesystem()
+            let scope = filesystem.mountPoint.appending("scope")
+            for folder in ["x", "d"] {
+                try FileManager.default.createDirectory(
+                    atPath: scope.appending(folder).string, withIntermediateDirectories: true)
+            }
+            for i in 0..<20 {
+                FileManager.default.createFile(atPath: scope.appending("x/f\(i).txt").string, contents: nil)
+            }
+            let watcher = try FanotifyWatcher()
+            let engine = try LiveEngine(fanotify: watcher)
+            defer { engine.shutdown() }
+            let (query, recorder) = try startQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            let initial = recorder.initialResults
+            let before = Dictionary(uniqueKeysWithValues: initial.map { ($0.name, $0.id) })
+            /// The engine's identities of the files, by name (what the
+            /// shared index and the content store know them by).
+            func identities(in folder: String) -> [String: UInt64] {
+                engine.state.withLock { s in
+                    var found: [String: UInt64] = [:]
+                    let prefix = Array(scope.appending(folder).string.utf8) + [0x2F]
+                    for slot in 0..<UInt32(s.index.slotCount) where s.index.contains(EntryID(slot)) {
+                        let path = s.pathBytes(of: slot)
+                        guard path.starts(with: prefix) else { continue }
+                        found[String(decoding: path.dropFirst(prefix.count), as: UTF8.self)] = s.index.identity(
+                            of: slot)
+                    }
+                    return found
+                }
+            }
+            let engineBefore = identities(in: "x")
+            try watcher.whileReadingIsHeld(trigger: scope) {
+                #expect(rename(scope.appending("x").string, scope.appending("d/x").string) == 0)
+                #expect(rename(scope.appending("d").string, scope.appending("e").string) == 0)
+            }
+            try expectConverges(
+                query, recorder, initial: initial, scope: scope, "TRUEPREDICATE", "moved into a renamed folder")
+            let removed = query.deliveryQueue.sync { recorder.deliveredUpdates.flatMap(\.removed) }
+            #expect(removed.isEmpty, "\(removed.map(\.path))")
+            for item in query.results where item.name.hasPrefix("f") {
+                #expect(item.id == before[item.name], "\(item.path) kept its id")
+            }
+            #expect(identities(in: "e/x") == engineBefore, "the engine's identities are kept")
+            query.stop()
+        }
+
         /// The class of the test above, seeded: rounds of changes to two
         /// names (`n` and `s/n`), each step one that can succeed on what is
         /// at the name now (a file or folder made, written, deleted,
