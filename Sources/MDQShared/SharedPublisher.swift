@@ -305,17 +305,23 @@ private struct PublishingSession {
                     let engine = publisher.engine
                     let identities = read.entries.map(\.identity) + read.removed
                     try sendBatch(read, clock: now) { below in
-                        // Read again whole at one moment, with the folders below.
-                        if case .batch(let again, _)? = engine.publishedChanges(since: clock, limit: .max, below: below)
-                        {
-                            return again
+                        // Read again whole at one moment, with the folders
+                        // below (the index may have moved on meanwhile).
+                        while true {
+                            switch engine.publishedChanges(since: clock, limit: .max, below: below) {
+                            case .batch(let again, _)?: return again
+                            case .busy?: usleep(1000)
+                            case .backlog?, nil: return engine.publishedEntries(identities, below: below)
+                            }
                         }
-                        return engine.publishedEntries(identities, below: below)
                     }
                     published(through: now)
                 case .backlog(let identities, let now):
                     setState("catching up")
                     try publish(identities, through: now)
+                case .busy:
+                    // A batch is being applied: its changes come with the next.
+                    guard publisher.sleep(0.005) else { return }
                 }
             } else {
                 try reload(slots: state.slots)

@@ -56,33 +56,27 @@ extension LiveEngine {
         /// More than a batch changed: their identities, to be read a batch
         /// at a time (each batch as it is when read).
         case backlog(identities: [UInt64], now: EngineClock)
+        /// The index holds changes it has not journalled yet (a batch being
+        /// applied, its crawls): asked again shortly.
+        case busy
     }
 
-    /// The changes since `clock`, journalled or not yet, up to `limit` of
-    /// them read at once with the clock, with every folder inside the
-    /// `below` folders: so that a batch published whole shows the index as
-    /// it was at one moment (entries read apart from the identities they
-    /// were chosen by can show states those leave out, and two entries at
-    /// one path: one moved in, and one moved away whose move the batch
-    /// does not hold). Nil when `clock` is not one this engine's history
-    /// reaches back to (another index, or older than its journal): the
-    /// whole index is to be published again.
+    /// The changes since `clock`, up to `limit` of them read at once with
+    /// the clock, with every folder inside the `below` folders, while the
+    /// index holds nothing it has not journalled: so that a batch published
+    /// whole shows the index as it was at one moment (entries read apart
+    /// from the identities they were chosen by, or beside changes not
+    /// journalled yet, show states those leave out: two entries at one
+    /// path, one moved in and one moved away whose move the batch does not
+    /// hold; or an entry no saved clock covers, which a crash would leave
+    /// in the shared index). Nil when `clock` is not one this engine's
+    /// history reaches back to (another index, or older than its journal):
+    /// the whole index is to be published again.
     package func publishedChanges(since clock: EngineClock, limit: Int, below: Set<UInt64> = []) -> PublishedChanges? {
         state.withLock { s in
             guard let tick = s.clock.resolve(clock) else { return nil }
-            var identities = s.clock.changes(after: tick).identities
-            // Changes in the index not journalled yet (a batch being
-            // applied, its crawls): read as they are now too, or an entry
-            // moved onto a name would come without the removal of the one
-            // it replaced. Journalled later, they are sent again then.
-            let pending = s.changes
-            if !pending.isEmpty {
-                var seen = Set(identities)
-                for id in pending.removed.union(pending.added).union(pending.changed) {
-                    let identity = s.index.identity(of: id)
-                    if seen.insert(identity).inserted { identities.append(identity) }
-                }
-            }
+            guard s.changes.isEmpty else { return .busy }
+            let identities = s.clock.changes(after: tick).identities
             guard identities.count <= limit else { return .backlog(identities: identities, now: s.clock.now) }
             return .batch(s.publishedRead(identities, below: below), now: s.clock.now)
         }
