@@ -121,7 +121,7 @@ package final class SharedReader {
     }
 
     /// Why a search cannot be made across hosts.
-    package enum Refusal: Error, Equatable {
+    package enum Refusal: Error, Equatable, CustomStringConvertible {
         /// An attribute hosts do not publish.
         case unpublished(String)
         /// Nothing in the predicate narrows the search (every row would
@@ -129,6 +129,19 @@ package final class SharedReader {
         /// to blame, when there is one.
         case unbounded(PredicateSQL.Culprit?)
         case unknownHost(String)
+
+        /// The reason in words (the command adds the query and a caret).
+        package var description: String {
+            switch self {
+            case .unpublished(let attribute):
+                "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates and "
+                    + "types)"
+            case .unbounded:
+                "the shared index cannot narrow this search: nothing in it is a run of three characters of a name, "
+                    + "an extension, a type, a size or a date, so every entry of every host would be read"
+            case .unknownHost(let name): "no host \(name) in the shared index"
+            }
+        }
     }
 
     /// A search's arguments to the schema's search functions.

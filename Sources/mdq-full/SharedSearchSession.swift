@@ -275,23 +275,34 @@ struct SharedLiveSession {
                 "\(first) is not published to the shared index (hosts publish names, kinds, sizes, dates and types): "
                     + "show it on its own host")
         }
-        // What the shared index would refuse, said before going live (the
-        // connection closes with the reader).
-        do {
-            let reader = try SharedIndexSettings.connect()
-            var search = SharedReader.Search(predicate: predicate)
-            search.hosts = scope.hostNames
-            search.scopes = scope.remoteFolders
-            search.budget = budget
-            // This host may publish nothing: its system index answers for it.
-            if let own = SystemConfiguration.sharedHostName { search.excludedHosts = [own] }
-            try SharedIndexSettings.explaining(predicate, source: source, budget: budget) { try reader.check(search) }
-        }
         var scopes: [SearchScope] =
             scope.hostNames.map { names in
                 names.filter { name in !scope.remoteFolders.contains { $0.host == name } }.map { .hosts([$0]) }
             } ?? [.allHosts]
         scopes += scope.remoteFolders.map { .host($0.host, folder: FilePath.fromBytes($0.path)) }
+        // What the shared index would refuse, said before going live: the
+        // search the query will make (`SharedSource`), this host left out
+        // where its system index answers for it. The connection closes
+        // with the reader.
+        do {
+            let reader = try SharedIndexSettings.connect()
+            var search = SharedReader.Search(predicate: predicate)
+            search.hosts = scope.hostNames
+            search.scopes = scopes.compactMap { scope in scope.hostFolder.map { (scope.hosts![0], $0.bytes) } }
+            search.budget = budget
+            let own = SystemConfiguration.sharedHostName
+            if let own, search.covers(own), !search.scopes.contains(where: { $0.host == own }), OwnHostFeed.answers() {
+                search.excludedHosts = [own]
+            }
+            do {
+                try reader.check(search)
+            } catch SharedReader.Refusal.unknownHost(let name) where name == own {
+                throw MetadataError.invalidArgument(
+                    "\(name) is this host: its system index is not running (mdq system start) and it publishes nothing")
+            } catch {
+                try SharedIndexSettings.explaining(predicate, source: source, budget: budget) { throw error }
+            }
+        }
         ProcessEnvironment.ignoreBrokenPipe()
         let mode: LivePrinter.Mode =
             output.count ? .count : output.json ? .json : .lines(terminator: output.nullTerminated ? 0 : 0x0A)
@@ -300,7 +311,10 @@ struct SharedLiveSession {
             printer: LivePrinter(
                 mode: mode, attributes: output.attributes, acrossHosts: true, showProgress: Diagnostics.showsProgress))
         session.searchScopes = scopes
-        session.sortDescriptors = output.sortDescriptors
+        // By host, then path, unless asked otherwise (the results come by
+        // host in no order).
+        session.sortDescriptors =
+            output.sortDescriptors.isEmpty ? [MetadataSortDescriptor(key: "kMDItemPath")] : output.sortDescriptors
         session.budget = budget
         session.run()
     }

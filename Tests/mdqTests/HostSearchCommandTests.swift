@@ -90,6 +90,9 @@ struct HostSearchCommandTests {
         let liveRefused = try mdq(["--host", "alpha", "--live", "*"])
         #expect(liveRefused.status == 2, "a live search the shared index refuses ends at once")
         #expect(liveRefused.stderrText.hasSuffix("\n  *\n  ^\n"), "\(liveRefused.stderrText)")
+        // The search the live query makes: `alpha://` is the folder `/`.
+        let liveWhole = try mdq(["--onlyin", "alpha://", "--live", "*"])
+        #expect(liveWhole.status == 2, "\(liveWhole.stderrText)")
         let liveUnknown = try mdq(["--host", "nope", "--live", "photo"])
         #expect(liveUnknown.status == 2)
         #expect(liveUnknown.stderrText.contains("no host nope in the shared index"), "\(liveUnknown.stderrText)")
@@ -111,6 +114,10 @@ struct HostSearchCommandTests {
             environment: ["MDQ_SHARED": url])
         defer { _ = live.interrupt() }
         #expect(live.waitForLine { $0 == "alpha:\(root)/photo11.png" }, "\(live.errorText)")
+        // The first results by host, then path, as a one-shot search prints them.
+        let first = try mdq(["--host", "alpha", "photo1"]).stdoutText.split(separator: "\n").map(String.init)
+        #expect(waitUntil(timeout: 10) { live.lines.count >= first.count })
+        #expect(Array(live.lines.prefix(first.count)) == first, "\(live.lines.prefix(first.count))")
         FileManager.default.createFile(atPath: root + "/photo1-new.png", contents: Data())
         #expect(live.waitForLine { $0 == "+ alpha:\(root)/photo1-new.png" }, "\(live.lines)")
         #expect(rename(root + "/photo1-new.png", root + "/sub/photo1-moved.png") == 0)

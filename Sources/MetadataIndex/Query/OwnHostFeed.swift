@@ -32,13 +32,7 @@ package final class OwnHostFeed {
     package init?(
         name: String, paths: DaemonPaths = .system, predicate: MetadataPredicate, budget: Double?, capacity: Int
     ) {
-        // The folders of the system index this user can open: the daemon
-        // refuses a subscription with one the user cannot reach.
-        guard
-            let scopes = try? DaemonClient.connectSystem(paths).indexedScopes().map(\.scope).filter({
-                (try? DirectoryHandle.open(path: $0.path).get()) != nil
-            }), !scopes.isEmpty
-        else { return nil }
+        guard let scopes = Self.scopes(paths) else { return nil }
         guard let pipe = try? WakePipe() else { return nil }
         self.name = name
         self.pipe = pipe
@@ -47,6 +41,21 @@ package final class OwnHostFeed {
             scopes: scopes, predicate: predicate, container: nil, budget: budget, capacity: capacity,
             progress: nil, fetching: [], viewer: nil, wake: { pipe.signal() })
     }
+
+    /// The folders of the system index this user can open (the daemon
+    /// refuses a subscription with one the user cannot reach); nil when it
+    /// does not run or none is.
+    static func scopes(_ paths: DaemonPaths) -> [ScopeRequest]? {
+        guard
+            let scopes = try? DaemonClient.connectSystem(paths).indexedScopes().map(\.scope).filter({
+                (try? DirectoryHandle.open(path: $0.path).get()) != nil
+            }), !scopes.isEmpty
+        else { return nil }
+        return scopes
+    }
+
+    /// Whether this host's system index would answer a feed for this user.
+    package static func answers(paths: DaemonPaths = .system) -> Bool { scopes(paths) != nil }
 
     package func close() {
         source.unsubscribe(subscription)
