@@ -38,13 +38,23 @@ struct EngineRoot {
     var isBusy: Bool { gathering || filling }
 
     /// Whether the crawl of this root lists the folder at `path` (the root
-    /// itself, or a folder inside it that the rules descend into).
+    /// itself, or a folder inside it that the rules descend into, on the
+    /// root's filesystem when it stays on one: a filesystem mounted inside
+    /// is another root's, the system index's way with mounts).
     func lists(_ folder: FilePath) -> Bool {
         guard folder.starts(with: path) else { return false }
         let names = folder.components.dropFirst(path.components.count).map { FilePath(root: nil, [$0]).bytes }
         guard let last = names.last else { return true }
-        return rules.admits(path: names) && rules.descends(into: last)
-            && !rules.excludesContents(ofFolderAt: folder.bytes)
+        guard
+            rules.admits(path: names) && rules.descends(into: last)
+                && !rules.excludesContents(ofFolderAt: folder.bytes)
+        else { return false }
+        if rules.stayOnFileSystem, case .success(let status) = FileStatus.of(pathBytes: folder.bytes),
+            status.device != device
+        {
+            return false
+        }
+        return true
     }
 }
 
