@@ -180,7 +180,8 @@ struct ListRestrictions {
 
 extension EngineState {
     /// The entries with these identities (those that name no entry any
-    /// more are `removed`), and every folder inside the `below` folders.
+    /// more are `removed`), and every folder inside the `below` folders,
+    /// in the index or in roots of their own below them.
     fileprivate func publishedRead(_ identities: some Collection<UInt64>, below: Set<UInt64>)
         -> LiveEngine.PublishedRead
     {
@@ -196,13 +197,27 @@ extension EngineState {
         for identity in identities { add(identity) }
         guard !below.isEmpty else { return read }
         var seen = Set(identities)
+        func addFolder(_ id: EntryID) {
+            let inside = index.identity(of: id.rawValue)
+            read.inside.insert(inside)
+            if seen.insert(inside).inserted { add(inside) }
+        }
         for identity in below {
             guard let folder = index.entry(identity: identity) else { continue }
             index.forEachDescendant(of: folder) { id in
-                guard index.kind(of: id) == .folder else { return }
-                let inside = index.identity(of: id.rawValue)
-                read.inside.insert(inside)
-                if seen.insert(inside).inserted { add(inside) }
+                if index.kind(of: id) == .folder { addFolder(id) }
+            }
+            // Roots below the folder's path (a filesystem mounted inside
+            // it, indexed on its own): who may list their folders depends
+            // on the folder too.
+            let path = pathBytes(of: folder.rawValue)
+            let prefix = path.last == 0x2F ? path : path + [0x2F]
+            for root in roots.keys where root != folder.rawValue && index.contains(EntryID(root)) {
+                guard pathBytes(of: root).starts(with: prefix) else { continue }
+                addFolder(EntryID(root))
+                index.forEachDescendant(of: EntryID(root)) { id in
+                    if index.kind(of: id) == .folder { addFolder(id) }
+                }
             }
         }
         return read

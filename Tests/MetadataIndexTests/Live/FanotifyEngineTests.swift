@@ -400,6 +400,38 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// A filesystem mounted inside another, each kept on its own (the
+        /// system index's scopes: the filesystem stayed on, whichever is
+        /// kept first): the mounted one is a root of its own, crawled and
+        /// answered, not taken for the empty mount point of the other.
+        @Test(arguments: [false, true])
+        func aFilesystemMountedInsideAnotherIsARootOfItsOwn(innerFirst: Bool) throws {
+            let filesystem = try LoopFilesystem()
+            let inner = filesystem.mountPoint
+            let outer = inner.removingLastComponent()
+            FileManager.default.createFile(atPath: inner.appending("inner.txt").string, contents: nil)
+            FileManager.default.createFile(atPath: outer.appending("outer.txt").string, contents: nil)
+            let engine = try LiveEngine(fanotify: FanotifyWatcher())
+            defer { engine.shutdown() }
+            let rules = ScopeRules(includeHidden: true, stayOnFileSystem: true)
+            let scopes = [ScopeRequest(path: outer, rules: rules), ScopeRequest(path: inner, rules: rules)]
+            let retained = try (innerFirst ? scopes.reversed() : scopes).map { try engine.retain($0) }
+            defer { for scope in retained { engine.release(scope) } }
+            #expect(engine.state.withLock { $0.roots.count } == 2)
+            func names(_ scope: ScopeRequest) throws -> Set<String> {
+                guard
+                    case .success(let answer) = try engine.answer(
+                        scopes: [scope], predicate: MetadataPredicate("kMDItemFSName LIKE '*.txt'"), output: .entries)
+                else { return [] }
+                return Set(answer.entries.map { String(decoding: $0.pathBytes, as: UTF8.self) })
+            }
+            #expect(try names(scopes[1]) == [inner.appending("inner.txt").string])
+            #expect(try names(scopes[0]) == [outer.appending("outer.txt").string], "the outer one stays on its own")
+            // Live: a file made in the mounted filesystem is found there.
+            FileManager.default.createFile(atPath: inner.appending("later.txt").string, contents: nil)
+            #expect(waitUntil(timeout: 10, interval: 0.02) { (try? names(scopes[1]))?.count == 2 })
+        }
+
         /// The class of the test above, seeded: rounds of changes to two
         /// names (`n` and `s/n`), each step one that can succeed on what is
         /// at the name now (a file or folder made, written, deleted,

@@ -215,6 +215,46 @@ struct SharedPublisherTests {
         try Self.expectPublished(root, url, "after the storm")
     }
 
+    /// A filesystem mounted inside another, each a root of the index (as
+    /// the system index keeps mounts): a folder above the mount closed to a
+    /// user closes the mounted filesystem's folders in the shared index
+    /// too, as walking the disk would (who may list a folder depends on
+    /// every folder above it, in the same root or not); opened, they open.
+    @Test(.enabled(if: LoopFilesystem.isAvailable))
+    func aFolderClosedAboveAMountClosesWhatIsMountedThere() throws {
+        let url = try sharedIndex()
+        let filesystem = try LoopFilesystem()
+        let inner = filesystem.mountPoint
+        let outer = inner.removingLastComponent()
+        #expect(chmod(outer.string, 0o755) == 0 && chmod(inner.string, 0o755) == 0)
+        #expect(mkdir(outer.appending("side").string, 0o755) == 0)
+        FileManager.default.createFile(atPath: outer.appending("side/outer.txt").string, contents: nil)
+        FileManager.default.createFile(atPath: inner.appending("inner.txt").string, contents: nil)
+        defer { _ = chmod(outer.string, 0o755) }
+        let engine = try LiveEngine(crawlThreads: 2)
+        defer { engine.shutdown() }
+        let roots = try [
+            engine.retain(ScopeRequest(path: outer, rules: ScopeRules(includeHidden: true, stayOnFileSystem: true))),
+            engine.retain(ScopeRequest(path: inner, rules: ScopeRules(includeHidden: true, stayOnFileSystem: true))),
+        ]
+        defer { for root in roots { engine.release(root) } }
+        let publisher = SharedPublisher(configuration: Self.configuration(url), engine: engine)
+        publisher.start()
+        defer { publisher.stop() }
+        func seen() -> Set<String> {
+            Set(
+                ((try? Self.shared(url, user: "nobody")) ?? []).map { String(decoding: $0.path, as: UTF8.self) }
+                    .filter { $0.hasSuffix(".txt") })
+        }
+        let both: Set = [outer.appending("side/outer.txt").string, inner.appending("inner.txt").string]
+        #expect(waitUntil(timeout: 20, interval: 0.02) { seen() == both }, "\(seen())")
+        #expect(engine.state.withLock { $0.roots.count } == 2, "the mounted filesystem is a root of its own")
+        #expect(chmod(outer.string, 0o700) == 0)
+        #expect(waitUntil(timeout: 20, interval: 0.02) { seen().isEmpty }, "closed: \(seen())")
+        #expect(chmod(outer.string, 0o755) == 0)
+        #expect(waitUntil(timeout: 20, interval: 0.02) { seen() == both }, "opened: \(seen())")
+    }
+
     /// A publisher stopped and started again sends only what changed
     /// meanwhile: it resumes from the clock the database holds.
     @Test func aRestartedPublisherSendsOnlyWhatChanged() throws {
