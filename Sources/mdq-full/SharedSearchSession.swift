@@ -309,12 +309,10 @@ struct SharedLiveSession {
         var session = LiveSession(
             predicate: predicate, source: .inProcess, scopeRequests: nil, container: nil, interval: output.interval,
             printer: LivePrinter(
-                mode: mode, attributes: output.attributes, acrossHosts: true, showProgress: Diagnostics.showsProgress))
+                mode: mode, attributes: output.attributes, acrossHosts: true,
+                ordersFirstResults: output.sortDescriptors.isEmpty, showProgress: Diagnostics.showsProgress))
         session.searchScopes = scopes
-        // By host, then path, unless asked otherwise (the results come by
-        // host in no order).
-        session.sortDescriptors =
-            output.sortDescriptors.isEmpty ? [MetadataSortDescriptor(key: "kMDItemPath")] : output.sortDescriptors
+        session.sortDescriptors = output.sortDescriptors
         session.budget = budget
         session.run()
     }

@@ -51,12 +51,24 @@ final class LivePrinter: Sendable {
     private let attributes: [String]
     /// Paths are `NAME:/path` (a query across hosts).
     private let acrossHosts: Bool
+    /// The first results are printed by path (host, then path across
+    /// hosts, which come in no order), without a sorted query's cost on
+    /// every update.
+    private let ordersFirstResults: Bool
 
-    init(mode: Mode, attributes: [String] = [], acrossHosts: Bool = false, showProgress: Bool) {
+    init(
+        mode: Mode, attributes: [String] = [], acrossHosts: Bool = false, ordersFirstResults: Bool = false,
+        showProgress: Bool
+    ) {
         self.mode = mode
         self.attributes = attributes
         self.acrossHosts = acrossHosts
+        self.ordersFirstResults = ordersFirstResults
         self.showProgress = showProgress
+    }
+
+    private var printsCounts: Bool {
+        if case .count = mode { true } else { false }
     }
 
     func didStart() {
@@ -74,6 +86,8 @@ final class LivePrinter: Sendable {
     }
 
     func didFinish(_ results: [MetadataItem]) {
+        var results = results
+        if ordersFirstResults && !printsCounts { results.sort { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) } }
         if state.withLock({ $0.progressShown }) { Diagnostics.status(nil) }
         // Problems found while gathering were held back past the first
         // few; once live, each new one is news and prints.
