@@ -37,24 +37,16 @@ struct EngineRoot {
     /// (its first gather, or the fill of its files' attributes).
     var isBusy: Bool { gathering || filling }
 
-    /// Whether the crawl of this root lists the folder at `path` (the root
-    /// itself, or a folder inside it that the rules descend into, on the
-    /// root's filesystem when it stays on one: a filesystem mounted inside
-    /// is another root's, the system index's way with mounts).
+    /// Whether the crawl of this root lists the folder at `path` by its
+    /// rules (the root itself, or a folder inside it that the rules descend
+    /// into). `EngineState.lists(_:in:)` also leaves out what lies on
+    /// another filesystem when the root stays on its own.
     func lists(_ folder: FilePath) -> Bool {
         guard folder.starts(with: path) else { return false }
         let names = folder.components.dropFirst(path.components.count).map { FilePath(root: nil, [$0]).bytes }
         guard let last = names.last else { return true }
-        guard
-            rules.admits(path: names) && rules.descends(into: last)
-                && !rules.excludesContents(ofFolderAt: folder.bytes)
-        else { return false }
-        if rules.stayOnFileSystem, case .success(let status) = FileStatus.of(pathBytes: folder.bytes),
-            status.device != device
-        {
-            return false
-        }
-        return true
+        return rules.admits(path: names) && rules.descends(into: last)
+            && !rules.excludesContents(ofFolderAt: folder.bytes)
     }
 }
 
@@ -263,8 +255,38 @@ package final class EngineState {
     /// folder whose name the rules exclude).
     func descends(into folder: UInt32) -> Bool {
         if index.isRoot(EntryID(folder)) { return true }
+        if isMountedElsewhere(folder) { return false }
         let rules = rules(at: folder)
         return index.withName(of: EntryID(folder)) { rules.descends(into: $0, path: { pathBytes(of: folder) }) }
+    }
+
+    /// Whether `folder` is where another filesystem is mounted, in a root
+    /// that stays on its own (the system index's scopes): the mounted
+    /// filesystem is its own root's, so this root neither lists nor
+    /// watches the folder (its watch would be that root's top folder's).
+    func isMountedElsewhere(_ folder: UInt32) -> Bool {
+        guard let device = index.folderDevice(of: EntryID(folder)),
+            let root = roots[index.root(of: EntryID(folder)).rawValue], root.rules.stayOnFileSystem
+        else { return false }
+        return device != root.device
+    }
+
+    /// Whether the root `id` lists the folder at `path`: by its rules, and,
+    /// when it stays on its filesystem, with no folder on the way that
+    /// another filesystem is mounted on (read from the index, never from
+    /// the disk: the path may be a user's).
+    func lists(_ path: FilePath, in id: UInt32) -> Bool {
+        guard let root = roots[id], root.lists(path) else { return false }
+        guard root.rules.stayOnFileSystem, index.contains(EntryID(id)) else { return true }
+        var current = EntryID(id)
+        for component in path.components.dropFirst(root.path.components.count) {
+            guard let child = index.child(named: FilePath(root: nil, [component]).bytes, in: current) else {
+                return true
+            }
+            if isMountedElsewhere(child.rawValue) { return false }
+            current = child
+        }
+        return true
     }
 
     /// Whether entries called `name` in `folder` belong in the index.
@@ -511,7 +533,7 @@ package final class EngineState {
                 // A folder not watched yet, unreadable until now, or listed
                 // without its entries' attributes (a chmod is what brought
                 // this event) is crawled again.
-                if status.kind == .folder {
+                if status.kind == .folder && !isMountedElsewhere(id.rawValue) {
                     if folderToWatch[id.rawValue] == nil {
                         crawls.append(id.rawValue)
                     } else if case .unreadable = folderProblems[id.rawValue] {
@@ -730,7 +752,7 @@ package final class EngineState {
     /// The root a released anchor belonged to.
     func root(of anchor: Anchor) -> UInt32? {
         if index.contains(anchor.entry) { return index.root(of: anchor.entry).rawValue }
-        return roots.first { $0.value.lists(anchor.path) }?.key
+        return roots.first { lists(anchor.path, in: $0.key) }?.key
     }
 
     /// Clears the reconciliation marks below `folder` before a rescan.
@@ -788,7 +810,7 @@ package final class EngineState {
         index.forEachEntry { id in
             let raw = id.rawValue
             guard index.kind(of: id) == .folder, folderToWatch[raw] == nil, !listing.contains(raw),
-                folderProblems[raw] == nil
+                folderProblems[raw] == nil, !isMountedElsewhere(raw)
             else { return }
             let root = index.root(of: id).rawValue
             // Restored roots are watched by their verification, not here.

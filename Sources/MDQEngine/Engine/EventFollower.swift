@@ -179,7 +179,7 @@ extension EngineState {
     /// The live root that lists `path` (normalized), the deepest: a
     /// filesystem mounted inside another has its own root.
     func deepestRoot(listing path: FilePath) -> UInt32? {
-        roots.filter { !$0.value.missing && $0.value.lists(path) }
+        roots.filter { !$0.value.missing && lists(path, in: $0.key) }
             .max { $0.value.path.components.count < $1.value.path.components.count }?.key
     }
 

@@ -230,8 +230,8 @@ extension LiveEngine {
     package func holds(_ scope: ScopeRequest) -> Bool {
         state.withLock { s in
             let path = scope.path.lexicallyNormalized()
-            return s.roots.contains { _, root in
-                guard !root.missing && root.lists(path) else { return false }
+            return s.roots.contains { id, root in
+                guard !root.missing && s.lists(path, in: id) else { return false }
                 var needed = scope.rules
                 if path != root.path {
                     needed.excludedRootChildNames = root.rules.excludedRootChildNames
@@ -305,7 +305,7 @@ extension EngineState {
         let path = scope.path.lexicallyNormalized()
         for (id, root) in roots
         where !root.missing && !root.gathering && !(root.lacksAttributes && needsAttributes) && root.users > 0
-            && root.lists(path)
+            && lists(path, in: id)
         {
             var needed = scope.rules
             if path != root.path { needed.excludedRootChildNames = root.rules.excludedRootChildNames }
@@ -323,7 +323,7 @@ extension EngineState {
     /// scope holds the folder at all.
     func coverageGap(for scope: ScopeRequest, needsAttributes: Bool = false) -> String? {
         let path = scope.path.lexicallyNormalized()
-        for root in roots.values where !root.missing && root.users > 0 && root.lists(path) {
+        for (id, root) in roots where !root.missing && root.users > 0 && lists(path, in: id) {
             let shown = root.path.string
             if root.gathering { return ScopeNotCovered.stillIndexing + shown }
             if root.lacksAttributes && needsAttributes { return ScopeNotCovered.stillFilling + shown }

@@ -59,7 +59,8 @@ extension LiveEngine {
             let made = state.withLock { s -> EntryID? in
                 // Another scope may have started a crawl here while the
                 // folder was being opened: decide again.
-                guard !s.crawlOverlaps(path), !s.roots.values.contains(where: { !$0.missing && $0.lists(path) })
+                guard !s.crawlOverlaps(path),
+                    !s.roots.contains(where: { !$0.value.missing && s.lists(path, in: $0.key) })
                 else { return nil }
                 // Roots inside this one are grafted into it as the crawl meets
                 // them, entries, ids and watches kept: its rules must cover
@@ -237,9 +238,15 @@ extension LiveEngine {
     func reconcile(folder: UInt32) {
         state.withLock { $0.clearMarks(under: folder) }
         guard let (handle, root) = openVerified(folder) else { return }
-        if !state.withLock({ $0.descends(into: folder) }) {
+        switch state.withLock({ s in s.isMountedElsewhere(folder) ? nil : s.descends(into: folder) }) {
+        case nil:
+            // Another root's filesystem is mounted here: not this root's.
+            return
+        case false?:
             watchOnly(folder, handle: handle, recording: true)
             return
+        case true?:
+            break
         }
         crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
         state.withLock { $0.sweep(under: folder) }
@@ -359,7 +366,7 @@ extension EngineState {
     /// admit.
     func claim(_ path: FilePath, request: ScopeRequest, crawlsEnded: ConditionLocked<Int>) -> ScopeClaim {
         if crawlOverlaps(path) { return .wait(crawlsEnded.withLock { $0 }) }
-        for (id, root) in roots where !root.missing && root.lists(path) {
+        for (id, root) in roots where !root.missing && lists(path, in: id) {
             guard let entry = entry(at: path, from: id) else { continue }
             // Inside the root, the scope's own root-child exclusions are
             // about its folder, not the root's: the root crawls those

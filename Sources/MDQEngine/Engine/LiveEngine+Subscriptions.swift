@@ -590,7 +590,7 @@ extension EngineState {
                 }
                 continue
             }
-            if let root = roots.first(where: { !$0.value.missing && $0.value.lists(anchor.path) })?.key,
+            if let root = roots.first(where: { !$0.value.missing && lists(anchor.path, in: $0.key) })?.key,
                 let entry = entry(at: anchor.path, from: root)
             {
                 record.anchors[i].entry = entry

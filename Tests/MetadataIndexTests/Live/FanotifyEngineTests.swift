@@ -427,9 +427,27 @@ extension LiveSuites {
             }
             #expect(try names(scopes[1]) == [inner.appending("inner.txt").string])
             #expect(try names(scopes[0]) == [outer.appending("outer.txt").string], "the outer one stays on its own")
-            // Live: a file made in the mounted filesystem is found there.
-            FileManager.default.createFile(atPath: inner.appending("later.txt").string, contents: nil)
-            #expect(waitUntil(timeout: 10, interval: 0.02) { (try? names(scopes[1]))?.count == 2 })
+            // Live: a file made in the mounted filesystem is found there,
+            // one removed goes; changes in the outer one (after which the
+            // engine audits its unwatched folders) never bring the mounted
+            // one's files into the outer root, nor take its top folder's
+            // watch from the inner root.
+            for round in 0..<3 {
+                FileManager.default.createFile(atPath: outer.appending("outer\(round).txt").string, contents: nil)
+                FileManager.default.createFile(atPath: inner.appending("later\(round).txt").string, contents: nil)
+                #expect(
+                    waitUntil(timeout: 10, interval: 0.02) {
+                        (try? names(scopes[1]))?.contains(inner.appending("later\(round).txt").string) ?? false
+                    }, "round \(round)")
+                #expect(unlink(inner.appending("later\(round).txt").string) == 0)
+                #expect(
+                    waitUntil(timeout: 10, interval: 0.02) {
+                        (try? names(scopes[1])) == [inner.appending("inner.txt").string]
+                    }, "round \(round): \((try? names(scopes[1])) ?? [])")
+                engine.cleanDirtyFolders(force: true)
+                let outside = try names(scopes[0])
+                #expect(!outside.contains { $0.hasPrefix(inner.string + "/") }, "round \(round): \(outside)")
+            }
         }
 
         /// The class of the test above, seeded: rounds of changes to two
