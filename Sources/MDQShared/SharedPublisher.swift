@@ -304,18 +304,25 @@ private struct PublishingSession {
                     setState("live")
                     let engine = publisher.engine
                     let identities = read.entries.map(\.identity) + read.removed
-                    try sendBatch(read, clock: now) { below in
+                    let limit = configuration.batchEntries
+                    let recorded = try sendBatch(read, clock: now) { below, attempt in
                         // Read again whole at one moment, with the folders
-                        // below (the index may have moved on meanwhile).
-                        while true {
-                            switch engine.publishedChanges(since: clock, limit: .max, below: below) {
-                            case .batch(let again, _)?: return again
+                        // below (the index may have moved on meanwhile), its
+                        // clock the one recorded. Bounded, in a transaction:
+                        // after a few tries, or a second of the index busy,
+                        // or more than a few batches changed since, the
+                        // same entries and the folders below as they are.
+                        let deadline = ContinuousClock.now + .seconds(1)
+                        reading: while attempt < 8 && ContinuousClock.now < deadline {
+                            switch engine.publishedChanges(since: clock, limit: 4 * limit, below: below) {
+                            case .batch(let again, let at)?: return (again, at)
                             case .busy?: usleep(1000)
-                            case .backlog?, nil: return engine.publishedEntries(identities, below: below)
+                            case .backlog?, nil: break reading
                             }
                         }
+                        return (engine.publishedEntries(identities, below: below), nil)
                     }
-                    published(through: now)
+                    published(through: recorded ?? now)
                 case .backlog(let identities, let now):
                     setState("catching up")
                     try publish(identities, through: now)
@@ -367,8 +374,8 @@ private struct PublishingSession {
             let end = min(identities.count, start + configuration.batchEntries)
             let chunk = identities[start..<end]
             let engine = publisher.engine
-            try sendBatch(engine.publishedEntries(chunk), clock: end == identities.count ? now : nil) { below in
-                engine.publishedEntries(chunk, below: below)
+            try sendBatch(engine.publishedEntries(chunk), clock: end == identities.count ? now : nil) { below, _ in
+                (engine.publishedEntries(chunk, below: below), nil)
             }
             start = end
         } while start < identities.count
@@ -387,15 +394,24 @@ private struct PublishingSession {
     /// or list class now): the batch is read again with those (`again`,
     /// given the folders), at one moment, until it holds every folder it
     /// needs, so it never mixes two states of the index.
+    ///
+    /// - Parameter again: reads the batch again with the folders below
+    ///   those given (the attempt counted from 0), with the clock it is
+    ///   the index at, or nil when it is not read at one moment.
+    /// - Returns: the clock recorded.
+    @discardableResult
     private mutating func sendBatch(
-        _ first: LiveEngine.PublishedRead, clock now: EngineClock?, again: (Set<UInt64>) -> LiveEngine.PublishedRead
-    ) throws(SharedIndexError) {
+        _ first: LiveEngine.PublishedRead, clock now: EngineClock?,
+        again: (Set<UInt64>, Int) -> (LiveEngine.PublishedRead, EngineClock?)
+    ) throws(SharedIndexError) -> EngineClock? {
         let seq = sequence + 1
         let host = String(hostID)
         var sent = 0
+        var clock = now
         try connection.transaction { () throws(SharedIndexError) in
             var read = first
             var below: Set<UInt64> = []
+            var attempt = 0
             var files: [PublishedEntry] = []
             var folders: [PublishedEntry] = []
             while true {
@@ -424,7 +440,13 @@ private struct PublishingSession {
                 let missing = relinked.filter { !below.contains($0) && !read.inside.contains($0) }
                 if missing.isEmpty { break }
                 below.formUnion(missing)
-                read = again(below)
+                let (reread, at) = again(below, attempt)
+                attempt += 1
+                read = reread
+                // Read at one later moment: that clock is recorded (a crash
+                // that lost what it covers reloads the host). Read as they
+                // are: only the first batch's identities, as of its clock.
+                if clock != nil { clock = at ?? now }
                 _ = try connection.execute("DELETE FROM mdq_entry_changes; DELETE FROM mdq_folder_changes")
             }
             if !files.isEmpty { _ = try connection.execute(RowWriter.mergeEntries(hostID)) }
@@ -451,7 +473,7 @@ private struct PublishingSession {
                 UPDATE mdq.host SET last_seq = $2, clock = coalesce($3, clock), state = 'live',
                        last_contact = now(), last_error = NULL, entries = $4
                 WHERE host_id = $1
-                """, [host, String(seq), now?.description, String(publisher.engine.publishingState().entries)])
+                """, [host, String(seq), clock?.description, String(publisher.engine.publishingState().entries)])
             _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
             sent += read.entries.count + removed.count
         }
@@ -460,6 +482,7 @@ private struct PublishingSession {
             $0.sequence = seq
             $0.rowsSent += sent
         }
+        return clock
     }
 
     private mutating func copyFolders(_ folders: [PublishedEntry], listClasses: [Int32], seq: Int64)
