@@ -744,6 +744,11 @@ public final class IndexDaemon: Sendable {
             _ = try? removeScopes(at: scope.path)
             if !wanted.contains(scope) { log("\(scope.path.string) is no longer mounted: dropped from the index") }
         }
+        // The folder a filesystem went from or came to, in the filesystem
+        // around it: what the mount hid, or hides now.
+        for path in Set(current.map(\.path) + wanted.map(\.path)) {
+            if !unchanged.contains(where: { $0.path == path }) { engine.mountChanged(at: path) }
+        }
         for scope in wanted where !unchanged.contains(scope) {
             do {
                 try addScope(scope)

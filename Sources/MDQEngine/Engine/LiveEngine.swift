@@ -3,7 +3,7 @@ package import MDQCore
 import MDQLive
 package import MDQSystem
 package import MDQWatch
-import SystemPackage
+package import SystemPackage
 
 /// The live engine: one index and one set of inotify watches, shared by
 /// every subscription whose scopes overlap, kept equal to the disk.
@@ -246,6 +246,25 @@ package final class LiveEngine: Sendable {
         // its halves), so nothing here waits for a partner.
         applyBatch(first)
         return true
+    }
+
+    /// A filesystem was mounted or unmounted at `path`: the folder there,
+    /// in a root around it that stays on its own filesystem, is another one
+    /// now. It is read again as if an event had named it (the mounted one
+    /// is its own root's; what a mount hid is this root's again).
+    package func mountChanged(at path: FilePath) {
+        let path = path.lexicallyNormalized()
+        let parent = path.removingLastComponent()
+        guard let name = path.lastComponent.map({ FilePath(root: nil, [$0]).bytes }), parent != path else { return }
+        let changes = state.withLock { s in
+            s.roots.keys.compactMap { id -> FolderChange? in
+                guard s.lists(parent, in: id), let folder = s.entry(at: parent, from: id),
+                    let watch = s.folderToWatch[folder.rawValue]
+                else { return nil }
+                return .created(ChangePlace(watch, name), isFolder: true)
+            }
+        }
+        if !changes.isEmpty { events.append(changes) }
     }
 
     /// Applies one batch of changes, runs the crawls they call for, then

@@ -416,7 +416,7 @@ extension LiveSuites {
             let rules = ScopeRules(includeHidden: true, stayOnFileSystem: true)
             let scopes = [ScopeRequest(path: outer, rules: rules), ScopeRequest(path: inner, rules: rules)]
             let retained = try (innerFirst ? scopes.reversed() : scopes).map { try engine.retain($0) }
-            defer { for scope in retained { engine.release(scope) } }
+            defer { engine.release(innerFirst ? retained[1] : retained[0]) }
             #expect(engine.state.withLock { $0.roots.count } == 2)
             func names(_ scope: ScopeRequest) throws -> Set<String> {
                 guard
@@ -448,6 +448,20 @@ extension LiveSuites {
                 let outside = try names(scopes[0])
                 #expect(!outside.contains { $0.hasPrefix(inner.string + "/") }, "round \(round): \(outside)")
             }
+            // Unmounted (the system index drops its root and says where):
+            // what the mount hid is the outer root's; mounted again, hidden.
+            let innerRoot = innerFirst ? retained[0] : retained[1]
+            engine.release(innerRoot)
+            filesystem.unmount()
+            FileManager.default.createFile(atPath: inner.appending("under.txt").string, contents: nil)
+            engine.mountChanged(at: inner)
+            let under = inner.appending("under.txt").string
+            #expect(waitUntil(timeout: 10, interval: 0.02) { (try? names(scopes[0]))?.contains(under) ?? false })
+            try filesystem.mountAgain()
+            engine.mountChanged(at: inner)
+            #expect(
+                waitUntil(timeout: 10, interval: 0.02) { !((try? names(scopes[0]))?.contains(under) ?? true) },
+                "hidden again")
         }
 
         /// The class of the test above, seeded: rounds of changes to two
