@@ -202,18 +202,22 @@ extension EngineState {
             read.inside.insert(inside)
             if seen.insert(inside).inserted { add(inside) }
         }
-        for identity in below {
-            guard let folder = index.entry(identity: identity) else { continue }
-            index.forEachDescendant(of: folder) { id in
+        // Each subtree once: the folders inside another asked for are in
+        // its walk.
+        let folders = outermost(Set(below.compactMap { index.entry(identity: $0)?.rawValue }))
+        var walkedRoots: Set<UInt32> = []
+        for folder in folders {
+            index.forEachDescendant(of: EntryID(folder)) { id in
                 if index.kind(of: id) == .folder { addFolder(id) }
             }
             // Roots below the folder's path (a filesystem mounted inside
             // it, indexed on its own): who may list their folders depends
             // on the folder too.
-            let path = pathBytes(of: folder.rawValue)
+            let path = pathBytes(of: folder)
             let prefix = path.last == 0x2F ? path : path + [0x2F]
-            for root in roots.keys where root != folder.rawValue && index.contains(EntryID(root)) {
-                guard pathBytes(of: root).starts(with: prefix) else { continue }
+            for root in roots.keys where root != folder && index.contains(EntryID(root)) {
+                guard !walkedRoots.contains(root), pathBytes(of: root).starts(with: prefix) else { continue }
+                walkedRoots.insert(root)
                 addFolder(EntryID(root))
                 index.forEachDescendant(of: EntryID(root)) { id in
                     if index.kind(of: id) == .folder { addFolder(id) }
