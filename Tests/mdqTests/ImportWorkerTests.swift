@@ -128,8 +128,11 @@ struct ImportWorkerTests {
                 #expect(report.values[.textContent] == .text(Array("text of \(name)".utf8)), "\(name)")
             }
         }
-        // Five workers lost, one more to finish at least.
-        #expect(pool.workersStarted >= 5 + 1)
+        // Five workers lost, each its own. With one lane, one more imports
+        // the file behind the last loss; with two, a lane's files may all
+        // be done by workers that are lost later, so no worker need be
+        // started after the last loss.
+        #expect(pool.workersStarted >= (workers == 1 ? 5 + 1 : 5), "\(pool.workersStarted) workers")
     }
 
     /// A worker lives for many files, and is replaced before its own
