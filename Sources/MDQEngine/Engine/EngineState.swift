@@ -533,7 +533,7 @@ package final class EngineState {
                 // A folder not watched yet, unreadable until now, or listed
                 // without its entries' attributes (a chmod is what brought
                 // this event) is crawled again.
-                if status.kind == .folder && !isMountedElsewhere(id.rawValue) {
+                if status.kind == .folder {
                     if folderToWatch[id.rawValue] == nil {
                         crawls.append(id.rawValue)
                     } else if case .unreadable = folderProblems[id.rawValue] {

@@ -216,7 +216,11 @@ extension LiveEngine {
     /// attributes are read again once the watch is in: those read before
     /// it miss an entry made inside in between, which sent no event.
     /// `recording`: the change is one for subscribers (not a first gather).
+    /// A folder another root's filesystem is mounted on is not watched
+    /// here (`EngineState.isMountedElsewhere`): its watch would be that
+    /// root's top folder's.
     func watchOnly(_ folder: UInt32, handle: DirectoryHandle, recording: Bool) {
+        guard !state.withLock({ $0.isMountedElsewhere(folder) }) else { return }
         crawlHook.withLock { $0 }?(EntryID(folder))
         switch addWatch(handle.descriptor, purpose: .folder(folder)) {
         case .success:
@@ -238,15 +242,9 @@ extension LiveEngine {
     func reconcile(folder: UInt32) {
         state.withLock { $0.clearMarks(under: folder) }
         guard let (handle, root) = openVerified(folder) else { return }
-        switch state.withLock({ s in s.isMountedElsewhere(folder) ? nil : s.descends(into: folder) }) {
-        case nil:
-            // Another root's filesystem is mounted here: not this root's.
-            return
-        case false?:
+        if !state.withLock({ $0.descends(into: folder) }) {
             watchOnly(folder, handle: handle, recording: true)
             return
-        case true?:
-            break
         }
         crawl(handle: handle, folder: EntryID(folder), root: root, sink: LiveSink(engine: self, recording: true))
         state.withLock { $0.sweep(under: folder) }

@@ -250,21 +250,21 @@ package final class LiveEngine: Sendable {
 
     /// A filesystem was mounted or unmounted at `path`: the folder there,
     /// in a root around it that stays on its own filesystem, is another one
-    /// now. It is read again as if an event had named it (the mounted one
-    /// is its own root's; what a mount hid is this root's again).
+    /// now. It is read again before this returns (the mounted one is its
+    /// own root's, kept after; what a mount hid is this root's again).
     package func mountChanged(at path: FilePath) {
         let path = path.lexicallyNormalized()
         let parent = path.removingLastComponent()
         guard let name = path.lastComponent.map({ FilePath(root: nil, [$0]).bytes }), parent != path else { return }
-        let changes = state.withLock { s in
-            s.roots.keys.compactMap { id -> FolderChange? in
-                guard s.lists(parent, in: id), let folder = s.entry(at: parent, from: id),
-                    let watch = s.folderToWatch[folder.rawValue]
-                else { return nil }
-                return .created(ChangePlace(watch, name), isFolder: true)
+        var crawls: [UInt32] = []
+        state.withLock { s in
+            for id in s.roots.keys {
+                guard s.lists(parent, in: id), let folder = s.entry(at: parent, from: id) else { continue }
+                s.refresh(name, in: folder.rawValue, crawls: &crawls)
             }
         }
-        if !changes.isEmpty { events.append(changes) }
+        for folder in Set(crawls) { crawlFolder(folder) }
+        publish()
     }
 
     /// Applies one batch of changes, runs the crawls they call for, then

@@ -127,7 +127,7 @@ final class LiveSink: CrawlSink, Sendable {
                     if entry.descend {
                         subfolders.append(id)
                     } else if metadata.kind == .folder && s.folderToWatch[id.rawValue] == nil
-                        && !s.descends(into: id.rawValue) && !s.isMountedElsewhere(id.rawValue)
+                        && !s.descends(into: id.rawValue)
                     {
                         worker.watchOnly.append((id, Array(name.bindMemory(to: CChar.self)) + [0]))
                     }

@@ -411,7 +411,8 @@ extension LiveSuites {
             let outer = inner.removingLastComponent()
             FileManager.default.createFile(atPath: inner.appending("inner.txt").string, contents: nil)
             FileManager.default.createFile(atPath: outer.appending("outer.txt").string, contents: nil)
-            let engine = try LiveEngine(fanotify: FanotifyWatcher())
+            let watcher = try FanotifyWatcher()
+            let engine = try LiveEngine(fanotify: watcher)
             defer { engine.shutdown() }
             let rules = ScopeRules(includeHidden: true, stayOnFileSystem: true)
             let scopes = [ScopeRequest(path: outer, rules: rules), ScopeRequest(path: inner, rules: rules)]
@@ -453,15 +454,28 @@ extension LiveSuites {
             let innerRoot = innerFirst ? retained[0] : retained[1]
             engine.release(innerRoot)
             filesystem.unmount()
+            // Its mark went with it (the system index forgets it so).
+            watcher.keepFilesystems(of: [outer])
             FileManager.default.createFile(atPath: inner.appending("under.txt").string, contents: nil)
             engine.mountChanged(at: inner)
             let under = inner.appending("under.txt").string
             #expect(waitUntil(timeout: 10, interval: 0.02) { (try? names(scopes[0]))?.contains(under) ?? false })
+            // Mounted again and kept again, as the system index does: the
+            // outer root's new mount point takes no watch from the inner
+            // root, which hears what is made in its top folder.
             try filesystem.mountAgain()
             engine.mountChanged(at: inner)
+            let again = try engine.retain(scopes[1])
+            defer { engine.release(again) }
+            #expect(engine.state.withLock { $0.roots.count } == 2)
             #expect(
                 waitUntil(timeout: 10, interval: 0.02) { !((try? names(scopes[0]))?.contains(under) ?? true) },
                 "hidden again")
+            FileManager.default.createFile(atPath: inner.appending("remounted.txt").string, contents: nil)
+            #expect(
+                waitUntil(timeout: 10, interval: 0.02) {
+                    (try? names(scopes[1]))?.contains(inner.appending("remounted.txt").string) ?? false
+                }, "the inner root hears its top folder")
         }
 
         /// The class of the test above, seeded: rounds of changes to two
