@@ -412,20 +412,11 @@ private struct PublishingSession {
             var read = first
             var below: Set<UInt64> = []
             var attempt = 0
-            var files: [PublishedEntry] = []
             var folders: [PublishedEntry] = []
+            // The folder rows decide whether the batch is read again; the
+            // entry rows are copied once, from the read that stands.
             while true {
-                files = read.entries.filter { $0.parent != nil }
                 folders = read.entries.filter { $0.metadata.kind == .folder }
-                if !files.isEmpty {
-                    var next = 0
-                    try connection.copy("COPY mdq_entry_changes (\(RowWriter.entryColumns)) FROM STDIN") { text in
-                        let end = min(files.count, next + 1000)
-                        for entry in files[next..<end] { rows.entry(entry, seq: seq, into: &text) }
-                        next = end
-                        return next < files.count
-                    }
-                }
                 guard !folders.isEmpty else { break }
                 let listClasses = folders.map { classes.listClass($0.listRestrictions ?? []) }
                 try copyFolders(folders, listClasses: listClasses, seq: seq)
@@ -447,9 +438,19 @@ private struct PublishingSession {
                 // that lost what it covers reloads the host). Read as they
                 // are: only the first batch's identities, as of its clock.
                 if clock != nil { clock = at ?? now }
-                _ = try connection.execute("DELETE FROM mdq_entry_changes; DELETE FROM mdq_folder_changes")
+                _ = try connection.execute("DELETE FROM mdq_folder_changes")
             }
-            if !files.isEmpty { _ = try connection.execute(RowWriter.mergeEntries(hostID)) }
+            let files = read.entries.filter { $0.parent != nil }
+            if !files.isEmpty {
+                var next = 0
+                try connection.copy("COPY mdq_entry_changes (\(RowWriter.entryColumns)) FROM STDIN") { text in
+                    let end = min(files.count, next + 1000)
+                    for entry in files[next..<end] { rows.entry(entry, seq: seq, into: &text) }
+                    next = end
+                    return next < files.count
+                }
+                _ = try connection.execute(RowWriter.mergeEntries(hostID))
+            }
             if !folders.isEmpty {
                 _ = try connection.execute(RowWriter.mergeFolders(hostID))
                 try classes.flush(connection)

@@ -202,14 +202,15 @@ extension EngineState {
             read.inside.insert(inside)
             if seen.insert(inside).inserted { add(inside) }
         }
+        func addFolders(below id: EntryID) {
+            index.forEachDescendant(of: id) { if index.kind(of: $0) == .folder { addFolder($0) } }
+        }
         // Each subtree once: the folders inside another asked for are in
         // its walk.
         let folders = outermost(Set(below.compactMap { index.entry(identity: $0)?.rawValue }))
         var walkedRoots: Set<UInt32> = []
         for folder in folders {
-            index.forEachDescendant(of: EntryID(folder)) { id in
-                if index.kind(of: id) == .folder { addFolder(id) }
-            }
+            addFolders(below: EntryID(folder))
             // Roots below the folder's path (a filesystem mounted inside
             // it, indexed on its own): who may list their folders depends
             // on the folder too.
@@ -219,9 +220,7 @@ extension EngineState {
                 guard !walkedRoots.contains(root), pathBytes(of: root).starts(with: prefix) else { continue }
                 walkedRoots.insert(root)
                 addFolder(EntryID(root))
-                index.forEachDescendant(of: EntryID(root)) { id in
-                    if index.kind(of: id) == .folder { addFolder(id) }
-                }
+                addFolders(below: EntryID(root))
             }
         }
         return read
