@@ -118,6 +118,13 @@ package final class SharedReader {
             (hosts?.contains(name) ?? true) && !excludedHosts.contains(name)
                 && (scopes.isEmpty || scopes.contains { $0.host == name })
         }
+
+        /// Whether the host `name` is searched whole (no folder of it
+        /// asked for): this host is then answered by its system index, its
+        /// folders by the shared index.
+        package func searchesWhole(_ name: String) -> Bool {
+            covers(name) && !scopes.contains { $0.host == name }
+        }
     }
 
     /// Why a search cannot be made across hosts.

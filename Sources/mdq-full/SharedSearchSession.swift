@@ -291,7 +291,7 @@ struct SharedLiveSession {
             search.scopes = scopes.compactMap { scope in scope.hostFolder.map { (scope.hosts![0], $0.bytes) } }
             search.budget = budget
             let own = SystemConfiguration.sharedHostName
-            if let own, search.covers(own), !search.scopes.contains(where: { $0.host == own }), OwnHostFeed.answers() {
+            if let own, search.searchesWhole(own), OwnHostFeed.answers() {
                 search.excludedHosts = [own]
             }
             do {

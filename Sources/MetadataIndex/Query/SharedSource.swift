@@ -70,7 +70,7 @@ package final class SharedSource: QuerySource {
             // This host, unless only some of its folders are asked for
             // (those come from the shared index).
             let own = ownName.flatMap { name -> OwnHostFeed? in
-                guard asked.covers(name), !asked.scopes.contains(where: { $0.host == name }) else { return nil }
+                guard asked.searchesWhole(name) else { return nil }
                 return OwnHostFeed(
                     name: name, paths: systemPaths, predicate: predicate, budget: budget, capacity: capacity)
             }

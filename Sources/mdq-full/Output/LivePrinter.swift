@@ -197,17 +197,17 @@ final class LivePrinter: Sendable {
         out += Array("\"id\":\(item.id),".utf8)
         var item = item
         var previousPath = previousPath
+        // A host's name is ASCII without a colon: `NAME:` ends at the first.
+        func onHost(_ path: [UInt8]) -> [UInt8] {
+            path.firstIndex(of: UInt8(ascii: ":")).map { Array(path[($0 + 1)...]) } ?? path
+        }
         if acrossHosts, let colon = item.pathBytes.firstIndex(of: UInt8(ascii: ":")) {
-            // A host's name is ASCII without a colon.
             out += Array("\"host\":".utf8)
             JSONLine.appendString(item.pathBytes[..<colon], to: &out)
             out.append(UInt8(ascii: ","))
             item = MetadataItem(
-                serial: item.id, pathBytes: Array(item.pathBytes[(colon + 1)...]), kind: item.kind,
-                metadata: item.metadata)
-            previousPath = previousPath.map { path in
-                path.firstIndex(of: UInt8(ascii: ":")).map { Array(path[($0 + 1)...]) } ?? path
-            }
+                serial: item.id, pathBytes: onHost(item.pathBytes), kind: item.kind, metadata: item.metadata)
+            previousPath = previousPath.map(onHost)
         }
         if let previousPath {
             out += Array("\"previousPath\":".utf8)
