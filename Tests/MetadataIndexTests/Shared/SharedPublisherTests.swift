@@ -716,7 +716,12 @@ struct SharedQueryTests {
             #expect(
                 recorder.wait(timeout: 30) { paths(query.results) == wanted },
                 "\(scopes): \(paths(query.results).symmetricDifference(wanted).sorted().prefix(4))")
-            let (problems, state) = query.deliveryQueue.sync { replay(recorder.deliveredUpdates, on: initial) }
+            // Storms of more than a batch (50 here): caught up a batch at a
+            // time, two items may share a path between updates (issue 38's
+            // note: a backlog is not read at one moment).
+            let (problems, state) = query.deliveryQueue.sync {
+                replay(recorder.deliveredUpdates, on: initial, onePathEach: false)
+            }
             #expect(problems.isEmpty, "\(problems.prefix(4))")
             #expect(Set(state.values.map(\.path.string)) == wanted, "the updates replay to the results")
             query.stop()
