@@ -58,6 +58,14 @@ struct Anchor: Sendable {
     var rules: ScopeRules
 }
 
+/// Which folders open onto a scope (`EngineState.isInScope(_:anchors:walk:)`),
+/// remembered while one lock is held: by folder and anchor.
+struct ScopeWalk {
+    var opens: [UInt64: Bool] = [:]
+
+    static func key(_ folder: UInt32, _ anchor: Int) -> UInt64 { UInt64(anchor) << 32 | UInt64(folder) }
+}
+
 /// A subscription as the engine keeps it.
 final class SubscriptionRecord {
     let mailbox: Subscription

@@ -163,12 +163,15 @@ extension LiveEngine {
                         // The scan leaves roots out already.
                         answer.count = min(limit, answer.count + scan.matchCount())
                     } else {
+                        var walk = ScopeWalk()
                         for (n, id) in scan.matchingEntries().enumerated() {
                             guard answer.count < limit else { break }
                             // Each match costs a walk per scope: the budget
                             // bounds a slice's matches too.
                             if n & 1023 == 1023 && budget.isStopped { break }
-                            if wholeRoots ? s.index.isRoot(EntryID(id)) : !s.isInScope(id, anchors: anchors) {
+                            if wholeRoots
+                                ? s.index.isRoot(EntryID(id)) : !s.isInScope(id, anchors: anchors, walk: &walk)
+                            {
                                 continue
                             }
                             answer.count += 1
