@@ -35,6 +35,10 @@ package enum SharedSchema {
             summary: "searches by the schema's functions (for trusted and untrusted readers), changes since "
                 + "a cursor, tombstones purged",
             minimumPublisher: 2, minimumReader: 3, sql: version3),
+        Migration(
+            version: 4,
+            summary: "searches joined host by host, counts without a folder per entry, short trigram pending lists",
+            minimumPublisher: 2, minimumReader: 3, sql: version4),
     ]
 
     /// The schema version this mdq creates, publishes and reads.
