@@ -43,8 +43,13 @@ package final class SharedPublisher: Sendable {
         package var domain: String
         /// Seconds between batches while changes come.
         package var interval = 0.1
-        /// Most changed entries in one batch.
-        package var batchEntries = 10_000
+        /// Most changed entries read and sent as one batch, at one moment
+        /// of the index. As many as the index's journal keeps: whatever it
+        /// holds when the database comes back goes in one transaction, so
+        /// the shared index never shows a state between two moments (two
+        /// entries at one path, an entry without its folder). Past it, a
+        /// backlog is sent in batches of this size, each as it is read.
+        package var batchEntries = ChangeJournal.defaultCapacity
         /// Slots read under one hold of the engine's lock in a full publish.
         package var sliceSlots = 1 << 15
         /// The longest wait before trying the database again.
@@ -320,7 +325,7 @@ private struct PublishingSession {
                             case .backlog?, nil: break reading
                             }
                         }
-                        return (engine.publishedEntries(identities, below: below), nil)
+                        return (engine.publishedEntries(identities, below: below, ancestors: true), nil)
                     }
                     published(through: recorded ?? now)
                 case .backlog(let identities, let now):
@@ -374,8 +379,8 @@ private struct PublishingSession {
             let end = min(identities.count, start + configuration.batchEntries)
             let chunk = identities[start..<end]
             let engine = publisher.engine
-            try sendBatch(engine.publishedEntries(chunk), clock: end == identities.count ? now : nil) { below, _ in
-                (engine.publishedEntries(chunk, below: below), nil)
+            try sendBatch(engine.publishedEntries(chunk, ancestors: true), clock: end == identities.count ? now : nil) {
+                below, _ in (engine.publishedEntries(chunk, below: below, ancestors: true), nil)
             }
             start = end
         } while start < identities.count

@@ -175,7 +175,7 @@ package struct ChangeClock: Sendable {
 /// (tick, identity, kind), 17 bytes a record, ticks never decreasing.
 package struct ChangeJournal: Sendable {
     /// 131,072 records: about 2.2 MB when full.
-    static let defaultCapacity = 1 << 17
+    package static let defaultCapacity = 1 << 17
 
     private(set) var capacity: Int
     private var ticks: [UInt64] = []

@@ -84,8 +84,15 @@ extension LiveEngine {
 
     /// The entries with these identities as they are now, with every
     /// folder inside the `below` folders, at one moment.
-    package func publishedEntries(_ identities: some Collection<UInt64>, below: Set<UInt64> = []) -> PublishedRead {
-        state.withLock { $0.publishedRead(identities, below: below) }
+    ///
+    /// - Parameter ancestors: with every folder above them too. Entries
+    ///   read later than the moment they were chosen at may lie in folders
+    ///   made since, which the identities do not name: sent without them,
+    ///   they would be rows whose folder the shared index lacks.
+    package func publishedEntries(
+        _ identities: some Collection<UInt64>, below: Set<UInt64> = [], ancestors: Bool = false
+    ) -> PublishedRead {
+        state.withLock { $0.publishedRead(identities, below: below, ancestors: ancestors) }
     }
 
     /// Which rows a full publish reads in one pass over the slots.
@@ -182,7 +189,7 @@ extension EngineState {
     /// The entries with these identities (those that name no entry any
     /// more are `removed`), and every folder inside the `below` folders,
     /// in the index or in roots of their own below them.
-    fileprivate func publishedRead(_ identities: some Collection<UInt64>, below: Set<UInt64>)
+    fileprivate func publishedRead(_ identities: some Collection<UInt64>, below: Set<UInt64>, ancestors: Bool = false)
         -> LiveEngine.PublishedRead
     {
         var restrictions = ListRestrictions()
@@ -195,8 +202,17 @@ extension EngineState {
             read.entries.append(publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
         }
         for identity in identities { add(identity) }
-        guard !below.isEmpty else { return read }
         var seen = Set(identities)
+        if ancestors {
+            for entry in read.entries {
+                var folder = entry.parent
+                while let identity = folder, seen.insert(identity).inserted, let id = index.entry(identity: identity) {
+                    read.entries.append(publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
+                    folder = read.entries.last!.parent
+                }
+            }
+        }
+        guard !below.isEmpty else { return read }
         func addFolder(_ id: EntryID) {
             let inside = index.identity(of: id.rawValue)
             read.inside.insert(inside)
