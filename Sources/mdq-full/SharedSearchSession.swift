@@ -79,118 +79,47 @@ struct SharedSearchSession {
     /// The query as typed, for carets.
     var source: [UInt8]?
 
-    /// One result: its host (nil for this host), the item, and whether its
-    /// host is not live.
-    struct Result {
-        var host: String?
-        var item: MetadataItem
-        var stale: Bool
-    }
+    typealias Result = HostSearch.Result
 
     func run() throws {
         ProcessEnvironment.ignoreBrokenPipe()
         let reader = try SharedIndexSettings.connect()
-        let hosts = try reader.hosts()
-        let ownName = SystemConfiguration.sharedHostName
-        var requested = scope.hostNames ?? hosts.map(\.name)
-        if scope.hostNames == nil, let ownName, !requested.contains(ownName) { requested.append(ownName) }
-        for name in requested where name != ownName && !hosts.contains(where: { $0.name == name }) {
-            let known = hosts.map(\.name).joined(separator: ", ")
-            throw MetadataError.invalidArgument(
-                "no host \(name) in the shared index (hosts: \(known.isEmpty ? "none" : known); mdq hosts lists them)")
-        }
-        let remoteFolders = scope.remoteFolders
-        var searchesOwn =
-            ownName.map { own in
-                requested.contains(own) && (remoteFolders.isEmpty || remoteFolders.contains { $0.host == own })
-            } ?? false
-        // This host answers from its system index; without one, from what
-        // it published, if it did.
-        if searchesOwn, let ownName, (try? DaemonClient.connectSystem().hello()) == nil {
-            searchesOwn = false
-            if hosts.contains(where: { $0.name == ownName }) {
-                Diagnostics.warn(
-                    "this host's system index is not running: its entries (\(ownName)) come from the shared index")
-            } else {
-                requested.removeAll { $0 == ownName }
-                if scope.hostNames?.contains(ownName) == true {
-                    throw MetadataError.invalidArgument(
-                        "\(ownName) is this host: its system index is not running (mdq system start) and it "
-                            + "publishes nothing")
-                }
-            }
-        }
-        let localName = searchesOwn ? ownName : nil
-        var search = SharedReader.Search(predicate: predicate)
-        search.hosts = requested.filter { $0 != localName }
-        search.scopes = remoteFolders.filter { $0.host != localName }
-        search.user = SharedReader.Search.localUser
+        var search = HostSearch(predicate: predicate, user: SharedReader.Search.localUser)
+        search.hostNames = scope.hostNames
+        search.folders = scope.remoteFolders
+        search.ownName = SystemConfiguration.sharedHostName
+        search.limit = output.limit
+        search.sortsAfter = !output.sort.isEmpty
         search.budget = budget
-        // With --sort every match is needed first; else the first N.
-        search.limit = output.sort.isEmpty ? output.limit : nil
-        for stale in hosts.filter({ search.hosts?.contains($0.name) == true && $0.isStale }) {
-            Diagnostics.warn(
-                "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
-                    + "its entries are as of then")
-        }
         let counting = output.count && output.group == nil
-        // This host's index and the database answer at once.
-        let own = Locked<Swift.Result<(count: Int, results: [Result]), any Error>?>(nil)
-        let ownDone = DispatchGroup()
-        ownDone.enter()
-        DispatchQueue.global().async { [self] in
-            let answer = Swift.Result { try searchOwnHost(localName, folders: remoteFolders, counting: counting) }
-            own.withLock { $0 = answer }
-            ownDone.leave()
-        }
-        func ownAnswer() throws -> (count: Int, results: [Result]) {
-            ownDone.wait()
-            return try own.withLock { $0! }.get()
-        }
-        if counting {
-            var total = 0
-            if !(search.hosts?.isEmpty ?? false) {
-                total += try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
-                    try reader.count(search)
-                }
+        // This host answers from its system index, when it runs.
+        var own: HostSearch.OwnAnswer?
+        if search.ownName != nil, (try? DaemonClient.connectSystem().hello()) != nil {
+            own = { @Sendable [predicate, budget] folders, counting, limit in
+                try Self.searchOwnHost(predicate, folders: folders, counting: counting, limit: limit, budget: budget)
             }
-            total += try ownAnswer().count
-            StandardOutput.print(String(output.limit.map { min($0, total) } ?? total))
+        }
+        let answer = try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
+            try search.run(reader: reader, counting: counting, own: own)
+        }
+        for warning in answer.warnings { Diagnostics.warn(warning) }
+        if counting {
+            StandardOutput.print(String(answer.count))
             return
         }
-        var results: [Result] = []
-        var serial: UInt64 = 1 << 40
-        if !(search.hosts?.isEmpty ?? false) {
-            try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
-                try reader.search(search) { entry in
-                    serial += 1
-                    results.append(
-                        Result(
-                            host: entry.host,
-                            item: MetadataItem(
-                                serial: serial, pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata),
-                            stale: entry.stale))
-                    return true
-                }
-            }
-        }
-        results += try ownAnswer().results
-        print(results, ownName: ownName ?? "")
+        print(answer.results, ownName: search.ownName ?? "")
     }
 
     /// This host's matches, from its system index (the user's view of it).
-    private func searchOwnHost(_ own: String?, folders: [(host: String, path: [UInt8])], counting: Bool) throws -> (
-        count: Int, results: [Result]
-    ) {
-        guard own != nil else { return (0, []) }
+    private static func searchOwnHost(
+        _ predicate: MetadataPredicate, folders: [[UInt8]], counting: Bool, limit: Int?, budget: Double?
+    ) throws -> (count: Int, results: [Result]) {
         let client = try DaemonClient.connectSystem()
-        let scopes = folders.filter { $0.host == own }.map {
-            ScopeRequest(path: FilePath.fromBytes($0.path), rules: ScopeRules(includeHidden: true))
-        }
+        let scopes = folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
         let answer = try client.query(
             Array(predicate.description.utf8), scopes: scopes.isEmpty ? nil : scopes,
             rules: scopes.isEmpty ? ScopeRules(includeHidden: true) : nil, output: counting ? .count : .entries,
-            limit: output.sort.isEmpty ? output.limit : nil, budget: budget)
+            limit: limit, budget: budget)
         if counting { return (answer.count, []) }
         return (
             answer.count,
@@ -208,12 +137,8 @@ struct SharedSearchSession {
     /// as `NAME:/path`), `--attr` columns, JSON with `host` and `stale`,
     /// sorted, limited, grouped.
     private func print(_ results: [Result], ownName: String) {
-        var results = results
         // This host first, then the others by name; each in path order.
-        results.sort { a, b in
-            let (first, second) = (a.host ?? "", b.host ?? "")
-            return first != second ? first < second : a.item.pathBytes.lexicographicallyPrecedes(b.item.pathBytes)
-        }
+        var results = results
         if !output.sortDescriptors.isEmpty {
             let order = Dictionary(
                 uniqueKeysWithValues: results.map(\.item).sorted(by: output.sortDescriptors).enumerated().map {

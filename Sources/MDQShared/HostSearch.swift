@@ -1,0 +1,169 @@
+import Foundation
+package import MDQCore
+package import MDQSystem
+
+/// One search across hosts, as `mdq --host NAME` and `--all-hosts` make
+/// it, wherever it runs (the command, or the system index answering its
+/// users over a connection it keeps): this host's entries from its system
+/// index (`own`, fresh to the millisecond), every other host's from the
+/// shared index, each user shown what that host would let a user of the
+/// same name see.
+package struct HostSearch {
+    package var predicate: MetadataPredicate
+    /// Host names asked for; nil for every host, this one included.
+    package var hostNames: [String]?
+    /// Folders (`host`, absolute path) asked for; none for whole hosts.
+    package var folders: [(host: String, path: [UInt8])] = []
+    /// This host's name in the shared index, if it has one.
+    package var ownName: String?
+    /// Whose view is searched (by name).
+    package var user: String
+    /// At most this many results, or this count; every match when the
+    /// results are sorted afterwards.
+    package var limit: Int?
+    package var sortsAfter = false
+    /// Seconds the database may spend.
+    package var budget: Double?
+
+    package init(predicate: MetadataPredicate, user: String) {
+        self.predicate = predicate
+        self.user = user
+    }
+
+    /// One result: its host (nil for this host), the item, and whether its
+    /// host is not live.
+    package struct Result: Sendable {
+        package var host: String?
+        package var item: MetadataItem
+        package var stale: Bool
+
+        package init(host: String?, item: MetadataItem, stale: Bool) {
+            self.host = host
+            self.item = item
+            self.stale = stale
+        }
+    }
+
+    package struct Answer {
+        package var count = 0
+        /// This host's first, then the others' by host name; each by path.
+        package var results: [Result] = []
+        /// What the user is told before the answer (hosts not live, this
+        /// host's entries from the shared index).
+        package var warnings: [String] = []
+    }
+
+    /// This host's part, from its system index: the folders of it asked
+    /// for (none: all of it), whether only the count is needed, and the
+    /// most results wanted.
+    package typealias OwnAnswer =
+        @Sendable (_ folders: [[UInt8]], _ counting: Bool, _ limit: Int?) throws -> (count: Int, results: [Result])
+
+    /// Runs the search.
+    ///
+    /// - Parameter own: answers this host's part; nil when its system index
+    ///   does not run (its entries then come from the shared index, if it
+    ///   publishes).
+    /// - Throws: `MetadataError.invalidArgument` for a host the shared
+    ///   index does not know; `SharedReader.Refusal`, `SharedIndexError`
+    ///   as the reader throws them.
+    package func run(reader: SharedReader, counting: Bool, own: OwnAnswer?) throws -> Answer {
+        var answer = Answer()
+        let hosts = try reader.hosts()
+        var requested = hostNames ?? hosts.map(\.name)
+        if hostNames == nil, let ownName, !requested.contains(ownName) { requested.append(ownName) }
+        for name in requested where name != ownName && !hosts.contains(where: { $0.name == name }) {
+            let known = hosts.map(\.name).joined(separator: ", ")
+            throw MetadataError.invalidArgument(
+                "no host \(name) in the shared index (hosts: \(known.isEmpty ? "none" : known); mdq hosts lists them)")
+        }
+        var searchesOwn =
+            ownName.map { own in
+                requested.contains(own) && (folders.isEmpty || folders.contains { $0.host == own })
+            } ?? false
+        if searchesOwn, own == nil, let ownName {
+            searchesOwn = false
+            if hosts.contains(where: { $0.name == ownName }) {
+                answer.warnings.append(
+                    "this host's system index is not running: its entries (\(ownName)) come from the shared index")
+            } else {
+                requested.removeAll { $0 == ownName }
+                if hostNames?.contains(ownName) == true {
+                    throw MetadataError.invalidArgument(
+                        "\(ownName) is this host: its system index is not running (mdq system start) and it "
+                            + "publishes nothing")
+                }
+            }
+        }
+        let localName = searchesOwn ? ownName : nil
+        var search = SharedReader.Search(predicate: predicate)
+        search.hosts = requested.filter { $0 != localName }
+        search.scopes = folders.filter { $0.host != localName }
+        search.user = user
+        search.budget = budget
+        search.limit = sortsAfter ? nil : limit
+        for stale in hosts.filter({ search.hosts?.contains($0.name) == true && $0.isStale }) {
+            answer.warnings.append(
+                "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
+                    + "its entries are as of then")
+        }
+        // This host's index and the database answer at once.
+        let ownPart = Locked<Swift.Result<(count: Int, results: [Result]), any Error>?>(nil)
+        let ownDone = DispatchGroup()
+        if let own, searchesOwn, let localName {
+            let ownFolders = folders.filter { $0.host == localName }.map(\.path)
+            let limit = search.limit
+            ownDone.enter()
+            DispatchQueue.global().async {
+                let result = Swift.Result { try own(ownFolders, counting, limit) }
+                ownPart.withLock { $0 = result }
+                ownDone.leave()
+            }
+        }
+        func ownAnswer() throws -> (count: Int, results: [Result]) {
+            ownDone.wait()
+            return try ownPart.withLock { $0 }?.get() ?? (0, [])
+        }
+        let searchesOthers = !(search.hosts?.isEmpty ?? false)
+        if counting {
+            let others = searchesOthers ? try wait(for: ownDone) { try reader.count(search) } : 0
+            answer.count = others + (try ownAnswer().count)
+            if let limit { answer.count = min(limit, answer.count) }
+            return answer
+        }
+        var serial: UInt64 = 1 << 40
+        if searchesOthers {
+            try wait(for: ownDone) {
+                _ = try reader.search(search) { entry in
+                    serial += 1
+                    answer.results.append(
+                        Result(
+                            host: entry.host,
+                            item: MetadataItem(
+                                serial: serial, pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata),
+                            stale: entry.stale))
+                    return true
+                }
+            }
+        }
+        answer.results += try ownAnswer().results
+        // This host first, then the others by name; each in path order.
+        answer.results.sort { a, b in
+            let (first, second) = (a.host ?? "", b.host ?? "")
+            return first != second ? first < second : a.item.pathBytes.lexicographicallyPrecedes(b.item.pathBytes)
+        }
+        answer.count = answer.results.count
+        return answer
+    }
+
+    /// Runs `body`; when it throws, waits for this host's part first, so
+    /// nothing of the search outlives it.
+    private func wait<T>(for ownDone: DispatchGroup, _ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch {
+            ownDone.wait()
+            throw error
+        }
+    }
+}
