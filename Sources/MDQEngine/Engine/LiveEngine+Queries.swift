@@ -91,7 +91,11 @@ extension LiveEngine {
         // a root whose first crawl read names first (`EngineRoot.filling`).
         let needsAttributes =
             output == .entries || !compiled.requirements.isDisjoint(with: SubjectRequirements.readByStat)
-        var sliceLength = expensive ? SliceTurns.firstExpensiveLength : whole
+        // A few results wanted (`--limit 100`): a first slice of one chunk,
+        // which often holds them, not sixteen, each entry judged for the
+        // user.
+        var sliceLength =
+            expensive ? SliceTurns.firstExpensiveLength : limit <= 1000 ? min(whole, ChunkScanner.chunkSize) : whole
         var cursor = 0
         var slots = 0
         // The files the full-text index says may match, looked up once.
