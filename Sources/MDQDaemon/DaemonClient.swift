@@ -144,6 +144,48 @@ package final class DaemonClient {
         return (Int(value["protocol"]?.integer ?? 0), Int(value["pid"]?.integer ?? 0))
     }
 
+    /// `search-hosts`: a search across hosts answered by the system index
+    /// (`SEARCH`), as `mdq` prints it: each line (`NAME:/path` for another
+    /// host's), the count, and what the user is told first.
+    package func searchAcrossHosts(
+        _ query: [UInt8], hosts: [String]?, counting: Bool = false, limit: Int? = nil
+    ) throws(MetadataError) -> (count: Int, lines: [[UInt8]], warnings: [String]) {
+        var fields = JSONWriter()
+        fields.raw("\"syntax\":\"command-line\",\"predicate\":")
+        fields.string(query)
+        fields.raw(counting ? ",\"output\":\"count\"" : ",\"output\":\"paths\"")
+        if let hosts {
+            fields.raw(",\"hosts\":[")
+            for (i, name) in hosts.enumerated() {
+                if i > 0 { fields.raw(",") }
+                fields.string(Array(name.utf8))
+            }
+            fields.raw("]")
+        } else {
+            fields.raw(",\"allHosts\":true")
+        }
+        if let limit {
+            fields.raw(",\"limit\":")
+            fields.integer(limit)
+        }
+        _ = try send(.searchHosts, fields.bytes)
+        var answer: (count: Int, lines: [[UInt8]], warnings: [String]) = (0, [], [])
+        while true {
+            let value = try response()
+            if let warning = value["warning"]?.string {
+                answer.warnings.append(warning)
+            } else if let length = value["bytes"]?.integer {
+                guard length >= 0, let paths = reader.read(exactly: Int(length)) else {
+                    throw MetadataError.daemon("the daemon went away mid-answer")
+                }
+                answer.lines += paths.split(separator: 0, omittingEmptySubsequences: false).dropLast().map(Array.init)
+            } else if value["done"]?.bool == true {
+                answer.count = Int(value["count"]?.integer ?? 0)
+                return answer
+            }
+        }
+    }
+
     /// `status`, as the daemon reports it (see `IndexDaemon`).
     package func status() throws(MetadataError) -> DaemonStatus {
         _ = try send(.status)

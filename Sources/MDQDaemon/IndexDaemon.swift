@@ -59,6 +59,9 @@ public final class IndexDaemon: Sendable {
     /// How the publisher into the shared index across hosts is doing,
     /// read at each `status`; nil when this index does not publish.
     package let publication = Locked<(@Sendable () -> PublicationStatus)?>(nil)
+    /// Searches across hosts, answered for this index's users (`SEARCH`):
+    /// set by the command that runs the system index.
+    package let hostSearch = Locked<(any HostSearching)?>(nil)
 
     /// Whether `mount` (a `/proc/self/mountinfo` id) is the mount the
     /// system index indexes the folder at `path` through: that of the

@@ -18,6 +18,17 @@ package enum LocalUsers {
         getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) }
     }
 
+    /// The name of the user `uid`; nil when the name service has none.
+    /// Safe from any thread (`getpwuid_r`).
+    package static func name(of uid: UInt32) -> String? {
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 1 << 14)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &found) == 0, found != nil, let name = entry.pw_name
+        else { return nil }
+        return String(cString: name)
+    }
+
     /// Every user the name service lists (at most `limit`), in its order.
     /// The name service's enumeration is process-wide state: called from
     /// one thread at a time.

@@ -8,6 +8,9 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     case indexAdd = "index.add"
     case indexRemove = "index.remove"
     case query
+    /// A search across hosts, answered by the system index for its user
+    /// when it searches the shared index (`SEARCH`).
+    case searchHosts = "search-hosts"
     case subscribe
     /// Only inside a subscription: ends it.
     case unsubscribe

@@ -23,6 +23,12 @@ struct QuickSearch {
     /// The folder named (`--onlyin DIR` or DIR after the query), as given;
     /// nil for the current folder.
     var folder: [UInt8]?
+    /// `--host NAME` (repeatable, comma lists) and `--all-hosts`: a search
+    /// across hosts, which the system index answers when it searches the
+    /// shared index for its users (`SEARCH`); `--limit N` with them.
+    var hosts: [String] = []
+    var allHosts = false
+    var limit: Int?
 
     /// The search `arguments` ask for, or nil when they are not one of the
     /// forms answered here.
@@ -45,6 +51,23 @@ struct QuickSearch {
             case "--hidden": hidden = true
             case "-a", "--everywhere": everywhere = true
             case "--daemon": break  // the daemon answers here, or the full command does
+            case "--all-hosts": allHosts = true
+            case "--host":
+                guard index + 1 < argc else { return nil }
+                index += 1
+                for name in arguments[index].split(separator: ",") {
+                    // Names as the shared index gives them; anything else
+                    // is the full command's to judge.
+                    guard name.utf8.count <= 63, name.utf8.allSatisfy(Self.isHostNameByte) else { return nil }
+                    if !hosts.contains(String(name)) { hosts.append(String(name)) }
+                }
+                guard !hosts.isEmpty else { return nil }
+            case "--limit":
+                guard index + 1 < argc, let value = Int(arguments[index + 1]), value >= 0,
+                    arguments[index + 1].utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 })
+                else { return nil }
+                index += 1
+                limit = value
             case "--":
                 // Everything after the terminator is the query and folders.
                 let rest = (index + 1..<argc).map(raw)
@@ -85,6 +108,13 @@ struct QuickSearch {
         }
         // The protocol's strings are UTF-8; other bytes go the full way.
         guard String(validating: text, as: UTF8.self) != nil else { return nil }
+        // Across hosts: no folder (that is --onlyin NAME:/path), no rule of
+        // local folders; --limit only there.
+        if searchesHosts {
+            guard folders.isEmpty, !hidden, !everywhere, hosts.isEmpty || !allHosts else { return nil }
+            return
+        }
+        guard limit == nil else { return nil }
         if let folder = folders.first {
             guard !folder.isEmpty, String(validating: folder, as: UTF8.self) != nil else { return nil }
             self.folder = folder
@@ -99,6 +129,14 @@ struct QuickSearch {
         guard base != "mdfind", base != "mdls" else { return false }
         if let value = getenv("MDQ_NO_FAST_PATH"), value.pointee != 0 { return false }
         return true
+    }
+
+    /// Whether this is a search across hosts.
+    var searchesHosts: Bool { allHosts || !hosts.isEmpty }
+
+    static func isHostNameByte(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2E || byte == 0x5F
+            || byte == 0x2D
     }
 
     private static let subcommands: Set<String> = ["find", "ls", "daemon", "index", "system", "import", "help"]
@@ -150,6 +188,10 @@ struct QuickSearch {
     /// (`SearchRouter.declinedVariable`) and crawls without asking them
     /// again.
     func answer() {
+        if searchesHosts {
+            answerAcrossHosts()
+            return
+        }
         var folder: [UInt8] = []
         if !everywhere {
             guard let current = Self.currentFolder(), String(validating: current, as: UTF8.self) != nil else { return }
@@ -207,17 +249,7 @@ struct QuickSearch {
                 }
                 if !printed { signal(SIGPIPE, SIG_IGN) }
                 printed = true
-                if !nullTerminated && !paths.isEmpty {
-                    paths.withUnsafeMutableBytes { bytes in
-                        // memchr: the C library's vector search, not a byte loop.
-                        var at = bytes.baseAddress!
-                        let end = at + bytes.count
-                        while at < end, let found = memchr(at, 0, end - at) {
-                            found.storeBytes(of: 0x0A, as: UInt8.self)
-                            at = found + 1
-                        }
-                    }
-                }
+                if !nullTerminated { Self.newlines(&paths) }
                 Self.write(1, paths)
             } else if let error = reply["error"] {
                 // Past its budget a crawl would be no cheaper: say so now.
@@ -242,6 +274,89 @@ struct QuickSearch {
                 exit(0)
             }
             // Progress lines, and any the protocol adds later: skipped.
+        }
+    }
+
+    /// The request for a search across hosts (`search-hosts`).
+    func hostsRequest() -> [UInt8] {
+        var out = JSONWriter()
+        out.raw(#"{"id":1,"command":"search-hosts","syntax":"#)
+        if isName { out.raw(#""name""#) } else { out.raw(#""command-line""#) }
+        out.field("predicate")
+        out.string(text)
+        out.field("output")
+        if count { out.raw(#""count""#) } else { out.raw(#""paths""#) }
+        if allHosts {
+            out.raw(#","allHosts":true"#)
+        } else {
+            out.raw(#","hosts":["#)
+            for (i, name) in hosts.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(Array(name.utf8))
+            }
+            out.raw("]")
+        }
+        if let limit {
+            out.raw(#","limit":"#)
+            out.integer(limit)
+        }
+        out.raw("}\n")
+        return out.bytes
+    }
+
+    /// Asks the system index for a search across hosts and prints its
+    /// answer, then exits; returns when the full command must answer (no
+    /// system index, one that does not search the shared index, or an
+    /// answer it would not give: the full command says why).
+    private func answerAcrossHosts() {
+        guard var system = DaemonConnection.openSystem() else { return }
+        defer { system.close() }
+        guard system.send(hostsRequest(), passing: []) else { return }
+        var warnings: [[UInt8]] = []
+        var printed = false
+        while true {
+            guard let line = system.line(), let reply = try? JSONValue.parse(line) else {
+                guard !printed else { Self.fail("the system index went away mid-answer") }
+                return
+            }
+            if let warning = reply["warning"]?.string {
+                warnings.append(Array("mdq: warning: \(warning)\n".utf8))
+            } else if let length = reply["bytes"]?.integer {
+                guard length >= 0, var paths = system.read(exactly: Int(length)) else {
+                    guard !printed else { Self.fail("the system index went away mid-answer") }
+                    return
+                }
+                for warning in warnings { Self.write(2, warning) }
+                warnings = []
+                signal(SIGPIPE, SIG_IGN)
+                printed = true
+                if !nullTerminated { Self.newlines(&paths) }
+                Self.write(1, paths)
+            } else if reply["error"] != nil {
+                guard !printed else { Self.fail(reply["error"]?["message"]?.string ?? "the search failed") }
+                return
+            } else if reply["done"]?.bool == true {
+                for warning in warnings { Self.write(2, warning) }
+                if count {
+                    signal(SIGPIPE, SIG_IGN)
+                    Self.write(1, Array("\(reply["count"]?.integer ?? 0)\n".utf8))
+                }
+                exit(0)
+            }
+        }
+    }
+
+    /// Each NUL ending a path made a newline.
+    private static func newlines(_ paths: inout [UInt8]) {
+        guard !paths.isEmpty else { return }
+        paths.withUnsafeMutableBytes { bytes in
+            // memchr: the C library's vector search, not a byte loop.
+            var at = bytes.baseAddress!
+            let end = at + bytes.count
+            while at < end, let found = memchr(at, 0, end - at) {
+                found.storeBytes(of: 0x0A, as: UInt8.self)
+                at = found + 1
+            }
         }
     }
 

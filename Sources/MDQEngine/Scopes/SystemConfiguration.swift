@@ -34,7 +34,10 @@ package import SystemPackage
 ///   (default: its host name). `SHARED`: the shared index users of this
 ///   host search (`mdq --host`, `mdq hosts`), a URL each user's own
 ///   credentials complete (`~/.pgpass`): never one with a password, as
-///   every user reads this file.
+///   every user reads this file. `SEARCH`: the shared index the system
+///   index searches for its users itself (`mdq --host`, `--all-hosts`),
+///   as a trusted role whose credential root alone holds, over
+///   connections it keeps open.
 package struct SystemConfiguration: Sendable, Equatable {
     package var prunedTypes: Set<String>
     package var prunedPaths: [String]
@@ -47,6 +50,8 @@ package struct SystemConfiguration: Sendable, Equatable {
     package var hostName: String?
     /// The shared index this host's users search (`SHARED`).
     package var shared: String?
+    /// The shared index the system index searches for its users (`SEARCH`).
+    package var search: String?
 
     /// Where the file is looked for when none is named.
     static let defaultPath = FilePath("/etc/mdq/system.conf")
@@ -161,6 +166,9 @@ package struct SystemConfiguration: Sendable, Equatable {
             case "SHARED":
                 guard words.count == 1 else { throw fail("SHARED takes one URL") }
                 configuration.shared = words[0]
+            case "SEARCH":
+                guard !words.isEmpty else { throw fail("SEARCH needs the shared index's URL") }
+                configuration.search = words.joined(separator: " ")
             case "HOST_NAME":
                 guard words.count == 1, words[0].utf8.count <= 63,
                     words[0].first.map({ $0.isASCII && ($0.isLetter || $0.isNumber) }) == true,
@@ -186,7 +194,7 @@ package struct SystemConfiguration: Sendable, Equatable {
                 throw fail(
                     "unknown setting \(name) (known: PRUNEFS, PRUNEPATHS, PRUNENAMES, PRUNE_BIND_MOUNTS, MOUNTS, "
                         + "MAX_QUERY_SECONDS, MAX_QUERIES_PER_USER, MAX_SUBSCRIPTIONS_PER_USER, "
-                        + "MAX_CONNECTIONS_PER_USER, PUBLISH, HOST_NAME, SHARED)")
+                        + "MAX_CONNECTIONS_PER_USER, PUBLISH, HOST_NAME, SHARED, SEARCH)")
             }
         }
         return configuration

@@ -66,7 +66,16 @@ struct SystemCommand: ParsableCommand {
                 valueName: "NAME"))
         var hostName: String?
 
+        @Option(
+            name: .customLong("search"),
+            help: ArgumentHelp(
+                "Answer this host's users' searches across hosts here, over connections to the shared index at this "
+                    + "PostgreSQL URL, as a role granted --trusted (default: SEARCH in the configuration).",
+                valueName: "URL"))
+        var search: String?
+
         static let publishVariable = "MDQ_SYSTEM_PUBLISH"
+        static let searchVariable = "MDQ_SYSTEM_SEARCH"
 
         /// The mount points named, absolute, symlinks resolved (the mount
         /// table names the real path), each once.
@@ -100,14 +109,25 @@ struct SystemCommand: ParsableCommand {
                 guard !publish.isEmpty else { throw ValidationError("--publish needs the shared index's URL") }
                 configuration.publish = publish
             }
-            // Read once: no process the daemon starts inherits it.
+            if let search, PostgresConnection.holdsPassword(search) == true {
+                throw ValidationError(
+                    "--search holds a password, which every user could read in the process list: put it in "
+                        + "root's ~/.pgpass, or SEARCH in a configuration only root may read")
+            }
+            if let search = search ?? ProcessInfo.processInfo.environment[Self.searchVariable] {
+                guard !search.isEmpty else { throw ValidationError("--search needs the shared index's URL") }
+                configuration.search = search
+            }
+            // Read once: no process the daemon starts inherits them.
             unsetenv(Self.publishVariable)
-            if let publish = configuration.publish, PostgresConnection.holdsPassword(publish) == true {
+            unsetenv(Self.searchVariable)
+            for (name, url) in [("PUBLISH", configuration.publish), ("SEARCH", configuration.search)] {
+                guard let url, PostgresConnection.holdsPassword(url) == true else { continue }
                 let path = configurationFile ?? "/etc/mdq/system.conf"
                 var info = stat()
                 if stat(path, &info) == 0, info.st_mode & 0o044 != 0 || info.st_uid != 0 {
                     throw ValidationError(
-                        "PUBLISH in \(path) holds a password, and others may read that file (it also names SHARED "
+                        "\(name) in \(path) holds a password, and others may read that file (it also names SHARED "
                             + "for every user): put the password in root's ~/.pgpass, or make the file root's "
                             + "alone (chmod 600)")
                 }
@@ -199,6 +219,16 @@ struct SystemCommand: ParsableCommand {
                 }
                 publisher.start()
             }
+            // Searches across hosts for this host's users, over
+            // connections kept open.
+            if let url = configuration.search {
+                daemon.hostSearch.withLock {
+                    $0 = SharedSearchService(
+                        url: url,
+                        ownName: publishing?.hostName ?? configuration.hostName ?? ProcessEnvironment.shortHostName)
+                }
+                Diagnostics.log("answering searches across hosts for this host's users")
+            }
             // Listening, fanotify started: from now on only marking
             // filesystems (CAP_SYS_ADMIN) and reading every folder
             // (CAP_DAC_READ_SEARCH); everything else root may do is dropped.
@@ -260,6 +290,7 @@ struct SystemCommand: ParsableCommand {
             try paths.prepareSystem()
             let arguments = ["system", "run"] + mounts.arguments
             if let publish = mounts.publish { setenv(Mounts.publishVariable, publish, 1) }
+            if let search = mounts.search { setenv(Mounts.searchVariable, search, 1) }
             let pid = try DaemonCommand.startInBackground(arguments, paths: paths, named: "the system index")
             StandardOutput.print("the system index started (pid \(pid)); log: \(paths.log.string)")
         }

@@ -1,0 +1,129 @@
+import MDQCore
+import MDQEngine
+import MDQLive
+import MDQSystem
+import MDQWire
+
+extension DaemonSession {
+    /// `search-hosts`: a search across hosts for the user asking, answered
+    /// by the system index when it searches the shared index (`SEARCH`):
+    /// this host's part from the index, the others' from the database over
+    /// a connection kept open. Any other daemon, or an answer it would not
+    /// give whole, says so (`not-covered`, `bad-request`): the client then
+    /// runs the full command, which searches itself and says why not.
+    ///
+    /// Request: `predicate` (as typed), `syntax` (`command-line` or
+    /// `name`), `hosts` (names) or `allHosts`, `output` (`paths` or
+    /// `count`), `limit`, `budget`. Reply: a `warning` line for each thing
+    /// the user is told first, the paths (`paths`, `bytes`, then the bytes,
+    /// each path ended by a NUL), then `done` with the `count`.
+    func searchHosts(_ request: JSONValue, id: [UInt8]) throws(ProtocolError) -> Bool {
+        guard daemon.begin(.query, for: user) else {
+            throw ProtocolError(
+                code: .busy,
+                message: "too many queries at once: this daemon runs \(daemon.limits.queriesPerUser) per user"
+                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : "") + ", \(daemon.limits.queriesInAll) in all")
+        }
+        defer { daemon.end(.query, for: user) }
+        guard daemon.isSystem, let service = daemon.hostSearch.withLock({ $0 }) else {
+            throw ProtocolError(
+                code: .notCovered, message: "this daemon does not search across hosts (SEARCH in system.conf)")
+        }
+        guard let text = request["predicate"]?.bytes else {
+            throw ProtocolError(code: .badRequest, message: "a search needs a \"predicate\"")
+        }
+        let predicate: MetadataPredicate
+        do {
+            switch request["syntax"]?.string ?? "command-line" {
+            case "command-line": predicate = try CommandLineQuery.predicate(text, spotlight: false)
+            case "name": predicate = try MetadataPredicate.nameMatching(text)
+            case let other: throw ProtocolError(code: .badRequest, message: "unknown syntax \"\(other)\"")
+            }
+        } catch let error as ProtocolError {
+            throw error
+        } catch let error as MetadataError {
+            throw ProtocolError(code: .querySyntax, message: error.message, offset: error.offset)
+        } catch {
+            throw ProtocolError(code: .querySyntax, message: "\(error)")
+        }
+        var hosts: [String]?
+        if request["allHosts"]?.bool != true {
+            guard let names = request["hosts"]?.array?.compactMap(\.string), !names.isEmpty,
+                names.count <= DaemonProtocol.maximumScopes
+            else {
+                throw ProtocolError(code: .badRequest, message: "a search across hosts names \"hosts\" or \"allHosts\"")
+            }
+            hosts = names
+        }
+        let counting: Bool
+        switch request["output"]?.string ?? "paths" {
+        case "count": counting = true
+        case "paths": counting = false
+        case let other: throw ProtocolError(code: .badRequest, message: "unknown output \"\(other)\"")
+        }
+        let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
+        let seconds = try allowedSeconds(request)
+        // The user is judged by name on every host; one without a name
+        // here is a stranger everywhere.
+        var search = HostSearchRequest(predicate: predicate, user: LocalUsers.name(of: user) ?? "", counting: counting)
+        search.hosts = hosts
+        search.limit = limit
+        search.budget = seconds
+        // This host's part: the whole index, hidden names included, as
+        // this user may see it.
+        var scopes = daemon.scopeList.filter(\.live).map(\.scope)
+        for i in scopes.indices { scopes[i].rules = scopes[i].rules.narrowed(by: ScopeRules(includeHidden: true)) }
+        let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
+        let engine = daemon.engine
+        let viewer = self.viewer
+        let reply: HostSearchReply
+        do {
+            reply = try service.answer(search) { [scopes] counting, limit in
+                // As a query of this host alone would say it.
+                guard !scopes.isEmpty else { throw MetadataError.daemon("the daemon indexes nothing yet") }
+                switch try engine.answer(
+                    scopes: scopes, predicate: predicate, output: counting ? .count : .entries, limit: limit,
+                    budget: budget, viewer: viewer)
+                {
+                case .success(let answer):
+                    return (answer.count, answer.entries.map { MetadataItem(daemonEntry: $0, container: nil) })
+                case .failure(let uncovered):
+                    throw MetadataError.daemon(
+                        uncovered.gap ?? "the system index does not index \(uncovered.scope.path.string)")
+                }
+            }
+        } catch {
+            if budget.isCancelled { return false }
+            let message = (error as? MetadataError)?.message ?? "\(error)"
+            throw ProtocolError(code: .badRequest, message: message)
+        }
+        var out = JSONWriter(capacity: 1 << 16)
+        for warning in reply.warnings {
+            DaemonProtocol.begin(id, &out)
+            out.raw("\"warning\":")
+            out.string(Array(warning.utf8))
+            out.raw("}\n")
+        }
+        if !counting {
+            var paths: [UInt8] = []
+            paths.reserveCapacity(reply.lines.reduce(0) { $0 + $1.count + 1 })
+            for line in reply.lines {
+                paths += line
+                paths.append(0)
+            }
+            DaemonProtocol.begin(id, &out)
+            out.raw("\"paths\":")
+            out.integer(reply.lines.count)
+            out.raw(",\"bytes\":")
+            out.integer(paths.count)
+            out.raw("}\n")
+            guard send(out.bytes), send(paths) else { return false }
+            out = JSONWriter()
+        }
+        DaemonProtocol.begin(id, &out)
+        out.raw("\"done\":true,\"count\":")
+        out.integer(reply.count)
+        out.raw("}\n")
+        return send(out.bytes)
+    }
+}

@@ -1,0 +1,49 @@
+package import MDQCore
+
+/// Searches across hosts that the system index answers for its users
+/// (`mdq --host NAME`, `--all-hosts`), over connections to the shared index
+/// it keeps open (`SEARCH` in system.conf): no connection made per search,
+/// and the credential of a trusted role that only root holds, so users need
+/// none. The command running the system index sets it
+/// (`IndexDaemon.hostSearch`); the search itself is the shared index's.
+package protocol HostSearching: Sendable {
+    /// The answer for `request`; `own` answers this host's part from the
+    /// index.
+    ///
+    /// - Throws: `MetadataError` with what the user is to be told (the
+    ///   client then asks the full command, which says it the usual way).
+    func answer(_ request: HostSearchRequest, own: @escaping HostSearchRequest.Own) throws -> HostSearchReply
+}
+
+package struct HostSearchRequest: Sendable {
+    package var predicate: MetadataPredicate
+    /// Host names; nil for every host.
+    package var hosts: [String]?
+    /// The user asking, by name (as every host judges users).
+    package var user: String
+    package var counting: Bool
+    package var limit: Int?
+    package var budget: Double?
+
+    /// This host's part, from its index: its count, and unless counting
+    /// its matches (at most `limit`).
+    package typealias Own = @Sendable (_ counting: Bool, _ limit: Int?) throws -> (count: Int, items: [MetadataItem])
+
+    package init(predicate: MetadataPredicate, user: String, counting: Bool) {
+        self.predicate = predicate
+        self.user = user
+        self.counting = counting
+    }
+}
+
+package struct HostSearchReply: Sendable {
+    package var count = 0
+    /// As `mdq` prints them: another host's as `NAME:/path`, this host's
+    /// as its path; this host's first, then the others by name, each by
+    /// path.
+    package var lines: [[UInt8]] = []
+    /// What the user is told first (hosts not live).
+    package var warnings: [String] = []
+
+    package init() {}
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Glibc
+import MDQShared
+import SystemPackage
+import TestSupport
+import Testing
+
+@testable import MDQDaemon
+@testable import MDQSystem
+
+/// `mdq --host NAME` and `--all-hosts` answered by the system index
+/// (`mdq system run --search URL`): over a connection it keeps, judged for
+/// the user asking by name, with what the full command prints byte for
+/// byte; users need no credential of their own. Anything it would not
+/// answer whole goes to the full command, which says why.
+@Suite(
+    .serialized, .timeLimit(.minutes(3)),
+    .enabled(
+        if: PostgresCluster.isInstalled && getuid() == 0
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+        "needs PostgreSQL 15 and root (a system index in a mount namespace, a search as nobody)"))
+struct SystemHostSearchTests {
+    @Test func theSystemIndexAnswersSearchesAcrossHostsForItsUsers() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        // Another host, published: reports anyone may list, and one in a
+        // folder only nobody may (root on one host is not root on another:
+        // it gets what others get).
+        let remote = try temp.folder("remote").string
+        for name in ["report-a.txt", "report-b.txt", "photo.png"] {
+            FileManager.default.createFile(atPath: remote + "/" + name, contents: Data())
+        }
+        mkdir(remote + "/private", 0o700)
+        FileManager.default.createFile(atPath: remote + "/private/report-secret.txt", contents: Data())
+        #expect(chown(remote + "/private", 65534, 65534) == 0)
+        let alpha = try PublishedFolder(remote, url: url)
+        defer { alpha.close() }
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 5 })
+        // This host: a system index of its own, which searches the shared
+        // index for its users and publishes nothing.
+        let local = try temp.folder("local").string
+        FileManager.default.createFile(atPath: local + "/report-here.txt", contents: Data())
+        let runtime = try temp.folder("run").string
+        let state = try temp.folder("state").string
+        #expect(chmod(runtime, 0o755) == 0)
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        daemon.arguments = [
+            "--mount", "--propagation", "private", "sh", "-c",
+            "mount --bind \"$0\" \"$0\" && exec \"$1\" system run --mount \"$0\" --search \"$2\"", local,
+            MDQCommandTests.binary + "-full", url,
+        ]
+        daemon.environment = ProcessInfo.processInfo.environment.merging([
+            "MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state,
+        ]) { $1 }
+        let log = temp.path.appending("daemon.log").string
+        FileManager.default.createFile(atPath: log, contents: nil)
+        daemon.standardOutput = FileHandle(forWritingAtPath: log)
+        daemon.standardError = FileHandle(forWritingAtPath: log)
+        try daemon.run()
+        defer {
+            daemon.terminate()
+            daemon.waitUntilExit()
+        }
+        var paths = DaemonPaths(runtimeDirectory: FilePath(runtime), stateDirectory: FilePath(state))
+        paths.isSystem = true
+        #expect(
+            waitUntil(timeout: 30) {
+                (try? DaemonClient.connectSystem(paths).indexedScopes().contains { $0.live }) == true
+            },
+            "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        // The host name both the command and the system index call this
+        // host (no HOST_NAME: the host name).
+        let here = try #require(ProcessEnvironment.shortHostName)
+
+        /// `mdq ARGUMENTS` as `user`: by the system index (no database URL
+        /// given: only it can answer), and by the full command (the URL
+        /// given, the fast path off).
+        func both(_ arguments: [String], as user: String? = nil) throws -> (fast: Shell.Output, full: Shell.Output) {
+            func run(_ environment: [String: String]) throws -> Shell.Output {
+                var environment = environment
+                environment["MDQ_SYSTEM_RUNTIME_DIR"] = runtime
+                environment["MDQ_SYSTEM_STATE_DIR"] = state
+                guard let user else {
+                    return try Shell.run(MDQCommandTests.binary, arguments, environment: environment)
+                }
+                return try Shell.run(
+                    "/usr/bin/setpriv",
+                    ["--reuid=\(user)", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
+                    environment: environment)
+            }
+            return (try run([:]), try run(["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]))
+        }
+        func expectSame(_ arguments: [String], as user: String? = nil, _ expected: String) throws {
+            let (fast, full) = try both(arguments, as: user)
+            #expect(fast.status == 0, "\(arguments): \(fast.stderrText)")
+            #expect(fast.stdoutText == expected, "\(arguments)")
+            #expect(full.stdoutText == fast.stdoutText, "\(arguments)")
+            #expect(full.stderrText == fast.stderrText, "\(arguments)")
+        }
+        let all = ["\(local)/report-here.txt", "alpha:\(remote)/report-a.txt", "alpha:\(remote)/report-b.txt"]
+        try expectSame(["--all-hosts", "report"], all.map { $0 + "\n" }.joined())
+        try expectSame(["--all-hosts", "--count", "report"], "3\n")
+        try expectSame(["--host", "alpha", "-0", "report-a"], "alpha:\(remote)/report-a.txt\0")
+        try expectSame(["--host", "alpha,\(here)", "--limit", "1", "report"], "\(local)/report-here.txt\n")
+        try expectSame(["--host", "alpha", "--count", "--limit", "2", "report"], "2\n")
+        try expectSame(["--all-hosts", "--name", "photo"], "alpha:\(remote)/photo.png\n")
+        // Judged for the user asking: nobody may list its folder.
+        let nobodys = [all[0], "alpha:\(remote)/private/report-secret.txt", all[1], all[2]]
+        try expectSame(["--all-hosts", "report"], as: "nobody", nobodys.map { $0 + "\n" }.joined())
+        try expectSame(["--all-hosts", "--count", "report"], as: "nobody", "4\n")
+
+        // What the system index does not answer is the full command's, which
+        // says why: a host the shared index does not know.
+        let unknown = try Shell.run(
+            MDQCommandTests.binary, ["--host", "nowhere", "report"],
+            environment: ["MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SHARED": url])
+        #expect(unknown.status != 0)
+        #expect(unknown.stderrText.contains("no host nowhere in the shared index"), "\(unknown.stderrText)")
+        // Asked straight, the system index refuses it with the reason.
+        let client = try DaemonClient.connectSystem(paths)
+        #expect {
+            _ = try client.searchAcrossHosts(Array("report".utf8), hosts: ["nowhere"])
+        } throws: { error in
+            (error as? MetadataError)?.message.contains("no host nowhere") == true
+        }
+        let answer = try client.searchAcrossHosts(Array("report".utf8), hosts: ["alpha"], limit: 1)
+        #expect(answer.count == 1 && answer.lines.count == 1)
+        #expect(answer.lines.allSatisfy { String(decoding: $0, as: UTF8.self).hasPrefix("alpha:\(remote)/report-") })
+        // A host that stops publishing is said to be offline, on stderr,
+        // by both.
+        alpha.publisher.stop()
+        _ = try PostgresConnection(url: url).execute(
+            "UPDATE mdq.host SET state = 'offline', last_contact = now() - interval '2 minutes'")
+        let (fast, full) = try both(["--host", "alpha", "report-a"])
+        #expect(fast.stdoutText == "alpha:\(remote)/report-a.txt\n", "\(fast.stderrText)")
+        #expect(fast.stderrText.contains("alpha is offline since"), "\(fast.stderrText)")
+        #expect(full.stderrText == fast.stderrText)
+    }
+}
