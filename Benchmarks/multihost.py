@@ -20,8 +20,9 @@ As root, it simulates the hosts on this machine:
 - gives each host a mount and UTS namespace of its own (`unshare --mount
   --uts`), held by a sleeping process: its own host name, its image
   loop-mounted, and its own /etc/machine-id, /run/mdq and /var/lib/mdq
-  bound in; in each, `mdq system run --mount MNT --publish URL` (the
-  system index and its publisher), started together;
+  bound in; in each, `mdq system run --mount MNT --publish URL --search
+  URL` (the system index, its publisher, and the searches across hosts it
+  answers for its users), started together;
 - the initial publish: from the start until every host is live in the
   shared index (its crawl included), and each host's own publish time
   from its log; the shared index's size per entry, indexes included;
@@ -135,7 +136,7 @@ class Host:
     def start(self):
         self.log = open(f"{self.folder}/system.log", "a")
         self.daemon = subprocess.Popen(
-            self.command([MDQ, "system", "run", "--mount", self.mount, "--publish", self.url]),
+            self.command([MDQ, "system", "run", "--mount", self.mount, "--publish", self.url, "--search", self.url]),
             stdout=self.log, stderr=self.log, env=dict(os.environ, HOME="/nonexistent"))
 
     def stop(self):
