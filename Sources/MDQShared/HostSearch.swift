@@ -68,6 +68,16 @@ package struct HostSearch {
     ///   index does not know; `SharedReader.Refusal`, `SharedIndexError`
     ///   as the reader throws them.
     package func run(reader: SharedReader, counting: Bool, own: OwnAnswer?) throws -> Answer {
+        try run(readers: [reader], counting: counting, own: own)
+    }
+
+    /// Runs the search with several connections: the other hosts are
+    /// shared among them, each connection searching its hosts at once with
+    /// the others (a host's rows all from one snapshot), so a search costs
+    /// the database's slowest share, not the sum of every host's.
+    package func run(readers: [SharedReader], counting: Bool, own: OwnAnswer?) throws -> Answer {
+        precondition(!readers.isEmpty)
+        let reader = readers[0]
         var answer = Answer()
         let hosts = try reader.hosts()
         var requested = hostNames ?? hosts.map(\.name)
@@ -124,19 +134,27 @@ package struct HostSearch {
             ownDone.wait()
             return try ownPart.withLock { $0 }?.get() ?? (0, [])
         }
-        let searchesOthers = !(search.hosts?.isEmpty ?? false)
-        if counting {
-            let others = searchesOthers ? try wait(for: ownDone) { try reader.count(search) } : 0
-            answer.count = others + (try ownAnswer().count)
-            if let limit { answer.count = min(limit, answer.count) }
-            return answer
+        let others = search.hosts ?? []
+        // The other hosts dealt among the connections, one share each.
+        let shares = min(readers.count, others.count)
+        let searches: [SharedReader.Search] = (0..<shares).map { k in
+            var share = search
+            share.hosts = others.enumerated().filter { $0.offset % shares == k }.map(\.element)
+            return share
         }
-        var serial: UInt64 = 1 << 40
-        if searchesOthers {
-            try wait(for: ownDone) {
-                _ = try reader.search(search) { entry in
+        let parts = Locked<[Swift.Result<(count: Int, results: [Result]), any Error>?]>(
+            Array(repeating: nil, count: shares))
+        // Each connection is used by its own iteration alone.
+        let connections = UncheckedSendable(readers)
+        DispatchQueue.concurrentPerform(iterations: shares) { k in
+            let reader = connections.value[k]
+            let result = Swift.Result { () throws -> (count: Int, results: [Result]) in
+                if counting { return (try reader.count(searches[k]), []) }
+                var results: [Result] = []
+                var serial = UInt64(k + 1) << 40
+                _ = try reader.search(searches[k]) { entry in
                     serial += 1
-                    answer.results.append(
+                    results.append(
                         Result(
                             host: entry.host,
                             item: MetadataItem(
@@ -144,7 +162,20 @@ package struct HostSearch {
                             stale: entry.stale))
                     return true
                 }
+                return (0, results)
             }
+            parts.withLock { $0[k] = result }
+        }
+        for part in parts.withLock({ $0 }) {
+            guard let part else { continue }
+            let (count, results) = try wait(for: ownDone) { try part.get() }
+            answer.count += count
+            answer.results += results
+        }
+        if counting {
+            answer.count += try ownAnswer().count
+            if let limit { answer.count = min(limit, answer.count) }
+            return answer
         }
         answer.results += try ownAnswer().results
         // This host first, then the others by name; each in path order.
