@@ -3,8 +3,11 @@ extension SharedSchema {
     /// folder of what the viewer may see, and trigram indexes whose
     /// pending lists stay short.
     ///
-    /// It only replaces functions' bodies and settings and adds an index:
-    /// publishers of version 2 and readers of version 3 go on.
+    /// It replaces functions' bodies and settings and adds an index:
+    /// readers of version 3 go on. Publishers must know version 4: its
+    /// counts rely on every entry row having its folder's row, which only
+    /// they keep (a batch read whole, or carrying the folders above its
+    /// entries); an older publisher stops with the reason until upgraded.
     ///
     /// - `mdq.search` and `mdq.count` join each host's entries with its
     ///   own folders (`enable_partitionwise_join`): joined whole, the

@@ -38,7 +38,7 @@ package enum SharedSchema {
         Migration(
             version: 4,
             summary: "searches joined host by host, counts without a folder per entry, short trigram pending lists",
-            minimumPublisher: 2, minimumReader: 3, sql: version4),
+            minimumPublisher: 4, minimumReader: 3, sql: version4),
     ]
 
     /// The schema version this mdq creates, publishes and reads.
