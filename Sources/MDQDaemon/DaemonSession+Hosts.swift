@@ -46,6 +46,12 @@ extension DaemonSession {
         } catch {
             throw ProtocolError(code: .querySyntax, message: "\(error)")
         }
+        if !predicate.importedAttributes.isEmpty && daemon.content == nil {
+            // As a query of this host alone would say it.
+            throw ProtocolError(
+                code: .notCovered, message: "the daemon does not index what is inside files (content indexing is off)"
+            )
+        }
         var hosts: [String]?
         if request["allHosts"]?.bool != true {
             guard let names = request["hosts"]?.array?.compactMap(\.string), !names.isEmpty,
@@ -69,6 +75,7 @@ extension DaemonSession {
         search.hosts = hosts
         search.limit = limit
         search.budget = seconds
+        search.askedBudget = request["budget"]?.double
         // This host's part: the whole index, hidden names included, as
         // this user may see it.
         var scopes = daemon.scopeList.filter(\.live).map(\.scope)

@@ -23,7 +23,11 @@ package struct HostSearchRequest: Sendable {
     package var user: String
     package var counting: Bool
     package var limit: Int?
+    /// Seconds the database may spend.
     package var budget: Double?
+    /// The budget the user gave, if any: a search the shared index cannot
+    /// narrow is refused unless the user bounded it.
+    package var askedBudget: Double?
 
     /// This host's part, from its index: its count, and unless counting
     /// its matches (at most `limit`).

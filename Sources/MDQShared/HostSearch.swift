@@ -24,6 +24,14 @@ package struct HostSearch {
     package var sortsAfter = false
     /// Seconds the database may spend.
     package var budget: Double?
+    /// What the user gave (`--limit`, `--budget`), when the search runs
+    /// with wider bounds of its own (the system index's cap and default
+    /// budget): a search the shared index cannot narrow is refused on
+    /// these, as the command refuses it.
+    package var asked: (limit: Int?, budget: Double?)?
+    /// The most results gathered from the other hosts, all connections
+    /// together: past it the answer says it is cut (`Answer.isCut`).
+    package var mostResults: Int?
 
     package init(predicate: MetadataPredicate, user: String) {
         self.predicate = predicate
@@ -48,9 +56,8 @@ package struct HostSearch {
         package var count = 0
         /// This host's first, then the others' by host name; each by path.
         package var results: [Result] = []
-        /// What the user is told before the answer (hosts not live, this
-        /// host's entries from the shared index).
-        package var warnings: [String] = []
+        /// More than `mostResults` were found: the results are not all.
+        package var isCut = false
     }
 
     /// This host's part, from its system index: the folders of it asked
@@ -67,20 +74,29 @@ package struct HostSearch {
     /// - Throws: `MetadataError.invalidArgument` for a host the shared
     ///   index does not know; `SharedReader.Refusal`, `SharedIndexError`
     ///   as the reader throws them.
-    package func run(reader: SharedReader, counting: Bool, own: OwnAnswer?) throws -> Answer {
-        try run(readers: [reader], counting: counting, own: own)
+    package func run(
+        reader: SharedReader, counting: Bool, own: OwnAnswer?, warn: (String) -> Void
+    ) throws -> Answer {
+        try run(readers: [reader], counting: counting, own: own, warn: warn)
     }
 
     /// Runs the search with several connections: the other hosts are
     /// shared among them, each connection searching its hosts at once with
     /// the others (a host's rows all from one snapshot), so a search costs
     /// the database's slowest share, not the sum of every host's.
-    package func run(readers: [SharedReader], counting: Bool, own: OwnAnswer?) throws -> Answer {
+    ///
+    /// - Parameter warn: told what the user is to know before the answer
+    ///   (hosts not live, this host's entries from the shared index), as
+    ///   soon as it is known.
+    package func run(
+        readers: [SharedReader], counting: Bool, own: OwnAnswer?, warn: (String) -> Void
+    ) throws -> Answer {
         precondition(!readers.isEmpty)
         let reader = readers[0]
         var answer = Answer()
         let hosts = try reader.hosts()
-        var requested = hostNames ?? hosts.map(\.name)
+        var requested: [String] = []
+        for name in hostNames ?? hosts.map(\.name) where !requested.contains(name) { requested.append(name) }
         if hostNames == nil, let ownName, !requested.contains(ownName) { requested.append(ownName) }
         for name in requested where name != ownName && !hosts.contains(where: { $0.name == name }) {
             let known = hosts.map(\.name).joined(separator: ", ")
@@ -94,8 +110,7 @@ package struct HostSearch {
         if searchesOwn, own == nil, let ownName {
             searchesOwn = false
             if hosts.contains(where: { $0.name == ownName }) {
-                answer.warnings.append(
-                    "this host's system index is not running: its entries (\(ownName)) come from the shared index")
+                warn("this host's system index is not running: its entries (\(ownName)) come from the shared index")
             } else {
                 requested.removeAll { $0 == ownName }
                 if hostNames?.contains(ownName) == true {
@@ -113,7 +128,7 @@ package struct HostSearch {
         search.budget = budget
         search.limit = sortsAfter ? nil : limit
         for stale in hosts.filter({ search.hosts?.contains($0.name) == true && $0.isStale }) {
-            answer.warnings.append(
+            warn(
                 "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
                     + "its entries are as of then")
         }
@@ -135,6 +150,11 @@ package struct HostSearch {
             return try ownPart.withLock { $0 }?.get() ?? (0, [])
         }
         let others = search.hosts ?? []
+        if let asked, !others.isEmpty {
+            var bounded = search
+            (bounded.limit, bounded.budget) = asked
+            _ = try SharedReader.translate(bounded)
+        }
         // The other hosts dealt among the connections, one share each.
         let shares = min(readers.count, others.count)
         let searches: [SharedReader.Search] = (0..<shares).map { k in
@@ -144,6 +164,11 @@ package struct HostSearch {
         }
         let parts = Locked<[Swift.Result<(count: Int, results: [Result]), any Error>?]>(
             Array(repeating: nil, count: shares))
+        // Results gathered by every connection together, against
+        // `mostResults`.
+        let gathered = Locked(0)
+        let cut = Locked(false)
+        let most = mostResults ?? Int.max
         // Each connection is used by its own iteration alone.
         let connections = UncheckedSendable(readers)
         DispatchQueue.concurrentPerform(iterations: shares) { k in
@@ -160,6 +185,14 @@ package struct HostSearch {
                             item: MetadataItem(
                                 serial: serial, pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata),
                             stale: entry.stale))
+                    let total = gathered.withLock { total in
+                        total += 1
+                        return total
+                    }
+                    guard total <= most else {
+                        cut.withLock { $0 = true }
+                        return false
+                    }
                     return true
                 }
                 return (0, results)
@@ -177,6 +210,7 @@ package struct HostSearch {
             if let limit { answer.count = min(limit, answer.count) }
             return answer
         }
+        answer.isCut = cut.withLock { $0 }
         answer.results += try ownAnswer().results
         // This host first, then the others by name; each in path order.
         answer.results.sort { a, b in

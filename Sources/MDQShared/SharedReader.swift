@@ -167,8 +167,10 @@ package final class SharedReader {
         _ = try prepare(search)
     }
 
-    /// - Returns: nil when no host is left to search.
-    private func prepare(_ search: Search) throws -> Prepared? {
+    /// The search translated, or why the shared index refuses it (an
+    /// attribute never published; nothing to narrow it by, and neither a
+    /// limit nor a budget), asking the database nothing.
+    package static func translate(_ search: Search) throws(Refusal) -> PredicateSQL {
         let translated: PredicateSQL
         do {
             translated = try PredicateSQL(search.predicate)
@@ -179,6 +181,12 @@ package final class SharedReader {
         guard translated.narrows || scoped || search.limit != nil || search.budget != nil else {
             throw Refusal.unbounded(translated.unnarrowed)
         }
+        return translated
+    }
+
+    /// - Returns: nil when no host is left to search.
+    private func prepare(_ search: Search) throws -> Prepared? {
+        let translated = try Self.translate(search)
         let all = try hosts()
         // This host may be answered elsewhere (its system index) and
         // publish nothing.

@@ -9,14 +9,19 @@ import MDQSystem
 final class SharedSearchService: HostSearching {
     let url: String
     let ownName: String?
-    /// Connections not in use; one is made when none is free.
-    private let idle = Locked<[SharedReader]>([])
+    /// Connections not in use, and how many are open in all.
+    private let pool = Locked<(idle: [SharedReader], open: Int)>(([], 0))
     /// At most this many kept between searches.
     static let keptConnections = 4
+    /// At most this many open at once, whatever the users ask: past it a
+    /// search is left to the full command (which connects as the user),
+    /// so the system index never takes the database's connections from
+    /// the publishers.
+    static let mostConnections = 8
     /// Connections one search shares the other hosts among: each searches
     /// its hosts at once with the others (a rare word over nine hosts of a
-    /// million entries: 24 ms in the database on one, see
-    /// Documentation/measurements.md for two).
+    /// million entries: 33 ms on one connection, 23 on two; see
+    /// Documentation/measurements.md).
     static let connectionsPerSearch = 2
     /// The most lines one answer gives: a search that finds more is left
     /// to the full command (which prints as it reads), so a user cannot
@@ -29,45 +34,47 @@ final class SharedSearchService: HostSearching {
     }
 
     func answer(_ request: HostSearchRequest, own: @escaping HostSearchRequest.Own) throws -> HostSearchReply {
-        let wanted = max(1, min(request.hosts?.count ?? Self.connectionsPerSearch, Self.connectionsPerSearch))
-        var readers = idle.withLock { idle in (0..<min(wanted, idle.count)).map { _ in idle.removeLast() } }
-        do {
-            while readers.count < wanted { readers.append(try SharedReader(connection: PostgresConnection(url: url))) }
-        } catch {
-            readers.forEach(keep)
-            throw MetadataError.daemon("the shared index: \((error as? SharedIndexError)?.message ?? "\(error)")")
-        }
+        let readers = try take(
+            max(1, min(request.hosts?.count ?? Self.connectionsPerSearch, Self.connectionsPerSearch)))
         var search = HostSearch(predicate: request.predicate, user: request.user)
         search.hostNames = request.hosts
         search.ownName = ownName
         search.budget = request.budget
+        search.asked = (request.limit, request.askedBudget)
         // Without a limit (or a larger one), one more than an answer may
         // hold: a search that reaches it is the full command's.
-        search.limit = request.counting ? request.limit : min(request.limit ?? Int.max, Self.mostLines + 1)
+        let uncapped = (request.limit ?? Int.max) > Self.mostLines
+        if !request.counting {
+            search.limit = min(request.limit ?? Int.max, Self.mostLines + 1)
+            if uncapped { search.mostResults = Self.mostLines + 1 }
+        } else {
+            search.limit = request.limit
+        }
+        var reply = HostSearchReply()
         let answer: HostSearch.Answer
         do {
-            answer = try search.run(readers: readers, counting: request.counting) { _, counting, limit in
-                let (count, items) = try own(counting, limit)
-                return (count, items.map { HostSearch.Result(host: nil, item: $0, stale: false) })
-            }
-        } catch let error as SharedIndexError {
-            // The connection may be what failed: not kept.
-            throw MetadataError.daemon("the shared index: \(error.message)")
-        } catch let refusal as SharedReader.Refusal {
-            readers.forEach(keep)
-            throw MetadataError.invalidArgument(refusal.description)
+            answer = try search.run(
+                readers: readers, counting: request.counting,
+                own: { _, counting, limit in
+                    let (count, items) = try own(counting, limit)
+                    return (count, items.map { HostSearch.Result(host: nil, item: $0, stale: false) })
+                }, warn: { reply.warnings.append($0) })
         } catch {
-            readers.forEach(keep)
-            throw error
+            // A connection may be what failed, or be left in a transaction:
+            // none is kept.
+            close(readers)
+            switch error {
+            case let error as SharedIndexError: throw MetadataError.daemon("the shared index: \(error.message)")
+            case let refusal as SharedReader.Refusal: throw MetadataError.invalidArgument(refusal.description)
+            default: throw error
+            }
         }
-        readers.forEach(keep)
-        var reply = HostSearchReply()
-        reply.warnings = answer.warnings
+        give(readers)
         if request.counting {
             reply.count = answer.count
             return reply
         }
-        guard answer.results.count <= Self.mostLines || (request.limit ?? Int.max) <= Self.mostLines else {
+        guard !uncapped || (!answer.isCut && answer.results.count <= Self.mostLines) else {
             throw MetadataError.tooExpensive("more than \(Self.mostLines) results: left to the full command")
         }
         for result in answer.results.prefix(request.limit ?? Int.max) {
@@ -80,7 +87,43 @@ final class SharedSearchService: HostSearching {
         return reply
     }
 
-    private func keep(_ reader: SharedReader) {
-        idle.withLock { if $0.count < Self.keptConnections { $0.append(reader) } }
+    /// `count` connections: idle ones first, then new ones, never more
+    /// than `mostConnections` open.
+    private func take(_ count: Int) throws -> [SharedReader] {
+        let (reused, wanted) = try pool.withLock { pool throws -> ([SharedReader], Int) in
+            let reused = (0..<min(count, pool.idle.count)).map { _ in pool.idle.removeLast() }
+            let wanted = count - reused.count
+            guard pool.open + wanted <= Self.mostConnections else {
+                pool.idle += reused
+                throw MetadataError.daemon(
+                    "the system index's \(Self.mostConnections) connections to the shared index are all in use")
+            }
+            pool.open += wanted
+            return (reused, wanted)
+        }
+        var readers = reused
+        do {
+            for _ in 0..<wanted { readers.append(try SharedReader(connection: PostgresConnection(url: url))) }
+        } catch {
+            pool.withLock { $0.open -= wanted - (readers.count - reused.count) }
+            close(readers)
+            throw MetadataError.daemon("the shared index: \((error as? SharedIndexError)?.message ?? "\(error)")")
+        }
+        return readers
+    }
+
+    /// Keeps connections for the next searches, up to `keptConnections`;
+    /// the others close as they are let go.
+    private func give(_ readers: [SharedReader]) {
+        pool.withLock { pool in
+            for reader in readers {
+                if pool.idle.count < Self.keptConnections { pool.idle.append(reader) } else { pool.open -= 1 }
+            }
+        }
+    }
+
+    /// Lets connections go (they close).
+    private func close(_ readers: [SharedReader]) {
+        pool.withLock { $0.open -= readers.count }
     }
 }

@@ -94,15 +94,18 @@ struct SharedSearchSession {
         let counting = output.count && output.group == nil
         // This host answers from its system index, when it runs.
         var own: HostSearch.OwnAnswer?
-        if search.ownName != nil, (try? DaemonClient.connectSystem().hello()) != nil {
+        // This host is the name its system index publishes as (which
+        // `--host-name` may have given), else what the configuration says.
+        let system = try? DaemonClient.connectSystem().status()
+        if let name = system?.publishing?.hostName { search.ownName = name }
+        if search.ownName != nil, system != nil {
             own = { @Sendable [predicate, budget] folders, counting, limit in
                 try Self.searchOwnHost(predicate, folders: folders, counting: counting, limit: limit, budget: budget)
             }
         }
         let answer = try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
-            try search.run(reader: reader, counting: counting, own: own)
+            try search.run(reader: reader, counting: counting, own: own, warn: Diagnostics.warn)
         }
-        for warning in answer.warnings { Diagnostics.warn(warning) }
         if counting {
             StandardOutput.print(String(answer.count))
             return

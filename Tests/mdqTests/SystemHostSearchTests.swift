@@ -129,6 +129,21 @@ struct SystemHostSearchTests {
         } throws: { error in
             (error as? MetadataError)?.message.contains("no host nowhere") == true
         }
+        // A search the shared index cannot narrow is refused unless the
+        // user bounds it, whatever bounds the system index keeps itself.
+        #expect {
+            _ = try client.searchAcrossHosts(Array("TRUEPREDICATE".utf8), hosts: nil, counting: true)
+        } throws: { error in
+            (error as? MetadataError)?.message.contains("cannot narrow") == true
+        }
+        let unnarrowed = try Shell.run(
+            MDQCommandTests.binary, ["--all-hosts", "--count", "TRUEPREDICATE"],
+            environment: ["MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SHARED": url])
+        #expect(unnarrowed.status != 0 && unnarrowed.stderrText.contains("cannot narrow"), "\(unnarrowed.stderrText)")
+        #expect(try client.searchAcrossHosts(Array("TRUEPREDICATE".utf8), hosts: ["alpha"], limit: 2).count == 2)
+        // A host named twice is searched once.
+        #expect(
+            try client.searchAcrossHosts(Array("report".utf8), hosts: ["alpha", "alpha"], counting: true).count == 2)
         let answer = try client.searchAcrossHosts(Array("report".utf8), hosts: ["alpha"], limit: 1)
         #expect(answer.count == 1 && answer.lines.count == 1)
         #expect(answer.lines.allSatisfy { String(decoding: $0, as: UTF8.self).hasPrefix("alpha:\(remote)/report-") })

@@ -336,6 +336,9 @@ struct SystemCommand: ParsableCommand {
             if status.filling {
                 lines.append("reading the sizes and dates of new scopes' files (names answer already)")
             }
+            if let grams = status.nameGrams, !grams.complete {
+                lines.append("name trigrams: still being built (searches scan meanwhile)")
+            }
             lines.append(status.scopes.isEmpty && status.waitingMounts.isEmpty ? "filesystems: none" : "filesystems:")
             for (scope, live) in status.scopes {
                 lines.append("  \(scope.path.string)" + (live ? "" : " (not live: see the log)"))
