@@ -251,6 +251,15 @@ def main():
 
         say("queries across hosts")
         b = hosts[1]
+        # Host 1's index settled: its name trigrams built and its index
+        # checked (a daemon that just crawled answers by scanning until
+        # then), as a user's queries find it once it runs.
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            status = b.run([MDQ, "system", "status"]).stdout
+            if "still being built" not in status and "checking the index" not in status:
+                break
+            time.sleep(1)
         env = dict(os.environ, MDQ_SHARED=cluster.url)
 
         def mdq_b(args):
