@@ -261,6 +261,113 @@ struct SharedSearchFunctionTests {
         #expect(live.searchedAgain == 1, "seed \(seed): searched again once the tombstones it needed were gone")
     }
 
+    /// Counts and searches with a limit over several hosts (schema 4:
+    /// counts without a folder per entry, a limited search asking each
+    /// host apart) agree with the matches each host's crawl finds, as each
+    /// user may see them, through storms with folders closed to others and
+    /// removed (tombstones).
+    @Test(arguments: [UInt64(91), 92])
+    func countsAndLimitedSearchesAcrossHostsAgreeWithTheMatches(seed: UInt64) throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        var random = SeededGenerator(seed: seed)
+        var hosts: [(name: String, root: String, storm: Storm, tree: IndexedTree, publisher: SharedPublisher)] = []
+        for (k, name) in ["alpha", "beta", "gamma"].enumerated() {
+            let root = try temp.folder(name).string
+            var storm = Storm(
+                scope: root, outside: try temp.folder(name + "-outside").string, seed: seed * 10 + UInt64(k))
+            storm.run(operations: 150)
+            let tree = try IndexedTree(root)
+            let publisher = SharedPublisher(
+                configuration: SharedPublisherTests.configuration(url, host: name, machine: "machine-\(name)"),
+                engine: tree.engine)
+            publisher.start()
+            hosts.append((name, root, storm, tree, publisher))
+        }
+        defer {
+            for host in hosts {
+                host.publisher.stop()
+                host.tree.close()
+            }
+        }
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        let predicates = try [
+            "kMDItemFSName LIKE[cd] '*.txt'", "kMDItemFSName LIKE[c] '*.TXT'", "kMDItemFSSize > 20",
+            "kMDItemFSName LIKE[cd] '*.txt' OR kMDItemFSSize > 40",
+        ].map { try MetadataPredicate($0) }
+        func check(_ context: String) throws {
+            // Quiet: every host's rows are its crawl's.
+            for host in hosts {
+                let crawled = try SharedPublisherTests.crawled(host.root)
+                #expect(
+                    waitUntil(timeout: 30, interval: 0.02) {
+                        (try? SharedPublisherTests.shared(url, host: host.name)) == crawled
+                    }, "seed \(seed), \(context): \(host.name) published")
+            }
+            for predicate in predicates {
+                let expected = try hosts.flatMap { host in
+                    try freshCrawlBytes(roots: [CrawlRoot(path: FilePath(host.root))], predicate, hidden: true)
+                        .map { (host.name, String(decoding: $0, as: UTF8.self)) }
+                }
+                for user in [nil, "stranger", "root"] as [String?] {
+                    let seen = Set(
+                        expected.filter { user == nil || visibleToOthers($0.1) }.map { "\($0.0):\($0.1)" })
+                    var search = SharedReader.Search(predicate: predicate)
+                    search.user = user
+                    search.budget = 30
+                    var found: Set<String> = []
+                    try reader.search(search) { entry in
+                        found.insert("\(entry.host):\(String(decoding: entry.pathBytes, as: UTF8.self))")
+                        return true
+                    }
+                    let what = "seed \(seed), \(context), \(predicate), \(user ?? "everyone")"
+                    #expect(
+                        found == seen,
+                        "\(what): extra \(found.subtracting(seen).prefix(3)), missing \(seen.subtracting(found).prefix(3))"
+                    )
+                    #expect(try reader.count(search) == seen.count, "\(what): counted")
+                    for limit in [1, 3, 1000] {
+                        search.limit = limit
+                        var first: Set<String> = []
+                        try reader.search(search) { entry in
+                            first.insert("\(entry.host):\(String(decoding: entry.pathBytes, as: UTF8.self))")
+                            return true
+                        }
+                        #expect(first.count == min(limit, seen.count), "\(what): the first \(limit)")
+                        #expect(first.isSubset(of: seen), "\(what): the first \(limit) match")
+                        #expect(try reader.count(search) == min(limit, seen.count), "\(what): counted to \(limit)")
+                    }
+                    // One host asked, with a limit.
+                    search.hosts = ["beta"]
+                    search.limit = 2
+                    var beta: Set<String> = []
+                    try reader.search(search) { entry in
+                        beta.insert("\(entry.host):\(String(decoding: entry.pathBytes, as: UTF8.self))")
+                        return true
+                    }
+                    let betas = seen.filter { $0.hasPrefix("beta:") }
+                    #expect(beta.count == min(2, betas.count) && beta.isSubset(of: betas), "\(what): beta's first 2")
+                }
+            }
+        }
+        try check("first publish")
+        for round in 0..<3 {
+            for k in hosts.indices {
+                hosts[k].storm.run(operations: 80)
+                // A folder closed to others, or opened again.
+                let root = hosts[k].root
+                if let folder = try? FileManager.default.contentsOfDirectory(atPath: root).filter({
+                    var status = stat()
+                    return lstat(root + "/" + $0, &status) == 0 && status.st_mode & S_IFMT == S_IFDIR
+                }).randomElement(using: &random) {
+                    chmod(root + "/" + folder, Bool.random(using: &random) ? 0o700 : 0o755)
+                }
+            }
+            try check("round \(round)")
+        }
+    }
+
     /// Whether "other" may reach `path`: read and search on every folder
     /// above it, from `/`.
     func visibleToOthers(_ path: String) -> Bool {
