@@ -224,13 +224,14 @@ package final class SharedReader {
     /// the rows all as of one moment), whose statements stop after the
     /// search's budget.
     private func bounded<T>(_ search: Search, _ body: () throws -> T) throws -> T {
-        _ = try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        // One round trip: the transaction and its bound together.
+        var begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        if let budget = search.budget {
+            // At most a day: a larger budget is as good as none.
+            begin += "; SET LOCAL statement_timeout = \(Int(min(max(budget, 0.001), 86_400) * 1000))"
+        }
+        _ = try connection.execute(begin)
         do {
-            if let budget = search.budget {
-                // At most a day: a larger budget is as good as none.
-                let milliseconds = Int(min(max(budget, 0.001), 86_400) * 1000)
-                _ = try connection.execute("SET LOCAL statement_timeout = \(milliseconds)")
-            }
             let value = try body()
             _ = try connection.execute("COMMIT")
             return value

@@ -91,11 +91,14 @@ extension LiveEngine {
         // a root whose first crawl read names first (`EngineRoot.filling`).
         let needsAttributes =
             output == .entries || !compiled.requirements.isDisjoint(with: SubjectRequirements.readByStat)
-        // A few results wanted (`--limit 100`): a first slice of one chunk,
-        // which often holds them, not sixteen, each entry judged for the
-        // user.
+        // A few results wanted (`--limit 100`): a first slice of 64 slots a
+        // result (at least 4,096, at most a chunk), which often holds them,
+        // not the whole index, each entry judged for the user; sparser
+        // matches double it slice by slice.
         var sliceLength =
-            expensive ? SliceTurns.firstExpensiveLength : limit <= 1000 ? min(whole, ChunkScanner.chunkSize) : whole
+            expensive
+            ? SliceTurns.firstExpensiveLength
+            : limit <= 1000 ? min(whole, max(4096, min(ChunkScanner.chunkSize, limit * 64))) : whole
         var cursor = 0
         var slots = 0
         // The files the full-text index says may match, looked up once.
