@@ -18,12 +18,7 @@ extension DaemonSession {
     /// the user is told first, the paths (`paths`, `bytes`, then the bytes,
     /// each path ended by a NUL), then `done` with the `count`.
     func searchHosts(_ request: JSONValue, id: [UInt8]) throws(ProtocolError) -> Bool {
-        guard daemon.begin(.query, for: user) else {
-            throw ProtocolError(
-                code: .busy,
-                message: "too many queries at once: this daemon runs \(daemon.limits.queriesPerUser) per user"
-                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : "") + ", \(daemon.limits.queriesInAll) in all")
-        }
+        try beginQuery()
         defer { daemon.end(.query, for: user) }
         guard daemon.isSystem, let service = daemon.hostSearch.withLock({ $0 }) else {
             throw ProtocolError(
@@ -32,26 +27,14 @@ extension DaemonSession {
         guard let text = request["predicate"]?.bytes else {
             throw ProtocolError(code: .badRequest, message: "a search needs a \"predicate\"")
         }
-        let predicate: MetadataPredicate
-        do {
+        let predicate = try reading { () throws -> MetadataPredicate in
             switch request["syntax"]?.string ?? "command-line" {
-            case "command-line": predicate = try CommandLineQuery.predicate(text, spotlight: false)
-            case "name": predicate = try MetadataPredicate.nameMatching(text)
+            case "command-line": return try CommandLineQuery.predicate(text, spotlight: false)
+            case "name": return try MetadataPredicate.nameMatching(text)
             case let other: throw ProtocolError(code: .badRequest, message: "unknown syntax \"\(other)\"")
             }
-        } catch let error as ProtocolError {
-            throw error
-        } catch let error as MetadataError {
-            throw ProtocolError(code: .querySyntax, message: error.message, offset: error.offset)
-        } catch {
-            throw ProtocolError(code: .querySyntax, message: "\(error)")
         }
-        if !predicate.importedAttributes.isEmpty && daemon.content == nil {
-            // As a query of this host alone would say it.
-            throw ProtocolError(
-                code: .notCovered, message: "the daemon does not index what is inside files (content indexing is off)"
-            )
-        }
+        try checkContent(of: predicate)
         var hosts: [String]?
         if request["allHosts"]?.bool != true {
             guard let names = request["hosts"]?.array?.compactMap(\.string), !names.isEmpty,

@@ -12,12 +12,7 @@ extension DaemonSession {
         -> Bool
     {
         // Counted before anything is parsed: a request refused costs nothing.
-        guard daemon.begin(.query, for: user) else {
-            throw ProtocolError(
-                code: .busy,
-                message: "too many queries at once: this daemon runs \(daemon.limits.queriesPerUser) per user"
-                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : "") + ", \(daemon.limits.queriesInAll) in all")
-        }
+        try beginQuery()
         defer { daemon.end(.query, for: user) }
         let (predicate, scopes, words, other, viewer) = try predicateAndScopes(request, descriptors: descriptors)
         let output: OneShotOutput

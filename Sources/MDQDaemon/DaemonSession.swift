@@ -170,20 +170,19 @@ final class DaemonSession: Sendable {
         guard let text = request["predicate"]?.bytes else {
             throw ProtocolError(code: .badRequest, message: "a query needs a \"predicate\"")
         }
-        let predicate: MetadataPredicate
         var words: [UInt8]?
         var other: CommandLineQuery.OtherReading?
-        do {
+        let predicate = try reading { () throws -> MetadataPredicate in
             switch request["syntax"]?.string ?? "predicate" {
-            case "predicate": predicate = try MetadataPredicate(formatBytes: text)
-            case "spotlight": predicate = try MetadataPredicate(spotlightQueryBytes: text)
-            case "name": predicate = try MetadataPredicate.nameMatching(text)
+            case "predicate": return try MetadataPredicate(formatBytes: text)
+            case "spotlight": return try MetadataPredicate(spotlightQueryBytes: text)
+            case "name": return try MetadataPredicate.nameMatching(text)
             case "command-line" where daemon.content != nil && CommandLineQuery.isFreeText(text):
-                predicate = try MetadataPredicate.words(text)
                 words = text
+                return try MetadataPredicate.words(text)
             case "command-line":
-                predicate = try CommandLineQuery.predicate(text, spotlight: false)
                 other = CommandLineQuery.otherReading(of: text)
+                return try CommandLineQuery.predicate(text, spotlight: false)
             case "words":
                 // mdfind's free text, over names and text: only where the
                 // text is indexed (else the client searches names).
@@ -192,24 +191,12 @@ final class DaemonSession: Sendable {
                         code: .notCovered,
                         message: "the daemon does not index what is inside files (content indexing is off)")
                 }
-                predicate = try MetadataPredicate.words(text)
                 words = text
+                return try MetadataPredicate.words(text)
             case let other: throw ProtocolError(code: .badRequest, message: "unknown syntax \"\(other)\"")
             }
-        } catch let error as ProtocolError {
-            throw error
-        } catch let error as MetadataError {
-            throw ProtocolError(code: .querySyntax, message: error.message, offset: error.offset)
-        } catch {
-            throw ProtocolError(code: .querySyntax, message: "\(error)")
         }
-        if !predicate.importedAttributes.isEmpty && daemon.content == nil {
-            // Without content indexing the index keeps names and stat data
-            // only: the client reads inside the files itself.
-            throw ProtocolError(
-                code: .notCovered, message: "the daemon does not index what is inside files (content indexing is off)"
-            )
-        }
+        try checkContent(of: predicate)
         var scopes: [ScopeRequest] = []
         var asker = viewer
         if let list = request["scopes"]?.array {
@@ -256,6 +243,40 @@ final class DaemonSession: Sendable {
             }
         }
         return (predicate, scopes, words, other, asker)
+    }
+
+    /// Runs `body`, which reads a query: a mistake in it becomes a
+    /// `query-syntax` error, with its offset.
+    func reading<T>(_ body: () throws -> T) throws(ProtocolError) -> T {
+        do {
+            return try body()
+        } catch let error as ProtocolError {
+            throw error
+        } catch let error as MetadataError {
+            throw ProtocolError(code: .querySyntax, message: error.message, offset: error.offset)
+        } catch {
+            throw ProtocolError(code: .querySyntax, message: "\(error)")
+        }
+    }
+
+    /// Refuses a predicate on what is inside files when this daemon does
+    /// not index it: the index keeps names and stat data only, and the
+    /// client reads inside the files itself.
+    func checkContent(of predicate: MetadataPredicate) throws(ProtocolError) {
+        guard !predicate.importedAttributes.isEmpty && daemon.content == nil else { return }
+        throw ProtocolError(
+            code: .notCovered, message: "the daemon does not index what is inside files (content indexing is off)")
+    }
+
+    /// Counts a query of this user's against the daemon's limits (ended
+    /// by `daemon.end(.query, for: user)`): past them, refused as busy.
+    func beginQuery() throws(ProtocolError) {
+        guard daemon.begin(.query, for: user) else {
+            throw ProtocolError(
+                code: .busy,
+                message: "too many queries at once: this daemon runs \(daemon.limits.queriesPerUser) per user"
+                    + (daemon.isSystem ? " (MAX_QUERIES_PER_USER)" : "") + ", \(daemon.limits.queriesInAll) in all")
+        }
     }
 
     /// The folder a user of the system index opened for `scope` (the

@@ -107,7 +107,7 @@ final class SharedSearchService: HostSearching {
         } catch {
             pool.withLock { $0.open -= wanted - (readers.count - reused.count) }
             close(readers)
-            throw MetadataError.daemon("the shared index: \((error as? SharedIndexError)?.message ?? "\(error)")")
+            throw MetadataError.daemon("the shared index: \(error.message)")
         }
         return readers
     }

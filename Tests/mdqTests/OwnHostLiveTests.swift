@@ -39,32 +39,12 @@ struct OwnHostLiveTests {
         // namespace of its own; it publishes nothing.
         let local = try temp.folder("local").string
         FileManager.default.createFile(atPath: local + "/report-here.txt", contents: Data())
-        let runtime = try temp.folder("run").string
-        let state = try temp.folder("state").string
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        daemon.arguments = [
-            "--mount", "--propagation", "private", "sh", "-c",
-            "mount --bind \"$0\" \"$0\" && exec \"$1\" system run --mount \"$0\"", local,
-            MDQCommandTests.binary + "-full",
-        ]
-        daemon.environment = ProcessInfo.processInfo.environment.merging([
-            "MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state,
-        ]) { $1 }
-        let log = temp.path.appending("daemon.log").string
-        FileManager.default.createFile(atPath: log, contents: nil)
-        daemon.standardOutput = FileHandle(forWritingAtPath: log)
-        daemon.standardError = FileHandle(forWritingAtPath: log)
-        try daemon.run()
-        defer {
-            daemon.terminate()
-            daemon.waitUntilExit()
-        }
-        var paths = DaemonPaths(runtimeDirectory: FilePath(runtime), stateDirectory: FilePath(state))
-        paths.isSystem = true
+        let system = try PrivateSystemIndex(local, in: temp)
+        defer { system.close() }
         #expect(
-            waitUntil(timeout: 30) { (try? DaemonClient.connectSystem(paths).indexedScopes().isEmpty) == false },
-            "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            waitUntil(timeout: 30) { (try? DaemonClient.connectSystem(system.paths).indexedScopes().isEmpty) == false },
+            "\(system.logText)")
+        let paths = system.paths
 
         let source = SharedSource(hosts: [], url: url, own: (name: "here", paths: paths))
         let woken = ConditionLocked(0)

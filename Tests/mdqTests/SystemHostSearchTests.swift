@@ -45,35 +45,10 @@ struct SystemHostSearchTests {
         // index for its users and publishes nothing.
         let local = try temp.folder("local").string
         FileManager.default.createFile(atPath: local + "/report-here.txt", contents: Data())
-        let runtime = try temp.folder("run").string
-        let state = try temp.folder("state").string
-        #expect(chmod(runtime, 0o755) == 0)
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        daemon.arguments = [
-            "--mount", "--propagation", "private", "sh", "-c",
-            "mount --bind \"$0\" \"$0\" && exec \"$1\" system run --mount \"$0\" --search \"$2\"", local,
-            MDQCommandTests.binary + "-full", url,
-        ]
-        daemon.environment = ProcessInfo.processInfo.environment.merging([
-            "MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state,
-        ]) { $1 }
-        let log = temp.path.appending("daemon.log").string
-        FileManager.default.createFile(atPath: log, contents: nil)
-        daemon.standardOutput = FileHandle(forWritingAtPath: log)
-        daemon.standardError = FileHandle(forWritingAtPath: log)
-        try daemon.run()
-        defer {
-            daemon.terminate()
-            daemon.waitUntilExit()
-        }
-        var paths = DaemonPaths(runtimeDirectory: FilePath(runtime), stateDirectory: FilePath(state))
-        paths.isSystem = true
-        #expect(
-            waitUntil(timeout: 30) {
-                (try? DaemonClient.connectSystem(paths).indexedScopes().contains { $0.live }) == true
-            },
-            "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        let system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
+        defer { system.close() }
+        #expect(system.waitUntilLive(), "\(system.logText)")
+        let (runtime, state, paths) = (system.runtime, system.state, system.paths)
         // The host name both the command and the system index call this
         // host (no HOST_NAME: the host name).
         let here = try #require(ProcessEnvironment.shortHostName)

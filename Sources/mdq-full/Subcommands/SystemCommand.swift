@@ -98,26 +98,15 @@ struct SystemCommand: ParsableCommand {
             if configurationFile?.isEmpty == true { throw ValidationError("--config needs a file") }
             let file = configurationFile.map { FilePath(URL(fileURLWithPath: $0).standardizedFileURL.path) }
             var configuration = try SystemConfiguration.read(from: file)
-            // `mdq system start` hands --publish over in the environment
-            // (root's alone to read), not in the arguments every user sees.
-            if let publish, PostgresConnection.holdsPassword(publish) == true {
-                throw ValidationError(
-                    "--publish holds a password, which every user could read in the process list: put it in "
-                        + "root's ~/.pgpass, or PUBLISH in a configuration only root may read")
-            }
-            if let publish = publish ?? ProcessInfo.processInfo.environment[Self.publishVariable] {
-                guard !publish.isEmpty else { throw ValidationError("--publish needs the shared index's URL") }
-                configuration.publish = publish
-            }
-            if let search, PostgresConnection.holdsPassword(search) == true {
-                throw ValidationError(
-                    "--search holds a password, which every user could read in the process list: put it in "
-                        + "root's ~/.pgpass, or SEARCH in a configuration only root may read")
-            }
-            if let search = search ?? ProcessInfo.processInfo.environment[Self.searchVariable] {
-                guard !search.isEmpty else { throw ValidationError("--search needs the shared index's URL") }
-                configuration.search = search
-            }
+            // `mdq system start` hands --publish and --search over in the
+            // environment (root's alone to read), not in the arguments
+            // every user sees.
+            configuration.publish =
+                try Self.url(publish, "--publish", "PUBLISH", Self.publishVariable)
+                ?? configuration.publish
+            configuration.search =
+                try Self.url(search, "--search", "SEARCH", Self.searchVariable)
+                ?? configuration.search
             // Read once: no process the daemon starts inherits them.
             unsetenv(Self.publishVariable)
             unsetenv(Self.searchVariable)
@@ -147,6 +136,22 @@ struct SystemCommand: ParsableCommand {
                 }
             }
             return configuration
+        }
+
+        /// A URL given as `option` (or handed over in `variable`), refused
+        /// with a password (every user may read the process list); nil
+        /// when not given (the configuration's `setting` then stands).
+        private static func url(_ given: String?, _ option: String, _ setting: String, _ variable: String) throws
+            -> String?
+        {
+            if let given, PostgresConnection.holdsPassword(given) == true {
+                throw ValidationError(
+                    "\(option) holds a password, which every user could read in the process list: put it in "
+                        + "root's ~/.pgpass, or \(setting) in a configuration only root may read")
+            }
+            guard let url = given ?? ProcessInfo.processInfo.environment[variable] else { return nil }
+            guard !url.isEmpty else { throw ValidationError("\(option) needs the shared index's URL") }
+            return url
         }
 
         /// These options as arguments of `mdq system run`.

@@ -1,0 +1,60 @@
+import Foundation
+import SystemPackage
+import TestSupport
+
+@testable import MDQDaemon
+@testable import MDQSystem
+
+/// A system index of a test's own (root only): its socket and state in the
+/// test's folders, over `folder` made a mount point in a mount namespace
+/// of its own, `mdq system run` given `arguments` besides.
+final class PrivateSystemIndex {
+    let runtime: String
+    let state: String
+    let paths: DaemonPaths
+    let log: String
+    private let process = Process()
+
+    init(_ folder: String, in temp: TemporaryDirectory, arguments: [String] = []) throws {
+        runtime = try temp.folder("run").string
+        state = try temp.folder("state").string
+        // Others reach its socket (a search as another user).
+        _ = chmod(runtime, 0o755)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments =
+            [
+                "--mount", "--propagation", "private", "sh", "-c",
+                "mount --bind \"$0\" \"$0\" && program=\"$1\" && shift && exec \"$program\" system run --mount \"$0\" \"$@\"",
+                folder,
+                MDQCommandTests.binary + "-full",
+            ] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging([
+            "MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state,
+        ]) { $1 }
+        log = temp.path.appending("daemon.log").string
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: log)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+        var paths = DaemonPaths(runtimeDirectory: FilePath(runtime), stateDirectory: FilePath(state))
+        paths.isSystem = true
+        self.paths = paths
+    }
+
+    /// The environment that makes `mdq` ask this system index.
+    var environment: [String: String] { ["MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state] }
+
+    /// Waits until its folder is indexed and live.
+    func waitUntilLive(timeout: Double = 30) -> Bool {
+        waitUntil(timeout: timeout) {
+            (try? DaemonClient.connectSystem(self.paths).indexedScopes().contains { $0.live }) == true
+        }
+    }
+
+    var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    func close() {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
