@@ -74,7 +74,6 @@ extension SharedSchema {
         SET search_path = pg_catalog, pg_temp SET enable_partitionwise_join = on AS $$
         DECLARE
             total bigint;
-            hidden bigint;
             who text := mdq.viewer(viewer);
             denied bigint[];
             test text := mdq.condition_sql(condition);
@@ -88,32 +87,30 @@ extension SharedSchema {
                     hosts, mdq.search_filter(hosts, scopes, who), test) INTO total;
                 RETURN total;
             END IF;
-            EXECUTE format(
-                'SELECT count(*) FROM mdq.entry e WHERE e.deleted_seq IS NULL AND e.host_id = ANY (%L::smallint[]) AND %s',
-                hosts, test) INTO total;
-            -- Less what lies in removed folders (tombstones kept a while).
-            EXECUTE format(
-                $q$SELECT count(*) FROM mdq.folder f
-                   JOIN mdq.entry e ON e.host_id = f.host_id AND e.parent_id = f.folder_id AND e.deleted_seq IS NULL
-                   WHERE f.deleted_seq IS NOT NULL AND f.host_id = ANY (%L::smallint[]) AND %s$q$,
-                hosts, test) INTO hidden;
-            total := total - hidden;
             IF who IS NOT NULL THEN
                 denied := mdq.denied_classes(who, hosts);
             END IF;
-            IF cardinality(denied) > 0 THEN
-                -- Less what lies in folders the viewer may not list: the
-                -- classes alone first (their index), then the pairs.
-                EXECUTE format(
-                    $q$SELECT count(*) FROM mdq.folder f
-                       JOIN mdq.entry e ON e.host_id = f.host_id AND e.parent_id = f.folder_id AND e.deleted_seq IS NULL
-                       WHERE f.deleted_seq IS NULL AND f.host_id = ANY (%L::smallint[])
-                         AND f.list_class = ANY (%L::int[])
-                         AND ((f.host_id::bigint << 32) | f.list_class) = ANY (%L::bigint[]) AND %s$q$,
+            -- One statement: the matching live entries, less those in
+            -- removed folders (tombstones kept a while) and, for a viewer,
+            -- in folders the viewer may not list (the classes alone first,
+            -- their index, then the pairs).
+            EXECUTE format(
+                $q$SELECT (SELECT count(*) FROM mdq.entry e
+                           WHERE e.deleted_seq IS NULL AND e.host_id = ANY (%1$L::smallint[]) AND %2$s)
+                        - (SELECT count(*) FROM mdq.folder f
+                           JOIN mdq.entry e ON e.host_id = f.host_id AND e.parent_id = f.folder_id
+                                           AND e.deleted_seq IS NULL
+                           WHERE f.deleted_seq IS NOT NULL AND f.host_id = ANY (%1$L::smallint[]) AND %2$s)
+                        - %3$s$q$,
+                hosts, test,
+                CASE WHEN coalesce(cardinality(denied), 0) = 0 THEN '0' ELSE format(
+                    $d$(SELECT count(*) FROM mdq.folder f
+                        JOIN mdq.entry e ON e.host_id = f.host_id AND e.parent_id = f.folder_id AND e.deleted_seq IS NULL
+                        WHERE f.deleted_seq IS NULL AND f.host_id = ANY (%L::smallint[])
+                          AND f.list_class = ANY (%L::int[])
+                          AND ((f.host_id::bigint << 32) | f.list_class) = ANY (%L::bigint[]) AND %s)$d$,
                     hosts, ARRAY(SELECT DISTINCT d & 4294967295 FROM unnest(denied) AS d)::text, denied::text, test)
-                    INTO hidden;
-                total := total - hidden;
-            END IF;
+                END) INTO total;
             RETURN total;
         END $$;
 
