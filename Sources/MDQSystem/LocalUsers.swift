@@ -14,9 +14,7 @@ package struct LocalUser: Hashable, Sendable {
 package enum LocalUsers {
     /// The name of the user this process runs as; nil when the name
     /// service has none for its uid.
-    package static var currentName: String? {
-        getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) }
-    }
+    package static var currentName: String? { name(of: getuid()) }
 
     /// The name of the user `uid`; nil when the name service has none.
     /// Safe from any thread (`getpwuid_r`).
