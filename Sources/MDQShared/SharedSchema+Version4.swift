@@ -56,13 +56,12 @@ extension SharedSchema {
                 -- planned for all the hosts at once, the first row waited
                 -- for every match of the first host (a bitmap built whole).
                 FOREACH host IN ARRAY hosts LOOP
-                    parts := parts || format('(' || query || ' LIMIT %s)', format('e.host_id = %s', host), filter,
-                                             test, row_limit);
+                    parts := parts || format(query || ' LIMIT %s', format('e.host_id = %s', host), filter, test,
+                                             row_limit);
                 END LOOP;
                 OPEN found NO SCROLL FOR EXECUTE
-                    CASE WHEN cardinality(parts) = 1 THEN format(query || ' LIMIT %s', format('e.host_id = %s', host),
-                                                                  filter, test, row_limit)
-                         ELSE array_to_string(parts, ' UNION ALL ') || format(' LIMIT %s', row_limit) END;
+                    CASE WHEN cardinality(parts) = 1 THEN parts[1]
+                         ELSE '(' || array_to_string(parts, ') UNION ALL (') || format(') LIMIT %s', row_limit) END;
             END IF;
             RETURN found;
         END $$;
