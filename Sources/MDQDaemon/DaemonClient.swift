@@ -151,23 +151,7 @@ package final class DaemonClient {
         _ query: [UInt8], hosts: [String]?, counting: Bool = false, limit: Int? = nil
     ) throws(MetadataError) -> (count: Int, lines: [[UInt8]], warnings: [String]) {
         var fields = JSONWriter()
-        fields.raw("\"syntax\":\"command-line\",\"predicate\":")
-        fields.string(query)
-        fields.raw(counting ? ",\"output\":\"count\"" : ",\"output\":\"paths\"")
-        if let hosts {
-            fields.raw(",\"hosts\":[")
-            for (i, name) in hosts.enumerated() {
-                if i > 0 { fields.raw(",") }
-                fields.string(Array(name.utf8))
-            }
-            fields.raw("]")
-        } else {
-            fields.raw(",\"allHosts\":true")
-        }
-        if let limit {
-            fields.raw(",\"limit\":")
-            fields.integer(limit)
-        }
+        DaemonCommand.searchHostsFields(query, counting: counting, hosts: hosts, limit: limit, into: &fields)
         _ = try send(.searchHosts, fields.bytes)
         var answer: (count: Int, lines: [[UInt8]], warnings: [String]) = (0, [], [])
         while true {

@@ -432,6 +432,17 @@ package enum DaemonProtocol {
         out.bytes.append(contentsOf: id)
         out.raw(",")
     }
+
+    /// The line before a part of paths: `{"id":…,"paths":N,"bytes":M}`,
+    /// the M bytes of N NUL-terminated paths following it.
+    static func pathsHeader(_ id: [UInt8], paths count: Int, bytes: Int, _ out: inout JSONWriter) {
+        begin(id, &out)
+        out.raw("\"paths\":")
+        out.integer(count)
+        out.raw(",\"bytes\":")
+        out.integer(bytes)
+        out.raw("}\n")
+    }
 }
 
 /// A request the daemon refuses, or a response a client cannot read.

@@ -61,14 +61,13 @@ extension DaemonSession {
         search.askedBudget = request["budget"]?.double
         // This host's part: the whole index, hidden names included, as
         // this user may see it.
-        var scopes = daemon.scopeList.filter(\.live).map(\.scope)
-        for i in scopes.indices { scopes[i].rules = scopes[i].rules.narrowed(by: ScopeRules(includeHidden: true)) }
+        let scopes = everythingIndexed(narrowedBy: ScopeRules(includeHidden: true))
         let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
         let engine = daemon.engine
         let viewer = self.viewer
         let reply: HostSearchReply
         do {
-            reply = try service.answer(search) { [scopes] counting, limit in
+            reply = try service.answer(search) { counting, limit in
                 // As a query of this host alone would say it.
                 guard !scopes.isEmpty else { throw MetadataError.daemon("the daemon indexes nothing yet") }
                 switch try engine.answer(
@@ -95,19 +94,8 @@ extension DaemonSession {
             out.raw("}\n")
         }
         if !counting {
-            var paths: [UInt8] = []
-            paths.reserveCapacity(reply.lines.reduce(0) { $0 + $1.count + 1 })
-            for line in reply.lines {
-                paths += line
-                paths.append(0)
-            }
-            DaemonProtocol.begin(id, &out)
-            out.raw("\"paths\":")
-            out.integer(reply.lines.count)
-            out.raw(",\"bytes\":")
-            out.integer(paths.count)
-            out.raw("}\n")
-            guard send(out.bytes), send(paths) else { return false }
+            DaemonProtocol.pathsHeader(id, paths: reply.count, bytes: reply.paths.count, &out)
+            guard send(out.bytes), send(reply.paths) else { return false }
             out = JSONWriter()
         }
         DaemonProtocol.begin(id, &out)

@@ -46,12 +46,7 @@ extension DaemonSession {
                 streamsPaths
                 ? { [self] paths, count in
                     var header = JSONWriter()
-                    DaemonProtocol.begin(id, &header)
-                    header.raw("\"paths\":")
-                    header.integer(count)
-                    header.raw(",\"bytes\":")
-                    header.integer(paths.count)
-                    header.raw("}\n")
+                    DaemonProtocol.pathsHeader(id, paths: count, bytes: paths.count, &header)
                     sent = send(header.bytes) && send(paths)
                     return sent
                 } : nil
@@ -141,12 +136,7 @@ extension DaemonSession {
         case .paths where streamsPaths:
             break  // sent as it was scanned
         case .paths:
-            DaemonProtocol.begin(id, &out)
-            out.raw("\"paths\":")
-            out.integer(answer.count)
-            out.raw(",\"bytes\":")
-            out.integer(answer.paths.count)
-            out.raw("}\n")
+            DaemonProtocol.pathsHeader(id, paths: answer.count, bytes: answer.paths.count, &out)
             guard send(out.bytes), send(answer.paths) else { return false }
             out = JSONWriter()
         case .entries:

@@ -232,17 +232,24 @@ final class DaemonSession: Sendable {
                 if !scopes.contains(scope) { scopes.append(scope) }
             }
         } else {
-            scopes = daemon.scopeList.filter(\.live).map(\.scope)
+            // Everything indexed, under the query's own rules when it gives them.
+            scopes = everythingIndexed(
+                narrowedBy: try request["rules"].map { rules throws(ProtocolError) in
+                    try DaemonProtocol.rules(rules)
+                })
             if scopes.isEmpty {
                 throw ProtocolError(code: .notCovered, message: "the daemon indexes nothing yet")
             }
-            // Everything indexed, under the query's own rules when it gives them.
-            if let rules = request["rules"] {
-                let query = try DaemonProtocol.rules(rules)
-                for i in scopes.indices { scopes[i].rules = scopes[i].rules.narrowed(by: query) }
-            }
         }
         return (predicate, scopes, words, other, asker)
+    }
+
+    /// The live scopes: everything indexed, under a query's own rules when
+    /// it gives them.
+    func everythingIndexed(narrowedBy query: ScopeRules?) -> [ScopeRequest] {
+        var scopes = daemon.scopeList.filter(\.live).map(\.scope)
+        if let query { for i in scopes.indices { scopes[i].rules = scopes[i].rules.narrowed(by: query) } }
+        return scopes
     }
 
     /// Runs `body`, which reads a query: a mistake in it becomes a

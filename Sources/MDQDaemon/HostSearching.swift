@@ -41,11 +41,12 @@ package struct HostSearchRequest: Sendable {
 }
 
 package struct HostSearchReply: Sendable {
+    /// The lines, or the count when counting.
     package var count = 0
-    /// As `mdq` prints them: another host's as `NAME:/path`, this host's
-    /// as its path; this host's first, then the others by name, each by
-    /// path.
-    package var lines: [[UInt8]] = []
+    /// The lines as `mdq` prints them, each ended by a NUL: another host's
+    /// as `NAME:/path`, this host's as its path; this host's first, then
+    /// the others by name, each by path.
+    package var paths: [UInt8] = []
     /// What the user is told first (hosts not live).
     package var warnings: [String] = []
 

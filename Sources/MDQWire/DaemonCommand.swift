@@ -17,6 +17,31 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     case follow
     case stop
 
+    /// The fields of a `search-hosts` request after its `command`: the
+    /// query as typed (`command-line`, or `name` for `--name`), `count` or
+    /// `paths`, the hosts (nil for every one) and the limit.
+    package static func searchHostsFields(
+        _ text: [UInt8], isName: Bool = false, counting: Bool, hosts: [String]?, limit: Int?, into out: inout JSONWriter
+    ) {
+        out.raw(isName ? #""syntax":"name","predicate":"# : #""syntax":"command-line","predicate":"#)
+        out.string(text)
+        out.raw(counting ? #","output":"count""# : #","output":"paths""#)
+        if let hosts {
+            out.raw(#","hosts":["#)
+            for (i, name) in hosts.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(Array(name.utf8))
+            }
+            out.raw("]")
+        } else {
+            out.raw(#","allHosts":true"#)
+        }
+        if let limit {
+            out.raw(#","limit":"#)
+            out.integer(limit)
+        }
+    }
+
     /// Whether a user of the system index may give it (root manages the
     /// index).
     package var isForUsersOfTheSystemIndex: Bool {

@@ -78,12 +78,11 @@ final class SharedSearchService: HostSearching {
             throw MetadataError.tooExpensive("more than \(Self.mostLines) results: left to the full command")
         }
         for result in answer.results.prefix(request.limit ?? Int.max) {
-            var line: [UInt8] = []
-            if let host = result.host { line = Array(host.utf8) + [UInt8(ascii: ":")] }
-            line += result.item.pathBytes
-            reply.lines.append(line)
+            if let host = result.host { reply.paths += Array(host.utf8) + [UInt8(ascii: ":")] }
+            reply.paths += result.item.pathBytes
+            reply.paths.append(0)
+            reply.count += 1
         }
-        reply.count = reply.lines.count
         return reply
     }
 

@@ -280,26 +280,9 @@ struct QuickSearch {
     /// The request for a search across hosts (`search-hosts`).
     func hostsRequest() -> [UInt8] {
         var out = JSONWriter()
-        out.raw(#"{"id":1,"command":"search-hosts","syntax":"#)
-        if isName { out.raw(#""name""#) } else { out.raw(#""command-line""#) }
-        out.field("predicate")
-        out.string(text)
-        out.field("output")
-        if count { out.raw(#""count""#) } else { out.raw(#""paths""#) }
-        if allHosts {
-            out.raw(#","allHosts":true"#)
-        } else {
-            out.raw(#","hosts":["#)
-            for (i, name) in hosts.enumerated() {
-                if i > 0 { out.raw(",") }
-                out.string(Array(name.utf8))
-            }
-            out.raw("]")
-        }
-        if let limit {
-            out.raw(#","limit":"#)
-            out.integer(limit)
-        }
+        out.raw(#"{"id":1,"command":"search-hosts","#)
+        DaemonCommand.searchHostsFields(
+            text, isName: isName, counting: count, hosts: allHosts ? nil : hosts, limit: limit, into: &out)
         out.raw("}\n")
         return out.bytes
     }
