@@ -470,6 +470,8 @@ def main():
             for host in hosts:
                 host.close()
             cluster.stop()
+            # The cluster's files are gigabytes: a run leaves none behind.
+            shutil.rmtree(work, ignore_errors=True)
         # What was measured, even when a step failed.
         text = "\n".join(lines) + "\n"
         print(text)
