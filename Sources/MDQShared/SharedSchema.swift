@@ -39,6 +39,9 @@ package enum SharedSchema {
             version: 4,
             summary: "searches joined host by host, counts without a folder per entry, short trigram pending lists",
             minimumPublisher: 4, minimumReader: 3, sql: version4),
+        Migration(
+            version: 5, summary: "name tests read the trigrams of their words, without the pads of separators",
+            minimumPublisher: 4, minimumReader: 3, sql: version5),
     ]
 
     /// The schema version this mdq creates, publishes and reads.

@@ -596,6 +596,12 @@ struct SharedTranslationTests {
         "kMDItemFSName ==[w] 'star*'", "kMDItemFSName ==[wc] 'PER%CENT'", "kMDItemFSName.pathExtension LIKE 'p?g'",
         "kMDItemFSName.pathExtension == ''", "kMDItemFSName.pathExtension LIKE '*'",
         "kMDItemFSName.pathExtension IN {'', 'md'}",
+        // Words and separators: the index is asked for the words alone.
+        "kMDItemFSName CONTAINS[cd] 'chapter_7777'", "kMDItemFSName LIKE[c] '*chapter 7777*'",
+        "kMDItemFSName CONTAINS 'ter%77'", "kMDItemFSName LIKE[cd] '*ter-7777.txt'",
+        "kMDItemFSName ==[cd] 'chapter_7777.txt'", "kMDItemFSName BEGINSWITH[cd] 'chapter_'",
+        "kMDItemFSName CONTAINS[cd] 'r.t'", "kMDItemFSName LIKE[cd] '*ual rep*'",
+        "kMDItemFSName CONTAINS 'k\\\\slash_7'", "kMDItemFSName LIKE[cd] '*_7777.*'",
     ]
 
     @Test func everyPredicateMeansWhatItMeansOnTheHost() throws {
@@ -608,6 +614,8 @@ struct SharedTranslationTests {
             "Report1.md", "report2.MD", "annual report.txt", "notes.txt", "NOTES.TXT", "a.png", "b.PNG", "c.Png",
             "café.txt", "cafe\u{301}s.txt", "Cafe.txt", "abc.txt", "한국어.txt", "Ελλάδα.png", "会议记录.txt", "star*.txt",
             "per%cent.txt", "under_score.txt", "photo7.png", "photo.jpeg", ".hidden", "noext", ".png", "x.tar.PNG",
+            "chapter_7777.txt", "chapterX7777.txt", "chapter 7777.txt", "chapter-7777.TXT", "Chapter%7777.md",
+            "x.chapter_7777", "back\\slash_7777.txt", "backXslash_7777.txt",
         ]
         for (i, name) in names.enumerated() {
             for folder in ["", "/deep", "/deep/er"] {
