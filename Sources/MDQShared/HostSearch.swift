@@ -1,4 +1,3 @@
-import Foundation
 package import MDQCore
 package import MDQSystem
 
@@ -132,21 +131,25 @@ package struct HostSearch {
                 "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
                     + "its entries are as of then")
         }
-        // This host's index and the database answer at once.
+        // This host's index and the database answer at once, on threads
+        // of their own: a dispatch queue's few workers (one per core)
+        // could make a connection wait for this host's search to end
+        // before it sent its query.
         let ownPart = Locked<Swift.Result<(count: Int, results: [Result]), any Error>?>(nil)
-        let ownDone = DispatchGroup()
+        var ownThread: WorkerThreads.Handle?
         if let own, searchesOwn, let localName {
             let ownFolders = folders.filter { $0.host == localName }.map(\.path)
             let limit = search.limit
-            ownDone.enter()
-            DispatchQueue.global().async {
+            let body: @Sendable () -> Void = {
                 let result = Swift.Result { try own(ownFolders, counting, limit) }
                 ownPart.withLock { $0 = result }
-                ownDone.leave()
             }
+            ownThread = WorkerThreads.start(name: "mdq-host-own", detached: false, body)
+            if ownThread == nil { body() }
         }
         func ownAnswer() throws -> (count: Int, results: [Result]) {
-            ownDone.wait()
+            ownThread?.join()
+            ownThread = nil
             return try ownPart.withLock { $0 }?.get() ?? (0, [])
         }
         let others = search.hosts ?? []
@@ -169,9 +172,9 @@ package struct HostSearch {
         let gathered = Locked(0)
         let cut = Locked(false)
         let most = mostResults ?? Int.max
-        // Each connection is used by its own iteration alone.
+        // Each connection is used by its own thread alone.
         let connections = UncheckedSendable(readers)
-        DispatchQueue.concurrentPerform(iterations: shares) { k in
+        WorkerThreads.run(count: shares, name: "mdq-host-search") { k in
             let reader = connections.value[k]
             let result = Swift.Result { () throws -> (count: Int, results: [Result]) in
                 if counting { return (try reader.count(searches[k]), []) }
@@ -201,7 +204,14 @@ package struct HostSearch {
         }
         for part in parts.withLock({ $0 }) {
             guard let part else { continue }
-            let (count, results) = try wait(for: ownDone) { try part.get() }
+            let (count, results): (Int, [Result])
+            do {
+                (count, results) = try part.get()
+            } catch {
+                // Nothing of the search outlives it.
+                _ = try? ownAnswer()
+                throw error
+            }
             answer.count += count
             answer.results += results
         }
@@ -221,14 +231,4 @@ package struct HostSearch {
         return answer
     }
 
-    /// Runs `body`; when it throws, waits for this host's part first, so
-    /// nothing of the search outlives it.
-    private func wait<T>(for ownDone: DispatchGroup, _ body: () throws -> T) throws -> T {
-        do {
-            return try body()
-        } catch {
-            ownDone.wait()
-            throw error
-        }
-    }
 }
