@@ -67,16 +67,23 @@ package final class SharedReader {
 
     /// Every host, by name.
     package func hosts() throws(SharedIndexError) -> [SharedHost] {
-        try connection.execute(
-            """
-            SELECT host_id, name, CASE WHEN state = 'live' AND last_contact < now() - make_interval(secs => $1::float8)
+        try hosts(after: nil)
+    }
+
+    /// Every host, read in the same round trip as `statements` (a
+    /// transaction's start) when given.
+    private func hosts(after statements: String?) throws(SharedIndexError) -> [SharedHost] {
+        // The silence as a literal: a query without parameters may follow
+        // other statements in one message.
+        let query = """
+            SELECT host_id, name, CASE WHEN state = 'live' AND last_contact < now() - make_interval(secs => \(SharedHost.silence)::float8)
                                        THEN 'offline' ELSE replace(state, '-', ' ') END AS state,
                    entries, last_seq, generation, last_contact::text,
                    extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain, purged_seq,
                    identity_seq
             FROM mdq.host ORDER BY name
-            """, [String(SharedHost.silence)]
-        ).rows.compactMap { row in
+            """
+        return try connection.execute(statements.map { $0 + "; " + query } ?? query).rows.compactMap { row in
             guard let id = row[0].flatMap(Int.init), let name = row[1], let state = row[2] else { return nil }
             return SharedHost(
                 id: id, name: name, state: state, entries: row[3].flatMap(Int.init) ?? 0,
@@ -164,7 +171,7 @@ package final class SharedReader {
     /// Refuses `search` as running it would (`Refusal`, `SharedIndexError`),
     /// without running it: what a live query says before it starts.
     package func check(_ search: Search) throws {
-        _ = try prepare(search)
+        _ = try prepare(search, hosts: hosts())
     }
 
     /// The search translated, or why the shared index refuses it (an
@@ -185,9 +192,8 @@ package final class SharedReader {
     }
 
     /// - Returns: nil when no host is left to search.
-    private func prepare(_ search: Search) throws -> Prepared? {
+    private func prepare(_ search: Search, hosts all: [SharedHost]) throws -> Prepared? {
         let translated = try Self.translate(search)
-        let all = try hosts()
         // This host may be answered elsewhere (its system index) and
         // publish nothing.
         for name in (search.hosts ?? []) + search.scopes.map(\.host)
@@ -222,17 +228,17 @@ package final class SharedReader {
 
     /// Runs `body` in one read-only snapshot (the hosts, the classes and
     /// the rows all as of one moment), whose statements stop after the
-    /// search's budget.
-    private func bounded<T>(_ search: Search, _ body: () throws -> T) throws -> T {
-        // One round trip: the transaction and its bound together.
+    /// search's budget; `body` is given the hosts as of the snapshot.
+    private func bounded<T>(_ search: Search, _ body: (_ hosts: [SharedHost]) throws -> T) throws -> T {
+        // One round trip: the transaction, its bound and the hosts.
         var begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
         if let budget = search.budget {
             // At most a day: a larger budget is as good as none.
             begin += "; SET LOCAL statement_timeout = \(Int(min(max(budget, 0.001), 86_400) * 1000))"
         }
-        _ = try connection.execute(begin)
         do {
-            let value = try body()
+            let value = try body(try hosts(after: begin))
+            // Which closes its cursors too.
             _ = try connection.execute("COMMIT")
             return value
         } catch {
@@ -253,8 +259,8 @@ package final class SharedReader {
     ) throws -> Int {
         let evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
         var count = 0
-        try bounded(search) { () throws in
-            guard let prepared = try prepare(search) else { return }
+        try bounded(search) { hosts throws in
+            guard let prepared = try prepare(search, hosts: hosts) else { return }
             seen?(Array(prepared.chosen.values))
             // The first rows first: an exact query stops at its limit in
             // the database, another is planned for a start.
@@ -302,8 +308,8 @@ package final class SharedReader {
     package func changes(_ search: Search, host id: Int, since: Int64, generation: Int64, identities: Int64) throws
         -> Changes
     {
-        try bounded(search) { () throws -> Changes in
-            guard let host = try hosts().first(where: { $0.id == id }) else { return .forgotten }
+        try bounded(search) { hosts throws -> Changes in
+            guard let host = hosts.first(where: { $0.id == id }) else { return .forgotten }
             guard host.generation == generation, since >= host.purgedSequence, host.identitySequence == identities
             else { return .searchAgain }
             var found: [(entry: SharedEntry, gone: Bool)] = []
@@ -324,8 +330,8 @@ package final class SharedReader {
     package func count(_ search: Search) throws -> Int {
         // Not exact: each candidate is checked here.
         if let translated = try? PredicateSQL(search.predicate), !translated.exact { return try self.search(search) }
-        let counted = try bounded(search) { () throws -> String? in
-            guard let prepared = try prepare(search) else { return "0" }
+        let counted = try bounded(search) { hosts throws -> String? in
+            guard let prepared = try prepare(search, hosts: hosts) else { return "0" }
             return try connection.execute(
                 "SELECT mdq.count($1::smallint[], $2::jsonb, $3::jsonb, $4) AS n",
                 [prepared.hosts, prepared.translated.condition.json, prepared.scopes, search.user]
@@ -336,8 +342,8 @@ package final class SharedReader {
     }
 
     /// Reads the cursor `name` 2,000 rows at a time, each row to `each`
-    /// (with whether it is gone, for changes) until it returns false, then
-    /// closes it.
+    /// (with whether it is gone, for changes) until it returns false; the
+    /// transaction's end closes it.
     private func fetch(
         _ name: String, hosts: [Int: SharedHost], each: (SharedEntry, _ gone: Bool) throws -> Bool
     ) throws {
@@ -350,7 +356,6 @@ package final class SharedReader {
             }
             if rows.count < 2000 { break }
         }
-        _ = try connection.execute("CLOSE \(name)")
     }
 
     /// A row of `mdq.search` or `mdq.changes`; a gone row (`mdq.changes`)
