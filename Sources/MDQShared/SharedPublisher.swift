@@ -176,6 +176,11 @@ private struct PublishingSession {
     var clock: EngineClock?
     var classes: ClassBook
     var rows: RowWriter
+    /// When the oldest change of the index not yet sent was made (at the
+    /// latest); nil when every change is.
+    var behindSince: ContinuousClock.Instant?
+    /// Whether the host's row says it is behind (`behind_since`).
+    var behindWritten = true
     var configuration: SharedPublisher.Configuration { publisher.configuration }
 
     init(publisher: SharedPublisher, connection: PostgresConnection) throws(SharedIndexError) {
@@ -288,10 +293,15 @@ private struct PublishingSession {
             }
             if let clock, clock == state.clock {
                 setState("live")
-                if ContinuousClock.now - lastContact > .seconds(10) {
+                behindSince = nil
+                if ContinuousClock.now - lastContact > .seconds(10) || behindWritten {
                     _ = try connection.execute(
-                        "UPDATE mdq.host SET last_contact = now(), state = 'live' WHERE host_id = $1", [String(hostID)])
+                        """
+                        UPDATE mdq.host SET last_contact = now(), state = 'live', behind_since = NULL
+                        WHERE host_id = $1
+                        """, [String(hostID)])
                     lastContact = .now
+                    behindWritten = false
                 }
                 if ContinuousClock.now - identitiesWritten > .seconds(300) {
                     // Users added, removed or moved between groups since.
@@ -301,6 +311,7 @@ private struct PublishingSession {
                 guard publisher.sleep(configuration.interval) else { return }
                 continue
             }
+            if behindSince == nil { behindSince = .now }
             if let clock,
                 let changes = publisher.engine.publishedChanges(since: clock, limit: configuration.batchEntries)
             {
@@ -413,6 +424,8 @@ private struct PublishingSession {
         let host = String(hostID)
         var sent = 0
         var clock = now
+        let readAt = ContinuousClock.now
+        var behind = behindSince
         try connection.transaction { () throws(SharedIndexError) in
             var read = first
             var below: Set<UInt64> = []
@@ -474,16 +487,27 @@ private struct PublishingSession {
                     WHERE folder_id = ANY($1::bigint[]) AND deleted_seq IS NULL
                     """, [list, String(seq)])
             }
+            // Behind: since the batch was read, when the index has moved
+            // on from what it records; not at all when it has not.
+            let index = publisher.engine.publishingState()
+            if let clock { behind = index.clock == clock ? nil : readAt }
             _ = try connection.execute(
                 """
                 UPDATE mdq.host SET last_seq = $2, clock = coalesce($3, clock), state = 'live',
-                       last_contact = now(), last_error = NULL, entries = $4
+                       last_contact = now(), last_error = NULL, entries = $4,
+                       behind_since = now() - make_interval(secs => $5::float8)
                 WHERE host_id = $1
-                """, [host, String(seq), clock?.description, String(publisher.engine.publishingState().entries)])
+                """,
+                [
+                    host, String(seq), clock?.description, String(index.entries),
+                    behind.map { String((ContinuousClock.now - $0) / .seconds(1)) },
+                ])
             _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
             sent += read.entries.count + removed.count
         }
         sequence = seq
+        behindSince = behind
+        behindWritten = behind != nil
         publisher.status.withLock {
             $0.sequence = seq
             $0.rowsSent += sent
@@ -513,6 +537,10 @@ private struct PublishingSession {
         let start = publisher.engine.publishingState().clock
         let seq = sequence + 1
         _ = try connection.execute("SELECT mdq.reload_begin($1::smallint)", [String(hostID)])
+        // Behind since the index it reloads was read, until it is sent.
+        _ = try connection.execute(
+            "UPDATE mdq.host SET behind_since = coalesce(behind_since, now()) WHERE host_id = $1", [String(hostID)])
+        behindWritten = true
         var entryCount = 0
         var folderCount = 0
         // Entries, then folders: two passes over the slots, each a slice

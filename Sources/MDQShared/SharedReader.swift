@@ -27,6 +27,10 @@ package struct SharedHost: Sendable, Equatable {
     /// Moved when the users of its identity domain changed: results
     /// judged for a user are judged again.
     package var identitySequence: Int64 = 0
+    /// Seconds its rows are behind its index: how long ago the oldest
+    /// change not yet published was made, 0 when none was at its
+    /// publisher's last write; nil when offline (not known since).
+    package var lag: Double?
 
     /// How long a publisher may be silent before its host is called offline
     /// (an idle publisher writes every 10 seconds).
@@ -80,7 +84,7 @@ package final class SharedReader {
                                        THEN 'offline' ELSE replace(state, '-', ' ') END AS state,
                    entries, last_seq, generation, last_contact::text,
                    extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain, purged_seq,
-                   identity_seq
+                   identity_seq, coalesce(extract(epoch FROM now() - behind_since)::float8, 0) AS lag
             FROM mdq.host ORDER BY name
             """
         return try connection.execute(statements.map { $0 + "; " + query } ?? query).rows.compactMap { row in
@@ -90,7 +94,8 @@ package final class SharedReader {
                 sequence: row[4].flatMap(Int64.init) ?? 0, generation: row[5].flatMap(Int64.init) ?? 0,
                 lastContact: row[6], secondsSinceContact: row[7].flatMap(Double.init), lastError: row[8],
                 domain: row[9] ?? "default", purgedSequence: row[10].flatMap(Int64.init) ?? 0,
-                identitySequence: row[11].flatMap(Int64.init) ?? 0)
+                identitySequence: row[11].flatMap(Int64.init) ?? 0,
+                lag: state == "offline" ? nil : row[12].flatMap(Double.init).map { max(0, $0) })
         }
     }
 

@@ -1,5 +1,6 @@
 extension SharedSchema {
-    /// Version 5: a name test reads the trigrams of its words alone.
+    /// Version 5: a name test reads the trigrams of its words alone, and a
+    /// host's lag is kept.
     ///
     /// pg_trgm pads a word that meets a literal character that is no
     /// letter or digit (`chapter_7777`, `annual report`): `  7`, ` 77`,
@@ -14,9 +15,32 @@ extension SharedSchema {
     /// no three characters in a row is left whole: an index asked for no
     /// trigram reads every row.
     ///
-    /// It replaces one function with one that calls it: readers and
-    /// publishers of version 4 go on.
+    /// Each host's row says how far its rows are behind its index
+    /// (`behind_since`), which `mdq hosts` shows as its lag.
+    ///
+    /// It replaces one function with one that calls it, and adds a
+    /// column: readers and publishers of version 4 go on (a host whose
+    /// publisher does not write the column shows no lag).
     static let version5 = #"""
+        -- When the oldest change of the host's index not yet in its rows
+        -- was made (at the latest); NULL when its rows were its index as
+        -- of its publisher's last write.
+        ALTER TABLE mdq.host ADD COLUMN behind_since timestamptz;
+        -- Roles granted the hosts' state column by column read it too, and
+        -- publishing roles write it.
+        DO $$
+        DECLARE
+            r record;
+        BEGIN
+            FOR r IN
+                SELECT DISTINCT grantee, privilege_type FROM information_schema.column_privileges
+                WHERE table_schema = 'mdq' AND table_name = 'host' AND column_name = 'last_contact'
+                  AND privilege_type IN ('SELECT', 'UPDATE') AND grantee NOT IN ('PUBLIC', current_user)
+            LOOP
+                EXECUTE format('GRANT %s (behind_since) ON mdq.host TO %I', r.privilege_type, r.grantee);
+            END LOOP;
+        END $$;
+
         ALTER FUNCTION mdq.condition_sql(jsonb) RENAME TO column_condition_sql;
 
         -- The pattern the trigram index is asked for: each escaped or

@@ -40,7 +40,8 @@ package enum SharedSchema {
             summary: "searches joined host by host, counts without a folder per entry, short trigram pending lists",
             minimumPublisher: 4, minimumReader: 3, sql: version4),
         Migration(
-            version: 5, summary: "name tests read the trigrams of their words, without the pads of separators",
+            version: 5,
+            summary: "name tests read the trigrams of their words, without the pads of separators; hosts' lag",
             minimumPublisher: 4, minimumReader: 3, sql: version5),
     ]
 
@@ -253,7 +254,7 @@ extension SharedSchema {
                 GRANT USAGE ON SCHEMA mdq TO \(quoted);
                 GRANT SELECT ON mdq.meta TO \(quoted);
                 GRANT SELECT (host_id, name, domain, generation, last_seq, state, entries, folders, last_error,
-                              registered, last_contact, purged_seq, identity_seq) ON mdq.host TO \(quoted);
+                              registered, last_contact, purged_seq, identity_seq, behind_since) ON mdq.host TO \(quoted);
                 GRANT EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) TO \(quoted)
                 """)
             if access == .trusted {
@@ -268,7 +269,7 @@ extension SharedSchema {
                     GRANT SELECT ON mdq.identity TO \(quoted);
                     GRANT INSERT, UPDATE, DELETE ON mdq.identity TO \(quoted);
                     GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,
-                                  publisher_version, purged_seq, identity_seq) ON mdq.host TO \(quoted);
+                                  publisher_version, purged_seq, identity_seq, behind_since) ON mdq.host TO \(quoted);
                     GRANT EXECUTE ON FUNCTION \(publishFunctions.joined(separator: ", ")) TO \(quoted)
                     """)
                 // Its host's partitions again (a revoke took them).

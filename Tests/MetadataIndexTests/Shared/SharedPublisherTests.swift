@@ -288,6 +288,45 @@ struct SharedPublisherTests {
         #expect(try Self.hosts(url).first?.state == "live")
     }
 
+    /// A host's lag: none once its rows are its index; while a backlog goes
+    /// out a batch at a time (each slowed on purpose in the database), how
+    /// long ago its oldest change not yet sent was made; none again after.
+    @Test func aHostsLagIsHowFarItsRowsAreBehind() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        for i in 0..<10 { close(open(root + "/file\(i).txt", O_WRONLY | O_CREAT, 0o644)) }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        var configuration = Self.configuration(url)
+        configuration.batchEntries = 5
+        let publisher = SharedPublisher(configuration: configuration, engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try Self.expectPublished(root, url, "first publish")
+        #expect(waitUntil(timeout: 20, interval: 0.02) { (try? Self.hosts(url).first?.lag) == 0 })
+        let owner = try PostgresConnection(url: url)
+        _ = try owner.execute(
+            """
+            CREATE FUNCTION public.slowly() RETURNS trigger LANGUAGE plpgsql AS
+                $$ BEGIN PERFORM pg_sleep(0.1); RETURN NULL; END $$;
+            CREATE TRIGGER slowly AFTER UPDATE ON mdq.host FOR EACH STATEMENT EXECUTE FUNCTION public.slowly()
+            """)
+        // Sixty new files: twelve batches of five, each a tenth of a second.
+        for i in 0..<60 { close(open(root + "/new\(i).txt", O_WRONLY | O_CREAT, 0o644)) }
+        var behind = 0.0
+        #expect(
+            waitUntil(timeout: 30, interval: 0.01) {
+                behind = (try? Self.hosts(url).first?.lag ?? 0) ?? 0
+                return behind > 0
+            }, "never behind")
+        #expect(behind < 30, "\(behind) s behind")
+        _ = try owner.execute("DROP TRIGGER slowly ON mdq.host")
+        try Self.expectPublished(root, url, "the new files")
+        #expect(waitUntil(timeout: 20, interval: 0.02) { (try? Self.hosts(url).first?.lag) == 0 })
+        #expect(try Self.hosts(url).first?.state == "live")
+    }
+
     /// A host whose journal no longer reaches the database's clock is
     /// published again whole, aside, and swapped in: readers see the old
     /// rows until then, and a new generation after.

@@ -594,4 +594,35 @@ struct SharedSearchFunctionTests {
         #expect(state.minimumPublisher == 4)
         #expect(state.minimumReader == 3)
     }
+
+    /// Roles granted under version 4 (the hosts' state column by column)
+    /// read the hosts, the lag included, after the migration to 5, and a
+    /// publishing role writes its lag.
+    @Test func rolesGrantedBeforeVersion5ReadTheLag() throws {
+        let url = cluster.url(try cluster.createDatabase())
+        let connection = try PostgresConnection(url: url)
+        try SharedSchema.migrate(connection, upTo: 4)
+        _ = try connection.execute("SELECT mdq.add_host('alpha', 'machine-alpha')")
+        try cluster.createRole("reader4")
+        try cluster.createRole("publisher4")
+        // What version 4's `mdq shared grant` gave.
+        _ = try connection.execute(
+            """
+            GRANT USAGE ON SCHEMA mdq TO reader4, publisher4;
+            GRANT SELECT ON mdq.meta TO reader4;
+            GRANT SELECT (host_id, name, domain, generation, last_seq, state, entries, folders, last_error,
+                          registered, last_contact, purged_seq, identity_seq) ON mdq.host TO reader4;
+            GRANT SELECT ON mdq.host TO publisher4;
+            GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,
+                          publisher_version, purged_seq, identity_seq) ON mdq.host TO publisher4;
+            UPDATE mdq.host SET publisher_role = 'publisher4'
+            """)
+        try SharedSchema.migrate(connection)
+        let reader = try SharedReader(connection: PostgresConnection(url: cluster.url(url, user: "reader4")))
+        #expect(try reader.hosts().map(\.name) == ["alpha"])
+        let publisher = try PostgresConnection(url: cluster.url(url, user: "publisher4"))
+        _ = try publisher.execute("UPDATE mdq.host SET behind_since = now() - interval '5 seconds', state = 'live'")
+        let lag = try #require(try reader.hosts().first?.lag)
+        #expect(lag >= 5 && lag < 60, "\(lag)")
+    }
 }
