@@ -170,6 +170,22 @@ package final class DaemonClient {
         }
     }
 
+    /// The hosts of the shared index, each as its JSON object
+    /// (`SharedHost.json`), from the system index when it searches the
+    /// shared index for its users.
+    package func sharedHosts() throws(MetadataError) -> [JSONValue] {
+        _ = try send(.hosts)
+        var hosts: [JSONValue] = []
+        while true {
+            let value = try response()
+            if let host = value["host"] {
+                hosts.append(host)
+            } else if value["done"]?.bool == true {
+                return hosts
+            }
+        }
+    }
+
     /// `status`, as the daemon reports it (see `IndexDaemon`).
     package func status() throws(MetadataError) -> DaemonStatus {
         _ = try send(.status)

@@ -104,4 +104,31 @@ extension DaemonSession {
         out.raw("}\n")
         return send(out.bytes)
     }
+
+    /// `hosts`: the hosts of the shared index, for `mdq hosts` run by a
+    /// user who has no credential of their own, from the system index that
+    /// searches it (`SEARCH`). Reply: a `host` line for each (the object
+    /// `mdq hosts --json` prints), then `done`.
+    func sharedHosts(id: [UInt8]) throws(ProtocolError) -> Bool {
+        guard daemon.isSystem, let service = daemon.hostSearch.withLock({ $0 }) else {
+            throw ProtocolError(
+                code: .notCovered, message: "this daemon does not search across hosts (SEARCH in system.conf)")
+        }
+        let hosts: [[UInt8]]
+        do {
+            hosts = try service.hosts()
+        } catch {
+            throw ProtocolError(code: .badRequest, message: (error as? MetadataError)?.message ?? "\(error)")
+        }
+        var out = JSONWriter()
+        for host in hosts {
+            DaemonProtocol.begin(id, &out)
+            out.raw("\"host\":")
+            out.bytes += host
+            out.raw("}\n")
+        }
+        DaemonProtocol.begin(id, &out)
+        out.raw("\"done\":true}\n")
+        return send(out.bytes)
+    }
 }

@@ -111,6 +111,7 @@ final class DaemonSession: Sendable {
             case .indexRemove: return try indexRemove(request, id: id)
             case .query: return try query(request, id: id, descriptors: descriptors)
             case .searchHosts: return try searchHosts(request, id: id)
+            case .hosts: return try sharedHosts(id: id)
             case .subscribe: return try subscribe(request, id: id, descriptors: descriptors, reader: &reader)
             case .follow: return try follow(request, id: id, descriptors: descriptors, reader: &reader)
             case .stop: return stop(id: id)

@@ -13,6 +13,12 @@ package protocol HostSearching: Sendable {
     /// - Throws: `MetadataError` with what the user is to be told (the
     ///   client then asks the full command, which says it the usual way).
     func answer(_ request: HostSearchRequest, own: @escaping HostSearchRequest.Own) throws -> HostSearchReply
+
+    /// Every host of the shared index, each as a JSON object (`mdq hosts
+    /// --json`).
+    ///
+    /// - Throws: `MetadataError` with what the user is to be told.
+    func hosts() throws -> [[UInt8]]
 }
 
 package struct HostSearchRequest: Sendable {

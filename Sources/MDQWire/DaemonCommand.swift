@@ -11,6 +11,9 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     /// A search across hosts, answered by the system index for its user
     /// when it searches the shared index (`SEARCH`).
     case searchHosts = "search-hosts"
+    /// The hosts of the shared index, from the system index when it
+    /// searches it (`SEARCH`).
+    case hosts
     case subscribe
     /// Only inside a subscription: ends it.
     case unsubscribe

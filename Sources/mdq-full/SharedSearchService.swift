@@ -2,6 +2,7 @@ import MDQCore
 import MDQDaemon
 import MDQShared
 import MDQSystem
+import MDQWire
 
 /// The system index's searches across hosts for its users (`SEARCH`): the
 /// search `mdq --host` makes itself (`HostSearch`), over connections to the
@@ -84,6 +85,25 @@ final class SharedSearchService: HostSearching {
             reply.count += 1
         }
         return reply
+    }
+
+    func hosts() throws -> [[UInt8]] {
+        let readers = try take(1)
+        let hosts: [SharedHost]
+        do {
+            hosts = try readers[0].hosts()
+        } catch {
+            close(readers)
+            throw MetadataError.daemon("the shared index: \(error.message)")
+        }
+        give(readers)
+        return hosts.map { host in
+            var out = JSONWriter()
+            out.raw("{")
+            host.json(into: &out)
+            out.raw("}")
+            return out.bytes
+        }
     }
 
     /// `count` connections: idle ones first, then new ones, never more

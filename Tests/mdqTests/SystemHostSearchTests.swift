@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MDQShared
+import MDQWire
 import SystemPackage
 import TestSupport
 import Testing
@@ -122,6 +123,24 @@ struct SystemHostSearchTests {
         let answer = try client.searchAcrossHosts(Array("report".utf8), hosts: ["alpha"], limit: 1)
         #expect(answer.count == 1 && answer.lines.count == 1)
         #expect(answer.lines.allSatisfy { String(decoding: $0, as: UTF8.self).hasPrefix("alpha:\(remote)/report-") })
+        // `mdq hosts` with no credential of the user's: the system index
+        // lists them, as the full command does with the database's URL.
+        func listed(_ output: Shell.Output) -> [String] {
+            output.stdoutText.split(separator: "\n").compactMap { line in
+                guard let host = try? JSONValue.parse(Array(line.utf8)) else { return nil }
+                return [host["name"]?.string, host["state"]?.string, host["entries"]?.integer.map { "\($0)" }]
+                    .map { $0 ?? "?" }.joined(separator: " ")
+            }
+        }
+        let (hosts, hostsFull) = try both(["hosts", "--json"], as: "nobody")
+        #expect(hosts.status == 0, "\(hosts.stderrText)")
+        #expect(listed(hosts) == ["alpha live 5"], "\(hosts.stdoutText)")
+        #expect(listed(hostsFull) == listed(hosts), "\(hostsFull.stdoutText)\(hostsFull.stderrText)")
+        let table = try both(["hosts"], as: "nobody").fast
+        #expect(
+            table.stdoutText.hasPrefix("HOST   STATE         ENTRIES     LAG       LAST CONTACT\n"),
+            "\(table.stdoutText)")
+        #expect(table.stdoutText.contains("alpha  live          5           0 s"), "\(table.stdoutText)")
         // A host that stops publishing is said to be offline, on stderr,
         // by both.
         alpha.publisher.stop()

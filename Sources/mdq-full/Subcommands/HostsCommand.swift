@@ -1,6 +1,7 @@
 import ArgumentParser
-import Foundation
+import MDQDaemon
 import MDQShared
+import MDQWire
 import MetadataIndex
 
 /// `mdq hosts`: every host of the shared index across hosts, with its
@@ -13,31 +14,24 @@ struct HostsCommand: ParsableCommand {
             The shared index is found at $MDQ_SHARED, else SHARED in /etc/mdq/system.conf. \
             A host is live while its publisher sends its changes (an idle one writes every 10 s), \
             catching up or reloading after it was away, offline once it has been silent for a minute: \
-            its entries are then as of its last contact, and searches mark them stale.
+            its entries are then as of its last contact, and searches mark them stale. \
+            LAG is how long ago the oldest change of the host's index not yet in the shared index was made \
+            (0 s: none was at its last write).
             """)
 
     @Flag(help: "One JSON object per host.")
     var json = false
 
     func run() throws {
-        let hosts: [SharedHost]
-        do {
-            hosts = try SharedIndexSettings.connect().hosts()
-        } catch let error as SharedIndexError {
-            throw MetadataError.daemon("the shared index: \(error.message)")
-        }
+        let hosts = try Self.hosts()
         var lines: [String] = []
         if json {
             for host in hosts {
-                var object: [String: Any] = [
-                    "name": host.name, "state": host.state, "entries": host.entries, "sequence": host.sequence,
-                    "generation": host.generation, "domain": host.domain,
-                ]
-                object["lastContact"] = host.lastContact
-                object["secondsSinceContact"] = host.secondsSinceContact
-                object["lastError"] = host.lastError
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-                lines.append(String(decoding: data, as: UTF8.self))
+                var out = JSONWriter()
+                out.raw("{")
+                host.json(into: &out)
+                out.raw("}")
+                lines.append(String(decoding: out.bytes, as: UTF8.self))
             }
         } else {
             guard !hosts.isEmpty else {
@@ -49,25 +43,47 @@ struct HostsCommand: ParsableCommand {
                 text + String(repeating: " ", count: max(0, width - text.count))
             }
             lines.append(
-                padded("HOST", width) + "  " + padded("STATE", 12) + "  " + padded("ENTRIES", 10) + "  LAST CONTACT")
+                padded("HOST", width) + "  " + padded("STATE", 12) + "  " + padded("ENTRIES", 10) + "  "
+                    + padded("LAG", 8) + "  LAST CONTACT")
             for host in hosts {
                 var contact = host.secondsSinceContact.map { Self.ago($0) } ?? "never"
                 if let error = host.lastError { contact += " (\(error))" }
                 lines.append(
                     padded(host.name, width) + "  " + padded(host.state, 12) + "  " + padded(String(host.entries), 10)
-                        + "  " + contact)
+                        + "  " + padded(host.lag.map(Self.duration) ?? "-", 8) + "  " + contact)
             }
         }
         StandardOutput.print(lines.joined(separator: "\n"))
     }
 
+    /// The hosts, read with the user's own configuration; without one,
+    /// from the system index, which searches the shared index for its
+    /// users (`SEARCH`) and needs no credential of theirs.
+    static func hosts() throws -> [SharedHost] {
+        do {
+            _ = try SharedIndexLocation.url()
+        } catch {
+            guard let listed = try? DaemonClient.connectSystem().sharedHosts() else { throw error }
+            return listed.compactMap(SharedHost.init(json:))
+        }
+        do {
+            return try SharedIndexSettings.connect().hosts()
+        } catch let error as SharedIndexError {
+            throw MetadataError.daemon("the shared index: \(error.message)")
+        }
+    }
+
     static func ago(_ seconds: Double) -> String {
+        seconds < 1 ? "now" : duration(seconds) + " ago"
+    }
+
+    /// `12 s`, `3 min`, `5 h`, `2 days`.
+    static func duration(_ seconds: Double) -> String {
         switch seconds {
-        case ..<1: "now"
-        case ..<120: "\(Int(seconds)) s ago"
-        case ..<7200: "\(Int(seconds / 60)) min ago"
-        case ..<172_800: "\(Int(seconds / 3600)) h ago"
-        default: "\(Int(seconds / 86400)) days ago"
+        case ..<120: "\(Int(seconds)) s"
+        case ..<7200: "\(Int(seconds / 60)) min"
+        case ..<172_800: "\(Int(seconds / 3600)) h"
+        default: "\(Int(seconds / 86400)) days"
         }
     }
 }
