@@ -139,14 +139,15 @@ package final class PostgresConnection {
         return PostgresRows(columns: columns, rows: rows)
     }
 
-    /// Runs `sql`, a `COPY … FROM STDIN`, and sends it the rows `fill`
-    /// writes (COPY's text format: `CopyText`), a part at a time: `fill`
-    /// is called until it returns false, and each part is sent as it is
-    /// made, so a whole index is streamed in bounded memory.
+    /// Runs `sql`, a `COPY … FROM STDIN (FORMAT binary)`, and sends it the
+    /// rows `fill` writes (`CopyBinary`; the stream's header and trailer are
+    /// added here), a part at a time: `fill` is called until it returns
+    /// false, and each part is sent as it is made, so a whole index is
+    /// streamed in bounded memory.
     ///
     /// - Returns: the rows the server took.
     @discardableResult
-    package func copy(_ sql: String, _ fill: (inout CopyText) throws(SharedIndexError) -> Bool)
+    package func copy(_ sql: String, _ fill: (inout CopyBinary) throws(SharedIndexError) -> Bool)
         throws(SharedIndexError) -> Int
     {
         guard let started = PQexec(handle, sql) else { throw SharedIndexError(Self.trimmed(PQerrorMessage(handle))) }
@@ -156,7 +157,8 @@ package final class PostgresConnection {
             throw Self.error(of: started)
         }
         PQclear(started)
-        var text = CopyText()
+        var text = CopyBinary()
+        text.bytes = CopyBinary.header
         var failure: SharedIndexError?
         while true {
             let more: Bool
@@ -166,6 +168,7 @@ package final class PostgresConnection {
                 failure = error
                 break
             }
+            if !more { text.bytes += CopyBinary.trailer }
             if !text.bytes.isEmpty {
                 let sent = text.bytes.withUnsafeBufferPointer { buffer in
                     buffer.withMemoryRebound(to: CChar.self) {

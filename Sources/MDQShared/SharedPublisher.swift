@@ -461,7 +461,8 @@ private struct PublishingSession {
             let files = read.entries.filter { $0.parent != nil }
             if !files.isEmpty {
                 var next = 0
-                try connection.copy("COPY mdq_entry_changes (\(RowWriter.entryColumns)) FROM STDIN") { text in
+                try connection.copy("COPY mdq_entry_changes (\(RowWriter.entryColumns)) FROM STDIN (FORMAT binary)") {
+                    text in
                     let end = min(files.count, next + 1000)
                     for entry in files[next..<end] { rows.entry(entry, seq: seq, into: &text) }
                     next = end
@@ -519,7 +520,7 @@ private struct PublishingSession {
         throws(SharedIndexError)
     {
         var next = 0
-        try connection.copy("COPY mdq_folder_changes (\(RowWriter.folderColumns)) FROM STDIN") { text in
+        try connection.copy("COPY mdq_folder_changes (\(RowWriter.folderColumns)) FROM STDIN (FORMAT binary)") { text in
             let end = min(folders.count, next + 1000)
             for i in next..<end { rows.folder(folders[i], listClass: listClasses[i], seq: seq, into: &text) }
             next = end
@@ -547,7 +548,7 @@ private struct PublishingSession {
         // of the index at a time under the engine's lock.
         var slot = 0
         entryCount = try connection.copy(
-            "COPY mdq.entry_\(hostID)_reload (\(RowWriter.entryColumns)) FROM STDIN"
+            "COPY mdq.entry_\(hostID)_reload (\(RowWriter.entryColumns)) FROM STDIN (FORMAT binary)"
         ) { (text) throws(SharedIndexError) in
             let end = slot + configuration.sliceSlots
             for entry in publisher.engine.publishedEntries(slots: slot..<end, rows: .entries) {
@@ -558,7 +559,7 @@ private struct PublishingSession {
         }
         slot = 0
         folderCount = try connection.copy(
-            "COPY mdq.folder_\(hostID)_reload (\(RowWriter.folderColumns)) FROM STDIN"
+            "COPY mdq.folder_\(hostID)_reload (\(RowWriter.folderColumns)) FROM STDIN (FORMAT binary)"
         ) { (text) throws(SharedIndexError) in
             let end = slot + configuration.sliceSlots
             for folder in publisher.engine.publishedEntries(slots: slot..<end, rows: .folders) {
@@ -660,7 +661,7 @@ private struct PublishingSession {
     }
 }
 
-/// The rows of one host as COPY text.
+/// The rows of one host for COPY (binary).
 private struct RowWriter {
     let hostID: Int
     let folder = UnicodeFolder(options: [.caseInsensitive, .diacriticInsensitive])
@@ -709,62 +710,64 @@ private struct RowWriter {
         """
     }
 
-    mutating func entry(_ entry: PublishedEntry, seq: Int64, into text: inout CopyText) {
-        text.integer(hostID)
-        text.integer(Int64(bitPattern: entry.identity))
-        text.integer(Int64(bitPattern: entry.parent ?? 0))
-        text.integer(entry.metadata.kind.rawValue)
-        Self.name(entry.name, into: &text)
-        let folded = folder.folded(entry.name)
-        text.text(String(decoding: folded, as: UTF8.self).utf8)
+    mutating func entry(_ entry: PublishedEntry, seq: Int64, into row: inout CopyBinary) {
+        row.row(fields: 14)
+        row.int16(Int16(hostID))
+        row.int64(Int64(bitPattern: entry.identity))
+        row.int64(Int64(bitPattern: entry.parent ?? 0))
+        row.int16(Int16(entry.metadata.kind.rawValue))
+        Self.name(entry.name, into: &row)
+        let folded = Self.utf8(folder.folded(entry.name))
+        row.text(folded)
         let kind = entry.metadata.kind
         // What follows the last dot, folded (folders too: `X.app`); for a
         // name that starts with its only dot (`.png`), what follows it,
         // though `kMDItemFSName.pathExtension` says it has none: so that
         // `*.png` is this column alone.
         if let dot = folded.lastIndex(of: UInt8(ascii: ".")) {
-            text.text(String(decoding: folded[(dot + 1)...], as: UTF8.self).utf8)
+            row.text(folded[(dot + 1)...])
         } else {
-            text.text("")
+            row.text([])
         }
-        if let size = entry.metadata.size, kind != .folder { text.integer(Int64(clamping: size)) } else { text.null() }
+        if let size = entry.metadata.size, kind != .folder { row.int64(Int64(clamping: size)) } else { row.null() }
         if let mtime = entry.metadata.modificationTime {
-            text.timestamp(nanosecondsSinceEpoch: mtime.nanosecondsSinceEpoch)
+            row.timestamp(nanosecondsSinceEpoch: mtime.nanosecondsSinceEpoch)
         } else {
-            text.null()
+            row.null()
         }
         if let btime = entry.metadata.birthTime {
-            text.timestamp(nanosecondsSinceEpoch: btime.nanosecondsSinceEpoch)
+            row.timestamp(nanosecondsSinceEpoch: btime.nanosecondsSinceEpoch)
         } else {
-            text.null()
+            row.null()
         }
-        text.text(contentType(entry.name, kind: kind))
-        text.integer(Int64(bitPattern: entry.metadata.inode))
-        text.integer(seq)
-        text.endRow()
+        row.text(contentType(entry.name, kind: kind))
+        row.int64(Int64(bitPattern: entry.metadata.inode))
+        row.int64(seq)
     }
 
-    func folder(_ folder: PublishedEntry, listClass: Int32, seq: Int64, into text: inout CopyText) {
-        text.integer(hostID)
-        text.integer(Int64(bitPattern: folder.identity))
-        if let parent = folder.parent { text.integer(Int64(bitPattern: parent)) } else { text.null() }
-        Self.name(folder.path ?? [], into: &text)
-        text.integer(listClass)
-        text.integer(seq)
-        text.endRow()
+    func folder(_ folder: PublishedEntry, listClass: Int32, seq: Int64, into row: inout CopyBinary) {
+        row.row(fields: 7)
+        row.int16(Int16(hostID))
+        row.int64(Int64(bitPattern: folder.identity))
+        if let parent = folder.parent { row.int64(Int64(bitPattern: parent)) } else { row.null() }
+        Self.name(folder.path ?? [], into: &row)
+        row.int32(listClass)
+        row.int64(seq)
     }
 
     /// A name (or path) as text, and as bytes too when they are not UTF-8
     /// (the text then shows U+FFFD where they are not).
-    private static func name(_ bytes: [UInt8], into text: inout CopyText) {
-        let decoded = String(decoding: bytes, as: UTF8.self)
-        if decoded.utf8.elementsEqual(bytes) {
-            text.text(bytes)
-            text.null()
-        } else {
-            text.text(decoded.utf8)
-            text.bytea(bytes)
-        }
+    private static func name(_ bytes: [UInt8], into row: inout CopyBinary) {
+        let text = utf8(bytes)
+        row.text(text)
+        if text == bytes { row.null() } else { row.bytea(bytes) }
+    }
+
+    /// The bytes as UTF-8: as they are when they are (ASCII at a glance),
+    /// else decoded, U+FFFD where they are not.
+    private static func utf8(_ bytes: [UInt8]) -> [UInt8] {
+        if bytes.allSatisfy({ $0 < 0x80 }) { return bytes }
+        return Array(String(decoding: bytes, as: UTF8.self).utf8)
     }
 
     private mutating func contentType(_ name: [UInt8], kind: EntryKind) -> String {

@@ -136,6 +136,20 @@ struct SharedPublisherTests {
         }
         let fd = open(deep + "/end.txt", O_WRONLY | O_CREAT, 0o644)
         if fd >= 0 { close(fd) }
+        // Dates a file may claim: before 1970 (to the nanosecond, which the
+        // database keeps to the microsecond below), past 2038, just after
+        // 1970.
+        for (name, seconds, nanoseconds) in [
+            ("old.txt", -1_234_567_891, 876_543_211), ("future.txt", 7_000_000_000, 999_999_999),
+            ("epoch.txt", 0, 500),
+        ] {
+            let path = root + "/" + name
+            close(open(path, O_WRONLY | O_CREAT, 0o644))
+            var times = [
+                timespec(tv_sec: seconds, tv_nsec: nanoseconds), timespec(tv_sec: seconds, tv_nsec: nanoseconds),
+            ]
+            _ = utimensat(AT_FDCWD, path, &times, 0)
+        }
     }
 
     @Test(arguments: [UInt64(1), 2, 3])
