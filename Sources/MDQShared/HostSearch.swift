@@ -131,6 +131,14 @@ package struct HostSearch {
                 "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
                     + "its entries are as of then")
         }
+        // A search the shared index refuses is refused before this host's
+        // part starts: a whole index searched for nothing.
+        let others = search.hosts ?? []
+        if !others.isEmpty {
+            var bounded = search
+            if let asked { (bounded.limit, bounded.budget) = asked }
+            _ = try SharedReader.translate(bounded)
+        }
         // This host's index and the database answer at once, on threads
         // of their own: a dispatch queue's few workers (one per core)
         // could make a connection wait for this host's search to end
@@ -152,12 +160,6 @@ package struct HostSearch {
             ownThread = nil
             return try ownPart.withLock { $0 }?.get() ?? (0, [])
         }
-        let others = search.hosts ?? []
-        if let asked, !others.isEmpty {
-            var bounded = search
-            (bounded.limit, bounded.budget) = asked
-            _ = try SharedReader.translate(bounded)
-        }
         // The other hosts dealt among the connections, one share each.
         let shares = min(readers.count, others.count)
         let searches: [SharedReader.Search] = (0..<shares).map { k in
@@ -174,33 +176,38 @@ package struct HostSearch {
         let most = mostResults ?? Int.max
         // Each connection is used by its own thread alone.
         let connections = UncheckedSendable(readers)
-        WorkerThreads.run(count: shares, name: "mdq-host-search") { k in
-            let reader = connections.value[k]
-            let result = Swift.Result { () throws -> (count: Int, results: [Result]) in
-                if counting { return (try reader.count(searches[k]), []) }
-                var results: [Result] = []
-                var serial = UInt64(k + 1) << 40
-                _ = try reader.search(searches[k]) { entry in
-                    serial += 1
-                    results.append(
-                        Result(
-                            host: entry.host,
-                            item: MetadataItem(
-                                serial: serial, pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata),
-                            stale: entry.stale))
-                    let total = gathered.withLock { total in
-                        total += 1
-                        return total
+        // No other host: nothing for the database (a thread of `run` is
+        // always started).
+        if shares > 0 {
+            WorkerThreads.run(count: shares, name: "mdq-host-search") { k in
+                let reader = connections.value[k]
+                let result = Swift.Result { () throws -> (count: Int, results: [Result]) in
+                    if counting { return (try reader.count(searches[k]), []) }
+                    var results: [Result] = []
+                    var serial = UInt64(k + 1) << 40
+                    _ = try reader.search(searches[k]) { entry in
+                        serial += 1
+                        results.append(
+                            Result(
+                                host: entry.host,
+                                item: MetadataItem(
+                                    serial: serial, pathBytes: entry.pathBytes, kind: entry.kind,
+                                    metadata: entry.metadata),
+                                stale: entry.stale))
+                        let total = gathered.withLock { total in
+                            total += 1
+                            return total
+                        }
+                        guard total <= most else {
+                            cut.withLock { $0 = true }
+                            return false
+                        }
+                        return true
                     }
-                    guard total <= most else {
-                        cut.withLock { $0 = true }
-                        return false
-                    }
-                    return true
+                    return (0, results)
                 }
-                return (0, results)
+                parts.withLock { $0[k] = result }
             }
-            parts.withLock { $0[k] = result }
         }
         for part in parts.withLock({ $0 }) {
             guard let part else { continue }

@@ -86,6 +86,15 @@ struct SystemHostSearchTests {
         try expectSame(["--host", "alpha,\(here)", "--limit", "1", "report"], "\(local)/report-here.txt\n")
         try expectSame(["--host", "alpha", "--count", "--limit", "2", "report"], "2\n")
         try expectSame(["--all-hosts", "--name", "photo"], "alpha:\(remote)/photo.png\n")
+        // This host alone: its index answers, and no connection searches.
+        try expectSame(["--host", here, "report"], "\(local)/report-here.txt\n")
+        try expectSame(["--host", here, "--count", "report"], "1\n")
+        // A folder of it (the full command's: the system index answers
+        // whole hosts).
+        let ownFolder = try Shell.run(
+            MDQCommandTests.binary, ["--onlyin", "\(here):\(local)", "--count", "report"],
+            environment: ["MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state, "MDQ_SHARED": url])
+        #expect(ownFolder.stdoutText == "1\n", "\(ownFolder.stderrText)")
         // Judged for the user asking: nobody may list its folder.
         let nobodys = [all[0], "alpha:\(remote)/private/report-secret.txt", all[1], all[2]]
         try expectSame(["--all-hosts", "report"], as: "nobody", nobodys.map { $0 + "\n" }.joined())
@@ -141,6 +150,13 @@ struct SystemHostSearchTests {
             table.stdoutText.hasPrefix("HOST   STATE         ENTRIES     LAG       LAST CONTACT\n"),
             "\(table.stdoutText)")
         #expect(table.stdoutText.contains("alpha  live          5           0 s"), "\(table.stdoutText)")
+        // Live, this host's results print as its paths, as above.
+        let live = try LiveProcess(
+            MDQCommandTests.binary, ["--live", "--interval", "0.05", "--all-hosts", "report"],
+            environment: ["MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state, "MDQ_SHARED": url])
+        #expect(live.waitForLine { $0 == "\(local)/report-here.txt" }, "\(live.lines)\(live.errorText)")
+        #expect(live.waitForLine { $0 == "alpha:\(remote)/report-a.txt" }, "\(live.lines)")
+        _ = live.interrupt()
         // A host that stops publishing is said to be offline, on stderr,
         // by both.
         alpha.publisher.stop()

@@ -625,4 +625,42 @@ struct SharedSearchFunctionTests {
         let lag = try #require(try reader.hosts().first?.lag)
         #expect(lag >= 5 && lag < 60, "\(lag)")
     }
+
+    /// A search across hosts the shared index refuses is refused before
+    /// this host's part starts (which would read its whole index for
+    /// nothing); a search of this host alone asks no connection anything.
+    @Test func aRefusedSearchAcrossHostsLeavesThisHostsIndexAlone() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let root = try temp.folder("tree").string
+        close(open(root + "/report.txt", O_WRONLY | O_CREAT, 0o644))
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        let readers = try (0..<2).map { _ in try SharedReader(connection: PostgresConnection(url: url)) }
+        let asked = Locked(0)
+        let own: HostSearch.OwnAnswer = { _, _, _ in
+            asked.withLock { $0 += 1 }
+            return (1, [])
+        }
+        var search = HostSearch(predicate: .alwaysTrue, user: "nobody")
+        search.ownName = "here"
+        #expect(throws: SharedReader.Refusal.self) {
+            try search.run(readers: readers, counting: true, own: own, warn: { _ in })
+        }
+        #expect(asked.withLock { $0 } == 0, "this host searched for a refused search")
+        // Bounded, it runs, this host's part too.
+        search.limit = 5
+        #expect(try search.run(readers: readers, counting: true, own: own, warn: { _ in }).count >= 2)
+        #expect(asked.withLock { $0 } == 1)
+        // This host alone: its part, nothing else.
+        search.hostNames = ["here"]
+        search.limit = nil
+        #expect(try search.run(readers: readers, counting: true, own: own, warn: { _ in }).count == 1)
+        #expect(asked.withLock { $0 } == 2)
+    }
 }
