@@ -39,6 +39,20 @@ package struct PredicateSQL {
 
     /// An attribute the shared index does not hold: the predicate cannot be
     /// answered across hosts.
+    /// Whether hosts publish `attribute` (or it follows from what they
+    /// publish: a display name, a path): what a search across hosts may
+    /// test, show (`--attr`), sort or group by.
+    package static func publishes(_ attribute: MetadataAttribute) -> Bool {
+        switch attribute.source {
+        case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
+            .conflictOriginalPath, .synced, .imported:
+            false
+        case .name, .nameExtension, .size, .creationDate, .contentChangeDate, .contentType, .contentTypeTree,
+            .displayName, .nameWithoutExtension, .path, .url, .kind:
+            true
+        }
+    }
+
     package struct Unpublished: Error, Equatable {
         package var attribute: String
     }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import MDQDaemon
 import MDQEngine
@@ -13,8 +14,34 @@ enum SharedIndexSettings {
     /// (as `MetadataError`s with the status a local search would have).
     /// - Parameter source: the query as typed, for a caret under the part
     ///   a refusal is about.
+    /// Refuses what a search across hosts cannot do as a local search
+    /// does it, rather than do it otherwise: filters of the local crawl
+    /// (`--type`, `--exclude`, `--xdev`), and columns, sorts and groups by
+    /// an attribute hosts do not publish.
+    static func checkOptions(scope: ScopeOptions, output: OutputOptions) throws {
+        var local: [String] = []
+        if !output.type.isEmpty { local.append("--type") }
+        if !scope.excludedFolders.isEmpty { local.append("--exclude") }
+        if scope.stayOnFileSystem { local.append("--xdev") }
+        if scope.includesPseudoFileSystems { local.append("--pseudo-filesystems") }
+        if let first = local.first {
+            throw ValidationError(
+                "\(first) applies to local searches, not to a search across hosts (--host, --all-hosts, "
+                    + "--onlyin NAME:/path)")
+        }
+        let keys = output.attributes + output.sortDescriptors.map(\.key) + [output.group].compactMap { $0 }
+        if let unpublished = keys.first(where: { key in
+            MetadataAttribute(key: key).map { !PredicateSQL.publishes($0) } ?? false
+        }) {
+            throw MetadataError.invalidArgument(
+                "\(unpublished) is not published to the shared index (hosts publish names, kinds, sizes, dates "
+                    + "and types): show it on its own host")
+        }
+    }
+
     static func explaining<T>(
-        _ predicate: MetadataPredicate, source: [UInt8]? = nil, budget: Double?, _ body: () throws -> T
+        _ predicate: MetadataPredicate, source: [UInt8]? = nil, budget: Double?, live: Bool = false,
+        _ body: () throws -> T
     ) throws -> T {
         do {
             return try body()
@@ -29,7 +56,9 @@ enum SharedIndexSettings {
                 var error = MetadataError.invalidArgument(
                     "the shared index cannot narrow \"\(predicate)\": nothing in it is a run of three characters of "
                         + "a name, an extension, a type, a size or a date, so every entry of every host would be "
-                        + "read; add --limit N or --budget SECONDS, or a narrower test")
+                        + (live
+                            ? "read; add --budget SECONDS, or a narrower test"
+                            : "read; add --limit N or --budget SECONDS, or a narrower test"))
                 if let culprit {
                     // The value as typed (a glob's stars may be the
                     // command's own), else the attribute's name.
@@ -50,9 +79,10 @@ enum SharedIndexSettings {
             }
         } catch let error as SharedIndexError where error.sqlState == "57014" {
             // query_canceled: the statement timeout set from --budget.
-            throw MetadataError.tooExpensive(
-                "the search across hosts took more than its budget (\(budget.map { "\($0)" } ?? "?") s); "
-                    + "narrow the query, or give it more with --budget")
+            throw MetadataError(
+                code: .tooExpensive,
+                message: "query too expensive: the search across hosts took more than its budget "
+                    + "(\(budget.map { "\($0)" } ?? "?") s); narrow the query, or give it more with --budget")
         } catch let error as SharedIndexError {
             throw MetadataError.daemon("the shared index: \(error.message)")
         }
@@ -181,10 +211,11 @@ struct SharedSearchSession {
 /// `mdq --live --host NAME QUERY`: a live query over hosts
 /// (`SearchScope.hosts`, `.allHosts`, `.host(_:folder:)`), printed as a
 /// local live query is (`LivePrinter`: text, `--json` with each item's
-/// `host`, `--count`, `--sort`, `--attr`), every path `NAME:/path`. This
-/// host, when asked for and its system index runs, comes from its system
-/// index (`OwnHostFeed`: fresh to the millisecond), the others from the
-/// shared index. A search the shared index refuses, a host it does not
+/// `host`, `--count`, `--sort`, `--attr`), another host's paths as
+/// `NAME:/path`. This host, when asked for and its system index runs,
+/// comes from its system index (`OwnHostFeed`: fresh to the millisecond),
+/// its paths printed as they are (as a one-shot search prints them), the
+/// others from the shared index. A search the shared index refuses, a host it does not
 /// know, or a database it cannot reach ends the command at once; once
 /// live, a host offline or the database lost is a warning, and the
 /// results stay.
@@ -197,17 +228,15 @@ struct SharedLiveSession {
     var source: [UInt8]?
 
     func run() throws -> Never {
-        let imported = OneShotSession.importedColumns(output).map(\.rawValue).sorted()
-        if let first = imported.first {
-            throw MetadataError.invalidArgument(
-                "\(first) is not published to the shared index (hosts publish names, kinds, sizes, dates and types): "
-                    + "show it on its own host")
-        }
         var scopes: [SearchScope] =
             scope.hostNames.map { names in
                 names.filter { name in !scope.remoteFolders.contains { $0.host == name } }.map { .hosts([$0]) }
             } ?? [.allHosts]
         scopes += scope.remoteFolders.map { .host($0.host, folder: FilePath.fromBytes($0.path)) }
+        let own = SystemConfiguration.sharedHostName
+        // This host's entries from its system index, printed as its paths
+        // (a one-shot search prints them so).
+        let answersOwn = own != nil && OwnHostFeed.answers()
         // What the shared index would refuse, said before going live: the
         // search the query will make (`SharedSource`), this host left out
         // where its system index answers for it. The connection closes
@@ -218,8 +247,7 @@ struct SharedLiveSession {
             search.hosts = scope.hostNames
             search.scopes = scopes.compactMap { scope in scope.hostFolder.map { (scope.hosts![0], $0.bytes) } }
             search.budget = budget
-            let own = SystemConfiguration.sharedHostName
-            if let own, search.searchesWhole(own), OwnHostFeed.answers() {
+            if let own, search.searchesWhole(own), answersOwn {
                 search.excludedHosts = [own]
             }
             do {
@@ -228,7 +256,9 @@ struct SharedLiveSession {
                 throw MetadataError.invalidArgument(
                     "\(name) is this host: its system index is not running (mdq system start) and it publishes nothing")
             } catch {
-                try SharedIndexSettings.explaining(predicate, source: source, budget: budget) { throw error }
+                try SharedIndexSettings.explaining(predicate, source: source, budget: budget, live: true) {
+                    throw error
+                }
             }
         }
         ProcessEnvironment.ignoreBrokenPipe()
@@ -237,7 +267,7 @@ struct SharedLiveSession {
         var session = LiveSession(
             predicate: predicate, source: .inProcess, scopeRequests: nil, container: nil, interval: output.interval,
             printer: LivePrinter(
-                mode: mode, attributes: output.attributes, acrossHosts: true,
+                mode: mode, attributes: output.attributes, acrossHosts: true, ownHost: answersOwn ? own : nil,
                 ordersFirstResults: output.sortDescriptors.isEmpty, showProgress: Diagnostics.showsProgress))
         session.searchScopes = scopes
         session.sortDescriptors = output.sortDescriptors

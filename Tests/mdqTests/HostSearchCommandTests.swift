@@ -84,6 +84,34 @@ struct HostSearchCommandTests {
             unpublished.stderrText.hasSuffix(
                 "\n  kMDItemFSSize > 1 && kMDItemLastUsedDate > $time.today(-1)\n                       ^\n"),
             "\(unpublished.stderrText)")
+        // What a search across hosts would not do as a local search does
+        // it is refused, not done otherwise.
+        for (arguments, reason) in [
+            (["--host", "alpha", "--type", "f", "photo"], "--type applies to local searches"),
+            (["--host", "alpha", "--exclude", "sub", "photo"], "--exclude applies to local searches"),
+            (["--onlyin", "/usr", "--host", "alpha", "photo"], "not DIR, --onlyin DIR"),
+            (["--all-hosts", "--onlyin", root, "photo"], "not DIR, --onlyin DIR"),
+            (["--host", "alpha", "--attr", "kMDItemLastUsedDate", "photo"], "kMDItemLastUsedDate is not published"),
+            (["--host", "alpha", "--sort", "kMDItemLastUsedDate", "photo"], "kMDItemLastUsedDate is not published"),
+            (["--host", "alpha", "--group", "kMDItemTextContent", "photo"], "kMDItemTextContent is not published"),
+            (["--host", "", "photo"], "--host takes a host name"),
+            (["--host", ",", "photo"], "--host takes a host name"),
+            (["--host", "alpha", "--live", "--attr", "kMDItemLastUsedDate", "photo"], "is not published"),
+        ] {
+            let refused = try mdq(arguments)
+            #expect(refused.status != 0 && refused.stderrText.contains(reason), "\(arguments): \(refused.stderrText)")
+            #expect(refused.stdoutText.isEmpty, "\(arguments)")
+        }
+        // A live search is bounded by a budget alone: its refusal says so.
+        let liveAdvice = try mdq(["--host", "alpha", "--live", "TRUEPREDICATE"])
+        #expect(liveAdvice.stderrText.contains("add --budget SECONDS"), "\(liveAdvice.stderrText)")
+        #expect(!liveAdvice.stderrText.contains("--limit"), "\(liveAdvice.stderrText)")
+        // A folder of another host is its path normalized, as a local one.
+        for folder in ["\(root)//sub", "\(root)/./sub/", "\(root)/sub/../sub"] {
+            let normalized = try mdq(["--onlyin", "alpha:\(folder)", "photo"])
+            #expect(
+                normalized.stdoutText == "alpha:\(root)/sub/photo-deep.png\n", "\(folder): \(normalized.stderrText)")
+        }
         let unknown = try mdq(["--host", "nope", "photo"])
         #expect(unknown.status == 2)
         #expect(unknown.stderrText.contains("no host nope in the shared index"), "\(unknown.stderrText)")
@@ -107,6 +135,11 @@ struct HostSearchCommandTests {
         let hosts = try mdq(["hosts"])
         #expect(hosts.status == 0)
         #expect(hosts.stdoutText.contains("alpha  live"), "\(hosts.stdoutText)")
+        // Dates in JSON as mdq's other JSON writes them.
+        let hostsJSON = try mdq(["hosts", "--json"]).stdoutText
+        #expect(
+            hostsJSON.range(of: #""lastContact":"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ""#, options: .regularExpression)
+                != nil, "\(hostsJSON)")
 
         // Live: the results, then what the host publishes.
         let live = try LiveProcess(

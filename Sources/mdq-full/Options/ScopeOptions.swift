@@ -117,13 +117,16 @@ struct ScopeOptions: ParsableArguments {
         case documents, data, external, all
     }
 
-    /// `--onlyin NAME:/path` values: a folder of another host.
+    /// `--onlyin NAME:/path` values: a folder of another host, its path
+    /// normalized as a local one is (`//`, `.` and `..` taken out: the
+    /// shared index keeps each folder by its path alone).
     var remoteFolders: [(host: String, path: [UInt8])] {
         onlyIn.compactMap { value in
             guard let colon = value.firstIndex(of: ":"), value[value.index(after: colon)...].hasPrefix("/"),
                 value[..<colon].range(of: SharedSchema.hostNamePattern, options: .regularExpression) != nil
             else { return nil }
-            return (String(value[..<colon]), Array(value[value.index(after: colon)...].utf8))
+            let path = FilePath(String(value[value.index(after: colon)...])).lexicallyNormalized()
+            return (String(value[..<colon]), Array(path.string.utf8))
         }
     }
 

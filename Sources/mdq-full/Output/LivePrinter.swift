@@ -51,18 +51,22 @@ final class LivePrinter: Sendable {
     private let attributes: [String]
     /// Paths are `NAME:/path` (a query across hosts).
     private let acrossHosts: Bool
+    /// This host's `NAME:`, which lines leave out (as a one-shot search
+    /// across hosts prints this host's paths).
+    private let ownPrefix: [UInt8]?
     /// The first results are printed by path (host, then path across
     /// hosts, which come in no order), without a sorted query's cost on
     /// every update.
     private let ordersFirstResults: Bool
 
     init(
-        mode: Mode, attributes: [String] = [], acrossHosts: Bool = false, ordersFirstResults: Bool = false,
-        showProgress: Bool
+        mode: Mode, attributes: [String] = [], acrossHosts: Bool = false, ownHost: String? = nil,
+        ordersFirstResults: Bool = false, showProgress: Bool
     ) {
         self.mode = mode
         self.attributes = attributes
         self.acrossHosts = acrossHosts
+        ownPrefix = acrossHosts ? ownHost.map { Array($0.utf8) + [UInt8(ascii: ":")] } : nil
         self.ordersFirstResults = ordersFirstResults
         self.showProgress = showProgress
     }
@@ -87,7 +91,13 @@ final class LivePrinter: Sendable {
 
     func didFinish(_ results: [MetadataItem]) {
         var results = results
-        if ordersFirstResults && !printsCounts { results.sort { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) } }
+        if ordersFirstResults && !printsCounts {
+            // This host first, then the others by name; each by path.
+            results.sort { a, b in
+                let (first, second) = (isOwn(a.pathBytes), isOwn(b.pathBytes))
+                return first != second ? first : a.pathBytes.lexicographicallyPrecedes(b.pathBytes)
+            }
+        }
         if state.withLock({ $0.progressShown }) { Diagnostics.status(nil) }
         // Problems found while gathering were held back past the first
         // few; once live, each new one is news and prints.
@@ -97,7 +107,7 @@ final class LivePrinter: Sendable {
         switch mode {
         case .lines(let terminator):
             for item in results {
-                AttributeText.appendLine(item, attributes: attributes, to: &out)
+                AttributeText.appendLine(shown(item), attributes: attributes, to: &out)
                 out.append(terminator)
                 if out.count >= 1 << 16 { write(&out) }
             }
@@ -123,13 +133,13 @@ final class LivePrinter: Sendable {
         case .lines(let terminator):
             func line(_ mark: UInt8, _ item: MetadataItem) {
                 out += [mark, UInt8(ascii: " ")]
-                AttributeText.appendLine(item, attributes: attributes, to: &out)
+                AttributeText.appendLine(shown(item), attributes: attributes, to: &out)
                 out.append(terminator)
             }
             for item in update.removed { line(UInt8(ascii: "-"), item) }
             for item in update.changed {
                 if let previous = update.previousPathBytes[item.id] {
-                    out += [UInt8(ascii: "<"), UInt8(ascii: " ")] + previous
+                    out += [UInt8(ascii: "<"), UInt8(ascii: " ")] + shown(previous)
                     out.append(terminator)
                     line(UInt8(ascii: ">"), item)
                 } else {
@@ -219,6 +229,22 @@ final class LivePrinter: Sendable {
         var object: [UInt8] = []
         AttributeText.appendJSON(item, attributes: attributes, to: &object)
         out += object.dropFirst()
+    }
+
+    /// Whether `path` is this host's (`NAME:/path` with this host's name).
+    private func isOwn(_ path: [UInt8]) -> Bool {
+        ownPrefix.map { path.starts(with: $0) } ?? false
+    }
+
+    /// A path as a line shows it: this host's without its `NAME:`.
+    private func shown(_ path: [UInt8]) -> [UInt8] {
+        guard let ownPrefix, path.starts(with: ownPrefix) else { return path }
+        return Array(path[ownPrefix.count...])
+    }
+
+    private func shown(_ item: MetadataItem) -> MetadataItem {
+        guard isOwn(item.pathBytes) else { return item }
+        return MetadataItem(serial: item.id, pathBytes: shown(item.pathBytes), kind: item.kind, metadata: item.metadata)
     }
 
     /// Writes whole lines at once, so an interrupt never leaves half a line.

@@ -120,11 +120,17 @@ struct FindCommand: ParsableCommand {
             typed = nil
         }
         if scope.searchesHosts {
-            guard folders.isEmpty, !scope.everywhere, scope.container == nil else {
+            guard folders.isEmpty, scope.onlyIn.count == scope.remoteFolders.count, !scope.everywhere,
+                scope.container == nil
+            else {
                 throw ValidationError(
-                    "a search across hosts takes its folders as --onlyin NAME:/path, not DIR, --everywhere or "
-                        + "--container")
+                    "a search across hosts takes its folders as --onlyin NAME:/path, not DIR, --onlyin DIR, "
+                        + "--everywhere or --container")
             }
+            if scope.hosts.contains(where: { $0.split(separator: ",").isEmpty }) {
+                throw ValidationError("--host takes a host name, or a comma list of them (mdq hosts lists them)")
+            }
+            try SharedIndexSettings.checkOptions(scope: scope, output: output)
             if output.live {
                 try SharedLiveSession(
                     predicate: predicate, scope: scope, output: output, budget: self.query.budget,
