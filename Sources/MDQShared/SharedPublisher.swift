@@ -492,10 +492,15 @@ private struct PublishingSession {
             // on from what it records; not at all when it has not.
             let index = publisher.engine.publishingState()
             if let clock { behind = index.clock == clock ? nil : readAt }
+            // The folders counted again when the batch may have changed
+            // how many there are.
+            let folderCount =
+                folders.isEmpty && removed.isEmpty
+                ? "folders" : "(SELECT count(*) FROM mdq.folder_\(hostID) WHERE deleted_seq IS NULL)"
             _ = try connection.execute(
                 """
                 UPDATE mdq.host SET last_seq = $2, clock = coalesce($3, clock), state = 'live',
-                       last_contact = now(), last_error = NULL, entries = $4,
+                       last_contact = now(), last_error = NULL, entries = $4, folders = \(folderCount),
                        behind_since = now() - make_interval(secs => $5::float8)
                 WHERE host_id = $1
                 """,

@@ -14,7 +14,8 @@ package struct SharedHost: Sendable, Equatable {
     package var entries: Int
     package var sequence: Int64
     package var generation: Int64
-    /// When its publisher last wrote, as the database says it.
+    /// When its publisher last wrote, as the database says it (ISO 8601,
+    /// UTC, to the second).
     package var lastContact: String?
     /// Seconds since then.
     package var secondsSinceContact: Double?
@@ -82,7 +83,8 @@ package final class SharedReader {
         let query = """
             SELECT host_id, name, CASE WHEN state = 'live' AND last_contact < now() - make_interval(secs => \(SharedHost.silence)::float8)
                                        THEN 'offline' ELSE replace(state, '-', ' ') END AS state,
-                   entries, last_seq, generation, last_contact::text,
+                   entries, last_seq, generation,
+                   to_char(last_contact AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS last_contact,
                    extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain, purged_seq,
                    identity_seq, coalesce(extract(epoch FROM now() - behind_since)::float8, 0) AS lag
             FROM mdq.host ORDER BY name

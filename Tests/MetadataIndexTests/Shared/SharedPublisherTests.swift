@@ -170,9 +170,21 @@ struct SharedPublisherTests {
         try Self.expectPublished(root, url, "seed \(seed), first publish")
         #expect(publisher.status.withLock { $0.reloads } == 1)
         // Storms while it publishes, each followed to the same state.
+        let database = try PostgresConnection(url: url)
         for round in 0..<3 {
             storm.run(operations: 200)
             try Self.expectPublished(root, url, "seed \(seed), storm \(round)")
+            // The host's counts are its rows'.
+            #expect(
+                waitUntil(timeout: 10, interval: 0.02) {
+                    (try? database.execute(
+                        """
+                        SELECT h.folders = (SELECT count(*) FROM mdq.folder f
+                                            WHERE f.host_id = h.host_id AND f.deleted_seq IS NULL) AS same
+                        FROM mdq.host h
+                        """
+                    ).first("same")) == "t"
+                }, "seed \(seed), storm \(round): folders counted")
         }
         #expect(publisher.status.withLock { $0.reloads } == 1, "changes are sent as changes")
     }
