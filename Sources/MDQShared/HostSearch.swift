@@ -102,10 +102,7 @@ package struct HostSearch {
             throw MetadataError.invalidArgument(
                 "no host \(name) in the shared index (hosts: \(known.isEmpty ? "none" : known); mdq hosts lists them)")
         }
-        var searchesOwn =
-            ownName.map { own in
-                requested.contains(own) && (folders.isEmpty || folders.contains { $0.host == own })
-            } ?? false
+        var searchesOwn = ownName.map { requested.contains($0) } ?? false
         if searchesOwn, own == nil, let ownName {
             searchesOwn = false
             if hosts.contains(where: { $0.name == ownName }) {
@@ -120,6 +117,16 @@ package struct HostSearch {
             }
         }
         let localName = searchesOwn ? ownName : nil
+        // Folders of some hosts, and others whole (`--host b --onlyin
+        // a:/x`, `--all-hosts --onlyin a:/x`): each host asked for is
+        // searched, whole unless folders of it are given, as a live search
+        // does it. A host whole is its folder `/` in the shared index.
+        var folders = self.folders
+        if !folders.isEmpty {
+            for name in requested where name != localName && !folders.contains(where: { $0.host == name }) {
+                folders.append((name, Array("/".utf8)))
+            }
+        }
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = requested.filter { $0 != localName }
         search.scopes = folders.filter { $0.host != localName }

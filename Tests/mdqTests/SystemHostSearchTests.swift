@@ -95,6 +95,20 @@ struct SystemHostSearchTests {
             MDQCommandTests.binary, ["--onlyin", "\(here):\(local)", "--count", "report"],
             environment: ["MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state, "MDQ_SHARED": url])
         #expect(ownFolder.stdoutText == "1\n", "\(ownFolder.stderrText)")
+        // A folder of one host, another whole: both searched, as live
+        // (as nobody, whom alone the folder lets list).
+        for arguments in [
+            ["--host", here, "--onlyin", "alpha:\(remote)/private", "report"],
+            ["--all-hosts", "--onlyin", "alpha:\(remote)/private", "report"],
+        ] {
+            let mixed = try Shell.run(
+                "/usr/bin/setpriv",
+                ["--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
+                environment: ["MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state, "MDQ_SHARED": url])
+            #expect(
+                mixed.stdoutText == "\(local)/report-here.txt\nalpha:\(remote)/private/report-secret.txt\n",
+                "\(arguments): \(mixed.stdoutText)\(mixed.stderrText)")
+        }
         // Judged for the user asking: nobody may list its folder.
         let nobodys = [all[0], "alpha:\(remote)/private/report-secret.txt", all[1], all[2]]
         try expectSame(["--all-hosts", "report"], as: "nobody", nobodys.map { $0 + "\n" }.joined())
