@@ -159,7 +159,7 @@ package final class SharedReader {
                     + "types)"
             case .unbounded:
                 "the shared index cannot narrow this search: nothing in it is a run of three characters of a name, "
-                    + "an extension, a type, a size or a date, so every entry of every host would be read"
+                    + "an extension, a type, a size or a date, so every entry of the hosts searched would be read"
             case .unknownHost(let name): "no host \(name) in the shared index"
             }
         }
