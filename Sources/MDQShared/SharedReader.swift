@@ -224,9 +224,15 @@ package final class SharedReader {
             out.raw("[")
             out.integer(host)
             out.raw(",")
-            // Matched by its text, a path that is not UTF-8 would find the
-            // wrong folder: it finds none rather than all.
-            if String(validating: scope.path, as: UTF8.self) != nil { out.string(scope.path) } else { out.raw("null") }
+            // A path that is not UTF-8 goes as its bytes (its text would
+            // find the folder of U+FFFD there too).
+            if String(validating: scope.path, as: UTF8.self) != nil {
+                out.string(scope.path)
+            } else {
+                let digits = Array("0123456789abcdef".utf8)
+                out.raw("null,")
+                out.string(scope.path.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
+            }
             out.raw("]")
         }
         out.raw("]")

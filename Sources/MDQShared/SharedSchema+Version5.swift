@@ -82,6 +82,64 @@ extension SharedSchema {
             RETURN CASE WHEN changed AND longest >= 3 THEN relaxed END;
         END $$;
 
+        -- The scopes of a search, matched by the folders' bytes as well as
+        -- their text: a folder whose path is not UTF-8 has a U+FFFD in its
+        -- text where a byte is not, which a folder of that very text
+        -- (the character itself) shares; a scope given as bytes
+        -- ([host, null, "hex"]) finds the folder of those bytes.
+        CREATE OR REPLACE FUNCTION mdq.search_filter(hosts smallint[], scopes jsonb, viewer text) RETURNS text
+        LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            denied bigint[] := CASE WHEN viewer IS NULL THEN '{}' ELSE mdq.denied_classes(viewer, hosts) END;
+            filter text := 'TRUE';
+            scope jsonb;
+            host smallint;
+            path text;
+            bytes bytea;
+            tests text[] := '{}';
+        BEGIN
+            IF cardinality(denied) > 0 THEN
+                -- The classes alone first (an index of them), then the pairs.
+                filter := format(
+                    'NOT (f.list_class = ANY (%L::int[]) AND ((f.host_id::bigint << 32) | f.list_class) = ANY (%L::bigint[]))',
+                    ARRAY(SELECT DISTINCT d & 4294967295 FROM unnest(denied) AS d)::text, denied::text);
+            END IF;
+            FOR scope IN SELECT * FROM jsonb_array_elements(coalesce(scopes, '[]')) LOOP
+                IF jsonb_typeof(scope -> 0) <> 'number' THEN
+                    RAISE EXCEPTION 'mdq: not a scope: %', left(scope::text, 200) USING ERRCODE = '22023';
+                END IF;
+                host := (scope ->> 0)::smallint;
+                path := scope ->> 1;
+                bytes := CASE WHEN jsonb_typeof(scope -> 2) = 'string' THEN decode(scope ->> 2, 'hex') END;
+                IF path IS NULL AND bytes IS NULL THEN
+                    tests := tests || 'FALSE'::text;
+                    CONTINUE;
+                END IF;
+                IF path IS NULL THEN
+                    -- Not UTF-8: the folders of those bytes, and below.
+                    IF length(bytes) > 1 AND get_byte(bytes, length(bytes) - 1) = 47 THEN
+                        bytes := substring(bytes FROM 1 FOR length(bytes) - 1);
+                    END IF;
+                    tests := tests || format(
+                        '(e.host_id = %s AND (f.raw_path = %L::bytea OR substring(f.raw_path FROM 1 FOR %s) = %L::bytea))',
+                        host, bytes, length(bytes) + 1, bytes || '/'::bytea);
+                    CONTINUE;
+                END IF;
+                IF length(path) > 1 AND right(path, 1) = '/' THEN
+                    path := left(path, -1);
+                END IF;
+                tests := tests || format(
+                    '(e.host_id = %s AND (f.path = %L OR f.path LIKE %L) '
+                    'AND (f.raw_path IS NULL OR substring(f.raw_path FROM 1 FOR %s) = %L::bytea))',
+                    host, path,
+                    CASE WHEN path = '/' THEN '/%'
+                         ELSE replace(replace(replace(path, '\', '\\'), '%', '\%'), '_', '\_') || '/%' END,
+                    octet_length(path), convert_to(path, 'UTF8'));
+            END LOOP;
+            RETURN format('%s AND %s', filter,
+                          CASE WHEN cardinality(tests) = 0 THEN 'TRUE' ELSE '(' || array_to_string(tests, ' OR ') || ')' END);
+        END $$;
+
         -- A condition as SQL: a name test by the trigrams of its words,
         -- then as given; everything else as version 3 wrote it (which
         -- calls this function again for the parts of `and`, `or`, `not`).

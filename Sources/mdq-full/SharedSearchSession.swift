@@ -109,6 +109,8 @@ struct SharedSearchSession {
     var budget: Double?
     /// The query as typed, for carets.
     var source: [UInt8]?
+    /// `--onlyin NAME:/path` folders, each path as its bytes were given.
+    var remoteFolders: [(host: String, path: [UInt8])] = []
 
     typealias Result = HostSearch.Result
 
@@ -117,7 +119,7 @@ struct SharedSearchSession {
         let reader = try SharedIndexSettings.connect()
         var search = HostSearch(predicate: predicate, user: SharedReader.Search.localUser)
         search.hostNames = scope.hostNames
-        search.folders = scope.remoteFolders
+        search.folders = remoteFolders
         search.ownName = SystemConfiguration.sharedHostName
         search.limit = output.limit
         search.sortsAfter = !output.sort.isEmpty
@@ -227,13 +229,15 @@ struct SharedLiveSession {
     var budget: Double?
     /// The query as typed, for carets.
     var source: [UInt8]?
+    /// `--onlyin NAME:/path` folders, each path as its bytes were given.
+    var remoteFolders: [(host: String, path: [UInt8])] = []
 
     func run() throws -> Never {
         var scopes: [SearchScope] =
             scope.hostNames.map { names in
-                names.filter { name in !scope.remoteFolders.contains { $0.host == name } }.map { .hosts([$0]) }
+                names.filter { name in !remoteFolders.contains { $0.host == name } }.map { .hosts([$0]) }
             } ?? [.allHosts]
-        scopes += scope.remoteFolders.map { .host($0.host, folder: FilePath.fromBytes($0.path)) }
+        scopes += remoteFolders.map { .host($0.host, folder: FilePath.fromBytes($0.path)) }
         let own = SystemConfiguration.sharedHostName
         // This host's entries from its system index, printed as its paths
         // (a one-shot search prints them so).

@@ -112,6 +112,35 @@ struct HostSearchCommandTests {
             #expect(
                 normalized.stdoutText == "alpha:\(root)/sub/photo-deep.png\n", "\(folder): \(normalized.stderrText)")
         }
+        // A folder whose path is not UTF-8 is its bytes: not the folder
+        // of the same text with U+FFFD (what its text shows), nor the other
+        // way round.
+        let bad = Array((root + "/dir").utf8) + [0xFF] + Array("bad".utf8)
+        let fffd = root + "/dir\u{FFFD}bad"
+        #expect(
+            (bad + [0]).withUnsafeBufferPointer {
+                mkdir(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), 0o755)
+            } == 0)
+        #expect(mkdir(fffd, 0o755) == 0)
+        let inBad = bad + Array("/inbad-qfile.txt".utf8)
+        #expect(
+            (inBad + [0]).withUnsafeBufferPointer {
+                open(UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self), O_WRONLY | O_CREAT, 0o644)
+            } >= 0)
+        FileManager.default.createFile(atPath: fffd + "/fffd-qfile.txt", contents: Data())
+        #expect(waitUntil(timeout: 20) { (try? mdq(["--host", "alpha", "--count", "qfile"]).stdoutText) == "2\n" })
+        let byBytes = try Shell.run(
+            "/bin/sh",
+            [
+                "-c", #"exec "$0" --onlyin "alpha:$1/dir$(printf '\377')bad" qfile"#, MDQCommandTests.binary,
+                root,
+            ],
+            environment: ["MDQ_SHARED": url])
+        #expect(Array(byBytes.stdout) == Array("alpha:".utf8) + inBad + [0x0A], "\(byBytes.stderrText)")
+        let byText = try mdq(["--onlyin", "alpha:\(fffd)", "qfile"])
+        #expect(byText.stdoutText == "alpha:\(fffd)/fffd-qfile.txt\n", "\(byText.stderrText)")
+        let above = try mdq(["--onlyin", "alpha:\(root)", "--count", "qfile"])
+        #expect(above.stdoutText == "2\n")
         let unknown = try mdq(["--host", "nope", "photo"])
         #expect(unknown.status == 2)
         #expect(unknown.stderrText.contains("no host nope in the shared index"), "\(unknown.stderrText)")

@@ -120,13 +120,21 @@ struct ScopeOptions: ParsableArguments {
     /// `--onlyin NAME:/path` values: a folder of another host, its path
     /// normalized as a local one is (`//`, `.` and `..` taken out: the
     /// shared index keeps each folder by its path alone).
-    var remoteFolders: [(host: String, path: [UInt8])] {
+    var remoteFolders: [(host: String, path: [UInt8])] { remoteFolders(raw: nil) }
+
+    /// The same, each path as its bytes were given (`raw`), which need not
+    /// be UTF-8.
+    func remoteFolders(raw: RawArguments?) -> [(host: String, path: [UInt8])] {
         onlyIn.compactMap { value in
             guard let colon = value.firstIndex(of: ":"), value[value.index(after: colon)...].hasPrefix("/"),
                 value[..<colon].range(of: SharedSchema.hostNamePattern, options: .regularExpression) != nil
             else { return nil }
-            let path = FilePath(String(value[value.index(after: colon)...])).lexicallyNormalized()
-            return (String(value[..<colon]), Array(path.string.utf8))
+            // The host name is ASCII: the path's bytes follow its colon.
+            let host = String(value[..<colon])
+            let bytes = raw.map { Array($0.bytes(for: value).dropFirst(host.utf8.count + 1)) }
+            let path = FilePath.fromBytes(bytes ?? Array(value[value.index(after: colon)...].utf8))
+                .lexicallyNormalized()
+            return (host, path.bytes)
         }
     }
 

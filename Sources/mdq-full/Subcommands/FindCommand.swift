@@ -134,12 +134,12 @@ struct FindCommand: ParsableCommand {
             if output.live {
                 try SharedLiveSession(
                     predicate: predicate, scope: scope, output: output, budget: self.query.budget,
-                    source: typed?.text ?? words
+                    source: typed?.text ?? words, remoteFolders: scope.remoteFolders(raw: raw)
                 ).run()
             }
             try SharedSearchSession(
                 predicate: predicate, scope: scope, output: output, budget: self.query.budget,
-                source: typed?.text ?? words
+                source: typed?.text ?? words, remoteFolders: scope.remoteFolders(raw: raw)
             ).run()
             return
         }
