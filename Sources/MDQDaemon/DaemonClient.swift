@@ -186,6 +186,41 @@ package final class DaemonClient {
         }
     }
 
+    /// A search across hosts whose results come with their attributes
+    /// (`items`), for the full command to print as a local search prints:
+    /// `count` alone when counting.
+    package func searchItemsAcrossHosts(
+        _ query: [UInt8], isName: Bool = false, hosts: [String]?, folders: [(host: String, path: [UInt8])],
+        counting: Bool, limit: Int?, budget: Double?
+    ) throws(MetadataError) -> (count: Int, items: [HostSearchReply.Item], warnings: [String]) {
+        var fields = JSONWriter()
+        DaemonCommand.searchHostsFields(
+            query, isName: isName, counting: counting, items: !counting, hosts: hosts, folders: folders, limit: limit,
+            budget: budget, into: &fields)
+        _ = try send(.searchHosts, fields.bytes)
+        var answer: (count: Int, items: [HostSearchReply.Item], warnings: [String]) = (0, [], [])
+        while true {
+            let value = try response()
+            if let warning = value["warning"]?.string {
+                answer.warnings.append(warning)
+            } else if let item = value["item"] {
+                let entry: EntrySnapshot
+                do {
+                    entry = try DaemonProtocol.item(item)
+                } catch {
+                    throw MetadataError.daemon("the daemon sent an item mdq cannot read: \(error.message)")
+                }
+                answer.items.append(
+                    HostSearchReply.Item(
+                        host: value["host"]?.string, path: entry.pathBytes, kind: entry.kind, metadata: entry.metadata,
+                        stale: value["stale"]?.bool ?? false))
+            } else if value["done"]?.bool == true {
+                answer.count = Int(value["count"]?.integer ?? 0)
+                return answer
+            }
+        }
+    }
+
     /// `status`, as the daemon reports it (see `IndexDaemon`).
     package func status() throws(MetadataError) -> DaemonStatus {
         _ = try send(.status)

@@ -3,6 +3,7 @@ import MDQEngine
 import MDQLive
 import MDQSystem
 import MDQWire
+import SystemPackage
 
 extension DaemonSession {
     /// `search-hosts`: a search across hosts for the user asking, answered
@@ -45,10 +46,21 @@ extension DaemonSession {
             hosts = names
         }
         let counting: Bool
+        let items: Bool
         switch request["output"]?.string ?? "paths" {
-        case "count": counting = true
-        case "paths": counting = false
+        case "count": (counting, items) = (true, false)
+        case "paths": (counting, items) = (false, false)
+        case "items": (counting, items) = (false, true)
         case let other: throw ProtocolError(code: .badRequest, message: "unknown output \"\(other)\"")
+        }
+        var folders: [(host: String, path: [UInt8])] = []
+        for folder in request["folders"]?.array ?? [] {
+            guard let host = folder["host"]?.string, let path = folder["path"]?.bytes, path.first == UInt8(ascii: "/"),
+                folders.count < DaemonProtocol.maximumScopes
+            else {
+                throw ProtocolError(code: .badRequest, message: "a folder of a host is {\"host\":…,\"path\":\"/…\"}")
+            }
+            folders.append((host, path))
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
         let seconds = try allowedSeconds(request)
@@ -56,6 +68,8 @@ extension DaemonSession {
         // here is a stranger everywhere.
         var search = HostSearchRequest(predicate: predicate, user: LocalUsers.name(of: user) ?? "", counting: counting)
         search.hosts = hosts
+        search.folders = folders
+        search.items = items
         search.limit = limit
         search.budget = seconds
         search.askedBudget = request["budget"]?.double
@@ -67,11 +81,16 @@ extension DaemonSession {
         let viewer = self.viewer
         let reply: HostSearchReply
         do {
-            reply = try service.answer(search) { counting, limit in
-                // As a query of this host alone would say it.
-                guard !scopes.isEmpty else { throw MetadataError.daemon("the daemon indexes nothing yet") }
+            reply = try service.answer(search) { folders, counting, limit in
+                // As a query of this host alone would say it: the whole
+                // index, or the folders asked for.
+                let asked =
+                    folders.isEmpty
+                    ? scopes
+                    : folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
+                guard !asked.isEmpty else { throw MetadataError.daemon("the daemon indexes nothing yet") }
                 switch try engine.answer(
-                    scopes: scopes, predicate: predicate, output: counting ? .count : .entries, limit: limit,
+                    scopes: asked, predicate: predicate, output: counting ? .count : .entries, limit: limit,
                     budget: budget, viewer: viewer)
                 {
                 case .success(let answer):
@@ -93,7 +112,27 @@ extension DaemonSession {
             out.string(Array(warning.utf8))
             out.raw("}\n")
         }
-        if !counting {
+        if items {
+            for item in reply.items {
+                DaemonProtocol.begin(id, &out)
+                if let host = item.host {
+                    out.raw("\"host\":")
+                    out.string(host)
+                    out.raw(",")
+                }
+                out.raw("\"stale\":")
+                out.bool(item.stale)
+                out.raw(",\"item\":")
+                DaemonProtocol.writeItem(
+                    id: 0, path: item.path, kind: item.kind, metadata: item.metadata, conflicts: false,
+                    conflictOriginal: nil, to: &out)
+                out.raw("}\n")
+                if out.bytes.count >= 1 << 16 {
+                    guard send(out.bytes) else { return false }
+                    out = JSONWriter(capacity: 1 << 16)
+                }
+            }
+        } else if !counting {
             DaemonProtocol.pathsHeader(id, paths: reply.count, bytes: reply.paths.count, &out)
             guard send(out.bytes), send(reply.paths) else { return false }
             out = JSONWriter()

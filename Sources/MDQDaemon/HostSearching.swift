@@ -1,4 +1,5 @@
 package import MDQCore
+package import MDQSystem
 
 /// Searches across hosts that the system index answers for its users
 /// (`mdq --host NAME`, `--all-hosts`), over connections to the shared index
@@ -25,6 +26,11 @@ package struct HostSearchRequest: Sendable {
     package var predicate: MetadataPredicate
     /// Host names; nil for every host.
     package var hosts: [String]?
+    /// Folders of hosts (`--onlyin NAME:/path`); the hosts asked for
+    /// without one are searched whole.
+    package var folders: [(host: String, path: [UInt8])] = []
+    /// Each result with its attributes (`items`), not its path alone.
+    package var items = false
     /// The user asking, by name (as every host judges users).
     package var user: String
     package var counting: Bool
@@ -35,9 +41,11 @@ package struct HostSearchRequest: Sendable {
     /// narrow is refused unless the user bounded it.
     package var askedBudget: Double?
 
-    /// This host's part, from its index: its count, and unless counting
-    /// its matches (at most `limit`).
-    package typealias Own = @Sendable (_ counting: Bool, _ limit: Int?) throws -> (count: Int, items: [MetadataItem])
+    /// This host's part, from its index: in the folders given (none: all
+    /// of it), its count, and unless counting its matches (at most
+    /// `limit`).
+    package typealias Own =
+        @Sendable (_ folders: [[UInt8]], _ counting: Bool, _ limit: Int?) throws -> (count: Int, items: [MetadataItem])
 
     package init(predicate: MetadataPredicate, user: String, counting: Bool) {
         self.predicate = predicate
@@ -55,6 +63,26 @@ package struct HostSearchReply: Sendable {
     package var paths: [UInt8] = []
     /// What the user is told first (hosts not live).
     package var warnings: [String] = []
+    /// The results with their attributes, for `items`: this host's (its
+    /// host nil) first, then the others by name, each by path.
+    package var items: [Item] = []
+
+    package struct Item: Sendable {
+        package var host: String?
+        package var path: [UInt8]
+        package var kind: EntryKind
+        package var metadata: EntryMetadata
+        /// Its host is not live: its entries are as of its last contact.
+        package var stale: Bool
+
+        package init(host: String?, path: [UInt8], kind: EntryKind, metadata: EntryMetadata, stale: Bool) {
+            self.host = host
+            self.path = path
+            self.kind = kind
+            self.metadata = metadata
+            self.stale = stale
+        }
+    }
 
     package init() {}
 }

@@ -21,14 +21,32 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     case stop
 
     /// The fields of a `search-hosts` request after its `command`: the
-    /// query as typed (`command-line`, or `name` for `--name`), `count` or
-    /// `paths`, the hosts (nil for every one) and the limit.
+    /// query as typed (`command-line`, or `name` for `--name`), `count`,
+    /// `paths` or `items`, the hosts (nil for every one), folders of hosts
+    /// (`--onlyin NAME:/path`, UTF-8), the limit and the budget.
     package static func searchHostsFields(
-        _ text: [UInt8], isName: Bool = false, counting: Bool, hosts: [String]?, limit: Int?, into out: inout JSONWriter
+        _ text: [UInt8], isName: Bool = false, counting: Bool, items: Bool = false, hosts: [String]?,
+        folders: [(host: String, path: [UInt8])] = [], limit: Int?, budget: Double? = nil, into out: inout JSONWriter
     ) {
         out.raw(isName ? #""syntax":"name","predicate":"# : #""syntax":"command-line","predicate":"#)
         out.string(text)
-        out.raw(counting ? #","output":"count""# : #","output":"paths""#)
+        out.raw(counting ? #","output":"count""# : items ? #","output":"items""# : #","output":"paths""#)
+        if !folders.isEmpty {
+            out.raw(#","folders":["#)
+            for (i, folder) in folders.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.raw(#"{"host":"#)
+                out.string(Array(folder.host.utf8))
+                out.raw(#","path":"#)
+                out.string(folder.path)
+                out.raw("}")
+            }
+            out.raw("]")
+        }
+        if let budget {
+            out.raw(#","budget":"#)
+            out.double(budget)
+        }
         if let hosts {
             out.raw(#","hosts":["#)
             for (i, name) in hosts.enumerated() {

@@ -39,6 +39,7 @@ final class SharedSearchService: HostSearching {
             max(1, min(request.hosts?.count ?? Self.connectionsPerSearch, Self.connectionsPerSearch)))
         var search = HostSearch(predicate: request.predicate, user: request.user)
         search.hostNames = request.hosts
+        search.folders = request.folders
         search.ownName = ownName
         search.budget = request.budget
         search.asked = (request.limit, request.askedBudget)
@@ -56,8 +57,8 @@ final class SharedSearchService: HostSearching {
         do {
             answer = try search.run(
                 readers: readers, counting: request.counting,
-                own: { _, counting, limit in
-                    let (count, items) = try own(counting, limit)
+                own: { folders, counting, limit in
+                    let (count, items) = try own(folders, counting, limit)
                     return (count, items.map { HostSearch.Result(host: nil, item: $0, stale: false) })
                 }, warn: { reply.warnings.append($0) })
         } catch {
@@ -79,6 +80,14 @@ final class SharedSearchService: HostSearching {
             throw MetadataError.tooExpensive("more than \(Self.mostLines) results: left to the full command")
         }
         for result in answer.results.prefix(request.limit ?? Int.max) {
+            if request.items {
+                reply.items.append(
+                    HostSearchReply.Item(
+                        host: result.host, path: result.item.pathBytes, kind: result.item.kind,
+                        metadata: result.item.metadata, stale: result.stale))
+                reply.count += 1
+                continue
+            }
             if let host = result.host { reply.paths += Array(host.utf8) + [UInt8(ascii: ":")] }
             reply.paths += result.item.pathBytes
             reply.paths.append(0)

@@ -116,6 +116,14 @@ struct SharedSearchSession {
 
     func run() throws {
         ProcessEnvironment.ignoreBrokenPipe()
+        do {
+            _ = try SharedIndexLocation.url()
+        } catch {
+            // No database credential of the user's: the system index
+            // searches for its users when it searches the shared index.
+            guard try runBySystemIndex() else { throw error }
+            return
+        }
         let reader = try SharedIndexSettings.connect()
         var search = HostSearch(predicate: predicate, user: SharedReader.Search.localUser)
         search.hostNames = scope.hostNames
@@ -144,6 +152,43 @@ struct SharedSearchSession {
             return
         }
         print(answer.results, ownName: search.ownName ?? "")
+    }
+
+    /// The search asked of the system index (`search-hosts`, each result
+    /// with its attributes), printed here as the command prints its own.
+    ///
+    /// - Returns: false when no system index searches across hosts here.
+    private func runBySystemIndex() throws -> Bool {
+        guard let client = try? DaemonClient.connectSystem(), let status = try? client.status() else { return false }
+        // Folders whose path is not UTF-8 go as bytes in the database's
+        // scopes, not in the protocol's strings.
+        guard remoteFolders.allSatisfy({ String(validating: $0.path, as: UTF8.self) != nil }) else {
+            throw MetadataError.invalidArgument(
+                "a folder whose path is not UTF-8 is searched with a database credential of your own "
+                    + "($MDQ_SHARED); the system index takes UTF-8 paths")
+        }
+        let counting = output.count && output.group == nil
+        let asked = Swift.Result { () throws(MetadataError) in
+            try client.searchItemsAcrossHosts(
+                Array(predicate.description.utf8), hosts: scope.hostNames, folders: remoteFolders, counting: counting,
+                limit: output.sort.isEmpty ? output.limit : nil, budget: budget)
+        }
+        // It does not search across hosts (no SEARCH).
+        if case .failure(let error) = asked, error.refusal != nil { return false }
+        let answer = try asked.get()
+        for warning in answer.warnings { Diagnostics.warn(warning) }
+        if counting {
+            StandardOutput.print(String(answer.count))
+            return true
+        }
+        let results = answer.items.enumerated().map { i, item in
+            Result(
+                host: item.host,
+                item: MetadataItem(serial: UInt64(i), pathBytes: item.path, kind: item.kind, metadata: item.metadata),
+                stale: item.stale)
+        }
+        print(results, ownName: status.publishing?.hostName ?? SystemConfiguration.sharedHostName ?? "")
+        return true
     }
 
     /// This host's matches, from its system index (the user's view of it).
@@ -238,6 +283,14 @@ struct SharedLiveSession {
                 names.filter { name in !remoteFolders.contains { $0.host == name } }.map { .hosts([$0]) }
             } ?? [.allHosts]
         scopes += remoteFolders.map { .host($0.host, folder: FilePath.fromBytes($0.path)) }
+        // A live search reads the shared index itself, as the user.
+        do {
+            _ = try SharedIndexLocation.url()
+        } catch {
+            throw MetadataError.invalidArgument(
+                error.message + "; a live search across hosts reads it with a credential of your own (the system "
+                    + "index answers one-shot searches for you)")
+        }
         let own = SystemConfiguration.sharedHostName
         // This host's entries from its system index, printed as its paths
         // (a one-shot search prints them so).

@@ -86,6 +86,20 @@ struct SystemHostSearchTests {
         try expectSame(["--host", "alpha,\(here)", "--limit", "1", "report"], "\(local)/report-here.txt\n")
         try expectSame(["--host", "alpha", "--count", "--limit", "2", "report"], "2\n")
         try expectSame(["--all-hosts", "--name", "photo"], "alpha:\(remote)/photo.png\n")
+        // Every output option, for a user with no credential of their
+        // own: the full command asks the system index for the results with
+        // their attributes and prints them itself.
+        for arguments in [
+            ["--all-hosts", "--json", "report"], ["--all-hosts", "--attr", "kMDItemFSSize", "report"],
+            ["--all-hosts", "--sort", "kMDItemFSName:desc", "--limit", "2", "report"],
+            ["--host", "alpha", "--group", "kMDItemContentType", "report"],
+            ["--onlyin", "alpha:\(remote)", "--attr", "kMDItemDisplayName", "report"],
+        ] {
+            let (fast, full) = try both(arguments, as: "nobody")
+            #expect(fast.status == 0 && !fast.stdoutText.isEmpty, "\(arguments): \(fast.stderrText)")
+            #expect(fast.stdoutText == full.stdoutText, "\(arguments)")
+            #expect(fast.stderrText == full.stderrText, "\(arguments)")
+        }
         // This host alone: its index answers, and no connection searches.
         try expectSame(["--host", here, "report"], "\(local)/report-here.txt\n")
         try expectSame(["--host", here, "--count", "report"], "1\n")
