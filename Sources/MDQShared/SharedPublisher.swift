@@ -258,9 +258,19 @@ private struct PublishingSession {
             $0.clock = clock?.description
             $0.lastError = nil
         }
-        _ = try connection.execute(
-            "UPDATE mdq.host SET publisher_version = $2, last_contact = now(), last_error = NULL WHERE host_id = $1",
-            [String(id), "mdq schema \(SharedSchema.current)"])
+        // Behind until it finds its rows are its index (a publisher that
+        // keeps failing before then is not said to be up to date), since
+        // when the row says, if it says.
+        let behind = try connection.execute(
+            """
+            UPDATE mdq.host SET publisher_version = $2, last_contact = now(), last_error = NULL,
+                                behind_since = coalesce(behind_since, clock_timestamp())
+            WHERE host_id = $1
+            RETURNING extract(epoch FROM clock_timestamp() - behind_since)::float8 AS seconds
+            """, [String(id), "mdq schema \(SharedSchema.current)"])
+        if let seconds = behind.first("seconds").flatMap(Double.init), seconds.isFinite, seconds >= 0 {
+            behindSince = .now - .milliseconds(Int64(min(seconds, 1e9) * 1000))
+        }
         try publishIdentities()
         // Shaped like this host's own partitions: a publishing role may
         // read those, not every host's.
@@ -470,6 +480,21 @@ private struct PublishingSession {
                 }
                 _ = try connection.execute(RowWriter.mergeEntries(hostID))
             }
+            // The live folders among those the batch touches, before and
+            // after: what it adds to the host's count (not a count of every
+            // folder, a batch at a time).
+            let touched = PostgresArray.numbers(
+                folders.map { Int64(bitPattern: $0.identity) } + read.removed.map { Int64(bitPattern: $0) })
+            func liveFolders() throws(SharedIndexError) -> Int {
+                guard !folders.isEmpty || !read.removed.isEmpty else { return 0 }
+                return try connection.execute(
+                    """
+                    SELECT count(*) AS n FROM mdq.folder_\(hostID)
+                    WHERE folder_id = ANY($1::bigint[]) AND deleted_seq IS NULL
+                    """, [touched]
+                ).first("n").flatMap(Int.init) ?? 0
+            }
+            let foldersBefore = try liveFolders()
             if !folders.isEmpty {
                 _ = try connection.execute(RowWriter.mergeFolders(hostID))
                 try classes.flush(connection)
@@ -492,16 +517,12 @@ private struct PublishingSession {
             // on from what it records; not at all when it has not.
             let index = publisher.engine.publishingState()
             if let clock { behind = index.clock == clock ? nil : readAt }
-            // The folders counted again when the batch may have changed
-            // how many there are.
-            let folderCount =
-                folders.isEmpty && removed.isEmpty
-                ? "folders" : "(SELECT count(*) FROM mdq.folder_\(hostID) WHERE deleted_seq IS NULL)"
+            let folderCount = "folders + \(try liveFolders() - foldersBefore)"
             _ = try connection.execute(
                 """
                 UPDATE mdq.host SET last_seq = $2, clock = coalesce($3, clock), state = 'live',
                        last_contact = now(), last_error = NULL, entries = $4, folders = \(folderCount),
-                       behind_since = now() - make_interval(secs => $5::float8)
+                       behind_since = clock_timestamp() - make_interval(secs => $5::float8)
                 WHERE host_id = $1
                 """,
                 [
@@ -545,7 +566,8 @@ private struct PublishingSession {
         _ = try connection.execute("SELECT mdq.reload_begin($1::smallint)", [String(hostID)])
         // Behind since the index it reloads was read, until it is sent.
         _ = try connection.execute(
-            "UPDATE mdq.host SET behind_since = coalesce(behind_since, now()) WHERE host_id = $1", [String(hostID)])
+            "UPDATE mdq.host SET behind_since = coalesce(behind_since, clock_timestamp()) WHERE host_id = $1",
+            [String(hostID)])
         behindWritten = true
         var entryCount = 0
         var folderCount = 0

@@ -30,7 +30,8 @@ package struct SharedHost: Sendable, Equatable {
     package var identitySequence: Int64 = 0
     /// Seconds its rows are behind its index: how long ago the oldest
     /// change not yet published was made, 0 when none was at its
-    /// publisher's last write; nil when offline (not known since).
+    /// publisher's last write; nil when not known (offline, or a publisher
+    /// older than schema version 5).
     package var lag: Double?
 
     /// How long a publisher may be silent before its host is called offline
@@ -86,7 +87,10 @@ package final class SharedReader {
                    entries, last_seq, generation,
                    to_char(last_contact AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS last_contact,
                    extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain, purged_seq,
-                   identity_seq, coalesce(extract(epoch FROM now() - behind_since)::float8, 0) AS lag
+                   identity_seq,
+                   -- Known from publishers that write it (version 5 on).
+                   CASE WHEN substring(publisher_version FROM '^mdq schema ([0-9]+)$')::int >= 5
+                        THEN coalesce(extract(epoch FROM now() - behind_since)::float8, 0) END AS lag
             FROM mdq.host ORDER BY name
             """
         return try connection.execute(statements.map { $0 + "; " + query } ?? query).rows.compactMap { row in

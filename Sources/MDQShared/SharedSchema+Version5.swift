@@ -26,7 +26,12 @@ extension SharedSchema {
         -- was made (at the latest); NULL when its rows were its index as
         -- of its publisher's last write.
         ALTER TABLE mdq.host ADD COLUMN behind_since timestamptz;
-        -- Roles granted the hosts' state column by column read it too, and
+        -- Publishers before version 5 left `folders` at their host's last
+        -- full publish: counted once here, then kept by each batch.
+        UPDATE mdq.host h SET folders = (SELECT count(*) FROM mdq.folder f
+                                         WHERE f.host_id = h.host_id AND f.deleted_seq IS NULL);
+        -- Roles granted the hosts' state column by column read it too (and
+        -- which publisher writes it: one of version 4 does not), and
         -- publishing roles write it.
         DO $$
         DECLARE
@@ -38,6 +43,9 @@ extension SharedSchema {
                   AND privilege_type IN ('SELECT', 'UPDATE') AND grantee NOT IN ('PUBLIC', current_user)
             LOOP
                 EXECUTE format('GRANT %s (behind_since) ON mdq.host TO %I', r.privilege_type, r.grantee);
+                IF r.privilege_type = 'SELECT' THEN
+                    EXECUTE format('GRANT SELECT (publisher_version) ON mdq.host TO %I', r.grantee);
+                END IF;
             END LOOP;
         END $$;
 

@@ -621,9 +621,15 @@ struct SharedSearchFunctionTests {
         let reader = try SharedReader(connection: PostgresConnection(url: cluster.url(url, user: "reader4")))
         #expect(try reader.hosts().map(\.name) == ["alpha"])
         let publisher = try PostgresConnection(url: cluster.url(url, user: "publisher4"))
-        _ = try publisher.execute("UPDATE mdq.host SET behind_since = now() - interval '5 seconds', state = 'live'")
+        // A publisher of version 4 writes no lag: not known.
+        _ = try publisher.execute("UPDATE mdq.host SET publisher_version = 'mdq schema 4', state = 'live'")
+        #expect(try reader.hosts().first?.lag == nil)
+        _ = try publisher.execute(
+            "UPDATE mdq.host SET publisher_version = 'mdq schema 5', behind_since = now() - interval '5 seconds'")
         let lag = try #require(try reader.hosts().first?.lag)
         #expect(lag >= 5 && lag < 60, "\(lag)")
+        _ = try publisher.execute("UPDATE mdq.host SET behind_since = NULL")
+        #expect(try reader.hosts().first?.lag == 0)
     }
 
     /// A search across hosts the shared index refuses is refused before
