@@ -137,6 +137,13 @@ package final class DaemonClient {
         return MetadataError.daemon("not indexed: " + message, refusal: .notCovered(gap: gap))
     }
 
+    /// What the daemon does beyond its protocol version (`hello`'s
+    /// `features`; none from an older daemon).
+    package func features() throws(MetadataError) -> Set<String> {
+        _ = try send(.hello)
+        return Set((try response()["features"]?.array ?? []).compactMap(\.string))
+    }
+
     /// The daemon's protocol version and process id.
     package func hello() throws(MetadataError) -> (protocolVersion: Int, pid: Int) {
         _ = try send(.hello)

@@ -17,6 +17,12 @@ import SystemPackage
 /// nanoseconds since 1970-01-01 UTC.
 package enum DaemonProtocol {
     package static let version = 2
+    /// What a daemon does that older daemons of the same version do not,
+    /// in `hello`: a client asks for these only of a daemon that names
+    /// them (an older one would ignore a field it does not know, and
+    /// answer another question). `search-hosts-items`: `search-hosts` takes
+    /// `folders` and answers `items`; `hosts`: the command.
+    package static let features = ["search-hosts-items", "hosts"]
     /// The longest request line accepted.
     static let maximumRequest = 1 << 20
 

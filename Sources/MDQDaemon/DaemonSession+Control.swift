@@ -2,7 +2,8 @@ import MDQSystem
 import MDQWire
 
 extension DaemonSession {
-    /// `hello`: the protocol version and the daemon's pid.
+    /// `hello`: the protocol version, the daemon's pid, and what it does
+    /// beyond the version (`DaemonProtocol.features`).
     func hello(id: [UInt8]) -> Bool {
         var out = JSONWriter()
         DaemonProtocol.begin(id, &out)
@@ -10,7 +11,12 @@ extension DaemonSession {
         out.integer(DaemonProtocol.version)
         out.raw(",\"pid\":")
         out.integer(ProcessIdentity.processID)
-        out.raw("}\n")
+        out.raw(",\"features\":[")
+        for (i, feature) in DaemonProtocol.features.enumerated() {
+            if i > 0 { out.raw(",") }
+            out.string(feature)
+        }
+        out.raw("]}\n")
         return send(out.bytes)
     }
 

@@ -102,8 +102,11 @@ extension DaemonSession {
             }
         } catch {
             if budget.isCancelled { return false }
-            let message = (error as? MetadataError)?.message ?? "\(error)"
-            throw ProtocolError(code: .badRequest, message: message)
+            let metadataError = error as? MetadataError
+            // More than an answer holds, or past its budget: said as such.
+            throw ProtocolError(
+                code: metadataError?.code == .tooExpensive ? .tooExpensive : .badRequest,
+                message: metadataError?.message ?? "\(error)")
         }
         var out = JSONWriter(capacity: 1 << 16)
         for warning in reply.warnings {
@@ -149,6 +152,8 @@ extension DaemonSession {
     /// searches it (`SEARCH`). Reply: a `host` line for each (the object
     /// `mdq hosts --json` prints), then `done`.
     func sharedHosts(id: [UInt8]) throws(ProtocolError) -> Bool {
+        try beginQuery()
+        defer { daemon.end(.query, for: user) }
         guard daemon.isSystem, let service = daemon.hostSearch.withLock({ $0 }) else {
             throw ProtocolError(
                 code: .notCovered, message: "this daemon does not search across hosts (SEARCH in system.conf)")

@@ -183,8 +183,8 @@ package struct HostSearch {
         let most = mostResults ?? Int.max
         // Each connection is used by its own thread alone.
         let connections = UncheckedSendable(readers)
-        // No other host: nothing for the database (a thread of `run` is
-        // always started).
+        // No other host: nothing for the database (`run` would still run
+        // share 0, on this thread).
         if shares > 0 {
             WorkerThreads.run(count: shares, name: "mdq-host-search") { k in
                 let reader = connections.value[k]

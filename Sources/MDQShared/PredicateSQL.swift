@@ -37,8 +37,6 @@ package struct PredicateSQL {
         package var literal: [UInt8]?
     }
 
-    /// An attribute the shared index does not hold: the predicate cannot be
-    /// answered across hosts.
     /// Whether hosts publish `attribute` (or it follows from what they
     /// publish: a display name, a path): what a search across hosts may
     /// test, show (`--attr`), sort or group by.
@@ -53,6 +51,8 @@ package struct PredicateSQL {
         }
     }
 
+    /// An attribute the shared index does not hold: the predicate cannot be
+    /// answered across hosts.
     package struct Unpublished: Error, Equatable {
         package var attribute: String
     }

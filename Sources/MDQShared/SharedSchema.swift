@@ -246,6 +246,13 @@ extension SharedSchema {
     /// - Throws: `SharedIndexError` when the role does not exist, or the
     ///   caller may not grant.
     package static func grant(_ connection: PostgresConnection, role: String, access: Access) throws(SharedIndexError) {
+        // The columns granted are this version's: a newer schema's would
+        // be left out, and its readers and publishers refused.
+        if let state = try state(of: connection), state.version > current {
+            throw SharedIndexError(
+                "the shared index's schema is version \(state.version), newer than this mdq knows (\(current)): "
+                    + "grant with the newer mdq")
+        }
         let quoted = try quotedRole(connection, role)
         try connection.transaction { () throws(SharedIndexError) in
             // The hosts' state, not their machine ids.

@@ -66,6 +66,9 @@ final class SharedSearchService: HostSearching {
             // none is kept.
             close(readers)
             switch error {
+            case let error as SharedIndexError where error.sqlState == "57014":
+                // The budget, as the command says it.
+                throw SharedIndexSettings.overBudget(request.budget)
             case let error as SharedIndexError: throw MetadataError.daemon("the shared index: \(error.message)")
             case let refusal as SharedReader.Refusal: throw MetadataError.invalidArgument(refusal.description)
             default: throw error

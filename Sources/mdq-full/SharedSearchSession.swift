@@ -10,10 +10,15 @@ import SystemPackage
 /// (`$MDQ_SHARED`, else `SHARED` in the system index's configuration), and
 /// why it refuses a search.
 enum SharedIndexSettings {
-    /// Runs a call on the shared index, saying why it refuses the search
-    /// (as `MetadataError`s with the status a local search would have).
-    /// - Parameter source: the query as typed, for a caret under the part
-    ///   a refusal is about.
+    /// A search across hosts stopped by the database at its budget
+    /// (`statement_timeout`, set from --budget).
+    static func overBudget(_ budget: Double?) -> MetadataError {
+        MetadataError(
+            code: .tooExpensive,
+            message: "query too expensive: the search across hosts took more than its budget "
+                + "(\(budget.map { "\($0)" } ?? "?") s); narrow the query, or give it more with --budget")
+    }
+
     /// Refuses what a search across hosts cannot do as a local search
     /// does it, rather than do it otherwise: filters of the local crawl
     /// (`--type`, `--exclude`, `--xdev`), and columns, sorts and groups by
@@ -26,8 +31,8 @@ enum SharedIndexSettings {
         if scope.includesPseudoFileSystems { local.append("--pseudo-filesystems") }
         if let first = local.first {
             throw ValidationError(
-                "\(first) applies to local searches, not to a search across hosts (--host, --all-hosts, "
-                    + "--onlyin NAME:/path)")
+                "\(first) is not taken by a search across hosts (--host, --all-hosts, --onlyin NAME:/path): it "
+                    + "filters a local search")
         }
         let keys = output.attributes + output.sortDescriptors.map(\.key) + [output.group].compactMap { $0 }
         if let unpublished = keys.first(where: { key in
@@ -39,6 +44,10 @@ enum SharedIndexSettings {
         }
     }
 
+    /// Runs a call on the shared index, saying why it refuses the search
+    /// (as `MetadataError`s with the status a local search would have).
+    /// - Parameter source: the query as typed, for a caret under the part
+    ///   a refusal is about.
     static func explaining<T>(
         _ predicate: MetadataPredicate, source: [UInt8]? = nil, budget: Double?, live: Bool = false,
         _ body: () throws -> T
@@ -80,10 +89,7 @@ enum SharedIndexSettings {
             }
         } catch let error as SharedIndexError where error.sqlState == "57014" {
             // query_canceled: the statement timeout set from --budget.
-            throw MetadataError(
-                code: .tooExpensive,
-                message: "query too expensive: the search across hosts took more than its budget "
-                    + "(\(budget.map { "\($0)" } ?? "?") s); narrow the query, or give it more with --budget")
+            throw overBudget(budget)
         } catch let error as SharedIndexError {
             throw MetadataError.daemon("the shared index: \(error.message)")
         }
@@ -124,7 +130,15 @@ struct SharedSearchSession {
             guard try runBySystemIndex() else { throw error }
             return
         }
-        let reader = try SharedIndexSettings.connect()
+        let reader: SharedReader
+        do {
+            reader = try SharedIndexSettings.connect()
+        } catch {
+            // A credential that does not let the user in (or a database
+            // only the system index reaches): the system index searches.
+            guard try runBySystemIndex() else { throw error }
+            return
+        }
         var search = HostSearch(predicate: predicate, user: SharedReader.Search.localUser)
         search.hostNames = scope.hostNames
         search.folders = remoteFolders
@@ -159,7 +173,9 @@ struct SharedSearchSession {
     ///
     /// - Returns: false when no system index searches across hosts here.
     private func runBySystemIndex() throws -> Bool {
-        guard let client = try? DaemonClient.connectSystem(), let status = try? client.status() else { return false }
+        guard let client = try? DaemonClient.connectSystem(), let status = try? client.status(),
+            (try? client.features())?.contains("search-hosts-items") == true
+        else { return false }
         // Folders whose path is not UTF-8 go as bytes in the database's
         // scopes, not in the protocol's strings.
         guard remoteFolders.allSatisfy({ String(validating: $0.path, as: UTF8.self) != nil }) else {
@@ -168,13 +184,33 @@ struct SharedSearchSession {
                     + "($MDQ_SHARED); the system index takes UTF-8 paths")
         }
         let counting = output.count && output.group == nil
+        let limit = output.sort.isEmpty ? output.limit : nil
+        // Refused here as the command refuses it (its caret, its status),
+        // when another host is searched.
+        let ownName = status.publishing?.hostName ?? SystemConfiguration.sharedHostName
+        if scope.hostNames.map({ names in names.contains { $0 != ownName } }) ?? true {
+            var check = SharedReader.Search(predicate: predicate)
+            check.limit = limit
+            check.budget = budget
+            check.scopes = remoteFolders
+            try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
+                _ = try SharedReader.translate(check)
+            }
+        }
         let asked = Swift.Result { () throws(MetadataError) in
             try client.searchItemsAcrossHosts(
                 Array(predicate.description.utf8), hosts: scope.hostNames, folders: remoteFolders, counting: counting,
-                limit: output.sort.isEmpty ? output.limit : nil, budget: budget)
+                limit: limit, budget: budget)
         }
         // It does not search across hosts (no SEARCH).
         if case .failure(let error) = asked, error.refusal != nil { return false }
+        if case .failure(let error) = asked, error.code == .tooExpensive, limit == nil {
+            throw MetadataError(
+                code: .tooExpensive,
+                message: "query too expensive: more than \(SharedSearchService.mostLines) results, the most the "
+                    + "system index gives a user; narrow the search or add --limit (with a database credential of "
+                    + "your own, $MDQ_SHARED, mdq prints them all)")
+        }
         let answer = try asked.get()
         for warning in answer.warnings { Diagnostics.warn(warning) }
         if counting {
@@ -187,7 +223,7 @@ struct SharedSearchSession {
                 item: MetadataItem(serial: UInt64(i), pathBytes: item.path, kind: item.kind, metadata: item.metadata),
                 stale: item.stale)
         }
-        print(results, ownName: status.publishing?.hostName ?? SystemConfiguration.sharedHostName ?? "")
+        print(results, ownName: ownName ?? "")
         return true
     }
 

@@ -87,8 +87,8 @@ struct HostSearchCommandTests {
         // What a search across hosts would not do as a local search does
         // it is refused, not done otherwise.
         for (arguments, reason) in [
-            (["--host", "alpha", "--type", "f", "photo"], "--type applies to local searches"),
-            (["--host", "alpha", "--exclude", "sub", "photo"], "--exclude applies to local searches"),
+            (["--host", "alpha", "--type", "f", "photo"], "--type is not taken by a search across hosts"),
+            (["--host", "alpha", "--exclude", "sub", "photo"], "--exclude is not taken by a search across hosts"),
             (["--onlyin", "/usr", "--host", "alpha", "photo"], "not DIR, --onlyin DIR"),
             (["--all-hosts", "--onlyin", root, "photo"], "not DIR, --onlyin DIR"),
             (["--host", "alpha", "--attr", "kMDItemLastUsedDate", "photo"], "kMDItemLastUsedDate is not published"),

@@ -100,6 +100,23 @@ struct SystemHostSearchTests {
             #expect(fast.stdoutText == full.stdoutText, "\(arguments)")
             #expect(fast.stderrText == full.stderrText, "\(arguments)")
         }
+        // Refused as the command refuses it, status and caret.
+        let (refusedFast, refusedFull) = try both(["--all-hosts", "--json", "TRUEPREDICATE"], as: "nobody")
+        #expect(refusedFast.status == refusedFull.status && refusedFast.status != 0, "\(refusedFast.stderrText)")
+        #expect(refusedFast.stderrText == refusedFull.stderrText, "\(refusedFast.stderrText)")
+        // A database URL whose credential does not let the user in: the
+        // system index searches.
+        let badURL = url.replacingOccurrences(of: "&user=postgres", with: "&user=nosuchrole")
+        let (withCredential, _) = try both(["--all-hosts", "--json", "report"], as: "nobody")
+        let unusable = try Shell.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--all-hosts", "--json",
+                "report",
+            ],
+            environment: ["MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state, "MDQ_SHARED": badURL])
+        #expect(unusable.status == 0, "\(unusable.stderrText)")
+        #expect(unusable.stdoutText == withCredential.stdoutText)
         // This host alone: its index answers, and no connection searches.
         try expectSame(["--host", here, "report"], "\(local)/report-here.txt\n")
         try expectSame(["--host", here, "--count", "report"], "1\n")

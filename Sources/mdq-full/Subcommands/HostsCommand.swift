@@ -63,8 +63,13 @@ struct HostsCommand: ParsableCommand {
         do {
             _ = try SharedIndexLocation.url()
         } catch {
-            guard let listed = try? DaemonClient.connectSystem().sharedHosts() else { throw error }
-            return listed.compactMap(SharedHost.init(json:))
+            guard let client = try? DaemonClient.connectSystem(), (try? client.features())?.contains("hosts") == true
+            else { throw error }
+            let listed = Result { () throws(MetadataError) in try client.sharedHosts() }
+            // It does not search the shared index (no SEARCH): the reason
+            // is that none is configured here.
+            if case .failure(let refused) = listed, refused.refusal != nil { throw error }
+            return try listed.get().compactMap(SharedHost.init(json:))
         }
         do {
             return try SharedIndexSettings.connect().hosts()

@@ -99,6 +99,12 @@ struct SharedSchemaTests {
         let error = #expect(throws: SharedIndexError.self) { try SharedSchema.migrate(connection) }
         #expect(error?.message.contains("version 99, newer than this mdq knows") == true, "\(error?.message ?? "")")
         #expect(try SharedSchema.state(of: connection)?.version == 99)
+        // Nor are roles granted this version's columns of it.
+        try cluster.createRole("newer-schema-reader")
+        let refused = #expect(throws: SharedIndexError.self) {
+            try SharedSchema.grant(connection, role: "newer-schema-reader", access: .search)
+        }
+        #expect(refused?.message.contains("grant with the newer mdq") == true, "\(refused?.message ?? "")")
     }
 
     /// A host is one name and one machine: a second registration of
