@@ -157,6 +157,19 @@ class Host:
         self.holder.wait()
 
 
+def wait_until_live(cluster, hosts):
+    """Until every host is live in the shared index with its first publish
+    swapped in; exits with a host's log if its system index exits."""
+    while True:
+        live = cluster.sql("SELECT count(*) FROM mdq.host WHERE state = 'live' AND generation > 0")
+        if int(live or 0) == len(hosts):
+            return
+        for host in hosts:
+            if host.daemon.poll() is not None:
+                sys.exit(f"{host.name}'s system index exited:\n" + host.log_text())
+        time.sleep(0.5)
+
+
 def timed(command, runs, env=None, warmup=3):
     """The median of `runs` invocations, after `warmup` untimed ones (as
     hyperfine's --warmup: the first pays for caches the rest find warm)."""
@@ -213,14 +226,7 @@ def main():
         started = time.perf_counter()
         for host in hosts:
             host.start()
-        while True:
-            live = cluster.sql("SELECT count(*) FROM mdq.host WHERE state = 'live' AND generation > 0")
-            if int(live or 0) == len(hosts):
-                break
-            for host in hosts:
-                if host.daemon.poll() is not None:
-                    sys.exit(f"{host.name}'s system index exited:\n" + host.log_text())
-            time.sleep(0.5)
+        wait_until_live(cluster, hosts)
         initial = time.perf_counter() - started
         entries = int(cluster.sql("SELECT sum(entries) + sum(folders) FROM mdq.host"))
         rows = int(cluster.sql("SELECT sum(entries) FROM mdq.host"))
@@ -246,14 +252,7 @@ def main():
         started = time.perf_counter()
         for host in hosts:
             host.start()
-        while True:
-            live = cluster.sql("SELECT count(*) FROM mdq.host WHERE state = 'live' AND generation > 0")
-            if int(live or 0) == len(hosts):
-                break
-            for host in hosts:
-                if host.daemon.poll() is not None:
-                    sys.exit(f"{host.name}'s system index exited:\n" + host.log_text())
-            time.sleep(0.5)
+        wait_until_live(cluster, hosts)
         warm = time.perf_counter() - started
         publish_times = []
         for host in hosts:
