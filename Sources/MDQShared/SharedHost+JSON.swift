@@ -2,9 +2,11 @@ package import MDQWire
 
 extension SharedHost {
     /// The host as `mdq hosts --json` prints it, and as the system index
-    /// sends it to the command (`hosts` in the daemon protocol): its keys
-    /// sorted, those without a value left out.
-    package func json(into out: inout JSONWriter) {
+    /// sends it to the command (`hosts` in the daemon protocol): one JSON
+    /// object, its keys sorted, those without a value left out.
+    package var json: [UInt8] {
+        var out = JSONWriter()
+        out.raw("{")
         out.key("domain")
         out.string(domain)
         out.field("entries")
@@ -33,9 +35,11 @@ extension SharedHost {
         out.integer(sequence)
         out.field("state")
         out.string(state)
+        out.raw("}")
+        return out.bytes
     }
 
-    /// A host as `json(into:)` writes it (its number and cursors, which a
+    /// A host as `json` writes it (its number and cursors, which a
     /// listing leaves out, as 0).
     package init?(json: JSONValue) {
         guard let name = json["name"]?.string, let state = json["state"]?.string else { return nil }

@@ -2,7 +2,6 @@ import MDQCore
 import MDQDaemon
 import MDQShared
 import MDQSystem
-import MDQWire
 
 /// The system index's searches across hosts for its users (`SEARCH`): the
 /// search `mdq --host` makes itself (`HostSearch`), over connections to the
@@ -109,13 +108,7 @@ final class SharedSearchService: HostSearching {
             throw MetadataError.daemon("the shared index: \(error.message)")
         }
         give(readers)
-        return hosts.map { host in
-            var out = JSONWriter()
-            out.raw("{")
-            host.json(into: &out)
-            out.raw("}")
-            return out.bytes
-        }
+        return hosts.map(\.json)
     }
 
     /// `count` connections: idle ones first, then new ones, never more

@@ -1,7 +1,6 @@
 import ArgumentParser
 import MDQDaemon
 import MDQShared
-import MDQWire
 import MetadataIndex
 
 /// `mdq hosts`: every host of the shared index across hosts, with its
@@ -27,11 +26,7 @@ struct HostsCommand: ParsableCommand {
         var lines: [String] = []
         if json {
             for host in hosts {
-                var out = JSONWriter()
-                out.raw("{")
-                host.json(into: &out)
-                out.raw("}")
-                lines.append(String(decoding: out.bytes, as: UTF8.self))
+                lines.append(String(decoding: host.json, as: UTF8.self))
             }
         } else {
             guard !hosts.isEmpty else {
