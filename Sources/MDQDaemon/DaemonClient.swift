@@ -137,30 +137,42 @@ package final class DaemonClient {
         return MetadataError.daemon("not indexed: " + message, refusal: .notCovered(gap: gap))
     }
 
-    /// What the daemon does beyond its protocol version (`hello`'s
-    /// `features`; none from an older daemon).
-    package func features() throws(MetadataError) -> Set<String> {
-        _ = try send(.hello)
-        return Set((try response()["features"]?.array ?? []).compactMap(\.string))
-    }
-
-    /// The daemon's protocol version and process id.
-    package func hello() throws(MetadataError) -> (protocolVersion: Int, pid: Int) {
+    /// The daemon's protocol version, process id, and what it does beyond
+    /// its protocol version (`features`; none from an older daemon).
+    package func hello() throws(MetadataError) -> (protocolVersion: Int, pid: Int, features: Set<String>) {
         _ = try send(.hello)
         let value = try response()
-        return (Int(value["protocol"]?.integer ?? 0), Int(value["pid"]?.integer ?? 0))
+        return (
+            Int(value["protocol"]?.integer ?? 0), Int(value["pid"]?.integer ?? 0),
+            Set((value["features"]?.array ?? []).compactMap(\.string))
+        )
+    }
+
+    /// What the system index answers a search across hosts: the count;
+    /// for `paths`, each line as `mdq` prints it (`NAME:/path` for another
+    /// host's); for `items`, each result with its attributes; and what the
+    /// user is told first.
+    package struct HostAnswer {
+        package var count = 0
+        package var lines: [[UInt8]] = []
+        package var items: [HostSearchReply.Item] = []
+        package var warnings: [String] = []
     }
 
     /// `search-hosts`: a search across hosts answered by the system index
-    /// (`SEARCH`), as `mdq` prints it: each line (`NAME:/path` for another
-    /// host's), the count, and what the user is told first.
+    /// (`SEARCH`): `count` alone when counting, else its lines, or its
+    /// items (`items`, which a daemon naming the feature
+    /// `search-hosts-items` gives, with `folders`).
     package func searchAcrossHosts(
-        _ query: [UInt8], hosts: [String]?, counting: Bool = false, limit: Int? = nil
-    ) throws(MetadataError) -> (count: Int, lines: [[UInt8]], warnings: [String]) {
+        _ query: [UInt8], isName: Bool = false, hosts: [String]?, folders: [(host: String, path: [UInt8])] = [],
+        counting: Bool = false, items: Bool = false, limit: Int? = nil, budget: Double? = nil
+    ) throws(MetadataError) -> HostAnswer {
         var fields = JSONWriter()
-        DaemonCommand.searchHostsFields(query, counting: counting, hosts: hosts, limit: limit, into: &fields)
+        DaemonCommand.searchHostsFields(
+            query, isName: isName, counting: counting, items: items, hosts: hosts, folders: folders, limit: limit,
+            budget: budget, into: &fields)
         _ = try send(.searchHosts, fields.bytes)
-        var answer: (count: Int, lines: [[UInt8]], warnings: [String]) = (0, [], [])
+        var answer = HostAnswer()
         while true {
             let value = try response()
             if let warning = value["warning"]?.string {
@@ -170,6 +182,17 @@ package final class DaemonClient {
                     throw MetadataError.daemon("the daemon went away mid-answer")
                 }
                 answer.lines += paths.split(separator: 0, omittingEmptySubsequences: false).dropLast().map(Array.init)
+            } else if let item = value["item"] {
+                let entry: EntrySnapshot
+                do {
+                    entry = try DaemonProtocol.item(item)
+                } catch {
+                    throw MetadataError.daemon("the daemon sent an item mdq cannot read: \(error.message)")
+                }
+                answer.items.append(
+                    HostSearchReply.Item(
+                        host: value["host"]?.string, path: entry.pathBytes, kind: entry.kind, metadata: entry.metadata,
+                        stale: value["stale"]?.bool ?? false))
             } else if value["done"]?.bool == true {
                 answer.count = Int(value["count"]?.integer ?? 0)
                 return answer
@@ -189,41 +212,6 @@ package final class DaemonClient {
                 hosts.append(host)
             } else if value["done"]?.bool == true {
                 return hosts
-            }
-        }
-    }
-
-    /// A search across hosts whose results come with their attributes
-    /// (`items`), for the full command to print as a local search prints:
-    /// `count` alone when counting.
-    package func searchItemsAcrossHosts(
-        _ query: [UInt8], isName: Bool = false, hosts: [String]?, folders: [(host: String, path: [UInt8])],
-        counting: Bool, limit: Int?, budget: Double?
-    ) throws(MetadataError) -> (count: Int, items: [HostSearchReply.Item], warnings: [String]) {
-        var fields = JSONWriter()
-        DaemonCommand.searchHostsFields(
-            query, isName: isName, counting: counting, items: !counting, hosts: hosts, folders: folders, limit: limit,
-            budget: budget, into: &fields)
-        _ = try send(.searchHosts, fields.bytes)
-        var answer: (count: Int, items: [HostSearchReply.Item], warnings: [String]) = (0, [], [])
-        while true {
-            let value = try response()
-            if let warning = value["warning"]?.string {
-                answer.warnings.append(warning)
-            } else if let item = value["item"] {
-                let entry: EntrySnapshot
-                do {
-                    entry = try DaemonProtocol.item(item)
-                } catch {
-                    throw MetadataError.daemon("the daemon sent an item mdq cannot read: \(error.message)")
-                }
-                answer.items.append(
-                    HostSearchReply.Item(
-                        host: value["host"]?.string, path: entry.pathBytes, kind: entry.kind, metadata: entry.metadata,
-                        stale: value["stale"]?.bool ?? false))
-            } else if value["done"]?.bool == true {
-                answer.count = Int(value["count"]?.integer ?? 0)
-                return answer
             }
         }
     }

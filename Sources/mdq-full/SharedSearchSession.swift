@@ -122,20 +122,14 @@ struct SharedSearchSession {
 
     func run() throws {
         ProcessEnvironment.ignoreBrokenPipe()
-        do {
-            _ = try SharedIndexLocation.url()
-        } catch {
-            // No database credential of the user's: the system index
-            // searches for its users when it searches the shared index.
-            guard try runBySystemIndex() else { throw error }
-            return
-        }
         let reader: SharedReader
         do {
             reader = try SharedIndexSettings.connect()
         } catch {
-            // A credential that does not let the user in (or a database
-            // only the system index reaches): the system index searches.
+            // No database credential of the user's, or one that does not
+            // let them in (or a database only the system index reaches):
+            // the system index searches for its users when it searches the
+            // shared index.
             guard try runBySystemIndex() else { throw error }
             return
         }
@@ -174,7 +168,7 @@ struct SharedSearchSession {
     /// - Returns: false when no system index searches across hosts here.
     private func runBySystemIndex() throws -> Bool {
         guard let client = try? DaemonClient.connectSystem(), let status = try? client.status(),
-            (try? client.features())?.contains("search-hosts-items") == true
+            (try? client.hello())?.features.contains("search-hosts-items") == true
         else { return false }
         // Folders whose path is not UTF-8 go as bytes in the database's
         // scopes, not in the protocol's strings.
@@ -198,9 +192,9 @@ struct SharedSearchSession {
             }
         }
         let asked = Swift.Result { () throws(MetadataError) in
-            try client.searchItemsAcrossHosts(
+            try client.searchAcrossHosts(
                 Array(predicate.description.utf8), hosts: scope.hostNames, folders: remoteFolders, counting: counting,
-                limit: limit, budget: budget)
+                items: !counting, limit: limit, budget: budget)
         }
         // It does not search across hosts (no SEARCH).
         if case .failure(let error) = asked, error.refusal != nil { return false }

@@ -51,26 +51,31 @@ struct HostsCommand: ParsableCommand {
         StandardOutput.print(lines.joined(separator: "\n"))
     }
 
-    /// The hosts, read with the user's own configuration; without one,
-    /// from the system index, which searches the shared index for its
-    /// users (`SEARCH`) and needs no credential of theirs.
+    /// The hosts, read with the user's own configuration; without one (or
+    /// with a credential that does not let the user in), from the system
+    /// index, which searches the shared index for its users (`SEARCH`) and
+    /// needs no credential of theirs.
     static func hosts() throws -> [SharedHost] {
         do {
-            _ = try SharedIndexLocation.url()
-        } catch {
-            guard let client = try? DaemonClient.connectSystem(), (try? client.features())?.contains("hosts") == true
-            else { throw error }
-            let listed = Result { () throws(MetadataError) in try client.sharedHosts() }
-            // It does not search the shared index (no SEARCH): the reason
-            // is that none is configured here.
-            if case .failure(let refused) = listed, refused.refusal != nil { throw error }
-            return try listed.get().compactMap(SharedHost.init(json:))
-        }
-        do {
             return try SharedIndexSettings.connect().hosts()
-        } catch let error as SharedIndexError {
-            throw MetadataError.daemon("the shared index: \(error.message)")
+        } catch {
+            if let listed = try listedBySystemIndex() { return listed }
+            if let error = error as? SharedIndexError {
+                throw MetadataError.daemon("the shared index: \(error.message)")
+            }
+            throw error
         }
+    }
+
+    /// The hosts as the system index lists them; nil when none here
+    /// searches the shared index.
+    private static func listedBySystemIndex() throws -> [SharedHost]? {
+        guard let client = try? DaemonClient.connectSystem(), (try? client.hello())?.features.contains("hosts") == true
+        else { return nil }
+        let listed = Result { () throws(MetadataError) in try client.sharedHosts() }
+        // It does not search the shared index (no SEARCH).
+        if case .failure(let refused) = listed, refused.refusal != nil { return nil }
+        return try listed.get().compactMap(SharedHost.init(json:))
     }
 
     static func ago(_ seconds: Double) -> String {
