@@ -700,10 +700,16 @@ private struct RowWriter {
         self.hostID = hostID
     }
 
-    static let entryColumns =
-        "host_id, entry_id, parent_id, kind, name, raw_name, fold, ext, size, mtime, btime, content_type, "
-        + "inode, seq"
-    static let folderColumns = "host_id, folder_id, parent_id, path, raw_path, list_class, seq"
+    /// The columns each row gives, in order (a binary row says how many).
+    private static let entryColumnNames = [
+        "host_id", "entry_id", "parent_id", "kind", "name", "raw_name", "fold", "ext", "size", "mtime", "btime",
+        "content_type", "inode", "seq",
+    ]
+    private static let folderColumnNames = [
+        "host_id", "folder_id", "parent_id", "path", "raw_path", "list_class", "seq",
+    ]
+    static let entryColumns = entryColumnNames.joined(separator: ", ")
+    static let folderColumns = folderColumnNames.joined(separator: ", ")
 
     /// Upserts the batch's entries; a row the batch holds unchanged (an
     /// entry below a moved folder: its path is its folder's) is not
@@ -738,7 +744,7 @@ private struct RowWriter {
     }
 
     mutating func entry(_ entry: PublishedEntry, seq: Int64, into row: inout CopyBinary) {
-        row.row(fields: 14)
+        row.row(fields: Int16(Self.entryColumnNames.count))
         row.int16(Int16(hostID))
         row.int64(Int64(bitPattern: entry.identity))
         row.int64(Int64(bitPattern: entry.parent ?? 0))
@@ -773,7 +779,7 @@ private struct RowWriter {
     }
 
     func folder(_ folder: PublishedEntry, listClass: Int32, seq: Int64, into row: inout CopyBinary) {
-        row.row(fields: 7)
+        row.row(fields: Int16(Self.folderColumnNames.count))
         row.int16(Int16(hostID))
         row.int64(Int64(bitPattern: folder.identity))
         if let parent = folder.parent { row.int64(Int64(bitPattern: parent)) } else { row.null() }
