@@ -144,7 +144,7 @@ package final class ImportWorkerPool: Sendable {
         var reports = paths.map { ImportReport(path: $0, typeByName: "") }
         guard !paths.isEmpty else { return reports }
         let next = Atomic<Int>(0)
-        let lanes = min(configuration.workers, paths.count)
+        let lanes = max(1, min(configuration.workers, paths.count))
         reports.withUnsafeMutableBufferPointer { buffer in
             let out = UncheckedSendable(buffer)  // each lane writes the elements it took
             let lane = { @Sendable (_: Int) in

@@ -183,38 +183,35 @@ package struct HostSearch {
         let most = mostResults ?? Int.max
         // Each connection is used by its own thread alone.
         let connections = UncheckedSendable(readers)
-        // No other host: nothing for the database (`run` would still run
-        // share 0, on this thread).
-        if shares > 0 {
-            WorkerThreads.run(count: shares, name: "mdq-host-search") { k in
-                let reader = connections.value[k]
-                let result = Swift.Result { () throws -> (count: Int, results: [Result]) in
-                    if counting { return (try reader.count(searches[k]), []) }
-                    var results: [Result] = []
-                    var serial = UInt64(k + 1) << 40
-                    _ = try reader.search(searches[k]) { entry in
-                        serial += 1
-                        results.append(
-                            Result(
-                                host: entry.host,
-                                item: MetadataItem(
-                                    serial: serial, pathBytes: entry.pathBytes, kind: entry.kind,
-                                    metadata: entry.metadata),
-                                stale: entry.stale))
-                        let total = gathered.withLock { total in
-                            total += 1
-                            return total
-                        }
-                        guard total <= most else {
-                            cut.withLock { $0 = true }
-                            return false
-                        }
-                        return true
+        // No other host: no thread, nothing for the database.
+        WorkerThreads.run(count: shares, name: "mdq-host-search") { k in
+            let reader = connections.value[k]
+            let result = Swift.Result { () throws -> (count: Int, results: [Result]) in
+                if counting { return (try reader.count(searches[k]), []) }
+                var results: [Result] = []
+                var serial = UInt64(k + 1) << 40
+                _ = try reader.search(searches[k]) { entry in
+                    serial += 1
+                    results.append(
+                        Result(
+                            host: entry.host,
+                            item: MetadataItem(
+                                serial: serial, pathBytes: entry.pathBytes, kind: entry.kind,
+                                metadata: entry.metadata),
+                            stale: entry.stale))
+                    let total = gathered.withLock { total in
+                        total += 1
+                        return total
                     }
-                    return (0, results)
+                    guard total <= most else {
+                        cut.withLock { $0 = true }
+                        return false
+                    }
+                    return true
                 }
-                parts.withLock { $0[k] = result }
+                return (0, results)
             }
+            parts.withLock { $0[k] = result }
         }
         for part in parts.withLock({ $0 }) {
             guard let part else { continue }

@@ -65,7 +65,8 @@ package enum WorkerThreads {
     }
 
     /// Runs `body(0..<count)` on `count` threads (the caller's thread is
-    /// number 0) and returns when all have finished. A thread the system
+    /// number 0) and returns when all have finished (at once for a count
+    /// of 0). A thread the system
     /// refuses has its share done on the calling thread. In the
     /// `.background`, the caller's thread only waits and every worker has a
     /// thread of its own, which lowers its priority first (a thread cannot
@@ -74,9 +75,10 @@ package enum WorkerThreads {
         count: Int, name: String = "mdq-worker", priority: Priority = .normal,
         _ body: @escaping @Sendable (Int) -> Void
     ) {
+        guard count > 0 else { return }
         let background = priority == .background
         var threads: [Handle] = []
-        for index in (background ? 0 : 1)..<max(1, count) {
+        for index in (background ? 0 : 1)..<count {
             let thread = start(name: "\(name)-\(index)", detached: false) {
                 priority.apply()
                 body(index)

@@ -55,6 +55,20 @@ struct BackgroundCrawlTests {
         #expect(seen.withLock { $0[1] } == before)
     }
 
+    /// `run(count:)` runs `body` for each of `0..<count`: none for 0, at
+    /// either priority.
+    @Test func workersRunOncePerIndexAndNotAtAllForNone() {
+        for priority in [WorkerThreads.Priority.normal, .background] {
+            for count in [0, 1, 3] {
+                let ran = Mutex<[Int]>([])
+                WorkerThreads.run(count: count, name: "mdq-test", priority: priority) { index in
+                    ran.withLock { $0.append(index) }
+                }
+                #expect(ran.withLock { $0.sorted() } == Array(0..<count), "\(count), \(priority)")
+            }
+        }
+    }
+
     /// A crawl in the background finds what a crawl in the foreground does.
     @Test func aBackgroundCrawlFindsTheSameEntries() throws {
         let temp = try TemporaryDirectory()
