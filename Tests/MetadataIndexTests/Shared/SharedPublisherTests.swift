@@ -168,6 +168,8 @@ struct SharedPublisherTests {
         publisher.start()
         defer { publisher.stop() }
         try Self.expectPublished(root, url, "seed \(seed), first publish")
+        // Counted once the swap committed, which readers may see first.
+        #expect(waitUntil(timeout: 10) { publisher.status.withLock { $0.reloads } >= 1 })
         #expect(publisher.status.withLock { $0.reloads } == 1)
         // Storms while it publishes, each followed to the same state.
         let database = try PostgresConnection(url: url)
@@ -380,6 +382,7 @@ struct SharedPublisherTests {
         second.start()
         defer { second.stop() }
         try Self.expectPublished(root, url, "after the reload")
+        #expect(waitUntil(timeout: 10) { second.status.withLock { $0.reloads } >= 1 })
         #expect(second.status.withLock { $0.reloads } == 1)
         #expect(try Self.hosts(url).first?.generation == generation.map { $0 + 1 })
         // The partitions swapped in carry each of the parent's indexes
