@@ -252,6 +252,7 @@ private struct PublishingSession {
         clock = host.first("clock").flatMap(EngineClock.init)
         classes = try ClassBook(hostID: id, connection: connection)
         rows = RowWriter(hostID: id)
+        rows.typeIDs = try registerTypes()
         publisher.status.withLock {
             $0.hostID = id
             $0.sequence = sequence
@@ -640,6 +641,24 @@ private struct PublishingSession {
         }
     }
 
+    // MARK: Types
+
+    /// Every content type this mdq gives entries, registered in the shared
+    /// index, by its number there (rows keep the number).
+    private func registerTypes() throws(SharedIndexError) -> [String: Int32] {
+        let identifiers = PostgresArray.strings(ContentType.allIdentifiers)
+        _ = try connection.execute(
+            "INSERT INTO mdq.content_type (identifier) SELECT unnest($1::text[]) ON CONFLICT (identifier) DO NOTHING",
+            [identifiers])
+        var numbers: [String: Int32] = [:]
+        for row in try connection.execute(
+            "SELECT type_id, identifier FROM mdq.content_type WHERE identifier = ANY ($1::text[])", [identifiers]
+        ).rows {
+            if let id = row[0].flatMap(Int32.init), let identifier = row[1] { numbers[identifier] = id }
+        }
+        return numbers
+    }
+
     // MARK: Identities
 
     /// This host's users, by name, with their numbers and groups: how a
@@ -695,6 +714,8 @@ private struct RowWriter {
     /// Content types by extension (and kind): the same few hundred over
     /// and over.
     var types: [[UInt8]: String] = [:]
+    /// The shared index's number of each type mdq gives.
+    var typeIDs: [String: Int32] = [:]
 
     init(hostID: Int) {
         self.hostID = hostID
@@ -703,7 +724,7 @@ private struct RowWriter {
     /// The columns each row gives, in order (a binary row says how many).
     private static let entryColumnNames = [
         "host_id", "entry_id", "parent_id", "kind", "name", "raw_name", "fold", "ext", "size", "mtime", "btime",
-        "content_type", "inode", "seq",
+        "type_id", "inode", "seq",
     ]
     private static let folderColumnNames = [
         "host_id", "folder_id", "parent_id", "path", "raw_path", "list_class", "seq",
@@ -721,12 +742,12 @@ private struct RowWriter {
         ON CONFLICT (host_id, entry_id) DO UPDATE SET
             parent_id = EXCLUDED.parent_id, kind = EXCLUDED.kind, name = EXCLUDED.name,
             raw_name = EXCLUDED.raw_name, fold = EXCLUDED.fold, ext = EXCLUDED.ext, size = EXCLUDED.size,
-            mtime = EXCLUDED.mtime, btime = EXCLUDED.btime, content_type = EXCLUDED.content_type,
+            mtime = EXCLUDED.mtime, btime = EXCLUDED.btime, type_id = EXCLUDED.type_id,
             inode = EXCLUDED.inode, seq = EXCLUDED.seq, deleted_seq = NULL
         WHERE e.deleted_seq IS NOT NULL
-           OR (e.parent_id, e.kind, e.name, e.raw_name, e.size, e.mtime, e.btime, e.content_type, e.inode)
+           OR (e.parent_id, e.kind, e.name, e.raw_name, e.size, e.mtime, e.btime, e.type_id, e.inode)
               IS DISTINCT FROM (EXCLUDED.parent_id, EXCLUDED.kind, EXCLUDED.name, EXCLUDED.raw_name, EXCLUDED.size,
-                                EXCLUDED.mtime, EXCLUDED.btime, EXCLUDED.content_type, EXCLUDED.inode)
+                                EXCLUDED.mtime, EXCLUDED.btime, EXCLUDED.type_id, EXCLUDED.inode)
         """
     }
 
@@ -749,9 +770,10 @@ private struct RowWriter {
         row.int64(Int64(bitPattern: entry.identity))
         row.int64(Int64(bitPattern: entry.parent ?? 0))
         row.int16(Int16(entry.metadata.kind.rawValue))
-        Self.name(entry.name, into: &row)
+        let text = Self.name(entry.name, into: &row)
+        // The folding only when it is not the name itself (most names).
         let folded = Self.utf8(folder.folded(entry.name))
-        row.text(folded)
+        if folded == text { row.null() } else { row.text(folded) }
         let kind = entry.metadata.kind
         // What follows the last dot, folded (folders too: `X.app`); for a
         // name that starts with its only dot (`.png`), what follows it,
@@ -773,7 +795,7 @@ private struct RowWriter {
         } else {
             row.null()
         }
-        row.text(contentType(entry.name, kind: kind))
+        if let type = typeIDs[contentType(entry.name, kind: kind)] { row.int32(type) } else { row.null() }
         row.int64(Int64(bitPattern: entry.metadata.inode))
         row.int64(seq)
     }
@@ -789,11 +811,13 @@ private struct RowWriter {
     }
 
     /// A name (or path) as text, and as bytes too when they are not UTF-8
-    /// (the text then shows U+FFFD where they are not).
-    private static func name(_ bytes: [UInt8], into row: inout CopyBinary) {
+    /// (the text then shows U+FFFD where they are not); the text.
+    @discardableResult
+    private static func name(_ bytes: [UInt8], into row: inout CopyBinary) -> [UInt8] {
         let text = utf8(bytes)
         row.text(text)
         if text == bytes { row.null() } else { row.bytea(bytes) }
+        return text
     }
 
     /// The bytes as UTF-8: as they are when they are (ASCII at a glance),

@@ -43,6 +43,11 @@ package enum SharedSchema {
             version: 5,
             summary: "name tests read the trigrams of their words, without the pads of separators; hosts' lag",
             minimumPublisher: 4, minimumReader: 3, sql: version5),
+        Migration(
+            version: 6,
+            summary: "smaller entry rows and indexes: columns by width, content types by number, a name's "
+                + "folding only when it differs, no host number in a partition's indexes",
+            minimumPublisher: 6, minimumReader: 3, sql: version6),
     ]
 
     /// The schema version this mdq creates, publishes and reads.
@@ -273,7 +278,7 @@ extension SharedSchema {
                 _ = try connection.execute(
                     """
                     GRANT SELECT ON mdq.host TO \(quoted);
-                    GRANT SELECT, INSERT ON mdq.access_class, mdq.list_rule TO \(quoted);
+                    GRANT SELECT, INSERT ON mdq.access_class, mdq.list_rule, mdq.content_type TO \(quoted);
                     GRANT SELECT ON mdq.identity TO \(quoted);
                     GRANT INSERT, UPDATE, DELETE ON mdq.identity TO \(quoted);
                     GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,

@@ -126,6 +126,9 @@ public enum ContentType {
         return types.first { $0.identifier.lowercased() == lowered }?.identifier
     }
 
+    /// Every type mdq gives entries.
+    package static var allIdentifiers: [String] { types.map(\.identifier) }
+
     /// Every type mdq gives entries that is, or conforms to, `other`.
     package static func identifiers(conformingTo other: String) -> [String] {
         types.filter { $0.tree.contains(other) }.map(\.identifier)

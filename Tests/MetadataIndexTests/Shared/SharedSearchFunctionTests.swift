@@ -327,7 +327,8 @@ struct SharedSearchFunctionTests {
                         "\(what): extra \(found.subtracting(seen).prefix(3)), missing \(seen.subtracting(found).prefix(3))"
                     )
                     #expect(try reader.count(search) == seen.count, "\(what): counted")
-                    for limit in [1, 3, 1000] {
+                    // Host after host (at most 2,000), or each host's first rows at once.
+                    for limit in [1, 3, 1000, 2001] {
                         search.limit = limit
                         var first: Set<String> = []
                         try reader.search(search) { entry in
@@ -582,7 +583,7 @@ struct SharedSearchFunctionTests {
         }
         _ = try connection.execute("SELECT mdq.add_host('alpha', 'machine-alpha')")
         let before = try columns()
-        try SharedSchema.migrate(connection)
+        try SharedSchema.migrate(connection, upTo: 5)
         let after = try columns()
         #expect(
             Set(before.map { $0.map { $0 ?? "" }.joined(separator: " ") }).isSubset(
@@ -590,9 +591,121 @@ struct SharedSearchFunctionTests {
         let state = try #require(try SharedSchema.state(of: connection))
         // Version 4's counts need publishers that know it; readers of 3
         // go on.
-        #expect(state.version == SharedSchema.current)
+        #expect(state.version == 5)
         #expect(state.minimumPublisher == 4)
         #expect(state.minimumReader == 3)
+    }
+
+    /// The migration to version 6 rewrites the entries in their new
+    /// layout: every search, count and change answers as before, for a
+    /// trusted reader and a searcher alike; the roles granted before read
+    /// and publish as before (the types' table included), a publisher of
+    /// version 5 is refused, and a name that is its own folding keeps no
+    /// second copy.
+    @Test func theMigrationToVersion6KeepsEveryAnswerAndGrant() throws {
+        let url = cluster.url(try cluster.createDatabase())
+        let connection = try PostgresConnection(url: url)
+        try SharedSchema.migrate(connection, upTo: 5)
+        let alpha = try #require(
+            try connection.execute("SELECT mdq.add_host('alpha', 'machine-alpha') AS id").first("id"))
+        let beta = try #require(try connection.execute("SELECT mdq.add_host('beta', 'machine-beta') AS id").first("id"))
+        try cluster.createRole("trusted5")
+        try cluster.createRole("publisher5")
+        try cluster.createRole("searcher5")
+        // What version 5's `mdq shared grant` gave.
+        _ = try connection.execute(
+            """
+            GRANT USAGE ON SCHEMA mdq TO trusted5, publisher5, searcher5;
+            GRANT SELECT ON ALL TABLES IN SCHEMA mdq TO trusted5;
+            GRANT EXECUTE ON FUNCTION mdq.search(smallint[], jsonb, jsonb, text, bigint),
+                mdq.count(smallint[], jsonb, jsonb, text), mdq.changes(smallint, bigint, jsonb, text)
+                TO trusted5, searcher5;
+            GRANT SELECT ON mdq.host TO publisher5;
+            GRANT SELECT, INSERT ON mdq.access_class, mdq.list_rule TO publisher5;
+            GRANT SELECT, INSERT, UPDATE, DELETE ON mdq.entry_\(alpha), mdq.folder_\(alpha) TO publisher5;
+            UPDATE mdq.host SET publisher_role = 'publisher5' WHERE host_id = \(alpha);
+            """)
+        // Rows as a publisher of version 5 wrote them, on both hosts: a
+        // name that is its own folding, one that is not, one that is not
+        // UTF-8, a type mdq does not know, no type, a removed entry.
+        for host in [alpha, beta] {
+            _ = try connection.execute(
+                """
+                INSERT INTO mdq.folder (host_id, folder_id, parent_id, path, list_class, seq)
+                VALUES (\(host), 1, NULL, '/srv', 0, 1), (\(host), 2, 1, '/srv/Reports', 0, 2);
+                INSERT INTO mdq.entry (host_id, entry_id, parent_id, kind, name, raw_name, fold, ext, size, mtime,
+                                       btime, content_type, inode, seq, deleted_seq)
+                VALUES (\(host), 10, 2, 1, 'q3-report.txt', NULL, 'q3-report.txt', 'txt', 120,
+                        '2026-01-02 03:04:05.123456+00', '2025-12-31 00:00:00+00', 'public.plain-text', 77, 3, NULL),
+                       (\(host), 11, 2, 1, 'Über Report.PNG', NULL, 'uber report.png', 'png', 4096,
+                        '1969-07-20 20:17:40+00', NULL, 'public.png', 78, 4, NULL),
+                       (\(host), 12, 1, 1, 'caf\u{FFFD}.odd', '\\x636166e92e6f6464', 'caf\u{FFFD}.odd', 'odd', 1,
+                        NULL, NULL, 'com.example.odd', 79, 5, NULL),
+                       (\(host), 13, 1, 2, 'Reports', NULL, 'reports', '', NULL, NULL, NULL, NULL, 80, 6, NULL),
+                       (\(host), 14, 2, 1, 'old-report.txt', NULL, 'old-report.txt', 'txt', 5, NULL, NULL,
+                        'public.plain-text', 81, 7, 8);
+                """)
+        }
+        let hosts = "{\(alpha),\(beta)}"
+        let conditions = [
+            "true", SQLCondition.like(.fold, "%report%").json,
+            #"["in","content_type",["public.png","com.example.odd"]]"#,
+            #"["not",["=","content_type","public.plain-text"]]"#, #"["=","ext","txt"]"#,
+            #"["and",["like","fold","%rep%"],["number>","size","100"]]"#,
+        ]
+        func answers(_ user: String?) throws -> [String] {
+            let own = try PostgresConnection(url: user.map { cluster.url(url, user: $0) } ?? url)
+            var lines: [String] = []
+            for condition in conditions {
+                try own.transaction { () throws(SharedIndexError) in
+                    _ = try own.execute("SELECT mdq.search($1::smallint[], $2::jsonb)", [hosts, condition])
+                    let rows = try own.execute("FETCH ALL FROM mdq_search").rows
+                    lines += rows.map { "\(condition) \($0.map { $0 ?? "NULL" }.joined(separator: "|"))" }.sorted()
+                    _ = try own.execute("SELECT mdq.changes($1::smallint, 0)", [alpha])
+                    lines += try own.execute("FETCH ALL FROM mdq_changes").rows.map {
+                        "changes \($0.map { $0 ?? "NULL" }.joined(separator: "|"))"
+                    }.sorted()
+                }
+                let count = try own.execute("SELECT mdq.count($1::smallint[], $2::jsonb) AS n", [hosts, condition])
+                lines.append("\(condition) count \(count.first("n") ?? "?")")
+            }
+            return lines
+        }
+        let before = try answers(nil)
+        let searcherBefore = try answers("searcher5")
+        #expect(before.contains { $0.contains("Über Report.PNG") && $0.contains("public.png") })
+        #expect(before.contains { $0.contains("com.example.odd") })
+        try SharedSchema.migrate(connection)
+        let state = try #require(try SharedSchema.state(of: connection))
+        #expect(state.version == 6 && state.minimumPublisher == 6 && state.minimumReader == 3)
+        #expect(try answers(nil) == before)
+        #expect(try answers("trusted5") == before)
+        #expect(try answers("searcher5") == searcherBefore)
+        #expect(SharedSchema.compatibility(with: state, publishing: true) == nil)
+        // The old layout is gone; a name that is its own folding keeps none.
+        #expect(
+            try connection.execute("SELECT count(*) AS n FROM pg_class WHERE relname LIKE 'entry%v5%'").first("n")
+                == "0")
+        #expect(
+            try connection.execute("SELECT count(*) AS n FROM mdq.entry WHERE fold IS NULL").first("n") == "6")
+        // The roles granted before: the trusted reads the tables, the
+        // publisher writes its host and registers types, not the other's.
+        let trusted = try PostgresConnection(url: cluster.url(url, user: "trusted5"))
+        #expect(try trusted.execute("SELECT count(*) AS n FROM mdq.entry").first("n") == "10")
+        #expect(try trusted.execute("SELECT count(*) AS n FROM mdq.content_type").first("n") != "0")
+        let publisher = try PostgresConnection(url: cluster.url(url, user: "publisher5"))
+        _ = try publisher.execute("INSERT INTO mdq.content_type (identifier) VALUES ('com.example.new')")
+        _ = try publisher.execute(
+            """
+            INSERT INTO mdq.entry_\(alpha) (host_id, entry_id, parent_id, kind, name, type_id, seq)
+            VALUES (\(alpha), 20, 1, 1, 'new.txt',
+                    (SELECT type_id FROM mdq.content_type WHERE identifier = 'com.example.new'), 9)
+            """)
+        #expect(throws: SharedIndexError.self) {
+            try publisher.execute(
+                "INSERT INTO mdq.entry_\(beta) (host_id, entry_id, parent_id, kind, name, seq) VALUES (\(beta), 20, 1, 1, 'x', 9)"
+            )
+        }
     }
 
     /// Roles granted under version 4 (the hosts' state column by column)
