@@ -126,6 +126,9 @@ package final class DaemonClient {
         if DaemonErrorCode(of: value) == .querySyntax {
             return MetadataError.syntax(message, offset: value["offset"]?.integer.map { Int($0) })
         }
+        if DaemonErrorCode(of: value) == .invalidArgument {
+            return MetadataError.invalidArgument(message)
+        }
         if DaemonErrorCode(of: value) == .tooExpensive {
             // The daemon's message already says what to do.
             return MetadataError(code: .tooExpensive, message: message)

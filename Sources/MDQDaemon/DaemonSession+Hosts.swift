@@ -104,9 +104,13 @@ extension DaemonSession {
             if budget.isCancelled { return false }
             let metadataError = error as? MetadataError
             // More than an answer holds, or past its budget: said as such.
-            throw ProtocolError(
-                code: metadataError?.code == .tooExpensive ? .tooExpensive : .badRequest,
-                message: metadataError?.message ?? "\(error)")
+            let code: DaemonErrorCode =
+                switch metadataError?.code {
+                case .tooExpensive?: .tooExpensive
+                case .invalidArgument?: .invalidArgument
+                default: .badRequest
+                }
+            throw ProtocolError(code: code, message: metadataError?.message ?? "\(error)")
         }
         var out = JSONWriter(capacity: 1 << 16)
         for warning in reply.warnings {

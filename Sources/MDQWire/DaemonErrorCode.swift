@@ -26,6 +26,10 @@ package enum DaemonErrorCode: String, Sendable, CaseIterable {
     case protocolVersion = "protocol-version"
     /// The query ran past its budget.
     case tooExpensive = "too-expensive"
+    /// A well-formed request that names what is not there (a host the
+    /// shared index does not know): the user's mistake, which `mdq`
+    /// reports as it reports a wrong option.
+    case invalidArgument = "invalid-argument"
     /// A client could not read the daemon's answer.
     case badResponse = "bad-response"
     /// A request that does not fit where the session is.

@@ -104,6 +104,14 @@ struct SystemHostSearchTests {
         let (refusedFast, refusedFull) = try both(["--all-hosts", "--json", "TRUEPREDICATE"], as: "nobody")
         #expect(refusedFast.status == refusedFull.status && refusedFast.status != 0, "\(refusedFast.stderrText)")
         #expect(refusedFast.stderrText == refusedFull.stderrText, "\(refusedFast.stderrText)")
+        // A host the shared index does not know is the user's mistake on
+        // either path: the same words, and the status of a wrong option.
+        for arguments in [["--host", "nosuch", "report"], ["--host", "nosuch", "--json", "report"]] {
+            let (fast, full) = try both(arguments, as: "nobody")
+            #expect(fast.status == 2 && full.status == 2, "\(arguments): \(fast.stderrText) / \(full.stderrText)")
+            #expect(fast.stderrText == full.stderrText, "\(arguments)")
+            #expect(fast.stderrText.contains("no host nosuch in the shared index"), "\(fast.stderrText)")
+        }
         // A database URL whose credential does not let the user in: the
         // system index searches.
         let badURL = url.replacingOccurrences(of: "&user=postgres", with: "&user=nosuchrole")
