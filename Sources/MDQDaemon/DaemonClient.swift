@@ -168,12 +168,13 @@ package final class DaemonClient {
     /// `search-hosts-items` gives, with `folders`).
     package func searchAcrossHosts(
         _ query: [UInt8], isName: Bool = false, hosts: [String]?, folders: [(host: String, path: [UInt8])] = [],
-        counting: Bool = false, items: Bool = false, limit: Int? = nil, budget: Double? = nil
+        counting: Bool = false, items: Bool = false, limit: Int? = nil, budget: Double? = nil,
+        order: MetadataSortDescriptor? = nil
     ) throws(MetadataError) -> HostAnswer {
         var fields = JSONWriter()
         DaemonCommand.searchHostsFields(
             query, isName: isName, counting: counting, items: items, hosts: hosts, folders: folders, limit: limit,
-            budget: budget, into: &fields)
+            budget: budget, order: order.map { ($0.key, $0.ascending) }, into: &fields)
         _ = try send(.searchHosts, fields.bytes)
         var answer = HostAnswer()
         while true {

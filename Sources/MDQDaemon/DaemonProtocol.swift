@@ -21,8 +21,9 @@ package enum DaemonProtocol {
     /// in `hello`: a client asks for these only of a daemon that names
     /// them (an older one would ignore a field it does not know, and
     /// answer another question). `search-hosts-items`: `search-hosts` takes
-    /// `folders` and answers `items`; `hosts`: the command.
-    package static let features = ["search-hosts-items", "hosts"]
+    /// `folders` and answers `items`; `hosts`: the command;
+    /// `search-hosts-order`: `search-hosts` takes `order`.
+    package static let features = ["search-hosts-items", "hosts", "search-hosts-order"]
     /// The longest request line accepted.
     static let maximumRequest = 1 << 20
 

@@ -63,6 +63,16 @@ extension DaemonSession {
             folders.append((host, path))
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
+        var order: MetadataSortDescriptor?
+        if let value = request["order"] {
+            guard let key = value["key"]?.string, MetadataAttribute(key: key) != nil,
+                let ascending = value["ascending"]?.bool
+            else {
+                throw ProtocolError(
+                    code: .badRequest, message: "an order is {\"key\":ATTRIBUTE,\"ascending\":true|false}")
+            }
+            order = MetadataSortDescriptor(key: key, ascending: ascending)
+        }
         let seconds = try allowedSeconds(request)
         // The user is judged by name on every host; one without a name
         // here is a stranger everywhere.
@@ -71,6 +81,7 @@ extension DaemonSession {
         search.folders = folders
         search.items = items
         search.limit = limit
+        search.order = order
         search.budget = seconds
         search.askedBudget = request["budget"]?.double
         // This host's part: the whole index, hidden names included, as

@@ -35,6 +35,10 @@ package struct HostSearchRequest: Sendable {
     package var user: String
     package var counting: Bool
     package var limit: Int?
+    /// The order the client sorts the results by (its first): with a
+    /// limit, each host's first in it are enough when the shared index
+    /// can order by it.
+    package var order: MetadataSortDescriptor?
     /// Seconds the database may spend.
     package var budget: Double?
     /// The budget the user gave, if any: a search the shared index cannot

@@ -21,6 +21,10 @@ package struct HostSearch {
     /// results are sorted afterwards.
     package var limit: Int?
     package var sortsAfter = false
+    /// The first order the results are sorted by afterwards: when the
+    /// database can order by it (sizes and dates), each host gives its
+    /// first `limit` in it (ties with the last included), not every match.
+    package var order: MetadataSortDescriptor?
     /// Seconds the database may spend.
     package var budget: Double?
     /// What the user gave (`--limit`, `--budget`), when the search runs
@@ -64,6 +68,13 @@ package struct HostSearch {
     /// most results wanted.
     package typealias OwnAnswer =
         @Sendable (_ folders: [[UInt8]], _ counting: Bool, _ limit: Int?) throws -> (count: Int, results: [Result])
+
+    /// Whether the shared index orders by `descriptor` (sizes and dates):
+    /// a search sorted by it then reads each host's first `limit` in it,
+    /// and is bounded by its limit; by another (a name), every match.
+    package static func ordersInDatabase(_ descriptor: MetadataSortDescriptor) -> Bool {
+        MetadataAttribute(key: descriptor.key).flatMap(PredicateSQL.sortColumn) != nil
+    }
 
     /// Runs the search.
     ///
@@ -133,6 +144,15 @@ package struct HostSearch {
         search.user = user
         search.budget = budget
         search.limit = sortsAfter ? nil : limit
+        // Sorted afterwards by a size or a date: each host's first in that
+        // order are enough.
+        let ordered = order.flatMap { descriptor in
+            MetadataAttribute(key: descriptor.key).flatMap(PredicateSQL.sortColumn).map { (descriptor, $0) }
+        }
+        if sortsAfter, let limit, let (descriptor, column) = ordered {
+            search.limit = limit
+            search.order = (column, descriptor.ascending)
+        }
         for stale in hosts.filter({ search.hosts?.contains($0.name) == true && $0.isStale }) {
             warn(
                 "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
@@ -154,9 +174,17 @@ package struct HostSearch {
         var ownThread: WorkerThreads.Handle?
         if let own, searchesOwn, let localName {
             let ownFolders = folders.filter { $0.host == localName }.map(\.path)
-            let limit = search.limit
+            // In an order, its first in that order (from all its matches).
+            let limit = search.order == nil ? search.limit : nil
+            let first = search.order == nil ? nil : ordered.map { ($0.0, self.limit ?? 0) }
             let body: @Sendable () -> Void = {
-                let result = Swift.Result { try own(ownFolders, counting, limit) }
+                let result = Swift.Result {
+                    var answer = try own(ownFolders, counting, limit)
+                    if let (descriptor, count) = first {
+                        answer.results = Self.first(count, of: answer.results, by: descriptor)
+                    }
+                    return answer
+                }
                 ownPart.withLock { $0 = result }
             }
             ownThread = WorkerThreads.start(name: "mdq-host-own", detached: false, body)
@@ -240,6 +268,17 @@ package struct HostSearch {
         }
         answer.count = answer.results.count
         return answer
+    }
+
+    /// The first `count` results in `descriptor`'s order, and every result
+    /// tied with the last of them, in their order before: whichever of
+    /// them a sort by more than this order keeps is among these.
+    static func first(_ count: Int, of results: [Result], by descriptor: MetadataSortDescriptor) -> [Result] {
+        guard results.count > count else { return results }
+        guard count > 0 else { return [] }
+        let ranked = results.sorted { descriptor.compare($0.item, $1.item) == .orderedAscending }
+        let last = ranked[count - 1].item
+        return results.filter { descriptor.compare($0.item, last) != .orderedDescending }
     }
 
 }

@@ -51,6 +51,18 @@ package struct PredicateSQL {
         }
     }
 
+    /// The column the database orders by as mdq sorts `attribute` (numbers
+    /// and dates, a missing value first), or nil when only mdq can sort it
+    /// (names sort as Finder does).
+    package static func sortColumn(_ attribute: MetadataAttribute) -> SQLCondition.Column? {
+        switch attribute.source {
+        case .size: .size
+        case .contentChangeDate: .mtime
+        case .creationDate: .btime
+        default: nil
+        }
+    }
+
     /// An attribute the shared index does not hold: the predicate cannot be
     /// answered across hosts.
     package struct Unpublished: Error, Equatable {

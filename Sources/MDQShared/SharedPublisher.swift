@@ -647,12 +647,9 @@ private struct PublishingSession {
     /// index, by its number there (rows keep the number).
     private func registerTypes() throws(SharedIndexError) -> [String: Int32] {
         let identifiers = PostgresArray.strings(ContentType.allIdentifiers)
-        _ = try connection.execute(
-            "INSERT INTO mdq.content_type (identifier) SELECT unnest($1::text[]) ON CONFLICT (identifier) DO NOTHING",
-            [identifiers])
         var numbers: [String: Int32] = [:]
         for row in try connection.execute(
-            "SELECT type_id, identifier FROM mdq.content_type WHERE identifier = ANY ($1::text[])", [identifiers]
+            "SELECT type_id, identifier FROM mdq.register_types($1::text[])", [identifiers]
         ).rows {
             if let id = row[0].flatMap(Int32.init), let identifier = row[1] { numbers[identifier] = id }
         }

@@ -123,6 +123,11 @@ package final class SharedReader {
         /// host has a user named "").
         package static var localUser: String { LocalUsers.currentName ?? "" }
         package var limit: Int?
+        /// With a limit: each host's first `limit` rows in this order (its
+        /// column, ascending), ties with the last included, for the caller
+        /// to sort and cut; all the rows when the translation is not
+        /// exact.
+        package var order: (column: SQLCondition.Column, ascending: Bool)?
         /// Seconds the database may spend.
         package var budget: Double?
 
@@ -280,24 +285,40 @@ package final class SharedReader {
             guard let prepared = try prepare(search, hosts: hosts) else { return }
             seen?(Array(prepared.chosen.values))
             // The first rows first: an exact query stops at its limit in
-            // the database, another is planned for a start.
+            // the database, another is planned for a start. In an order,
+            // each host's first rows (and their ties) all come; another
+            // query's rows all come, each checked here.
             var limit: String?
+            var sort: String?
+            var stopsAtLimit = search.limit != nil
             if let wanted = search.limit {
-                if prepared.translated.exact {
+                if let order = search.order {
+                    stopsAtLimit = false
+                    if prepared.translated.exact {
+                        limit = String(wanted)
+                        var json = JSONWriter()
+                        json.raw("[")
+                        json.string(order.column.rawValue)
+                        json.raw(",")
+                        json.string(order.ascending ? "asc" : "desc")
+                        json.raw("]")
+                        sort = String(decoding: json.bytes, as: UTF8.self)
+                    }
+                } else if prepared.translated.exact {
                     limit = String(wanted)
                 } else {
                     _ = try connection.execute("SET LOCAL cursor_tuple_fraction = 0.01")
                 }
             }
             _ = try connection.execute(
-                "SELECT mdq.search($1::smallint[], $2::jsonb, $3::jsonb, $4, $5::bigint)",
-                [prepared.hosts, prepared.translated.condition.json, prepared.scopes, search.user, limit])
+                "SELECT mdq.search($1::smallint[], $2::jsonb, $3::jsonb, $4, $5::bigint, $6::jsonb)",
+                [prepared.hosts, prepared.translated.condition.json, prepared.scopes, search.user, limit, sort])
             try fetch("mdq_search", hosts: prepared.chosen) { entry, _ in
                 // Checked again by the host's own rules.
                 guard prepared.translated.exact || evaluator.matches(SharedSubject(entry)) else { return true }
                 count += 1
                 if !each(entry) { return false }
-                if let limit = search.limit, count >= limit { return false }
+                if stopsAtLimit, let limit = search.limit, count >= limit { return false }
                 return true
             }
         }

@@ -28,6 +28,11 @@ extension SharedSchema {
     /// their arguments and rows, so readers of version 3 go on; publishers
     /// must know version 6, which writes the new columns.
     static let version6 = #"""
+        -- It locks the entries while it copies them: it waits for running
+        -- searches at most this long, rather than queue every new one
+        -- behind it for as long as one runs.
+        SET LOCAL lock_timeout = '60s';
+
         CREATE TABLE mdq.content_type (
             type_id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             identifier text NOT NULL UNIQUE CHECK (octet_length(identifier) BETWEEN 1 AND 255)
@@ -35,6 +40,38 @@ extension SharedSchema {
         INSERT INTO mdq.content_type (identifier)
         SELECT DISTINCT content_type FROM mdq.entry WHERE octet_length(content_type) BETWEEN 1 AND 255
         ORDER BY 1;
+
+        -- The types a publisher gives, registered (those not yet there:
+        -- each row inserted draws a number) and returned with their
+        -- numbers. Publishers reach the table only through it: at most
+        -- 1,000 identifiers a call, each a type identifier's characters,
+        -- and 10,000 types in all, so that no host can spend the numbers
+        -- or fill the table others read.
+        CREATE FUNCTION mdq.register_types(identifiers text[]) RETURNS SETOF mdq.content_type
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+        DECLARE
+            fresh text[];
+        BEGIN
+            IF cardinality(identifiers) > 1000 THEN
+                RAISE EXCEPTION 'mdq: at most 1000 types at once' USING ERRCODE = '22023';
+            END IF;
+            IF EXISTS (SELECT 1 FROM unnest(identifiers) AS i
+                       WHERE i IS NULL OR octet_length(i) > 255 OR i !~ '^[A-Za-z0-9][A-Za-z0-9._+-]*$') THEN
+                RAISE EXCEPTION 'mdq: not a type identifier among %', left(identifiers::text, 200)
+                    USING ERRCODE = '22023';
+            END IF;
+            fresh := ARRAY(SELECT DISTINCT i FROM unnest(identifiers) AS i
+                           WHERE NOT EXISTS (SELECT 1 FROM mdq.content_type t WHERE t.identifier = i));
+            IF cardinality(fresh) > 0 THEN
+                IF (SELECT count(*) FROM mdq.content_type) + cardinality(fresh) > 10000 THEN
+                    RAISE EXCEPTION 'mdq: the shared index holds % content types; it takes at most 10000',
+                        (SELECT count(*) FROM mdq.content_type) USING ERRCODE = '54000';
+                END IF;
+                INSERT INTO mdq.content_type (identifier) SELECT unnest(fresh) ON CONFLICT (identifier) DO NOTHING;
+            END IF;
+            RETURN QUERY SELECT t.* FROM mdq.content_type t WHERE t.identifier = ANY (identifiers);
+        END $$;
+        REVOKE ALL ON FUNCTION mdq.register_types(text[]) FROM PUBLIC;
 
         -- The rows of version 5 aside, their indexes gone (their names are
         -- the new ones'), and tables a reload left behind.
@@ -44,7 +81,7 @@ extension SharedSchema {
         BEGIN
             FOR r IN
                 SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                WHERE n.nspname = 'mdq' AND c.relkind = 'r' AND c.relname ~ '^entry_[0-9]+_reload$'
+                WHERE n.nspname = 'mdq' AND c.relkind = 'r' AND c.relname ~ '^(entry|folder)_[0-9]+_reload$'
             LOOP
                 EXECUTE format('DROP TABLE mdq.%I', r.relname);
             END LOOP;
@@ -133,27 +170,31 @@ extension SharedSchema {
             -- Whoever read the entries reads their types; whoever publishes
             -- (writes classes) registers the types it gives.
             FOR g IN
-                SELECT DISTINCT a.privilege_type AS what, quote_ident(pg_get_userbyid(a.grantee)) AS who
+                SELECT DISTINCT 'SELECT ON mdq.content_type' AS what, quote_ident(pg_get_userbyid(a.grantee)) AS who
                 FROM pg_class c, aclexplode(c.relacl) a
                 WHERE c.oid = 'mdq.entry'::regclass AND a.grantee NOT IN (0, c.relowner) AND a.privilege_type = 'SELECT'
                 UNION
-                SELECT DISTINCT 'SELECT, INSERT', quote_ident(pg_get_userbyid(a.grantee))
+                SELECT DISTINCT 'EXECUTE ON FUNCTION mdq.register_types(text[])', quote_ident(pg_get_userbyid(a.grantee))
                 FROM pg_class c, aclexplode(c.relacl) a
                 WHERE c.oid = 'mdq.access_class'::regclass AND a.grantee NOT IN (0, c.relowner)
                   AND a.privilege_type = 'INSERT'
             LOOP
-                EXECUTE format('GRANT %s ON mdq.content_type TO %s', g.what, g.who);
+                EXECUTE format('GRANT %s TO %s', g.what, g.who);
             END LOOP;
         END $$;
         DROP TABLE mdq.entry_v5;
+        -- A live query whose snapshot was taken before this commit reads
+        -- none of the new rows: each host's next generation makes every
+        -- live query search its hosts again.
+        UPDATE mdq.host SET generation = generation + 1 WHERE generation > 0;
 
         ALTER TABLE mdq.entry ADD PRIMARY KEY (host_id, entry_id);
         CREATE INDEX entry_fold_trigrams ON mdq.entry USING gin ((coalesce(fold, name)) gin_trgm_ops)
             WHERE deleted_seq IS NULL;
         CREATE INDEX entry_extension ON mdq.entry (ext, host_id) WHERE deleted_seq IS NULL;
         CREATE INDEX entry_parent ON mdq.entry (parent_id) WHERE deleted_seq IS NULL;
-        CREATE INDEX entry_size ON mdq.entry (size) WHERE deleted_seq IS NULL;
-        CREATE INDEX entry_mtime ON mdq.entry (mtime) WHERE deleted_seq IS NULL;
+        CREATE INDEX entry_size ON mdq.entry (size NULLS FIRST) WHERE deleted_seq IS NULL;
+        CREATE INDEX entry_mtime ON mdq.entry (mtime NULLS FIRST) WHERE deleted_seq IS NULL;
         CREATE INDEX entry_type ON mdq.entry (type_id, host_id) WHERE deleted_seq IS NULL;
         CREATE INDEX entry_seq ON mdq.entry (seq);
         DROP INDEX mdq.folder_path_trigrams;
@@ -262,34 +303,61 @@ extension SharedSchema {
         -- for its first rows (at most 2,000) asks host after host until it
         -- has them, each planned alone, and its cursor reads them: planned
         -- together, every host's query cost its planning (0.2 ms a host)
-        -- though the first host gave every row.
-        CREATE OR REPLACE FUNCTION mdq.search(hosts smallint[], condition jsonb, scopes jsonb DEFAULT '[]',
-                                              viewer text DEFAULT NULL, row_limit bigint DEFAULT NULL)
+        -- though the first host gave every row. With `sort` (["size",
+        -- "desc"]: a column, "asc" or "desc") and a limit, each host's
+        -- first rows in that order, ties with the last included, for the
+        -- caller to sort and cut: a missing value first in ascending order
+        -- and last in descending, as mdq sorts.
+        -- Its new argument replaces the function: the roles that could call
+        -- it may call the new one.
+        CREATE TEMP TABLE mdq_search_grantees ON COMMIT DROP AS
+            SELECT a.grantee FROM pg_proc p, aclexplode(p.proacl) a
+            WHERE p.oid = 'mdq.search(smallint[], jsonb, jsonb, text, bigint)'::regprocedure
+              AND a.privilege_type = 'EXECUTE' AND a.grantee NOT IN (0, p.proowner);
+        DROP FUNCTION mdq.search(smallint[], jsonb, jsonb, text, bigint);
+        CREATE FUNCTION mdq.search(hosts smallint[], condition jsonb, scopes jsonb DEFAULT '[]',
+                                   viewer text DEFAULT NULL, row_limit bigint DEFAULT NULL, sort jsonb DEFAULT NULL)
         RETURNS refcursor LANGUAGE plpgsql SECURITY DEFINER
         SET search_path = pg_catalog, pg_temp SET enable_partitionwise_join = on AS $$
         DECLARE
             found refcursor := 'mdq_search';
             filter text := mdq.search_filter(hosts, scopes, mdq.viewer(viewer));
             test text := mdq.condition_sql(condition);
+            ordering text;
             parts text[] := '{}';
             host smallint;
             rows mdq.search_row[] := '{}';
             part mdq.search_row[];
             query text := $q$SELECT e.host_id, f.path, f.raw_path, e.name, e.raw_name, e.kind, e.size,
-                                    (extract(epoch FROM e.mtime) * 1000000)::bigint,
-                                    (extract(epoch FROM e.btime) * 1000000)::bigint, e.inode, ty.identifier,
-                                    e.entry_id
+                                    (extract(epoch FROM e.mtime) * 1000000)::bigint AS mtime,
+                                    (extract(epoch FROM e.btime) * 1000000)::bigint AS btime, e.inode,
+                                    ty.identifier AS content_type, e.entry_id
                              FROM mdq.entry e JOIN mdq.folder f ON f.host_id = e.host_id AND f.folder_id = e.parent_id
                              LEFT JOIN mdq.content_type ty ON ty.type_id = e.type_id
                              WHERE e.deleted_seq IS NULL AND f.deleted_seq IS NULL AND %s AND %s AND %s$q$;
         BEGIN
+            IF sort IS NOT NULL THEN
+                ordering := format('ORDER BY e.%s %s',
+                    CASE sort ->> 0 WHEN 'size' THEN 'size' WHEN 'mtime' THEN 'mtime' WHEN 'btime' THEN 'btime' END,
+                    CASE sort ->> 1 WHEN 'asc' THEN 'ASC NULLS FIRST' WHEN 'desc' THEN 'DESC NULLS LAST' END);
+                IF ordering IS NULL OR jsonb_array_length(sort) <> 2 THEN
+                    RAISE EXCEPTION 'mdq: not a sort: %', left(sort::text, 200) USING ERRCODE = '22023';
+                END IF;
+            END IF;
             IF row_limit IS NULL OR coalesce(cardinality(hosts), 0) = 0 THEN
                 OPEN found NO SCROLL FOR EXECUTE format(
-                    query, format('e.host_id = ANY (%L::smallint[])', hosts), filter, test);
-            ELSIF row_limit <= 2000 THEN
+                    query, format('e.host_id = ANY (%L::smallint[])', hosts), filter, test)
+                    || coalesce(' ' || ordering, '');
+            ELSIF ordering IS NOT NULL THEN
+                FOREACH host IN ARRAY hosts LOOP
+                    parts := parts || format(query || ' %s FETCH FIRST %s ROWS WITH TIES',
+                                             format('e.host_id = %s', host), filter, test, ordering, row_limit);
+                END LOOP;
+                OPEN found NO SCROLL FOR EXECUTE '(' || array_to_string(parts, ') UNION ALL (') || ')';
+            ELSIF row_limit BETWEEN 0 AND 2000 THEN
                 FOREACH host IN ARRAY hosts LOOP
                     EXIT WHEN cardinality(rows) >= row_limit;
-                    EXECUTE format('SELECT array_agg(r) FROM (' || query || ' LIMIT %s) r',
+                    EXECUTE format('SELECT array_agg(ROW(r.*)::mdq.search_row) FROM (' || query || ' LIMIT %s) r',
                                    format('e.host_id = %s', host), filter, test, row_limit - cardinality(rows))
                         INTO part;
                     rows := rows || coalesce(part, '{}');
@@ -309,6 +377,16 @@ extension SharedSchema {
             END IF;
             RETURN found;
         END $$;
+        REVOKE ALL ON FUNCTION mdq.search(smallint[], jsonb, jsonb, text, bigint, jsonb) FROM PUBLIC;
+        DO $$
+        DECLARE
+            r record;
+        BEGIN
+            FOR r IN SELECT grantee FROM mdq_search_grantees LOOP
+                EXECUTE format('GRANT EXECUTE ON FUNCTION mdq.search(smallint[], jsonb, jsonb, text, bigint, jsonb) TO %I',
+                               pg_get_userbyid(r.grantee));
+            END LOOP;
+        END $$;
 
         -- As version 3's, with each row's type by its identifier.
         CREATE OR REPLACE FUNCTION mdq.changes(host smallint, since bigint, scopes jsonb DEFAULT '[]',
@@ -321,10 +399,10 @@ extension SharedSchema {
                 $q$SELECT e.host_id, CASE WHEN gone THEN NULL ELSE f.path END, CASE WHEN gone THEN NULL ELSE f.raw_path END,
                           CASE WHEN gone THEN NULL ELSE e.name END, CASE WHEN gone THEN NULL ELSE e.raw_name END,
                           CASE WHEN gone THEN NULL ELSE e.kind END, CASE WHEN gone THEN NULL ELSE e.size END,
-                          CASE WHEN gone THEN NULL ELSE (extract(epoch FROM e.mtime) * 1000000)::bigint END,
-                          CASE WHEN gone THEN NULL ELSE (extract(epoch FROM e.btime) * 1000000)::bigint END,
-                          CASE WHEN gone THEN NULL ELSE e.inode END,
-                          CASE WHEN gone THEN NULL ELSE ty.identifier END, e.entry_id, gone
+                          CASE WHEN gone THEN NULL ELSE (extract(epoch FROM e.mtime) * 1000000)::bigint END AS mtime,
+                          CASE WHEN gone THEN NULL ELSE (extract(epoch FROM e.btime) * 1000000)::bigint END AS btime,
+                          CASE WHEN gone THEN NULL ELSE e.inode END AS inode,
+                          CASE WHEN gone THEN NULL ELSE ty.identifier END AS content_type, e.entry_id, gone
                    FROM mdq.entry e LEFT JOIN mdq.folder f ON f.host_id = e.host_id AND f.folder_id = e.parent_id
                         LEFT JOIN mdq.content_type ty ON ty.type_id = e.type_id,
                         LATERAL (SELECT e.deleted_seq IS NOT NULL OR f.folder_id IS NULL OR f.deleted_seq IS NOT NULL

@@ -147,6 +147,21 @@ package enum SharedSchema {
                 "the shared index's schema is version \(before), newer than this mdq knows (\(current)): "
                     + "upgrade mdq")
         }
+        // Its objects keep one owner: the search functions run as the one
+        // who made them, and read the tables as that role.
+        if before != nil, before != current {
+            let owner = try connection.execute(
+                """
+                SELECT pg_get_userbyid(nspowner) AS owner, nspowner = (SELECT oid FROM pg_roles WHERE rolname = current_user) AS mine
+                FROM pg_namespace WHERE nspname = 'mdq'
+                """)
+            if owner.first("mine") != "t" {
+                throw SharedIndexError(
+                    "the shared index's schema belongs to the role \(owner.first("owner") ?? "?"), not to "
+                        + "this connection's: migrate it as \(owner.first("owner") ?? "its owner") (what a migration "
+                        + "makes must be that role's, whose functions read it)")
+            }
+        }
         var applied: [Int] = []
         for migration in migrations where migration.version <= target {
             let ran: Bool = try connection.transaction { () throws(SharedIndexError) in
@@ -253,10 +268,13 @@ extension SharedSchema {
     package static func grant(_ connection: PostgresConnection, role: String, access: Access) throws(SharedIndexError) {
         // The columns granted are this version's: a newer schema's would
         // be left out, and its readers and publishers refused.
-        if let state = try state(of: connection), state.version > current {
+        if let state = try state(of: connection), state.version != current {
             throw SharedIndexError(
-                "the shared index's schema is version \(state.version), newer than this mdq knows (\(current)): "
-                    + "grant with the newer mdq")
+                state.version > current
+                    ? "the shared index's schema is version \(state.version), newer than this mdq knows "
+                        + "(\(current)): grant with the newer mdq"
+                    : "the shared index's schema is version \(state.version), older than this mdq's (\(current)): "
+                        + "'mdq shared migrate' first")
         }
         let quoted = try quotedRole(connection, role)
         try connection.transaction { () throws(SharedIndexError) in
@@ -278,7 +296,7 @@ extension SharedSchema {
                 _ = try connection.execute(
                     """
                     GRANT SELECT ON mdq.host TO \(quoted);
-                    GRANT SELECT, INSERT ON mdq.access_class, mdq.list_rule, mdq.content_type TO \(quoted);
+                    GRANT SELECT, INSERT ON mdq.access_class, mdq.list_rule TO \(quoted);
                     GRANT SELECT ON mdq.identity TO \(quoted);
                     GRANT INSERT, UPDATE, DELETE ON mdq.identity TO \(quoted);
                     GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,
@@ -314,14 +332,14 @@ extension SharedSchema {
 
     /// The functions a searcher may call.
     static let searchFunctions = [
-        "mdq.search(smallint[], jsonb, jsonb, text, bigint)", "mdq.count(smallint[], jsonb, jsonb, text)",
+        "mdq.search(smallint[], jsonb, jsonb, text, bigint, jsonb)", "mdq.count(smallint[], jsonb, jsonb, text)",
         "mdq.changes(smallint, bigint, jsonb, text)",
     ]
 
     /// The functions a publisher calls besides.
     static let publishFunctions = [
         "mdq.add_host(text, text, text)", "mdq.reload_begin(smallint)", "mdq.reload_index(smallint)",
-        "mdq.reload_swap(smallint, bigint, text, bigint, bigint)",
+        "mdq.reload_swap(smallint, bigint, text, bigint, bigint)", "mdq.register_types(text[])",
     ]
 
     /// `role` as an SQL identifier, once the server says it exists.

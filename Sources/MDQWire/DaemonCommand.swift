@@ -26,7 +26,8 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     /// (`--onlyin NAME:/path`, UTF-8), the limit and the budget.
     package static func searchHostsFields(
         _ text: [UInt8], isName: Bool = false, counting: Bool, items: Bool = false, hosts: [String]?,
-        folders: [(host: String, path: [UInt8])] = [], limit: Int?, budget: Double? = nil, into out: inout JSONWriter
+        folders: [(host: String, path: [UInt8])] = [], limit: Int?, budget: Double? = nil,
+        order: (key: String, ascending: Bool)? = nil, into out: inout JSONWriter
     ) {
         out.raw(isName ? #""syntax":"name","predicate":"# : #""syntax":"command-line","predicate":"#)
         out.string(text)
@@ -60,6 +61,13 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
         if let limit {
             out.raw(#","limit":"#)
             out.integer(limit)
+        }
+        if let order {
+            out.raw(#","order":{"key":"#)
+            out.string(Array(order.key.utf8))
+            out.raw(#","ascending":"#)
+            out.bool(order.ascending)
+            out.raw("}")
         }
     }
 

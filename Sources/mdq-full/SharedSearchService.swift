@@ -41,11 +41,21 @@ final class SharedSearchService: HostSearching {
         search.folders = request.folders
         search.ownName = ownName
         search.budget = request.budget
-        search.asked = (request.limit, request.askedBudget)
+        // A limit bounds a sorted search when the database orders it.
+        search.asked = (
+            request.order.map(HostSearch.ordersInDatabase) == false ? nil : request.limit, request.askedBudget
+        )
         // Without a limit (or a larger one), one more than an answer may
         // hold: a search that reaches it is the full command's.
         let uncapped = (request.limit ?? Int.max) > Self.mostLines
-        if !request.counting {
+        if let order = request.order, !request.counting {
+            // Sorted by the client: each host's first in that order when
+            // the database can order by it, else every match (capped).
+            search.sortsAfter = true
+            search.order = order
+            search.limit = request.limit
+            search.mostResults = Self.mostLines + 1
+        } else if !request.counting {
             search.limit = min(request.limit ?? Int.max, Self.mostLines + 1)
             if uncapped { search.mostResults = Self.mostLines + 1 }
         } else {
@@ -78,10 +88,12 @@ final class SharedSearchService: HostSearching {
             reply.count = answer.count
             return reply
         }
-        guard !uncapped || (!answer.isCut && answer.results.count <= Self.mostLines) else {
+        // Sorted by the client: it cuts them, once sorted.
+        let sortedByClient = request.order != nil
+        guard !(uncapped || sortedByClient) || (!answer.isCut && answer.results.count <= Self.mostLines) else {
             throw MetadataError.tooExpensive("more than \(Self.mostLines) results: left to the full command")
         }
-        for result in answer.results.prefix(request.limit ?? Int.max) {
+        for result in answer.results.prefix(sortedByClient ? Int.max : request.limit ?? Int.max) {
             if request.items {
                 reply.items.append(
                     HostSearchReply.Item(

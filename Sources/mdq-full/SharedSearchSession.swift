@@ -139,6 +139,7 @@ struct SharedSearchSession {
         search.ownName = SystemConfiguration.sharedHostName
         search.limit = output.limit
         search.sortsAfter = !output.sort.isEmpty
+        search.order = output.sortDescriptors.first
         search.budget = budget
         let counting = output.count && output.group == nil
         // This host answers from its system index, when it runs.
@@ -168,7 +169,7 @@ struct SharedSearchSession {
     /// - Returns: false when no system index searches across hosts here.
     private func runBySystemIndex() throws -> Bool {
         guard let client = try? DaemonClient.connectSystem(), let status = try? client.status(),
-            (try? client.hello())?.features.contains("search-hosts-items") == true
+            let features = (try? client.hello())?.features, features.contains("search-hosts-items")
         else { return false }
         // Folders whose path is not UTF-8 go as bytes in the database's
         // scopes, not in the protocol's strings.
@@ -178,13 +179,17 @@ struct SharedSearchSession {
                     + "($MDQ_SHARED); the system index takes UTF-8 paths")
         }
         let counting = output.count && output.group == nil
-        let limit = output.sort.isEmpty ? output.limit : nil
+        // Sorted here: the limit goes with the order, to a daemon that
+        // takes one (each host's first in it), else every match comes.
+        let order = features.contains("search-hosts-order") ? output.sortDescriptors.first : nil
+        let limit = output.sort.isEmpty || order != nil ? output.limit : nil
         // Refused here as the command refuses it (its caret, its status),
         // when another host is searched.
         let ownName = status.publishing?.hostName ?? SystemConfiguration.sharedHostName
         if scope.hostNames.map({ names in names.contains { $0 != ownName } }) ?? true {
             var check = SharedReader.Search(predicate: predicate)
-            check.limit = limit
+            // A limit bounds a sorted search when the database orders it.
+            check.limit = output.sort.isEmpty || order.map(HostSearch.ordersInDatabase) == true ? output.limit : nil
             check.budget = budget
             check.scopes = remoteFolders
             try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
@@ -194,11 +199,11 @@ struct SharedSearchSession {
         let asked = Swift.Result { () throws(MetadataError) in
             try client.searchAcrossHosts(
                 Array(predicate.description.utf8), hosts: scope.hostNames, folders: remoteFolders, counting: counting,
-                items: !counting, limit: limit, budget: budget)
+                items: !counting, limit: limit, budget: budget, order: counting ? nil : order)
         }
         // It does not search across hosts (no SEARCH).
         if case .failure(let error) = asked, error.refusal != nil { return false }
-        if case .failure(let error) = asked, error.code == .tooExpensive, limit == nil {
+        if case .failure(let error) = asked, error.code == .tooExpensive, limit == nil || order != nil {
             throw MetadataError(
                 code: .tooExpensive,
                 message: "query too expensive: more than \(SharedSearchService.mostLines) results, the most the "

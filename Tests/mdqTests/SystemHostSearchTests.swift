@@ -100,6 +100,21 @@ struct SystemHostSearchTests {
             #expect(fast.stdoutText == full.stdoutText, "\(arguments)")
             #expect(fast.stderrText == full.stderrText, "\(arguments)")
         }
+        // Sorted by a size or a date with a limit (each host gives its
+        // first in that order): the first lines of the whole sorted answer.
+        for sort in ["kMDItemFSSize:desc", "kMDItemFSContentChangeDate", "kMDItemFSCreationDate:desc"] {
+            let (whole, _) = try both(["--all-hosts", "--sort", sort, "report"], as: "nobody")
+            let lines = whole.stdoutText.split(separator: "\n").map { $0 + "\n" }
+            #expect(lines.count >= 3, "\(sort): \(whole.stderrText)")
+            for limit in [1, 2] {
+                let (fast, full) = try both(
+                    ["--all-hosts", "--sort", sort, "--limit", "\(limit)", "report"], as: "nobody")
+                let expected = lines.prefix(limit).joined()
+                #expect(
+                    fast.stdoutText == expected && full.stdoutText == expected,
+                    "\(sort) --limit \(limit): \(fast.stdoutText) \(full.stdoutText) of \(whole.stdoutText)")
+            }
+        }
         // Refused as the command refuses it, status and caret.
         let (refusedFast, refusedFull) = try both(["--all-hosts", "--json", "TRUEPREDICATE"], as: "nobody")
         #expect(refusedFast.status == refusedFull.status && refusedFast.status != 0, "\(refusedFast.stderrText)")

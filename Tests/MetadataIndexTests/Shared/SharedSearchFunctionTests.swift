@@ -339,6 +339,48 @@ struct SharedSearchFunctionTests {
                         #expect(first.isSubset(of: seen), "\(what): the first \(limit) match")
                         #expect(try reader.count(search) == min(limit, seen.count), "\(what): counted to \(limit)")
                     }
+                    // Sorted by a size or a date: each host's first in that
+                    // order, ties with the last included, hold the first of
+                    // all the matches (sorted as mdq sorts, then cut).
+                    search.limit = nil
+                    var every: [SharedEntry] = []
+                    try reader.search(search) { entry in
+                        every.append(entry)
+                        return true
+                    }
+                    func firsts(_ entries: [SharedEntry], _ descriptor: MetadataSortDescriptor, _ limit: Int)
+                        -> [String]
+                    {
+                        // In the order results are printed before a sort.
+                        let items = entries.sorted {
+                            $0.host != $1.host
+                                ? $0.host < $1.host : $0.pathBytes.lexicographicallyPrecedes($1.pathBytes)
+                        }.map { MetadataItem(serial: 0, pathBytes: $0.pathBytes, kind: $0.kind, metadata: $0.metadata) }
+                        return items.sorted(by: [descriptor]).prefix(limit).map {
+                            String(decoding: $0.pathBytes, as: UTF8.self)
+                        }
+                    }
+                    for (key, column) in [
+                        ("kMDItemFSSize", SQLCondition.Column.size), ("kMDItemFSContentChangeDate", .mtime),
+                        ("kMDItemFSCreationDate", .btime),
+                    ] {
+                        for ascending in [true, false] {
+                            for limit in [1, 3] {
+                                var ordered = search
+                                ordered.limit = limit
+                                ordered.order = (column, ascending)
+                                var first: [SharedEntry] = []
+                                try reader.search(ordered) { entry in
+                                    first.append(entry)
+                                    return true
+                                }
+                                let descriptor = MetadataSortDescriptor(key: key, ascending: ascending)
+                                #expect(
+                                    firsts(first, descriptor, limit) == firsts(every, descriptor, limit),
+                                    "\(what): the first \(limit) by \(key) \(ascending ? "ascending" : "descending")")
+                            }
+                        }
+                    }
                     // One host asked, with a limit.
                     search.hosts = ["beta"]
                     search.limit = 2
@@ -599,9 +641,9 @@ struct SharedSearchFunctionTests {
     /// The migration to version 6 rewrites the entries in their new
     /// layout: every search, count and change answers as before, for a
     /// trusted reader and a searcher alike; the roles granted before read
-    /// and publish as before (the types' table included), a publisher of
-    /// version 5 is refused, and a name that is its own folding keeps no
-    /// second copy.
+    /// and publish as before (registering types through the function
+    /// alone), only the schema's owner migrates, and a name that is its
+    /// own folding keeps no second copy.
     @Test func theMigrationToVersion6KeepsEveryAnswerAndGrant() throws {
         let url = cluster.url(try cluster.createDatabase())
         let connection = try PostgresConnection(url: url)
@@ -668,11 +710,27 @@ struct SharedSearchFunctionTests {
                 }
                 let count = try own.execute("SELECT mdq.count($1::smallint[], $2::jsonb) AS n", [hosts, condition])
                 lines.append("\(condition) count \(count.first("n") ?? "?")")
+                // The first rows: as many, among the matches.
+                try own.transaction { () throws(SharedIndexError) in
+                    _ = try own.execute(
+                        "SELECT mdq.search($1::smallint[], $2::jsonb, '[]', NULL, 3)", [hosts, condition])
+                    let rows = try own.execute("FETCH ALL FROM mdq_search").rows
+                    let all = lines.filter { $0.hasPrefix("\(condition) ") }
+                    let found = rows.filter { row in
+                        all.contains("\(condition) \(row.map { $0 ?? "NULL" }.joined(separator: "|"))")
+                    }
+                    lines.append("\(condition) first \(rows.count), \(found.count) among the matches")
+                }
             }
             return lines
         }
         let before = try answers(nil)
         let searcherBefore = try answers("searcher5")
+        // Only the schema's owner migrates it (what a migration makes is
+        // read by the owner's functions).
+        #expect(throws: SharedIndexError.self) {
+            try SharedSchema.migrate(PostgresConnection(url: cluster.url(url, user: "trusted5")))
+        }
         #expect(before.contains { $0.contains("Über Report.PNG") && $0.contains("public.png") })
         #expect(before.contains { $0.contains("com.example.odd") })
         try SharedSchema.migrate(connection)
@@ -681,7 +739,6 @@ struct SharedSearchFunctionTests {
         #expect(try answers(nil) == before)
         #expect(try answers("trusted5") == before)
         #expect(try answers("searcher5") == searcherBefore)
-        #expect(SharedSchema.compatibility(with: state, publishing: true) == nil)
         // The old layout is gone; a name that is its own folding keeps none.
         #expect(
             try connection.execute("SELECT count(*) AS n FROM pg_class WHERE relname LIKE 'entry%v5%'").first("n")
@@ -694,12 +751,26 @@ struct SharedSearchFunctionTests {
         #expect(try trusted.execute("SELECT count(*) AS n FROM mdq.entry").first("n") == "10")
         #expect(try trusted.execute("SELECT count(*) AS n FROM mdq.content_type").first("n") != "0")
         let publisher = try PostgresConnection(url: cluster.url(url, user: "publisher5"))
-        _ = try publisher.execute("INSERT INTO mdq.content_type (identifier) VALUES ('com.example.new')")
+        // Types are registered through the function alone, and only new
+        // ones draw a number.
+        let registered = try publisher.execute(
+            "SELECT type_id FROM mdq.register_types('{com.example.new,public.png}') ORDER BY 1")
+        #expect(registered.rows.count == 2)
+        let highest = try connection.execute("SELECT max(type_id) AS n FROM mdq.content_type").first("n")
+        _ = try publisher.execute("SELECT mdq.register_types('{com.example.new,public.png}')")
+        #expect(try connection.execute("SELECT max(type_id) AS n FROM mdq.content_type").first("n") == highest)
+        for refused in [
+            "INSERT INTO mdq.content_type (identifier) VALUES ('com.example.direct')",
+            "SELECT mdq.register_types(ARRAY['bad type; drop'])",
+            "SELECT mdq.register_types(ARRAY(SELECT 'x.' || g FROM generate_series(1, 1001) g))",
+        ] {
+            #expect(throws: SharedIndexError.self, "\(refused)") { try publisher.execute(refused) }
+        }
         _ = try publisher.execute(
             """
             INSERT INTO mdq.entry_\(alpha) (host_id, entry_id, parent_id, kind, name, type_id, seq)
             VALUES (\(alpha), 20, 1, 1, 'new.txt',
-                    (SELECT type_id FROM mdq.content_type WHERE identifier = 'com.example.new'), 9)
+                    (SELECT type_id FROM mdq.register_types('{com.example.new}')), 9)
             """)
         #expect(throws: SharedIndexError.self) {
             try publisher.execute(
