@@ -64,10 +64,14 @@ package struct HostSearch {
     }
 
     /// This host's part, from its system index: the folders of it asked
-    /// for (none: all of it), whether only the count is needed, and the
-    /// most results wanted.
+    /// for (none: all of it), whether only the count is needed, the most
+    /// results wanted, and, for a search sorted afterwards, the order whose
+    /// first `count` (and their ties) are enough (all the results do too).
     package typealias OwnAnswer =
-        @Sendable (_ folders: [[UInt8]], _ counting: Bool, _ limit: Int?) throws -> (count: Int, results: [Result])
+        @Sendable (
+            _ folders: [[UInt8]], _ counting: Bool, _ limit: Int?,
+            _ first: (order: MetadataSortDescriptor, count: Int)?
+        ) throws -> (count: Int, results: [Result])
 
     /// Whether the shared index orders by `descriptor` (sizes and dates):
     /// a search sorted by it then reads each host's first `limit` in it,
@@ -176,10 +180,10 @@ package struct HostSearch {
             let ownFolders = folders.filter { $0.host == localName }.map(\.path)
             // In an order, its first in that order (from all its matches).
             let limit = search.order == nil ? search.limit : nil
-            let first = search.order == nil ? nil : ordered.map { ($0.0, self.limit ?? 0) }
+            let first = search.order == nil ? nil : ordered.map { (order: $0.0, count: self.limit ?? 0) }
             let body: @Sendable () -> Void = {
                 let result = Swift.Result {
-                    var answer = try own(ownFolders, counting, limit)
+                    var answer = try own(ownFolders, counting, limit, first)
                     if let (descriptor, count) = first {
                         answer.results = Self.first(count, of: answer.results, by: descriptor)
                     }
@@ -262,10 +266,15 @@ package struct HostSearch {
         answer.isCut = cut.withLock { $0 }
         answer.results += try ownAnswer().results
         // This host first, then the others by name; each in path order.
-        answer.results.sort { a, b in
-            let (first, second) = (a.host ?? "", b.host ?? "")
-            return first != second ? first < second : a.item.pathBytes.lexicographicallyPrecedes(b.item.pathBytes)
+        // Their positions are sorted, then the results moved once: moved
+        // by the sort, a hundred thousand results cost a second.
+        let results = answer.results
+        let order = results.indices.sorted { a, b in
+            let (first, second) = (results[a].host ?? "", results[b].host ?? "")
+            return first != second
+                ? first < second : results[a].item.pathBytes.lexicographicallyPrecedes(results[b].item.pathBytes)
         }
+        answer.results = order.map { results[$0] }
         answer.count = answer.results.count
         return answer
     }
@@ -273,12 +282,8 @@ package struct HostSearch {
     /// The first `count` results in `descriptor`'s order, and every result
     /// tied with the last of them, in their order before: whichever of
     /// them a sort by more than this order keeps is among these.
-    static func first(_ count: Int, of results: [Result], by descriptor: MetadataSortDescriptor) -> [Result] {
-        guard results.count > count else { return results }
-        guard count > 0 else { return [] }
-        let ranked = results.sorted { descriptor.compare($0.item, $1.item) == .orderedAscending }
-        let last = ranked[count - 1].item
-        return results.filter { descriptor.compare($0.item, last) != .orderedDescending }
+    package static func first(_ count: Int, of results: [Result], by descriptor: MetadataSortDescriptor) -> [Result] {
+        results.map(\.item).positionsOfFirst(count, by: descriptor).map { results[$0] }
     }
 
 }

@@ -111,6 +111,39 @@ public final class MetadataItemReader {
 }
 
 extension Array where Element == MetadataItem {
+    /// The positions of the first `count` items in `descriptor`'s order
+    /// and of every item tied with the last of them, ascending: whichever
+    /// items a sort by more keys, cut to `count`, keeps are among them.
+    /// Each key is made once; for a few, the first are kept as the items
+    /// pass (most compared with the last kept alone).
+    package func positionsOfFirst(_ count: Int, by descriptor: MetadataSortDescriptor) -> [Int] {
+        guard self.count > count else { return Swift.Array(indices) }
+        guard count > 0 else { return [] }
+        let keys = map { descriptor.sortKey($0) }
+        func before(_ a: Int, _ b: Int) -> Bool { descriptor.order(keys[a], keys[b]) == .orderedAscending }
+        let last: Int
+        if count <= 4096 {
+            var kept: [Int] = []
+            kept.reserveCapacity(count)
+            for i in indices {
+                if kept.count == count {
+                    guard before(i, kept[count - 1]) else { continue }
+                    kept.removeLast()
+                }
+                var (low, high) = (0, kept.count)
+                while low < high {
+                    let middle = (low + high) / 2
+                    if before(i, kept[middle]) { high = middle } else { low = middle + 1 }
+                }
+                kept.insert(i, at: low)
+            }
+            last = kept[count - 1]
+        } else {
+            last = indices.sorted(by: before)[count - 1]
+        }
+        return indices.filter { !before(last, $0) }
+    }
+
     /// The items ordered by `descriptors` (first key first), ties kept in
     /// their current order.
     public func sorted(by descriptors: [MetadataSortDescriptor]) -> [MetadataItem] {
