@@ -319,6 +319,12 @@ def main():
             ("first 100 paths of `*.txt`", ["--all-hosts", "--limit", "100", "*.txt"],
              ["-a", "--limit", "100", "*.txt"],
              f"SELECT f.path || '/' || e.name {body} AND coalesce(e.fold, e.name) LIKE '%.txt' LIMIT 100", "≤ 10 ms"),
+            # Each host's first 20 by date (schema 6), not every match.
+            ("the 20 latest `*.txt` (`--sort` by date)",
+             ["--all-hosts", "--sort", "kMDItemFSContentChangeDate:desc", "--limit", "20", "*.txt"],
+             ["-a", "--sort", "kMDItemFSContentChangeDate:desc", "--limit", "20", "*.txt"],
+             f"SELECT f.path || '/' || e.name {body} AND e.ext = 'txt' ORDER BY e.mtime DESC NULLS LAST LIMIT 20",
+             "–"),
         ]
         lines += ["## Queries across all hosts, as `nobody` on host 1", "",
                   "Median of %d invocations each, after 3 untimed. `mdq --all-hosts` is answered by host 1's "

@@ -311,7 +311,7 @@ package final class DaemonClient {
     package func query(
         _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, rules: ScopeRules? = nil,
         output: OneShotOutput, limit: Int? = nil, budget: Double? = nil, attributes: Set<MetadataAttribute> = [],
-        onProgress: ((_ fraction: Double) -> Void)? = nil
+        order: MetadataSortDescriptor? = nil, onProgress: ((_ fraction: Double) -> Void)? = nil
     ) throws(MetadataError) -> Answer {
         var fields = JSONWriter(capacity: 512)
         fields.key("predicate")
@@ -331,6 +331,13 @@ package final class DaemonClient {
         if let budget {
             fields.raw(",\"budget\":")
             fields.double(budget)
+        }
+        if let order {
+            fields.raw(",\"order\":{\"key\":")
+            fields.string(Array(order.key.utf8))
+            fields.raw(",\"ascending\":")
+            fields.bool(order.ascending)
+            fields.raw("}")
         }
         if !attributes.isEmpty {
             fields.raw(",")

@@ -22,8 +22,21 @@ package enum DaemonProtocol {
     /// them (an older one would ignore a field it does not know, and
     /// answer another question). `search-hosts-items`: `search-hosts` takes
     /// `folders` and answers `items`; `hosts`: the command;
-    /// `search-hosts-order`: `search-hosts` takes `order`.
-    package static let features = ["search-hosts-items", "hosts", "search-hosts-order"]
+    /// `search-hosts-order`: `search-hosts` takes `order`; `query-order`:
+    /// `query` takes `order`.
+    package static let features = ["search-hosts-items", "hosts", "search-hosts-order", "query-order"]
+
+    /// A request's `order` (`{"key":ATTRIBUTE,"ascending":BOOL}`), if it
+    /// has one.
+    static func order(_ request: JSONValue) throws(ProtocolError) -> MetadataSortDescriptor? {
+        guard let value = request["order"] else { return nil }
+        guard let key = value["key"]?.string, MetadataAttribute(key: key) != nil,
+            let ascending = value["ascending"]?.bool
+        else {
+            throw ProtocolError(code: .badRequest, message: "an order is {\"key\":ATTRIBUTE,\"ascending\":true|false}")
+        }
+        return MetadataSortDescriptor(key: key, ascending: ascending)
+    }
     /// The longest request line accepted.
     static let maximumRequest = 1 << 20
 

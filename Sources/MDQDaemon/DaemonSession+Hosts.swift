@@ -63,16 +63,7 @@ extension DaemonSession {
             folders.append((host, path))
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
-        var order: MetadataSortDescriptor?
-        if let value = request["order"] {
-            guard let key = value["key"]?.string, MetadataAttribute(key: key) != nil,
-                let ascending = value["ascending"]?.bool
-            else {
-                throw ProtocolError(
-                    code: .badRequest, message: "an order is {\"key\":ATTRIBUTE,\"ascending\":true|false}")
-            }
-            order = MetadataSortDescriptor(key: key, ascending: ascending)
-        }
+        let order = try DaemonProtocol.order(request)
         let seconds = try allowedSeconds(request)
         // The user is judged by name on every host; one without a name
         // here is a stranger everywhere.

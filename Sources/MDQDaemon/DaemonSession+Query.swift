@@ -23,6 +23,10 @@ extension DaemonSession {
         case let other: throw ProtocolError(code: .badRequest, message: "unknown output \"\(other)\"")
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
+        // With a limit, the first items in an order (the client sorts
+        // them): gathered whole, then cut to those and their ties.
+        let order = try DaemonProtocol.order(request)
+        let firstInOrder = output == .entries ? order.flatMap { order in limit.map { (order, $0) } } : nil
         let fetching = try DaemonProtocol.attributes(request)
         let seconds = try allowedSeconds(request)
         // The client's connection is polled between slices: one that went
@@ -53,7 +57,7 @@ extension DaemonSession {
             // Items go out a slice at a time too, as `item` lines: a
             // million matches never wait in the daemon's memory at once.
             let entries: (([EntrySnapshot]) -> Bool)? =
-                output == .entries
+                output == .entries && firstInOrder == nil
                 ? { [self] entries in
                     var out = JSONWriter(capacity: 1 << 16)
                     for entry in entries {
@@ -74,7 +78,8 @@ extension DaemonSession {
             // nothing.
             clock = daemon.engine.clock
             answered = try daemon.engine.answer(
-                scopes: scopes, predicate: predicate, output: ranked ? .entries : output, limit: ranked ? nil : limit,
+                scopes: scopes, predicate: predicate, output: ranked ? .entries : output,
+                limit: ranked || firstInOrder != nil ? nil : limit,
                 budget: budget,
                 fetching: fetching, viewer: viewer,
                 progress: { scanned, total in
@@ -139,6 +144,19 @@ extension DaemonSession {
             DaemonProtocol.pathsHeader(id, paths: answer.count, bytes: answer.paths.count, &out)
             guard send(out.bytes), send(answer.paths) else { return false }
             out = JSONWriter()
+        case .entries where firstInOrder != nil:
+            let (order, count) = firstInOrder!
+            let items = answer.entries.map { MetadataItem(daemonEntry: $0, container: nil) }
+            for i in items.positionsOfFirst(count, by: order) {
+                DaemonProtocol.begin(id, &out)
+                out.raw("\"item\":")
+                DaemonProtocol.writeItem(answer.entries[i], to: &out)
+                out.raw("}\n")
+                if out.bytes.count >= 1 << 16 {
+                    guard send(out.bytes) else { return false }
+                    out = JSONWriter(capacity: 1 << 16)
+                }
+            }
         case .entries:
             break  // sent as it was scanned
         }

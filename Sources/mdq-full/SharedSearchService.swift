@@ -66,7 +66,7 @@ final class SharedSearchService: HostSearching {
         do {
             answer = try search.run(
                 readers: readers, counting: request.counting,
-                own: { folders, counting, limit in
+                own: { folders, counting, limit, _ in
                     let (count, items) = try own(folders, counting, limit)
                     return (count, items.map { HostSearch.Result(host: nil, item: $0, stale: false) })
                 }, warn: { reply.warnings.append($0) })

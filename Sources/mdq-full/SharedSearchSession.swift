@@ -149,8 +149,9 @@ struct SharedSearchSession {
         let system = try? DaemonClient.connectSystem().status()
         if let name = system?.publishing?.hostName { search.ownName = name }
         if search.ownName != nil, system != nil {
-            own = { @Sendable [predicate, budget] folders, counting, limit in
-                try Self.searchOwnHost(predicate, folders: folders, counting: counting, limit: limit, budget: budget)
+            own = { @Sendable [predicate, budget] folders, counting, limit, first in
+                try Self.searchOwnHost(
+                    predicate, folders: folders, counting: counting, limit: limit, first: first, budget: budget)
             }
         }
         let answer = try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
@@ -228,14 +229,23 @@ struct SharedSearchSession {
 
     /// This host's matches, from its system index (the user's view of it).
     private static func searchOwnHost(
-        _ predicate: MetadataPredicate, folders: [[UInt8]], counting: Bool, limit: Int?, budget: Double?
+        _ predicate: MetadataPredicate, folders: [[UInt8]], counting: Bool, limit: Int?,
+        first: (order: MetadataSortDescriptor, count: Int)?, budget: Double?
     ) throws -> (count: Int, results: [Result]) {
         let client = try DaemonClient.connectSystem()
+        // Its first in an order, from a daemon that takes one (an older
+        // one would cut the results before they are sorted): not the
+        // hundred thousand items of a broad search.
+        var limit = limit
+        var order: MetadataSortDescriptor?
+        if let first, !counting, (try? client.hello())?.features.contains("query-order") == true {
+            (order, limit) = (first.order, first.count)
+        }
         let scopes = folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
         let answer = try client.query(
             Array(predicate.description.utf8), scopes: scopes.isEmpty ? nil : scopes,
             rules: scopes.isEmpty ? ScopeRules(includeHidden: true) : nil, output: counting ? .count : .entries,
-            limit: limit, budget: budget)
+            limit: limit, budget: budget, order: order)
         if counting { return (answer.count, []) }
         return (
             answer.count,

@@ -113,6 +113,25 @@ extension LiveSuites {
                     let expected = try #require(fresh[entry.pathBytes])
                     #expect(entry.metadata == expected.metadata && entry.kind == expected.kind)
                 }
+                // The first in an order, with a limit: those and their ties,
+                // of which a sort keeps what it would of every item.
+                let every = items.entries.map { MetadataItem(daemonEntry: $0, container: nil) }
+                for key in ["kMDItemFSSize", "kMDItemFSContentChangeDate"] {
+                    for ascending in [true, false] {
+                        let order = MetadataSortDescriptor(key: key, ascending: ascending)
+                        for limit in [1, 3] {
+                            let first = try client.query(
+                                Array(text.utf8), scopes: [scope], output: .entries, limit: limit, order: order)
+                            let kept = first.entries.map { MetadataItem(daemonEntry: $0, container: nil) }
+                            #expect(kept.count >= min(limit, every.count), "\(text) by \(key)")
+                            func firsts(_ items: [MetadataItem]) -> [[UInt8]] {
+                                items.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
+                                    .sorted(by: [order]).prefix(limit).map(\.pathBytes)
+                            }
+                            #expect(firsts(kept) == firsts(every), "\(text) by \(key), the first \(limit)")
+                        }
+                    }
+                }
             }
             // A scope indexed under stricter rules does not cover hidden items.
             let hidden = ScopeRequest(path: tree, rules: ScopeRules(includeHidden: true))

@@ -833,7 +833,7 @@ struct SharedSearchFunctionTests {
         try SharedPublisherTests.expectPublished(root, url, "first publish")
         let readers = try (0..<2).map { _ in try SharedReader(connection: PostgresConnection(url: url)) }
         let asked = Locked(0)
-        let own: HostSearch.OwnAnswer = { _, _, _ in
+        let own: HostSearch.OwnAnswer = { _, _, _, _ in
             asked.withLock { $0 += 1 }
             return (1, [])
         }
