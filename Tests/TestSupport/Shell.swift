@@ -19,9 +19,7 @@ package enum Shell {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let currentDirectory { process.currentDirectoryURL = URL(fileURLWithPath: currentDirectory) }
-        if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
+        process.environment = childEnvironment(environment ?? [:])
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -51,4 +49,14 @@ package enum Shell {
         let script = url.appendingPathComponent("Benchmarks/make-tree.py").path
         return FileManager.default.fileExists(atPath: script) ? script : nil
     }
+}
+
+/// The environment a test gives a program it runs: this process's, less
+/// what a test sets in it for the library alone (`MDQ_SHARED`: tests run
+/// at once, and another test's database must not become this program's),
+/// with `extra` over it.
+package func childEnvironment(_ extra: [String: String]) -> [String: String] {
+    var inherited = ProcessInfo.processInfo.environment
+    inherited["MDQ_SHARED"] = nil
+    return inherited.merging(extra) { $1 }
 }

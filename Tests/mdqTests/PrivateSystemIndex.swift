@@ -28,9 +28,9 @@ final class PrivateSystemIndex {
                 folder,
                 MDQCommandTests.binary + "-full",
             ] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging([
+        process.environment = childEnvironment([
             "MDQ_SYSTEM_RUNTIME_DIR": runtime, "MDQ_SYSTEM_STATE_DIR": state,
-        ]) { $1 }
+        ])
         log = temp.path.appending("daemon.log").string
         FileManager.default.createFile(atPath: log, contents: nil)
         process.standardOutput = FileHandle(forWritingAtPath: log)

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import MetadataIndex
+import TestSupport
 
 /// A running `mdq --live`, read line by line as it writes.
 final class LiveProcess: @unchecked Sendable {
@@ -55,9 +56,7 @@ final class LiveProcess: @unchecked Sendable {
         }
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
-        if let environment {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        }
+        process.environment = childEnvironment(environment ?? [:])
         process.standardOutput = pipe
         process.standardError = errorPipe
         process.standardInput = FileHandle.nullDevice
