@@ -64,6 +64,10 @@ extension DaemonSession {
         }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
         let order = try DaemonProtocol.order(request)
+        if order != nil, !items {
+            throw ProtocolError(
+                code: .badRequest, message: "an order is for \"output\":\"items\" (the client sorts them)")
+        }
         let seconds = try allowedSeconds(request)
         // The user is judged by name on every host; one without a name
         // here is a stranger everywhere.

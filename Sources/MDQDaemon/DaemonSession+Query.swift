@@ -26,7 +26,11 @@ extension DaemonSession {
         // With a limit, the first items in an order (the client sorts
         // them): gathered whole, then cut to those and their ties.
         let order = try DaemonProtocol.order(request)
-        let firstInOrder = output == .entries ? order.flatMap { order in limit.map { (order, $0) } } : nil
+        let firstInOrder =
+            output == .entries ? order.flatMap { order in limit.flatMap { $0 > 0 ? (order, $0) : nil } } : nil
+        // Those first, and their ties, as the slices pass: no more of the
+        // matches waits in memory.
+        var kept: [EntrySnapshot] = []
         let fetching = try DaemonProtocol.attributes(request)
         let seconds = try allowedSeconds(request)
         // The client's connection is polled between slices: one that went
@@ -56,23 +60,32 @@ extension DaemonSession {
                 } : nil
             // Items go out a slice at a time too, as `item` lines: a
             // million matches never wait in the daemon's memory at once.
+            let keep: ([EntrySnapshot]) -> Bool = { entries in
+                guard let (order, count) = firstInOrder else { return true }
+                let candidates = kept + entries
+                let items = candidates.map { MetadataItem(daemonEntry: $0, container: nil) }
+                kept = items.positionsOfFirst(count, by: order).map { candidates[$0] }
+                return true
+            }
             let entries: (([EntrySnapshot]) -> Bool)? =
-                output == .entries && firstInOrder == nil
-                ? { [self] entries in
-                    var out = JSONWriter(capacity: 1 << 16)
-                    for entry in entries {
-                        DaemonProtocol.begin(id, &out)
-                        out.raw("\"item\":")
-                        DaemonProtocol.writeItem(entry, to: &out)
-                        out.raw("}\n")
-                        if out.bytes.count >= 1 << 16 {
-                            guard send(out.bytes) else { return false }
-                            out = JSONWriter(capacity: 1 << 16)
+                firstInOrder != nil
+                ? keep
+                : output == .entries
+                    ? { [self] entries in
+                        var out = JSONWriter(capacity: 1 << 16)
+                        for entry in entries {
+                            DaemonProtocol.begin(id, &out)
+                            out.raw("\"item\":")
+                            DaemonProtocol.writeItem(entry, to: &out)
+                            out.raw("}\n")
+                            if out.bytes.count >= 1 << 16 {
+                                guard send(out.bytes) else { return false }
+                                out = JSONWriter(capacity: 1 << 16)
+                            }
                         }
-                    }
-                    sent = out.bytes.isEmpty || send(out.bytes)
-                    return sent
-                } : nil
+                        sent = out.bytes.isEmpty || send(out.bytes)
+                        return sent
+                    } : nil
             // Taken before the scan: whatever changes while it runs is
             // after this clock, so a subscription resumed from it misses
             // nothing.
@@ -145,12 +158,10 @@ extension DaemonSession {
             guard send(out.bytes), send(answer.paths) else { return false }
             out = JSONWriter()
         case .entries where firstInOrder != nil:
-            let (order, count) = firstInOrder!
-            let items = answer.entries.map { MetadataItem(daemonEntry: $0, container: nil) }
-            for i in items.positionsOfFirst(count, by: order) {
+            for entry in kept {
                 DaemonProtocol.begin(id, &out)
                 out.raw("\"item\":")
-                DaemonProtocol.writeItem(answer.entries[i], to: &out)
+                DaemonProtocol.writeItem(entry, to: &out)
                 out.raw("}\n")
                 if out.bytes.count >= 1 << 16 {
                     guard send(out.bytes) else { return false }

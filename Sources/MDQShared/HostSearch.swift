@@ -17,13 +17,15 @@ package struct HostSearch {
     package var ownName: String?
     /// Whose view is searched (by name).
     package var user: String
-    /// At most this many results, or this count; every match when the
-    /// results are sorted afterwards.
+    /// At most this many results, or this count; when the results are
+    /// sorted afterwards, every match, or each part's first `limit` in
+    /// `order` (`ordersInDatabase`).
     package var limit: Int?
     package var sortsAfter = false
     /// The first order the results are sorted by afterwards: when the
-    /// database can order by it (sizes and dates), each host gives its
-    /// first `limit` in it (ties with the last included), not every match.
+    /// database orders by it (a size or a modification date) and answers
+    /// the predicate exactly, each host gives its first `limit` in it
+    /// (ties with the last included), not every match.
     package var order: MetadataSortDescriptor?
     /// Seconds the database may spend.
     package var budget: Double?
@@ -73,11 +75,22 @@ package struct HostSearch {
             _ first: (order: MetadataSortDescriptor, count: Int)?
         ) throws -> (count: Int, results: [Result])
 
-    /// Whether the shared index orders by `descriptor` (sizes and dates):
-    /// a search sorted by it then reads each host's first `limit` in it,
-    /// and is bounded by its limit; by another (a name), every match.
-    package static func ordersInDatabase(_ descriptor: MetadataSortDescriptor) -> Bool {
-        MetadataAttribute(key: descriptor.key).flatMap(PredicateSQL.sortColumn) != nil
+    /// Whether a search for `predicate` sorted by `descriptor` reads each
+    /// host's first `limit` in that order, and is bounded by its limit:
+    /// when the database orders by it from an index (a size, a
+    /// modification date) and answers the predicate exactly (else every
+    /// candidate is read, to be checked here).
+    package static func ordersInDatabase(_ descriptor: MetadataSortDescriptor, _ predicate: MetadataPredicate) -> Bool {
+        column(ordering: descriptor, predicate) != nil
+    }
+
+    private static func column(ordering descriptor: MetadataSortDescriptor, _ predicate: MetadataPredicate)
+        -> SQLCondition.Column?
+    {
+        guard let column = MetadataAttribute(key: descriptor.key).flatMap(PredicateSQL.sortColumn),
+            column != .btime, (try? PredicateSQL(predicate))?.exact == true
+        else { return nil }
+        return column
     }
 
     /// Runs the search.
@@ -151,7 +164,7 @@ package struct HostSearch {
         // Sorted afterwards by a size or a date: each host's first in that
         // order are enough.
         let ordered = order.flatMap { descriptor in
-            MetadataAttribute(key: descriptor.key).flatMap(PredicateSQL.sortColumn).map { (descriptor, $0) }
+            Self.column(ordering: descriptor, predicate).map { (descriptor, $0) }
         }
         if sortsAfter, let limit, let (descriptor, column) = ordered {
             search.limit = limit
@@ -174,16 +187,22 @@ package struct HostSearch {
         // of their own: a dispatch queue's few workers (one per core)
         // could make a connection wait for this host's search to end
         // before it sent its query.
+        // More results than the most an answer holds, here or elsewhere.
+        let cut = Locked(false)
         let ownPart = Locked<Swift.Result<(count: Int, results: [Result]), any Error>?>(nil)
         var ownThread: WorkerThreads.Handle?
         if let own, searchesOwn, let localName {
             let ownFolders = folders.filter { $0.host == localName }.map(\.path)
-            // In an order, its first in that order (from all its matches).
-            let limit = search.order == nil ? search.limit : nil
+            // Sorted afterwards: all its matches, at most the most results
+            // (one more, and the answer is cut), of which its first in the
+            // order when the others give theirs.
+            let cap = sortsAfter ? mostResults : nil
+            let limit = sortsAfter ? cap : search.limit
             let first = search.order == nil ? nil : ordered.map { (order: $0.0, count: self.limit ?? 0) }
             let body: @Sendable () -> Void = {
                 let result = Swift.Result {
                     var answer = try own(ownFolders, counting, limit, first)
+                    if let cap, answer.results.count >= cap { cut.withLock { $0 = true } }
                     if let (descriptor, count) = first {
                         answer.results = Self.first(count, of: answer.results, by: descriptor)
                     }
@@ -211,7 +230,6 @@ package struct HostSearch {
         // Results gathered by every connection together, against
         // `mostResults`.
         let gathered = Locked(0)
-        let cut = Locked(false)
         let most = mostResults ?? Int.max
         // Each connection is used by its own thread alone.
         let connections = UncheckedSendable(readers)

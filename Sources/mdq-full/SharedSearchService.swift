@@ -43,7 +43,8 @@ final class SharedSearchService: HostSearching {
         search.budget = request.budget
         // A limit bounds a sorted search when the database orders it.
         search.asked = (
-            request.order.map(HostSearch.ordersInDatabase) == false ? nil : request.limit, request.askedBudget
+            request.order.map { HostSearch.ordersInDatabase($0, request.predicate) } == false ? nil : request.limit,
+            request.askedBudget
         )
         // Without a limit (or a larger one), one more than an answer may
         // hold: a search that reaches it is the full command's.
@@ -88,12 +89,17 @@ final class SharedSearchService: HostSearching {
             reply.count = answer.count
             return reply
         }
-        // Sorted by the client: it cuts them, once sorted.
+        // Sorted by the client, which cuts them once sorted: of the parts'
+        // first, the first of all (and their ties).
         let sortedByClient = request.order != nil
-        guard !(uncapped || sortedByClient) || (!answer.isCut && answer.results.count <= Self.mostLines) else {
+        var results = answer.results
+        if let order = request.order, let limit = request.limit, !answer.isCut {
+            results = HostSearch.first(limit, of: results, by: order)
+        }
+        guard !(uncapped || sortedByClient) || (!answer.isCut && results.count <= Self.mostLines) else {
             throw MetadataError.tooExpensive("more than \(Self.mostLines) results: left to the full command")
         }
-        for result in answer.results.prefix(sortedByClient ? Int.max : request.limit ?? Int.max) {
+        for result in results.prefix(sortedByClient ? Int.max : request.limit ?? Int.max) {
             if request.items {
                 reply.items.append(
                     HostSearchReply.Item(

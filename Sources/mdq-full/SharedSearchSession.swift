@@ -190,7 +190,9 @@ struct SharedSearchSession {
         if scope.hostNames.map({ names in names.contains { $0 != ownName } }) ?? true {
             var check = SharedReader.Search(predicate: predicate)
             // A limit bounds a sorted search when the database orders it.
-            check.limit = output.sort.isEmpty || order.map(HostSearch.ordersInDatabase) == true ? output.limit : nil
+            check.limit =
+                output.sort.isEmpty || order.map({ HostSearch.ordersInDatabase($0, predicate) }) == true
+                ? output.limit : nil
             check.budget = budget
             check.scopes = remoteFolders
             try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
@@ -204,12 +206,18 @@ struct SharedSearchSession {
         }
         // It does not search across hosts (no SEARCH).
         if case .failure(let error) = asked, error.refusal != nil { return false }
-        if case .failure(let error) = asked, error.code == .tooExpensive, limit == nil || order != nil {
+        if case .failure(let error) = asked, error.code == .tooExpensive, limit == nil || order != nil,
+            error.message.contains("left to the full command")
+        {
             throw MetadataError(
                 code: .tooExpensive,
                 message: "query too expensive: more than \(SharedSearchService.mostLines) results, the most the "
-                    + "system index gives a user; narrow the search or add --limit (with a database credential of "
-                    + "your own, $MDQ_SHARED, mdq prints them all)")
+                    + "system index gives a user; narrow the search"
+                    + (output.limit == nil ? " or add --limit" : "")
+                    + (order != nil
+                        ? " (a sort by a name, or of a search the database cannot answer exactly, reads "
+                            + "every match)" : "")
+                    + " (with a database credential of your own, $MDQ_SHARED, mdq prints them all)")
         }
         let answer = try asked.get()
         for warning in answer.warnings { Diagnostics.warn(warning) }
