@@ -87,7 +87,7 @@ extension DaemonSession {
         let viewer = self.viewer
         let reply: HostSearchReply
         do {
-            reply = try service.answer(search) { folders, counting, limit in
+            reply = try service.answer(search) { folders, counting, limit, first in
                 // As a query of this host alone would say it: the whole
                 // index, or the folders asked for.
                 let asked =
@@ -95,12 +95,24 @@ extension DaemonSession {
                     ? scopes
                     : folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
                 guard !asked.isEmpty else { throw MetadataError.daemon("the daemon indexes nothing yet") }
+                // Sorted afterwards by an order whose first are enough: those
+                // and their ties, chosen as the index is scanned, of all its
+                // matches (not a capped part of them).
+                var kept = first.flatMap { counting ? nil : FirstInOrder(order: $0.order, count: $0.count) }
+                let keep: (([EntrySnapshot]) -> Bool)? =
+                    kept == nil
+                    ? nil
+                    : { entries in
+                        kept?.offer(entries)
+                        return true
+                    }
                 switch try engine.answer(
-                    scopes: asked, predicate: predicate, output: counting ? .count : .entries, limit: limit,
-                    budget: budget, viewer: viewer)
+                    scopes: asked, predicate: predicate, output: counting ? .count : .entries,
+                    limit: kept == nil ? limit : nil, budget: budget, viewer: viewer, entries: keep)
                 {
                 case .success(let answer):
-                    return (answer.count, answer.entries.map { MetadataItem(daemonEntry: $0, container: nil) })
+                    let entries = kept?.kept ?? answer.entries
+                    return (answer.count, entries.map { MetadataItem(daemonEntry: $0, container: nil) })
                 case .failure(let uncovered):
                     throw MetadataError.daemon(
                         uncovered.gap ?? "the system index does not index \(uncovered.scope.path.string)")

@@ -30,7 +30,7 @@ extension DaemonSession {
             output == .entries ? order.flatMap { order in limit.flatMap { $0 > 0 ? (order, $0) : nil } } : nil
         // Those first, and their ties, as the slices pass: no more of the
         // matches waits in memory.
-        var kept: [EntrySnapshot] = []
+        var first = firstInOrder.map { FirstInOrder(order: $0.0, count: $0.1) }
         let fetching = try DaemonProtocol.attributes(request)
         let seconds = try allowedSeconds(request)
         // The client's connection is polled between slices: one that went
@@ -61,10 +61,7 @@ extension DaemonSession {
             // Items go out a slice at a time too, as `item` lines: a
             // million matches never wait in the daemon's memory at once.
             let keep: ([EntrySnapshot]) -> Bool = { entries in
-                guard let (order, count) = firstInOrder else { return true }
-                let candidates = kept + entries
-                let items = candidates.map { MetadataItem(daemonEntry: $0, container: nil) }
-                kept = items.positionsOfFirst(count, by: order).map { candidates[$0] }
+                first?.offer(entries)
                 return true
             }
             let entries: (([EntrySnapshot]) -> Bool)? =
@@ -158,7 +155,7 @@ extension DaemonSession {
             guard send(out.bytes), send(answer.paths) else { return false }
             out = JSONWriter()
         case .entries where firstInOrder != nil:
-            for entry in kept {
+            for entry in first?.kept ?? [] {
                 DaemonProtocol.begin(id, &out)
                 out.raw("\"item\":")
                 DaemonProtocol.writeItem(entry, to: &out)
@@ -201,5 +198,26 @@ extension DaemonSession {
         }
         out.raw("}\n")
         return send(out.bytes)
+    }
+}
+
+/// The first `count` entries in `order`, and every entry tied with the
+/// last of them, kept as the slices of an answer pass (`offer`): what a
+/// client that sorts the results and cuts them needs, in as little memory
+/// as that.
+struct FirstInOrder {
+    let order: MetadataSortDescriptor
+    let count: Int
+    private(set) var kept: [EntrySnapshot] = []
+
+    init(order: MetadataSortDescriptor, count: Int) {
+        self.order = order
+        self.count = count
+    }
+
+    mutating func offer(_ entries: [EntrySnapshot]) {
+        let candidates = kept + entries
+        let items = candidates.map { MetadataItem(daemonEntry: $0, container: nil) }
+        kept = items.positionsOfFirst(count, by: order).map { candidates[$0] }
     }
 }

@@ -49,7 +49,10 @@ package struct HostSearchRequest: Sendable {
     /// of it), its count, and unless counting its matches (at most
     /// `limit`).
     package typealias Own =
-        @Sendable (_ folders: [[UInt8]], _ counting: Bool, _ limit: Int?) throws -> (count: Int, items: [MetadataItem])
+        @Sendable (
+            _ folders: [[UInt8]], _ counting: Bool, _ limit: Int?,
+            _ first: (order: MetadataSortDescriptor, count: Int)?
+        ) throws -> (count: Int, items: [MetadataItem])
 
     package init(predicate: MetadataPredicate, user: String, counting: Bool) {
         self.predicate = predicate

@@ -67,8 +67,8 @@ final class SharedSearchService: HostSearching {
         do {
             answer = try search.run(
                 readers: readers, counting: request.counting,
-                own: { folders, counting, limit, _ in
-                    let (count, items) = try own(folders, counting, limit)
+                own: { folders, counting, limit, first in
+                    let (count, items) = try own(folders, counting, limit, first)
                     return (count, items.map { HostSearch.Result(host: nil, item: $0, stale: false) })
                 }, warn: { reply.warnings.append($0) })
         } catch {
