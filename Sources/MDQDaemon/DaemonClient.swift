@@ -332,13 +332,7 @@ package final class DaemonClient {
             fields.raw(",\"budget\":")
             fields.double(budget)
         }
-        if let order {
-            fields.raw(",\"order\":{\"key\":")
-            fields.string(Array(order.key.utf8))
-            fields.raw(",\"ascending\":")
-            fields.bool(order.ascending)
-            fields.raw("}")
-        }
+        if let order { DaemonCommand.orderField((order.key, order.ascending), into: &fields) }
         if !attributes.isEmpty {
             fields.raw(",")
             DaemonProtocol.writeAttributes(attributes, to: &fields)

@@ -69,18 +69,7 @@ extension DaemonSession {
                 ? keep
                 : output == .entries
                     ? { [self] entries in
-                        var out = JSONWriter(capacity: 1 << 16)
-                        for entry in entries {
-                            DaemonProtocol.begin(id, &out)
-                            out.raw("\"item\":")
-                            DaemonProtocol.writeItem(entry, to: &out)
-                            out.raw("}\n")
-                            if out.bytes.count >= 1 << 16 {
-                                guard send(out.bytes) else { return false }
-                                out = JSONWriter(capacity: 1 << 16)
-                            }
-                        }
-                        sent = out.bytes.isEmpty || send(out.bytes)
+                        sent = sendItems(entries, id: id)
                         return sent
                     } : nil
             // Taken before the scan: whatever changes while it runs is
@@ -155,16 +144,7 @@ extension DaemonSession {
             guard send(out.bytes), send(answer.paths) else { return false }
             out = JSONWriter()
         case .entries where firstInOrder != nil:
-            for entry in first?.kept ?? [] {
-                DaemonProtocol.begin(id, &out)
-                out.raw("\"item\":")
-                DaemonProtocol.writeItem(entry, to: &out)
-                out.raw("}\n")
-                if out.bytes.count >= 1 << 16 {
-                    guard send(out.bytes) else { return false }
-                    out = JSONWriter(capacity: 1 << 16)
-                }
-            }
+            guard sendItems(first?.kept ?? [], id: id) else { return false }
         case .entries:
             break  // sent as it was scanned
         }
@@ -198,6 +178,23 @@ extension DaemonSession {
         }
         out.raw("}\n")
         return send(out.bytes)
+    }
+
+    /// Sends `entries` as `item` lines of the answer to `id`, 64 kB at a
+    /// time; false when the client is gone.
+    private func sendItems(_ entries: [EntrySnapshot], id: [UInt8]) -> Bool {
+        var out = JSONWriter(capacity: 1 << 16)
+        for entry in entries {
+            DaemonProtocol.begin(id, &out)
+            out.raw("\"item\":")
+            DaemonProtocol.writeItem(entry, to: &out)
+            out.raw("}\n")
+            if out.bytes.count >= 1 << 16 {
+                guard send(out.bytes) else { return false }
+                out = JSONWriter(capacity: 1 << 16)
+            }
+        }
+        return out.bytes.isEmpty || send(out.bytes)
     }
 }
 

@@ -183,12 +183,12 @@ package struct HostSearch {
             if let asked { (bounded.limit, bounded.budget) = asked }
             _ = try SharedReader.translate(bounded)
         }
+        // More results than the most an answer holds, here or elsewhere.
+        let cut = Locked(false)
         // This host's index and the database answer at once, on threads
         // of their own: a dispatch queue's few workers (one per core)
         // could make a connection wait for this host's search to end
         // before it sent its query.
-        // More results than the most an answer holds, here or elsewhere.
-        let cut = Locked(false)
         let ownPart = Locked<Swift.Result<(count: Int, results: [Result]), any Error>?>(nil)
         var ownThread: WorkerThreads.Handle?
         if let own, searchesOwn, let localName {

@@ -62,13 +62,17 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
             out.raw(#","limit":"#)
             out.integer(limit)
         }
-        if let order {
-            out.raw(#","order":{"key":"#)
-            out.string(Array(order.key.utf8))
-            out.raw(#","ascending":"#)
-            out.bool(order.ascending)
-            out.raw("}")
-        }
+        if let order { orderField(order, into: &out) }
+    }
+
+    /// `,"order":{"key":…,"ascending":…}`: the order a client sorts the
+    /// results by (`search-hosts`, `query`).
+    package static func orderField(_ order: (key: String, ascending: Bool), into out: inout JSONWriter) {
+        out.raw(#","order":{"key":"#)
+        out.string(Array(order.key.utf8))
+        out.raw(#","ascending":"#)
+        out.bool(order.ascending)
+        out.raw("}")
     }
 
     /// Whether a user of the system index may give it (root manages the
