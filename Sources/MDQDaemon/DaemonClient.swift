@@ -204,6 +204,23 @@ package final class DaemonClient {
         }
     }
 
+    /// Whether the system index would follow this search across hosts for
+    /// this user (`subscribe-hosts` with `check`): refused as it would
+    /// refuse it (a host unknown, a search the shared index cannot narrow;
+    /// `refusal` when it does not search across hosts), without a
+    /// subscription.
+    package func checkLiveSearchAcrossHosts(
+        _ query: [UInt8], hosts: [String]?, folders: [(host: String, path: [UInt8])] = [], excluded: [String] = [],
+        budget: Double? = nil
+    ) throws(MetadataError) {
+        var fields = JSONWriter()
+        DaemonCommand.subscribeHostsFields(
+            query, hosts: hosts, folders: folders, excluded: excluded, budget: budget, check: true,
+            protocol: DaemonProtocol.version, into: &fields)
+        _ = try send(.subscribeHosts, fields.bytes)
+        while try response()["done"]?.bool != true {}
+    }
+
     /// The hosts of the shared index, each as its JSON object
     /// (`SharedHost.json`), from the system index when it searches the
     /// shared index for its users.

@@ -23,8 +23,10 @@ package enum DaemonProtocol {
     /// answer another question). `search-hosts-items`: `search-hosts` takes
     /// `folders` and answers `items`; `hosts`: the command;
     /// `search-hosts-order`: `search-hosts` takes `order`; `query-order`:
-    /// `query` takes `order`.
-    package static let features = ["search-hosts-items", "hosts", "search-hosts-order", "query-order"]
+    /// `query` takes `order`; `subscribe-hosts`: the command.
+    package static let features = [
+        "search-hosts-items", "hosts", "search-hosts-order", "query-order", "subscribe-hosts",
+    ]
 
     /// A request's `order` (`{"key":ATTRIBUTE,"ascending":BOOL}`), if it
     /// has one.

@@ -25,26 +25,7 @@ extension DaemonSession {
             throw ProtocolError(
                 code: .notCovered, message: "this daemon does not search across hosts (SEARCH in system.conf)")
         }
-        guard let text = request["predicate"]?.bytes else {
-            throw ProtocolError(code: .badRequest, message: "a search needs a \"predicate\"")
-        }
-        let predicate = try reading { () throws -> MetadataPredicate in
-            switch request["syntax"]?.string ?? "command-line" {
-            case "command-line": return try CommandLineQuery.predicate(text, spotlight: false)
-            case "name": return try MetadataPredicate.nameMatching(text)
-            case let other: throw ProtocolError(code: .badRequest, message: "unknown syntax \"\(other)\"")
-            }
-        }
-        try checkContent(of: predicate)
-        var hosts: [String]?
-        if request["allHosts"]?.bool != true {
-            guard let names = request["hosts"]?.array?.compactMap(\.string), !names.isEmpty,
-                names.count <= DaemonProtocol.maximumScopes
-            else {
-                throw ProtocolError(code: .badRequest, message: "a search across hosts names \"hosts\" or \"allHosts\"")
-            }
-            hosts = names
-        }
+        var search = try hostSearchRequest(request)
         let counting: Bool
         let items: Bool
         switch request["output"]?.string ?? "paths" {
@@ -53,32 +34,18 @@ extension DaemonSession {
         case "items": (counting, items) = (false, true)
         case let other: throw ProtocolError(code: .badRequest, message: "unknown output \"\(other)\"")
         }
-        var folders: [(host: String, path: [UInt8])] = []
-        for folder in request["folders"]?.array ?? [] {
-            guard let host = folder["host"]?.string, let path = folder["path"]?.bytes, path.first == UInt8(ascii: "/"),
-                folders.count < DaemonProtocol.maximumScopes
-            else {
-                throw ProtocolError(code: .badRequest, message: "a folder of a host is {\"host\":…,\"path\":\"/…\"}")
-            }
-            folders.append((host, path))
-        }
         let limit = request["limit"]?.integer.map { Int(clamping: max(0, $0)) }
         let order = try DaemonProtocol.order(request)
         if order != nil, !items {
             throw ProtocolError(
                 code: .badRequest, message: "an order is for \"output\":\"items\" (the client sorts them)")
         }
-        let seconds = try allowedSeconds(request)
-        // The user is judged by name on every host; one without a name
-        // here is a stranger everywhere.
-        var search = HostSearchRequest(predicate: predicate, user: LocalUsers.name(of: user) ?? "", counting: counting)
-        search.hosts = hosts
-        search.folders = folders
+        search.counting = counting
         search.items = items
         search.limit = limit
         search.order = order
-        search.budget = seconds
-        search.askedBudget = request["budget"]?.double
+        let predicate = search.predicate
+        let seconds = search.budget ?? QueryLimit.defaultSeconds
         // This host's part: the whole index, hidden names included, as
         // this user may see it.
         let scopes = everythingIndexed(narrowedBy: ScopeRules(includeHidden: true))
@@ -120,15 +87,7 @@ extension DaemonSession {
             }
         } catch {
             if budget.isCancelled { return false }
-            let metadataError = error as? MetadataError
-            // More than an answer holds, or past its budget: said as such.
-            let code: DaemonErrorCode =
-                switch metadataError?.code {
-                case .tooExpensive?: .tooExpensive
-                case .invalidArgument?: .invalidArgument
-                default: .badRequest
-                }
-            throw ProtocolError(code: code, message: metadataError?.message ?? "\(error)")
+            throw Self.hostSearchError(error)
         }
         var out = JSONWriter(capacity: 1 << 16)
         for warning in reply.warnings {
@@ -167,6 +126,138 @@ extension DaemonSession {
         out.integer(reply.count)
         out.raw("}\n")
         return send(out.bytes)
+    }
+
+    /// `subscribe-hosts`: a live search of other hosts for the user asking,
+    /// run by the system index when it searches the shared index (`SEARCH`),
+    /// for users with no database credential of their own. Request: what
+    /// `search-hosts` takes but `output`, `limit` and `order`; `excluded`,
+    /// hosts left out (the client's own, which it follows in its system
+    /// index); `capacity`, `interval` and `protocol` as `subscribe`; with
+    /// `check`, refused or `done`, and nothing runs. The stream is
+    /// `subscribe`'s (`result`, `didFinishGathering`, `didUpdate`,
+    /// `problems`: a host offline, the shared index lost), items named
+    /// `NAME:/path`, until `unsubscribe`; it does not resume (`since` is
+    /// answered with every result, `fresh`).
+    func subscribeHosts(_ request: JSONValue, id: [UInt8], reader: inout LineReader) throws(ProtocolError) -> Bool {
+        guard daemon.isSystem, let service = daemon.hostSearch.withLock({ $0 }) else {
+            throw ProtocolError(
+                code: .notCovered, message: "this daemon does not search across hosts (SEARCH in system.conf)")
+        }
+        try checkSubscriptionProtocol(request)
+        var search = try hostSearchRequest(request)
+        search.items = true
+        for name in request["excluded"]?.array ?? [] {
+            guard let name = name.string, search.excludedHosts.count < DaemonProtocol.maximumScopes else {
+                throw ProtocolError(code: .badRequest, message: "\"excluded\" names hosts")
+            }
+            search.excludedHosts.append(name)
+        }
+        if request["check"]?.bool == true {
+            try beginQuery()
+            defer { daemon.end(.query, for: user) }
+            do {
+                _ = try service.follow(search, capacity: 0, checkOnly: true, wake: {})
+            } catch {
+                throw Self.hostSearchError(error)
+            }
+            var out = JSONWriter()
+            DaemonProtocol.begin(id, &out)
+            out.raw("\"done\":true}\n")
+            return send(out.bytes)
+        }
+        try beginSubscription()
+        defer { daemon.end(.subscription, for: user) }
+        // What may wait for a client that reads slowly, as for `subscribe`.
+        let bytes = min(16 << 20, max(1 << 12, Int(clamping: request["capacity"]?.integer ?? (16 << 20))))
+        socket.limitSendBuffer(to: bytes)
+        let running = Locked<(any HostFollowing)?>(nil)
+        let forwarder = SubscriptionForwarder(
+            origin: .init(
+                epoch: .random(in: 1...UInt64.max),
+                resynchronize: { _ in running.withLock { $0 }?.resynchronize() }),
+            id: id, socket: socket,
+            interval: .nanoseconds(Int64(max(0, min(3600, request["interval"]?.double ?? 0.1)) * 1e9)),
+            resuming: request["since"] != nil)
+        let following: any HostFollowing
+        do {
+            guard
+                let started = try service.follow(
+                    search, capacity: max(16, bytes / 256), checkOnly: false, wake: { forwarder.wake() })
+            else { throw MetadataError.daemon("the live search did not start") }
+            following = started
+        } catch {
+            throw Self.hostSearchError(error)
+        }
+        running.withLock { $0 = following }
+        forwarder.enqueue(forwarder.line { $0.raw("\"event\":\"didStartGathering\"") })
+        forwarder.attach(following.subscription)
+        guard WorkerThreads.start(name: "mdq-subscriber", { forwarder.run() }) != nil else {
+            following.end()
+            throw ProtocolError(code: .busy, message: "the daemon cannot take more subscriptions")
+        }
+        defer {
+            following.end()
+            forwarder.close()
+        }
+        return streamUntilUnsubscribed(forwarder, reader: &reader) { following.end() }
+    }
+
+    /// A search across hosts' error as the protocol says it: more than an
+    /// answer holds or past its budget, a host unknown or a search refused,
+    /// or anything else.
+    static func hostSearchError(_ error: any Error) -> ProtocolError {
+        let metadataError = error as? MetadataError
+        let code: DaemonErrorCode =
+            switch metadataError?.code {
+            case .tooExpensive?: .tooExpensive
+            case .invalidArgument?: .invalidArgument
+            default: .badRequest
+            }
+        return ProtocolError(code: code, message: metadataError?.message ?? "\(error)")
+    }
+
+    /// What a search across hosts asks (`search-hosts`, `subscribe-hosts`):
+    /// `predicate` (as typed) in its `syntax` (`command-line` or `name`),
+    /// `hosts` (names) or `allHosts`, `folders` of hosts, `budget`; the
+    /// user asking, by name (as every host judges users; one without a
+    /// name here is a stranger everywhere).
+    func hostSearchRequest(_ request: JSONValue) throws(ProtocolError) -> HostSearchRequest {
+        guard let text = request["predicate"]?.bytes else {
+            throw ProtocolError(code: .badRequest, message: "a search needs a \"predicate\"")
+        }
+        let predicate = try reading { () throws -> MetadataPredicate in
+            switch request["syntax"]?.string ?? "command-line" {
+            case "command-line": return try CommandLineQuery.predicate(text, spotlight: false)
+            case "name": return try MetadataPredicate.nameMatching(text)
+            case let other: throw ProtocolError(code: .badRequest, message: "unknown syntax \"\(other)\"")
+            }
+        }
+        try checkContent(of: predicate)
+        var hosts: [String]?
+        if request["allHosts"]?.bool != true {
+            guard let names = request["hosts"]?.array?.compactMap(\.string), !names.isEmpty,
+                names.count <= DaemonProtocol.maximumScopes
+            else {
+                throw ProtocolError(code: .badRequest, message: "a search across hosts names \"hosts\" or \"allHosts\"")
+            }
+            hosts = names
+        }
+        var folders: [(host: String, path: [UInt8])] = []
+        for folder in request["folders"]?.array ?? [] {
+            guard let host = folder["host"]?.string, let path = folder["path"]?.bytes, path.first == UInt8(ascii: "/"),
+                folders.count < DaemonProtocol.maximumScopes
+            else {
+                throw ProtocolError(code: .badRequest, message: "a folder of a host is {\"host\":…,\"path\":\"/…\"}")
+            }
+            folders.append((host, path))
+        }
+        var search = HostSearchRequest(predicate: predicate, user: LocalUsers.name(of: user) ?? "", counting: false)
+        search.hosts = hosts
+        search.folders = folders
+        search.budget = try allowedSeconds(request)
+        search.askedBudget = request["budget"]?.double
+        return search
     }
 
     /// `hosts`: the hosts of the shared index, for `mdq hosts` run by a

@@ -14,14 +14,7 @@ extension DaemonSession {
     func subscribe(
         _ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor], reader: inout LineReader
     ) throws(ProtocolError) -> Bool {
-        let asked = request["protocol"]?.integer ?? 1
-        guard asked == Int64(DaemonProtocol.version) else {
-            throw ProtocolError(
-                code: .protocolVersion,
-                message:
-                    "this daemon speaks protocol \(DaemonProtocol.version) and the subscription protocol \(asked): "
-                    + "use a client of the daemon's version")
-        }
+        try checkSubscriptionProtocol(request)
         var since: EngineClock?
         if let clock = request["since"] {
             guard let text = clock.string, let parsed = EngineClock(text) else {
@@ -29,13 +22,7 @@ extension DaemonSession {
             }
             since = parsed
         }
-        guard daemon.begin(.subscription, for: user) else {
-            throw ProtocolError(
-                code: .busy,
-                message: "too many live queries: this daemon keeps \(daemon.limits.subscriptionsPerUser) per user"
-                    + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : "")
-                    + ", \(daemon.limits.subscriptionsInAll) in all")
-        }
+        try beginSubscription()
         defer { daemon.end(.subscription, for: user) }
         let (predicate, scopes, _, _, viewer) = try predicateAndScopes(request, descriptors: descriptors)
         // A user of the system index follows what it indexes; it never
@@ -68,9 +55,9 @@ extension DaemonSession {
         let bytes = min(ceiling, max(1 << 12, Int(clamping: request["capacity"]?.integer ?? (16 << 20))))
         socket.limitSendBuffer(to: bytes)
         let forwarder = SubscriptionForwarder(
-            engine: engine, id: id, socket: socket,
+            origin: .engine(engine, readsImported: !predicate.importedAttributes.isEmpty), id: id, socket: socket,
             interval: .nanoseconds(Int64(max(0, min(3600, request["interval"]?.double ?? 0.1)) * 1e9)),
-            resuming: since != nil, readsImported: !predicate.importedAttributes.isEmpty)
+            resuming: since != nil)
         forwarder.enqueue(forwarder.line { $0.raw("\"event\":\"didStartGathering\"") })
         guard WorkerThreads.start(name: "mdq-subscriber", { forwarder.run() }) != nil else {
             throw ProtocolError(code: .busy, message: "the daemon cannot take more subscriptions")
@@ -90,7 +77,39 @@ extension DaemonSession {
             engine.unsubscribe(subscription)
             forwarder.close()
         }
-        // Only `unsubscribe` is read now; the stream ends with the connection.
+        return streamUntilUnsubscribed(forwarder, reader: &reader) { engine.unsubscribe(subscription) }
+    }
+
+    /// Refuses a subscription asked in another protocol than the daemon's.
+    func checkSubscriptionProtocol(_ request: JSONValue) throws(ProtocolError) {
+        let asked = request["protocol"]?.integer ?? 1
+        guard asked == Int64(DaemonProtocol.version) else {
+            throw ProtocolError(
+                code: .protocolVersion,
+                message:
+                    "this daemon speaks protocol \(DaemonProtocol.version) and the subscription protocol \(asked): "
+                    + "use a client of the daemon's version")
+        }
+    }
+
+    /// Counts a subscription of this user's (`end(.subscription, for:)`
+    /// when it ends); refused past the daemon's limits.
+    func beginSubscription() throws(ProtocolError) {
+        guard daemon.begin(.subscription, for: user) else {
+            throw ProtocolError(
+                code: .busy,
+                message: "too many live queries: this daemon keeps \(daemon.limits.subscriptionsPerUser) per user"
+                    + (daemon.isSystem ? " (MAX_SUBSCRIPTIONS_PER_USER)" : "")
+                    + ", \(daemon.limits.subscriptionsInAll) in all")
+        }
+    }
+
+    /// Forwards a subscription's stream while reading the client's lines:
+    /// only `unsubscribe` is taken (it calls `unsubscribe` and ends the
+    /// stream with `ended`); the stream ends with the connection.
+    func streamUntilUnsubscribed(
+        _ forwarder: SubscriptionForwarder, reader: inout LineReader, unsubscribe: () -> Void
+    ) -> Bool {
         while true {
             switch reader.next(idle: -1) {
             case .end, .failure:
@@ -114,7 +133,7 @@ extension DaemonSession {
                     }
                     continue
                 }
-                engine.unsubscribe(subscription)
+                unsubscribe()
                 return forwarder.finish(with: forwarder.line { $0.raw("\"event\":\"ended\"") })
             }
         }
@@ -132,14 +151,12 @@ extension DaemonSession {
 /// every end of gathering carries the clock of the engine's last batch in
 /// it, from which the client may resume.
 final class SubscriptionForwarder: Sendable {
-    let engine: LiveEngine
+    let origin: Origin
     let id: [UInt8]
     let socket: UnixSocket
     let interval: Duration
     /// The client asked to resume: an answer in full is `fresh`.
     let resuming: Bool
-    /// The predicate reads imported attributes (`importing` is told).
-    let readsImported: Bool
     /// Bytes of lines other than the engine's (progress, refusals) that
     /// may wait.
     static let controlCapacity = 1 << 20
@@ -156,13 +173,34 @@ final class SubscriptionForwarder: Sendable {
         var failed = false
     }
 
-    init(engine: LiveEngine, id: [UInt8], socket: UnixSocket, interval: Duration, resuming: Bool, readsImported: Bool) {
-        self.engine = engine
+    /// Where the messages come from: what the stream says besides them.
+    struct Origin: Sendable {
+        /// The epoch of the clocks the stream gives out.
+        var epoch: UInt64
+        /// The subscriber fell behind: a fresh snapshot is to come.
+        var resynchronize: @Sendable (Subscription) -> Void
+        /// Whether the results may lag the disk (an index checking its
+        /// snapshot against it).
+        var isStale: @Sendable () -> Bool = { false }
+        /// Files still to be imported, for a predicate that reads imported
+        /// attributes: their matches arrive as updates when they land.
+        var importing: @Sendable () -> Int = { 0 }
+
+        /// An engine's subscription.
+        static func engine(_ engine: LiveEngine, readsImported: Bool) -> Origin {
+            Origin(
+                epoch: engine.clock.epoch, resynchronize: { engine.resynchronize($0) },
+                isStale: { engine.isVerifying },
+                importing: { readsImported ? engine.state.withLock({ $0.content })?.pendingCount ?? 0 : 0 })
+        }
+    }
+
+    init(origin: Origin, id: [UInt8], socket: UnixSocket, interval: Duration, resuming: Bool) {
+        self.origin = origin
         self.id = id
         self.socket = socket
         self.interval = interval
         self.resuming = resuming
-        self.readsImported = readsImported
     }
 
     /// The engine queued a message (called outside its lock).
@@ -227,7 +265,7 @@ final class SubscriptionForwarder: Sendable {
         var gathered = false
         var tick: UInt64 = 0
         var lastUpdate: ContinuousClock.Instant?
-        let epoch = engine.clock.epoch
+        let epoch = origin.epoch
         while true {
             let due = delta.isEmpty ? nil : lastUpdate.map { $0 + interval }
             let (control, subscription, finishing, closed) = state.wait(
@@ -271,7 +309,7 @@ final class SubscriptionForwarder: Sendable {
                         delta.merge(added: added, changed: changed, removed: removed)
                     case .resynchronize:
                         delta = WireDelta()
-                        engine.resynchronize(subscription)
+                        origin.resynchronize(subscription)
                     case .problems(let problems):
                         // In order: the changes before the problems first.
                         writeUpdates(delta, clock: clock, to: &out)
@@ -305,16 +343,14 @@ final class SubscriptionForwarder: Sendable {
     }
 
     private func finishGathering(count: Int, fresh: Bool, clock: EngineClock, to out: inout JSONWriter) {
-        // Files still to be imported, for a predicate that reads imported
-        // attributes: their matches arrive as updates when they land.
-        let importing = readsImported ? engine.state.withLock({ $0.content })?.pendingCount ?? 0 : 0
+        let importing = origin.importing()
         begin(&out)
         out.raw("\"event\":\"didFinishGathering\",\"count\":")
         out.integer(count)
         out.raw(",\"fresh\":")
         out.bool(fresh)
         out.raw(",\"stale\":")
-        out.bool(engine.isVerifying)
+        out.bool(origin.isStale())
         if importing > 0 {
             out.raw(",\"importing\":")
             out.integer(importing)

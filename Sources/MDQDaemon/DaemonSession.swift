@@ -113,6 +113,7 @@ final class DaemonSession: Sendable {
             case .searchHosts: return try searchHosts(request, id: id)
             case .hosts: return try sharedHosts(id: id)
             case .subscribe: return try subscribe(request, id: id, descriptors: descriptors, reader: &reader)
+            case .subscribeHosts: return try subscribeHosts(request, id: id, reader: &reader)
             case .follow: return try follow(request, id: id, descriptors: descriptors, reader: &reader)
             case .stop: return stop(id: id)
             case .unsubscribe: return true

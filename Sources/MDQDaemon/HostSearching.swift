@@ -1,4 +1,5 @@
 package import MDQCore
+package import MDQLive
 package import MDQSystem
 
 /// Searches across hosts that the system index answers for its users
@@ -20,6 +21,30 @@ package protocol HostSearching: Sendable {
     ///
     /// - Throws: `MetadataError` with what the user is to be told.
     func hosts() throws -> [[UInt8]]
+
+    /// A live search of other hosts for the user asking
+    /// (`subscribe-hosts`): its results, changes and problems posted to a
+    /// mailbox of `capacity` entries, as an engine's subscription, with
+    /// `wake` called when there is something; refused first as a search
+    /// would be (a host unknown, a search the shared index cannot narrow),
+    /// and past the live searches the system index keeps. With `checkOnly`,
+    /// refused or nil, and nothing runs.
+    ///
+    /// - Throws: `MetadataError` with what the user is to be told.
+    func follow(
+        _ request: HostSearchRequest, capacity: Int, checkOnly: Bool, wake: @escaping @Sendable () -> Void
+    ) throws -> (any HostFollowing)?
+}
+
+/// A live search across hosts that the system index runs for a user
+/// (`HostSearching.follow`).
+package protocol HostFollowing: Sendable {
+    /// Where its messages come.
+    var subscription: Subscription { get }
+    /// The client fell behind: a fresh snapshot comes.
+    func resynchronize()
+    /// Ends it: its connection to the shared index closes.
+    func end()
 }
 
 package struct HostSearchRequest: Sendable {
@@ -41,6 +66,9 @@ package struct HostSearchRequest: Sendable {
     package var order: MetadataSortDescriptor?
     /// Seconds the database may spend.
     package var budget: Double?
+    /// Hosts left out: for a live search, the client's own host, which
+    /// its system index answers it for.
+    package var excludedHosts: [String] = []
     /// The budget the user gave, if any: a search the shared index cannot
     /// narrow is refused unless the user bounded it.
     package var askedBudget: Double?

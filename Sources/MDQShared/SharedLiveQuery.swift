@@ -52,6 +52,11 @@ package final class SharedLiveQuery {
     static let hostsInterval: Int64 = 1
     /// The results now.
     package private(set) var results: [Key: SharedEntry] = [:]
+    /// The most results kept (nil: no bound): past it, the search ends
+    /// with `SharedReader.Refusal.tooManyResults`. The system index sets
+    /// it for its users' searches, so that none holds millions of entries
+    /// in its memory.
+    package var mostResults: Int?
     /// The hosts gone offline since the gather, by name, with what the
     /// problem said (`Update.problems`); a host back leaves it.
     package private(set) var offline: [String: String] = [:]
@@ -81,12 +86,15 @@ package final class SharedLiveQuery {
     private func read(_ search: SharedReader.Search) throws -> ([Key: SharedEntry], [SharedHost]) {
         var found: [Key: SharedEntry] = [:]
         var seen: [SharedHost] = []
+        let most = mostResults ?? Int.max
         try reader.search(
             search,
             each: { entry in
                 found[Key(host: entry.hostID, identity: entry.identity)] = entry
-                return true
+                // Past the bound, the read stops.
+                return found.count <= most
             }, hosts: { seen = $0 })
+        if found.count > most { throw SharedReader.Refusal.tooManyResults(most) }
         return (found, seen)
     }
 
@@ -154,7 +162,7 @@ package final class SharedLiveQuery {
             for (entry, gone) in rows {
                 let key = Key(host: entry.hostID, identity: entry.identity)
                 if !gone && evaluator.matches(SharedSubject(entry)) {
-                    apply(entry, key: key, into: &update)
+                    try apply(entry, key: key, into: &update)
                 } else if let known = results.removeValue(forKey: key) {
                     update.removed.append(known)
                 }
@@ -195,12 +203,12 @@ package final class SharedLiveQuery {
             update.removed.append(entry)
             results[key] = nil
         }
-        for (key, entry) in found { apply(entry, key: key, into: &update) }
+        for (key, entry) in found { try apply(entry, key: key, into: &update) }
         if let now = seen.first(where: { $0.id == host.id }) { note(now) }
     }
 
     /// A match now: added, or changed when its path, kind or metadata moved.
-    private func apply(_ entry: SharedEntry, key: Key, into update: inout Update) {
+    private func apply(_ entry: SharedEntry, key: Key, into update: inout Update) throws {
         if let known = results[key] {
             if known.pathBytes != entry.pathBytes || known.metadata != entry.metadata || known.kind != entry.kind {
                 update.changed.append(entry)
@@ -209,5 +217,6 @@ package final class SharedLiveQuery {
             update.added.append(entry)
         }
         results[key] = entry
+        if let mostResults, results.count > mostResults { throw SharedReader.Refusal.tooManyResults(mostResults) }
     }
 }

@@ -159,6 +159,9 @@ package final class SharedReader {
         /// to blame, when there is one.
         case unbounded(PredicateSQL.Culprit?)
         case unknownHost(String)
+        /// A live search whose results would pass what its reader keeps
+        /// (`SharedLiveQuery.mostResults`).
+        case tooManyResults(Int)
 
         /// The reason in words (the command adds the query and a caret).
         package var description: String {
@@ -170,6 +173,8 @@ package final class SharedReader {
                 "the shared index cannot narrow this search: nothing in it is a run of three characters of a name, "
                     + "an extension, a type, a size or a date, so every entry of the hosts searched would be read"
             case .unknownHost(let name): "no host \(name) in the shared index"
+            case .tooManyResults(let most):
+                "more than \(most) results, the most a live search across hosts keeps here; narrow the search"
             }
         }
     }

@@ -15,6 +15,9 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     /// searches it (`SEARCH`).
     case hosts
     case subscribe
+    /// A live search across hosts, run by the system index for its user
+    /// when it searches the shared index (`SEARCH`).
+    case subscribeHosts = "subscribe-hosts"
     /// Only inside a subscription: ends it.
     case unsubscribe
     case follow
@@ -63,6 +66,29 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
             out.integer(limit)
         }
         if let order { orderField(order, into: &out) }
+    }
+
+    /// The fields of a `subscribe-hosts` request after its `command`: the
+    /// query as `search-hosts` takes it, the hosts left out (`excluded`),
+    /// and `check` to be refused or told `done` without a subscription.
+    package static func subscribeHostsFields(
+        _ text: [UInt8], hosts: [String]?, folders: [(host: String, path: [UInt8])], excluded: [String],
+        budget: Double?, check: Bool, protocol version: Int, into out: inout JSONWriter
+    ) {
+        out.raw(#""protocol":"#)
+        out.integer(version)
+        out.raw(#","interval":0,"#)
+        searchHostsFields(
+            text, counting: false, items: true, hosts: hosts, folders: folders, limit: nil, budget: budget, into: &out)
+        if !excluded.isEmpty {
+            out.raw(#","excluded":["#)
+            for (i, name) in excluded.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(Array(name.utf8))
+            }
+            out.raw("]")
+        }
+        if check { out.raw(#","check":true"#) }
     }
 
     /// `,"order":{"key":…,"ascending":…}`: the order a client sorts the

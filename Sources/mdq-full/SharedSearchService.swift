@@ -1,7 +1,9 @@
 import MDQCore
 import MDQDaemon
+import MDQLive
 import MDQShared
 import MDQSystem
+import MetadataIndex
 
 /// The system index's searches across hosts for its users (`SEARCH`): the
 /// search `mdq --host` makes itself (`HostSearch`), over connections to the
@@ -27,6 +29,13 @@ final class SharedSearchService: HostSearching {
     /// to the full command (which prints as it reads), so a user cannot
     /// make the system index hold their millions of paths.
     static let mostLines = 100_000
+
+    /// The most live searches across hosts it runs for its users at once
+    /// (`subscribe-hosts`): each holds a connection of its own (it listens
+    /// there), apart from the searches' `mostConnections`.
+    static let mostLiveSearches = 16
+    /// The live searches running.
+    private let liveSearches = Locked(0)
 
     init(url: String, ownName: String?) {
         self.url = url
@@ -127,6 +136,84 @@ final class SharedSearchService: HostSearching {
         }
         give(readers)
         return hosts.map(\.json)
+    }
+
+    func follow(
+        _ request: HostSearchRequest, capacity: Int, checkOnly: Bool, wake: @escaping @Sendable () -> Void
+    ) throws -> (any HostFollowing)? {
+        var search = SharedReader.Search(predicate: request.predicate)
+        search.hosts = request.hosts
+        search.scopes = request.folders
+        search.excludedHosts = request.excludedHosts
+        search.user = request.user
+        // Bounded as the user bounded it, as with their own credential.
+        search.budget = request.askedBudget
+        let readers = try take(1)
+        do {
+            try readers[0].check(search)
+        } catch {
+            switch error {
+            case let refusal as SharedReader.Refusal:
+                give(readers)
+                if case .unknownHost(let name) = refusal {
+                    throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+                }
+                throw MetadataError.invalidArgument(refusal.description)
+            case let error as SharedIndexError:
+                close(readers)
+                throw MetadataError.daemon("the shared index: \(error.message)")
+            default:
+                close(readers)
+                throw error
+            }
+        }
+        give(readers)
+        if checkOnly { return nil }
+        let started = liveSearches.withLock { running -> Bool in
+            guard running < Self.mostLiveSearches else { return false }
+            running += 1
+            return true
+        }
+        guard started else {
+            throw MetadataError.daemon(
+                "the system index runs \(Self.mostLiveSearches) live searches across hosts already; "
+                    + "a database credential of your own ($MDQ_SHARED) runs yours")
+        }
+        let source = SharedSource(
+            serving: request.user, hosts: request.hosts ?? [], folders: request.folders,
+            excluded: request.excludedHosts, url: url, mostResults: Self.mostLines)
+        let (subscription, _) = source.subscribe(
+            scopes: [], predicate: request.predicate, container: nil, budget: request.askedBudget,
+            capacity: capacity, progress: nil, fetching: [], viewer: nil, wake: wake)
+        let liveSearches = liveSearches
+        return LiveSearch(source: source, subscription: subscription) { liveSearches.withLock { $0 -= 1 } }
+    }
+
+    /// A live search across hosts run for a user: ended once.
+    private final class LiveSearch: HostFollowing {
+        let source: SharedSource
+        let subscription: Subscription
+        private let ended: Locked<(@Sendable () -> Void)?>
+
+        init(source: SharedSource, subscription: Subscription, ended: @escaping @Sendable () -> Void) {
+            self.source = source
+            self.subscription = subscription
+            self.ended = Locked(ended)
+        }
+
+        func resynchronize() {
+            source.resynchronize(subscription)
+        }
+
+        func end() {
+            guard
+                let ended = ended.withLock({ ended in
+                    defer { ended = nil }; return ended
+                })
+            else { return }
+            source.unsubscribe(subscription)
+            ended()
+        }
     }
 
     /// `count` connections: idle ones first, then new ones, never more

@@ -86,6 +86,8 @@ enum SharedIndexSettings {
                 throw error
             case .unknownHost(let name):
                 throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+            case .tooManyResults:
+                throw MetadataError(code: .tooExpensive, message: "query too expensive: \(refusal)")
             }
         } catch let error as SharedIndexError where error.sqlState == "57014" {
             // query_canceled: the statement timeout set from --budget.
@@ -336,31 +338,24 @@ struct SharedLiveSession {
                 names.filter { name in !remoteFolders.contains { $0.host == name } }.map { .hosts([$0]) }
             } ?? [.allHosts]
         scopes += remoteFolders.map { .host($0.host, folder: FilePath.fromBytes($0.path)) }
-        // A live search reads the shared index itself, as the user.
-        do {
-            _ = try SharedIndexLocation.url()
-        } catch {
-            throw MetadataError.invalidArgument(
-                error.message + "; a live search across hosts reads it with a credential of your own (the system "
-                    + "index answers one-shot searches for you)")
-        }
         let own = SystemConfiguration.sharedHostName
         // This host's entries from its system index, printed as its paths
         // (a one-shot search prints them so).
-        let answersOwn = own != nil && OwnHostFeed.answers()
+        let answersOwn = own != nil && DaemonFeed.answers()
         // What the shared index would refuse, said before going live: the
         // search the query will make (`SharedSource`), this host left out
-        // where its system index answers for it. The connection closes
-        // with the reader.
-        do {
+        // where its system index answers for it.
+        var search = SharedReader.Search(predicate: predicate)
+        search.hosts = scope.hostNames
+        search.scopes = scopes.compactMap { scope in scope.hostFolder.map { (scope.hosts![0], $0.bytes) } }
+        search.budget = budget
+        if let own, search.searchesWhole(own), answersOwn {
+            search.excludedHosts = [own]
+        }
+        if (try? SharedIndexLocation.url()) != nil {
+            // Read with the user's own credential. The connection closes
+            // with the reader.
             let reader = try SharedIndexSettings.connect()
-            var search = SharedReader.Search(predicate: predicate)
-            search.hosts = scope.hostNames
-            search.scopes = scopes.compactMap { scope in scope.hostFolder.map { (scope.hosts![0], $0.bytes) } }
-            search.budget = budget
-            if let own, search.searchesWhole(own), answersOwn {
-                search.excludedHosts = [own]
-            }
             do {
                 try reader.check(search)
             } catch SharedReader.Refusal.unknownHost(let name) where name == own {
@@ -371,6 +366,8 @@ struct SharedLiveSession {
                     throw error
                 }
             }
+        } else {
+            try checkBySystemIndex(search)
         }
         ProcessEnvironment.ignoreBrokenPipe()
         let mode: LivePrinter.Mode =
@@ -384,6 +381,44 @@ struct SharedLiveSession {
         session.sortDescriptors = output.sortDescriptors
         session.budget = budget
         session.run()
+    }
+
+    /// For a user with no database credential of their own: refused as
+    /// the system index would refuse following `search` for them (the
+    /// search as the shared index takes it, with its caret; then the hosts
+    /// by the system index), or why it cannot follow it at all.
+    private func checkBySystemIndex(_ search: SharedReader.Search) throws {
+        func noCredential() throws -> Never {
+            do {
+                _ = try SharedIndexLocation.url()
+            } catch {
+                throw MetadataError.invalidArgument(
+                    error.message + "; a live search across hosts reads it with a credential of your own, or "
+                        + "through the system index when it searches the shared index (SEARCH in system.conf)")
+            }
+            throw MetadataError.daemon("the shared index could not be read")
+        }
+        guard let client = try? DaemonClient.connectSystem(),
+            (try? client.hello())?.features.contains("subscribe-hosts") == true
+        else { try noCredential() }
+        // Folders whose path is not UTF-8 go as bytes in the database's
+        // scopes, not in the protocol's strings.
+        guard search.scopes.allSatisfy({ String(validating: $0.path, as: UTF8.self) != nil }) else {
+            throw MetadataError.invalidArgument(
+                "a folder whose path is not UTF-8 is searched with a database credential of your own "
+                    + "($MDQ_SHARED); the system index takes UTF-8 paths")
+        }
+        try SharedIndexSettings.explaining(predicate, source: source, budget: budget, live: true) {
+            _ = try SharedReader.translate(search)
+        }
+        let checked = Swift.Result { () throws(MetadataError) in
+            try client.checkLiveSearchAcrossHosts(
+                Array(predicate.description.utf8), hosts: search.hosts, folders: search.scopes,
+                excluded: search.excludedHosts, budget: budget)
+        }
+        // It does not search across hosts.
+        if case .failure(let error) = checked, error.refusal != nil { try noCredential() }
+        try checked.get()
     }
 }
 

@@ -72,12 +72,12 @@ struct SimulatedHostsTests {
 
         /// Starts its system index, publishing into `url` (as `hostName`,
         /// else its own name).
-        func start(publishing url: String, as hostName: String? = nil) throws {
+        func start(publishing url: String, as hostName: String? = nil, arguments: [String] = []) throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/nsenter")
             process.arguments = command(
                 [SimulatedHostsTests.full, "system", "run", "--mount", mount, "--publish", url]
-                    + (hostName.map { ["--host-name", $0] } ?? []))
+                    + (hostName.map { ["--host-name", $0] } ?? []) + arguments)
             let log =
                 FileHandle(forWritingAtPath: folder + "/log")
                 ?? {
@@ -120,7 +120,8 @@ struct SimulatedHostsTests {
         // What "other" may not see on alpha.
         #expect(try alpha.run(["chmod", "700", alpha.mount + "/private"]).status == 0)
         try alpha.start(publishing: url)
-        try beta.start(publishing: url)
+        // Beta's system index also searches the shared index for its users.
+        try beta.start(publishing: url, arguments: ["--search", url])
         let reader = try SharedReader(connection: PostgresConnection(url: url))
         #expect(
             waitUntil(timeout: 60) { (try? reader.hosts().filter { $0.state == "live" }.count) == 2 },
@@ -181,6 +182,20 @@ struct SimulatedHostsTests {
         #expect(live.waitForLine { $0 == "+ alpha:\(alpha.mount)/docs/report-alpha-2.txt" }, "\(live.lines)")
         #expect(try beta.run(["rm", beta.mount + "/home/report-beta-2.txt"]).status == 0)
         #expect(live.waitForLine { $0 == "- \(beta.mount)/home/report-beta-2.txt" }, "\(live.lines)")
+        // The same for a user with no credential of their own: beta's
+        // system index follows alpha for them.
+        let followed = try LiveProcess(
+            "/usr/bin/nsenter",
+            beta.command([Self.full, "--live", "--interval", "0.05", "--all-hosts", "report"], asUser: true))
+        defer { _ = followed.interrupt() }
+        for line in ["\(beta.mount)/home/report-beta.txt", "alpha:\(alpha.mount)/docs/report-alpha-2.txt"] {
+            #expect(followed.waitForLine { $0 == line }, "\(line): \(followed.lines)\(followed.errorText)")
+        }
+        #expect(try alpha.run(["touch", alpha.mount + "/docs/report-alpha-3.txt"]).status == 0)
+        #expect(followed.waitForLine { $0 == "+ alpha:\(alpha.mount)/docs/report-alpha-3.txt" }, "\(followed.lines)")
+        #expect(try beta.run(["touch", beta.mount + "/home/report-beta-3.txt"]).status == 0)
+        #expect(followed.waitForLine { $0 == "+ \(beta.mount)/home/report-beta-3.txt" }, "\(followed.lines)")
+        #expect(!followed.errorText.contains("warning"), "\(followed.errorText)")
 
         // A third machine that claims alpha's name is refused and says why.
         let clone = try Host("gamma", in: temp, files: ["x.txt"])

@@ -235,4 +235,121 @@ struct SystemHostSearchTests {
         #expect(fast.stderrText.contains("alpha is offline since"), "\(fast.stderrText)")
         #expect(full.stderrText == fast.stderrText)
     }
+
+    /// `mdq --live --host NAME` for a user with no credential of their own:
+    /// the system index follows the other hosts for them in the shared
+    /// index (`subscribe-hosts`), judged by their name, and this host comes
+    /// from its index; what it would refuse is refused before going live.
+    @Test func theSystemIndexFollowsLiveSearchesAcrossHostsForItsUsers() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let remote = try temp.folder("remote").string
+        for name in ["report-a.txt", "report-b.txt", "photo.png"] {
+            FileManager.default.createFile(atPath: remote + "/" + name, contents: Data())
+        }
+        // Only nobody may list this folder.
+        mkdir(remote + "/private", 0o700)
+        FileManager.default.createFile(atPath: remote + "/private/report-secret.txt", contents: Data())
+        #expect(chown(remote + "/private", 65534, 65534) == 0)
+        let alpha = try PublishedFolder(remote, url: url)
+        defer { alpha.close() }
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 5 })
+        let local = try temp.folder("local").string
+        FileManager.default.createFile(atPath: local + "/report-here.txt", contents: Data())
+        var system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
+        defer { system.close() }
+        #expect(system.waitUntilLive(), "\(system.logText)")
+        let environment = system.environment
+
+        /// `mdq --live ARGUMENTS` as `user` (nil: root), with no database URL.
+        func live(_ arguments: [String], as user: String? = nil) throws -> LiveProcess {
+            let command = [MDQCommandTests.binary, "--live", "--interval", "0.05"] + arguments
+            guard let user else {
+                return try LiveProcess(command[0], Array(command.dropFirst()), environment: environment)
+            }
+            return try LiveProcess(
+                "/usr/bin/setpriv", ["--reuid=\(user)", "--regid=65534", "--clear-groups"] + command,
+                environment: environment)
+        }
+        // Gathered: this host's as its paths (from its index: this test's
+        // system index is in a mount namespace of its own, whose folder
+        // only root's searches reach), the other's as NAME:/path. Root on
+        // one host is not root on another: it gets what others get there.
+        let search = try live(["--all-hosts", "report"])
+        defer { _ = search.interrupt() }
+        for line in ["\(local)/report-here.txt", "alpha:\(remote)/report-a.txt", "alpha:\(remote)/report-b.txt"] {
+            #expect(search.waitForLine { $0 == line }, "\(line): \(search.lines)\(search.errorText)")
+        }
+        // Each user is shown what that user may list: nobody the folder
+        // only nobody may list, another user not.
+        let nobodys = try live(["--host", "alpha", "report"], as: "nobody")
+        defer { _ = nobodys.interrupt() }
+        #expect(
+            nobodys.waitForLine { $0 == "alpha:\(remote)/private/report-secret.txt" },
+            "\(nobodys.lines)\(nobodys.errorText)")
+        let other = try live(["--host", "alpha", "report"], as: "daemon")
+        defer { _ = other.interrupt() }
+        #expect(other.waitForLine { $0 == "alpha:\(remote)/report-b.txt" }, "\(other.lines)\(other.errorText)")
+        // Then live, as alpha publishes: added, moved, removed; and as this
+        // host's index changes.
+        FileManager.default.createFile(atPath: remote + "/report-c.txt", contents: Data())
+        for process in [search, nobodys, other] {
+            #expect(process.waitForLine { $0 == "+ alpha:\(remote)/report-c.txt" }, "\(process.lines)")
+        }
+        #expect(rename(remote + "/report-b.txt", remote + "/report-d.txt") == 0)
+        #expect(search.waitForLine { $0 == "> alpha:\(remote)/report-d.txt" }, "\(search.lines)")
+        #expect(unlink(remote + "/report-a.txt") == 0)
+        #expect(search.waitForLine { $0 == "- alpha:\(remote)/report-a.txt" }, "\(search.lines)")
+        FileManager.default.createFile(atPath: local + "/report-here-2.txt", contents: Data())
+        #expect(search.waitForLine { $0 == "+ \(local)/report-here-2.txt" }, "\(search.lines)")
+        FileManager.default.createFile(atPath: remote + "/private/report-secret-2.txt", contents: Data())
+        #expect(nobodys.waitForLine { $0 == "+ alpha:\(remote)/private/report-secret-2.txt" }, "\(nobodys.lines)")
+        for process in [search, other] {
+            #expect(!process.lines.contains { $0.contains("report-secret") }, "\(process.lines)")
+        }
+
+        // The system index restarted: the search catches up on a new
+        // stream, and what did not change is neither removed nor added.
+        system.close()
+        let before = search.lines.count
+        system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
+        #expect(system.waitUntilLive(), "\(system.logText)")
+        FileManager.default.createFile(atPath: remote + "/report-e.txt", contents: Data())
+        #expect(search.waitForLine(timeout: 30) { $0 == "+ alpha:\(remote)/report-e.txt" }, "\(search.lines)")
+        let after = search.lines.dropFirst(before)
+        #expect(!after.contains { $0.contains("report-c.txt") || $0.contains("report-d.txt") }, "\(after)")
+
+        // Refused before going live, as with a credential: a search the
+        // shared index cannot narrow (its caret), a host it does not know.
+        let unbounded = try Shell.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--all-hosts",
+                "kMDItemFSSize > 0 || kMDItemDisplayName == 'x'",
+            ],
+            environment: environment)
+        #expect(unbounded.status == 2, "\(unbounded.stderrText)")
+        #expect(unbounded.stderrText.contains("cannot narrow") && unbounded.stderrText.contains("--budget"))
+        let unknown = try Shell.run(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--host",
+                "nosuch", "report",
+            ],
+            environment: environment)
+        #expect(unknown.status == 2, "\(unknown.stderrText)")
+        #expect(unknown.stderrText.contains("no host nosuch in the shared index"), "\(unknown.stderrText)")
+        // Asked straight, the system index refuses it too.
+        let client = try DaemonClient.connectSystem(system.paths)
+        #expect {
+            try client.checkLiveSearchAcrossHosts(Array("TRUEPREDICATE".utf8), hosts: nil)
+        } throws: { error in
+            (error as? MetadataError)?.message.contains("cannot narrow") == true
+        }
+        try client.checkLiveSearchAcrossHosts(Array("report".utf8), hosts: ["alpha"])
+    }
 }

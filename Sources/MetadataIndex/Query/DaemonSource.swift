@@ -67,6 +67,41 @@ final class DaemonSource: QuerySource {
         // fresh snapshot.
         sessions.withLock { $0[subscription.id] }?.reconnect()
     }
+
+    /// A live search of other hosts that the system index at `paths` runs
+    /// for this user (`subscribe-hosts`), as a subscription of this source.
+    func subscribeHosts(
+        _ hosts: HostsSubscription, predicate: MetadataPredicate, budget: Double?, capacity: Int,
+        wake: @escaping @Sendable () -> Void
+    ) -> Subscription {
+        let id = Self.nextID.withLock { id -> UInt64 in
+            defer { id += 1 }
+            return id
+        }
+        let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
+        let session = RemoteSession(
+            paths: paths, mailbox: mailbox, scopes: [], predicate: predicate, container: nil, budget: budget,
+            hosts: hosts, progress: nil)
+        sessions.withLock { $0[id] = session }
+        if WorkerThreads.start(name: "mdq-remote", { session.run() }) == nil {
+            if mailbox.post(.snapshot([], isFresh: false)) { mailbox.notify() }
+            if mailbox.post(.problems([.sharedIndex("cannot start a thread for the system index's connection")])) {
+                mailbox.notify()
+            }
+        }
+        return mailbox
+    }
+}
+
+/// What a live search of other hosts asks the system index
+/// (`subscribe-hosts`).
+struct HostsSubscription: Sendable {
+    /// Host names; nil for every host.
+    var hosts: [String]?
+    /// Folders of hosts (`--onlyin NAME:/path`).
+    var folders: [(host: String, path: [UInt8])] = []
+    /// Hosts left out: this one, which its system index answers for.
+    var excluded: [String] = []
 }
 
 /// One remote subscription's connection and its reconnections.
@@ -83,6 +118,9 @@ final class RemoteSession: Sendable {
     let budget: Double?
     /// The imported attributes whose values the daemon sends with items.
     let fetching: Set<MetadataAttribute>
+    /// A live search of other hosts (`subscribe-hosts`) in place of the
+    /// scopes.
+    let hosts: HostsSubscription?
     let progress: (@Sendable (Int) -> Void)?
     private let state = ConditionLocked(State())
 
@@ -105,9 +143,10 @@ final class RemoteSession: Sendable {
     init(
         paths: DaemonPaths, fallback: DaemonPaths? = nil, mailbox: Subscription, scopes: [ScopeRequest],
         predicate: MetadataPredicate, container: UbiquityContainer?, budget: Double? = nil,
-        fetching: Set<MetadataAttribute> = [], progress: (@Sendable (Int) -> Void)?
+        fetching: Set<MetadataAttribute> = [], hosts: HostsSubscription? = nil, progress: (@Sendable (Int) -> Void)?
     ) {
         self.fallback = fallback
+        self.hosts = hosts
         self.container = container
         self.budget = budget
         self.fetching = fetching
@@ -219,6 +258,18 @@ final class RemoteSession: Sendable {
         state.withLock { $0.refusal = nil }
         state.withLock { $0.socket = socket }
         defer { state.withLock { $0.socket = nil } }
+        if let hosts {
+            var request = JSONWriter(capacity: 512)
+            request.raw(#"{"id":1,"command":"subscribe-hosts","#)
+            DaemonCommand.subscribeHostsFields(
+                Array(predicate.description.utf8), hosts: hosts.hosts, folders: hosts.folders,
+                excluded: hosts.excluded, budget: budget, check: false, protocol: DaemonProtocol.version,
+                into: &request)
+            request.raw("}\n")
+            guard case .success = withBytes(of: request.bytes, { socket.write($0) }) else { return .ended }
+            // Not resumed: every result comes again on a new stream.
+            return read(socket, since: nil)
+        }
         var request = JSONWriter(capacity: 512)
         request.raw("{\"id\":1,\"command\":\"subscribe\",\"protocol\":")
         request.integer(DaemonProtocol.version)
@@ -271,6 +322,12 @@ final class RemoteSession: Sendable {
         request.raw("}\n")
         let written = withBytes(of: request.bytes) { socket.write($0, passing: folders?.descriptors ?? []) }
         guard case .success = written else { return .ended }
+        return read(socket, since: since)
+    }
+
+    /// Reads a subscription's stream until it ends, posting its messages;
+    /// `since` is the clock it resumed from.
+    private func read(_ socket: UnixSocket, since: String?) -> Outcome {
         var reader = LineReader(socket: socket, maximum: 1 << 30, timeout: 120_000)
         var results: [EntrySnapshot] = []
         var gathered = false

@@ -14,8 +14,14 @@ import MDQSystem
 /// problem (`errors`), and the results stay.
 ///
 /// This host, when asked for and its system index runs, is answered by
-/// its system index (`OwnHostFeed`: fresh to the millisecond, and there
-/// while the database is not), the others by the shared index.
+/// its system index (`DaemonFeed.ownHost`: fresh to the millisecond, and
+/// there while the database is not), the others by the shared index: read
+/// with the user's own credential (`SharedIndexLocation`), or, for a user
+/// with none, followed by the system index for them (`DaemonFeed.otherHosts`).
+///
+/// The system index itself runs one for a user (`subscribe-hosts`,
+/// `init(serving:...)`): the other hosts for that user, bounded in what it
+/// keeps.
 package final class SharedSource: QuerySource {
     /// Host names; empty for every host.
     let hosts: [String]
@@ -28,6 +34,9 @@ package final class SharedSource: QuerySource {
     /// This host's name in the shared index and its system index's
     /// folders; nil for the configured name and the standard folders.
     let own: (name: String?, paths: DaemonPaths)?
+    /// For the system index following a search for a user: that user, the
+    /// hosts left out (the client's own), and the most results kept.
+    let served: (user: String, excluded: [String], mostResults: Int)?
     /// Subscriptions still wanted, by their id.
     private let running = Locked<Set<UInt64>>([])
     /// Subscriptions whose query fell behind: their follower posts a fresh
@@ -42,6 +51,22 @@ package final class SharedSource: QuerySource {
         self.folders = folders
         self.url = url
         self.own = own
+        served = nil
+    }
+
+    /// The system index's live search of other hosts for `user`
+    /// (`subscribe-hosts`), `excluded` hosts left out: the user is judged
+    /// by name, as on every host; the search ends, said as a problem, past
+    /// `mostResults` results.
+    package init(
+        serving user: String, hosts: [String], folders: [(host: String, path: [UInt8])], excluded: [String],
+        url: String, mostResults: Int
+    ) {
+        self.hosts = hosts
+        self.folders = folders
+        self.url = url
+        own = nil
+        served = (user, excluded, mostResults)
     }
 
     var watchCount: Int { 0 }
@@ -57,28 +82,51 @@ package final class SharedSource: QuerySource {
         var search = SharedReader.Search(predicate: predicate)
         search.hosts = hosts.isEmpty ? nil : hosts
         search.scopes = folders
-        search.user = SharedReader.Search.localUser
+        search.user = served?.user ?? SharedReader.Search.localUser
+        search.excludedHosts = served?.excluded ?? []
         search.budget = budget
         let running = running
         let behind = behind
-        let ownName = self.own?.name ?? SystemConfiguration.sharedHostName
+        let ownName = served != nil ? nil : self.own?.name ?? SystemConfiguration.sharedHostName
         let systemPaths = self.own?.paths ?? .system
         let asked = search
         let url = self.url
+        let mostResults = served?.mostResults
         WorkerThreads.detach(name: "mdq-shared-live") {
             var wanted = asked
+            let isWanted = { running.withLock { $0.contains(id) } }
+            let fellBehind = { behind.withLock { $0.remove(id) != nil } }
             // This host, unless only some of its folders are asked for
             // (those come from the shared index).
-            let own = ownName.flatMap { name -> OwnHostFeed? in
+            let own = ownName.flatMap { name -> DaemonFeed? in
                 guard asked.searchesWhole(name) else { return nil }
-                return OwnHostFeed(
+                return DaemonFeed.ownHost(
                     name: name, paths: systemPaths, predicate: predicate, budget: budget, capacity: capacity)
             }
-            if let own { wanted.excludedHosts = [own.name] }
+            if let own, let name = own.name { wanted.excludedHosts = [name] }
             defer { own?.close() }
+            // A user with no credential of their own: the system index
+            // follows the other hosts for them.
+            if url == nil, mostResults == nil, (try? SharedIndexLocation.url()) == nil {
+                let others = Swift.Result { () throws(MetadataError) in
+                    try DaemonFeed.otherHosts(
+                        HostsSubscription(
+                            hosts: wanted.hosts, folders: wanted.scopes, excluded: wanted.excludedHosts),
+                        paths: systemPaths, predicate: predicate, budget: budget, capacity: capacity)
+                }
+                if case .success(nil) = others {
+                    // Not offered: the shared index is read here, and says
+                    // why not.
+                } else {
+                    Self.follow(
+                        others, own: own, budget: budget, into: subscription, while: isWanted,
+                        fellBehind: fellBehind, wake: wake)
+                    return
+                }
+            }
             Self.follow(
-                wanted, url: url, own: own, into: subscription, while: { running.withLock { $0.contains(id) } },
-                fellBehind: { behind.withLock { $0.remove(id) != nil } }, wake: wake)
+                wanted, url: url, own: own, mostResults: mostResults, into: subscription, while: isWanted,
+                fellBehind: fellBehind, wake: wake)
         }
         return (subscription, [])
     }
@@ -88,15 +136,62 @@ package final class SharedSource: QuerySource {
         subscription.close()
     }
 
-    func resynchronize(_ subscription: Subscription) {
+    package func resynchronize(_ subscription: Subscription) {
         // The follower posts a fresh snapshot on its next turn.
         _ = behind.withLock { $0.insert(subscription.id) }
+    }
+
+    /// Follows the other hosts through the system index (`others`: its
+    /// feed, or why it refused the search) and this host through its own
+    /// feed, until the subscription ends: the first answer once each feed
+    /// gave its own, then their changes and problems as they come.
+    private static func follow(
+        _ others: Swift.Result<DaemonFeed?, MetadataError>, own: DaemonFeed?, budget: Double?,
+        into subscription: Subscription, while wanted: () -> Bool, fellBehind: () -> Bool,
+        wake: @Sendable () -> Void
+    ) {
+        let hosts = (try? others.get()) ?? nil
+        defer { hosts?.close() }
+        // A search the system index refuses stays refused; this host's
+        // answer goes on.
+        var refused: [EngineProblem] = []
+        if case .failure(let error) = others { refused = [.sharedIndex("the shared index: \(error.message)")] }
+        let feeds = [own, hosts].compactMap { $0 }
+        for feed in feeds { feed.waitForGathering(timeout: budget ?? 60, while: wanted) }
+        if subscription.post(.snapshot(feeds.flatMap { $0.current() }, isFresh: false)) { wake() }
+        var problems: [EngineProblem] = []
+        func report() {
+            let now = refused + feeds.flatMap(\.problems)
+            guard now != problems else { return }
+            problems = now
+            if subscription.post(.problems(now)) { wake() }
+        }
+        report()
+        while wanted() {
+            var descriptors = feeds.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
+            _ = poll(&descriptors, nfds_t(descriptors.count), 500)
+            if fellBehind() {
+                // Everything as it is now, in place of what was dropped.
+                if subscription.post(.snapshot(feeds.flatMap { $0.current() }, isFresh: true)) { wake() }
+            }
+            for feed in feeds {
+                let changes = feed.drain()
+                if !changes.isEmpty,
+                    subscription.post(
+                        .changes(added: changes.added, changed: changes.changed, removed: changes.removed))
+                {
+                    wake()
+                }
+            }
+            report()
+        }
     }
 
     /// Gathers, then follows, until the subscription ends; the database
     /// lost is a problem, and the query gathers again once it is back.
     private static func follow(
-        _ search: SharedReader.Search, url: String?, own: OwnHostFeed?, into subscription: Subscription,
+        _ search: SharedReader.Search, url: String?, own: DaemonFeed?, mostResults: Int?,
+        into subscription: Subscription,
         while wanted: () -> Bool, fellBehind: () -> Bool,
         wake: @Sendable () -> Void
     ) {
@@ -142,6 +237,7 @@ package final class SharedSource: QuerySource {
                 let url = try url ?? SharedIndexLocation.url()
                 let live = try SharedLiveQuery(
                     reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
+                live.mostResults = mostResults
                 let gathered = try live.gather().map(snapshot)
                 if subscription.post(.snapshot(gathered + (own?.current() ?? []), isFresh: !first)) { wake() }
                 first = false

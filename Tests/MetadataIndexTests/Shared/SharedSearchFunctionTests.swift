@@ -162,6 +162,47 @@ struct SharedSearchFunctionTests {
         }
     }
 
+    /// A live query that keeps at most so many results (the system
+    /// index's for its users) ends, refused, when its gather or a change
+    /// would pass them: it never holds more.
+    @Test func aLiveQueryEndsPastTheResultsItKeeps() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        for name in ["a.txt", "b.txt", "c.txt", "d.png"] {
+            FileManager.default.createFile(atPath: root + "/" + name, contents: Data())
+        }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        let search = SharedReader.Search(predicate: try MetadataPredicate("kMDItemFSName LIKE[c] '*.txt'"))
+        func query(keeping most: Int) throws -> SharedLiveQuery {
+            let live = try SharedLiveQuery(
+                reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
+            live.mostResults = most
+            return live
+        }
+        #expect(throws: SharedReader.Refusal.tooManyResults(2)) { _ = try query(keeping: 2).gather() }
+        let live = try query(keeping: 3)
+        #expect(try live.gather().count == 3)
+        FileManager.default.createFile(atPath: root + "/e.txt", contents: Data())
+        var refusal: (any Error)?
+        #expect(
+            waitUntil(timeout: 30) {
+                do {
+                    _ = try live.next(timeout: 0.05)
+                } catch {
+                    refusal = error
+                }
+                return refusal != nil
+            })
+        #expect(refusal as? SharedReader.Refusal == .tooManyResults(3), "\(String(describing: refusal))")
+        #expect(live.results.count <= 4)
+    }
+
     /// A live query across hosts follows a storm by each host's changes
     /// since its cursor, never searching it again: after each round its
     /// results are a fresh crawl's matches (for a user a chmod hides a
