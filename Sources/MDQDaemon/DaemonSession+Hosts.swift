@@ -75,7 +75,10 @@ extension DaemonSession {
                     }
                 switch try engine.answer(
                     scopes: asked, predicate: predicate, output: counting ? .count : .entries,
-                    limit: kept == nil ? limit : nil, budget: budget, viewer: viewer, entries: keep)
+                    limit: kept == nil ? limit : nil, budget: budget, viewer: viewer,
+                    admits: kept.map { _ in { kind, metadata in kept?.admits(kind: kind, metadata: metadata) ?? true }
+                    },
+                    entries: keep)
                 {
                 case .success(let answer):
                     let entries = kept?.kept ?? answer.entries

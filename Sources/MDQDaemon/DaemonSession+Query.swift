@@ -81,6 +81,7 @@ extension DaemonSession {
                 limit: ranked || firstInOrder != nil ? nil : limit,
                 budget: budget,
                 fetching: fetching, viewer: viewer,
+                admits: first.map { _ in { kind, metadata in first?.admits(kind: kind, metadata: metadata) ?? true } },
                 progress: { scanned, total in
                     let now = ContinuousClock.now
                     guard now - lastProgress >= .seconds(1) else { return }
@@ -206,6 +207,9 @@ struct FirstInOrder {
     let order: MetadataSortDescriptor
     let count: Int
     private(set) var kept: [EntrySnapshot] = []
+    /// The last kept, once `count` are, for an order read from metadata
+    /// alone (a size, a date): what comes after it is not offered.
+    private var threshold: MetadataSortDescriptor.Threshold?
 
     init(order: MetadataSortDescriptor, count: Int) {
         self.order = order
@@ -215,6 +219,19 @@ struct FirstInOrder {
     mutating func offer(_ entries: [EntrySnapshot]) {
         let candidates = kept + entries
         let items = candidates.map { MetadataItem(daemonEntry: $0, container: nil) }
-        kept = items.positionsOfFirst(count, by: order).map { candidates[$0] }
+        let positions = items.positionsOfFirst(count, by: order)
+        kept = positions.map { candidates[$0] }
+        guard kept.count >= count,
+            let last = positions.lazy.map({ items[$0] }).max(by: { order.compare($0, $1) == .orderedAscending })
+        else { return }
+        threshold = MetadataSortDescriptor.Threshold(order, last: last)
+    }
+
+    /// Whether an entry of `kind` with `metadata` may be among the first:
+    /// not when it comes after the last of `count` kept. Asked before the
+    /// entry's snapshot is made (its path read): most matches of a broad
+    /// search never are.
+    func admits(kind: EntryKind, metadata: EntryMetadata) -> Bool {
+        !(threshold?.excludes(kind: kind, metadata: metadata) ?? false)
     }
 }

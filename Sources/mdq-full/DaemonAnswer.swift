@@ -157,10 +157,11 @@ struct DaemonAnswer {
         }
         let mode = self.mode
         let columns = mode == .entries ? OneShotSession.importedColumns(output) : []
+        let ordered = columns.isEmpty ? order(client) : nil
         let asked = Result { () throws(MetadataError) -> DaemonClient.Answer in
             try client.query(
                 question.text, syntax: question.syntax, scopes: requests, rules: scope.daemonRules, output: mode,
-                limit: limit, budget: budget, attributes: columns,
+                limit: ordered?.limit ?? limit, budget: budget, attributes: columns, order: ordered?.0,
                 onProgress: Diagnostics.showsProgress
                     ? { fraction in Diagnostics.status("waiting for the index daemon… \(Int(fraction * 100))% scanned")
                     }
@@ -197,6 +198,18 @@ struct DaemonAnswer {
     /// The daemon cuts the answer to `--limit` unless the items are sorted
     /// or filtered here first.
     private var limit: Int? { output.sort.isEmpty && output.kinds == nil ? output.limit : nil }
+
+    /// The order a sorted answer with a limit is asked in (its first key),
+    /// of a daemon that takes one (`query-order`): it answers the first
+    /// `--limit` in it and their ties, which the sort here cuts, not every
+    /// match. Nil for a key the daemon does not read as this command does
+    /// (what is inside files, a container's keys, conflicts).
+    private func order(_ client: DaemonClient) -> (MetadataSortDescriptor, limit: Int)? {
+        guard mode == .entries, output.kinds == nil, let limit = output.limit, let first = output.sortDescriptors.first,
+            first.readsTheIndexAlone, (try? client.hello())?.features.contains("query-order") == true
+        else { return nil }
+        return (first, limit)
+    }
 
     /// Free text that matched nothing as one piece: how many names hold
     /// each of its words (mdfind's reading), asked of the same index.
@@ -249,10 +262,11 @@ struct DaemonAnswer {
         }
         let requests = scope.everywhere ? nil : scope.daemonRequests
         var answer: DaemonClient.Answer
+        let ordered = order(client)
         do {
             answer = try client.query(
                 question.text, syntax: question.syntax, scopes: requests, rules: scope.daemonRules, output: mode,
-                limit: limit, budget: budget, attributes: [], onProgress: nil)
+                limit: ordered?.limit ?? limit, budget: budget, attributes: [], order: ordered?.0, onProgress: nil)
         } catch {
             guard error.code == .daemon else { throw error }
             guard case .notCovered = error.refusal else { return .failed(.error(error)) }

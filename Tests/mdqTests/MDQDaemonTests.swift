@@ -106,6 +106,14 @@ struct MDQDaemonTests {
             ["--json", "kMDItemFSSize > 40"], ["--attr", "kMDItemFSSize", "--attr", "kMDItemContentType", "*.txt"],
             ["--sort", "kMDItemFSName:desc", "--limit", "5", "*"], ["--group", "kMDItemContentType", "*"],
             ["--type", "d", "*"], ["--spotlight", "kMDItemFSName == \"note*\"c"], ["--count", "--limit", "3", "*"],
+            // Sorted with a limit: the daemon answers the first in the
+            // first key and their ties (by a size or a date, without
+            // reading the others' paths), the sort here cuts them.
+            ["--sort", "kMDItemFSSize:desc", "--limit", "3", "*"],
+            ["--sort", "kMDItemFSContentChangeDate", "--limit", "2", "--attr", "kMDItemFSSize", "*"],
+            ["--sort", "kMDItemFSSize", "--sort", "kMDItemFSName:desc", "--limit", "4", "*"],
+            ["--sort", "kMDItemContentType", "--limit", "3", "*"],
+            ["--sort", "kMDItemPath:desc", "--limit", "1", "--json", "*"],
         ]
         for form in forms {
             let scoped = form + [tree, "--exclude", "node_modules"]

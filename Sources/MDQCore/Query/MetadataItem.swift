@@ -225,14 +225,63 @@ public struct MetadataSortDescriptor: Hashable, Sendable {
     /// The item's value for this descriptor as a key that compares with
     /// `<` the way `compare` orders items; made once per item for a sort.
     func sortKey(_ item: MetadataItem) -> SortKey {
-        guard let attribute = MetadataAttribute(key: key), let value = item.value(of: attribute) else {
-            return .missing
-        }
+        MetadataAttribute(key: key).map { Self.sortKey(item, of: $0) } ?? .missing
+    }
+
+    private static func sortKey(_ item: MetadataItem, of attribute: MetadataAttribute) -> SortKey {
+        guard let value = item.value(of: attribute) else { return .missing }
         switch value {
         case .text(let bytes): return .text(SortKey.finderBytes(String(decoding: bytes, as: UTF8.self)))
         case .url(let path, _): return .text(SortKey.finderBytes(String(decoding: path, as: UTF8.self)))
         case .list(let strings): return .text(SortKey.finderBytes(strings.first ?? ""))
         case .integer, .real, .bool, .date: return value.number.map(SortKey.number) ?? .missing
+        }
+    }
+}
+
+extension MetadataSortDescriptor {
+    /// Whether an item's place in this order is read from its kind, size
+    /// and dates alone (not its name, path or contents): a `Threshold`
+    /// then judges an entry before an item is made of it.
+    package var readsMetadataAlone: Bool {
+        guard let attribute = MetadataAttribute(key: key), !attribute.isImported else { return false }
+        return attribute.source.requirements == .metadata
+    }
+
+    /// Whether an item's place in this order is read from what an index
+    /// keeps of it (its name, path, kind, size and dates): an index may
+    /// choose the first items in it (not by contents, a container's keys,
+    /// conflicts or the access time, read elsewhere or later).
+    package var readsTheIndexAlone: Bool {
+        guard let attribute = MetadataAttribute(key: key), !attribute.isImported,
+            attribute.source != .accessTime
+        else { return false }
+        return attribute.source.requirements.isSubset(of: [.path, .metadata])
+    }
+
+    /// The last of the first items in an order that reads metadata alone:
+    /// an entry that comes after it is not among the first, which its
+    /// kind and metadata say before its path is read.
+    package struct Threshold: Sendable {
+        let descriptor: MetadataSortDescriptor
+        let attribute: MetadataAttribute
+        let key: SortKey
+
+        /// Nil for an order that reads more than metadata.
+        package init?(_ descriptor: MetadataSortDescriptor, last: MetadataItem) {
+            guard descriptor.readsMetadataAlone, let attribute = MetadataAttribute(key: descriptor.key) else {
+                return nil
+            }
+            self.descriptor = descriptor
+            self.attribute = attribute
+            key = MetadataSortDescriptor.sortKey(last, of: attribute)
+        }
+
+        /// Whether an entry of `kind` with `metadata` comes strictly after
+        /// the last (ties with it do not).
+        package func excludes(kind: EntryKind, metadata: EntryMetadata) -> Bool {
+            let probe = MetadataItem(serial: 0, pathBytes: [], kind: kind, metadata: metadata)
+            return descriptor.order(MetadataSortDescriptor.sortKey(probe, of: attribute), key) == .orderedDescending
         }
     }
 }

@@ -68,9 +68,15 @@ extension LiveEngine {
     ///
     /// With `viewer` (the system index answering a user), only entries that
     /// user may see are answered, counted or streamed (`Viewer`).
+    ///
+    /// With `admits`, an `.entries` match it refuses (by its kind and
+    /// metadata, before its path is read) is counted but not answered: the
+    /// caller keeping the first few in an order by a size or a date
+    /// (`FirstInOrder`) pays a path for those alone, not for every match.
     package func answer(
         scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil,
         budget: QueryLimit? = nil, fetching: Set<MetadataAttribute> = [], viewer: Viewer? = nil,
+        admits: ((_ kind: EntryKind, _ metadata: EntryMetadata) -> Bool)? = nil,
         progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil,
         stream: ((_ paths: [UInt8], _ count: Int) -> Bool)? = nil,
         entries entryStream: ((_ entries: [EntrySnapshot]) -> Bool)? = nil
@@ -188,6 +194,13 @@ extension LiveEngine {
                                 s.index.appendPath(of: id, to: &answer.paths, siblings: &siblings)
                                 answer.paths.append(0)
                             case .entries:
+                                // Counted, but not made into a snapshot (its
+                                // path read) when the caller would drop it.
+                                if let admits,
+                                    !admits(s.index.kind(of: EntryID(id)), s.index.metadata(of: EntryID(id)))
+                                {
+                                    break
+                                }
                                 answer.entries.append(s.snapshot(id, conflicts: &conflicts, fetching: fetching))
                             }
                         }

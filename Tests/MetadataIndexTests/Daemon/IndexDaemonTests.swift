@@ -520,6 +520,62 @@ extension LiveSuites {
             #expect(decided >= 2, "\(decided) searches decided by extension codes")
         }
 
+        /// The first in an order by a size or a date, over many slices:
+        /// entries after the last kept are skipped before their paths are
+        /// read, and the answer is still the first and every tie of all the
+        /// matches (sizes and dates with many ties, folders with no size).
+        @Test(arguments: [UInt64(5), 6])
+        func theFirstInAnOrderAreChosenOverManySlices(seed: UInt64) throws {
+            let temp = try TemporaryDirectory()
+            let tree = try temp.folder("tree")
+            var random = SeededGenerator(seed: seed)
+            for i in 0..<400 {
+                let folder = try temp.folder("tree/d\(i % 23)")
+                let path = folder.appending("f\(i).txt").string
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(count: Int.random(in: 0...12, using: &random)))
+                var times = [
+                    timespec(tv_sec: 1_700_000_000 + Int.random(in: 0...15, using: &random), tv_nsec: 0),
+                    timespec(tv_sec: 1_700_000_000 + Int.random(in: 0...15, using: &random), tv_nsec: 0),
+                ]
+                #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+            }
+            let paths = Self.paths(temp)
+            let daemon = try IndexDaemon.start(paths: paths, crawlThreads: 2)
+            defer { daemon.stop() }
+            let client = try DaemonClient.connect(paths)
+            let scope = ScopeRequest(path: tree, rules: ScopeRules())
+            #expect(try client.addScope(scope) > 0)
+            daemon.engine.streamSliceSlots.withLock { $0 = 8 }
+            for text in ["TRUEPREDICATE", "kMDItemFSName LIKE 'f1*'"] {
+                let every = try client.query(Array(text.utf8), scopes: [scope], output: .entries).entries.map {
+                    MetadataItem(daemonEntry: $0, container: nil)
+                }
+                for key in ["kMDItemFSSize", "kMDItemFSContentChangeDate"] {
+                    for ascending in [true, false] {
+                        let order = MetadataSortDescriptor(key: key, ascending: ascending)
+                        let sorted = every.sorted(by: [order])
+                        for limit in [1, 4, 30] {
+                            let first = try client.query(
+                                Array(text.utf8), scopes: [scope], output: .entries, limit: limit, order: order)
+                            #expect(first.count == every.count, "every match is counted")
+                            let kept = Set(first.entries.map(\.pathBytes))
+                            // The definition: the first `limit` and every
+                            // match tied with the last of them.
+                            let expected = Set(
+                                every.filter { order.compare($0, sorted[limit - 1]) != .orderedDescending }.map(
+                                    \.pathBytes))
+                            let (extra, missing) = (kept.subtracting(expected).count, expected.subtracting(kept).count)
+                            #expect(
+                                extra == 0 && missing == 0,
+                                "seed \(seed), \(text) by \(key) \(ascending), \(limit): \(extra) extra, \(missing) missing"
+                            )
+                        }
+                    }
+                }
+            }
+        }
+
         /// A paths answer comes in parts, one per slice scanned, and the
         /// parts make the answer: every path once, as many as the count,
         /// each a path of the tree. Under a storm the counts still add up,
