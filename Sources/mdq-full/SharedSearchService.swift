@@ -31,11 +31,13 @@ final class SharedSearchService: HostSearching {
     static let mostLines = 100_000
 
     /// The most live searches across hosts it runs for its users at once
-    /// (`subscribe-hosts`): each holds a connection of its own (it listens
-    /// there), apart from the searches' `mostConnections`.
+    /// (`subscribe-hosts`), and for one user: each holds a connection of
+    /// its own (it listens there), apart from the searches'
+    /// `mostConnections`.
     static let mostLiveSearches = 16
-    /// The live searches running.
-    private let liveSearches = Locked(0)
+    static let mostLiveSearchesPerUser = 4
+    /// The live searches running, in all and by user.
+    private let liveSearches = Locked<(all: Int, byUser: [String: Int])>((0, [:]))
 
     init(url: String, ownName: String?) {
         self.url = url
@@ -141,64 +143,80 @@ final class SharedSearchService: HostSearching {
     func follow(
         _ request: HostSearchRequest, capacity: Int, checkOnly: Bool, wake: @escaping @Sendable () -> Void
     ) throws -> (any HostFollowing)? {
+        // A place first: a user past their share asks nothing of the
+        // database.
+        let user = request.user
+        if !checkOnly {
+            let refusal = liveSearches.withLock { live -> String? in
+                if live.all >= Self.mostLiveSearches {
+                    return "the system index runs \(Self.mostLiveSearches) live searches across hosts already"
+                }
+                if live.byUser[user, default: 0] >= Self.mostLiveSearchesPerUser {
+                    return "the system index runs \(Self.mostLiveSearchesPerUser) live searches across hosts for "
+                        + "each user, and \(user.isEmpty ? "this user" : user) has them"
+                }
+                live.all += 1
+                live.byUser[user, default: 0] += 1
+                return nil
+            }
+            if let refusal {
+                throw MetadataError.daemon(refusal + "; a database credential of your own ($MDQ_SHARED) runs more")
+            }
+        }
+        let liveSearches = liveSearches
+        let release: @Sendable () -> Void = {
+            liveSearches.withLock { live in
+                live.all -= 1
+                live.byUser[user, default: 1] -= 1
+                if live.byUser[user] == 0 { live.byUser[user] = nil }
+            }
+        }
         var search = SharedReader.Search(predicate: request.predicate)
         search.hosts = request.hosts
         search.scopes = request.folders
         search.excludedHosts = request.excludedHosts
-        search.user = request.user
-        // Bounded as the user bounded it, as with their own credential.
+        search.user = user
+        // Refused as the user bounded it, as with their own credential.
         search.budget = request.askedBudget
-        let readers = try take(1)
+        let readers: [SharedReader]
         do {
+            readers = try take(1)
             try readers[0].check(search)
         } catch {
+            if !checkOnly { release() }
             switch error {
             case let refusal as SharedReader.Refusal:
-                give(readers)
                 if case .unknownHost(let name) = refusal {
                     throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
                 }
                 throw MetadataError.invalidArgument(refusal.description)
             case let error as SharedIndexError:
-                close(readers)
                 throw MetadataError.daemon("the shared index: \(error.message)")
             default:
-                close(readers)
                 throw error
             }
         }
         give(readers)
         if checkOnly { return nil }
-        let started = liveSearches.withLock { running -> Bool in
-            guard running < Self.mostLiveSearches else { return false }
-            running += 1
-            return true
-        }
-        guard started else {
-            throw MetadataError.daemon(
-                "the system index runs \(Self.mostLiveSearches) live searches across hosts already; "
-                    + "a database credential of your own ($MDQ_SHARED) runs yours")
-        }
+        // Its statements bounded as every search's here (MAX_QUERY_SECONDS);
+        // the place is given back once its thread is done with the database.
         let source = SharedSource(
-            serving: request.user, hosts: request.hosts ?? [], folders: request.folders,
-            excluded: request.excludedHosts, url: url, mostResults: Self.mostLines)
+            serving: user, hosts: request.hosts ?? [], folders: request.folders, excluded: request.excludedHosts,
+            url: url, mostResults: Self.mostLines, ended: release)
         let (subscription, _) = source.subscribe(
-            scopes: [], predicate: request.predicate, container: nil, budget: request.askedBudget,
-            capacity: capacity, progress: nil, fetching: [], viewer: nil, wake: wake)
-        let liveSearches = liveSearches
-        return LiveSearch(source: source, subscription: subscription) { liveSearches.withLock { $0 -= 1 } }
+            scopes: [], predicate: request.predicate, container: nil, budget: request.budget, capacity: capacity,
+            progress: nil, fetching: [], viewer: nil, wake: wake)
+        return LiveSearch(source: source, subscription: subscription)
     }
 
-    /// A live search across hosts run for a user: ended once.
+    /// A live search across hosts run for a user.
     private final class LiveSearch: HostFollowing {
         let source: SharedSource
         let subscription: Subscription
-        private let ended: Locked<(@Sendable () -> Void)?>
 
-        init(source: SharedSource, subscription: Subscription, ended: @escaping @Sendable () -> Void) {
+        init(source: SharedSource, subscription: Subscription) {
             self.source = source
             self.subscription = subscription
-            self.ended = Locked(ended)
         }
 
         func resynchronize() {
@@ -206,13 +224,7 @@ final class SharedSearchService: HostSearching {
         }
 
         func end() {
-            guard
-                let ended = ended.withLock({ ended in
-                    defer { ended = nil }; return ended
-                })
-            else { return }
             source.unsubscribe(subscription)
-            ended()
         }
     }
 

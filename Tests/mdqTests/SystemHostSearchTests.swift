@@ -323,6 +323,29 @@ struct SystemHostSearchTests {
         let after = search.lines.dropFirst(before)
         #expect(!after.contains { $0.contains("report-c.txt") || $0.contains("report-d.txt") }, "\(after)")
 
+        // At most four for one user at once: a fifth is told why (this
+        // host's part would go on), and a place comes back once one ends.
+        var more: [LiveProcess] = []
+        defer { for process in more { _ = process.interrupt() } }
+        for _ in 0..<3 {
+            let process = try live(["--host", "alpha", "report"], as: "nobody")
+            more.append(process)
+            #expect(process.waitForLine { $0 == "alpha:\(remote)/report-c.txt" }, "\(process.errorText)")
+        }
+        let fifth = try live(["--host", "alpha", "report"], as: "nobody")
+        more.append(fifth)
+        #expect(
+            fifth.waitUntil { fifth.errorText.contains("4 live searches across hosts for each user") },
+            "\(fifth.lines)\(fifth.errorText)")
+        #expect(fifth.lines.isEmpty, "\(fifth.lines)")
+        _ = more[0].interrupt()
+        #expect(
+            waitUntil(timeout: 20) {
+                let again = try? live(["--host", "alpha", "report"], as: "nobody")
+                defer { _ = again?.interrupt() }
+                return again?.waitForLine(timeout: 5) { $0 == "alpha:\(remote)/report-c.txt" } == true
+            })
+
         // Refused before going live, as with a credential: a search the
         // shared index cannot narrow (its caret), a host it does not know.
         let unbounded = try Shell.run(

@@ -138,6 +138,9 @@ final class RemoteSession: Sendable {
         /// came since): the next stream starts afresh, not from `clock`, so
         /// a fresh snapshot replaces what was dropped.
         var fresh = false
+        /// Why the system index refused a search of other hosts: said, and
+        /// not asked again.
+        var hostsRefusal: String?
     }
 
     init(
@@ -201,6 +204,11 @@ final class RemoteSession: Sendable {
             }
             let streamed = outcome == .streamed
             if state.withLock({ $0.ended }) { return }
+            if let refusal = state.withLock({ $0.hostsRefusal }) {
+                if !state.withLock({ $0.delivered }) { post(.snapshot([], isFresh: false)) }
+                post(.problems([.sharedIndex("the shared index: \(refusal)")]))
+                return
+            }
             // Not reachable, or gone: say so (with no results yet, the
             // query still finishes gathering), then try again.
             let first = state.withLock { s -> Bool in
@@ -336,6 +344,12 @@ final class RemoteSession: Sendable {
                 return gathered ? .streamed : .ended
             }
             if let error = value["error"] {
+                // A search of other hosts refused: the reason is the
+                // user's to read, and asking again would be refused again.
+                if hosts != nil, !gathered {
+                    let message = error["message"]?.string ?? "the system index refused the search"
+                    state.withLock { $0.hostsRefusal = message }
+                }
                 // The daemon refused the subscription: not live, said once.
                 return gathered ? .streamed : .refused(notCovered: DaemonErrorCode(of: error) == .notCovered)
             }

@@ -35,8 +35,9 @@ package final class SharedSource: QuerySource {
     /// folders; nil for the configured name and the standard folders.
     let own: (name: String?, paths: DaemonPaths)?
     /// For the system index following a search for a user: that user, the
-    /// hosts left out (the client's own), and the most results kept.
-    let served: (user: String, excluded: [String], mostResults: Int)?
+    /// hosts left out (the client's own), the most results kept, and what
+    /// runs once the search's thread ends (its connection closed).
+    let served: (user: String, excluded: [String], mostResults: Int, ended: @Sendable () -> Void)?
     /// Subscriptions still wanted, by their id.
     private let running = Locked<Set<UInt64>>([])
     /// Subscriptions whose query fell behind: their follower posts a fresh
@@ -57,16 +58,17 @@ package final class SharedSource: QuerySource {
     /// The system index's live search of other hosts for `user`
     /// (`subscribe-hosts`), `excluded` hosts left out: the user is judged
     /// by name, as on every host; the search ends, said as a problem, past
-    /// `mostResults` results.
+    /// `mostResults` results or past its budget. `ended` runs when the
+    /// search's thread is done with the database (unsubscribed, or ended).
     package init(
         serving user: String, hosts: [String], folders: [(host: String, path: [UInt8])], excluded: [String],
-        url: String, mostResults: Int
+        url: String, mostResults: Int, ended: @escaping @Sendable () -> Void
     ) {
         self.hosts = hosts
         self.folders = folders
         self.url = url
         own = nil
-        served = (user, excluded, mostResults)
+        served = (user, excluded, mostResults, ended)
     }
 
     var watchCount: Int { 0 }
@@ -92,7 +94,9 @@ package final class SharedSource: QuerySource {
         let asked = search
         let url = self.url
         let mostResults = served?.mostResults
+        let ended = served?.ended
         WorkerThreads.detach(name: "mdq-shared-live") {
+            defer { ended?() }
             var wanted = asked
             let isWanted = { running.withLock { $0.contains(id) } }
             let fellBehind = { behind.withLock { $0.remove(id) != nil } }
@@ -108,6 +112,13 @@ package final class SharedSource: QuerySource {
             // A user with no credential of their own: the system index
             // follows the other hosts for them.
             if url == nil, mostResults == nil, (try? SharedIndexLocation.url()) == nil {
+                // This host alone: nothing to follow elsewhere.
+                if let hosts = wanted.hosts, wanted.scopes.isEmpty, hosts.allSatisfy(wanted.excludedHosts.contains) {
+                    Self.follow(
+                        .success(nil), own: own, budget: budget, into: subscription, while: isWanted,
+                        fellBehind: fellBehind, wake: wake)
+                    return
+                }
                 let others = Swift.Result { () throws(MetadataError) in
                     try DaemonFeed.otherHosts(
                         HostsSubscription(
@@ -171,8 +182,10 @@ package final class SharedSource: QuerySource {
             var descriptors = feeds.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
             _ = poll(&descriptors, nfds_t(descriptors.count), 500)
             if fellBehind() {
-                // Everything as it is now, in place of what was dropped.
+                // Everything as it is now, in place of what was dropped,
+                // and the problems again (dropped with it).
                 if subscription.post(.snapshot(feeds.flatMap { $0.current() }, isFresh: true)) { wake() }
+                problems = []
             }
             for feed in feeds {
                 let changes = feed.drain()
@@ -244,9 +257,12 @@ package final class SharedSource: QuerySource {
                 report([])
                 while wanted() {
                     if fellBehind() {
-                        // Everything as it is now, in place of what was dropped.
+                        // Everything as it is now, in place of what was
+                        // dropped, and the problems again (dropped with it).
                         let now = live.results.values.map(snapshot) + (own?.current() ?? [])
                         if subscription.post(.snapshot(now, isFresh: true)) { wake() }
+                        problems = []
+                        report(live.offline.sorted { $0.key < $1.key }.map { .sharedIndex($0.value) })
                     }
                     let update = try live.next(timeout: 0.5, interrupt: own?.descriptor)
                     forwardOwn()
@@ -264,9 +280,13 @@ package final class SharedSource: QuerySource {
                     }
                 }
             } catch {
+                // Past its budget, a search the system index runs for a
+                // user ends: asked again, it would run as long again.
+                let overBudget = mostResults != nil && (error as? SharedIndexError)?.sqlState == "57014"
                 let reason =
-                    (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message
-                    ?? "\(error)"
+                    overBudget
+                    ? "the search ran past its budget of \(Int(search.budget ?? 0)) s; narrow it"
+                    : (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message ?? "\(error)"
                 if first {
                     // Never gathered: the query ends gathering with this
                     // host's answer alone.
@@ -277,7 +297,7 @@ package final class SharedSource: QuerySource {
                 wake()
                 // A query the database refuses is not retried; this host's
                 // answer goes on.
-                let refused = error is SharedReader.Refusal
+                let refused = error is SharedReader.Refusal || overBudget
                 var slept = 0.0
                 while (refused || slept < 2) && wanted() {
                     if let own {
