@@ -76,7 +76,8 @@ extension DaemonSession {
                 switch try engine.answer(
                     scopes: asked, predicate: predicate, output: counting ? .count : .entries,
                     limit: kept == nil ? limit : nil, budget: budget, viewer: viewer,
-                    admits: kept.map { _ in { kind, metadata in kept?.admits(kind: kind, metadata: metadata) ?? true }
+                    admits: kept.map { _ in
+                        { kind, metadata, name in kept?.admits(kind: kind, metadata: metadata, name: name) ?? true }
                     },
                     entries: keep)
                 {

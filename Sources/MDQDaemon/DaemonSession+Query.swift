@@ -81,7 +81,9 @@ extension DaemonSession {
                 limit: ranked || firstInOrder != nil ? nil : limit,
                 budget: budget,
                 fetching: fetching, viewer: viewer,
-                admits: first.map { _ in { kind, metadata in first?.admits(kind: kind, metadata: metadata) ?? true } },
+                admits: first.map { _ in
+                    { kind, metadata, name in first?.admits(kind: kind, metadata: metadata, name: name) ?? true }
+                },
                 progress: { scanned, total in
                     let now = ContinuousClock.now
                     guard now - lastProgress >= .seconds(1) else { return }
@@ -207,8 +209,9 @@ struct FirstInOrder {
     let order: MetadataSortDescriptor
     let count: Int
     private(set) var kept: [EntrySnapshot] = []
-    /// The last kept, once `count` are, for an order read from metadata
-    /// alone (a size, a date): what comes after it is not offered.
+    /// The last kept, once `count` are, for an order read from the entry
+    /// alone (a name, a kind, a size, a date): what comes after it is not
+    /// offered.
     private var threshold: MetadataSortDescriptor.Threshold?
 
     init(order: MetadataSortDescriptor, count: Int) {
@@ -227,11 +230,11 @@ struct FirstInOrder {
         threshold = MetadataSortDescriptor.Threshold(order, last: last)
     }
 
-    /// Whether an entry of `kind` with `metadata` may be among the first:
-    /// not when it comes after the last of `count` kept. Asked before the
-    /// entry's snapshot is made (its path read): most matches of a broad
-    /// search never are.
-    func admits(kind: EntryKind, metadata: EntryMetadata) -> Bool {
-        !(threshold?.excludes(kind: kind, metadata: metadata) ?? false)
+    /// Whether an entry named `name`, of `kind`, with `metadata`, may be
+    /// among the first: not when it comes after the last of `count` kept.
+    /// Asked before the entry's snapshot is made (its path read): most
+    /// matches of a broad search never are.
+    func admits(kind: EntryKind, metadata: EntryMetadata, name: UnsafeRawBufferPointer) -> Bool {
+        !(threshold?.excludes(kind: kind, metadata: metadata, name: name) ?? false)
     }
 }

@@ -240,12 +240,12 @@ public struct MetadataSortDescriptor: Hashable, Sendable {
 }
 
 extension MetadataSortDescriptor {
-    /// Whether an item's place in this order is read from its kind, size
-    /// and dates alone (not its name, path or contents): a `Threshold`
-    /// then judges an entry before an item is made of it.
-    package var readsMetadataAlone: Bool {
+    /// Whether an item's place in this order is read from the entry alone
+    /// (its name, kind, size and dates; not its path or contents): a
+    /// `Threshold` then judges an entry before its path is read.
+    package var readsTheEntryAlone: Bool {
         guard let attribute = MetadataAttribute(key: key), !attribute.isImported else { return false }
-        return attribute.source.requirements == .metadata
+        return attribute.source.requirements.isSubset(of: .metadata)
     }
 
     /// Whether an item's place in this order is read from what an index
@@ -259,28 +259,37 @@ extension MetadataSortDescriptor {
         return attribute.source.requirements.isSubset(of: [.path, .metadata])
     }
 
-    /// The last of the first items in an order that reads metadata alone:
-    /// an entry that comes after it is not among the first, which its
-    /// kind and metadata say before its path is read.
+    /// The last of the first items in an order read from the entry alone
+    /// (`readsTheEntryAlone`): an entry that comes after it is not among
+    /// the first, which its name, kind and metadata say before its path is
+    /// read.
     package struct Threshold: Sendable {
         let descriptor: MetadataSortDescriptor
         let attribute: MetadataAttribute
         let key: SortKey
+        /// Whether the order reads the name (else the kind and metadata
+        /// alone).
+        package let readsName: Bool
 
-        /// Nil for an order that reads more than metadata.
+        /// Nil for an order that reads more than the entry.
         package init?(_ descriptor: MetadataSortDescriptor, last: MetadataItem) {
-            guard descriptor.readsMetadataAlone, let attribute = MetadataAttribute(key: descriptor.key) else {
+            guard descriptor.readsTheEntryAlone, let attribute = MetadataAttribute(key: descriptor.key) else {
                 return nil
             }
             self.descriptor = descriptor
             self.attribute = attribute
+            readsName = attribute.source.requirements != .metadata
             key = MetadataSortDescriptor.sortKey(last, of: attribute)
         }
 
-        /// Whether an entry of `kind` with `metadata` comes strictly after
-        /// the last (ties with it do not).
-        package func excludes(kind: EntryKind, metadata: EntryMetadata) -> Bool {
-            let probe = MetadataItem(serial: 0, pathBytes: [], kind: kind, metadata: metadata)
+        /// Whether an entry named `name` (when `readsName`; else
+        /// unread), of `kind`, with `metadata`, comes strictly after the
+        /// last (ties with it do not).
+        package func excludes(kind: EntryKind, metadata: EntryMetadata, name: UnsafeRawBufferPointer) -> Bool {
+            // An item's name is its path's last part: the name alone is
+            // that path.
+            let probe = MetadataItem(
+                serial: 0, pathBytes: readsName ? Array(name) : [], kind: kind, metadata: metadata)
             return descriptor.order(MetadataSortDescriptor.sortKey(probe, of: attribute), key) == .orderedDescending
         }
     }

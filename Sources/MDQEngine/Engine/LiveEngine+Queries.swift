@@ -69,14 +69,15 @@ extension LiveEngine {
     /// With `viewer` (the system index answering a user), only entries that
     /// user may see are answered, counted or streamed (`Viewer`).
     ///
-    /// With `admits`, an `.entries` match it refuses (by its kind and
-    /// metadata, before its path is read) is counted but not answered: the
-    /// caller keeping the first few in an order by a size or a date
-    /// (`FirstInOrder`) pays a path for those alone, not for every match.
+    /// With `admits`, an `.entries` match it refuses (by its kind,
+    /// metadata and name, before its path is read) is counted but not
+    /// answered: the caller keeping the first few in an order by a name, a
+    /// size or a date (`FirstInOrder`) pays a path for those alone, not
+    /// for every match.
     package func answer(
         scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil,
         budget: QueryLimit? = nil, fetching: Set<MetadataAttribute> = [], viewer: Viewer? = nil,
-        admits: ((_ kind: EntryKind, _ metadata: EntryMetadata) -> Bool)? = nil,
+        admits: ((_ kind: EntryKind, _ metadata: EntryMetadata, _ name: UnsafeRawBufferPointer) -> Bool)? = nil,
         progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil,
         stream: ((_ paths: [UInt8], _ count: Int) -> Bool)? = nil,
         entries entryStream: ((_ entries: [EntrySnapshot]) -> Bool)? = nil
@@ -196,10 +197,11 @@ extension LiveEngine {
                             case .entries:
                                 // Counted, but not made into a snapshot (its
                                 // path read) when the caller would drop it.
-                                if let admits,
-                                    !admits(s.index.kind(of: EntryID(id)), s.index.metadata(of: EntryID(id)))
-                                {
-                                    break
+                                if let admits {
+                                    let entry = EntryID(id)
+                                    let kind = s.index.kind(of: entry)
+                                    let metadata = s.index.metadata(of: entry)
+                                    guard s.index.withName(of: entry, { admits(kind, metadata, $0) }) else { break }
                                 }
                                 answer.entries.append(s.snapshot(id, conflicts: &conflicts, fetching: fetching))
                             }

@@ -520,10 +520,11 @@ extension LiveSuites {
             #expect(decided >= 2, "\(decided) searches decided by extension codes")
         }
 
-        /// The first in an order by a size or a date, over many slices:
-        /// entries after the last kept are skipped before their paths are
-        /// read, and the answer is still the first and every tie of all the
-        /// matches (sizes and dates with many ties, folders with no size).
+        /// The first in an order by a name, a kind, a size or a date, over
+        /// many slices: entries after the last kept are skipped before
+        /// their paths are read, and the answer is still the first and every
+        /// tie of all the matches (sizes, dates and kinds with many ties,
+        /// folders with no size, names ordered as Finder orders them).
         @Test(arguments: [UInt64(5), 6])
         func theFirstInAnOrderAreChosenOverManySlices(seed: UInt64) throws {
             let temp = try TemporaryDirectory()
@@ -551,7 +552,7 @@ extension LiveSuites {
                 let every = try client.query(Array(text.utf8), scopes: [scope], output: .entries).entries.map {
                     MetadataItem(daemonEntry: $0, container: nil)
                 }
-                for key in ["kMDItemFSSize", "kMDItemFSContentChangeDate"] {
+                for key in ["kMDItemFSSize", "kMDItemFSContentChangeDate", "kMDItemFSName", "kMDItemKind"] {
                     for ascending in [true, false] {
                         let order = MetadataSortDescriptor(key: key, ascending: ascending)
                         let sorted = every.sorted(by: [order])
