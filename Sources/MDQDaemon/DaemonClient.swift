@@ -328,7 +328,8 @@ package final class DaemonClient {
     package func query(
         _ text: [UInt8], syntax: String = "predicate", scopes: [ScopeRequest]?, rules: ScopeRules? = nil,
         output: OneShotOutput, limit: Int? = nil, budget: Double? = nil, attributes: Set<MetadataAttribute> = [],
-        order: MetadataSortDescriptor? = nil, onProgress: ((_ fraction: Double) -> Void)? = nil
+        order: MetadataSortDescriptor? = nil, thenByPath: Bool = false,
+        onProgress: ((_ fraction: Double) -> Void)? = nil
     ) throws(MetadataError) -> Answer {
         var fields = JSONWriter(capacity: 512)
         fields.key("predicate")
@@ -349,7 +350,7 @@ package final class DaemonClient {
             fields.raw(",\"budget\":")
             fields.double(budget)
         }
-        if let order { DaemonCommand.orderField((order.key, order.ascending), into: &fields) }
+        if let order { DaemonCommand.orderField((order.key, order.ascending), thenByPath: thenByPath, into: &fields) }
         if !attributes.isEmpty {
             fields.raw(",")
             DaemonProtocol.writeAttributes(attributes, to: &fields)

@@ -39,6 +39,12 @@ package enum DaemonProtocol {
         }
         return MetadataSortDescriptor(key: key, ascending: ascending)
     }
+
+    /// Whether a request's `order` says the client orders ties by path
+    /// (`"thenByPath":true`): the first `limit` alone answer it.
+    static func ordersTiesByPath(_ request: JSONValue) -> Bool {
+        request["order"]?["thenByPath"]?.bool == true
+    }
     /// The longest request line accepted.
     static let maximumRequest = 1 << 20
 

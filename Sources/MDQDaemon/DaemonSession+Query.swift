@@ -30,7 +30,9 @@ extension DaemonSession {
             output == .entries ? order.flatMap { order in limit.flatMap { $0 > 0 ? (order, $0) : nil } } : nil
         // Those first, and their ties, as the slices pass: no more of the
         // matches waits in memory.
-        var first = firstInOrder.map { FirstInOrder(order: $0.0, count: $0.1) }
+        var first = firstInOrder.map {
+            FirstInOrder(order: $0.0, count: $0.1, thenByPath: DaemonProtocol.ordersTiesByPath(request))
+        }
         let fetching = try DaemonProtocol.attributes(request)
         let seconds = try allowedSeconds(request)
         // The client's connection is polled between slices: one that went
@@ -208,21 +210,36 @@ extension DaemonSession {
 struct FirstInOrder {
     let order: MetadataSortDescriptor
     let count: Int
+    /// Ties ordered by path: exactly the first `count` are kept, not the
+    /// entries tied with the last of them.
+    let thenByPath: Bool
     private(set) var kept: [EntrySnapshot] = []
     /// The last kept, once `count` are, for an order read from the entry
     /// alone (a name, a kind, a size, a date): what comes after it is not
     /// offered.
     private var threshold: MetadataSortDescriptor.Threshold?
 
-    init(order: MetadataSortDescriptor, count: Int) {
+    init(order: MetadataSortDescriptor, count: Int, thenByPath: Bool = false) {
         self.order = order
         self.count = count
+        self.thenByPath = thenByPath
     }
 
     mutating func offer(_ entries: [EntrySnapshot]) {
         let candidates = kept + entries
         let items = candidates.map { MetadataItem(daemonEntry: $0, container: nil) }
-        let positions = items.positionsOfFirst(count, by: order)
+        var positions = items.positionsOfFirst(count, by: order)
+        if thenByPath, positions.count > count {
+            // Of the ties with the last, those first by path.
+            positions.sort { a, b in
+                switch order.compare(items[a], items[b]) {
+                case .orderedAscending: true
+                case .orderedDescending: false
+                case .orderedSame: items[a].pathBytes.lexicographicallyPrecedes(items[b].pathBytes)
+                }
+            }
+            positions.removeLast(positions.count - count)
+        }
         kept = positions.map { candidates[$0] }
         guard kept.count >= count,
             let last = positions.lazy.map({ items[$0] }).max(by: { order.compare($0, $1) == .orderedAscending })

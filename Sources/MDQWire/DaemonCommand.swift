@@ -93,11 +93,16 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
 
     /// `,"order":{"key":…,"ascending":…}`: the order a client sorts the
     /// results by (`search-hosts`, `query`).
-    package static func orderField(_ order: (key: String, ascending: Bool), into out: inout JSONWriter) {
+    /// With `thenByPath`, the client orders ties by path and needs the
+    /// first `limit` alone, not their ties (`query`).
+    package static func orderField(
+        _ order: (key: String, ascending: Bool), thenByPath: Bool = false, into out: inout JSONWriter
+    ) {
         out.raw(#","order":{"key":"#)
         out.string(Array(order.key.utf8))
         out.raw(#","ascending":"#)
         out.bool(order.ascending)
+        if thenByPath { out.raw(#","thenByPath":true"#) }
         out.raw("}")
     }
 

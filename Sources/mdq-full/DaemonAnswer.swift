@@ -162,6 +162,7 @@ struct DaemonAnswer {
             try client.query(
                 question.text, syntax: question.syntax, scopes: requests, rules: scope.daemonRules, output: mode,
                 limit: ordered?.limit ?? limit, budget: budget, attributes: columns, order: ordered?.0,
+                thenByPath: ordered?.thenByPath ?? false,
                 onProgress: Diagnostics.showsProgress
                     ? { fraction in Diagnostics.status("waiting for the index daemon… \(Int(fraction * 100))% scanned")
                     }
@@ -204,11 +205,14 @@ struct DaemonAnswer {
     /// `--limit` in it and their ties, which the sort here cuts, not every
     /// match. Nil for a key the daemon does not read as this command does
     /// (what is inside files, a container's keys, conflicts).
-    private func order(_ client: DaemonClient) -> (MetadataSortDescriptor, limit: Int)? {
+    private func order(_ client: DaemonClient) -> (MetadataSortDescriptor, limit: Int, thenByPath: Bool)? {
         guard mode == .entries, output.kinds == nil, let limit = output.limit, let first = output.sortDescriptors.first,
             first.readsTheIndexAlone, (try? client.hello())?.features.contains("query-order") == true
         else { return nil }
-        return (first, limit)
+        // Sorted by one key, ties print in path order: the first `limit`
+        // alone are wanted, not every tie (a daemon that does not know
+        // `thenByPath` answers them all, which the sort here cuts).
+        return (first, limit, output.sortDescriptors.count == 1)
     }
 
     /// Free text that matched nothing as one piece: how many names hold
@@ -266,7 +270,8 @@ struct DaemonAnswer {
         do {
             answer = try client.query(
                 question.text, syntax: question.syntax, scopes: requests, rules: scope.daemonRules, output: mode,
-                limit: ordered?.limit ?? limit, budget: budget, attributes: [], order: ordered?.0, onProgress: nil)
+                limit: ordered?.limit ?? limit, budget: budget, attributes: [], order: ordered?.0,
+                thenByPath: ordered?.thenByPath ?? false, onProgress: nil)
         } catch {
             guard error.code == .daemon else { throw error }
             guard case .notCovered = error.refusal else { return .failed(.error(error)) }

@@ -571,6 +571,17 @@ extension LiveSuites {
                                 extra == 0 && missing == 0,
                                 "seed \(seed), \(text) by \(key) \(ascending), \(limit): \(extra) extra, \(missing) missing"
                             )
+                            // Ties ordered by path: exactly the first by
+                            // the key, then the path.
+                            let byPath = try client.query(
+                                Array(text.utf8), scopes: [scope], output: .entries, limit: limit, order: order,
+                                thenByPath: true)
+                            let firstByPath = every.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
+                                .sorted(by: [order]).prefix(limit).map(\.pathBytes)
+                            #expect(
+                                byPath.entries.map(\.pathBytes).sorted { $0.lexicographicallyPrecedes($1) }
+                                    == firstByPath.sorted { $0.lexicographicallyPrecedes($1) },
+                                "seed \(seed), \(text) by \(key) \(ascending) then path, \(limit)")
                         }
                     }
                 }
