@@ -206,7 +206,8 @@ struct DaemonAnswer {
     /// match. Nil for a key the daemon does not read as this command does
     /// (what is inside files, a container's keys, conflicts).
     private func order(_ client: DaemonClient) -> (MetadataSortDescriptor, limit: Int, thenByPath: Bool)? {
-        guard mode == .entries, output.kinds == nil, let limit = output.limit, let first = output.sortDescriptors.first,
+        guard mode == .entries, output.kinds == nil, let limit = output.limit, limit > 0,
+            let first = output.sortDescriptors.first,
             first.readsTheIndexAlone, (try? client.hello())?.features.contains("query-order") == true
         else { return nil }
         // Sorted by one key, ties print in path order: the first `limit`

@@ -178,12 +178,14 @@ final class SharedSearchService: HostSearching {
         search.user = user
         // Refused as the user bounded it, as with their own credential.
         search.budget = request.askedBudget
-        let readers: [SharedReader]
+        var readers: [SharedReader] = []
         do {
             readers = try take(1)
             try readers[0].check(search)
         } catch {
             if !checkOnly { release() }
+            // The connection goes back, or (a failure of its own) closes.
+            if error is SharedReader.Refusal { give(readers) } else { close(readers) }
             switch error {
             case let refusal as SharedReader.Refusal:
                 if case .unknownHost(let name) = refusal {
@@ -198,8 +200,9 @@ final class SharedSearchService: HostSearching {
         }
         give(readers)
         if checkOnly { return nil }
-        // Its statements bounded as every search's here (MAX_QUERY_SECONDS);
-        // the place is given back once its thread is done with the database.
+        // Its statements bounded as a query's here (what the user asks, 30 s
+        // when nothing, at most MAX_QUERY_SECONDS); the place is given back
+        // once its thread is done with the database.
         let source = SharedSource(
             serving: user, hosts: request.hosts ?? [], folders: request.folders, excluded: request.excludedHosts,
             url: url, mostResults: Self.mostLines, ended: release)

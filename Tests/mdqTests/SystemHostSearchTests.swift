@@ -324,7 +324,8 @@ struct SystemHostSearchTests {
         #expect(!after.contains { $0.contains("report-c.txt") || $0.contains("report-d.txt") }, "\(after)")
 
         // At most four for one user at once: a fifth is told why (this
-        // host's part would go on), and a place comes back once one ends.
+        // host's part would go on) and asks again; it gets its place once
+        // one of the others ends.
         var more: [LiveProcess] = []
         defer { for process in more { _ = process.interrupt() } }
         for _ in 0..<3 {
@@ -340,11 +341,8 @@ struct SystemHostSearchTests {
         #expect(fifth.lines.isEmpty, "\(fifth.lines)")
         _ = more[0].interrupt()
         #expect(
-            waitUntil(timeout: 20) {
-                let again = try? live(["--host", "alpha", "report"], as: "nobody")
-                defer { _ = again?.interrupt() }
-                return again?.waitForLine(timeout: 5) { $0 == "alpha:\(remote)/report-c.txt" } == true
-            })
+            fifth.waitForLine(timeout: 30) { $0 == "+ alpha:\(remote)/report-c.txt" },
+            "\(fifth.lines)\(fifth.errorText)")
 
         // Refused before going live, as with a credential: a search the
         // shared index cannot narrow (its caret), a host it does not know.
@@ -374,5 +372,13 @@ struct SystemHostSearchTests {
             (error as? MetadataError)?.message.contains("cannot narrow") == true
         }
         try client.checkLiveSearchAcrossHosts(Array("report".utf8), hosts: ["alpha"])
+        // Refusals give their connections back: more of them than the
+        // system index keeps open, then a search still runs.
+        for _ in 0..<12 {
+            #expect(throws: MetadataError.self) {
+                try client.checkLiveSearchAcrossHosts(Array("report".utf8), hosts: ["nowhere"])
+            }
+        }
+        #expect(try client.searchAcrossHosts(Array("report".utf8), hosts: ["alpha"], counting: true).count >= 1)
     }
 }

@@ -73,13 +73,18 @@ package final class DaemonFeed {
         guard let client = try? DaemonClient.connectSystem(paths),
             (try? client.hello())?.features.contains("subscribe-hosts") == true
         else { return nil }
-        do {
+        let checked = Swift.Result { () throws(MetadataError) in
             try client.checkLiveSearchAcrossHosts(
                 Array(predicate.description.utf8), hosts: hosts.hosts, folders: hosts.folders,
                 excluded: hosts.excluded, budget: budget)
-        } catch  where error.refusal != nil {
+        }
+        if case .failure(let error) = checked {
             // It does not search across hosts.
-            return nil
+            if error.refusal != nil { return nil }
+            // The search refused (a host unknown, one it cannot narrow);
+            // anything else (its connections busy, the database away) is
+            // for the stream, which says it and tries again.
+            if error.code == .invalidArgument || error.code == .tooExpensive { throw error }
         }
         let pipe: WakePipe
         do {

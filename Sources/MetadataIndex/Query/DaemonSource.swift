@@ -141,6 +141,9 @@ final class RemoteSession: Sendable {
         /// Why the system index refused a search of other hosts: said, and
         /// not asked again.
         var hostsRefusal: String?
+        /// Why it turned the last attempt away for now (its searches all
+        /// taken, the database away): said, and asked again.
+        var hostsTrouble: String?
     }
 
     init(
@@ -205,6 +208,7 @@ final class RemoteSession: Sendable {
             let streamed = outcome == .streamed
             if state.withLock({ $0.ended }) { return }
             if let refusal = state.withLock({ $0.hostsRefusal }) {
+                // Results it gave stay (a refusal is not their removal).
                 if !state.withLock({ $0.delivered }) { post(.snapshot([], isFresh: false)) }
                 post(.problems([.sharedIndex("the shared index: \(refusal)")]))
                 return
@@ -216,8 +220,15 @@ final class RemoteSession: Sendable {
                 return !s.delivered
             }
             if first { post(.snapshot([], isFresh: false)) }
-            let refusal = state.withLock { $0.refusal }
-            post(.problems([refusal.map { .daemonRefused(paths.socket, $0) } ?? .daemonUnreachable(paths.socket)]))
+            let (refusal, trouble) = state.withLock { s in
+                defer { s.hostsTrouble = nil }
+                return (s.refusal, s.hostsTrouble)
+            }
+            if let trouble {
+                post(.problems([.sharedIndex("the shared index: \(trouble) (asked again shortly)")]))
+            } else {
+                post(.problems([refusal.map { .daemonRefused(paths.socket, $0) } ?? .daemonUnreachable(paths.socket)]))
+            }
             if streamed { backoff = 200 }
             let deadline = ContinuousClock.now + .milliseconds(backoff)
             state.wait(until: { $0.ended }, deadline: deadline) { _ in }
@@ -346,9 +357,15 @@ final class RemoteSession: Sendable {
             if let error = value["error"] {
                 // A search of other hosts refused: the reason is the
                 // user's to read, and asking again would be refused again.
+                // Anything else (the searches it runs all taken, its
+                // connections busy, the database away) is tried again.
                 if hosts != nil, !gathered {
                     let message = error["message"]?.string ?? "the system index refused the search"
-                    state.withLock { $0.hostsRefusal = message }
+                    if [.invalidArgument, .tooExpensive].contains(DaemonErrorCode(of: error)) {
+                        state.withLock { $0.hostsRefusal = message }
+                    } else {
+                        state.withLock { $0.hostsTrouble = message }
+                    }
                 }
                 // The daemon refused the subscription: not live, said once.
                 return gathered ? .streamed : .refused(notCovered: DaemonErrorCode(of: error) == .notCovered)

@@ -95,7 +95,7 @@ package final class SharedSource: QuerySource {
         let url = self.url
         let mostResults = served?.mostResults
         let ended = served?.ended
-        WorkerThreads.detach(name: "mdq-shared-live") {
+        let started = WorkerThreads.start(name: "mdq-shared-live") {
             defer { ended?() }
             var wanted = asked
             let isWanted = { running.withLock { $0.contains(id) } }
@@ -138,6 +138,13 @@ package final class SharedSource: QuerySource {
             Self.follow(
                 wanted, url: url, own: own, mostResults: mostResults, into: subscription, while: isWanted,
                 fellBehind: fellBehind, wake: wake)
+        }
+        if started == nil {
+            // No thread to follow it: said, and its place given back.
+            _ = subscription.post(.snapshot([], isFresh: false))
+            _ = subscription.post(.problems([.sharedIndex("cannot start a thread to follow the shared index")]))
+            wake()
+            ended?()
         }
         return (subscription, [])
     }
