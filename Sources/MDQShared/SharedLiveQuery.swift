@@ -155,8 +155,20 @@ package final class SharedLiveQuery {
     /// Reads what changed on `host` since its cursor and applies it.
     private func refresh(_ host: SharedHost, into update: inout Update) throws {
         guard let cursor = cursors[host.id] else { return }
+        // Kept as read: what is gone, was a result, or matches now (past
+        // the most results, the read stops).
+        var matching = 0
+        let most = mostResults ?? Int.max
+        let keep = { [results, evaluator] (entry: SharedEntry, gone: Bool) throws -> Bool in
+            if gone || results[Key(host: entry.hostID, identity: entry.identity)] != nil { return true }
+            guard evaluator.matches(SharedSubject(entry)) else { return false }
+            matching += 1
+            if matching > most { throw SharedReader.Refusal.tooManyResults(most) }
+            return true
+        }
         switch try reader.changes(
-            search, host: host.id, since: cursor.sequence, generation: cursor.generation, identities: cursor.identities)
+            search, host: host.id, since: cursor.sequence, generation: cursor.generation, identities: cursor.identities,
+            keep: keep)
         {
         case .since(let now, let rows):
             for (entry, gone) in rows {

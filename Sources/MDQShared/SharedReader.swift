@@ -347,10 +347,13 @@ package final class SharedReader {
     /// The entries of host `id` changed after its sequence `since`, in one
     /// snapshot with its row, as the search's user may see them; the
     /// predicate is left to the caller (each row is checked by mdq's own
-    /// matcher).
-    package func changes(_ search: Search, host id: Int, since: Int64, generation: Int64, identities: Int64) throws
-        -> Changes
-    {
+    /// matcher). Only the rows `keep` takes are kept as they are read (a
+    /// rename high in a tree changes every entry below it: those that
+    /// neither match nor were results need not wait in memory).
+    package func changes(
+        _ search: Search, host id: Int, since: Int64, generation: Int64, identities: Int64,
+        keep: (_ entry: SharedEntry, _ gone: Bool) throws -> Bool = { _, _ in true }
+    ) throws -> Changes {
         try bounded(search) { hosts throws -> Changes in
             guard let host = hosts.first(where: { $0.id == id }) else { return .forgotten }
             guard host.generation == generation, since >= host.purgedSequence, host.identitySequence == identities
@@ -361,7 +364,7 @@ package final class SharedReader {
                 "SELECT mdq.changes($1::smallint, $2::bigint, $3::jsonb, $4)",
                 [String(id), String(since), Self.scopes(search.scopes, hosts: [host]), search.user])
             try fetch("mdq_changes", hosts: [id: host]) { entry, gone in
-                found.append((entry, gone))
+                if try keep(entry, gone) { found.append((entry, gone)) }
                 return true
             }
             return .since(host, found)
