@@ -22,33 +22,53 @@ import Testing
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
         "needs PostgreSQL 15 and root (a system index in a mount namespace, a search as nobody)"))
 struct SystemHostSearchTests {
-    @Test func theSystemIndexAnswersSearchesAcrossHostsForItsUsers() throws {
-        let cluster = try #require(PostgresCluster.shared)
-        let url = cluster.url(try cluster.createDatabase())
-        try SharedSchema.migrate(PostgresConnection(url: url))
-        let temp = try TemporaryDirectory()
-        #expect(chmod(temp.path.string, 0o755) == 0)
-        // Another host, published: reports anyone may list, and one in a
-        // folder only nobody may (root on one host is not root on another:
-        // it gets what others get).
-        let remote = try temp.folder("remote").string
-        for name in ["report-a.txt", "report-b.txt", "photo.png"] {
-            FileManager.default.createFile(atPath: remote + "/" + name, contents: Data())
+    /// Another host, published as `alpha`: reports anyone may list, and
+    /// one in a folder only nobody may (root on one host is not root on
+    /// another: it gets what others get). This host: a system index of its
+    /// own over `local`, which searches the shared index for its users and
+    /// publishes nothing.
+    struct Hosts {
+        let url: String
+        let remote: String
+        let alpha: PublishedFolder
+        let local: String
+        var system: PrivateSystemIndex
+
+        init(_ temp: TemporaryDirectory) throws {
+            let cluster = try #require(PostgresCluster.shared)
+            url = cluster.url(try cluster.createDatabase())
+            try SharedSchema.migrate(PostgresConnection(url: url))
+            #expect(chmod(temp.path.string, 0o755) == 0)
+            remote = try temp.folder("remote").string
+            for name in ["report-a.txt", "report-b.txt", "photo.png"] {
+                FileManager.default.createFile(atPath: remote + "/" + name, contents: Data())
+            }
+            mkdir(remote + "/private", 0o700)
+            FileManager.default.createFile(atPath: remote + "/private/report-secret.txt", contents: Data())
+            #expect(chown(remote + "/private", 65534, 65534) == 0)
+            alpha = try PublishedFolder(remote, url: url)
+            let reader = try SharedReader(connection: PostgresConnection(url: url))
+            let url = url
+            #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 5 }, "\(url)")
+            local = try temp.folder("local").string
+            FileManager.default.createFile(atPath: local + "/report-here.txt", contents: Data())
+            system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
+            #expect(system.waitUntilLive(), "\(system.logText)")
         }
-        mkdir(remote + "/private", 0o700)
-        FileManager.default.createFile(atPath: remote + "/private/report-secret.txt", contents: Data())
-        #expect(chown(remote + "/private", 65534, 65534) == 0)
-        let alpha = try PublishedFolder(remote, url: url)
-        defer { alpha.close() }
-        let reader = try SharedReader(connection: PostgresConnection(url: url))
-        #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 5 })
-        // This host: a system index of its own, which searches the shared
-        // index for its users and publishes nothing.
-        let local = try temp.folder("local").string
-        FileManager.default.createFile(atPath: local + "/report-here.txt", contents: Data())
-        let system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
-        defer { system.close() }
-        #expect(system.waitUntilLive(), "\(system.logText)")
+
+        func close() {
+            system.close()
+            alpha.close()
+        }
+    }
+
+    @Test func theSystemIndexAnswersSearchesAcrossHostsForItsUsers() throws {
+        let temp = try TemporaryDirectory()
+        let fixture = try Hosts(temp)
+        defer { fixture.close() }
+        let (url, remote, alpha, local, system) = (
+            fixture.url, fixture.remote, fixture.alpha, fixture.local, fixture.system
+        )
         let (runtime, state, paths) = (system.runtime, system.state, system.paths)
         // The host name both the command and the system index call this
         // host (no HOST_NAME: the host name).
@@ -241,29 +261,11 @@ struct SystemHostSearchTests {
     /// index (`subscribe-hosts`), judged by their name, and this host comes
     /// from its index; what it would refuse is refused before going live.
     @Test func theSystemIndexFollowsLiveSearchesAcrossHostsForItsUsers() throws {
-        let cluster = try #require(PostgresCluster.shared)
-        let url = cluster.url(try cluster.createDatabase())
-        try SharedSchema.migrate(PostgresConnection(url: url))
         let temp = try TemporaryDirectory()
-        #expect(chmod(temp.path.string, 0o755) == 0)
-        let remote = try temp.folder("remote").string
-        for name in ["report-a.txt", "report-b.txt", "photo.png"] {
-            FileManager.default.createFile(atPath: remote + "/" + name, contents: Data())
-        }
-        // Only nobody may list this folder.
-        mkdir(remote + "/private", 0o700)
-        FileManager.default.createFile(atPath: remote + "/private/report-secret.txt", contents: Data())
-        #expect(chown(remote + "/private", 65534, 65534) == 0)
-        let alpha = try PublishedFolder(remote, url: url)
-        defer { alpha.close() }
-        let reader = try SharedReader(connection: PostgresConnection(url: url))
-        #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 5 })
-        let local = try temp.folder("local").string
-        FileManager.default.createFile(atPath: local + "/report-here.txt", contents: Data())
-        var system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
-        defer { system.close() }
-        #expect(system.waitUntilLive(), "\(system.logText)")
-        let environment = system.environment
+        var hosts = try Hosts(temp)
+        defer { hosts.close() }
+        let (url, remote, local) = (hosts.url, hosts.remote, hosts.local)
+        let environment = hosts.system.environment
 
         /// `mdq --live ARGUMENTS` as `user` (nil: root), with no database URL.
         func live(_ arguments: [String], as user: String? = nil) throws -> LiveProcess {
@@ -314,10 +316,10 @@ struct SystemHostSearchTests {
 
         // The system index restarted: the search catches up on a new
         // stream, and what did not change is neither removed nor added.
-        system.close()
+        hosts.system.close()
         let before = search.lines.count
-        system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
-        #expect(system.waitUntilLive(), "\(system.logText)")
+        hosts.system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
+        #expect(hosts.system.waitUntilLive(), "\(hosts.system.logText)")
         FileManager.default.createFile(atPath: remote + "/report-e.txt", contents: Data())
         #expect(search.waitForLine(timeout: 30) { $0 == "+ alpha:\(remote)/report-e.txt" }, "\(search.lines)")
         let after = search.lines.dropFirst(before)
@@ -365,7 +367,7 @@ struct SystemHostSearchTests {
         #expect(unknown.status == 2, "\(unknown.stderrText)")
         #expect(unknown.stderrText.contains("no host nosuch in the shared index"), "\(unknown.stderrText)")
         // Asked straight, the system index refuses it too.
-        let client = try DaemonClient.connectSystem(system.paths)
+        let client = try DaemonClient.connectSystem(hosts.system.paths)
         #expect {
             try client.checkLiveSearchAcrossHosts(Array("TRUEPREDICATE".utf8), hosts: nil)
         } throws: { error in

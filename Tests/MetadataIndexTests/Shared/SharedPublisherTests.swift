@@ -634,6 +634,30 @@ final class IndexedTree {
     }
 }
 
+/// A folder indexed (`IndexedTree`) and published into the shared index
+/// at `url` with the tests' configuration, its first publish waited for.
+final class PublishedTree {
+    let tree: IndexedTree
+    let publisher: SharedPublisher
+
+    init(_ root: String, url: String, _ context: String = "first publish") throws {
+        tree = try IndexedTree(root)
+        publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
+        publisher.start()
+        do {
+            try SharedPublisherTests.expectPublished(root, url, context)
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    func close() {
+        publisher.stop()
+        tree.close()
+    }
+}
+
 /// A predicate answered across hosts means what it means on the host:
 /// for a table of predicates covering every translation (and seeded random
 /// compositions of them with AND, OR and NOT), the shared index's answer

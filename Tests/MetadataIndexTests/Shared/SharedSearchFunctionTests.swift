@@ -109,12 +109,8 @@ struct SharedSearchFunctionTests {
         // A folder "searcher" (a stranger to the host) may not list.
         mkdir(root + "/closed", 0o700)
         close(open(root + "/closed/hidden-ledger.xlsx", O_WRONLY | O_CREAT, 0o644))
-        let tree = try IndexedTree(root)
-        defer { tree.close() }
-        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
-        publisher.start()
-        defer { publisher.stop() }
-        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        let published = try PublishedTree(root, url: url)
+        defer { published.close() }
         try cluster.createRole("searcher")
         let admin = try PostgresConnection(url: url)
         try SharedSchema.grant(admin, role: "searcher", access: .search)
@@ -172,12 +168,8 @@ struct SharedSearchFunctionTests {
         for name in ["a.txt", "b.txt", "c.txt", "d.png"] {
             FileManager.default.createFile(atPath: root + "/" + name, contents: Data())
         }
-        let tree = try IndexedTree(root)
-        defer { tree.close() }
-        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
-        publisher.start()
-        defer { publisher.stop() }
-        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        let published = try PublishedTree(root, url: url)
+        defer { published.close() }
         let search = SharedReader.Search(predicate: try MetadataPredicate("kMDItemFSName LIKE[c] '*.txt'"))
         func query(keeping most: Int) throws -> SharedLiveQuery {
             let live = try SharedLiveQuery(
@@ -217,12 +209,8 @@ struct SharedSearchFunctionTests {
         let root = try temp.folder("tree").string
         var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: seed)
         storm.run(operations: 120)
-        let tree = try IndexedTree(root)
-        defer { tree.close() }
-        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
-        publisher.start()
-        defer { publisher.stop() }
-        try SharedPublisherTests.expectPublished(root, url, "seed \(seed), first publish")
+        let published = try PublishedTree(root, url: url, "seed \(seed), first publish")
+        defer { published.close() }
         let predicate = try MetadataPredicate("kMDItemFSName LIKE[c] '*.txt' OR kMDItemFSSize > 30")
         var search = SharedReader.Search(predicate: predicate)
         // A user the host does not know: what "other" may see.
@@ -282,11 +270,11 @@ struct SharedSearchFunctionTests {
         // Away longer than tombstones are kept (a publisher that keeps
         // them a fifth of a second): removals it did not read are gone,
         // so it searches the host again, once.
-        publisher.stop()
+        published.publisher.stop()
         storm.run(operations: 60)
         var brief = SharedPublisherTests.configuration(url)
         brief.tombstoneLifetime = 0.2
-        let purging = SharedPublisher(configuration: brief, engine: tree.engine)
+        let purging = SharedPublisher(configuration: brief, engine: published.tree.engine)
         purging.start()
         defer { purging.stop() }
         try SharedPublisherTests.expectPublished(root, url, "seed \(seed), after the storm")
@@ -295,9 +283,8 @@ struct SharedSearchFunctionTests {
             (try? connection.execute("SELECT \(column) FROM mdq.host").first(column)).flatMap { $0.flatMap(Int64.init) }
                 ?? 0
         }
-        let published = sequence("last_seq")
-        #expect(
-            waitUntil(timeout: 20) { sequence("purged_seq") >= published }, "the publisher purged its tombstones")
+        let last = sequence("last_seq")
+        #expect(waitUntil(timeout: 20) { sequence("purged_seq") >= last }, "the publisher purged its tombstones")
         try expectFollowed("after the purge")
         #expect(live.searchedAgain == 1, "seed \(seed): searched again once the tombstones it needed were gone")
     }
@@ -866,12 +853,8 @@ struct SharedSearchFunctionTests {
         #expect(chmod(temp.path.string, 0o755) == 0)
         let root = try temp.folder("tree").string
         close(open(root + "/report.txt", O_WRONLY | O_CREAT, 0o644))
-        let tree = try IndexedTree(root)
-        defer { tree.close() }
-        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
-        publisher.start()
-        defer { publisher.stop() }
-        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        let published = try PublishedTree(root, url: url)
+        defer { published.close() }
         let readers = try (0..<2).map { _ in try SharedReader(connection: PostgresConnection(url: url)) }
         let asked = Locked(0)
         let own: HostSearch.OwnAnswer = { _, _, _, _ in
