@@ -77,7 +77,9 @@ extension DaemonSession {
                     scopes: asked, predicate: predicate, output: counting ? .count : .entries,
                     limit: kept == nil ? limit : nil, budget: budget, viewer: viewer,
                     admits: kept.map { _ in
-                        { kind, metadata, name in kept?.admits(kind: kind, metadata: metadata, name: name) ?? true }
+                        { kind, metadata, name, path in
+                            kept?.admits(kind: kind, metadata: metadata, name: name, path: path) ?? true
+                        }
                     },
                     entries: keep)
                 {
@@ -257,6 +259,7 @@ extension DaemonSession {
             folders.append((host, path))
         }
         var search = HostSearchRequest(predicate: predicate, user: LocalUsers.name(of: user) ?? "", counting: false)
+        search.requester = user
         search.hosts = hosts
         search.folders = folders
         search.budget = try allowedSeconds(request)

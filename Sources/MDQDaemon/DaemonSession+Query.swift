@@ -84,7 +84,9 @@ extension DaemonSession {
                 budget: budget,
                 fetching: fetching, viewer: viewer,
                 admits: first.map { _ in
-                    { kind, metadata, name in first?.admits(kind: kind, metadata: metadata, name: name) ?? true }
+                    { kind, metadata, name, path in
+                        first?.admits(kind: kind, metadata: metadata, name: name, path: path) ?? true
+                    }
                 },
                 progress: { scanned, total in
                     let now = ContinuousClock.now
@@ -218,6 +220,9 @@ struct FirstInOrder {
     /// alone (a name, a kind, a size, a date): what comes after it is not
     /// offered.
     private var threshold: MetadataSortDescriptor.Threshold?
+    /// With `thenByPath`, the last kept's path: a tie with it that comes
+    /// after it by path is not offered either.
+    private var lastPath: [UInt8]?
 
     init(order: MetadataSortDescriptor, count: Int, thenByPath: Bool = false) {
         self.order = order
@@ -229,7 +234,7 @@ struct FirstInOrder {
         let candidates = kept + entries
         let items = candidates.map { MetadataItem(daemonEntry: $0, container: nil) }
         var positions = items.positionsOfFirst(count, by: order)
-        if thenByPath, positions.count > count {
+        if thenByPath {
             // Of the ties with the last, those first by path.
             positions.sort { a, b in
                 switch order.compare(items[a], items[b]) {
@@ -238,20 +243,31 @@ struct FirstInOrder {
                 case .orderedSame: items[a].pathBytes.lexicographicallyPrecedes(items[b].pathBytes)
                 }
             }
-            positions.removeLast(positions.count - count)
+            if positions.count > count { positions.removeLast(positions.count - count) }
         }
         kept = positions.map { candidates[$0] }
         guard kept.count >= count,
-            let last = positions.lazy.map({ items[$0] }).max(by: { order.compare($0, $1) == .orderedAscending })
+            let last = thenByPath
+                ? positions.last.map({ items[$0] })
+                : positions.lazy.map({ items[$0] }).max(by: { order.compare($0, $1) == .orderedAscending })
         else { return }
         threshold = MetadataSortDescriptor.Threshold(order, last: last)
+        lastPath = thenByPath ? last.pathBytes : nil
     }
 
     /// Whether an entry named `name`, of `kind`, with `metadata`, may be
-    /// among the first: not when it comes after the last of `count` kept.
-    /// Asked before the entry's snapshot is made (its path read): most
-    /// matches of a broad search never are.
-    func admits(kind: EntryKind, metadata: EntryMetadata, name: UnsafeRawBufferPointer) -> Bool {
-        !(threshold?.excludes(kind: kind, metadata: metadata, name: name) ?? false)
+    /// among the first: not when it comes after the last of `count` kept
+    /// (by `path`, read only for a tie, with `thenByPath`). Asked before
+    /// the entry's snapshot is made: most matches of a broad search never
+    /// are.
+    func admits(
+        kind: EntryKind, metadata: EntryMetadata, name: UnsafeRawBufferPointer, path: () -> [UInt8]
+    ) -> Bool {
+        guard let threshold else { return true }
+        switch threshold.place(kind: kind, metadata: metadata, name: name) {
+        case .orderedAscending: return true
+        case .orderedDescending: return false
+        case .orderedSame: return lastPath.map { path().lexicographicallyPrecedes($0) } ?? true
+        }
     }
 }

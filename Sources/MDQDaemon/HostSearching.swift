@@ -58,6 +58,9 @@ package struct HostSearchRequest: Sendable {
     package var items = false
     /// The user asking, by name (as every host judges users).
     package var user: String
+    /// The user asking, by number here: what the system index counts a
+    /// user's live searches by (users without a name are each their own).
+    package var requester: UInt32 = 0
     package var counting: Bool
     package var limit: Int?
     /// The order the client sorts the results by (its first): with a

@@ -36,8 +36,8 @@ final class SharedSearchService: HostSearching {
     /// `mostConnections`.
     static let mostLiveSearches = 16
     static let mostLiveSearchesPerUser = 4
-    /// The live searches running, in all and by user.
-    private let liveSearches = Locked<(all: Int, byUser: [String: Int])>((0, [:]))
+    /// The live searches running, in all and by user (by number).
+    private let liveSearches = Locked<(all: Int, byUser: [UInt32: Int])>((0, [:]))
 
     init(url: String, ownName: String?) {
         self.url = url
@@ -146,17 +146,18 @@ final class SharedSearchService: HostSearching {
         // A place first: a user past their share asks nothing of the
         // database.
         let user = request.user
+        let requester = request.requester
         if !checkOnly {
             let refusal = liveSearches.withLock { live -> String? in
                 if live.all >= Self.mostLiveSearches {
                     return "the system index runs \(Self.mostLiveSearches) live searches across hosts already"
                 }
-                if live.byUser[user, default: 0] >= Self.mostLiveSearchesPerUser {
+                if live.byUser[requester, default: 0] >= Self.mostLiveSearchesPerUser {
                     return "the system index runs \(Self.mostLiveSearchesPerUser) live searches across hosts for "
-                        + "each user, and \(user.isEmpty ? "this user" : user) has them"
+                        + "each user, and \(user.isEmpty ? "user \(requester)" : user) has them"
                 }
                 live.all += 1
-                live.byUser[user, default: 0] += 1
+                live.byUser[requester, default: 0] += 1
                 return nil
             }
             if let refusal {
@@ -167,8 +168,8 @@ final class SharedSearchService: HostSearching {
         let release: @Sendable () -> Void = {
             liveSearches.withLock { live in
                 live.all -= 1
-                live.byUser[user, default: 1] -= 1
-                if live.byUser[user] == 0 { live.byUser[user] = nil }
+                live.byUser[requester, default: 1] -= 1
+                if live.byUser[requester] == 0 { live.byUser[requester] = nil }
             }
         }
         var search = SharedReader.Search(predicate: request.predicate)

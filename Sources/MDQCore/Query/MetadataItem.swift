@@ -282,15 +282,17 @@ extension MetadataSortDescriptor {
             key = MetadataSortDescriptor.sortKey(last, of: attribute)
         }
 
-        /// Whether an entry named `name` (when `readsName`; else
-        /// unread), of `kind`, with `metadata`, comes strictly after the
-        /// last (ties with it do not).
-        package func excludes(kind: EntryKind, metadata: EntryMetadata, name: UnsafeRawBufferPointer) -> Bool {
+        /// Where an entry named `name` (read when `readsName`), of `kind`,
+        /// with `metadata`, comes beside the last: before it, tied with it,
+        /// or after it.
+        package func place(kind: EntryKind, metadata: EntryMetadata, name: UnsafeRawBufferPointer)
+            -> ComparisonResult
+        {
             // An item's name is its path's last part: the name alone is
             // that path.
             let probe = MetadataItem(
                 serial: 0, pathBytes: readsName ? Array(name) : [], kind: kind, metadata: metadata)
-            return descriptor.order(MetadataSortDescriptor.sortKey(probe, of: attribute), key) == .orderedDescending
+            return descriptor.order(MetadataSortDescriptor.sortKey(probe, of: attribute), key)
         }
     }
 }

@@ -70,14 +70,17 @@ extension LiveEngine {
     /// user may see are answered, counted or streamed (`Viewer`).
     ///
     /// With `admits`, an `.entries` match it refuses (by its kind,
-    /// metadata and name, before its path is read) is counted but not
-    /// answered: the caller keeping the first few in an order by a name, a
-    /// size or a date (`FirstInOrder`) pays a path for those alone, not
-    /// for every match.
+    /// metadata and name, and its path only when it asks for it) is
+    /// counted but not answered: the caller keeping the first few in an
+    /// order by a name, a size or a date (`FirstInOrder`) pays a snapshot
+    /// for those alone, not for every match.
     package func answer(
         scopes: [ScopeRequest], predicate: MetadataPredicate, output: OneShotOutput, limit: Int? = nil,
         budget: QueryLimit? = nil, fetching: Set<MetadataAttribute> = [], viewer: Viewer? = nil,
-        admits: ((_ kind: EntryKind, _ metadata: EntryMetadata, _ name: UnsafeRawBufferPointer) -> Bool)? = nil,
+        admits: (
+            (_ kind: EntryKind, _ metadata: EntryMetadata, _ name: UnsafeRawBufferPointer, _ path: () -> [UInt8])
+                -> Bool
+        )? = nil,
         progress: ((_ scanned: Int, _ of: Int) -> Void)? = nil,
         stream: ((_ paths: [UInt8], _ count: Int) -> Bool)? = nil,
         entries entryStream: ((_ entries: [EntrySnapshot]) -> Bool)? = nil
@@ -201,7 +204,10 @@ extension LiveEngine {
                                     let entry = EntryID(id)
                                     let kind = s.index.kind(of: entry)
                                     let metadata = s.index.metadata(of: entry)
-                                    guard s.index.withName(of: entry, { admits(kind, metadata, $0) }) else { break }
+                                    let admitted = s.index.withName(of: entry) { name in
+                                        admits(kind, metadata, name) { s.pathBytes(of: id) }
+                                    }
+                                    guard admitted else { break }
                                 }
                                 answer.entries.append(s.snapshot(id, conflicts: &conflicts, fetching: fetching))
                             }
