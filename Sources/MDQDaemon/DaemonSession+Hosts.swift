@@ -163,7 +163,7 @@ extension DaemonSession {
             try beginQuery()
             defer { daemon.end(.query, for: user) }
             do {
-                _ = try service.follow(search, capacity: 0, checkOnly: true, wake: {})
+                _ = try service.follow(search, capacity: 0, checkOnly: true, wake: {}, refused: { _ in })
             } catch {
                 throw Self.hostSearchError(error)
             }
@@ -187,9 +187,19 @@ extension DaemonSession {
             resuming: request["since"] != nil)
         let following: any HostFollowing
         do {
+            // A search that ends by itself (past its results or its
+            // budget) ends the stream with why: asked again it would end
+            // again.
+            let socket = socket
             guard
                 let started = try service.follow(
-                    search, capacity: max(16, bytes / 256), checkOnly: false, wake: { forwarder.wake() })
+                    search, capacity: max(16, bytes / 256), checkOnly: false, wake: { forwarder.wake() },
+                    refused: { reason in
+                        _ = forwarder.finish(
+                            with: ProtocolError(code: .tooExpensive, message: "query too expensive: \(reason)")
+                                .line(id: id))
+                        socket.shutdown()
+                    })
             else { throw MetadataError.daemon("the live search did not start") }
             following = started
         } catch {
@@ -199,6 +209,7 @@ extension DaemonSession {
         forwarder.enqueue(forwarder.line { $0.raw("\"event\":\"didStartGathering\"") })
         forwarder.attach(following.subscription)
         guard WorkerThreads.start(name: "mdq-subscriber", { forwarder.run() }) != nil else {
+            forwarder.abandon()
             following.end()
             throw ProtocolError(code: .busy, message: "the daemon cannot take more subscriptions")
         }

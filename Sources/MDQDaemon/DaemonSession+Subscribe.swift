@@ -247,6 +247,12 @@ final class SubscriptionForwarder: Sendable {
         state.wait(until: { $0.done }) { _ in }
     }
 
+    /// For a forwarder whose thread never started: nothing will be
+    /// written, and `finish` and `close` return at once.
+    func abandon() {
+        state.mutateAndBroadcast { $0.done = true }
+    }
+
     /// `{"id":…,` body `}` and a newline.
     func line(_ body: (inout JSONWriter) -> Void) -> [UInt8] {
         var out = JSONWriter()

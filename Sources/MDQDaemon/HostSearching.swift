@@ -28,18 +28,20 @@ package protocol HostSearching: Sendable {
     /// `wake` called when there is something; refused first as a search
     /// would be (a host unknown, a search the shared index cannot narrow),
     /// and past the live searches the system index keeps. With `checkOnly`,
-    /// refused or nil, and nothing runs.
+    /// refused or nil, and nothing runs. `refused` is called, once, if the
+    /// search ends by itself (past its results or its budget; why).
     ///
     /// - Throws: `MetadataError` with what the user is to be told.
     func follow(
-        _ request: HostSearchRequest, capacity: Int, checkOnly: Bool, wake: @escaping @Sendable () -> Void
+        _ request: HostSearchRequest, capacity: Int, checkOnly: Bool, wake: @escaping @Sendable () -> Void,
+        refused: @escaping @Sendable (_ reason: String) -> Void
     ) throws -> (any HostFollowing)?
 }
 
 /// A live search across hosts that the system index runs for a user
 /// (`HostSearching.follow`).
 package protocol HostFollowing: Sendable {
-    /// Where its messages come.
+    /// The mailbox its results, changes and problems are posted to.
     var subscription: Subscription { get }
     /// The client fell behind: a fresh snapshot comes.
     func resynchronize()

@@ -155,13 +155,15 @@ package final class SharedLiveQuery {
     /// Reads what changed on `host` since its cursor and applies it.
     private func refresh(_ host: SharedHost, into update: inout Update) throws {
         guard let cursor = cursors[host.id] else { return }
-        // Kept as read: what is gone, was a result, or matches now (past
-        // the most results, the read stops).
+        // Kept as read: what was a result (to change or remove it), or
+        // matches now; not what is gone or hidden from the user and was
+        // never a result (a removed or closed tree's every entry). Past
+        // the most results, the read stops.
         var matching = 0
         let most = mostResults ?? Int.max
         let keep = { [results, evaluator] (entry: SharedEntry, gone: Bool) throws -> Bool in
-            if gone || results[Key(host: entry.hostID, identity: entry.identity)] != nil { return true }
-            guard evaluator.matches(SharedSubject(entry)) else { return false }
+            if results[Key(host: entry.hostID, identity: entry.identity)] != nil { return true }
+            guard !gone, evaluator.matches(SharedSubject(entry)) else { return false }
             matching += 1
             if matching > most { throw SharedReader.Refusal.tooManyResults(most) }
             return true

@@ -141,7 +141,8 @@ final class SharedSearchService: HostSearching {
     }
 
     func follow(
-        _ request: HostSearchRequest, capacity: Int, checkOnly: Bool, wake: @escaping @Sendable () -> Void
+        _ request: HostSearchRequest, capacity: Int, checkOnly: Bool, wake: @escaping @Sendable () -> Void,
+        refused: @escaping @Sendable (_ reason: String) -> Void
     ) throws -> (any HostFollowing)? {
         // A place first: a user past their share asks nothing of the
         // database.
@@ -206,7 +207,11 @@ final class SharedSearchService: HostSearching {
         // once its thread is done with the database.
         let source = SharedSource(
             serving: user, hosts: request.hosts ?? [], folders: request.folders, excluded: request.excludedHosts,
-            url: url, mostResults: Self.mostLines, ended: release)
+            url: url, mostResults: Self.mostLines
+        ) { refusal in
+            release()
+            if let refusal { refused(refusal) }
+        }
         let (subscription, _) = source.subscribe(
             scopes: [], predicate: request.predicate, container: nil, budget: request.budget, capacity: capacity,
             progress: nil, fetching: [], viewer: nil, wake: wake)

@@ -316,10 +316,12 @@ struct SharedSearchSession {
 /// local live query is (`LivePrinter`: text, `--json` with each item's
 /// `host`, `--count`, `--sort`, `--attr`), another host's paths as
 /// `NAME:/path`. This host, when asked for and its system index runs,
-/// comes from its system index (`OwnHostFeed`: fresh to the millisecond),
-/// its paths printed as they are (as a one-shot search prints them), the
-/// others from the shared index. A search the shared index refuses, a host it does not
-/// know, or a database it cannot reach ends the command at once; once
+/// comes from its system index (`DaemonFeed.ownHost`: fresh to the
+/// millisecond), its paths printed as they are (as a one-shot search
+/// prints them); the others from the shared index, read with the user's
+/// credential, or, without one, followed by the system index for them
+/// (`subscribe-hosts`). A search the shared index refuses, a host it does
+/// not know, or a database it cannot reach ends the command at once; once
 /// live, a host offline or the database lost is a warning, and the
 /// results stay.
 struct SharedLiveSession {

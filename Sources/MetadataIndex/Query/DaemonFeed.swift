@@ -63,9 +63,9 @@ package final class DaemonFeed {
     }
 
     /// The other hosts' part, followed by the system index in the shared
-    /// index: nil when it does not run or does not search across hosts
-    /// (`SEARCH`); refused as it refuses the search (a host unknown, a
-    /// search the shared index cannot narrow).
+    /// index: nil when it does not run or does not take `subscribe-hosts`.
+    /// What it refuses (a host unknown, a search it cannot narrow, no
+    /// `SEARCH`) comes as the feed's problem, once.
     static func otherHosts(
         _ hosts: HostsSubscription, paths: DaemonPaths = .system, predicate: MetadataPredicate, budget: Double?,
         capacity: Int
@@ -73,19 +73,6 @@ package final class DaemonFeed {
         guard let client = try? DaemonClient.connectSystem(paths),
             (try? client.hello())?.features.contains("subscribe-hosts") == true
         else { return nil }
-        let checked = Swift.Result { () throws(MetadataError) in
-            try client.checkLiveSearchAcrossHosts(
-                Array(predicate.description.utf8), hosts: hosts.hosts, folders: hosts.folders,
-                excluded: hosts.excluded, budget: budget)
-        }
-        if case .failure(let error) = checked {
-            // It does not search across hosts.
-            if error.refusal != nil { return nil }
-            // The search refused (a host unknown, one it cannot narrow);
-            // anything else (its connections busy, the database away) is
-            // for the stream, which says it and tries again.
-            if error.code == .invalidArgument || error.code == .tooExpensive { throw error }
-        }
         let pipe: WakePipe
         do {
             pipe = try WakePipe()

@@ -93,17 +93,6 @@ final class DaemonSource: QuerySource {
     }
 }
 
-/// What a live search of other hosts asks the system index
-/// (`subscribe-hosts`).
-struct HostsSubscription: Sendable {
-    /// Host names; nil for every host.
-    var hosts: [String]?
-    /// Folders of hosts (`--onlyin NAME:/path`).
-    var folders: [(host: String, path: [UInt8])] = []
-    /// Hosts left out: this one, which its system index answers for.
-    var excluded: [String] = []
-}
-
 /// One remote subscription's connection and its reconnections.
 final class RemoteSession: Sendable {
     let paths: DaemonPaths
@@ -359,11 +348,14 @@ final class RemoteSession: Sendable {
                 // user's to read, and asking again would be refused again.
                 // Anything else (the searches it runs all taken, its
                 // connections busy, the database away) is tried again.
-                if hosts != nil, !gathered {
+                if hosts != nil {
                     let message = error["message"]?.string ?? "the system index refused the search"
-                    if [.invalidArgument, .tooExpensive].contains(DaemonErrorCode(of: error)) {
+                    // Refused, or ended by itself (past its results or its
+                    // budget), or a system index that does not search
+                    // across hosts: asked again, the same.
+                    if [.invalidArgument, .tooExpensive, .notCovered].contains(DaemonErrorCode(of: error)) {
                         state.withLock { $0.hostsRefusal = message }
-                    } else {
+                    } else if !gathered {
                         state.withLock { $0.hostsTrouble = message }
                     }
                 }

@@ -36,8 +36,10 @@ package final class SharedSource: QuerySource {
     let own: (name: String?, paths: DaemonPaths)?
     /// For the system index following a search for a user: that user, the
     /// hosts left out (the client's own), the most results kept, and what
-    /// runs once the search's thread ends (its connection closed).
-    let served: (user: String, excluded: [String], mostResults: Int, ended: @Sendable () -> Void)?
+    /// runs once the search's thread ends (its connection closed), with
+    /// why when the search ended by itself (refused: past its results or
+    /// its budget).
+    let served: (user: String, excluded: [String], mostResults: Int, ended: @Sendable (_ refusal: String?) -> Void)?
     /// Subscriptions still wanted, by their id.
     private let running = Locked<Set<UInt64>>([])
     /// Subscriptions whose query fell behind: their follower posts a fresh
@@ -59,10 +61,11 @@ package final class SharedSource: QuerySource {
     /// (`subscribe-hosts`), `excluded` hosts left out: the user is judged
     /// by name, as on every host; the search ends, said as a problem, past
     /// `mostResults` results or past its budget. `ended` runs when the
-    /// search's thread is done with the database (unsubscribed, or ended).
+    /// search's thread is done with the database: unsubscribed (nil), or
+    /// ended by itself (why).
     package init(
         serving user: String, hosts: [String], folders: [(host: String, path: [UInt8])], excluded: [String],
-        url: String, mostResults: Int, ended: @escaping @Sendable () -> Void
+        url: String, mostResults: Int, ended: @escaping @Sendable (_ refusal: String?) -> Void
     ) {
         self.hosts = hosts
         self.folders = folders
@@ -96,7 +99,8 @@ package final class SharedSource: QuerySource {
         let mostResults = served?.mostResults
         let ended = served?.ended
         let started = WorkerThreads.start(name: "mdq-shared-live") {
-            defer { ended?() }
+            var refusal: String?
+            defer { ended?(refusal) }
             var wanted = asked
             let isWanted = { running.withLock { $0.contains(id) } }
             let fellBehind = { behind.withLock { $0.remove(id) != nil } }
@@ -111,7 +115,7 @@ package final class SharedSource: QuerySource {
             defer { own?.close() }
             // A user with no credential of their own: the system index
             // follows the other hosts for them.
-            if url == nil, mostResults == nil, (try? SharedIndexLocation.url()) == nil {
+            if url == nil, ended == nil, (try? SharedIndexLocation.url()) == nil {
                 // This host alone: nothing to follow elsewhere.
                 if let hosts = wanted.hosts, wanted.scopes.isEmpty, hosts.allSatisfy(wanted.excludedHosts.contains) {
                     Self.follow(
@@ -135,7 +139,7 @@ package final class SharedSource: QuerySource {
                     return
                 }
             }
-            Self.follow(
+            refusal = Self.follow(
                 wanted, url: url, own: own, mostResults: mostResults, into: subscription, while: isWanted,
                 fellBehind: fellBehind, wake: wake)
         }
@@ -144,7 +148,7 @@ package final class SharedSource: QuerySource {
             _ = subscription.post(.snapshot([], isFresh: false))
             _ = subscription.post(.problems([.sharedIndex("cannot start a thread to follow the shared index")]))
             wake()
-            ended?()
+            ended?("cannot start a thread to follow the shared index")
         }
         return (subscription, [])
     }
@@ -209,12 +213,15 @@ package final class SharedSource: QuerySource {
 
     /// Gathers, then follows, until the subscription ends; the database
     /// lost is a problem, and the query gathers again once it is back.
+    /// Returns why when it ended by itself: a search refused, or past its
+    /// results or budget, with no host of its own to follow.
+    @discardableResult
     private static func follow(
         _ search: SharedReader.Search, url: String?, own: DaemonFeed?, mostResults: Int?,
         into subscription: Subscription,
         while wanted: () -> Bool, fellBehind: () -> Bool,
         wake: @Sendable () -> Void
-    ) {
+    ) -> String? {
         var identities: [SharedLiveQuery.Key: UInt64] = [:]
         var next: UInt64 = 1
         func snapshot(_ entry: SharedEntry) -> EntrySnapshot {
@@ -292,7 +299,7 @@ package final class SharedSource: QuerySource {
                 let overBudget = mostResults != nil && (error as? SharedIndexError)?.sqlState == "57014"
                 let reason =
                     overBudget
-                    ? "the search ran past its budget of \(Int(search.budget ?? 0)) s; narrow it"
+                    ? "the search ran past its budget of \(Self.seconds(search.budget ?? 0)); narrow it"
                     : (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message ?? "\(error)"
                 if first {
                     // Never gathered: the query ends gathering with this
@@ -311,7 +318,7 @@ package final class SharedSource: QuerySource {
                         own.wait(milliseconds: 100)
                         forwardOwn()
                     } else if refused {
-                        return
+                        return reason
                     } else {
                         usleep(100_000)
                     }
@@ -319,5 +326,11 @@ package final class SharedSource: QuerySource {
                 }
             }
         }
+        return nil
+    }
+
+    /// Seconds as a message says them: `30 s`, `2.5 s`.
+    static func seconds(_ value: Double) -> String {
+        value == value.rounded() && value < 1e15 ? "\(Int(value)) s" : "\(value) s"
     }
 }

@@ -547,7 +547,25 @@ extension LiveSuites {
             let client = try DaemonClient.connect(paths)
             let scope = ScopeRequest(path: tree, rules: ScopeRules())
             #expect(try client.addScope(scope) > 0)
-            daemon.engine.streamSliceSlots.withLock { $0 = 8 }
+            daemon.engine.streamSliceSlots.withLock { $0 = 32 }
+            // What the caller passes over is counted, not answered, and
+            // its path is read only when asked for.
+            var asked = 0
+            var pathsRead = 0
+            let passed = try daemon.engine.answer(
+                scopes: [scope], predicate: .alwaysTrue, output: .entries,
+                admits: { _, _, name, path in
+                    asked += 1
+                    guard name.count > 0 else { return true }
+                    if asked.isMultiple(of: 2) { pathsRead += path().isEmpty ? 0 : 1 }
+                    return false
+                })
+            guard case .success(let skipped) = passed else {
+                Issue.record("the index does not cover the tree")
+                return
+            }
+            #expect(skipped.entries.isEmpty && skipped.count == asked && asked > 400, "\(asked) asked")
+            #expect(pathsRead == asked / 2)
             for text in ["TRUEPREDICATE", "kMDItemFSName LIKE 'f1*'"] {
                 let every = try client.query(Array(text.utf8), scopes: [scope], output: .entries).entries.map {
                     MetadataItem(daemonEntry: $0, container: nil)

@@ -193,6 +193,41 @@ struct SharedSearchFunctionTests {
             })
         #expect(refusal as? SharedReader.Refusal == .tooManyResults(3), "\(String(describing: refusal))")
         #expect(live.results.count <= 4)
+        // Matches that come in one batch are bounded as they are read,
+        // before any is a result: none is kept. (Made while the publisher
+        // is stopped, so they are published together.)
+        var broad = search
+        broad.predicate = try MetadataPredicate("kMDItemFSName LIKE[c] 'new-*'")
+        let empty = try SharedLiveQuery(reader: SharedReader(connection: PostgresConnection(url: url)), search: broad)
+        empty.mostResults = 2
+        #expect(try empty.gather().isEmpty)
+        published.publisher.stop()
+        for name in ["new-1.txt", "new-2.txt", "new-3.txt", "new-4.txt"] {
+            FileManager.default.createFile(atPath: root + "/" + name, contents: Data())
+        }
+        let indexed = waitUntil(timeout: 20) {
+            let answer = try? published.tree.engine.answer(
+                scopes: [published.tree.scope], predicate: broad.predicate, output: .count)
+            if case .success(let counted)? = answer { return counted.count == 4 }
+            return false
+        }
+        #expect(indexed)
+        let again = SharedPublisher(
+            configuration: SharedPublisherTests.configuration(url), engine: published.tree.engine)
+        again.start()
+        defer { again.stop() }
+        var bounded: (any Error)?
+        #expect(
+            waitUntil(timeout: 30) {
+                do {
+                    _ = try empty.next(timeout: 0.05)
+                } catch {
+                    bounded = error
+                }
+                return bounded != nil
+            })
+        #expect(bounded as? SharedReader.Refusal == .tooManyResults(2), "\(String(describing: bounded))")
+        #expect(empty.results.isEmpty, "\(empty.results.count) kept")
     }
 
     /// A live query across hosts follows a storm by each host's changes
