@@ -65,23 +65,11 @@ extension DaemonSession {
                 // Sorted afterwards by an order whose first are enough: those
                 // and their ties, chosen as the index is scanned, of all its
                 // matches (not a capped part of them).
-                var kept = first.flatMap { counting ? nil : FirstInOrder(order: $0.order, count: $0.count) }
-                let keep: (([EntrySnapshot]) -> Bool)? =
-                    kept == nil
-                    ? nil
-                    : { entries in
-                        kept?.offer(entries)
-                        return true
-                    }
+                let kept = first.flatMap { counting ? nil : FirstInOrder(order: $0.order, count: $0.count) }
                 switch try engine.answer(
                     scopes: asked, predicate: predicate, output: counting ? .count : .entries,
-                    limit: kept == nil ? limit : nil, budget: budget, viewer: viewer,
-                    admits: kept.map { _ in
-                        { kind, metadata, name, path in
-                            kept?.admits(kind: kind, metadata: metadata, name: name, path: path) ?? true
-                        }
-                    },
-                    entries: keep)
+                    limit: kept == nil ? limit : nil, budget: budget, viewer: viewer, admits: kept.map { $0.admits },
+                    entries: kept.map { $0.offer })
                 {
                 case .success(let answer):
                     let entries = kept?.kept ?? answer.entries

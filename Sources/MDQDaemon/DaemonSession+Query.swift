@@ -30,7 +30,7 @@ extension DaemonSession {
             output == .entries ? order.flatMap { order in limit.flatMap { $0 > 0 ? (order, $0) : nil } } : nil
         // Those first, and their ties, as the slices pass: no more of the
         // matches waits in memory.
-        var first = firstInOrder.map {
+        let first = firstInOrder.map {
             FirstInOrder(order: $0.0, count: $0.1, thenByPath: DaemonProtocol.ordersTiesByPath(request))
         }
         let fetching = try DaemonProtocol.attributes(request)
@@ -62,18 +62,13 @@ extension DaemonSession {
                 } : nil
             // Items go out a slice at a time too, as `item` lines: a
             // million matches never wait in the daemon's memory at once.
-            let keep: ([EntrySnapshot]) -> Bool = { entries in
-                first?.offer(entries)
-                return true
-            }
             let entries: (([EntrySnapshot]) -> Bool)? =
-                firstInOrder != nil
-                ? keep
-                : output == .entries
+                first.map { $0.offer }
+                ?? (output == .entries
                     ? { [self] entries in
                         sent = sendItems(entries, id: id)
                         return sent
-                    } : nil
+                    } : nil)
             // Taken before the scan: whatever changes while it runs is
             // after this clock, so a subscription resumed from it misses
             // nothing.
@@ -83,11 +78,7 @@ extension DaemonSession {
                 limit: ranked || firstInOrder != nil ? nil : limit,
                 budget: budget,
                 fetching: fetching, viewer: viewer,
-                admits: first.map { _ in
-                    { kind, metadata, name, path in
-                        first?.admits(kind: kind, metadata: metadata, name: name, path: path) ?? true
-                    }
-                },
+                admits: first.map { $0.admits },
                 progress: { scanned, total in
                     let now = ContinuousClock.now
                     guard now - lastProgress >= .seconds(1) else { return }
@@ -150,7 +141,7 @@ extension DaemonSession {
             DaemonProtocol.pathsHeader(id, paths: answer.count, bytes: answer.paths.count, &out)
             guard send(out.bytes), send(answer.paths) else { return false }
             out = JSONWriter()
-        case .entries where firstInOrder != nil:
+        case .entries where first != nil:
             guard sendItems(first?.kept ?? [], id: id) else { return false }
         case .entries:
             break  // sent as it was scanned
@@ -208,8 +199,9 @@ extension DaemonSession {
 /// The first `count` entries in `order`, and every entry tied with the
 /// last of them, kept as the slices of an answer pass (`offer`): what a
 /// client that sorts the results and cuts them needs, in as little memory
-/// as that.
-struct FirstInOrder {
+/// as that. A class: the engine's scan asks it (`admits`) between the
+/// slices it is offered.
+final class FirstInOrder {
     let order: MetadataSortDescriptor
     let count: Int
     /// Ties ordered by path: exactly the first `count` are kept, not the
@@ -230,29 +222,25 @@ struct FirstInOrder {
         self.thenByPath = thenByPath
     }
 
-    mutating func offer(_ entries: [EntrySnapshot]) {
+    /// Keeps the first of what it kept and `entries`; true (the scan goes
+    /// on), as the engine's `entries` stream takes it.
+    func offer(_ entries: [EntrySnapshot]) -> Bool {
         let candidates = kept + entries
         let items = candidates.map { MetadataItem(daemonEntry: $0, container: nil) }
-        var positions = items.positionsOfFirst(count, by: order)
-        if thenByPath {
-            // Of the ties with the last, those first by path.
-            positions.sort { a, b in
-                switch order.compare(items[a], items[b]) {
-                case .orderedAscending: true
-                case .orderedDescending: false
-                case .orderedSame: items[a].pathBytes.lexicographicallyPrecedes(items[b].pathBytes)
-                }
-            }
-            if positions.count > count { positions.removeLast(positions.count - count) }
-        }
+        let positions = items.positionsOfFirst(count, by: order, thenByPath: thenByPath)
         kept = positions.map { candidates[$0] }
         guard kept.count >= count,
-            let last = thenByPath
-                ? positions.last.map({ items[$0] })
-                : positions.lazy.map({ items[$0] }).max(by: { order.compare($0, $1) == .orderedAscending })
-        else { return }
+            let last = positions.lazy.map({ items[$0] }).max(by: { a, b in
+                switch order.compare(a, b) {
+                case .orderedAscending: true
+                case .orderedDescending: false
+                case .orderedSame: thenByPath && a.pathBytes.lexicographicallyPrecedes(b.pathBytes)
+                }
+            })
+        else { return true }
         threshold = MetadataSortDescriptor.Threshold(order, last: last)
         lastPath = thenByPath ? last.pathBytes : nil
+        return true
     }
 
     /// Whether an entry named `name`, of `kind`, with `metadata`, may be

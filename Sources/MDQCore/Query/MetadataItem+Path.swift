@@ -114,15 +114,25 @@ extension Array where Element == MetadataItem {
     /// The positions of the first `count` items in `descriptor`'s order
     /// and of every item tied with the last of them, ascending: whichever
     /// items a sort by more keys, cut to `count`, keeps are among them.
-    /// Each key is made once; for a few (at most 64), the first are kept
-    /// as the items pass (most compared with the last kept alone), for
-    /// more every position is sorted (keeping them would move each
-    /// better item past them all).
-    package func positionsOfFirst(_ count: Int, by descriptor: MetadataSortDescriptor) -> [Int] {
+    /// With `thenByPath`, ties are ordered by path and exactly the first
+    /// `count` come (what a sort by this key alone, ties in path order,
+    /// keeps). Each key is made once; for a few (at most 64), the first
+    /// are kept as the items pass (most compared with the last kept
+    /// alone), for more every position is sorted (keeping them would move
+    /// each better item past them all).
+    package func positionsOfFirst(
+        _ count: Int, by descriptor: MetadataSortDescriptor, thenByPath: Bool = false
+    ) -> [Int] {
         guard self.count > count else { return Swift.Array(indices) }
         guard count > 0 else { return [] }
         let keys = map { descriptor.sortKey($0) }
-        func before(_ a: Int, _ b: Int) -> Bool { descriptor.order(keys[a], keys[b]) == .orderedAscending }
+        func before(_ a: Int, _ b: Int) -> Bool {
+            switch descriptor.order(keys[a], keys[b]) {
+            case .orderedAscending: true
+            case .orderedDescending: false
+            case .orderedSame: thenByPath && self[a].pathBytes.lexicographicallyPrecedes(self[b].pathBytes)
+            }
+        }
         let last: Int
         if count <= 64 {
             var kept: [Int] = []

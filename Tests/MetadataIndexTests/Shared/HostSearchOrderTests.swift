@@ -41,6 +41,17 @@ struct HostSearchOrderTests {
                     }
                     #expect(
                         kept == expected, "seed \(seed), \(key) \(ascending ? "ascending" : "descending"), \(count)")
+                    // Ties ordered by path: exactly the first `count` of a
+                    // sort by the key, ties in path order.
+                    let items = results.map(\.item)
+                    let byPath = items.positionsOfFirst(count, by: descriptor, thenByPath: true).map {
+                        items[$0].pathBytes
+                    }
+                    let firstByPath = items.sorted { $0.pathBytes.lexicographicallyPrecedes($1.pathBytes) }
+                        .sorted(by: [descriptor]).prefix(count).map(\.pathBytes)
+                    #expect(
+                        Set(byPath) == Set(firstByPath) && byPath.count == firstByPath.count,
+                        "seed \(seed), \(key) \(ascending ? "ascending" : "descending") then path, \(count)")
                 }
             }
         }
