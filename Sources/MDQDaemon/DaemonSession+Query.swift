@@ -105,7 +105,8 @@ extension DaemonSession {
                 // The client asked for more than any query may have.
                 throw ProtocolError(
                     code: .tooExpensive,
-                    message: "query too expensive: it ran past \(Self.shown(seconds)), the most this daemon allows "
+                    message:
+                        "query too expensive: it ran past \(TextFormat.seconds(seconds)), the most this daemon allows "
                         + "any query\(daemon.isSystem ? " (MAX_QUERY_SECONDS)" : ""); simplify the MATCHES pattern "
                         + "or narrow the scope")
             }

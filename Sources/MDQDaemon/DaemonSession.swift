@@ -134,11 +134,6 @@ final class DaemonSession: Sendable {
         return min(asked, daemon.limits.maxBudget)
     }
 
-    /// Seconds as said in messages: `30 s`, `2.5 s`.
-    static func shown(_ seconds: Double) -> String {
-        seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds)) s" : "\(seconds) s"
-    }
-
     /// The request's id, echoed as JSON (a number or a string; null otherwise).
     static func encodeID(_ value: JSONValue?) -> [UInt8] {
         var out = JSONWriter()

@@ -295,7 +295,7 @@ package final class ImportWorkerPool: Sendable {
                     reason = "the importer answered nonsense"
                 case .timedOut:
                     worker.process.terminate()
-                    reason = "timed out after \(ImportWorkerPool.seconds(pool.configuration.timeout))"
+                    reason = "timed out after \(TextFormat.seconds(pool.configuration.timeout))"
                 case .tooLarge:
                     worker.process.terminate()
                     reason = "the importer's answer was too large"
@@ -364,7 +364,7 @@ package final class ImportWorkerPool: Sendable {
             return nil
         case .timedOut:
             worker.process.terminate()
-            return "the import worker did not start within \(Self.seconds(configuration.timeout))"
+            return "the import worker did not start within \(TextFormat.seconds(configuration.timeout))"
         case .tooLarge:
             worker.process.terminate()
             return "the import worker speaks another protocol than \(ImportWire.protocolName)"
@@ -385,10 +385,6 @@ package final class ImportWorkerPool: Sendable {
 
     deinit {
         shutdown()
-    }
-
-    fileprivate static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
     }
 
     fileprivate func takeWorker() -> Result<Worker, Errno> {

@@ -8,6 +8,11 @@ package import Foundation
 /// printed number and date goes through here, so the forms stay the same
 /// in every output.
 package enum TextFormat {
+    /// Seconds as messages say them: `30 s`, `2.5 s`.
+    package static func seconds(_ value: Double) -> String {
+        value == value.rounded() && value < 1e15 ? "\(Int(value)) s" : "\(value) s"
+    }
+
     /// Appends `value` in decimal.
     package static func appendDecimal(_ value: Int64, to out: inout [UInt8]) {
         appending(to: &out) { text in

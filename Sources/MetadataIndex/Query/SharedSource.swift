@@ -299,7 +299,7 @@ package final class SharedSource: QuerySource {
                 let overBudget = mostResults != nil && (error as? SharedIndexError)?.sqlState == "57014"
                 let reason =
                     overBudget
-                    ? "the search ran past its budget of \(Self.seconds(search.budget ?? 0)); narrow it"
+                    ? "the search ran past its budget of \(TextFormat.seconds(search.budget ?? 0)); narrow it"
                     : (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message ?? "\(error)"
                 if first {
                     // Never gathered: the query ends gathering with this
@@ -327,10 +327,5 @@ package final class SharedSource: QuerySource {
             }
         }
         return nil
-    }
-
-    /// Seconds as a message says them: `30 s`, `2.5 s`.
-    static func seconds(_ value: Double) -> String {
-        value == value.rounded() && value < 1e15 ? "\(Int(value)) s" : "\(value) s"
     }
 }
