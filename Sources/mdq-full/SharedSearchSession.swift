@@ -97,6 +97,17 @@ enum SharedIndexSettings {
         }
     }
 
+    /// Refuses folders of hosts whose path is not UTF-8 for the system
+    /// index: they go as bytes in the database's scopes, not in the
+    /// protocol's strings.
+    static func refuseNonUTF8(_ folders: [(host: String, path: [UInt8])]) throws(MetadataError) {
+        guard folders.allSatisfy({ String(validating: $0.path, as: UTF8.self) != nil }) else {
+            throw MetadataError.invalidArgument(
+                "a folder whose path is not UTF-8 is searched with a database credential of your own "
+                    + "($MDQ_SHARED); the system index takes UTF-8 paths")
+        }
+    }
+
     static func connect() throws -> SharedReader {
         do {
             return try SharedReader(connection: PostgresConnection(url: SharedIndexLocation.url()))
@@ -174,13 +185,7 @@ struct SharedSearchSession {
         guard let client = try? DaemonClient.connectSystem(), let status = try? client.status(),
             let features = (try? client.hello())?.features, features.contains("search-hosts-items")
         else { return false }
-        // Folders whose path is not UTF-8 go as bytes in the database's
-        // scopes, not in the protocol's strings.
-        guard remoteFolders.allSatisfy({ String(validating: $0.path, as: UTF8.self) != nil }) else {
-            throw MetadataError.invalidArgument(
-                "a folder whose path is not UTF-8 is searched with a database credential of your own "
-                    + "($MDQ_SHARED); the system index takes UTF-8 paths")
-        }
+        try SharedIndexSettings.refuseNonUTF8(remoteFolders)
         let counting = output.count && output.group == nil
         // Sorted here: the limit goes with the order, to a daemon that
         // takes one (each host's first in it), else every match comes.
@@ -354,7 +359,10 @@ struct SharedLiveSession {
         if let own, search.searchesWhole(own), answersOwn {
             search.excludedHosts = [own]
         }
-        if (try? SharedIndexLocation.url()) != nil {
+        let location = Swift.Result { () throws(MetadataError) in try SharedIndexLocation.url() }
+        if case .failure(let missing) = location {
+            try checkBySystemIndex(search, missing: missing)
+        } else {
             // Read with the user's own credential. The connection closes
             // with the reader.
             let reader = try SharedIndexSettings.connect()
@@ -368,8 +376,6 @@ struct SharedLiveSession {
                     throw error
                 }
             }
-        } else {
-            try checkBySystemIndex(search)
         }
         ProcessEnvironment.ignoreBrokenPipe()
         let mode: LivePrinter.Mode =
@@ -385,31 +391,19 @@ struct SharedLiveSession {
         session.run()
     }
 
-    /// For a user with no database credential of their own: refused as
-    /// the system index would refuse following `search` for them (the
-    /// search as the shared index takes it, with its caret; then the hosts
-    /// by the system index), or why it cannot follow it at all.
-    private func checkBySystemIndex(_ search: SharedReader.Search) throws {
-        func noCredential() throws -> Never {
-            do {
-                _ = try SharedIndexLocation.url()
-            } catch {
-                throw MetadataError.invalidArgument(
-                    error.message + "; a live search across hosts reads it with a credential of your own, or "
-                        + "through the system index when it searches the shared index (SEARCH in system.conf)")
-            }
-            throw MetadataError.daemon("the shared index could not be read")
-        }
+    /// For a user with no database credential of their own (`missing`
+    /// says where none was found): refused as the system index would
+    /// refuse following `search` for them (the search as the shared index
+    /// takes it, with its caret; then the hosts by the system index), or
+    /// why it cannot follow it at all.
+    private func checkBySystemIndex(_ search: SharedReader.Search, missing: MetadataError) throws {
+        let noCredential = MetadataError.invalidArgument(
+            missing.message + "; a live search across hosts reads it with a credential of your own, or "
+                + "through the system index when it searches the shared index (SEARCH in system.conf)")
         guard let client = try? DaemonClient.connectSystem(),
             (try? client.hello())?.features.contains("subscribe-hosts") == true
-        else { try noCredential() }
-        // Folders whose path is not UTF-8 go as bytes in the database's
-        // scopes, not in the protocol's strings.
-        guard search.scopes.allSatisfy({ String(validating: $0.path, as: UTF8.self) != nil }) else {
-            throw MetadataError.invalidArgument(
-                "a folder whose path is not UTF-8 is searched with a database credential of your own "
-                    + "($MDQ_SHARED); the system index takes UTF-8 paths")
-        }
+        else { throw noCredential }
+        try SharedIndexSettings.refuseNonUTF8(search.scopes)
         try SharedIndexSettings.explaining(predicate, source: source, budget: budget, live: true) {
             _ = try SharedReader.translate(search)
         }
@@ -419,7 +413,7 @@ struct SharedLiveSession {
                 excluded: search.excludedHosts, budget: budget)
         }
         // It does not search across hosts.
-        if case .failure(let error) = checked, error.refusal != nil { try noCredential() }
+        if case .failure(let error) = checked, error.refusal != nil { throw noCredential }
         try checked.get()
     }
 }

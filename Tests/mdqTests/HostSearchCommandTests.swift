@@ -160,6 +160,18 @@ struct HostSearchCommandTests {
             MDQCommandTests.binary, ["--host", "alpha", "photo"], environment: ["MDQ_SHARED": ""])
         #expect(noIndex.status == 2)
         #expect(noIndex.stderrText.contains("no shared index is configured"), "\(noIndex.stderrText)")
+        // Live, with no credential and no system index that follows hosts
+        // for the user: where none was found, and what would do.
+        let noneLive = try Shell.run(
+            MDQCommandTests.binary, ["--host", "alpha", "--live", "photo"],
+            environment: [
+                "MDQ_SHARED": "", "MDQ_SYSTEM_RUNTIME_DIR": try temp.folder("no-system").string,
+            ])
+        #expect(noneLive.status == 2)
+        #expect(
+            noneLive.stderrText.contains("no shared index is configured")
+                && noneLive.stderrText.contains("through the system index when it searches the shared index"),
+            "\(noneLive.stderrText)")
 
         let hosts = try mdq(["hosts"])
         #expect(hosts.status == 0)

@@ -171,26 +171,30 @@ struct SharedSearchFunctionTests {
         let published = try PublishedTree(root, url: url)
         defer { published.close() }
         let search = SharedReader.Search(predicate: try MetadataPredicate("kMDItemFSName LIKE[c] '*.txt'"))
-        func query(keeping most: Int) throws -> SharedLiveQuery {
+        func query(keeping most: Int, _ search: SharedReader.Search = search) throws -> SharedLiveQuery {
             let live = try SharedLiveQuery(
                 reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
             live.mostResults = most
             return live
         }
+        /// What `live` ends with as the host publishes, within 30 s.
+        func ending(_ live: SharedLiveQuery) -> (any Error)? {
+            var ended: (any Error)?
+            _ = waitUntil(timeout: 30) {
+                do {
+                    _ = try live.next(timeout: 0.05)
+                } catch {
+                    ended = error
+                }
+                return ended != nil
+            }
+            return ended
+        }
         #expect(throws: SharedReader.Refusal.tooManyResults(2)) { _ = try query(keeping: 2).gather() }
         let live = try query(keeping: 3)
         #expect(try live.gather().count == 3)
         FileManager.default.createFile(atPath: root + "/e.txt", contents: Data())
-        var refusal: (any Error)?
-        #expect(
-            waitUntil(timeout: 30) {
-                do {
-                    _ = try live.next(timeout: 0.05)
-                } catch {
-                    refusal = error
-                }
-                return refusal != nil
-            })
+        let refusal = ending(live)
         #expect(refusal as? SharedReader.Refusal == .tooManyResults(3), "\(String(describing: refusal))")
         #expect(live.results.count <= 4)
         // Matches that come in one batch are bounded as they are read,
@@ -198,8 +202,7 @@ struct SharedSearchFunctionTests {
         // is stopped, so they are published together.)
         var broad = search
         broad.predicate = try MetadataPredicate("kMDItemFSName LIKE[c] 'new-*'")
-        let empty = try SharedLiveQuery(reader: SharedReader(connection: PostgresConnection(url: url)), search: broad)
-        empty.mostResults = 2
+        let empty = try query(keeping: 2, broad)
         #expect(try empty.gather().isEmpty)
         published.publisher.stop()
         for name in ["new-1.txt", "new-2.txt", "new-3.txt", "new-4.txt"] {
@@ -216,16 +219,7 @@ struct SharedSearchFunctionTests {
             configuration: SharedPublisherTests.configuration(url), engine: published.tree.engine)
         again.start()
         defer { again.stop() }
-        var bounded: (any Error)?
-        #expect(
-            waitUntil(timeout: 30) {
-                do {
-                    _ = try empty.next(timeout: 0.05)
-                } catch {
-                    bounded = error
-                }
-                return bounded != nil
-            })
+        let bounded = ending(empty)
         #expect(bounded as? SharedReader.Refusal == .tooManyResults(2), "\(String(describing: bounded))")
         #expect(empty.results.isEmpty, "\(empty.results.count) kept")
     }
