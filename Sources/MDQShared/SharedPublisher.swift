@@ -241,7 +241,8 @@ private struct PublishingSession {
                     + "this one is \(configuration.machineID)): a cloned machine must get a new "
                     + "/etc/machine-id, or this one another name (--host-name)")
         }
-        let locked = try connection.execute("SELECT pg_try_advisory_lock(730160, $1::int) AS held", [String(id)])
+        let locked = try connection.execute(
+            "SELECT pg_try_advisory_lock(\(SharedHost.publisherLock), $1::int) AS held", [String(id)])
         guard locked.first("held") == "t" else {
             throw SharedIndexError(
                 "another publisher is publishing \(configuration.hostName) (host \(id)) already; "

@@ -7,9 +7,11 @@ import MDQWire
 package struct SharedHost: Sendable, Equatable {
     package var id: Int
     package var name: String
-    /// `new`, `live`, `catching up`, `reloading`, `offline`; a host whose
-    /// publisher has not been heard of for a minute is `offline` whatever
-    /// it last said.
+    /// `new`, `live`, `catching up`, `reloading`, `offline`. A host whose
+    /// publisher is gone (its session no longer holds the host's lock,
+    /// `publisherLock`) is `offline` whatever it last said, as is a live
+    /// host whose publisher has not been heard of for a minute (a session
+    /// the server has not yet seen die).
     package var state: String
     package var entries: Int
     package var sequence: Int64
@@ -37,6 +39,12 @@ package struct SharedHost: Sendable, Equatable {
     /// How long a publisher may be silent before its host is called offline
     /// (an idle publisher writes every 10 seconds).
     package static let silence = 60.0
+
+    /// The first key of the advisory lock a publisher holds for as long as
+    /// it publishes a host (the second is the host's number): one
+    /// publisher per host, and readers know a host whose publisher died
+    /// mid-reload or mid-catch-up is offline, not still at it.
+    package static let publisherLock = 730160
 
     package var isStale: Bool { state != "live" }
 }
@@ -82,8 +90,16 @@ package final class SharedReader {
         // The silence as a literal: a query without parameters may follow
         // other statements in one message.
         let query = """
-            SELECT host_id, name, CASE WHEN state = 'live' AND last_contact < now() - make_interval(secs => \(SharedHost.silence)::float8)
-                                       THEN 'offline' ELSE replace(state, '-', ' ') END AS state,
+            SELECT host_id, name,
+                   CASE WHEN state IN ('live', 'catching-up', 'reloading') AND NOT EXISTS (
+                                 SELECT 1 FROM pg_catalog.pg_locks l
+                                 WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                                   AND l.database = (SELECT oid FROM pg_catalog.pg_database
+                                                     WHERE datname = current_database())
+                                   AND l.classid = \(SharedHost.publisherLock)::oid AND l.objid = host_id::int::oid)
+                        THEN 'offline'
+                        WHEN state = 'live' AND last_contact < now() - make_interval(secs => \(SharedHost.silence)::float8)
+                        THEN 'offline' ELSE replace(state, '-', ' ') END AS state,
                    entries, last_seq, generation,
                    to_char(last_contact AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS last_contact,
                    extract(epoch FROM now() - last_contact)::float8 AS since, last_error, domain, purged_seq,

@@ -12,8 +12,8 @@ struct HostsCommand: ParsableCommand {
         discussion: """
             The shared index is found at $MDQ_SHARED, else SHARED in /etc/mdq/system.conf. \
             A host is live while its publisher sends its changes (an idle one writes every 10 s), \
-            catching up or reloading after it was away, offline once it has been silent for a minute: \
-            its entries are then as of its last contact, and searches mark them stale. \
+            catching up or reloading after it was away, offline once its publisher is gone \
+            or has been silent for a minute: its entries are then as of its last contact, and searches mark them stale. \
             LAG is how long ago the oldest change of the host's index not yet in the shared index was made \
             (0 s: none was at its last write).
             """)

@@ -862,6 +862,8 @@ struct SharedSearchFunctionTests {
         let reader = try SharedReader(connection: PostgresConnection(url: cluster.url(url, user: "reader4")))
         #expect(try reader.hosts().map(\.name) == ["alpha"])
         let publisher = try PostgresConnection(url: cluster.url(url, user: "publisher4"))
+        // As every publisher holds it while it publishes.
+        _ = try publisher.execute("SELECT pg_advisory_lock(\(SharedHost.publisherLock), host_id) FROM mdq.host")
         // A publisher of version 4 writes no lag: not known.
         _ = try publisher.execute("UPDATE mdq.host SET publisher_version = 'mdq schema 4', state = 'live'")
         #expect(try reader.hosts().first?.lag == nil)
@@ -871,6 +873,40 @@ struct SharedSearchFunctionTests {
         #expect(lag >= 5 && lag < 60, "\(lag)")
         _ = try publisher.execute("UPDATE mdq.host SET behind_since = NULL")
         #expect(try reader.hosts().first?.lag == 0)
+    }
+
+    /// A host whose publisher is gone is offline whatever it last said:
+    /// one that died mid-reload or mid-catch-up is not shown reloading or
+    /// catching up for ever, nor a live one as live for a minute. Its
+    /// publisher is there while a session of this database holds its lock
+    /// (the same keys held in another database are another host's).
+    @Test func aHostWhosePublisherIsGoneIsOffline() throws {
+        let url = try sharedIndex()
+        let admin = try PostgresConnection(url: url)
+        _ = try admin.execute("SELECT mdq.add_host('alpha', 'machine-alpha')")
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        let elsewhere = try PostgresConnection(url: cluster.url(try cluster.createDatabase()))
+        _ = try elsewhere.execute("SELECT pg_advisory_lock(\(SharedHost.publisherLock), 1)")
+        func state() throws -> String? { try reader.hosts().first?.state }
+        #expect(try state() == "new")
+        for said in ["reloading", "catching-up", "live"] {
+            _ = try admin.execute("UPDATE mdq.host SET state = $1, last_contact = now()", [said])
+            var publisher: PostgresConnection? = try PostgresConnection(url: url)
+            _ = try publisher?.execute("SELECT pg_advisory_lock(\(SharedHost.publisherLock), host_id) FROM mdq.host")
+            #expect(try state() == said.replacingOccurrences(of: "-", with: " "), "\(said), its publisher there")
+            publisher = nil
+            #expect(
+                waitUntil(timeout: 20, interval: 0.02) { (try? state()) == "offline" },
+                "\(said), its publisher gone: \(String(describing: try? state()))")
+        }
+        // Silent for longer than a publisher ever is, its session there.
+        let publisher = try PostgresConnection(url: url)
+        _ = try publisher.execute("SELECT pg_advisory_lock(\(SharedHost.publisherLock), host_id) FROM mdq.host")
+        _ = try admin.execute("UPDATE mdq.host SET state = 'live', last_contact = now() - interval '61 seconds'")
+        #expect(try state() == "offline")
+        _ = try admin.execute("UPDATE mdq.host SET last_contact = now()")
+        #expect(try state() == "live")
+        withExtendedLifetime(elsewhere) {}
     }
 
     /// A search across hosts the shared index refuses is refused before
