@@ -129,6 +129,11 @@ package final class DaemonClient {
         if DaemonErrorCode(of: value) == .invalidArgument {
             return MetadataError.invalidArgument(message)
         }
+        if DaemonErrorCode(of: value) == .folder, let path = value.bytesField("path") {
+            return .hostScope(
+                value["errno"]?.integer.map { Errno(rawValue: Int32(truncatingIfNeeded: $0)) },
+                path: FilePath.fromBytes(path))
+        }
         if DaemonErrorCode(of: value) == .tooExpensive {
             // The daemon's message already says what to do.
             return MetadataError(code: .tooExpensive, message: message)

@@ -483,6 +483,9 @@ package struct ProtocolError: Error, CustomStringConvertible {
     /// the message names (hidden items, excluded folders, a root still
     /// being indexed), which a client tells its user (`"gap":true`).
     var gap = false
+    /// For `folder`: the folder (`NAME:/path`) and its host's system
+    /// error, if any.
+    var folder: (path: [UInt8], errno: Int32?)?
 
     package var description: String { message }
 
@@ -503,6 +506,14 @@ package struct ProtocolError: Error, CustomStringConvertible {
         if gap {
             out.field("gap")
             out.bool(true)
+        }
+        if let folder {
+            out.raw(",")
+            out.bytesField("path", folder.path)
+            if let errno = folder.errno {
+                out.field("errno")
+                out.integer(Int(errno))
+            }
         }
         out.raw("}}\n")
         return out.bytes

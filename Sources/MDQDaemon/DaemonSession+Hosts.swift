@@ -213,6 +213,15 @@ extension DaemonSession {
     /// or anything else.
     static func hostSearchError(_ error: any Error) -> ProtocolError {
         let metadataError = error as? MetadataError
+        // A folder of another host the user may not search: the client
+        // says it in a local search's words.
+        if let metadataError, let path = metadataError.path,
+            [.scopeNotFound, .scopeNotFolder, .scopeUnreadable].contains(metadataError.code)
+        {
+            var refusal = ProtocolError(code: .folder, message: metadataError.description)
+            refusal.folder = (path.bytes, metadataError.underlying?.rawValue)
+            return refusal
+        }
         let code: DaemonErrorCode =
             switch metadataError?.code {
             case .tooExpensive?: .tooExpensive

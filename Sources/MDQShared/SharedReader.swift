@@ -2,6 +2,7 @@ import Foundation
 package import MDQCore
 package import MDQSystem
 import MDQWire
+package import SystemPackage
 
 /// A host of the shared index, as `mdq hosts` lists it.
 package struct SharedHost: Sendable, Equatable {
@@ -175,6 +176,9 @@ package final class SharedReader {
         /// to blame, when there is one.
         case unbounded(PredicateSQL.Culprit?)
         case unknownHost(String)
+        /// A folder of the search (`host`, `path`) that its host would not
+        /// let the user search, and why.
+        case scope(host: String, path: [UInt8], ScopeProblem)
         /// A live search whose results would pass what its reader keeps
         /// (`SharedLiveQuery.mostResults`).
         case tooManyResults(Int)
@@ -189,9 +193,56 @@ package final class SharedReader {
                 "the shared index cannot narrow this search: nothing in it is a run of three characters of a name, "
                     + "an extension, a type, a size or a date, so every entry of the hosts searched would be read"
             case .unknownHost(let name): "no host \(name) in the shared index"
+            case .scope(let host, let path, let problem):
+                "\(host):\(String(decoding: path, as: UTF8.self)): \(problem)"
             case .tooManyResults(let most):
                 "more than \(most) results, the most a live search across hosts keeps here; narrow the search"
             }
+        }
+    }
+
+    /// Why a folder of a search cannot be searched, as its host would
+    /// say it to the user (`mdq.scope_errors`).
+    package enum ScopeProblem: String, Sendable, CustomStringConvertible {
+        /// The nearest folder above it may be listed, and has no entry of
+        /// that name.
+        case missing = "ENOENT"
+        /// That entry is not a folder.
+        case notFolder = "ENOTDIR"
+        /// The user may not list it, or the nearest folder above it the
+        /// index holds (what is below is not told).
+        case denied = "EACCES"
+        case tooLong = "ENAMETOOLONG"
+        /// The host does not index what is in it (a pruned folder, or
+        /// none of its filesystems).
+        case unindexed
+
+        /// The system error a local search of the folder would say, if
+        /// any.
+        package var errno: Errno? {
+            switch self {
+            case .missing: .noSuchFileOrDirectory
+            case .notFolder: .notDirectory
+            case .denied: .permissionDenied
+            case .tooLong: .fileNameTooLong
+            case .unindexed: nil
+            }
+        }
+
+        package var description: String {
+            switch self {
+            case .missing: "no such folder"
+            case .notFolder: "not a folder"
+            case .denied: "permission denied"
+            case .tooLong: "path too long"
+            case .unindexed: "its host does not index what is in this folder"
+            }
+        }
+
+        /// The error a search of the folder `path` of `host` gives: a
+        /// local search's words, the folder as `NAME:/path`.
+        package func error(host: String, path: [UInt8]) -> MetadataError {
+            .hostScope(errno, path: FilePath.fromBytes(Array(host.utf8) + [UInt8(ascii: ":")] + path))
         }
     }
 
@@ -239,6 +290,24 @@ package final class SharedReader {
         }
         let chosen = all.filter { search.covers($0.name) }
         guard !chosen.isEmpty else { return nil }
+        // Each folder as its host would judge it for the user (a host
+        // searched whole is its folder `/`).
+        let folders = search.scopes.filter { scope in
+            scope.path != Array("/".utf8) && chosen.contains { $0.name == scope.host }
+        }
+        if !folders.isEmpty {
+            let found = try connection.execute(
+                """
+                SELECT u.ordinality AS at, u.problem FROM unnest(mdq.scope_errors($1::jsonb, $2))
+                    WITH ORDINALITY AS u(problem, ordinality)
+                WHERE u.problem IS NOT NULL ORDER BY u.ordinality LIMIT 1
+                """, [Self.scopes(folders, hosts: chosen), search.user])
+            if let at = found.first("at").flatMap(Int.init), folders.indices.contains(at - 1),
+                let problem = found.first("problem").flatMap(ScopeProblem.init)
+            {
+                throw Refusal.scope(host: folders[at - 1].host, path: folders[at - 1].path, problem)
+            }
+        }
         return Prepared(
             hosts: PostgresArray.numbers(chosen.map(\.id)), scopes: Self.scopes(search.scopes, hosts: chosen),
             translated: translated, chosen: Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0) }))

@@ -48,6 +48,10 @@ package enum SharedSchema {
             summary: "smaller entry rows and indexes: columns by width, content types by number, a name's "
                 + "folding only when it differs, no host number in a partition's indexes",
             minimumPublisher: 6, minimumReader: 3, sql: version6),
+        Migration(
+            version: 7,
+            summary: "a search's folders checked as their host would check them for the user (mdq.scope_errors)",
+            minimumPublisher: 6, minimumReader: 3, sql: version7),
     ]
 
     /// The schema version this mdq creates, publishes and reads.
@@ -333,7 +337,7 @@ extension SharedSchema {
     /// The functions a searcher may call.
     static let searchFunctions = [
         "mdq.search(smallint[], jsonb, jsonb, text, bigint, jsonb)", "mdq.count(smallint[], jsonb, jsonb, text)",
-        "mdq.changes(smallint, bigint, jsonb, text)",
+        "mdq.changes(smallint, bigint, jsonb, text)", "mdq.scope_errors(jsonb, text)",
     ]
 
     /// The functions a publisher calls besides.

@@ -181,6 +181,20 @@ extension MetadataError {
         }
     }
 
+    /// The error for a folder of another host (`path` is `NAME:/path`) that
+    /// its host would not let the user search: as `scope(_:path:)` says
+    /// it with the host's system error, or, with none, that the host does
+    /// not index what is in it.
+    package static func hostScope(_ error: Errno?, path: FilePath) -> MetadataError {
+        guard let error else {
+            return MetadataError(
+                code: .scopeNotFound,
+                message: "scope folder is not indexed by its host (it indexes none of what is in it)",
+                path: path)
+        }
+        return scope(error, path: path)
+    }
+
     /// The error for one file or folder asked for by path that cannot be
     /// read: not found (a missing component or one that is not a folder),
     /// or unreadable, naming the path.

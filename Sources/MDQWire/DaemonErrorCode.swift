@@ -30,6 +30,11 @@ package enum DaemonErrorCode: String, Sendable, CaseIterable {
     /// shared index does not know): the user's mistake, which `mdq`
     /// reports as it reports a wrong option.
     case invalidArgument = "invalid-argument"
+    /// A folder of a search across hosts that its host would not let the
+    /// user search: `path` (`NAME:/path`, as bytes as paths go) and
+    /// `errno`, the host's system error (absent when the host does not
+    /// index what is in the folder).
+    case folder
     /// A client could not read the daemon's answer.
     case badResponse = "bad-response"
     /// A request that does not fit where the session is.

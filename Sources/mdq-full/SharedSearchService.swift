@@ -91,6 +91,8 @@ final class SharedSearchService: HostSearching {
                 // The budget, as the command says it.
                 throw SharedIndexSettings.overBudget(request.budget)
             case let error as SharedIndexError: throw MetadataError.daemon("the shared index: \(error.message)")
+            case SharedReader.Refusal.scope(let host, let path, let problem):
+                throw problem.error(host: host, path: path)
             case let refusal as SharedReader.Refusal: throw MetadataError.invalidArgument(refusal.description)
             default: throw error
             }
@@ -192,6 +194,9 @@ final class SharedSearchService: HostSearching {
             case let refusal as SharedReader.Refusal:
                 if case .unknownHost(let name) = refusal {
                     throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+                }
+                if case .scope(let host, let path, let problem) = refusal {
+                    throw problem.error(host: host, path: path)
                 }
                 throw MetadataError.invalidArgument(refusal.description)
             case let error as SharedIndexError:

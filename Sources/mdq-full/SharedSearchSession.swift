@@ -86,6 +86,8 @@ enum SharedIndexSettings {
                 throw error
             case .unknownHost(let name):
                 throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+            case .scope(let host, let path, let problem):
+                throw problem.error(host: host, path: path)
             case .tooManyResults:
                 throw MetadataError(code: .tooExpensive, message: "query too expensive: \(refusal)")
             }
@@ -356,6 +358,8 @@ struct SharedLiveSession {
         search.hosts = scope.hostNames
         search.scopes = scopes.compactMap { scope in scope.hostFolder.map { (scope.hosts![0], $0.bytes) } }
         search.budget = budget
+        // Its folders judged for this user, as the query's searches are.
+        search.user = SharedReader.Search.localUser
         if let own, search.searchesWhole(own), answersOwn {
             search.excludedHosts = [own]
         }

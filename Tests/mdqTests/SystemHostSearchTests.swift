@@ -383,4 +383,85 @@ struct SystemHostSearchTests {
         }
         #expect(try client.searchAcrossHosts(Array("report".utf8), hosts: ["alpha"], counting: true).count >= 1)
     }
+
+    /// A folder of another host that is not there, is not a folder, or
+    /// that the user may not list is refused in a local search's words
+    /// and with its status, the folder named `alpha:/path`: by the system
+    /// index for a user with no credential, by the full command with one,
+    /// live or not, each as the kernel answers the same user here (the
+    /// published folder is this machine's). Nothing below a folder the user
+    /// may not list is told, not even whether it is there.
+    @Test func aFolderOfAnotherHostIsRefusedAsItsKernelWouldRefuseIt() throws {
+        let temp = try TemporaryDirectory()
+        let fixture = try Hosts(temp)
+        defer { fixture.close() }
+        let (url, remote, system) = (fixture.url, fixture.remote, fixture.system)
+        mkdir(remote + "/private/inner", 0o755)
+        mkdir(remote + "/open", 0o755)
+        mkdir(remote + "/open/deeper", 0o755)
+        FileManager.default.createFile(atPath: remote + "/open/deeper/report-deep.txt", contents: Data())
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 9 })
+
+        // A live search that goes live instead of being refused is ended
+        // (status 124) rather than waited for.
+        func run(_ arguments: [String], as user: String, _ environment: [String: String] = [:]) throws -> Shell.Output {
+            var environment = environment
+            environment["MDQ_SYSTEM_RUNTIME_DIR"] = system.runtime
+            environment["MDQ_SYSTEM_STATE_DIR"] = system.state
+            return try Shell.run(
+                "/usr/bin/timeout",
+                [
+                    "20", "/usr/bin/setpriv", "--reuid=\(user)", "--regid=65534", "--clear-groups",
+                    MDQCommandTests.binary,
+                ] + arguments,
+                environment: environment)
+        }
+        let long = remote + "/open/" + String(repeating: "x/", count: 2100)
+        // nobody owns the private folder; 41010 is a user of no name here,
+        // a stranger on every host.
+        for user in ["nobody", "41010"] {
+            for folder in [
+                remote, remote + "/open/", remote + "/missing", remote + "/report-a.txt",
+                remote + "/report-a.txt/below", remote + "/private", remote + "/private/missing",
+                remote + "/private/inner", remote + "/open/missing/deeper", long,
+            ] {
+                let local = try run(["--no-daemon", "--onlyin", folder, "report"], as: user)
+                func expected(_ text: String) -> String {
+                    text.replacingOccurrences(of: ": " + remote, with: ": alpha:" + remote)
+                }
+                let context = "\(user) \(folder.prefix(200))"
+                for (route, environment) in [
+                    ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
+                ] {
+                    let across = try run(["--onlyin", "alpha:" + folder, "report"], as: user, environment)
+                    #expect(across.status == local.status, "\(context), \(route): \(across.stderrText)")
+                    // Found, in no order (a crawl's, or by path); what the
+                    // user may not list below is left out without a word,
+                    // as the host's system index leaves it out.
+                    #expect(
+                        across.stdoutText.split(separator: "\n").sorted()
+                            == local.stdoutText.split(separator: "\n").map { "alpha:\($0)" }.sorted(),
+                        "\(context), \(route)")
+                    if local.status != 0 {
+                        #expect(across.stderrText == expected(local.stderrText), "\(context), \(route)")
+                    }
+                }
+                // A live search is refused before it starts, the same.
+                for environment in [[:], ["MDQ_SHARED": url]] where local.status != 0 {
+                    let live = try run(["--live", "--onlyin", "alpha:" + folder, "report"], as: user, environment)
+                    #expect(live.status == local.status, "\(context), live \(environment): \(live.stderrText)")
+                    #expect(live.stderrText == expected(local.stderrText), "\(context), live \(environment)")
+                }
+            }
+        }
+        // A folder the host does not index (alpha indexes its folder
+        // alone): said as such, not as missing.
+        let outside = try run(["--onlyin", "alpha:" + fixture.local, "report"], as: "nobody")
+        #expect(outside.status == 1)
+        #expect(
+            outside.stderrText
+                == "mdq: scope folder is not indexed by its host (it indexes none of what is in it): "
+                + "alpha:\(fixture.local)\n", "\(outside.stderrText)")
+    }
 }

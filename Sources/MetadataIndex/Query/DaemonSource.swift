@@ -353,7 +353,7 @@ final class RemoteSession: Sendable {
                     // Refused, or ended by itself (past its results or its
                     // budget), or a system index that does not search
                     // across hosts: asked again, the same.
-                    if [.invalidArgument, .tooExpensive, .notCovered].contains(DaemonErrorCode(of: error)) {
+                    if [.invalidArgument, .tooExpensive, .notCovered, .folder].contains(DaemonErrorCode(of: error)) {
                         state.withLock { $0.hostsRefusal = message }
                     } else if !gathered {
                         state.withLock { $0.hostsTrouble = message }

@@ -134,6 +134,23 @@ struct SharedSearchFunctionTests {
         #expect(throws: SharedIndexError.self, "a scope without a host") {
             try own.execute(#"SELECT mdq.count('{1}', 'true'::jsonb, '[[null,"/"]]')"#)
         }
+        // Its folders are judged as itself too, whatever user it names:
+        // nothing below the closed folder is told, not even what is there.
+        let folders = [
+            root, root + "/closed", root + "/closed/nothing", root + "/closed/hidden-ledger.xlsx",
+            root + "/nothing", root + "/plain.txt",
+        ].map { "[1,\"\($0)\"]" }.joined(separator: ",")
+        func scopeErrors(_ connection: PostgresConnection, _ viewer: String?) throws -> String? {
+            try connection.execute("SELECT mdq.scope_errors($1::jsonb, $2)::text AS e", ["[\(folders)]", viewer])
+                .first("e")
+        }
+        #expect(try scopeErrors(own, "root") == "{NULL,EACCES,EACCES,EACCES,ENOENT,ENOTDIR}")
+        #expect(try scopeErrors(admin, nil) == "{NULL,NULL,ENOENT,ENOTDIR,ENOENT,ENOTDIR}")
+        for scopes in [#"[[null,"/"]]"#, #"[[1,"relative"]]"#, #"{"a":1}"#, #"[[1,null,"zz"]]"#] {
+            #expect(throws: SharedIndexError.self, "\(scopes)") {
+                try own.execute("SELECT mdq.scope_errors($1::jsonb)", [scopes])
+            }
+        }
         // Changes since the start: what it may not see is gone, and says
         // nothing of itself but its id.
         _ = try own.execute("BEGIN")
@@ -792,10 +809,15 @@ struct SharedSearchFunctionTests {
         #expect(before.contains { $0.contains("com.example.odd") })
         try SharedSchema.migrate(connection)
         let state = try #require(try SharedSchema.state(of: connection))
-        #expect(state.version == 6 && state.minimumPublisher == 6 && state.minimumReader == 3)
+        #expect(state.version == SharedSchema.current && state.minimumPublisher == 6 && state.minimumReader == 3)
         #expect(try answers(nil) == before)
         #expect(try answers("trusted5") == before)
         #expect(try answers("searcher5") == searcherBefore)
+        // Whoever could search may check a search's folders (version 7).
+        #expect(
+            try PostgresConnection(url: cluster.url(url, user: "searcher5")).execute(
+                #"SELECT mdq.scope_errors('[[1,"/nowhere"]]')::text AS e"#
+            ).first("e") != nil)
         // The old layout is gone; a name that is its own folding keeps none.
         #expect(
             try connection.execute("SELECT count(*) AS n FROM pg_class WHERE relname LIKE 'entry%v5%'").first("n")
