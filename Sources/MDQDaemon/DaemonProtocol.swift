@@ -427,6 +427,13 @@ package enum DaemonProtocol {
             out.string("sharedIndex")
             out.field("reason")
             out.string(message)
+        case .hostOffline(let host, let message):
+            // A shared index problem to a client that knows no more.
+            out.string("sharedIndex")
+            out.field("reason")
+            out.string(message)
+            out.field("host")
+            out.string(host)
         }
         out.raw(",")
         out.bytesField("path", problem.path.bytes)
@@ -447,7 +454,10 @@ package enum DaemonProtocol {
         case "unwatchableFolder": return .unwatchableFolder(path, error)
         case "missingScope": return .missingScope(path)
         case "tooExpensive": return .tooExpensive(value["reason"]?.string ?? "query too expensive")
-        case "sharedIndex": return .sharedIndex(value["reason"]?.string ?? "the shared index")
+        case "sharedIndex":
+            let reason = value["reason"]?.string ?? "the shared index"
+            if let host = value["host"]?.string { return .hostOffline(host: host, message: reason) }
+            return .sharedIndex(reason)
         default: return nil
         }
     }

@@ -34,6 +34,10 @@ extension EngineProblem {
             return MetadataError(code: .tooExpensive, message: message)
         case .sharedIndex(let message):
             return .daemon(message)
+        case .hostOffline(let host, let message):
+            var error = MetadataError(code: .hostOffline, message: message)
+            error.host = host
+            return error
         }
     }
 

@@ -218,9 +218,12 @@ package enum EngineProblem: Sendable, Hashable {
     /// The query went past its budget (`QueryLimit`) and was ended: the
     /// message says why and what to do. Not about a folder (an empty path).
     case tooExpensive(String)
-    /// A query across hosts: a host offline (its results are as of its
-    /// last contact), or the shared index unreachable. Not about a folder.
+    /// A query across hosts: the shared index unreachable, or refusing
+    /// the search. Not about a folder.
     case sharedIndex(String)
+    /// A query across hosts: a host offline, its results kept as of its
+    /// last contact (stale); the message says since when.
+    case hostOffline(host: String, message: String)
 
     /// The folder the problem is about.
     package var path: FilePath {
@@ -228,7 +231,7 @@ package enum EngineProblem: Sendable, Hashable {
         case .watchLimit(_, let path, _), .unreadableFolder(let path, _), .unwatchableFolder(let path, _),
             .missingScope(let path), .daemonUnreachable(let path), .daemonRefused(let path, _):
             path
-        case .tooExpensive, .sharedIndex: FilePath()
+        case .tooExpensive, .sharedIndex, .hostOffline: FilePath()
         }
     }
 }

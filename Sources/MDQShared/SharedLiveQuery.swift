@@ -98,9 +98,17 @@ package final class SharedLiveQuery {
         return (found, seen)
     }
 
-    /// Results of `host` now stand for its state in that row.
+    /// Results of `host` now stand for its state in that row; a host
+    /// offline when gathered is one from the start.
     private func note(_ host: SharedHost) {
-        cursors[host.id] = (host.sequence, host.generation, host.identitySequence, host.state == "offline")
+        let isOffline = host.state == "offline"
+        cursors[host.id] = (host.sequence, host.generation, host.identitySequence, isOffline)
+        offline[host.name] = isOffline ? Self.offlineProblem(host) : nil
+    }
+
+    /// What a problem says of a host offline.
+    static func offlineProblem(_ host: SharedHost) -> String {
+        "\(host.name) is offline since \(host.lastContact ?? "?"): its results are as of then"
     }
 
     /// Waits up to `timeout` seconds for hosts to publish, then returns
@@ -135,10 +143,7 @@ package final class SharedLiveQuery {
             }
             let isOffline = host.state == "offline"
             if isOffline != cursor.offline {
-                let problem =
-                    isOffline
-                    ? "\(host.name) is offline since \(host.lastContact ?? "?"): its results are as of then"
-                    : "\(host.name) is back"
+                let problem = isOffline ? Self.offlineProblem(host) : "\(host.name) is back"
                 update.problems.append(problem)
                 offline[host.name] = isOffline ? problem : nil
             }

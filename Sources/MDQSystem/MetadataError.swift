@@ -24,6 +24,7 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case daemon
             case importUnavailable
             case tooExpensive
+            case hostOffline
         }
 
         private let value: Value
@@ -69,6 +70,10 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
         /// A query ran past its budget (time, or backtracking steps of a
         /// `MATCHES` pattern on one name); `message` says what to do.
         public static let tooExpensive = Code(.tooExpensive)
+        /// A host of a search across hosts is offline: its results are
+        /// kept as they were at its last contact (stale) and catch up when
+        /// it is back; `host` names it, `message` says since when.
+        public static let hostOffline = Code(.hostOffline)
 
         public var description: String {
             switch value {
@@ -86,6 +91,7 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
             case .daemon: "daemon"
             case .importUnavailable: "importers unavailable"
             case .tooExpensive: "too expensive"
+            case .hostOffline: "host offline"
             }
         }
     }
@@ -101,6 +107,8 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
     public var offset: Int?
     /// For `.querySyntax`: the query text as given.
     public var source: [UInt8]?
+    /// For `.hostOffline`: the host, by its name in the shared index.
+    public var host: String?
     /// For `.daemon`: why the daemon did not answer, as a value its
     /// callers decide on (the message is for people).
     package var refusal: DaemonRefusal?

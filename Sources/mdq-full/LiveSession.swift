@@ -56,6 +56,11 @@ struct LiveSession {
                 guard let error = note.userInfo?[MetadataQuery.problemKey] as? MetadataError else { return }
                 printer.warn(error)
             })
+        tokens.append(
+            center.addObserver(forName: .metadataQueryDidResolveProblem, object: query, queue: nil) { note in
+                guard let error = note.userInfo?[MetadataQuery.problemKey] as? MetadataError else { return }
+                printer.resolve(error)
+            })
         ProcessEnvironment.onInterrupt { _ in
             // Stop first (no notification after this returns), then make
             // sure no line is half written, then leave.

@@ -207,6 +207,7 @@ struct HostSearchCommandTests {
         again.start()
         defer { again.stop() }
         #expect(live.waitForLine { $0 == "+ alpha:\(root)/photo1-while-away.png" }, "\(live.lines)")
+        #expect(live.waitForErrors { $0.contains("alpha is back") }, "\(live.errorText)")
 
         // The same in JSON, sorted and with columns: each item's host a
         // field of its own, its path the host's.
@@ -220,7 +221,7 @@ struct HostSearchCommandTests {
         defer { _ = liveJSON.interrupt() }
         #expect(
             liveJSON.waitForLine {
-                $0.hasPrefix("{\"event\":\"result\",") && $0.contains("\"host\":\"alpha\",")
+                $0.hasPrefix("{\"event\":\"result\",") && $0.contains("\"host\":\"alpha\",\"stale\":false,")
                     && $0.contains("\"path\":\"\(root)/photo11.png\"") && $0.contains("\"kMDItemFSSize\":")
             }, "\(liveJSON.lines)\(liveJSON.errorText)")
         #expect(liveJSON.waitForLine { $0.hasPrefix("{\"event\":\"didFinishGathering\"") }, "\(liveJSON.lines)")
@@ -240,6 +241,35 @@ struct HostSearchCommandTests {
         let stale = try mdq(["--host", "alpha", "--json", "notes"])
         #expect(stale.stdoutText.contains("\"stale\":true"), "\(stale.stdoutText)")
         #expect(stale.stderrText.contains("alpha is offline since"), "\(stale.stderrText)")
+        // Live, from the start: the host said offline before its results,
+        // which are stale until it is back.
+        let liveStale = try LiveProcess(
+            MDQCommandTests.binary, ["--live", "--json", "--interval", "0.05", "--host", "alpha", "notes"],
+            environment: ["MDQ_SHARED": url])
+        defer { _ = liveStale.interrupt() }
+        #expect(liveStale.waitForLine { $0.hasPrefix("{\"event\":\"didFinishGathering\"") }, "\(liveStale.lines)")
+        let warning = liveStale.lines.firstIndex {
+            $0.hasPrefix("{\"event\":\"warning\",\"code\":\"host offline\"") && $0.contains("\"host\":\"alpha\"")
+                && $0.contains("alpha is offline since")
+        }
+        let result = liveStale.lines.firstIndex {
+            $0.hasPrefix("{\"event\":\"result\",") && $0.contains("\"host\":\"alpha\",\"stale\":true,")
+                && $0.contains("\"path\":\"\(root)/notes.txt\"")
+        }
+        #expect(warning != nil && result != nil && warning! < result!, "\(liveStale.lines)")
+        let back = SharedPublisher(configuration: configuration, engine: engine)
+        back.start()
+        defer { back.stop() }
+        #expect(
+            liveStale.waitForLine {
+                $0.hasPrefix("{\"event\":\"resolved\",\"code\":\"host offline\"") && $0.contains("\"host\":\"alpha\"")
+            }, "\(liveStale.lines)")
+        FileManager.default.createFile(atPath: root + "/notes-2.txt", contents: Data())
+        #expect(
+            liveStale.waitForLine {
+                $0.hasPrefix("{\"event\":\"didUpdate\"") && $0.contains("\"host\":\"alpha\",\"stale\":false,")
+                    && $0.contains("\"path\":\"\(root)/notes-2.txt\"")
+            }, "\(liveStale.lines)")
     }
 
     /// A user given a role of their own name (`mdq shared grant`), on a

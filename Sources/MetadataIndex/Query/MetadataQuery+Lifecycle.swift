@@ -27,7 +27,7 @@ extension MetadataQuery {
             s.results = ResultSet(factory: ItemFactory(container: nil), descriptors: [])
             s.scopeErrors = []
             s.problems = []
-            s.reported = []
+            s.reported = [:]
             s.deliveryScheduled = false
             s.lastProgressPost = nil
             return s.generation
@@ -215,7 +215,7 @@ extension MetadataQuery {
         let messages = subscription.take()
         guard !messages.isEmpty else { return }
         var resynchronize = false
-        let outcome = state.withLock { s -> (finished: Int?, found: [EngineProblem])? in
+        let outcome = state.withLock { s -> (finished: Int?, found: [EngineProblem], resolved: [EngineProblem])? in
             guard s.generation == generation else { return nil }
             var finished: Int?
             for message in messages {
@@ -240,23 +240,33 @@ extension MetadataQuery {
                     s.problems = problems
                 }
             }
-            // Report each problem once; one that is resolved and comes back
-            // is reported again.
+            // Report each problem once, and once when it no longer holds;
+            // one that comes back is reported again.
             let current = Set(s.problems.map(\.reportKey))
-            s.reported.formIntersection(current)
-            let found = s.problems.filter { s.reported.insert($0.reportKey).inserted }
-            return (finished, found)
+            let resolved = s.reported.filter { !current.contains($0.key) }.map(\.value)
+            s.reported = s.reported.filter { current.contains($0.key) }
+            let found = s.problems.filter { problem in
+                guard s.reported[problem.reportKey] == nil else { return false }
+                s.reported[problem.reportKey] = problem
+                return true
+            }
+            return (finished, found, resolved)
         }
         guard let outcome else { return }
         if resynchronize { engine.resynchronize(subscription) }
-        if let count = outcome.finished {
-            post(.didFinishGathering(resultCount: count), generation: generation, synchronously: false, finishing: true)
-        }
-        if !outcome.found.isEmpty {
+        // Problems known with the first results come before their end (a
+        // host offline from the start: its results are stale already).
+        if !outcome.found.isEmpty || !outcome.resolved.isEmpty {
             let watching = engine.watchCount
+            for problem in outcome.resolved {
+                post(.problemResolved(problem.error(watching: watching)), generation: generation, synchronously: false)
+            }
             for problem in outcome.found {
                 post(.problem(problem.error(watching: watching)), generation: generation, synchronously: false)
             }
+        }
+        if let count = outcome.finished {
+            post(.didFinishGathering(resultCount: count), generation: generation, synchronously: false, finishing: true)
         }
         scheduleDelivery(now: false)
     }
@@ -320,6 +330,9 @@ extension MetadataQuery {
                     case .didUpdate: name = .metadataQueryDidUpdate
                     case .problem(let error):
                         name = .metadataQueryDidReportProblem
+                        userInfo = [Self.problemKey: error]
+                    case .problemResolved(let error):
+                        name = .metadataQueryDidResolveProblem
                         userInfo = [Self.problemKey: error]
                     }
                     notificationCenter.post(name: name, object: self, userInfo: userInfo)

@@ -24,6 +24,11 @@ extension Notification.Name {
     /// `userInfo[MetadataQuery.problemKey]` is the `MetadataError`. The
     /// current ones are always in `errors`.
     public static let metadataQueryDidReportProblem = Notification.Name("MDQQueryDidReportProblemNotification")
+    /// mdq's own: posted once when a problem reported earlier no longer
+    /// holds (a host of a search across hosts back, a scope folder
+    /// returned, the daemon reachable again); `userInfo[MetadataQuery.problemKey]`
+    /// is the `MetadataError` as it was reported.
+    public static let metadataQueryDidResolveProblem = Notification.Name("MDQQueryDidResolveProblemNotification")
 }
 
 /// A live metadata query: `NSMetadataQuery` for Linux.
@@ -81,6 +86,8 @@ public final class MetadataQuery: Sendable {
         /// A problem keeps the results from being complete or live (see
         /// `errors`); reported once, when found.
         case problem(MetadataError)
+        /// A problem reported earlier no longer holds.
+        case problemResolved(MetadataError)
     }
 
     // MARK: Configuration
@@ -245,8 +252,9 @@ public final class MetadataQuery: Sendable {
         var scopeErrors: [MetadataError] = []
         /// The engine's current problems in this query's scopes.
         var problems: [EngineProblem] = []
-        /// Problems already reported by notification (by `reportKey`).
-        var reported: Set<EngineProblem> = []
+        /// Problems already reported by notification, by `reportKey`,
+        /// each as it was reported (what its resolution says).
+        var reported: [EngineProblem: EngineProblem] = [:]
         var deliveryScheduled = false
         var lastProgressPost: ContinuousClock.Instant?
         var streams: [ObjectIdentifier: WeakEventBuffer] = [:]

@@ -245,6 +245,10 @@ package final class SharedSource: QuerySource {
             problems = all
             if subscription.post(.problems(all)) { wake() }
         }
+        /// The hosts offline, by name.
+        func offline(_ live: SharedLiveQuery) -> [EngineProblem] {
+            live.offline.sorted { $0.key < $1.key }.map { .hostOffline(host: $0.key, message: $0.value) }
+        }
         /// This host's changes since the last call, posted.
         func forwardOwn() {
             guard let own else { return }
@@ -266,9 +270,11 @@ package final class SharedSource: QuerySource {
                     reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
                 live.mostResults = mostResults
                 let gathered = try live.gather().map(snapshot)
+                // Hosts offline from the start are said before their
+                // results, which are stale already.
+                report(offline(live))
                 if subscription.post(.snapshot(gathered + (own?.current() ?? []), isFresh: !first)) { wake() }
                 first = false
-                report([])
                 while wanted() {
                     if fellBehind() {
                         // Everything as it is now, in place of what was
@@ -276,12 +282,12 @@ package final class SharedSource: QuerySource {
                         let now = live.results.values.map(snapshot) + (own?.current() ?? [])
                         if subscription.post(.snapshot(now, isFresh: true)) { wake() }
                         problems = []
-                        report(live.offline.sorted { $0.key < $1.key }.map { .sharedIndex($0.value) })
+                        report(offline(live))
                     }
                     let update = try live.next(timeout: 0.5, interrupt: own?.descriptor)
                     forwardOwn()
                     guard let update else { continue }
-                    report(live.offline.sorted { $0.key < $1.key }.map { .sharedIndex($0.value) })
+                    report(offline(live))
                     let removed = update.removed.compactMap {
                         identities.removeValue(forKey: SharedLiveQuery.Key(host: $0.hostID, identity: $0.identity))
                     }

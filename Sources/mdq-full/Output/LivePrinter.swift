@@ -16,7 +16,8 @@ import MetadataIndex
 /// `{"event":"result",...item}` line per initial result, then
 /// `{"event":"didFinishGathering","count":N}`; per update one
 /// `{"event":"didUpdate","added":[...],"changed":[...],"removed":[...]}`
-/// line (at most 50,000 items); `{"event":"warning",...}` for each problem.
+/// line (at most 50,000 items); `{"event":"warning",...}` for each problem,
+/// `{"event":"resolved",...}` when one no longer holds.
 /// Every item has an `id`, stable for the life of the process; a changed
 /// item whose path changed has `previousPath`; a removed item has the path
 /// last printed for it.
@@ -26,7 +27,11 @@ import MetadataIndex
 ///
 /// Across hosts (`mdq --live --host`) paths are `NAME:/path`; in JSON the
 /// host is a field of its own (`host`) and `path` and `previousPath` are
-/// the host's, as a one-shot search across hosts prints them.
+/// the host's, as a one-shot search across hosts prints them, and `stale`
+/// says whether the host was offline when the item was printed. A host
+/// going offline is a `warning` with code `host offline` and its `host`;
+/// its results are stale until the `resolved` event of the same code and
+/// host (in text, a line on stderr each way).
 final class LivePrinter: Sendable {
     enum Mode {
         case lines(terminator: UInt8)
@@ -42,6 +47,8 @@ final class LivePrinter: Sendable {
         var lastCount: Int?
         /// Set on interrupt: nothing more is written.
         var closed = false
+        /// Hosts offline, whose results are as of their last contact.
+        var staleHosts: Set<[UInt8]> = []
     }
 
     private let state = Locked(State())
@@ -167,11 +174,30 @@ final class LivePrinter: Sendable {
 
     /// A problem: a `warning` event in JSON, a line on stderr otherwise.
     func warn(_ error: MetadataError) {
+        if error.code == .hostOffline, let host = error.host {
+            state.withLock { _ = $0.staleHosts.insert(Array(host.utf8)) }
+        }
         guard case .json = mode else {
             Diagnostics.crawlWarning(error.code.description, error.description)
             return
         }
-        var out = Array("{\"event\":\"warning\",\"code\":".utf8)
+        writeProblem(error, event: "warning")
+    }
+
+    /// A problem that no longer holds: a `resolved` event in JSON; in
+    /// text, a host back.
+    func resolve(_ error: MetadataError) {
+        if error.code == .hostOffline, let host = error.host {
+            state.withLock { _ = $0.staleHosts.remove(Array(host.utf8)) }
+            if case .json = mode {} else { Diagnostics.note("\(host) is back: its results are live again") }
+        }
+        if case .json = mode { writeProblem(error, event: "resolved") }
+    }
+
+    /// `{"event":EVENT,"code":…,"message":…}` with the problem's path,
+    /// error and host.
+    private func writeProblem(_ error: MetadataError, event: String) {
+        var out = Array("{\"event\":\"\(event)\",\"code\":".utf8)
         JSONLine.appendString(Array(error.code.description.utf8)[...], to: &out)
         out += Array(",\"message\":".utf8)
         JSONLine.appendString(Array(error.message.utf8)[...], to: &out)
@@ -183,6 +209,10 @@ final class LivePrinter: Sendable {
         if let underlying = error.underlying {
             out += Array(",\"error\":".utf8)
             JSONLine.appendString(Array(underlying.description.utf8)[...], to: &out)
+        }
+        if let host = error.host {
+            out += Array(",\"host\":".utf8)
+            JSONLine.appendString(Array(host.utf8)[...], to: &out)
         }
         out += Array("}\n".utf8)
         write(&out)
@@ -212,9 +242,11 @@ final class LivePrinter: Sendable {
             path.firstIndex(of: UInt8(ascii: ":")).map { Array(path[($0 + 1)...]) } ?? path
         }
         if acrossHosts, let colon = item.pathBytes.firstIndex(of: UInt8(ascii: ":")) {
+            let host = Array(item.pathBytes[..<colon])
             out += Array("\"host\":".utf8)
-            JSONLine.appendString(item.pathBytes[..<colon], to: &out)
-            out.append(UInt8(ascii: ","))
+            JSONLine.appendString(host[...], to: &out)
+            let stale = state.withLock { $0.staleHosts.contains(host) }
+            out += Array(",\"stale\":\(stale),".utf8)
             item = MetadataItem(
                 serial: item.id, pathBytes: onHost(item.pathBytes), kind: item.kind, metadata: item.metadata)
             previousPath = previousPath.map(onHost)

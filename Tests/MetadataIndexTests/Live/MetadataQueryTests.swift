@@ -311,6 +311,56 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// A problem is reported once when found and once when it no
+        /// longer holds (a scope folder gone, then back), with the error
+        /// as it was reported, by notification and in `events`; `errors`
+        /// is empty again.
+        @Test func aProblemIsReportedOnceFoundAndOnceResolved() async throws {
+            let temp = try TemporaryDirectory()
+            try temp.file("scope/a.txt")
+            let scope = temp.path.appending("scope")
+            let query = try makeQuery("kMDItemFSName LIKE '*.txt'", in: scope)
+            let notified = Locked<[(String, MetadataError)]>([])
+            let center = NotificationCenter.default
+            var tokens: [any NSObjectProtocol] = []
+            for (name, kind) in [
+                (Notification.Name.metadataQueryDidReportProblem, "reported"),
+                (.metadataQueryDidResolveProblem, "resolved"),
+            ] {
+                tokens.append(
+                    center.addObserver(forName: name, object: query, queue: nil) { note in
+                        guard let error = note.userInfo?[MetadataQuery.problemKey] as? MetadataError else { return }
+                        notified.withLock { $0.append((kind, error)) }
+                    })
+            }
+            defer { for token in tokens { center.removeObserver(token) } }
+            let events = query.events
+            let recorder = QueryRecorder(query)
+            query.start()
+            #expect(recorder.waitForFinish())
+            #expect(rename(scope.string, temp.path.appending("away").string) == 0)
+            #expect(waitUntil(timeout: 20) { notified.withLock { $0.count } == 1 })
+            #expect(rename(temp.path.appending("away").string, scope.string) == 0)
+            #expect(waitUntil(timeout: 20) { notified.withLock { $0.count } == 2 })
+            let seen = notified.withLock { $0 }
+            #expect(seen.map(\.0) == ["reported", "resolved"])
+            #expect(seen.first?.1.code == .scopeNotFound && seen.first?.1.path == scope)
+            #expect(seen.first?.1 == seen.last?.1, "resolved as it was reported")
+            #expect(query.errors.isEmpty, "\(query.errors)")
+            #expect(recorder.wait { recorder.resultNames(relativeTo: scope.string) == ["a.txt"] })
+            query.stop()
+            var kinds: [String] = []
+            for await event in events {
+                switch event {
+                case .problem: kinds.append("reported")
+                case .problemResolved: kinds.append("resolved")
+                default: break
+                }
+            }
+            #expect(kinds == ["reported", "resolved"])
+            withExtendedLifetime(recorder) {}
+        }
+
         @Test func createdThenDeletedWithinOneIntervalVanishes() throws {
             let temp = try TemporaryDirectory()
             let query = try makeQuery("kMDItemFSName LIKE '*'", in: temp.path, interval: 0.5)
