@@ -164,13 +164,16 @@ package final class SharedLiveQuery {
         // matches now; not what is gone or hidden from the user and was
         // never a result (a removed or closed tree's every entry). Past
         // the most results, the read stops.
-        var matching = 0
+        // New matches are judged once, as they are read; results, once
+        // all are read.
+        var matching: Set<Key> = []
         let most = mostResults ?? Int.max
         let keep = { [results, evaluator] (entry: SharedEntry, gone: Bool) throws -> Bool in
-            if results[Key(host: entry.hostID, identity: entry.identity)] != nil { return true }
+            let key = Key(host: entry.hostID, identity: entry.identity)
+            if results[key] != nil { return true }
             guard !gone, evaluator.matches(SharedSubject(entry)) else { return false }
-            matching += 1
-            if matching > most { throw SharedReader.Refusal.tooManyResults(most) }
+            matching.insert(key)
+            if matching.count > most { throw SharedReader.Refusal.tooManyResults(most) }
             return true
         }
         switch try reader.changes(
@@ -180,7 +183,7 @@ package final class SharedLiveQuery {
         case .since(let now, let rows):
             for (entry, gone) in rows {
                 let key = Key(host: entry.hostID, identity: entry.identity)
-                if !gone && evaluator.matches(SharedSubject(entry)) {
+                if !gone && (matching.contains(key) || evaluator.matches(SharedSubject(entry))) {
                     try apply(entry, key: key, into: &update)
                 } else if let known = results.removeValue(forKey: key) {
                     update.removed.append(known)

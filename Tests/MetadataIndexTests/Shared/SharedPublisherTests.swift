@@ -529,7 +529,11 @@ struct SharedPublisherTests {
         let admin = try PostgresConnection(url: url)
         func session() throws -> String? {
             try admin.execute(
-                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = 730160 AND granted"
+                """
+                SELECT pid FROM pg_locks
+                WHERE locktype = 'advisory' AND classid = \(SharedHost.publisherLock) AND granted
+                  AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """
             ).first("pid")
         }
         var cuts = 0
