@@ -130,9 +130,7 @@ package final class DaemonClient {
             return MetadataError.invalidArgument(message)
         }
         if DaemonErrorCode(of: value) == .folder, let path = value.bytesField("path") {
-            return .hostScope(
-                value["errno"]?.integer.map { Errno(rawValue: Int32(truncatingIfNeeded: $0)) },
-                path: FilePath.fromBytes(path))
+            return .hostScope(value["problem"]?.string ?? "", path: FilePath.fromBytes(path))
         }
         if DaemonErrorCode(of: value) == .tooExpensive {
             // The daemon's message already says what to do.

@@ -493,9 +493,9 @@ package struct ProtocolError: Error, CustomStringConvertible {
     /// the message names (hidden items, excluded folders, a root still
     /// being indexed), which a client tells its user (`"gap":true`).
     var gap = false
-    /// For `folder`: the folder (`NAME:/path`) and its host's system
-    /// error, if any.
-    var folder: (path: [UInt8], errno: Int32?)?
+    /// For `folder`: the folder (`NAME:/path`) and what the shared index
+    /// says of it (`MetadataError.hostScope`).
+    var folder: (path: [UInt8], problem: String)?
 
     package var description: String { message }
 
@@ -520,10 +520,8 @@ package struct ProtocolError: Error, CustomStringConvertible {
         if let folder {
             out.raw(",")
             out.bytesField("path", folder.path)
-            if let errno = folder.errno {
-                out.field("errno")
-                out.integer(Int(errno))
-            }
+            out.field("problem")
+            out.string(folder.problem)
         }
         out.raw("}}\n")
         return out.bytes

@@ -52,15 +52,25 @@ extension DaemonSession {
         let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
         let engine = daemon.engine
         let viewer = self.viewer
+        let mountPoints = daemon.mountPoints.withLock { $0 }
         let reply: HostSearchReply
         do {
             reply = try service.answer(search) { folders, counting, limit, first in
                 // As a query of this host alone would say it: the whole
-                // index, or the folders asked for.
+                // index, or the folders asked for, each on its own
+                // filesystem as the index keeps it (when no other is
+                // mounted inside it).
                 let asked =
                     folders.isEmpty
                     ? scopes
-                    : folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
+                    : folders.map { bytes in
+                        let path = FilePath.fromBytes(bytes)
+                        return ScopeRequest(
+                            path: path,
+                            rules: ScopeRules(
+                                includeHidden: true,
+                                stayOnFileSystem: !LocalFilesystems.hasMounts(inside: path, among: mountPoints)))
+                    }
                 guard !asked.isEmpty else { throw MetadataError.daemon("the daemon indexes nothing yet") }
                 // Sorted afterwards by an order whose first are enough: those
                 // and their ties, chosen as the index is scanned, of all its
@@ -153,7 +163,7 @@ extension DaemonSession {
             do {
                 _ = try service.follow(search, capacity: 0, checkOnly: true, wake: {}, refused: { _ in })
             } catch {
-                throw Self.hostSearchError(error)
+                throw Self.hostSearchError(error, folderErrors: request["folderErrors"]?.bool == true)
             }
             var out = JSONWriter()
             DaemonProtocol.begin(id, &out)
@@ -191,7 +201,7 @@ extension DaemonSession {
             else { throw MetadataError.daemon("the live search did not start") }
             following = started
         } catch {
-            throw Self.hostSearchError(error)
+            throw Self.hostSearchError(error, folderErrors: request["folderErrors"]?.bool == true)
         }
         running.withLock { $0 = following }
         forwarder.enqueue(forwarder.line { $0.raw("\"event\":\"didStartGathering\"") })
@@ -211,15 +221,17 @@ extension DaemonSession {
     /// A search across hosts' error as the protocol says it: more than an
     /// answer holds or past its budget, a host unknown or a search refused,
     /// or anything else.
-    static func hostSearchError(_ error: any Error) -> ProtocolError {
+    /// - Parameter folderErrors: the client takes `folder` (a live
+    ///   search's client of an older mdq would take it for trouble that
+    ///   passes, and ask again for ever: it is sent `invalid-argument`).
+    static func hostSearchError(_ error: any Error, folderErrors: Bool = true) -> ProtocolError {
         let metadataError = error as? MetadataError
         // A folder of another host the user may not search: the client
         // says it in a local search's words.
-        if let metadataError, let path = metadataError.path,
-            [.scopeNotFound, .scopeNotFolder, .scopeUnreadable].contains(metadataError.code)
-        {
+        if let metadataError, let path = metadataError.path, let problem = metadataError.hostScope {
+            guard folderErrors else { return ProtocolError(code: .invalidArgument, message: metadataError.description) }
             var refusal = ProtocolError(code: .folder, message: metadataError.description)
-            refusal.folder = (path.bytes, metadataError.underlying?.rawValue)
+            refusal.folder = (path.bytes, problem)
             return refusal
         }
         let code: DaemonErrorCode =
@@ -263,6 +275,20 @@ extension DaemonSession {
                 folders.count < DaemonProtocol.maximumScopes
             else {
                 throw ProtocolError(code: .badRequest, message: "a folder of a host is {\"host\":…,\"path\":\"/…\"}")
+            }
+            // As mdq's client sends them: UTF-8 (the database's scopes take
+            // bytes only from a credential's own search), normalized.
+            let components = path.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+            guard String(validating: path, as: UTF8.self) != nil,
+                path == Array("/".utf8)
+                    || !components.contains(where: {
+                        $0.isEmpty || $0.elementsEqual([0x2E]) || $0.elementsEqual([0x2E, 0x2E])
+                    })
+            else {
+                throw ProtocolError(
+                    code: .badRequest,
+                    message:
+                        "a folder of a host is an absolute path of UTF-8, normalized (no //, . or .., no / at its end)")
             }
             folders.append((host, path))
         }

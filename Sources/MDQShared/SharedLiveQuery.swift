@@ -212,6 +212,7 @@ package final class SharedLiveQuery {
         var narrowed = search
         narrowed.hosts = [host.name]
         narrowed.scopes = search.scopes.filter { $0.host == host.name }
+        narrowed.checksFolders = false
         let found: [Key: SharedEntry]
         let seen: [SharedHost]
         do {

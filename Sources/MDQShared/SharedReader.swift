@@ -2,7 +2,7 @@ import Foundation
 package import MDQCore
 package import MDQSystem
 import MDQWire
-package import SystemPackage
+import SystemPackage
 
 /// A host of the shared index, as `mdq hosts` lists it.
 package struct SharedHost: Sendable, Equatable {
@@ -10,9 +10,11 @@ package struct SharedHost: Sendable, Equatable {
     package var name: String
     /// `new`, `live`, `catching up`, `reloading`, `offline`. A host whose
     /// publisher is gone (its session no longer holds the host's lock,
-    /// `publisherLock`) is `offline` whatever it last said, as is a live
-    /// host whose publisher has not been heard of for a minute (a session
-    /// the server has not yet seen die).
+    /// `publisherLock`) and has not written for `reconnectGrace` is
+    /// `offline` whatever it last said, as is a live host whose publisher
+    /// has not been heard of for a minute (a session the server has not
+    /// yet seen die: a machine cut off keeps it until TCP keepalive ends
+    /// it).
     package var state: String
     package var entries: Int
     package var sequence: Int64
@@ -46,6 +48,11 @@ package struct SharedHost: Sendable, Equatable {
     /// publisher per host, and readers know a host whose publisher died
     /// mid-reload or mid-catch-up is offline, not still at it.
     package static let publisherLock = 730160
+
+    /// How long a publisher whose session is gone may take to connect
+    /// again before its host is called offline (one that fails a batch
+    /// connects again at once).
+    package static let reconnectGrace = 10.0
 
     package var isStale: Bool { state != "live" }
 }
@@ -92,7 +99,9 @@ package final class SharedReader {
         // other statements in one message.
         let query = """
             SELECT host_id, name,
-                   CASE WHEN state IN ('live', 'catching-up', 'reloading') AND NOT EXISTS (
+                   CASE WHEN state IN ('live', 'catching-up', 'reloading')
+                             AND last_contact < now() - make_interval(secs => \(SharedHost.reconnectGrace)::float8)
+                             AND NOT EXISTS (
                                  SELECT 1 FROM pg_catalog.pg_locks l
                                  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
                                    AND l.database = (SELECT oid FROM pg_catalog.pg_database
@@ -147,6 +156,11 @@ package final class SharedReader {
         package var order: (column: SQLCondition.Column, ascending: Bool)?
         /// Seconds the database may spend.
         package var budget: Double?
+        /// Whether its folders are checked first, each refused as its host
+        /// would refuse it (`Refusal.scope`); a live search that searches a
+        /// host again does not (a folder gone since leaves no results, and
+        /// the search goes on).
+        package var checksFolders = true
 
         package init(predicate: MetadataPredicate) {
             self.predicate = predicate
@@ -209,30 +223,22 @@ package final class SharedReader {
         case missing = "ENOENT"
         /// That entry is not a folder.
         case notFolder = "ENOTDIR"
+        /// That entry is a symbolic link (whose target the index does not
+        /// know).
+        case symlink
         /// The user may not list it, or the nearest folder above it the
         /// index holds (what is below is not told).
         case denied = "EACCES"
         case tooLong = "ENAMETOOLONG"
-        /// The host does not index what is in it (a pruned folder, or
-        /// none of its filesystems).
+        /// The host does not index what is in it (a pruned folder, none of
+        /// its filesystems, or a top folder the user may not list).
         case unindexed
-
-        /// The system error a local search of the folder would say, if
-        /// any.
-        package var errno: Errno? {
-            switch self {
-            case .missing: .noSuchFileOrDirectory
-            case .notFolder: .notDirectory
-            case .denied: .permissionDenied
-            case .tooLong: .fileNameTooLong
-            case .unindexed: nil
-            }
-        }
 
         package var description: String {
             switch self {
             case .missing: "no such folder"
             case .notFolder: "not a folder"
+            case .symlink: "a symbolic link"
             case .denied: "permission denied"
             case .tooLong: "path too long"
             case .unindexed: "its host does not index what is in this folder"
@@ -242,7 +248,7 @@ package final class SharedReader {
         /// The error a search of the folder `path` of `host` gives: a
         /// local search's words, the folder as `NAME:/path`.
         package func error(host: String, path: [UInt8]) -> MetadataError {
-            .hostScope(errno, path: FilePath.fromBytes(Array(host.utf8) + [UInt8(ascii: ":")] + path))
+            .hostScope(rawValue, path: FilePath.fromBytes(Array(host.utf8) + [UInt8(ascii: ":")] + path))
         }
     }
 
@@ -259,7 +265,11 @@ package final class SharedReader {
     /// Refuses `search` as running it would (`Refusal`, `SharedIndexError`),
     /// without running it: what a live query says before it starts.
     package func check(_ search: Search) throws {
-        _ = try prepare(search, hosts: hosts())
+        // In a search's bounds, 30 s when it gives none: the check reads
+        // the folders of the database.
+        var bounds = search
+        bounds.budget = search.budget ?? 30
+        try bounded(bounds) { hosts throws in _ = try prepare(search, hosts: hosts) }
     }
 
     /// The search translated, or why the shared index refuses it (an
@@ -295,7 +305,7 @@ package final class SharedReader {
         let folders = search.scopes.filter { scope in
             scope.path != Array("/".utf8) && chosen.contains { $0.name == scope.host }
         }
-        if !folders.isEmpty {
+        if search.checksFolders, !folders.isEmpty {
             let found = try connection.execute(
                 """
                 SELECT u.ordinality AS at, u.problem FROM unnest(mdq.scope_errors($1::jsonb, $2))

@@ -5,9 +5,16 @@ extension SharedSchema {
     /// host's reason, as a local search names its scopes, instead of
     /// answering nothing.
     ///
-    /// It adds a function, granted to every role that may search: readers
-    /// and publishers of version 6 go on.
+    /// It adds a function, granted to every role that may search, and an
+    /// index of the folders whose path is not UTF-8 (a folder of such a
+    /// path is found by its bytes, which no index held: every lookup read
+    /// all the host's folders): readers and publishers of version 6 go on.
     static let version7 = #"""
+        -- Folders by their bytes when their path is not UTF-8 (a hash: such
+        -- a path may be longer than a B-tree entry holds).
+        CREATE INDEX folder_raw_path ON mdq.folder USING hash (raw_path)
+            WHERE raw_path IS NOT NULL AND deleted_seq IS NULL;
+
         -- The text of bytes that are UTF-8; NULL for others.
         CREATE FUNCTION mdq.utf8_or_null(bytes bytea) RETURNS text
         LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
@@ -25,10 +32,16 @@ extension SharedSchema {
         -- folder the viewer may not list is told, not even whether it is
         -- there); 'ENOENT' when the nearest folder above it the index
         -- holds may be listed and has no entry of the next name;
-        -- 'ENOTDIR' when that entry is not a folder; 'unindexed' when it
-        -- is a folder whose contents the host does not index, or no
-        -- folder above it is in the index. A folder is as of its host's
-        -- last batch.
+        -- 'ENOTDIR' when that entry is not a folder (nor a symbolic link:
+        -- 'symlink', whose target the index does not know); 'unindexed'
+        -- when it is a folder whose contents the host does not index, or
+        -- no folder above it is in the index, or it is below a folder the
+        -- host indexes from (a root) that the viewer may not list (what is
+        -- above a root is not in the index: that a root, or anything below
+        -- it, is there would tell a name in a folder the viewer may not
+        -- list). A folder is as
+        -- of its host's last batch. At most 64 scopes, as mdq.search
+        -- takes them.
         CREATE FUNCTION mdq.scope_errors(scopes jsonb, viewer text DEFAULT NULL) RETURNS text[]
         LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
@@ -48,8 +61,8 @@ extension SharedSchema {
             answer text;
             answers text[] := '{}';
         BEGIN
-            IF jsonb_typeof(coalesce(scopes, '[]')) <> 'array' OR jsonb_array_length(coalesce(scopes, '[]')) > 1000 THEN
-                RAISE EXCEPTION 'mdq: not a list of at most 1000 scopes' USING ERRCODE = '22023';
+            IF jsonb_typeof(coalesce(scopes, '[]')) <> 'array' OR jsonb_array_length(coalesce(scopes, '[]')) > 64 THEN
+                RAISE EXCEPTION 'mdq: not a list of at most 64 scopes' USING ERRCODE = '22023';
             END IF;
             FOR scope IN SELECT * FROM jsonb_array_elements(coalesce(scopes, '[]')) LOOP
                 IF jsonb_typeof(scope -> 0) <> 'number' THEN
@@ -66,9 +79,10 @@ extension SharedSchema {
                     answers := answers || 'ENAMETOOLONG'::text;
                     CONTINUE;
                 END IF;
-                WHILE length(target) > 1 AND get_byte(target, length(target) - 1) = 47 LOOP
+                -- One trailing slash, as mdq.search_filter takes it.
+                IF length(target) > 1 AND get_byte(target, length(target) - 1) = 47 THEN
                     target := substring(target FROM 1 FOR length(target) - 1);
-                END LOOP;
+                END IF;
                 -- Where its slashes are (from 0), the last first.
                 slashes := ARRAY(SELECT i FROM generate_series(length(target) - 1, 0, -1) AS i
                                  WHERE get_byte(target, i) = 47);
@@ -81,16 +95,34 @@ extension SharedSchema {
                 answer := 'unindexed';
                 LOOP
                     text_of := mdq.utf8_or_null(probe);
+                    -- A filesystem's top folder before the folder it is
+                    -- mounted on, which has the same path in its parent's
+                    -- filesystem.
                     IF text_of IS NOT NULL THEN
-                        SELECT f.folder_id, f.list_class INTO folder FROM mdq.folder f
-                        WHERE f.host_id = host AND f.path = text_of AND f.raw_path IS NULL AND f.deleted_seq IS NULL;
+                        SELECT f.folder_id, f.list_class, f.parent_id IS NULL AS top INTO folder FROM mdq.folder f
+                        WHERE f.host_id = host AND f.path = text_of AND f.raw_path IS NULL AND f.deleted_seq IS NULL
+                        ORDER BY f.parent_id IS NULL DESC LIMIT 1;
                     ELSE
-                        SELECT f.folder_id, f.list_class INTO folder FROM mdq.folder f
-                        WHERE f.host_id = host AND f.raw_path = probe AND f.deleted_seq IS NULL;
+                        SELECT f.folder_id, f.list_class, f.parent_id IS NULL AS top INTO folder FROM mdq.folder f
+                        WHERE f.host_id = host AND f.raw_path = probe AND f.deleted_seq IS NULL
+                        ORDER BY f.parent_id IS NULL DESC LIMIT 1;
                     END IF;
                     IF FOUND THEN
                         IF ((host::bigint << 32) | folder.list_class) = ANY (denied) THEN
-                            answer := 'EACCES';
+                            -- Below a top folder the viewer may not list,
+                            -- all is as if not indexed: what is there is
+                            -- not told.
+                            answer := CASE WHEN folder.top OR EXISTS (
+                                               WITH RECURSIVE up AS (
+                                                   SELECT f.parent_id, f.list_class FROM mdq.folder f
+                                                   WHERE f.host_id = host AND f.folder_id = folder.folder_id
+                                                   UNION ALL
+                                                   SELECT f.parent_id, f.list_class FROM mdq.folder f
+                                                   JOIN up ON f.host_id = host AND f.folder_id = up.parent_id)
+                                               SELECT 1 FROM up
+                                               WHERE up.parent_id IS NULL
+                                                 AND ((host::bigint << 32) | up.list_class) = ANY (denied))
+                                           THEN 'unindexed' ELSE 'EACCES' END;
                         ELSIF below IS NULL THEN
                             answer := NULL;
                         ELSE
@@ -101,7 +133,7 @@ extension SharedSchema {
                                        ELSE e.raw_name = below END
                             LIMIT 1;
                             answer := CASE WHEN NOT FOUND THEN 'ENOENT' WHEN child.kind = 2 THEN 'unindexed'
-                                           ELSE 'ENOTDIR' END;
+                                           WHEN child.kind = 3 THEN 'symlink' ELSE 'ENOTDIR' END;
                         END IF;
                         EXIT;
                     END IF;

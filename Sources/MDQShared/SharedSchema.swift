@@ -325,10 +325,19 @@ extension SharedSchema {
     package static func revoke(_ connection: PostgresConnection, role: String) throws(SharedIndexError) {
         let quoted = try quotedRole(connection, role)
         try connection.transaction { () throws(SharedIndexError) in
+            // Those of this version the schema has (an older schema, not
+            // yet migrated, lacks the newer ones).
+            var functions: [String] = []
+            for name in searchFunctions + publishFunctions
+            where try connection.execute("SELECT to_regprocedure($1) IS NOT NULL AS present", [name]).first("present")
+                == "t"
+            {
+                functions.append(name)
+            }
             _ = try connection.execute(
                 """
                 REVOKE ALL ON ALL TABLES IN SCHEMA mdq FROM \(quoted);
-                REVOKE EXECUTE ON FUNCTION \((searchFunctions + publishFunctions).joined(separator: ", ")) FROM \(quoted);
+                REVOKE EXECUTE ON FUNCTION \(functions.joined(separator: ", ")) FROM \(quoted);
                 REVOKE USAGE ON SCHEMA mdq FROM \(quoted)
                 """)
         }

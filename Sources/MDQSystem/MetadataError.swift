@@ -109,6 +109,9 @@ public struct MetadataError: Error, Sendable, Equatable, CustomStringConvertible
     public var source: [UInt8]?
     /// For `.hostOffline`: the host, by its name in the shared index.
     public var host: String?
+    /// For an error of `hostScope(_:path:)`: what the shared index said
+    /// of the folder, as the protocol passes it on.
+    package var hostScope: String?
     /// For `.daemon`: why the daemon did not answer, as a value its
     /// callers decide on (the message is for people).
     package var refusal: DaemonRefusal?
@@ -190,17 +193,32 @@ extension MetadataError {
     }
 
     /// The error for a folder of another host (`path` is `NAME:/path`) that
-    /// its host would not let the user search: as `scope(_:path:)` says
-    /// it with the host's system error, or, with none, that the host does
-    /// not index what is in it.
-    package static func hostScope(_ error: Errno?, path: FilePath) -> MetadataError {
-        guard let error else {
+    /// its host would not let the user search, by what the shared index
+    /// says of it (`problem`: `ENOENT`, `ENOTDIR`, `EACCES`,
+    /// `ENAMETOOLONG` as `scope(_:path:)` says them; `symlink`; anything
+    /// else, that the host does not index what is in it).
+    package static func hostScope(_ problem: String, path: FilePath) -> MetadataError {
+        var error = hostScopeError(problem, path: path)
+        error.hostScope = problem
+        return error
+    }
+
+    private static func hostScopeError(_ problem: String, path: FilePath) -> MetadataError {
+        switch problem {
+        case "ENOENT": return scope(.noSuchFileOrDirectory, path: path)
+        case "ENOTDIR": return scope(.notDirectory, path: path)
+        case "EACCES": return scope(.permissionDenied, path: path)
+        case "ENAMETOOLONG": return scope(.fileNameTooLong, path: path)
+        case "symlink":
+            return MetadataError(
+                code: .scopeNotFolder, message: "scope is a symbolic link on its host (search the folder it points to)",
+                path: path)
+        default:
             return MetadataError(
                 code: .scopeNotFound,
                 message: "scope folder is not indexed by its host (it indexes none of what is in it)",
                 path: path)
         }
-        return scope(error, path: path)
     }
 
     /// The error for one file or folder asked for by path that cannot be

@@ -89,6 +89,9 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
             out.raw("]")
         }
         if check { out.raw(#","check":true"#) }
+        // It takes a refused folder as final (an older client would ask
+        // again for ever: it is sent `invalid-argument`).
+        out.raw(#","folderErrors":true"#)
     }
 
     /// `,"order":{"key":…,"ascending":…}`: the order a client sorts the

@@ -347,7 +347,7 @@ struct SharedLiveSession {
                 names.filter { name in !remoteFolders.contains { $0.host == name } }.map { .hosts([$0]) }
             } ?? [.allHosts]
         scopes += remoteFolders.map { .host($0.host, folder: FilePath.fromBytes($0.path)) }
-        let own = SystemConfiguration.sharedHostName
+        let own = DaemonFeed.ownHostName()
         // This host's entries from its system index, printed as its paths
         // (a one-shot search prints them so).
         let answersOwn = own != nil && DaemonFeed.answers()

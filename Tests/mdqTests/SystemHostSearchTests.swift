@@ -106,6 +106,18 @@ struct SystemHostSearchTests {
         try expectSame(["--host", "alpha,\(here)", "--limit", "1", "report"], "\(local)/report-here.txt\n")
         try expectSame(["--host", "alpha", "--count", "--limit", "2", "report"], "2\n")
         try expectSame(["--all-hosts", "--name", "photo"], "alpha:\(remote)/photo.png\n")
+        // A folder of this host, as its own index keeps it (on its own
+        // filesystem), alone and with one of another host. (The full
+        // command asks this index for its folder by a descriptor opened
+        // here, which the index, in a mount namespace of its own, does not
+        // take for its folder: the system index's answer alone.)
+        for (arguments, expected) in [
+            (["--onlyin", "\(here):\(local)", "report"], "\(local)/report-here.txt\n"),
+            (["--onlyin", "\(here):\(local)", "--onlyin", "alpha:\(remote)", "--count", "report"], "4\n"),
+        ] {
+            let fast = try both(arguments, as: "nobody").fast
+            #expect(fast.status == 0 && fast.stdoutText == expected, "\(arguments): \(fast.stderrText)")
+        }
         // Every output option, for a user with no credential of their
         // own: the full command asks the system index for the results with
         // their attributes and prints them itself.
@@ -463,5 +475,40 @@ struct SystemHostSearchTests {
             outside.stderrText
                 == "mdq: scope folder is not indexed by its host (it indexes none of what is in it): "
                 + "alpha:\(fixture.local)\n", "\(outside.stderrText)")
+    }
+
+    /// A live search across hosts knows this host by the name its system
+    /// index publishes under (`--host-name`), not by the machine's host
+    /// name: its entries come once, from its index, as a one-shot search
+    /// counts them.
+    @Test func aLiveSearchKnowsThisHostByTheNameItsSystemIndexPublishes() throws {
+        let temp = try TemporaryDirectory()
+        let fixture = try Hosts(temp)
+        defer { fixture.close() }
+        let other = try TemporaryDirectory()
+        #expect(chmod(other.path.string, 0o755) == 0)
+        let mine = try other.folder("mine").string
+        FileManager.default.createFile(atPath: mine + "/report-gamma.txt", contents: Data())
+        let gamma = try PrivateSystemIndex(
+            mine, in: other, arguments: ["--publish", fixture.url, "--search", fixture.url, "--host-name", "gamma"])
+        defer { gamma.close() }
+        #expect(gamma.waitUntilLive(), "\(gamma.logText)")
+        let reader = try SharedReader(connection: PostgresConnection(url: fixture.url))
+        #expect(
+            waitUntil(timeout: 30) { (try? reader.hosts().first { $0.name == "gamma" }?.state) == "live" },
+            "\(gamma.logText)")
+        #expect(try #require(ProcessEnvironment.shortHostName) != "gamma")
+        var environment = gamma.environment
+        environment["MDQ_SHARED"] = fixture.url
+        let once = try Shell.run(
+            MDQCommandTests.binary, ["--all-hosts", "--count", "report"], environment: environment)
+        #expect(once.stdoutText == "3\n", "\(once.stderrText)")
+        let live = try LiveProcess(
+            MDQCommandTests.binary, ["--live", "--interval", "0.05", "--all-hosts", "report"], environment: environment)
+        defer { _ = live.interrupt() }
+        #expect(live.waitForLine { $0 == "\(mine)/report-gamma.txt" }, "\(live.lines)\(live.errorText)")
+        #expect(waitUntil(timeout: 10) { live.lines.count >= 3 })
+        #expect(!live.lines.contains("gamma:\(mine)/report-gamma.txt"), "\(live.lines)")
+        #expect(live.lines.count == 3, "\(live.lines)")
     }
 }

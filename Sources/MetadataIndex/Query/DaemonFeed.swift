@@ -1,6 +1,7 @@
 import Glibc
 package import MDQCore
 import MDQDaemon
+import MDQEngine
 package import MDQLive
 import MDQSystem
 
@@ -101,6 +102,13 @@ package final class DaemonFeed {
     /// Whether this host's system index would answer an `ownHost` feed
     /// for this user.
     package static func answers(paths: DaemonPaths = .system) -> Bool { scopes(paths) != nil }
+
+    /// This host's name in the shared index: the one its system index
+    /// publishes under (`--host-name` or `HOST_NAME`), else what its
+    /// configuration file or its host name says.
+    package static func ownHostName(paths: DaemonPaths = .system) -> String? {
+        (try? DaemonClient.connectSystem(paths).status())?.publishing?.hostName ?? SystemConfiguration.sharedHostName
+    }
 
     package func close() {
         source.unsubscribe(subscription)

@@ -339,6 +339,7 @@ final class RemoteSession: Sendable {
         var reader = LineReader(socket: socket, maximum: 1 << 30, timeout: 120_000)
         var results: [EntrySnapshot] = []
         var gathered = false
+        var problemsSent = false
         while true {
             guard case .line(let line) = reader.next(idle: -1), let value = try? JSONValue.parse(line) else {
                 return gathered ? .streamed : .ended
@@ -384,7 +385,9 @@ final class RemoteSession: Sendable {
                 if !(since != nil && value["fresh"]?.bool == false) {
                     post(.snapshot(results, isFresh: fresh))
                 }
-                post(.problems([]))
+                // A new stream's problems are its own: none unless it sent
+                // some before its results (a host offline from the start).
+                if !problemsSent { post(.problems([])) }
                 results = []
                 gathered = true
             case "didUpdate":
@@ -401,6 +404,7 @@ final class RemoteSession: Sendable {
                 // after this resumes from here.
                 if let clock = value["clock"]?.string { state.withLock { $0.clock = clock } }
             case "problems":
+                problemsSent = true
                 post(.problems((value["problems"]?.array ?? []).compactMap(DaemonProtocol.problem)))
             default:
                 break

@@ -92,7 +92,7 @@ package final class SharedSource: QuerySource {
         search.budget = budget
         let running = running
         let behind = behind
-        let ownName = served != nil ? nil : self.own?.name ?? SystemConfiguration.sharedHostName
+        let ownName = served != nil ? nil : self.own?.name ?? DaemonFeed.ownHostName()
         let systemPaths = self.own?.paths ?? .system
         let asked = search
         let url = self.url
@@ -180,7 +180,6 @@ package final class SharedSource: QuerySource {
         if case .failure(let error) = others { refused = [.sharedIndex("the shared index: \(error.message)")] }
         let feeds = [own, hosts].compactMap { $0 }
         for feed in feeds { feed.waitForGathering(timeout: budget ?? 60, while: wanted) }
-        if subscription.post(.snapshot(feeds.flatMap { $0.current() }, isFresh: false)) { wake() }
         var problems: [EngineProblem] = []
         func report() {
             let now = refused + feeds.flatMap(\.problems)
@@ -188,7 +187,10 @@ package final class SharedSource: QuerySource {
             problems = now
             if subscription.post(.problems(now)) { wake() }
         }
+        // The problems first: a host offline from the start is said
+        // before its results.
         report()
+        if subscription.post(.snapshot(feeds.flatMap { $0.current() }, isFresh: false)) { wake() }
         while wanted() {
             var descriptors = feeds.map { pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0) }
             _ = poll(&descriptors, nfds_t(descriptors.count), 500)
@@ -245,9 +247,12 @@ package final class SharedSource: QuerySource {
             problems = all
             if subscription.post(.problems(all)) { wake() }
         }
-        /// The hosts offline, by name.
+        /// The hosts offline, by name, as last read: kept while the
+        /// database is away (they are not back for that).
+        var offlineNow: [EngineProblem] = []
         func offline(_ live: SharedLiveQuery) -> [EngineProblem] {
-            live.offline.sorted { $0.key < $1.key }.map { .hostOffline(host: $0.key, message: $0.value) }
+            offlineNow = live.offline.sorted { $0.key < $1.key }.map { .hostOffline(host: $0.key, message: $0.value) }
+            return offlineNow
         }
         /// This host's changes since the last call, posted.
         func forwardOwn() {
@@ -266,8 +271,13 @@ package final class SharedSource: QuerySource {
         while wanted() {
             do {
                 let url = try url ?? SharedIndexLocation.url()
+                // Its folders are refused at the start alone: gathered
+                // again after a reconnect, a folder gone since leaves no
+                // results, as a host searched again does.
+                var gathering = search
+                gathering.checksFolders = first
                 let live = try SharedLiveQuery(
-                    reader: SharedReader(connection: PostgresConnection(url: url)), search: search)
+                    reader: SharedReader(connection: PostgresConnection(url: url)), search: gathering)
                 live.mostResults = mostResults
                 let gathered = try live.gather().map(snapshot)
                 // Hosts offline from the start are said before their
@@ -313,7 +323,7 @@ package final class SharedSource: QuerySource {
                     _ = subscription.post(.snapshot(own?.current() ?? [], isFresh: false))
                     first = false
                 }
-                report([.sharedIndex("the shared index: \(reason)")])
+                report(offlineNow + [.sharedIndex("the shared index: \(reason)")])
                 wake()
                 // A query the database refuses is not retried; this host's
                 // answer goes on.

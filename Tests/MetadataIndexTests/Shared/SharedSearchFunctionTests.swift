@@ -146,6 +146,38 @@ struct SharedSearchFunctionTests {
         }
         #expect(try scopeErrors(own, "root") == "{NULL,EACCES,EACCES,EACCES,ENOENT,ENOTDIR}")
         #expect(try scopeErrors(admin, nil) == "{NULL,NULL,ENOENT,ENOTDIR,ENOENT,ENOTDIR}")
+        // A slash at the end, a symbolic link (its target unknown to the
+        // index), a folder whose path is not UTF-8 (by its bytes) and what
+        // is not in it, a path longer than the kernel takes.
+        #expect(symlink(root, root + "/link") == 0)
+        let bad = Array((root + "/dir").utf8) + [0xFF] + Array("bad".utf8)
+        #expect((bad + [0]).withUnsafeBytes { mkdir($0.baseAddress!.assumingMemoryBound(to: CChar.self), 0o755) } == 0)
+        try SharedPublisherTests.expectPublished(root, url, "the link and the folder of bytes")
+        func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
+        let more = [
+            "[1,\"\(root)/\"]", "[1,\"\(root)/link\"]", "[1,null,\"\(hex(bad))\"]",
+            "[1,null,\"\(hex(bad + Array("/nothing".utf8)))\"]", "[1,\"/\(String(repeating: "x", count: 4100))\"]",
+        ].joined(separator: ",")
+        for connection in [own, admin] {
+            #expect(
+                try connection.execute("SELECT mdq.scope_errors($1::jsonb)::text AS e", ["[\(more)]"]).first("e")
+                    == "{NULL,symlink,NULL,ENOENT,ENAMETOOLONG}")
+        }
+        // The folder the host indexes from, closed to the stranger: said
+        // not indexed, as what is above it (that it is there would tell a
+        // name in a folder the stranger may not list); its owner's view
+        // unchanged.
+        #expect(chmod(root, 0o700) == 0)
+        #expect(
+            waitUntil(timeout: 20, interval: 0.02) {
+                (try? scopeErrors(own, "root")) == "{unindexed,unindexed,unindexed,unindexed,unindexed,unindexed}"
+            }, "\(String(describing: try? scopeErrors(own, "root")))")
+        #expect(try scopeErrors(admin, nil) == "{NULL,NULL,ENOENT,ENOTDIR,ENOENT,ENOTDIR}")
+        #expect(chmod(root, 0o755) == 0)
+        #expect(
+            waitUntil(timeout: 20, interval: 0.02) {
+                (try? scopeErrors(own, "root")) == "{NULL,EACCES,EACCES,EACCES,ENOENT,ENOTDIR}"
+            }, "\(String(describing: try? scopeErrors(own, "root")))")
         for scopes in [#"[[null,"/"]]"#, #"[[1,"relative"]]"#, #"{"a":1}"#, #"[[1,null,"zz"]]"#] {
             #expect(throws: SharedIndexError.self, "\(scopes)") {
                 try own.execute("SELECT mdq.scope_errors($1::jsonb)", [scopes])
@@ -907,12 +939,17 @@ struct SharedSearchFunctionTests {
         let admin = try PostgresConnection(url: url)
         _ = try admin.execute("SELECT mdq.add_host('alpha', 'machine-alpha')")
         let reader = try SharedReader(connection: PostgresConnection(url: url))
+        // Another database's session holding the same keys.
+        let id = try #require(try admin.execute("SELECT host_id FROM mdq.host").first("host_id"))
         let elsewhere = try PostgresConnection(url: cluster.url(try cluster.createDatabase()))
-        _ = try elsewhere.execute("SELECT pg_advisory_lock(\(SharedHost.publisherLock), 1)")
+        _ = try elsewhere.execute("SELECT pg_advisory_lock(\(SharedHost.publisherLock), $1::int)", [id])
         func state() throws -> String? { try reader.hosts().first?.state }
         #expect(try state() == "new")
         for said in ["reloading", "catching-up", "live"] {
-            _ = try admin.execute("UPDATE mdq.host SET state = $1, last_contact = now()", [said])
+            // Its last write a while ago (a reload's index builds, an idle
+            // publisher's ten seconds).
+            _ = try admin.execute(
+                "UPDATE mdq.host SET state = $1, last_contact = now() - interval '11 seconds'", [said])
             var publisher: PostgresConnection? = try PostgresConnection(url: url)
             _ = try publisher?.execute("SELECT pg_advisory_lock(\(SharedHost.publisherLock), host_id) FROM mdq.host")
             #expect(try state() == said.replacingOccurrences(of: "-", with: " "), "\(said), its publisher there")
@@ -920,6 +957,9 @@ struct SharedSearchFunctionTests {
             #expect(
                 waitUntil(timeout: 20, interval: 0.02) { (try? state()) == "offline" },
                 "\(said), its publisher gone: \(String(describing: try? state()))")
+            // One that wrote just now is connecting again: not offline yet.
+            _ = try admin.execute("UPDATE mdq.host SET last_contact = now()")
+            #expect(try state() == said.replacingOccurrences(of: "-", with: " "), "\(said), reconnecting")
         }
         // Silent for longer than a publisher ever is, its session there.
         let publisher = try PostgresConnection(url: url)
