@@ -446,7 +446,7 @@ private struct PublishingSession {
             // The folder rows decide whether the batch is read again; the
             // entry rows are copied once, from the read that stands.
             while true {
-                folders = read.entries.filter { $0.metadata.kind == .folder }
+                folders = read.entries.filter { $0.metadata.kind == .folder && $0.path != nil }
                 guard !folders.isEmpty else { break }
                 let listClasses = folders.map { classes.listClass($0.listRestrictions ?? []) }
                 try copyFolders(folders, listClasses: listClasses, seq: seq)
@@ -485,10 +485,13 @@ private struct PublishingSession {
             // The live folders among those the batch touches, before and
             // after: what it adds to the host's count (not a count of every
             // folder, a batch at a time).
+            // Folders whose contents the index no longer holds (pruned, or
+            // another filesystem mounted on them) lose their rows.
+            let unlisted = read.entries.filter { $0.metadata.kind == .folder && $0.path == nil }.map(\.identity)
             let touched = PostgresArray.numbers(
-                folders.map { Int64(bitPattern: $0.identity) } + read.removed.map { Int64(bitPattern: $0) })
+                (folders.map(\.identity) + read.removed + unlisted).map { Int64(bitPattern: $0) })
             func liveFolders() throws(SharedIndexError) -> Int {
-                guard !folders.isEmpty || !read.removed.isEmpty else { return 0 }
+                guard !folders.isEmpty || !read.removed.isEmpty || !unlisted.isEmpty else { return 0 }
                 return try connection.execute(
                     """
                     SELECT count(*) AS n FROM mdq.folder_\(hostID)
@@ -514,6 +517,13 @@ private struct PublishingSession {
                     UPDATE mdq.folder_\(hostID) SET deleted_seq = $2, seq = $2
                     WHERE folder_id = ANY($1::bigint[]) AND deleted_seq IS NULL
                     """, [list, String(seq)])
+            }
+            if !unlisted.isEmpty {
+                _ = try connection.execute(
+                    """
+                    UPDATE mdq.folder_\(hostID) SET deleted_seq = $2, seq = $2
+                    WHERE folder_id = ANY($1::bigint[]) AND deleted_seq IS NULL
+                    """, [PostgresArray.numbers(unlisted.map { Int64(bitPattern: $0) }), String(seq)])
             }
             // Behind: since the batch was read, when the index has moved
             // on from what it records; not at all when it has not.

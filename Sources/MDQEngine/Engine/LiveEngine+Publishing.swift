@@ -11,7 +11,9 @@ package struct PublishedEntry: Sendable {
     package var parent: UInt64?
     package var name: [UInt8]
     package var metadata: EntryMetadata
-    /// For folders: the absolute path.
+    /// For folders whose contents the index holds: the absolute path (a
+    /// folder it prunes, or that another filesystem is mounted on, has
+    /// none, and no folder row: nothing lies in it).
     package var path: [UInt8]?
     /// For folders: what a user must be allowed to list the folder's
     /// contents, outermost first, each kind once: the access of every
@@ -119,7 +121,7 @@ extension LiveEngine {
                     guard !s.index.isRoot(id) else { continue }
                     entries.append(s.publishedEntry(id.rawValue, folderRow: false, restrictions: &restrictions))
                 case .folders:
-                    guard s.index.kind(of: id) == .folder else { continue }
+                    guard s.index.kind(of: id) == .folder, s.descends(into: id.rawValue) else { continue }
                     entries.append(s.publishedEntry(id.rawValue, folderRow: true, restrictions: &restrictions))
                 }
             }
@@ -252,7 +254,7 @@ extension EngineState {
         var published = PublishedEntry(
             identity: index.identity(of: id), parent: index.parent(of: entry).map { index.identity(of: $0.rawValue) },
             name: index.name(of: entry), metadata: metadata)
-        if folderRow && metadata.kind == .folder {
+        if folderRow && metadata.kind == .folder && descends(into: id) {
             published.path = pathBytes(of: id)
             published.listRestrictions = restrictions.of(id, in: index)
         }

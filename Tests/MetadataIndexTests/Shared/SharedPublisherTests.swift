@@ -626,9 +626,9 @@ final class IndexedTree {
     let scope: ScopeRequest
     private let retained: RetainedScope
 
-    init(_ root: String) throws {
+    init(_ root: String, rules: ScopeRules = ScopeRules(includeHidden: true)) throws {
         engine = try LiveEngine(crawlThreads: 2)
-        scope = ScopeRequest(path: FilePath(root), rules: ScopeRules(includeHidden: true))
+        scope = ScopeRequest(path: FilePath(root), rules: rules)
         retained = try engine.retain(scope)
     }
 

@@ -207,6 +207,46 @@ struct SharedSearchFunctionTests {
         }
     }
 
+    /// A folder whose contents its host prunes has no folder row (nothing
+    /// lies in it), whether it was there at the first publish or came
+    /// later: a search's folder in or below it is said not indexed, not
+    /// missing.
+    @Test func aPrunedFolderIsSaidNotIndexed() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        for folder in ["keep", "cache", "cache/sub"] { mkdir(root + "/" + folder, 0o755) }
+        for file in ["keep/a.txt", "cache/b.txt"] { close(open(root + "/" + file, O_WRONLY | O_CREAT, 0o644)) }
+        let tree = try IndexedTree(
+            root, rules: ScopeRules(includeHidden: true, prunedFolderNames: [Array("cache".utf8)]))
+        defer { tree.close() }
+        let publisher = SharedPublisher(configuration: SharedPublisherTests.configuration(url), engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        let admin = try PostgresConnection(url: url)
+        func folders() throws -> [String] {
+            try admin.execute("SELECT path FROM mdq.folder WHERE deleted_seq IS NULL ORDER BY path").rows.compactMap {
+                $0[0]
+            }
+        }
+        func scopeErrors(_ paths: [String]) throws -> String? {
+            let scopes = paths.map { "[1,\"\(root)\($0)\"]" }.joined(separator: ",")
+            return try admin.execute("SELECT mdq.scope_errors($1::jsonb)::text AS e", ["[\(scopes)]"]).first("e")
+        }
+        #expect(
+            waitUntil(timeout: 20) { (try? folders()) == [root, root + "/keep"] },
+            "\(String(describing: try? folders()))")
+        #expect(
+            try scopeErrors(["/keep", "/cache", "/cache/sub", "/cache/nothing"])
+                == "{NULL,unindexed,unindexed,unindexed}")
+        // One that comes later, published a batch at a time.
+        mkdir(root + "/keep/cache", 0o755)
+        #expect(
+            waitUntil(timeout: 20) { (try? scopeErrors(["/keep/cache"])) == "{unindexed}" },
+            "\(String(describing: try? scopeErrors(["/keep/cache"]))) \(String(describing: try? folders()))")
+        #expect(try folders() == [root, root + "/keep"])
+    }
+
     /// A live query that keeps at most so many results (the system
     /// index's for its users) ends, refused, when its gather or a change
     /// would pass them: it never holds more.
