@@ -103,8 +103,17 @@ package final class DaemonClient {
     }
 
     /// The next response line, parsed; an error response becomes a throw.
-    private func response() throws(MetadataError) -> JSONValue {
-        switch reader.next(idle: 600_000) {
+    ///
+    /// - Parameter seconds: the longest silence taken before it: a daemon
+    ///   answers `hello` and `status` at once and sends a progress line
+    ///   each second while a query scans; a daemon stopped or hung is
+    ///   then said, not waited for.
+    private func response(within seconds: Double = 600) throws(MetadataError) -> JSONValue {
+        let limit = min(max(seconds, 1), 86_400)
+        let asked = ContinuousClock.now
+        switch reader.next(idle: Int32(limit * 1000)) {
+        case .end where ContinuousClock.now - asked >= .milliseconds(Int64(limit * 1000) - 50):
+            throw MetadataError.daemon("the daemon did not answer within \(TextFormat.seconds(limit))")
         case .end: throw MetadataError.daemon("the daemon went away")
         case .failure(let error): throw MetadataError.daemon("unreadable answer from the daemon: \(error.message)")
         case .line(let line):
@@ -147,7 +156,7 @@ package final class DaemonClient {
     /// its protocol version (`features`; none from an older daemon).
     package func hello() throws(MetadataError) -> (protocolVersion: Int, pid: Int, features: Set<String>) {
         _ = try send(.hello)
-        let value = try response()
+        let value = try response(within: 30)
         return (
             Int(value["protocol"]?.integer ?? 0), Int(value["pid"]?.integer ?? 0),
             Set((value["features"]?.array ?? []).compactMap(\.string))
@@ -181,7 +190,7 @@ package final class DaemonClient {
         _ = try send(.searchHosts, fields.bytes)
         var answer = HostAnswer()
         while true {
-            let value = try response()
+            let value = try response(within: (budget ?? 30) + 30)
             if let warning = value["warning"]?.string {
                 answer.warnings.append(warning)
             } else if let length = value["bytes"]?.integer {
@@ -221,7 +230,7 @@ package final class DaemonClient {
             query, hosts: hosts, folders: folders, excluded: excluded, budget: budget, check: true,
             protocol: DaemonProtocol.version, into: &fields)
         _ = try send(.subscribeHosts, fields.bytes)
-        while try response()["done"]?.bool != true {}
+        while try response(within: (budget ?? 30) + 30)["done"]?.bool != true {}
     }
 
     /// The hosts of the shared index, each as its JSON object
@@ -231,7 +240,7 @@ package final class DaemonClient {
         _ = try send(.hosts)
         var hosts: [JSONValue] = []
         while true {
-            let value = try response()
+            let value = try response(within: 60)
             if let host = value["host"] {
                 hosts.append(host)
             } else if value["done"]?.bool == true {
@@ -243,7 +252,7 @@ package final class DaemonClient {
     /// `status`, as the daemon reports it (see `IndexDaemon`).
     package func status() throws(MetadataError) -> DaemonStatus {
         _ = try send(.status)
-        return DaemonStatus(try response()["status"] ?? .null)
+        return DaemonStatus(try response(within: 30)["status"] ?? .null)
     }
 
     /// The indexed scopes and whether each is live.
@@ -256,7 +265,7 @@ package final class DaemonClient {
     package func indexedScopeList() throws(MetadataError) -> [(scope: ScopeRequest, live: Bool, namesOnly: Bool)] {
         _ = try send(.indexList)
         var result: [(ScopeRequest, Bool, Bool)] = []
-        for item in try response()["scopes"]?.array ?? [] {
+        for item in try response(within: 30)["scopes"]?.array ?? [] {
             if let scope = try? DaemonProtocol.scope(item) {
                 result.append((scope, item["live"]?.bool ?? false, item["content"]?.bool == false))
             }
@@ -381,7 +390,7 @@ package final class DaemonClient {
         _ = try send(.query, fields.bytes, passing: folders)
         var answer = Answer(count: 0, stale: false)
         while true {
-            let value = try response()
+            let value = try response(within: 60)
             if let length = value["bytes"]?.integer {
                 guard let payload = reader.read(exactly: Int(length)) else {
                     throw MetadataError.daemon("the daemon went away mid-answer")

@@ -109,8 +109,8 @@ struct DaemonConnection {
     }
 
     /// The next line (without its newline), or nil at the end, on an error
-    /// or after ten minutes without a byte (the daemon sends progress
-    /// lines each second while it works).
+    /// or after a minute without a byte (the daemon sends progress lines
+    /// each second while it works).
     mutating func line() -> [UInt8]? {
         while true {
             if let newline = buffer[start...].firstIndex(of: 0x0A) {
@@ -158,12 +158,15 @@ struct DaemonConnection {
         return got > 0
     }
 
-    /// Waits until the socket has bytes (or the end), at most 600 s of
-    /// silence, as `mdq-full` waits; false when it times out or fails.
+    /// Waits until the socket has bytes (or the end), at most a minute of
+    /// silence: a daemon sends a progress line each second while it scans,
+    /// and the system index gives up on the database past the 30 s a
+    /// search across hosts has. One stopped or hung is then left to the
+    /// full command, which says why. False when it times out or fails.
     private func waitForData() -> Bool {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         while true {
-            let ready = poll(&poller, 1, 600_000)
+            let ready = poll(&poller, 1, 60_000)
             if ready > 0 { return true }
             if ready < 0 && errno == EINTR { continue }
             return false

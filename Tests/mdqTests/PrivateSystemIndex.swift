@@ -53,6 +53,12 @@ final class PrivateSystemIndex {
 
     var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
+    /// Sends `signal` to the system index (`unshare` and `sh` exec it: one
+    /// process).
+    func send(_ signal: Int32) {
+        _ = kill(process.processIdentifier, signal)
+    }
+
     func close() {
         process.terminate()
         process.waitUntilExit()

@@ -511,4 +511,20 @@ struct SystemHostSearchTests {
         #expect(!live.lines.contains("gamma:\(mine)/report-gamma.txt"), "\(live.lines)")
         #expect(live.lines.count == 3, "\(live.lines)")
     }
+
+    /// A system index that stops answering (stopped, hung) is said so
+    /// after a bounded silence (30 s for a status), not waited for ten
+    /// minutes.
+    @Test func aSystemIndexThatStopsAnsweringIsNotWaitedForEver() throws {
+        let temp = try TemporaryDirectory()
+        let system = try PrivateSystemIndex(try temp.folder("indexed").string, in: temp)
+        defer { system.close() }
+        #expect(system.waitUntilLive(), "\(system.logText)")
+        system.send(SIGSTOP)
+        defer { system.send(SIGCONT) }
+        let status = try Shell.run(
+            "/usr/bin/timeout", ["300", MDQCommandTests.binary, "system", "status"], environment: system.environment)
+        #expect(status.status == 1, "\(status.status): \(status.stderrText)")
+        #expect(status.stderrText.contains("did not answer within 30 s"), "\(status.stderrText)")
+    }
 }
