@@ -181,6 +181,12 @@ package final class SharedReader {
         }
     }
 
+    /// What narrows a search in the shared index, for the refusal of one
+    /// nothing narrows.
+    package static let narrowedBy =
+        "it narrows by three characters in a row of a name test (==, LIKE, BEGINSWITH, CONTAINS, ENDSWITH, words), "
+        + "an extension, a type, a size or a date, not by a regular expression (MATCHES), a path or a kind"
+
     /// Why a search cannot be made across hosts.
     package enum Refusal: Error, Equatable, CustomStringConvertible {
         /// An attribute hosts do not publish.
@@ -204,8 +210,8 @@ package final class SharedReader {
                 "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates and "
                     + "types)"
             case .unbounded:
-                "the shared index cannot narrow this search: nothing in it is a run of three characters of a name, "
-                    + "an extension, a type, a size or a date, so every entry of the hosts searched would be read"
+                "the shared index cannot narrow this search: \(SharedReader.narrowedBy), so every entry of the hosts "
+                    + "searched would be read"
             case .unknownHost(let name): "no host \(name) in the shared index"
             case .scope(let host, let path, let problem):
                 "\(host):\(String(decoding: path, as: UTF8.self)): \(problem)"

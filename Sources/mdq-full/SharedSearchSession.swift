@@ -63,9 +63,8 @@ enum SharedIndexSettings {
                 ).pointing(at: [Array(attribute.utf8)], in: source)
             case .unbounded(let culprit):
                 var error = MetadataError.invalidArgument(
-                    "the shared index cannot narrow this search (\(predicate)): nothing in it is a run of three "
-                        + "characters of a name, an extension, a type, a size or a date, so every entry of the hosts "
-                        + "searched would be "
+                    "the shared index cannot narrow this search (\(predicate)): \(SharedReader.narrowedBy), so every "
+                        + "entry of the hosts searched would be "
                         + (live
                             ? "read; add --budget SECONDS, or a narrower test"
                             : "read; add --limit N or --budget SECONDS, or a narrower test"))
