@@ -126,9 +126,7 @@ package struct HostSearch {
         for name in hostNames ?? hosts.map(\.name) where !requested.contains(name) { requested.append(name) }
         if hostNames == nil, let ownName, !requested.contains(ownName) { requested.append(ownName) }
         for name in requested where name != ownName && !hosts.contains(where: { $0.name == name }) {
-            let known = hosts.map(\.name).joined(separator: ", ")
-            throw MetadataError.invalidArgument(
-                "no host \(name) in the shared index (hosts: \(known.isEmpty ? "none" : known); mdq hosts lists them)")
+            throw MetadataError.invalidArgument(SharedReader.unknownHost(name, known: hosts.map(\.name)))
         }
         var searchesOwn = ownName.map { requested.contains($0) } ?? false
         if searchesOwn, own == nil, let ownName {

@@ -219,7 +219,7 @@ package final class SharedLiveQuery {
         let seen: [SharedHost]
         do {
             (found, seen) = try read(narrowed)
-        } catch SharedReader.Refusal.unknownHost {
+        } catch SharedReader.Refusal.unknownHost(_, _) {
             // Removed since the hosts were read.
             forget(host.id, into: &update)
             return

@@ -187,6 +187,12 @@ package final class SharedReader {
         "it narrows by three characters in a row of a name test (==, LIKE, BEGINSWITH, CONTAINS, ENDSWITH, words), "
         + "an extension, a type, a size or a date, not by a regular expression (MATCHES), a path or a kind"
 
+    /// What a search of a host the shared index does not know is told.
+    package static func unknownHost(_ name: String, known: [String]) -> String {
+        let names = known.joined(separator: ", ")
+        return "no host \(name) in the shared index (hosts: \(names.isEmpty ? "none" : names); mdq hosts lists them)"
+    }
+
     /// Why a search cannot be made across hosts.
     package enum Refusal: Error, Equatable, CustomStringConvertible {
         /// An attribute hosts do not publish.
@@ -195,7 +201,8 @@ package final class SharedReader {
         /// be read), and neither a limit nor a budget bounds it; the test
         /// to blame, when there is one.
         case unbounded(PredicateSQL.Culprit?)
-        case unknownHost(String)
+        /// A host the shared index does not know, and those it knows.
+        case unknownHost(String, known: [String])
         /// A folder of the search (`host`, `path`) that its host would not
         /// let the user search, and why.
         case scope(host: String, path: [UInt8], ScopeProblem)
@@ -212,7 +219,7 @@ package final class SharedReader {
             case .unbounded:
                 "the shared index cannot narrow this search: \(SharedReader.narrowedBy), so every entry of the hosts "
                     + "searched would be read"
-            case .unknownHost(let name): "no host \(name) in the shared index"
+            case .unknownHost(let name, let known): SharedReader.unknownHost(name, known: known)
             case .scope(let host, let path, let problem):
                 "\(host):\(String(decoding: path, as: UTF8.self)): \(problem)"
             case .tooManyResults(let most):
@@ -302,7 +309,7 @@ package final class SharedReader {
         // publish nothing.
         for name in (search.hosts ?? []) + search.scopes.map(\.host)
         where !all.contains(where: { $0.name == name }) && !search.excludedHosts.contains(name) {
-            throw Refusal.unknownHost(name)
+            throw Refusal.unknownHost(name, known: all.map(\.name))
         }
         let chosen = all.filter { search.covers($0.name) }
         guard !chosen.isEmpty else { return nil }

@@ -192,8 +192,8 @@ final class SharedSearchService: HostSearching {
             if error is SharedReader.Refusal { give(readers) } else { close(readers) }
             switch error {
             case let refusal as SharedReader.Refusal:
-                if case .unknownHost(let name) = refusal {
-                    throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+                if case .unknownHost(let name, let known) = refusal {
+                    throw MetadataError.invalidArgument(SharedReader.unknownHost(name, known: known))
                 }
                 if case .scope(let host, let path, let problem) = refusal {
                     throw problem.error(host: host, path: path)

@@ -83,8 +83,8 @@ enum SharedIndexSettings {
                     error = error.pointing(at: candidates, in: source)
                 }
                 throw error
-            case .unknownHost(let name):
-                throw MetadataError.invalidArgument("no host \(name) in the shared index (mdq hosts lists them)")
+            case .unknownHost(let name, let known):
+                throw MetadataError.invalidArgument(SharedReader.unknownHost(name, known: known))
             case .scope(let host, let path, let problem):
                 throw problem.error(host: host, path: path)
             case .tooManyResults:
@@ -371,7 +371,7 @@ struct SharedLiveSession {
             let reader = try SharedIndexSettings.connect()
             do {
                 try reader.check(search)
-            } catch SharedReader.Refusal.unknownHost(let name) where name == own {
+            } catch SharedReader.Refusal.unknownHost(let name, _) where name == own {
                 throw MetadataError.invalidArgument(
                     "\(name) is this host: its system index is not running (mdq system start) and it publishes nothing")
             } catch {

@@ -153,6 +153,9 @@ struct HostSearchCommandTests {
         let liveUnknown = try mdq(["--host", "nope", "--live", "photo"])
         #expect(liveUnknown.status == 2)
         #expect(liveUnknown.stderrText.contains("no host nope in the shared index"), "\(liveUnknown.stderrText)")
+        // Said as the one-shot search says it, with the hosts there are.
+        #expect(liveUnknown.stderrText == unknown.stderrText)
+        #expect(unknown.stderrText.contains("(hosts: alpha; mdq hosts lists them)"), "\(unknown.stderrText)")
         let liveImported = try mdq(["--host", "alpha", "--live", "--attr", "kMDItemTitle", "photo"])
         #expect(liveImported.status == 2)
         #expect(liveImported.stderrText.contains("kMDItemTitle is not published"), "\(liveImported.stderrText)")
