@@ -14,6 +14,10 @@ package struct SharedIndexError: Error, CustomStringConvertible, Equatable {
     }
 
     package var description: String { message }
+
+    /// The message for people, said to be the shared index's unless it
+    /// says so itself ("cannot connect to the shared index: …").
+    package var said: String { message.contains("the shared index") ? message : "the shared index: " + message }
 }
 
 /// The rows of a statement's result, every value as PostgreSQL's text form

@@ -90,7 +90,7 @@ final class SharedSearchService: HostSearching {
             case let error as SharedIndexError where error.sqlState == "57014":
                 // The budget, as the command says it.
                 throw SharedIndexSettings.overBudget(request.budget)
-            case let error as SharedIndexError: throw MetadataError.daemon("the shared index: \(error.message)")
+            case let error as SharedIndexError: throw MetadataError.daemon(error.said)
             case SharedReader.Refusal.scope(let host, let path, let problem):
                 throw problem.error(host: host, path: path)
             case let refusal as SharedReader.Refusal: throw MetadataError.invalidArgument(refusal.description)
@@ -136,7 +136,7 @@ final class SharedSearchService: HostSearching {
             hosts = try readers[0].hosts()
         } catch {
             close(readers)
-            throw MetadataError.daemon("the shared index: \(error.message)")
+            throw MetadataError.daemon(error.said)
         }
         give(readers)
         return hosts.map(\.json)
@@ -200,7 +200,7 @@ final class SharedSearchService: HostSearching {
                 }
                 throw MetadataError.invalidArgument(refusal.description)
             case let error as SharedIndexError:
-                throw MetadataError.daemon("the shared index: \(error.message)")
+                throw MetadataError.daemon(error.said)
             default:
                 throw error
             }
@@ -262,7 +262,7 @@ final class SharedSearchService: HostSearching {
         } catch {
             pool.withLock { $0.open -= wanted - (readers.count - reused.count) }
             close(readers)
-            throw MetadataError.daemon("the shared index: \(error.message)")
+            throw MetadataError.daemon(error.said)
         }
         return readers
     }

@@ -94,7 +94,7 @@ enum SharedIndexSettings {
             // query_canceled: the statement timeout set from --budget.
             throw overBudget(budget)
         } catch let error as SharedIndexError {
-            throw MetadataError.daemon("the shared index: \(error.message)")
+            throw MetadataError.daemon(error.said)
         }
     }
 
@@ -113,7 +113,7 @@ enum SharedIndexSettings {
         do {
             return try SharedReader(connection: PostgresConnection(url: SharedIndexLocation.url()))
         } catch let error as SharedIndexError {
-            throw MetadataError.daemon("the shared index: \(error.message)")
+            throw MetadataError.daemon(error.said)
         }
     }
 }

@@ -55,6 +55,15 @@ struct SharedCommandTests {
         let unreachable = try mdq(["shared", "status", "postgresql:///x?host=/nonexistent-folder&connect_timeout=2"])
         #expect(unreachable.status == 1)
         #expect(unreachable.stderrText.contains("cannot connect to the shared index"), "\(unreachable.stderrText)")
+        // A search and the hosts say it once, not "the shared index: cannot
+        // connect to the shared index".
+        for arguments in [["--host", "alpha", "report"], ["hosts"]] {
+            let search = try Shell.run(
+                MDQCommandTests.binary, arguments,
+                environment: ["MDQ_SHARED": "postgresql:///x?host=/nonexistent-folder&connect_timeout=2"])
+            #expect(search.status == 1, "\(arguments): \(search.stderrText)")
+            #expect(search.stderrText.hasPrefix("mdq: cannot connect to the shared index: "), "\(search.stderrText)")
+        }
         let noURL = try mdq(["shared", "init"])
         #expect(noURL.status == 2)
     }

@@ -61,7 +61,7 @@ struct HostsCommand: ParsableCommand {
         } catch {
             if let listed = try listedBySystemIndex() { return listed }
             if let error = error as? SharedIndexError {
-                throw MetadataError.daemon("the shared index: \(error.message)")
+                throw MetadataError.daemon(error.said)
             }
             throw error
         }
