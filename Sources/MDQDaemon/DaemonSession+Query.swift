@@ -47,11 +47,28 @@ extension DaemonSession {
         let ranked = words != nil && output == .paths
         let streamsPaths = output == .paths && !ranked
         var sent = true
+        // A long answer is not silence: a `progress` line each second
+        // (clients skip lines they do not know), which also keeps the
+        // client's idle limit from running out; the count of free text's
+        // words after it too.
+        var lastProgress = ContinuousClock.now
+        let progress = { (scanned: Int, total: Int) in
+            let now = ContinuousClock.now
+            guard now - lastProgress >= .seconds(1) else { return }
+            lastProgress = now
+            var out = JSONWriter()
+            DaemonProtocol.begin(id, &out)
+            // A user of the system index learns how far, not how many
+            // entries the index holds.
+            let (done, of) = self.viewer == nil ? (scanned, total) : (scanned * 1000 / max(1, total), 1000)
+            out.raw("\"progress\":{\"scanned\":")
+            out.integer(done)
+            out.raw(",\"of\":")
+            out.integer(of)
+            out.raw("}}\n")
+            if !self.send(out.bytes) { budget.cancel() }
+        }
         do {
-            // A long answer is not silence: a `progress` line each second
-            // (clients skip lines they do not know), which also keeps the
-            // client's idle limit from running out.
-            var lastProgress = ContinuousClock.now
             let stream: (([UInt8], Int) -> Bool)? =
                 streamsPaths
                 ? { [self] paths, count in
@@ -79,23 +96,7 @@ extension DaemonSession {
                 budget: budget,
                 fetching: fetching, viewer: viewer,
                 admits: first.map { $0.admits },
-                progress: { scanned, total in
-                    let now = ContinuousClock.now
-                    guard now - lastProgress >= .seconds(1) else { return }
-                    lastProgress = now
-                    var out = JSONWriter()
-                    DaemonProtocol.begin(id, &out)
-                    // A user of the system index learns how far, not how
-                    // many entries the index holds.
-                    let (done, of) = self.viewer == nil ? (scanned, total) : (scanned * 1000 / max(1, total), 1000)
-                    out.raw("\"progress\":{\"scanned\":")
-                    out.integer(done)
-                    out.raw(",\"of\":")
-                    out.integer(of)
-                    out.raw("}}\n")
-                    if !self.send(out.bytes) { budget.cancel() }
-                },
-                stream: stream, entries: entries)
+                progress: progress, stream: stream, entries: entries)
         } catch {
             if budget.isCancelled || !sent {
                 daemon.state.withLock { $0.cancelledQueries += 1 }
@@ -153,7 +154,7 @@ extension DaemonSession {
         if answer.count == 0, let other,
             case .success(let counted)? = try? daemon.engine.answer(
                 scopes: scopes, predicate: other.predicate, output: .count, limit: nil, budget: budget, fetching: [],
-                viewer: viewer, progress: { _, _ in }, stream: nil),
+                viewer: viewer, progress: progress, stream: nil),
             counted.count > 0
         {
             note = other.note(counted.count)

@@ -17,7 +17,12 @@ package struct SharedIndexError: Error, CustomStringConvertible, Equatable {
 
     /// The message for people, said to be the shared index's unless it
     /// says so itself ("cannot connect to the shared index: …").
-    package var said: String { message.contains("the shared index") ? message : "the shared index: " + message }
+    package var said: String { Self.said(message) }
+
+    /// `message`, said to be the shared index's unless it says so itself.
+    package static func said(_ message: String) -> String {
+        message.contains("the shared index") ? message : "the shared index: " + message
+    }
 }
 
 /// The rows of a statement's result, every value as PostgreSQL's text form

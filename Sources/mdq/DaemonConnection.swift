@@ -11,6 +11,10 @@ struct DaemonConnection {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
     private var start = 0
+    /// The longest silence taken, in milliseconds: a minute for a query
+    /// (see `waitForData`); a search across hosts sends nothing while the
+    /// database works, each of its statements up to its budget.
+    var silence: Int32 = 60_000
 
     /// Connected to the user's own daemon, or nil: no daemon, or a socket
     /// or folder that is not the user's (nothing is sent to it; the full
@@ -158,15 +162,14 @@ struct DaemonConnection {
         return got > 0
     }
 
-    /// Waits until the socket has bytes (or the end), at most a minute of
-    /// silence: a daemon sends a progress line each second while it scans,
-    /// and the system index gives up on the database past the 30 s a
-    /// search across hosts has. One stopped or hung is then left to the
-    /// full command, which says why. False when it times out or fails.
+    /// Waits until the socket has bytes (or the end), at most `silence`:
+    /// a daemon sends a progress line each second while it scans, so one
+    /// silent for a minute is stopped or hung, and left to the full
+    /// command, which says why. False when it times out or fails.
     private func waitForData() -> Bool {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         while true {
-            let ready = poll(&poller, 1, 60_000)
+            let ready = poll(&poller, 1, silence)
             if ready > 0 { return true }
             if ready < 0 && errno == EINTR { continue }
             return false

@@ -294,6 +294,7 @@ struct QuickSearch {
     private func answerAcrossHosts() {
         guard var system = DaemonConnection.openSystem() else { return }
         defer { system.close() }
+        system.silence = 600_000
         guard system.send(hostsRequest(), passing: []) else { return }
         var warnings: [[UInt8]] = []
         var printed = false

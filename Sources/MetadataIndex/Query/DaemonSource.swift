@@ -2,6 +2,7 @@ import Foundation
 import MDQCore
 import MDQDaemon
 import MDQLive
+import MDQShared
 import MDQSystem
 import MDQWire
 import SystemPackage
@@ -199,7 +200,7 @@ final class RemoteSession: Sendable {
             if let refusal = state.withLock({ $0.hostsRefusal }) {
                 // Results it gave stay (a refusal is not their removal).
                 if !state.withLock({ $0.delivered }) { post(.snapshot([], isFresh: false)) }
-                post(.problems([.sharedIndex("the shared index: \(refusal)")]))
+                post(.problems([.sharedIndex(SharedIndexError.said(refusal))]))
                 return
             }
             // Not reachable, or gone: say so (with no results yet, the
@@ -214,7 +215,7 @@ final class RemoteSession: Sendable {
                 return (s.refusal, s.hostsTrouble)
             }
             if let trouble {
-                post(.problems([.sharedIndex("the shared index: \(trouble) (asked again shortly)")]))
+                post(.problems([.sharedIndex(SharedIndexError.said(trouble) + " (asked again shortly)")]))
             } else {
                 post(.problems([refusal.map { .daemonRefused(paths.socket, $0) } ?? .daemonUnreachable(paths.socket)]))
             }

@@ -177,7 +177,7 @@ package final class SharedSource: QuerySource {
         // A search the system index refuses stays refused; this host's
         // answer goes on.
         var refused: [EngineProblem] = []
-        if case .failure(let error) = others { refused = [.sharedIndex("the shared index: \(error.message)")] }
+        if case .failure(let error) = others { refused = [.sharedIndex(SharedIndexError.said(error.message))] }
         let feeds = [own, hosts].compactMap { $0 }
         for feed in feeds { feed.waitForGathering(timeout: budget ?? 60, while: wanted) }
         var problems: [EngineProblem] = []
@@ -323,7 +323,7 @@ package final class SharedSource: QuerySource {
                     _ = subscription.post(.snapshot(own?.current() ?? [], isFresh: false))
                     first = false
                 }
-                report(offlineNow + [.sharedIndex("the shared index: \(reason)")])
+                report(offlineNow + [.sharedIndex(SharedIndexError.said(reason))])
                 wake()
                 // A query the database refuses is not retried; this host's
                 // answer goes on.
