@@ -506,24 +506,19 @@ private struct PublishingSession {
             }
             let removed = read.removed
             if !removed.isEmpty {
-                let list = PostgresArray.numbers(removed)
                 _ = try connection.execute(
                     """
                     UPDATE mdq.entry_\(hostID) SET deleted_seq = $2, seq = $2
                     WHERE entry_id = ANY($1::bigint[]) AND deleted_seq IS NULL
-                    """, [list, String(seq)])
-                _ = try connection.execute(
-                    """
-                    UPDATE mdq.folder_\(hostID) SET deleted_seq = $2, seq = $2
-                    WHERE folder_id = ANY($1::bigint[]) AND deleted_seq IS NULL
-                    """, [list, String(seq)])
+                    """, [PostgresArray.numbers(removed), String(seq)])
             }
-            if !unlisted.isEmpty {
+            // The rows of folders removed, and of those no longer listed.
+            if !removed.isEmpty || !unlisted.isEmpty {
                 _ = try connection.execute(
                     """
                     UPDATE mdq.folder_\(hostID) SET deleted_seq = $2, seq = $2
                     WHERE folder_id = ANY($1::bigint[]) AND deleted_seq IS NULL
-                    """, [PostgresArray.numbers(unlisted.map { Int64(bitPattern: $0) }), String(seq)])
+                    """, [PostgresArray.numbers((removed + unlisted).map { Int64(bitPattern: $0) }), String(seq)])
             }
             // Behind: since the batch was read, when the index has moved
             // on from what it records; not at all when it has not.
