@@ -254,12 +254,17 @@ public final class IndexDaemon: Sendable {
     /// inside files. A mount point named with no filesystem mounted there
     /// waits for one (`waitingMounts`); the folder beneath is not indexed.
     ///
+    /// - Parameter beforeAnswering: runs once the index is made and before
+    ///   the first connection is answered: what the daemon answers with
+    ///   (`hostSearch`, `publication`) is set there, so that no client is
+    ///   told it is missing while the daemon starts.
     /// - Throws: `MetadataError` `.watcherUnavailable` without fanotify or
     ///   `CAP_SYS_ADMIN`; `.daemon` as `start`.
     package static func startSystem(
         mounts: [FilePath]?, configuration: SystemConfiguration = .standard, paths: DaemonPaths = .system,
         crawlThreads: Int? = nil, snapshotInterval: Double = 60, requestTimeout: Double = 10,
-        log: @escaping @Sendable (String) -> Void = { _ in }
+        log: @escaping @Sendable (String) -> Void = { _ in },
+        beforeAnswering: (IndexDaemon) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
         var configuration = configuration
         if let mounts { configuration.mounts = mounts.map { $0.lexicallyNormalized() } }
@@ -268,7 +273,7 @@ public final class IndexDaemon: Sendable {
         return try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
             requestTimeout: requestTimeout, content: nil, system: configuration, systemIndex: nil,
-            limits: configuration.limits, log: log)
+            limits: configuration.limits, log: log, beforeAnswering: beforeAnswering)
     }
 
     /// The system index's scopes for the mount table `table`: the mount
@@ -299,7 +304,7 @@ public final class IndexDaemon: Sendable {
         paths: DaemonPaths, crawlThreads: Int?, snapshotInterval: Double, requestTimeout: Double,
         content contentIndexing: ContentIndexing?, system: SystemConfiguration?, systemIndex: DaemonPaths?,
         limits: ServiceLimits, log: @escaping @Sendable (String) -> Void,
-        beforeVerifying: @escaping @Sendable () -> Void = {}
+        beforeVerifying: @escaping @Sendable () -> Void = {}, beforeAnswering: (IndexDaemon) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
         var paths = paths
         if system != nil {
@@ -411,6 +416,7 @@ public final class IndexDaemon: Sendable {
         // A filesystem restored under other prunes is crawled afresh.
         if system != nil { engine.dropUnusedRoots(at: toCrawl.map(\.path)) }
         for scope in restored { daemon.makeLive(scope) }
+        beforeAnswering(daemon)
         guard WorkerThreads.start(name: "mdq-accept", { daemon.acceptLoop() }) != nil else {
             throw MetadataError.daemon("cannot start the daemon's threads (the thread limit)")
         }

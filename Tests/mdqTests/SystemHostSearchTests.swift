@@ -268,6 +268,40 @@ struct SystemHostSearchTests {
         #expect(full.stderrText == fast.stderrText)
     }
 
+    /// A client that comes while the system index starts is answered as
+    /// one that comes later: never told that it does not search across
+    /// hosts, or that it does not publish (a live search told the first
+    /// stops following the other hosts for good). Raced: the index is
+    /// started again and again, and asked from its first moment.
+    @Test func aClientThatComesWhileTheSystemIndexStartsIsAnsweredInFull() throws {
+        let temp = try TemporaryDirectory()
+        var hosts = try Hosts(temp)
+        defer { hosts.close() }
+        for run in 0..<8 {
+            hosts.system.close()
+            hosts.system = try PrivateSystemIndex(
+                hosts.local, in: temp,
+                arguments: ["--search", hosts.url, "--publish", hosts.url, "--host-name", "beta"])
+            // The first connection it answers.
+            var answered: (hosts: [String], publishing: String?)?
+            var failure: MetadataError?
+            #expect(
+                waitUntil(timeout: 30, interval: 0) {
+                    guard let client = try? DaemonClient.connectSystem(hosts.system.paths) else { return false }
+                    do throws(MetadataError) {
+                        let names = try client.sharedHosts().compactMap { $0["name"]?.string }
+                        answered = (names, try client.status().publishing?.hostName)
+                    } catch {
+                        failure = error
+                    }
+                    return true
+                }, "\(run): \(hosts.system.logText)")
+            #expect(failure == nil, "\(run): \(failure?.description ?? "")")
+            #expect(answered?.hosts.contains("alpha") == true, "\(run): \(String(describing: answered))")
+            #expect(answered?.publishing == "beta", "\(run): \(String(describing: answered))")
+        }
+    }
+
     /// `mdq --live --host NAME` for a user with no credential of their own:
     /// the system index follows the other hosts for them in the shared
     /// index (`subscribe-hosts`), judged by their name, and this host comes
@@ -333,7 +367,9 @@ struct SystemHostSearchTests {
         hosts.system = try PrivateSystemIndex(local, in: temp, arguments: ["--search", url])
         #expect(hosts.system.waitUntilLive(), "\(hosts.system.logText)")
         FileManager.default.createFile(atPath: remote + "/report-e.txt", contents: Data())
-        #expect(search.waitForLine(timeout: 30) { $0 == "+ alpha:\(remote)/report-e.txt" }, "\(search.lines)")
+        #expect(
+            search.waitForLine(timeout: 30) { $0 == "+ alpha:\(remote)/report-e.txt" },
+            "\(search.lines)\(search.errorText)")
         let after = search.lines.dropFirst(before)
         #expect(!after.contains { $0.contains("report-c.txt") || $0.contains("report-d.txt") }, "\(after)")
 

@@ -194,46 +194,33 @@ struct SystemCommand: ParsableCommand {
                 try SystemCommand.publisherConfiguration(url: $0, hostName: configuration.hostName)
             }
             // Without --mount or MOUNTS, the local disk filesystems,
-            // following the mount table.
+            // following the mount table. What it answers with is set
+            // before its first client is answered: one that came while it
+            // started would be told it does not search across hosts.
+            var made: SharedPublisher?
             let daemon = try IndexDaemon.startSystem(
-                mounts: mounts.resolved, configuration: configuration, snapshotInterval: snapshotInterval
-            ) { line in
-                Diagnostics.log(line)
-            }
-            // The publisher talks to the database on a thread of its own,
-            // and never holds the index while it waits.
-            let publisher = publishing.map {
-                SharedPublisher(configuration: $0, engine: daemon.engine) { Diagnostics.log($0) }
-            }
-            if let publisher {
-                // A longer history (8 times the default: about 17 MB when
-                // full) lets the host be away from the database longer, or
-                // change faster, before it must publish everything again.
-                daemon.engine.limitJournal(to: 1 << 20)
-                Diagnostics.log(
-                    "publishing to the shared index as \(publisher.configuration.hostName) "
-                        + "(machine \(publisher.configuration.machineID))")
-                daemon.publication.withLock {
-                    $0 = { [publisher] in
-                        let status = publisher.status.withLock { $0 }
-                        return PublicationStatus(
-                            hostName: publisher.configuration.hostName, state: status.state,
-                            sequence: status.sequence, rowsSent: status.rowsSent, reloads: status.reloads,
-                            lastError: status.lastError)
+                mounts: mounts.resolved, configuration: configuration, snapshotInterval: snapshotInterval,
+                log: { line in Diagnostics.log(line) },
+                beforeAnswering: { daemon in
+                    // The publisher talks to the database on a thread of
+                    // its own, and never holds the index while it waits.
+                    if let publishing {
+                        made = SystemCommand.publish(publishing, from: daemon)
                     }
-                }
-                publisher.start()
-            }
-            // Searches across hosts for this host's users, over
-            // connections kept open.
-            if let url = configuration.search {
-                daemon.hostSearch.withLock {
-                    $0 = SharedSearchService(
-                        url: url,
-                        ownName: publishing?.hostName ?? configuration.hostName ?? ProcessEnvironment.shortHostName)
-                }
-                Diagnostics.log("answering searches across hosts for this host's users")
-            }
+                    // Searches across hosts for this host's users, over
+                    // connections kept open.
+                    if let url = configuration.search {
+                        daemon.hostSearch.withLock {
+                            $0 = SharedSearchService(
+                                url: url,
+                                ownName: publishing?.hostName ?? configuration.hostName
+                                    ?? ProcessEnvironment.shortHostName)
+                        }
+                        Diagnostics.log("answering searches across hosts for this host's users")
+                    }
+                })
+            let publisher = made
+            publisher?.start()
             // Listening, fanotify started: from now on only marking
             // filesystems (CAP_SYS_ADMIN) and reading every folder
             // (CAP_DAC_READ_SEARCH); everything else root may do is dropped.
@@ -246,6 +233,27 @@ struct SystemCommand: ParsableCommand {
             daemon.waitUntilStopped()
             publisher?.stop()
         }
+    }
+
+    /// A publisher of `daemon`'s index, not started, whose state the
+    /// daemon's `status` reports.
+    static func publish(_ configuration: SharedPublisher.Configuration, from daemon: IndexDaemon) -> SharedPublisher {
+        let publisher = SharedPublisher(configuration: configuration, engine: daemon.engine) { Diagnostics.log($0) }
+        // A longer history (8 times the default: about 17 MB when full)
+        // lets the host be away from the database longer, or change
+        // faster, before it must publish everything again.
+        daemon.engine.limitJournal(to: 1 << 20)
+        Diagnostics.log(
+            "publishing to the shared index as \(configuration.hostName) (machine \(configuration.machineID))")
+        daemon.publication.withLock {
+            $0 = { [publisher] in
+                let status = publisher.status.withLock { $0 }
+                return PublicationStatus(
+                    hostName: configuration.hostName, state: status.state, sequence: status.sequence,
+                    rowsSent: status.rowsSent, reloads: status.reloads, lastError: status.lastError)
+            }
+        }
+        return publisher
     }
 
     /// The publisher's settings: this host's name (given, else the host
