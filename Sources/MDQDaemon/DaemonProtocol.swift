@@ -434,6 +434,13 @@ package enum DaemonProtocol {
             out.string(message)
             out.field("host")
             out.string(host)
+        case .hostFolder(_, let code):
+            // A shared index problem to a client that knows no more.
+            out.string("sharedIndex")
+            out.field("reason")
+            out.string(problem.error(watching: 0).message)
+            out.field("problem")
+            out.string(code)
         }
         out.raw(",")
         out.bytesField("path", problem.path.bytes)
@@ -457,6 +464,7 @@ package enum DaemonProtocol {
         case "sharedIndex":
             let reason = value["reason"]?.string ?? "the shared index"
             if let host = value["host"]?.string { return .hostOffline(host: host, message: reason) }
+            if let problem = value["problem"]?.string { return .hostFolder(path, problem: problem) }
             return .sharedIndex(reason)
         default: return nil
         }

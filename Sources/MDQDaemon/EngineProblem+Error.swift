@@ -38,6 +38,8 @@ extension EngineProblem {
             var error = MetadataError(code: .hostOffline, message: message)
             error.host = host
             return error
+        case .hostFolder(let path, let problem):
+            return .hostScope(problem, path: path)
         }
     }
 

@@ -224,12 +224,19 @@ package enum EngineProblem: Sendable, Hashable {
     /// A query across hosts: a host offline, its results kept as of its
     /// last contact (stale); the message says since when.
     case hostOffline(host: String, message: String)
+    /// A query across hosts: a folder of another host (`NAME:/path`) that
+    /// its host would not let the user search, and why, as the shared
+    /// index says it (`ENOENT`, `ENOTDIR`, `EACCES`, `ENAMETOOLONG`,
+    /// `symlink`, `unindexed`): the search is refused, as a local one of a
+    /// missing or closed scope would be.
+    case hostFolder(FilePath, problem: String)
 
     /// The folder the problem is about.
     package var path: FilePath {
         switch self {
         case .watchLimit(_, let path, _), .unreadableFolder(let path, _), .unwatchableFolder(let path, _),
-            .missingScope(let path), .daemonUnreachable(let path), .daemonRefused(let path, _):
+            .missingScope(let path), .daemonUnreachable(let path), .daemonRefused(let path, _),
+            .hostFolder(let path, _):
             path
         case .tooExpensive, .sharedIndex, .hostOffline: FilePath()
         }

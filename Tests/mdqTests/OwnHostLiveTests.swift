@@ -112,6 +112,50 @@ struct OwnHostLiveTests {
     }
 }
 
+/// The system index following other hosts for a user with no credential
+/// of their own (`subscribe-hosts`, `DaemonFeed.otherHosts`) refuses a
+/// folder its host would not let the user search: the feed says it as a
+/// scope's problem (`hostFolder`), which a query lists as a local query
+/// lists a missing or closed scope, not as the shared index's trouble.
+@Suite(
+    .serialized, .timeLimit(.minutes(3)),
+    .enabled(
+        if: PostgresCluster.isInstalled && getuid() == 0
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
+        "needs PostgreSQL 15 and root (a system index in a mount namespace)"))
+struct HostFolderFeedTests {
+    @Test func aFolderTheSystemIndexRefusesIsAScopeProblem() throws {
+        let temp = try TemporaryDirectory()
+        let hosts = try SystemHostSearchTests.Hosts(temp)
+        defer { hosts.close() }
+        // Root on one host is not root on another: the folder only nobody
+        // may list is closed to it.
+        for (name, problem, error) in [
+            ("missing", "ENOENT", Errno.noSuchFileOrDirectory), ("report-a.txt", "ENOTDIR", .notDirectory),
+            ("private", "EACCES", .permissionDenied),
+        ] {
+            let path = hosts.remote + "/" + name
+            let feed = try #require(
+                try DaemonFeed.otherHosts(
+                    HostsSubscription(hosts: ["alpha"], folders: [("alpha", Array(path.utf8))]),
+                    paths: hosts.system.paths, predicate: try MetadataPredicate("kMDItemFSName LIKE '*'"), budget: 30,
+                    capacity: 1 << 16))
+            defer { feed.close() }
+            #expect(
+                waitUntil(timeout: 30) {
+                    _ = feed.drain(); return !feed.problems.isEmpty
+                }, "\(name)")
+            let named = FilePath("alpha:" + path)
+            #expect(feed.problems == [.hostFolder(named, problem: problem)], "\(name): \(feed.problems)")
+            #expect(
+                feed.problems.first?.error(watching: 0).description
+                    == MetadataError.scope(error, path: named).description,
+                "\(name)")
+            #expect(feed.current().isEmpty, "\(name)")
+        }
+    }
+}
+
 extension EntrySnapshot {
     fileprivate var path: String { String(decoding: pathBytes, as: UTF8.self) }
 }

@@ -130,7 +130,7 @@ final class RemoteSession: Sendable {
         var fresh = false
         /// Why the system index refused a search of other hosts: said, and
         /// not asked again.
-        var hostsRefusal: String?
+        var hostsRefusal: EngineProblem?
         /// Why it turned the last attempt away for now (its searches all
         /// taken, the database away): said, and asked again.
         var hostsTrouble: String?
@@ -200,7 +200,7 @@ final class RemoteSession: Sendable {
             if let refusal = state.withLock({ $0.hostsRefusal }) {
                 // Results it gave stay (a refusal is not their removal).
                 if !state.withLock({ $0.delivered }) { post(.snapshot([], isFresh: false)) }
-                post(.problems([.sharedIndex(SharedIndexError.said(refusal))]))
+                post(.problems([refusal]))
                 return
             }
             // Not reachable, or gone: say so (with no results yet, the
@@ -356,7 +356,10 @@ final class RemoteSession: Sendable {
                     // budget), or a system index that does not search
                     // across hosts: asked again, the same.
                     if [.invalidArgument, .tooExpensive, .notCovered, .folder].contains(DaemonErrorCode(of: error)) {
-                        state.withLock { $0.hostsRefusal = message }
+                        let refusal = EngineProblem.hostsRefused(
+                            DaemonErrorCode(of: error) == .folder
+                                ? DaemonClient.error(error) : MetadataError.daemon(message))
+                        state.withLock { $0.hostsRefusal = refusal }
                     } else if !gathered {
                         state.withLock { $0.hostsTrouble = message }
                     }

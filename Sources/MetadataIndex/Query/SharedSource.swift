@@ -177,7 +177,7 @@ package final class SharedSource: QuerySource {
         // A search the system index refuses stays refused; this host's
         // answer goes on.
         var refused: [EngineProblem] = []
-        if case .failure(let error) = others { refused = [.sharedIndex(SharedIndexError.said(error.message))] }
+        if case .failure(let error) = others { refused = [.hostsRefused(error)] }
         let feeds = [own, hosts].compactMap { $0 }
         for feed in feeds { feed.waitForGathering(timeout: budget ?? 60, while: wanted) }
         var problems: [EngineProblem] = []
@@ -323,7 +323,11 @@ package final class SharedSource: QuerySource {
                     _ = subscription.post(.snapshot(own?.current() ?? [], isFresh: false))
                     first = false
                 }
-                report(offlineNow + [.sharedIndex(SharedIndexError.said(reason))])
+                if case .scope(let host, let path, let problem)? = error as? SharedReader.Refusal {
+                    report(offlineNow + [.hostsRefused(problem.error(host: host, path: path))])
+                } else {
+                    report(offlineNow + [.sharedIndex(SharedIndexError.said(reason))])
+                }
                 wake()
                 // A query the database refuses is not retried; this host's
                 // answer goes on.
@@ -343,5 +347,15 @@ package final class SharedSource: QuerySource {
             }
         }
         return nil
+    }
+}
+
+extension EngineProblem {
+    /// A search across hosts refused (`error`): a folder its host would
+    /// not let the user search, as a local search's scope error; else the
+    /// shared index's refusal.
+    static func hostsRefused(_ error: MetadataError) -> EngineProblem {
+        if let problem = error.hostScope, let path = error.path { return .hostFolder(path, problem: problem) }
+        return .sharedIndex(SharedIndexError.said(error.message))
     }
 }

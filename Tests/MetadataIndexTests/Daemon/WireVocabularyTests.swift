@@ -3,6 +3,7 @@ import Testing
 
 @testable import MDQCore
 @testable import MDQDaemon
+@testable import MDQLive
 @testable import MDQSystem
 @testable import MDQWire
 
@@ -52,6 +53,25 @@ import Testing
         #expect(
             DaemonProtocol.imported(value["imported"] ?? .null)?[.contentCreationDate] == imported[.contentCreationDate]
         )
+    }
+
+    /// A problem a daemon sends reads back as the same problem, and its
+    /// message is the one the query would list.
+    @Test(arguments: [
+        EngineProblem.watchLimit(unwatched: 3, example: "/a/b", limit: 8192),
+        .unreadableFolder("/a/closed", .permissionDenied), .unwatchableFolder("/a/odd", .noSpace),
+        .missingScope("/a/gone"), .tooExpensive("query too expensive: past its budget"),
+        .sharedIndex("the shared index: cannot connect"),
+        .hostOffline(
+            host: "alpha", message: "alpha is offline since 2026-11-28 10:00:00+00: its results are as of then"),
+        .hostFolder("alpha:/srv/missing", problem: "ENOENT"), .hostFolder("alpha:/srv/closed", problem: "EACCES"),
+    ])
+    func aProblemRoundTrips(problem: EngineProblem) throws {
+        var out = JSONWriter()
+        DaemonProtocol.write(problem, to: &out)
+        let value = try out.bytes.withUnsafeBytes { try JSONValue.parse($0) }
+        #expect(DaemonProtocol.problem(value) == problem, "\(String(decoding: out.bytes, as: UTF8.self))")
+        #expect(value["message"]?.string == problem.error(watching: 0).description)
     }
 
     @Test func numbersThatAreNotExactSecondsAreRefused() throws {

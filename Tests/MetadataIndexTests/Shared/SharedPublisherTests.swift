@@ -831,4 +831,51 @@ struct SharedQueryTests {
             query.stop()
         }
     }
+
+    /// A folder of a host that its host would not let the user search is
+    /// named in the query's errors as a local scope would be: the same
+    /// code and words, the folder as `NAME:/path`, not a shared index
+    /// error; the folder searched beside it still answers.
+    @Test func aMetadataQueryOfAFolderItsHostRefusesNamesItAsALocalQueryWould() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        setenv("MDQ_SHARED", url, 1)
+        defer { unsetenv("MDQ_SHARED") }
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let root = try temp.folder("tree").string
+        FileManager.default.createFile(atPath: root + "/file.txt", contents: Data())
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let publisher = SharedPublisher(
+            configuration: SharedPublisherTests.configuration(url, host: "alpha", machine: "machine-alpha"),
+            engine: tree.engine)
+        publisher.start()
+        defer { publisher.stop() }
+        try SharedPublisherTests.expectPublished(root, url, "first publish")
+        for folder in [root + "/missing", root + "/file.txt", root + "/missing/deeper"] {
+            /// The errors of a query of `scopes` once gathered.
+            func errors(_ scopes: [SearchScope]) throws -> [MetadataError] {
+                let query = MetadataQuery()
+                query.predicate = try MetadataPredicate("kMDItemFSName LIKE '*'")
+                query.searchScopes = scopes
+                let recorder = QueryRecorder(query)
+                #expect(query.start())
+                #expect(recorder.waitForFinish())
+                defer { query.stop() }
+                #expect(recorder.wait(timeout: 10) { !query.errors.isEmpty }, "\(scopes)")
+                return query.errors
+            }
+            let local = try errors([.directory(FilePath(folder))])
+            let remote = try errors([.host("alpha", folder: FilePath(folder))])
+            #expect(local.count == 1 && remote.count == 1, "\(folder): \(local) \(remote)")
+            guard let local = local.first, let remote = remote.first else { continue }
+            #expect(remote.code == local.code, "\(folder): \(remote) \(local)")
+            #expect(remote.path == FilePath("alpha:" + (local.path?.string ?? "")), "\(folder): \(remote)")
+            #expect(
+                remote.description == local.description.replacingOccurrences(of: folder, with: "alpha:" + folder),
+                "\(folder): \(remote) \(local)")
+        }
+    }
 }
