@@ -93,12 +93,15 @@ func replay(_ updates: [MetadataQuery.Update], on initial: [MetadataItem], onePa
     var state = Dictionary(uniqueKeysWithValues: initial.map { ($0.id, $0) })
     var problems: [String] = []
     /// Whether `items` are in (reverse) path order; the first pair that is
-    /// not, else nil.
+    /// not, else nil. Two items of one path are in order either way: they
+    /// are there together only when `onePathEach` is off (else the state
+    /// check below says so).
     func disorder(_ items: [MetadataItem], reversed: Bool) -> String? {
         zip(items, items.dropFirst()).first { a, b in
-            !(reversed
-                ? b.pathBytes.lexicographicallyPrecedes(a.pathBytes)
-                : a.pathBytes.lexicographicallyPrecedes(b.pathBytes))
+            a.pathBytes != b.pathBytes
+                && !(reversed
+                    ? b.pathBytes.lexicographicallyPrecedes(a.pathBytes)
+                    : a.pathBytes.lexicographicallyPrecedes(b.pathBytes))
         }.map { "\($0.id) \($0.path), \($1.id) \($1.path)" }
     }
     for update in updates {
