@@ -190,7 +190,7 @@ package final class DaemonClient {
         _ = try send(.searchHosts, fields.bytes)
         var answer = HostAnswer()
         while true {
-            let value = try response()
+            let value = try response(within: DaemonCommand.searchHostsSilence(budget: budget))
             if let warning = value["warning"]?.string {
                 answer.warnings.append(warning)
             } else if let length = value["bytes"]?.integer {
@@ -230,7 +230,7 @@ package final class DaemonClient {
             query, hosts: hosts, folders: folders, excluded: excluded, budget: budget, check: true,
             protocol: DaemonProtocol.version, into: &fields)
         _ = try send(.subscribeHosts, fields.bytes)
-        while try response()["done"]?.bool != true {}
+        while try response(within: DaemonCommand.searchHostsSilence(budget: budget))["done"]?.bool != true {}
     }
 
     /// The hosts of the shared index, each as its JSON object

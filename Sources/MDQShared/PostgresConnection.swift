@@ -228,6 +228,13 @@ package final class PostgresConnection {
     /// The connection's socket, to wait on for notifications.
     package var socket: Int32 { PQsocket(handle) }
 
+    /// What cancels the statement this connection's server runs, from any
+    /// thread (nil when libpq cannot make one). Taken while the connection
+    /// is idle: libpq's `PQgetCancel` reads it.
+    package func canceller() -> PostgresCanceller? {
+        PQgetCancel(handle).map(PostgresCanceller.init)
+    }
+
     /// Runs `body` in a transaction: committed when it returns, rolled
     /// back when it throws.
     package func transaction<T>(_ body: () throws(SharedIndexError) -> T) throws(SharedIndexError) -> T {
@@ -264,5 +271,27 @@ package final class PostgresConnection {
         defer { for copy in copies { free(copy) } }
         let pointers = copies.map { $0.map { UnsafePointer($0) } }
         return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+    }
+}
+
+/// Cancels the statement a connection's server runs (libpq's `PQcancel`,
+/// which any thread may call, even while another waits on the
+/// connection): the statement fails with SQLSTATE `57014`, as one past its
+/// `statement_timeout` does; a connection that runs nothing is left alone,
+/// but a request still on its way may cancel its next statement.
+package final class PostgresCanceller: @unchecked Sendable {
+    private let handle: OpaquePointer
+
+    fileprivate init(_ handle: OpaquePointer) {
+        self.handle = handle
+    }
+
+    deinit { PQfreeCancel(handle) }
+
+    /// Asks the server to cancel; whether the request was sent.
+    @discardableResult
+    package func cancel() -> Bool {
+        var reason = [CChar](repeating: 0, count: 256)
+        return PQcancel(handle, &reason, Int32(reason.count)) == 1
     }
 }

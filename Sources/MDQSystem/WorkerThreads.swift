@@ -161,3 +161,33 @@ package final class HandoffThread: Sendable {
         slot.mutateAndBroadcast { $0.stopping = true }
     }
 }
+
+/// Runs `fire` once, on a thread of its own, `seconds` after it is made,
+/// unless `finish()` comes first. `finish` returns only once `fire` can no
+/// longer start (it runs under the watchdog's lock), and says whether it
+/// ran. Without a thread to wait on, nothing fires: the watchdog only ever
+/// shortens a wait.
+package final class Watchdog: Sendable {
+    private let state = ConditionLocked<(finished: Bool, fired: Bool)>((false, false))
+
+    package init(seconds: Double, _ fire: @escaping @Sendable () -> Void) {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(min(max(seconds, 0), 86_400) * 1000))
+        let state = state
+        WorkerThreads.start(name: "mdq-watchdog") {
+            state.wait(until: { $0.finished }, deadline: deadline) { s in
+                guard !s.finished else { return }
+                s.fired = true
+                fire()
+            }
+        }
+    }
+
+    /// Stops the watchdog; whether it fired first.
+    @discardableResult
+    package func finish() -> Bool {
+        state.mutateAndBroadcast { s in
+            s.finished = true
+            return s.fired
+        }
+    }
+}

@@ -23,6 +23,15 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     case follow
     case stop
 
+    /// The longest silence a client takes from the system index answering
+    /// a `search-hosts`, in seconds: its budget (the system index's own,
+    /// 30 s, when none is asked) bounds the whole search, the database's
+    /// part and this host's, and a margin covers connecting and sending;
+    /// a system index stopped or hung is then said, not waited for.
+    package static func searchHostsSilence(budget: Double?) -> Double {
+        min(max(budget ?? 30, 0), 86_400) + 30
+    }
+
     /// The fields of a `search-hosts` request after its `command`: the
     /// query as typed (`command-line`, or `name` for `--name`), `count`,
     /// `paths` or `items`, the hosts (nil for every one), folders of hosts

@@ -75,6 +75,14 @@ final class SharedSearchService: HostSearching {
         }
         var reply = HostSearchReply()
         let answer: HostSearch.Answer
+        // The budget bounds the whole search, not each statement alone
+        // (each of a search's fetches would have it again): past it, what
+        // the connections run is cancelled, and the client, which waits
+        // for the budget and a margin, is answered before it gives up.
+        let watchdog = request.budget.map { seconds in
+            let cancellers = readers.compactMap { $0.connection.canceller() }
+            return Watchdog(seconds: seconds) { for canceller in cancellers { canceller.cancel() } }
+        }
         do {
             answer = try search.run(
                 readers: readers, counting: request.counting,
@@ -83,6 +91,7 @@ final class SharedSearchService: HostSearching {
                     return (count, items.map { HostSearch.Result(host: nil, item: $0, stale: false) })
                 }, warn: { reply.warnings.append($0) })
         } catch {
+            watchdog?.finish()
             // A connection may be what failed, or be left in a transaction:
             // none is kept.
             close(readers)
@@ -97,7 +106,8 @@ final class SharedSearchService: HostSearching {
             default: throw error
             }
         }
-        give(readers)
+        // A cancel on its way could end a later search's statement.
+        if watchdog?.finish() == true { close(readers) } else { give(readers) }
         if request.counting {
             reply.count = answer.count
             return reply

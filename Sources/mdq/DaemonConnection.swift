@@ -13,7 +13,8 @@ struct DaemonConnection {
     private var start = 0
     /// The longest silence taken, in milliseconds: a minute for a query
     /// (see `waitForData`); a search across hosts sends nothing while the
-    /// database works, each of its statements up to its budget.
+    /// database works, up to its budget
+    /// (`DaemonCommand.searchHostsSilence`).
     var silence: Int32 = 60_000
 
     /// Connected to the user's own daemon, or nil: no daemon, or a socket

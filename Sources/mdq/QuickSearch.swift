@@ -294,7 +294,8 @@ struct QuickSearch {
     private func answerAcrossHosts() {
         guard var system = DaemonConnection.openSystem() else { return }
         defer { system.close() }
-        system.silence = 600_000
+        // No budget is asked: the system index's own bounds the search.
+        system.silence = Int32(DaemonCommand.searchHostsSilence(budget: nil) * 1000)
         guard system.send(hostsRequest(), passing: []) else { return }
         var warnings: [[UInt8]] = []
         var printed = false

@@ -1,5 +1,6 @@
 import Foundation
 import MDQShared
+import MDQSystem
 import TestSupport
 import Testing
 
@@ -172,6 +173,28 @@ struct SharedSchemaTests {
             try PostgresConnection(url: cluster.url("no_such_database"))
         }
         #expect(missing?.message.contains("no_such_database") == true, "\(missing?.message ?? "")")
+    }
+
+    /// A search's budget bounds it whole: a watchdog past it cancels what
+    /// the connection runs, from another thread, and the statement fails
+    /// as one past its `statement_timeout` does (57014); a watchdog
+    /// finished first never fires, and says so.
+    @Test func aWatchdogCancelsWhatTheConnectionRunsPastItsTime() throws {
+        let connection = try PostgresConnection(url: cluster.url("postgres"))
+        let canceller = try #require(connection.canceller())
+        let watchdog = Watchdog(seconds: 0.2) { canceller.cancel() }
+        let error = #expect(throws: SharedIndexError.self) {
+            try connection.execute("SELECT pg_sleep(120)")
+        }
+        #expect(error?.sqlState == "57014", "\(error?.message ?? "")")
+        #expect(watchdog.finish())
+        // The connection goes on.
+        #expect(try connection.execute("SELECT 1 AS one").first("one") == "1")
+        let quiet = Watchdog(seconds: 0.2) { canceller.cancel() }
+        #expect(try connection.execute("SELECT pg_sleep(0.01), 2 AS two").first("two") == "2")
+        #expect(!quiet.finish())
+        // Finished, it stays quiet past its time.
+        #expect(try connection.execute("SELECT pg_sleep(0.4), 3 AS three").first("three") == "3")
     }
 }
 
