@@ -77,13 +77,39 @@ package struct SharedEntry: Sendable, Equatable {
 package final class SharedReader {
     package let connection: PostgresConnection
 
-    package init(connection: PostgresConnection) throws(SharedIndexError) {
+    /// - Parameter forOthers: the reader searches for other users (the
+    ///   system index's, `SEARCH`), which only a role that may read the
+    ///   tables does (`mdq shared grant --trusted`): any other is judged
+    ///   as itself whatever user it names, so every user would be shown
+    ///   what that role may see. Such a role is refused.
+    package init(connection: PostgresConnection, forOthers: Bool = false) throws(SharedIndexError) {
         self.connection = connection
-        guard let state = try SharedSchema.state(of: connection) else {
+        let state: SharedSchema.State?
+        do {
+            state = try SharedSchema.state(of: connection)
+        } catch  where error.sqlState == "42501" {
+            // Not the server's words (a line of SQL and a caret): what to do.
+            let role = (try? connection.execute("SELECT session_user AS role").first("role")) ?? "this role"
+            throw SharedIndexError(
+                "role \(role) may not search the shared index: its administrator grants it with "
+                    + "'mdq shared grant URL \(role)'", sqlState: error.sqlState)
+        }
+        guard let state else {
             throw SharedIndexError("the database holds no shared index ('mdq shared init URL' creates it)")
         }
         if let problem = SharedSchema.compatibility(with: state, publishing: false) {
             throw SharedIndexError(problem)
+        }
+        if forOthers {
+            let row = try connection.execute(
+                "SELECT has_table_privilege(session_user, 'mdq.entry', 'SELECT') AS trusted, session_user AS role")
+            let role = row.first("role") ?? "?"
+            guard row.first("trusted") == "t" else {
+                throw SharedIndexError(
+                    "the shared index: role \(role) may search only as itself, not for other users (each would be "
+                        + "shown what \(role) may see): grant it 'mdq shared grant --trusted URL \(role)'; searches "
+                        + "across hosts for this host's users are refused until then", sqlState: "42501")
+            }
         }
     }
 

@@ -139,6 +139,18 @@ final class SharedSearchService: HostSearching {
         return reply
     }
 
+    /// Why searches would fail now (the database away, a role that may
+    /// not search for others), or nil; a connection made to know it is
+    /// kept for them.
+    func trouble() -> String? {
+        do {
+            give(try take(1))
+            return nil
+        } catch {
+            return (error as? MetadataError)?.message ?? "\(error)"
+        }
+    }
+
     func hosts() throws -> [[UInt8]] {
         let readers = try take(1)
         let hosts: [SharedHost]
@@ -268,7 +280,11 @@ final class SharedSearchService: HostSearching {
         }
         var readers = reused
         do {
-            for _ in 0..<wanted { readers.append(try SharedReader(connection: PostgresConnection(url: url))) }
+            // Each judged for the user it names: a role that may search
+            // only as itself is refused (each user would be shown its view).
+            for _ in 0..<wanted {
+                readers.append(try SharedReader(connection: PostgresConnection(url: url), forOthers: true))
+            }
         } catch {
             pool.withLock { $0.open -= wanted - (readers.count - reused.count) }
             close(readers)

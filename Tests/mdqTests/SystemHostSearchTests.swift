@@ -268,6 +268,67 @@ struct SystemHostSearchTests {
         #expect(full.stderrText == fast.stderrText)
     }
 
+    /// The system index searches for its users only through a role that
+    /// may search for others (`--trusted`): one that may search only as
+    /// itself would show every user what that role may see (a user's
+    /// private folder to all). It is refused, said at the start and to each
+    /// user; a role with no grant at all is named with what grants it, not
+    /// with the server's SQL.
+    @Test func aSearchRoleThatMaySearchOnlyAsItselfIsNotUsedForEveryone() throws {
+        let temp = try TemporaryDirectory()
+        var hosts = try Hosts(temp)
+        defer { hosts.close() }
+        let cluster = try #require(PostgresCluster.shared)
+        // Named as the user whose private folder it is: judged as itself,
+        // it would show that folder to everyone.
+        try cluster.createRole("nobody")
+        try cluster.createRole("mdq_ungranted")
+        try SharedSchema.grant(PostgresConnection(url: hosts.url), role: "nobody", access: .search)
+        hosts.system.close()
+        hosts.system = try PrivateSystemIndex(
+            hosts.local, in: temp, arguments: ["--search", cluster.url(hosts.url, user: "nobody")])
+        #expect(hosts.system.waitUntilLive(), "\(hosts.system.logText)")
+        let system = hosts.system
+        #expect(
+            waitUntil(timeout: 20) { system.logText.contains("may search only as itself") }, "\(system.logText)")
+        for arguments in [
+            ["--host", "alpha", "report"], ["--all-hosts", "--json", "report"], ["--count", "--all-hosts", "report"],
+        ] {
+            let run = try Shell.run(
+                "/usr/bin/setpriv",
+                ["--reuid=daemon", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
+                environment: system.environment)
+            #expect(run.status == 1, "\(arguments): \(run.status) \(run.stdoutText) \(run.stderrText)")
+            #expect(!run.stdoutText.contains("report-secret"), "\(arguments): \(run.stdoutText)")
+            #expect(
+                run.stderrText.contains("role nobody may search only as itself")
+                    && run.stderrText.contains("mdq shared grant --trusted URL nobody"),
+                "\(arguments): \(run.stderrText)")
+        }
+        // Live: the same said, and nothing of the private folder shown.
+        let live = try LiveProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=daemon", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--host",
+                "alpha",
+                "report",
+            ], environment: system.environment)
+        defer { _ = live.interrupt() }
+        #expect(live.waitUntil { live.errorText.contains("may search only as itself") }, "\(live.errorText)")
+        #expect(!live.lines.contains { $0.contains("report-secret") }, "\(live.lines)")
+
+        // A credential of a role granted nothing.
+        let ungranted = try Shell.run(
+            MDQCommandTests.binary + "-full", ["--host", "alpha", "report"],
+            environment: ["MDQ_SHARED": cluster.url(hosts.url, user: "mdq_ungranted")])
+        #expect(ungranted.status == 1, "\(ungranted.stderrText)")
+        #expect(
+            ungranted.stderrText.contains("role mdq_ungranted may not search the shared index")
+                && ungranted.stderrText.contains("mdq shared grant URL mdq_ungranted")
+                && !ungranted.stderrText.contains("LINE"),
+            "\(ungranted.stderrText)")
+    }
+
     /// A client that comes while the system index starts is answered as
     /// one that comes later: never told that it does not search across
     /// hosts, or that it does not publish (a live search told the first

@@ -276,8 +276,11 @@ package final class SharedSource: QuerySource {
                 // results, as a host searched again does.
                 var gathering = search
                 gathering.checksFolders = first
+                // Run by the system index for one of its users (a bound on
+                // its results): its role must search for others.
                 let live = try SharedLiveQuery(
-                    reader: SharedReader(connection: PostgresConnection(url: url)), search: gathering)
+                    reader: SharedReader(connection: PostgresConnection(url: url), forOthers: mostResults != nil),
+                    search: gathering)
                 live.mostResults = mostResults
                 let gathered = try live.gather().map(snapshot)
                 // Hosts offline from the start are said before their

@@ -210,13 +210,17 @@ struct SystemCommand: ParsableCommand {
                     // Searches across hosts for this host's users, over
                     // connections kept open.
                     if let url = configuration.search {
-                        daemon.hostSearch.withLock {
-                            $0 = SharedSearchService(
-                                url: url,
-                                ownName: publishing?.hostName ?? configuration.hostName
-                                    ?? ProcessEnvironment.shortHostName)
-                        }
+                        let service = SharedSearchService(
+                            url: url,
+                            ownName: publishing?.hostName ?? configuration.hostName
+                                ?? ProcessEnvironment.shortHostName)
+                        daemon.hostSearch.withLock { $0 = service }
                         Diagnostics.log("answering searches across hosts for this host's users")
+                        // A role that cannot search for its users is said
+                        // now, not at a user's first search.
+                        WorkerThreads.detach(name: "mdq-search-role") {
+                            if let trouble = service.trouble() { Diagnostics.log("warning: \(trouble)") }
+                        }
                     }
                 })
             let publisher = made
