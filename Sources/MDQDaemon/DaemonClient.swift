@@ -178,16 +178,35 @@ package final class DaemonClient {
     /// (`SEARCH`): `count` alone when counting, else its lines, or its
     /// items (`items`, which a daemon naming the feature
     /// `search-hosts-items` gives, with `folders`).
+    ///
+    /// - Parameter ownHost: this host's name: its folders among `folders`
+    ///   are opened here, as this user reaches them, and passed with the
+    ///   request (the system index searches them as a local search does:
+    ///   one the user reaches through a folder they may not list is
+    ///   searched); one that cannot be opened is said as a local search
+    ///   says its scope, named `NAME:/path`.
     package func searchAcrossHosts(
         _ query: [UInt8], isName: Bool = false, hosts: [String]?, folders: [(host: String, path: [UInt8])] = [],
-        counting: Bool = false, items: Bool = false, limit: Int? = nil, budget: Double? = nil,
-        order: MetadataSortDescriptor? = nil
+        ownHost: String? = nil, counting: Bool = false, items: Bool = false, limit: Int? = nil,
+        budget: Double? = nil, order: MetadataSortDescriptor? = nil
     ) throws(MetadataError) -> HostAnswer {
+        // This host's folders first, each with its descriptor.
+        let own = folders.filter { $0.host == ownHost }
+        var opened: OpenedFolders?
+        if !own.isEmpty {
+            switch OpenedFolders.open(own.map { FilePath.fromBytes($0.path) }) {
+            case .success(let folders): opened = folders
+            case .failure(let failure):
+                throw MetadataError.scope(
+                    failure.error, path: FilePath.fromBytes(Array((ownHost ?? "").utf8) + [0x3A] + failure.path.bytes))
+            }
+        }
         var fields = JSONWriter()
         DaemonCommand.searchHostsFields(
-            query, isName: isName, counting: counting, items: items, hosts: hosts, folders: folders, limit: limit,
-            budget: budget, order: order.map { ($0.key, $0.ascending) }, into: &fields)
-        _ = try send(.searchHosts, fields.bytes)
+            query, isName: isName, counting: counting, items: items, hosts: hosts,
+            folders: own + folders.filter { $0.host != ownHost }, opened: own.count, limit: limit, budget: budget,
+            order: order.map { ($0.key, $0.ascending) }, into: &fields)
+        _ = try send(.searchHosts, fields.bytes, passing: opened)
         var answer = HostAnswer()
         while true {
             let value = try response(within: DaemonCommand.searchHostsSilence(budget: budget))

@@ -18,7 +18,14 @@ extension DaemonSession {
     /// `count`), `limit`, `budget`. Reply: a `warning` line for each thing
     /// the user is told first, the paths (`paths`, `bytes`, then the bytes,
     /// each path ended by a NUL), then `done` with the `count`.
-    func searchHosts(_ request: JSONValue, id: [UInt8]) throws(ProtocolError) -> Bool {
+    ///
+    /// This host's folders the client opened come with the request, each
+    /// `descriptor` its number: searched as a local search's scopes are (a
+    /// folder the user reaches, through folders they may not list, is
+    /// theirs to search).
+    func searchHosts(
+        _ request: JSONValue, id: [UInt8], descriptors: [ReceivedDescriptor]
+    ) throws(ProtocolError) -> Bool {
         try beginQuery()
         defer { daemon.end(.query, for: user) }
         guard daemon.isSystem, let service = daemon.hostSearch.withLock({ $0 }) else {
@@ -52,6 +59,26 @@ extension DaemonSession {
         let budget = QueryLimit(seconds: seconds, isAbandoned: { [socket] in socket.peerHasGone() })
         let engine = daemon.engine
         let viewer = self.viewer
+        // This host's folders as the user reached them: each one the index
+        // holds, through the mount it indexes, or refused as one its
+        // host does not index.
+        var reaching: Set<[UInt8]> = []
+        if viewer != nil {
+            for item in request["folders"]?.array ?? [] where item["descriptor"] != nil {
+                guard let path = item.bytesField("path"), let host = item["host"]?.string else { continue }
+                do {
+                    _ = try reachedScope(
+                        ScopeRequest(path: FilePath.fromBytes(path), rules: ScopeRules(includeHidden: true)), item,
+                        descriptors)
+                } catch  where error.code == .notCovered {
+                    throw Self.hostSearchError(
+                        MetadataError.hostScope("unindexed", path: FilePath.fromBytes(Array(host.utf8) + [0x3A] + path))
+                    )
+                }
+                reaching.insert(path)
+            }
+        }
+        let reached = reaching
         let mountPoints = daemon.mountPoints.withLock { $0 }
         let reply: HostSearchReply
         do {
@@ -72,13 +99,16 @@ extension DaemonSession {
                                 stayOnFileSystem: !LocalFilesystems.hasMounts(inside: path, among: mountPoints)))
                     }
                 guard !asked.isEmpty else { throw MetadataError.daemon("the daemon indexes nothing yet") }
+                // Folders the user reached: judged as a local search's.
+                var seeing = viewer
+                if !folders.isEmpty, folders.allSatisfy(reached.contains) { seeing?.reachedScopes = true }
                 // Sorted afterwards by an order whose first are enough: those
                 // and their ties, chosen as the index is scanned, of all its
                 // matches (not a capped part of them).
                 let kept = first.flatMap { counting ? nil : FirstInOrder(order: $0.order, count: $0.count) }
                 switch try engine.answer(
                     scopes: asked, predicate: predicate, output: counting ? .count : .entries,
-                    limit: kept == nil ? limit : nil, budget: budget, viewer: viewer, admits: kept.map { $0.admits },
+                    limit: kept == nil ? limit : nil, budget: budget, viewer: seeing, admits: kept.map { $0.admits },
                     entries: kept.map { $0.offer })
                 {
                 case .success(let answer):

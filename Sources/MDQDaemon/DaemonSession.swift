@@ -110,7 +110,7 @@ final class DaemonSession: Sendable {
             case .indexAdd: return try indexAdd(request, id: id)
             case .indexRemove: return try indexRemove(request, id: id)
             case .query: return try query(request, id: id, descriptors: descriptors)
-            case .searchHosts: return try searchHosts(request, id: id)
+            case .searchHosts: return try searchHosts(request, id: id, descriptors: descriptors)
             case .hosts: return try sharedHosts(id: id)
             case .subscribe: return try subscribe(request, id: id, descriptors: descriptors, reader: &reader)
             case .subscribeHosts: return try subscribeHosts(request, id: id, reader: &reader)

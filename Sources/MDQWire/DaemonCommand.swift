@@ -36,9 +36,11 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     /// query as typed (`command-line`, or `name` for `--name`), `count`,
     /// `paths` or `items`, the hosts (nil for every one), folders of hosts
     /// (`--onlyin NAME:/path`, UTF-8), the limit and the budget.
+    /// `opened`: how many of the first folders (this host's) the client
+    /// opened and passes with the request, each its `descriptor`.
     package static func searchHostsFields(
         _ text: [UInt8], isName: Bool = false, counting: Bool, items: Bool = false, hosts: [String]?,
-        folders: [(host: String, path: [UInt8])] = [], limit: Int?, budget: Double? = nil,
+        folders: [(host: String, path: [UInt8])] = [], opened: Int = 0, limit: Int?, budget: Double? = nil,
         order: (key: String, ascending: Bool)? = nil, into out: inout JSONWriter
     ) {
         out.raw(isName ? #""syntax":"name","predicate":"# : #""syntax":"command-line","predicate":"#)
@@ -52,9 +54,17 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
                 out.string(Array(folder.host.utf8))
                 out.raw(#","path":"#)
                 out.string(folder.path)
+                if i < opened {
+                    out.raw(#","descriptor":"#)
+                    out.integer(i)
+                }
                 out.raw("}")
             }
             out.raw("]")
+            if opened > 0 {
+                out.raw(#","descriptors":"#)
+                out.integer(opened)
+            }
         }
         if let budget {
             out.raw(#","budget":"#)

@@ -162,6 +162,7 @@ struct SharedSearchSession {
         // `--host-name` may have given), else what the configuration says.
         let system = try? DaemonClient.connectSystem().status()
         if let name = system?.publishing?.hostName { search.ownName = name }
+        try Self.checkOwnFolders(remoteFolders, ownName: search.ownName)
         if search.ownName != nil, system != nil {
             own = { @Sendable [predicate, budget] folders, counting, limit, first in
                 try Self.searchOwnHost(
@@ -195,6 +196,7 @@ struct SharedSearchSession {
         // Refused here as the command refuses it (its caret, its status),
         // when another host is searched.
         let ownName = status.publishing?.hostName ?? SystemConfiguration.sharedHostName
+        try Self.checkOwnFolders(remoteFolders, ownName: ownName)
         if scope.hostNames.map({ names in names.contains { $0 != ownName } }) ?? true {
             var check = SharedReader.Search(predicate: predicate)
             // A limit bounds a sorted search when the database orders it.
@@ -209,8 +211,8 @@ struct SharedSearchSession {
         }
         let asked = Swift.Result { () throws(MetadataError) in
             try client.searchAcrossHosts(
-                Array(predicate.description.utf8), hosts: scope.hostNames, folders: remoteFolders, counting: counting,
-                items: !counting, limit: limit, budget: budget, order: counting ? nil : order)
+                Array(predicate.description.utf8), hosts: scope.hostNames, folders: remoteFolders, ownHost: ownName,
+                counting: counting, items: !counting, limit: limit, budget: budget, order: counting ? nil : order)
         }
         // It does not search across hosts (no SEARCH).
         if case .failure(let error) = asked, error.refusal != nil { return false }
@@ -241,6 +243,20 @@ struct SharedSearchSession {
         }
         print(results, ownName: ownName ?? "")
         return true
+    }
+
+    /// This host's folders among `folders` (`--onlyin NAME:/path`), each
+    /// checked as a local search checks its scopes: opened as a folder by
+    /// this user, or said as a local search says it, named `NAME:/path`
+    /// (the kernel here judges them: a folder the user may not list is
+    /// refused, not searched for nothing).
+    static func checkOwnFolders(_ folders: [(host: String, path: [UInt8])], ownName: String?) throws(MetadataError) {
+        for folder in folders where folder.host == ownName {
+            if case .failure(let error) = DirectoryHandle.open(path: FilePath.fromBytes(folder.path)) {
+                throw MetadataError.scope(
+                    error, path: FilePath.fromBytes(Array(folder.host.utf8) + [UInt8(ascii: ":")] + folder.path))
+            }
+        }
     }
 
     /// This host's matches, from its system index (the user's view of it).

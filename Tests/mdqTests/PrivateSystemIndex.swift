@@ -53,6 +53,10 @@ final class PrivateSystemIndex {
 
     var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
+    /// Its process (`unshare` and `sh` exec it: one process), whose mount
+    /// namespace `nsenter -t PID -m` enters.
+    var processIdentifier: Int32 { process.processIdentifier }
+
     /// Sends `signal` to the system index (`unshare` and `sh` exec it: one
     /// process).
     func send(_ signal: Int32) {

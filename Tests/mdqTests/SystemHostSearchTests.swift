@@ -574,6 +574,68 @@ struct SystemHostSearchTests {
                 + "alpha:\(fixture.local)\n", "\(outside.stderrText)")
     }
 
+    /// A folder of this host (`--onlyin HERE:/path`) is searched as a local
+    /// search of it is, for the user asking: the kernel here judges it (a
+    /// folder they may not list is refused, not searched for nothing; one
+    /// they reach through a folder they may not list is searched), by the
+    /// system index and with a credential, and said in the same words.
+    @Test func aFolderOfThisHostIsSearchedAsALocalSearchOfItIs() throws {
+        let temp = try TemporaryDirectory()
+        let fixture = try Hosts(temp)
+        defer { fixture.close() }
+        let (url, local, system) = (fixture.url, fixture.local, fixture.system)
+        let here = try #require(ProcessEnvironment.shortHostName)
+        mkdir(local + "/closed", 0o700)
+        FileManager.default.createFile(atPath: local + "/closed/report-closed.txt", contents: Data())
+        mkdir(local + "/gate", 0o711)
+        mkdir(local + "/gate/inner", 0o755)
+        FileManager.default.createFile(atPath: local + "/gate/inner/report-inner.txt", contents: Data())
+        // Run in the system index's mount namespace, where its folder is
+        // the mount it indexes (as this host's users see it).
+        func run(_ arguments: [String], as user: String, _ environment: [String: String] = [:]) throws -> Shell.Output {
+            var environment = environment
+            environment["MDQ_SYSTEM_RUNTIME_DIR"] = system.runtime
+            environment["MDQ_SYSTEM_STATE_DIR"] = system.state
+            return try Shell.run(
+                "/usr/bin/timeout",
+                [
+                    "20", "/usr/bin/nsenter", "-t", "\(system.processIdentifier)", "-m", "--", "/usr/bin/setpriv",
+                    "--reuid=\(user)", "--regid=65534", "--clear-groups", MDQCommandTests.binary,
+                ] + arguments, environment: environment)
+        }
+        // Indexed (root sees everything of this host).
+        #expect(
+            try waitUntil(timeout: 20, interval: 0.1) {
+                try run(["--onlyin", "\(here):\(local)", "report"], as: "root").stdoutText.contains("report-inner")
+            })
+        for folder in [
+            local, local + "/closed", local + "/gate", local + "/gate/inner", local + "/missing",
+            local + "/report-here.txt", local + "/gate/missing",
+        ] {
+            let alone = try run(["--no-daemon", "--onlyin", folder, "report"], as: "nobody")
+            for (route, environment) in [
+                ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
+            ] {
+                let across = try run(["--onlyin", "\(here):\(folder)", "report"], as: "nobody", environment)
+                let context = "\(folder), \(route)"
+                #expect(across.status == alone.status, "\(context): \(across.stderrText)")
+                // This host's results are its paths; what the user may not
+                // list below is left out without a word, as the system
+                // index leaves it out.
+                #expect(
+                    across.stdoutText.split(separator: "\n").sorted()
+                        == alone.stdoutText.split(separator: "\n").sorted(),
+                    "\(context): \(across.stdoutText) \(alone.stdoutText)")
+                if alone.status != 0 {
+                    #expect(
+                        across.stderrText
+                            == alone.stderrText.replacingOccurrences(of: ": " + local, with: ": \(here):" + local),
+                        "\(context)")
+                }
+            }
+        }
+    }
+
     /// A live search across hosts knows this host by the name its system
     /// index publishes under (`--host-name`), not by the machine's host
     /// name: its entries come once, from its index, as a one-shot search
