@@ -140,11 +140,14 @@ struct SharedSearchSession {
         do {
             reader = try SharedIndexSettings.connect()
         } catch {
-            // No database credential of the user's, or one that does not
-            // let them in (or a database only the system index reaches):
-            // the system index searches for its users when it searches the
-            // shared index.
-            guard try runBySystemIndex() else { throw error }
+            // No database credential of the user's (`SHARED` of the
+            // system's configuration, which the user's role may not reach,
+            // or none): the system index searches for its users when it
+            // searches the shared index. The user's own ($MDQ_SHARED) that
+            // does not let them in is said: answered from elsewhere, they
+            // would never learn it, and each form of the search could come
+            // from another database.
+            guard SharedIndexLocation.usersOwn == nil, try runBySystemIndex() else { throw error }
             return
         }
         var search = HostSearch(predicate: predicate, user: SharedReader.Search.localUser)

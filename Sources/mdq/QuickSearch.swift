@@ -112,6 +112,10 @@ struct QuickSearch {
         // local folders; --limit only there.
         if searchesHosts {
             guard folders.isEmpty, !hidden, !everywhere, hosts.isEmpty || !allHosts else { return nil }
+            // A credential of the user's own: the full command searches
+            // with it (and says when it does not let them in), as every
+            // other form of the search does.
+            guard !Self.hasOwnCredential() else { return nil }
             return
         }
         guard limit == nil else { return nil }
@@ -133,6 +137,13 @@ struct QuickSearch {
 
     /// Whether this is a search across hosts.
     var searchesHosts: Bool { allHosts || !hosts.isEmpty }
+
+    /// Whether `$MDQ_SHARED` names a shared index (blank names none), as
+    /// `SharedIndexLocation` reads it.
+    static func hasOwnCredential() -> Bool {
+        guard let value = getenv("MDQ_SHARED") else { return false }
+        return String(cString: value).contains { !$0.isWhitespace }
+    }
 
     static func isHostNameByte(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2E || byte == 0x5F

@@ -329,6 +329,54 @@ struct SystemHostSearchTests {
             "\(ungranted.stderrText)")
     }
 
+    /// A credential of the user's own (`$MDQ_SHARED`) is what every form
+    /// of a search across hosts uses: one that does not let them in, or
+    /// names another shared index, is said, never passed over for the
+    /// system index's (the user would not learn it, and a listing and its
+    /// `--json` could come from two databases); a blank one names none.
+    @Test func aUsersOwnCredentialIsUsedOrSaidNeverPassedOver() throws {
+        let temp = try TemporaryDirectory()
+        let hosts = try Hosts(temp)
+        defer { hosts.close() }
+        let cluster = try #require(PostgresCluster.shared)
+        let empty = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: empty))
+        func run(_ arguments: [String], shared: String) throws -> Shell.Output {
+            var environment = hosts.system.environment
+            environment["MDQ_SHARED"] = shared
+            return try Shell.run(
+                "/usr/bin/setpriv",
+                ["--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
+                environment: environment)
+        }
+        let broken = "postgresql:///nowhere?host=/nonexistent-folder&user=nobody&connect_timeout=2"
+        for arguments in [
+            ["--host", "alpha", "report"], ["--host", "alpha", "--json", "report"],
+            ["--count", "--all-hosts", "report"],
+        ] {
+            let unreachable = try run(arguments, shared: broken)
+            #expect(unreachable.status == 1, "\(arguments): \(unreachable.stdoutText)")
+            #expect(unreachable.stdoutText.isEmpty, "\(arguments): \(unreachable.stdoutText)")
+            #expect(
+                unreachable.stderrText.contains("cannot connect to the shared index"),
+                "\(arguments): \(unreachable.stderrText)")
+            // The other shared index knows no host: alpha is unknown, and
+            // every host is this one alone.
+            let other = try run(arguments, shared: empty)
+            if arguments.contains("alpha") {
+                #expect(other.status != 0, "\(arguments): \(other.stdoutText)")
+                #expect(other.stdoutText.isEmpty, "\(arguments): \(other.stdoutText)")
+                #expect(
+                    other.stderrText.contains("no host alpha in the shared index"), "\(arguments): \(other.stderrText)")
+            } else {
+                #expect(other.stdoutText == "1\n", "\(arguments): \(other.stdoutText) \(other.stderrText)")
+            }
+        }
+        let blank = try run(["--host", "alpha", "report"], shared: "   ")
+        #expect(blank.status == 0, "\(blank.stderrText)")
+        #expect(blank.stdoutText.contains("alpha:\(hosts.remote)/report-a.txt"), "\(blank.stdoutText)")
+    }
+
     /// A client that comes while the system index starts is answered as
     /// one that comes later: never told that it does not search across
     /// hosts, or that it does not publish (a live search told the first
