@@ -40,6 +40,20 @@ package enum DaemonProtocol {
         return MetadataSortDescriptor(key: key, ascending: ascending)
     }
 
+    /// The zone a request's query reads `$time.today` and its kin in: the
+    /// client's (`"timeZone"`, an IANA name this machine's tz database
+    /// knows; anything else is not looked up, so a name cannot make the
+    /// daemon open a file of its choosing), else the daemon's own.
+    static func timeZone(_ request: JSONValue) -> TimeZone {
+        guard let name = request["timeZone"]?.string, name.utf8.count <= 64, knownZones.contains(name),
+            let zone = TimeZone(identifier: name)
+        else { return .current }
+        return zone
+    }
+
+    /// The tz database's names, read once.
+    private static let knownZones = Set(TimeZone.knownTimeZoneIdentifiers + ["UTC"])
+
     /// Whether a request's `order` says the client orders ties by path
     /// (`"thenByPath":true`): the first `limit` alone answer it.
     static func ordersTiesByPath(_ request: JSONValue) -> Bool {

@@ -284,7 +284,9 @@ extension DaemonSession {
         }
         let predicate = try reading { () throws -> MetadataPredicate in
             switch request["syntax"]?.string ?? "command-line" {
-            case "command-line": return try CommandLineQuery.predicate(text, spotlight: false)
+            case "command-line":
+                return try CommandLineQuery.predicate(
+                    text, spotlight: false, timeZone: DaemonProtocol.timeZone(request))
             case "name": return try MetadataPredicate.nameMatching(text)
             case let other: throw ProtocolError(code: .badRequest, message: "unknown syntax \"\(other)\"")
             }

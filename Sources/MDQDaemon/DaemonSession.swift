@@ -169,17 +169,18 @@ final class DaemonSession: Sendable {
         }
         var words: [UInt8]?
         var other: CommandLineQuery.OtherReading?
+        let zone = DaemonProtocol.timeZone(request)
         let predicate = try reading { () throws -> MetadataPredicate in
             switch request["syntax"]?.string ?? "predicate" {
             case "predicate": return try MetadataPredicate(formatBytes: text)
-            case "spotlight": return try MetadataPredicate(spotlightQueryBytes: text)
+            case "spotlight": return try MetadataPredicate(spotlightQueryBytes: text, timeZone: zone)
             case "name": return try MetadataPredicate.nameMatching(text)
             case "command-line" where daemon.content != nil && CommandLineQuery.isFreeText(text):
                 words = text
                 return try MetadataPredicate.words(text)
             case "command-line":
                 other = CommandLineQuery.otherReading(of: text)
-                return try CommandLineQuery.predicate(text, spotlight: false)
+                return try CommandLineQuery.predicate(text, spotlight: false, timeZone: zone)
             case "words":
                 // mdfind's free text, over names and text: only where the
                 // text is indexed (else the client searches names).

@@ -138,6 +138,14 @@ struct QuickSearch {
     /// Whether this is a search across hosts.
     var searchesHosts: Bool { allHosts || !hosts.isEmpty }
 
+    /// `,"timeZone":NAME`: this user's zone, whose days mdfind's
+    /// `$time.today` means (the system index runs in its own).
+    static func timeZoneField(_ out: inout JSONWriter) {
+        guard let zone = ClientTimeZone.identifier() else { return }
+        out.field("timeZone")
+        out.string(Array(zone.utf8))
+    }
+
     /// Whether `$MDQ_SHARED` names a shared index (blank names none), as
     /// `SharedIndexLocation` reads it.
     static func hasOwnCredential() -> Bool {
@@ -165,6 +173,7 @@ struct QuickSearch {
         if isName { out.raw(#""name""#) } else { out.raw(#""command-line""#) }
         out.field("predicate")
         out.string(text)
+        Self.timeZoneField(&out)
         out.field("output")
         if count { out.raw(#""count""#) } else { out.raw(#""paths""#) }
         func rules() {
@@ -294,6 +303,7 @@ struct QuickSearch {
         out.raw(#"{"id":1,"command":"search-hosts","#)
         DaemonCommand.searchHostsFields(
             text, isName: isName, counting: count, hosts: allHosts ? nil : hosts, limit: limit, into: &out)
+        Self.timeZoneField(&out)
         out.raw("}\n")
         return out.bytes
     }

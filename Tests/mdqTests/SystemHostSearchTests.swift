@@ -684,6 +684,68 @@ struct SystemHostSearchTests {
         }
     }
 
+    /// mdfind's `$time.today` is the user's day, not the system index's:
+    /// the front end names its zone with the query, which the system index
+    /// reads in it, for a local search and one across hosts alike, as a
+    /// search without a daemon reads it.
+    @Test func todayIsTheUsersDayNotTheSystemIndexs() throws {
+        let temp = try TemporaryDirectory()
+        let fixture = try Hosts(temp)
+        defer { fixture.close() }
+        let (local, system) = (fixture.local, fixture.system)
+        let here = try #require(ProcessEnvironment.shortHostName)
+        let zones = ["Pacific/Kiritimati", "Pacific/Pago_Pago", "America/Los_Angeles", "Asia/Tokyo"]
+        let folder = local + "/tz"
+        mkdir(folder, 0o755)
+        // A minute either side of each zone's midnight.
+        var names: [String] = []
+        for (z, zone) in zones.enumerated() {
+            var calendar = Calendar(identifier: .gregorian)
+            calendar.timeZone = try #require(TimeZone(identifier: zone))
+            let midnight = calendar.startOfDay(for: Date()).timeIntervalSince1970
+            for (side, offset) in [("before", -60.0), ("after", 60.0)] {
+                let name = "tz-\(z)-\(side).txt"
+                FileManager.default.createFile(atPath: folder + "/" + name, contents: Data())
+                var times = [
+                    timespec(tv_sec: Int(midnight + offset), tv_nsec: 0),
+                    timespec(tv_sec: Int(midnight + offset), tv_nsec: 0),
+                ]
+                #expect(utimensat(AT_FDCWD, folder + "/" + name, &times, 0) == 0)
+                names.append(name)
+            }
+        }
+        func run(_ arguments: [String], zone: String) throws -> Shell.Output {
+            var environment = system.environment
+            environment["TZ"] = zone
+            return try Shell.run(
+                "/usr/bin/nsenter",
+                [
+                    "-t", "\(system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
+                    "--regid=65534",
+                    "--clear-groups", MDQCommandTests.binary,
+                ] + arguments, environment: environment)
+        }
+        // Indexed with their dates.
+        let all = "kMDItemFSName == \"tz-*\" && kMDItemFSContentChangeDate >= $time.iso(2000-01-01T00:00:00Z)"
+        #expect(
+            try waitUntil(timeout: 20, interval: 0.1) {
+                try run(["--onlyin", folder, "--count", all], zone: "UTC").stdoutText == "\(names.count)\n"
+            })
+        let query = "kMDItemFSName == \"tz-*\" && kMDItemFSContentChangeDate >= $time.today"
+        for (z, zone) in zones.enumerated() {
+            let alone = try run(["--no-daemon", "--onlyin", folder, query], zone: zone)
+            #expect(alone.status == 0, "\(alone.stderrText)")
+            let expected = alone.stdoutText.split(separator: "\n").sorted()
+            // Its own day: the minute after its midnight, not the one before.
+            #expect(expected.contains("\(folder)/tz-\(z)-after.txt"), "\(zone): \(expected)")
+            #expect(!expected.contains("\(folder)/tz-\(z)-before.txt"), "\(zone): \(expected)")
+            let indexed = try run(["--onlyin", folder, query], zone: zone)
+            #expect(indexed.stdoutText.split(separator: "\n").sorted() == expected, "\(zone): \(indexed.stderrText)")
+            let across = try run(["--host", here, query], zone: zone)
+            #expect(across.stdoutText.split(separator: "\n").sorted() == expected, "\(zone): \(across.stderrText)")
+        }
+    }
+
     /// A live search across hosts knows this host by the name its system
     /// index publishes under (`--host-name`), not by the machine's host
     /// name: its entries come once, from its index, as a one-shot search

@@ -1,3 +1,4 @@
+package import Foundation
 package import MDQSystem
 
 /// A query as a person types it on a command line: a predicate, or a bare
@@ -73,7 +74,11 @@ package enum CommandLineQuery {
     ///
     /// - Throws: `MetadataError` (`.querySyntax`) with the offset of the
     ///   mistake; `.invalidArgument` for empty text.
-    package static func predicate(_ text: [UInt8], spotlight: Bool) throws(MetadataError) -> MetadataPredicate {
+    /// - Parameter timeZone: the zone mdfind's `$time.today` and its kin
+    ///   are days of (the user's: a daemon is given the client's).
+    package static func predicate(
+        _ text: [UInt8], spotlight: Bool, timeZone: TimeZone = .current
+    ) throws(MetadataError) -> MetadataPredicate {
         let trimmed = text.drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }.reversed()
             .drop { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A }
         guard !trimmed.isEmpty else {
@@ -85,13 +90,13 @@ package enum CommandLineQuery {
             return pattern.contains(UInt8(ascii: "/"))
                 ? try MetadataPredicate.pathMatching(pattern) : try MetadataPredicate.nameMatching(pattern)
         }
-        if spotlight { return try MetadataPredicate(spotlightQueryBytes: text) }
+        if spotlight { return try MetadataPredicate(spotlightQueryBytes: text, timeZone: timeZone) }
         if readsOnlyAsSpotlight(text) {
             // mdfind's syntax, unless only an NSPredicate reads it (an
             // NSPredicate word beside a wildcard ==): then its error is
             // the one that says what is wrong.
             do {
-                return try MetadataPredicate(spotlightQueryBytes: text)
+                return try MetadataPredicate(spotlightQueryBytes: text, timeZone: timeZone)
             } catch {
                 if let predicate = try? MetadataPredicate(formatBytes: text) { return predicate }
                 throw error

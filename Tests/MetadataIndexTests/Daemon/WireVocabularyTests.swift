@@ -74,6 +74,27 @@ import Testing
         #expect(value["message"]?.string == problem.error(watching: 0).description)
     }
 
+    /// A request's zone is a name of the tz database or nothing: a path,
+    /// or any name the database does not list, is not looked up (the
+    /// system index would open a file of a user's choosing).
+    @Test func aRequestsTimeZoneIsANameTheDatabaseKnows() throws {
+        func zone(_ name: String) throws -> TimeZone {
+            var out = JSONWriter()
+            out.raw("{\"timeZone\":")
+            out.string(Array(name.utf8))
+            out.raw("}")
+            return DaemonProtocol.timeZone(try out.bytes.withUnsafeBytes { try JSONValue.parse($0) })
+        }
+        #expect(try zone("Pacific/Kiritimati").identifier == "Pacific/Kiritimati")
+        #expect(try zone("UTC").secondsFromGMT() == 0)
+        for hostile in [
+            "../../../../etc/passwd", "/dev/zero", "Europe/../../../proc/self/mem", "Nowhere/Atlantis",
+            String(repeating: "A", count: 5000), "",
+        ] {
+            #expect(try zone(hostile) == .current, "\(hostile.prefix(40))")
+        }
+    }
+
     @Test func numbersThatAreNotExactSecondsAreRefused() throws {
         for text in ["1.0123456789", "1e9", "\"1\"", "true"] {
             let value = try Array(text.utf8).withUnsafeBytes { try JSONValue.parse($0) }
