@@ -93,6 +93,13 @@ package struct HostSearch {
         return column
     }
 
+    /// Whether the search asks this host alone (by name, its folders
+    /// alone): its system index answers it whole.
+    package var onlyOwn: Bool {
+        guard let ownName, let hostNames, !hostNames.isEmpty else { return false }
+        return hostNames.allSatisfy { $0 == ownName } && folders.allSatisfy { $0.host == ownName }
+    }
+
     /// Runs the search.
     ///
     /// - Parameter own: answers this host's part; nil when its system index
@@ -112,16 +119,19 @@ package struct HostSearch {
     /// the others (a host's rows all from one snapshot), so a search costs
     /// the database's slowest share, not the sum of every host's.
     ///
-    /// - Parameter warn: told what the user is to know before the answer
-    ///   (hosts not live, this host's entries from the shared index), as
-    ///   soon as it is known.
+    /// - Parameters:
+    ///   - readers: none when the search asks this host alone (`onlyOwn`),
+    ///     which its index answers: the database is not asked, and may be
+    ///     away.
+    ///   - warn: told what the user is to know before the answer (hosts
+    ///     not live, this host's entries from the shared index), as soon as
+    ///     it is known.
     package func run(
         readers: [SharedReader], counting: Bool, own: OwnAnswer?, warn: (String) -> Void
     ) throws -> Answer {
-        precondition(!readers.isEmpty)
-        let reader = readers[0]
+        precondition(!readers.isEmpty || (onlyOwn && own != nil))
         var answer = Answer()
-        let hosts = try reader.hosts()
+        let hosts = try readers.first?.hosts() ?? []
         var requested: [String] = []
         for name in hostNames ?? hosts.map(\.name) where !requested.contains(name) { requested.append(name) }
         if hostNames == nil, let ownName, !requested.contains(ownName) { requested.append(ownName) }

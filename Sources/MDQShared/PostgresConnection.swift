@@ -7,6 +7,9 @@ package struct SharedIndexError: Error, CustomStringConvertible, Equatable {
     package var message: String
     /// The server's five-character SQLSTATE (`42P01`, …), when it sent one.
     package var sqlState: String?
+    /// The database could not be reached, or the connection to it was
+    /// lost: trouble that passes, not an answer about the search.
+    package var unreachable = false
 
     package init(_ message: String, sqlState: String? = nil) {
         self.message = message
@@ -85,7 +88,9 @@ package final class PostgresConnection {
         guard PQstatus(handle) == CONNECTION_OK else {
             let reason = Self.trimmed(PQerrorMessage(handle))
             PQfinish(handle)
-            throw SharedIndexError("cannot connect to the shared index: \(reason)")
+            var error = SharedIndexError("cannot connect to the shared index: \(reason)")
+            error.unreachable = true
+            throw error
         }
         self.handle = handle
         mdq_pq_silence_notices(handle)
@@ -128,13 +133,13 @@ package final class PostgresConnection {
                 PQexecParams(handle, sql, Int32(parameters.count), nil, values, nil, nil, 0)
             }
         }
-        guard let result else { throw SharedIndexError(Self.trimmed(PQerrorMessage(handle))) }
+        guard let result else { throw lost(SharedIndexError(Self.trimmed(PQerrorMessage(handle)))) }
         defer { PQclear(result) }
         switch PQresultStatus(result) {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
             break
         default:
-            throw Self.error(of: result)
+            throw lost(Self.error(of: result))
         }
         let columnCount = Int(PQnfields(result))
         let columns = (0..<columnCount).map { String(cString: PQfname(result, Int32($0))) }
@@ -228,6 +233,16 @@ package final class PostgresConnection {
     /// The connection's socket, to wait on for notifications.
     package var socket: Int32 { PQsocket(handle) }
 
+    /// Whether a connection that waits for its next statement, and
+    /// listens to nothing, is still open: a server stopped or restarted
+    /// since ends its sessions with a message and closes them, which its
+    /// next statement would meet (a kept connection is then closed, not
+    /// reused).
+    package var isOpenWhileIdle: Bool {
+        var descriptor = pollfd(fd: PQsocket(handle), events: Int16(POLLIN), revents: 0)
+        return PQstatus(handle) == CONNECTION_OK && poll(&descriptor, 1, 0) == 0
+    }
+
     /// What cancels the statement this connection's server runs, from any
     /// thread (nil when libpq cannot make one). Taken while the connection
     /// is idle: libpq's `PQgetCancel` reads it.
@@ -247,6 +262,13 @@ package final class PostgresConnection {
             _ = try? execute("ROLLBACK")
             throw error
         }
+    }
+
+    /// `error`, marked unreachable when the connection is gone with it.
+    private func lost(_ error: SharedIndexError) -> SharedIndexError {
+        var error = error
+        if PQstatus(handle) != CONNECTION_OK { error.unreachable = true }
+        return error
     }
 
     private static func error(of result: OpaquePointer) -> SharedIndexError {

@@ -45,12 +45,21 @@ final class SharedSearchService: HostSearching {
     }
 
     func answer(_ request: HostSearchRequest, own: @escaping HostSearchRequest.Own) throws -> HostSearchReply {
-        let readers = try take(
-            max(1, min(request.hosts?.count ?? Self.connectionsPerSearch, Self.connectionsPerSearch)))
         var search = HostSearch(predicate: request.predicate, user: request.user)
         search.hostNames = request.hosts
         search.folders = request.folders
         search.ownName = ownName
+        // This host alone is its index's to answer: the database is not
+        // asked (and may be away).
+        let readers: [SharedReader]
+        do {
+            readers =
+                search.onlyOwn
+                ? []
+                : try take(max(1, min(request.hosts?.count ?? Self.connectionsPerSearch, Self.connectionsPerSearch)))
+        } catch let error as SharedIndexError {
+            throw MetadataError.daemon(error.said)
+        }
         search.budget = request.budget
         // A limit bounds a sorted search when the database orders it.
         search.asked = (
@@ -147,12 +156,17 @@ final class SharedSearchService: HostSearching {
             give(try take(1))
             return nil
         } catch {
-            return (error as? MetadataError)?.message ?? "\(error)"
+            return (error as? SharedIndexError)?.said ?? (error as? MetadataError)?.message ?? "\(error)"
         }
     }
 
     func hosts() throws -> [[UInt8]] {
-        let readers = try take(1)
+        let readers: [SharedReader]
+        do {
+            readers = try take(1)
+        } catch let error as SharedIndexError {
+            throw MetadataError.daemon(error.said)
+        }
         let hosts: [SharedHost]
         do {
             hosts = try readers[0].hosts()
@@ -208,6 +222,12 @@ final class SharedSearchService: HostSearching {
         do {
             readers = try take(1)
             try readers[0].check(search)
+            give(readers)
+        } catch let error as SharedIndexError where error.unreachable {
+            // The database away: the search is checked when it is back (and
+            // refused then, as a problem); meanwhile this host's part runs
+            // and the user is told the shared index is away.
+            close(readers)
         } catch {
             if !checkOnly { release() }
             // The connection goes back, or (a failure of its own) closes.
@@ -227,7 +247,6 @@ final class SharedSearchService: HostSearching {
                 throw error
             }
         }
-        give(readers)
         if checkOnly { return nil }
         // Its statements bounded as a query's here (what the user asks, 30 s
         // when nothing, at most MAX_QUERY_SECONDS); the place is given back
@@ -268,6 +287,10 @@ final class SharedSearchService: HostSearching {
     /// than `mostConnections` open.
     private func take(_ count: Int) throws -> [SharedReader] {
         let (reused, wanted) = try pool.withLock { pool throws -> ([SharedReader], Int) in
+            // Those the server closed meanwhile (stopped, restarted) go.
+            let open = pool.idle.filter { $0.connection.isOpenWhileIdle }
+            pool.open -= pool.idle.count - open.count
+            pool.idle = open
             let reused = (0..<min(count, pool.idle.count)).map { _ in pool.idle.removeLast() }
             let wanted = count - reused.count
             guard pool.open + wanted <= Self.mostConnections else {
@@ -279,7 +302,7 @@ final class SharedSearchService: HostSearching {
             return (reused, wanted)
         }
         var readers = reused
-        do {
+        do throws(SharedIndexError) {
             // Each judged for the user it names: a role that may search
             // only as itself is refused (each user would be shown its view).
             for _ in 0..<wanted {
@@ -288,7 +311,7 @@ final class SharedSearchService: HostSearching {
         } catch {
             pool.withLock { $0.open -= wanted - (readers.count - reused.count) }
             close(readers)
-            throw MetadataError.daemon(error.said)
+            throw error
         }
         return readers
     }

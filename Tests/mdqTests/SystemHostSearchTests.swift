@@ -377,6 +377,59 @@ struct SystemHostSearchTests {
         #expect(blank.stdoutText.contains("alpha:\(hosts.remote)/report-a.txt"), "\(blank.stdoutText)")
     }
 
+    /// The shared index away: a search of this host alone is its index's
+    /// and is answered; a live search of every host shows this host's
+    /// results and says the shared index is away, and goes on. Sessions
+    /// the server ended (stopped, restarted) are not the next search's
+    /// failure: the system index connects again.
+    @Test func theSharedIndexAwayLeavesThisHostsAnswers() throws {
+        let temp = try TemporaryDirectory()
+        var hosts = try Hosts(temp)
+        defer { hosts.close() }
+        let here = try #require(ProcessEnvironment.shortHostName)
+        func run(_ arguments: [String]) throws -> Shell.Output {
+            try Shell.run(
+                "/usr/bin/setpriv",
+                ["--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
+                environment: hosts.system.environment)
+        }
+        let first = try run(["--host", "alpha", "report"])
+        #expect(first.stdoutText.contains("alpha:\(hosts.remote)/report-a.txt"), "\(first.stderrText)")
+        // Every other session of the database ended, as a restart ends them.
+        let admin = try PostgresConnection(url: hosts.url)
+        _ = try admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+                + "AND pid <> pg_backend_pid()")
+        let again = try run(["--host", "alpha", "report"])
+        #expect(again.status == 0, "\(again.stderrText)")
+        #expect(again.stdoutText.contains("alpha:\(hosts.remote)/report-a.txt"), "\(again.stderrText)")
+
+        // A shared index that cannot be reached.
+        hosts.system.close()
+        hosts.system = try PrivateSystemIndex(
+            hosts.local, in: temp,
+            arguments: ["--search", "postgresql:///nowhere?host=/nonexistent-folder&user=postgres&connect_timeout=2"])
+        #expect(hosts.system.waitUntilLive(), "\(hosts.system.logText)")
+        for arguments in [["--host", here, "report"], ["--host", here, "--count", "report"]] {
+            let own = try run(arguments)
+            #expect(own.status == 0, "\(arguments): \(own.stderrText)")
+            #expect(
+                own.stdoutText == (arguments.contains("--count") ? "1\n" : "\(hosts.local)/report-here.txt\n"),
+                "\(arguments): \(own.stdoutText)")
+        }
+        // In the system index's mount namespace, where its folder is the
+        // mount it indexes (as this host's users see it).
+        let live = try LiveProcess(
+            "/usr/bin/nsenter",
+            [
+                "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
+                "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--all-hosts", "report",
+            ], environment: hosts.system.environment)
+        #expect(live.waitForLine { $0 == "\(hosts.local)/report-here.txt" }, "\(live.lines)\(live.errorText)")
+        #expect(live.waitForErrors { $0.contains("cannot connect to the shared index") }, "\(live.errorText)")
+        #expect(live.interrupt() == 0, "\(live.errorText)")
+    }
+
     /// A client that comes while the system index starts is answered as
     /// one that comes later: never told that it does not search across
     /// hosts, or that it does not publish (a live search told the first

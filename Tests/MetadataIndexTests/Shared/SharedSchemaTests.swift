@@ -175,6 +175,22 @@ struct SharedSchemaTests {
         #expect(missing?.message.contains("no_such_database") == true, "\(missing?.message ?? "")")
     }
 
+    /// A kept connection whose session the server ended (stopped,
+    /// restarted, terminated) is known closed before it is used again, so
+    /// the next search connects anew rather than failing.
+    @Test func aConnectionTheServerEndedIsKnownClosedBeforeItIsUsed() throws {
+        let kept = try PostgresConnection(url: cluster.url("postgres"))
+        #expect(kept.isOpenWhileIdle)
+        let pid = try #require(try kept.execute("SELECT pg_backend_pid() AS pid").first("pid"))
+        #expect(kept.isOpenWhileIdle)
+        let admin = try PostgresConnection(url: cluster.url("postgres"))
+        _ = try admin.execute("SELECT pg_terminate_backend($1::int)", [pid])
+        #expect(waitUntil(timeout: 10) { !kept.isOpenWhileIdle })
+        let error = #expect(throws: SharedIndexError.self) { try kept.execute("SELECT 1") }
+        #expect(error?.unreachable == true, "\(error?.message ?? "")")
+        #expect(admin.isOpenWhileIdle)
+    }
+
     /// A search's budget bounds it whole: a watchdog past it cancels what
     /// the connection runs, from another thread, and the statement fails
     /// as one past its `statement_timeout` does (57014); a watchdog
