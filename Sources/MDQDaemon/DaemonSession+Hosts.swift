@@ -60,22 +60,21 @@ extension DaemonSession {
         let engine = daemon.engine
         let viewer = self.viewer
         // This host's folders as the user reached them: each one the index
-        // holds, through the mount it indexes, or refused as one its
-        // host does not index.
+        // holds, through the mount it indexes. One the user reaches
+        // otherwise (another mount at that path, in a namespace of their
+        // own) is judged by the index's records, as another host's is.
         var reaching: Set<[UInt8]> = []
         if viewer != nil {
             for item in request["folders"]?.array ?? [] where item["descriptor"] != nil {
-                guard let path = item.bytesField("path"), let host = item["host"]?.string else { continue }
+                guard let path = item.bytesField("path") else { continue }
                 do {
                     _ = try reachedScope(
                         ScopeRequest(path: FilePath.fromBytes(path), rules: ScopeRules(includeHidden: true)), item,
                         descriptors)
+                    reaching.insert(path)
                 } catch  where error.code == .notCovered {
-                    throw Self.hostSearchError(
-                        MetadataError.hostScope("unindexed", path: FilePath.fromBytes(Array(host.utf8) + [0x3A] + path))
-                    )
+                    continue
                 }
-                reaching.insert(path)
             }
         }
         let reached = reaching
