@@ -192,6 +192,11 @@ package final class DaemonClient {
     ) throws(MetadataError) -> HostAnswer {
         // This host's folders first, each with its descriptor.
         let own = folders.filter { $0.host == ownHost }
+        guard own.count <= DaemonProtocol.maximumDescriptors else {
+            throw MetadataError.invalidArgument(
+                "the system index takes at most \(DaemonProtocol.maximumDescriptors) folders of this host in one "
+                    + "search (--onlyin \(ownHost ?? ""):/path)")
+        }
         var opened: OpenedFolders?
         if !own.isEmpty {
             switch OpenedFolders.open(own.map { FilePath.fromBytes($0.path) }) {

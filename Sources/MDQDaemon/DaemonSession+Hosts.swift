@@ -293,17 +293,27 @@ extension DaemonSession {
         try checkContent(of: predicate)
         var hosts: [String]?
         if request["allHosts"]?.bool != true {
-            guard let names = request["hosts"]?.array?.compactMap(\.string), !names.isEmpty,
-                names.count <= DaemonProtocol.maximumScopes
-            else {
+            guard let names = request["hosts"]?.array?.compactMap(\.string), !names.isEmpty else {
                 throw ProtocolError(code: .badRequest, message: "a search across hosts names \"hosts\" or \"allHosts\"")
+            }
+            guard names.count <= DaemonCommand.mostHostFolders else {
+                throw ProtocolError(
+                    code: .invalidArgument,
+                    message: "a search across hosts names at most \(DaemonCommand.mostHostFolders) hosts; this one "
+                        + "names \(names.count) (--all-hosts searches every one)")
             }
             hosts = names
         }
+        let listed = request["folders"]?.array ?? []
+        guard listed.count <= DaemonCommand.mostHostFolders else {
+            throw ProtocolError(
+                code: .invalidArgument,
+                message: "a search across hosts names at most \(DaemonCommand.mostHostFolders) folders of hosts "
+                    + "(--onlyin NAME:/path); this one names \(listed.count)")
+        }
         var folders: [(host: String, path: [UInt8])] = []
-        for folder in request["folders"]?.array ?? [] {
-            guard let host = folder["host"]?.string, let path = folder["path"]?.bytes, path.first == UInt8(ascii: "/"),
-                folders.count < DaemonProtocol.maximumScopes
+        for folder in listed {
+            guard let host = folder["host"]?.string, let path = folder["path"]?.bytes, path.first == UInt8(ascii: "/")
             else {
                 throw ProtocolError(code: .badRequest, message: "a folder of a host is {\"host\":…,\"path\":\"/…\"}")
             }

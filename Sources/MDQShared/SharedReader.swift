@@ -235,6 +235,10 @@ package final class SharedReader {
         /// A live search whose results would pass what its reader keeps
         /// (`SharedLiveQuery.mostResults`).
         case tooManyResults(Int)
+        /// More folders of hosts than one search takes
+        /// (`DaemonCommand.mostHostFolders`, as `mdq.scope_errors` takes
+        /// them): how many it names.
+        case tooManyFolders(Int)
 
         /// The reason in words (the command adds the query and a caret).
         package var description: String {
@@ -250,6 +254,9 @@ package final class SharedReader {
                 "\(host):\(String(decoding: path, as: UTF8.self)): \(problem)"
             case .tooManyResults(let most):
                 "more than \(most) results, the most a live search across hosts keeps here; narrow the search"
+            case .tooManyFolders(let count):
+                "a search across hosts names at most \(DaemonCommand.mostHostFolders) folders of hosts "
+                    + "(--onlyin NAME:/path); this one names \(count)"
             }
         }
     }
@@ -315,6 +322,9 @@ package final class SharedReader {
     /// attribute never published; nothing to narrow it by, and neither a
     /// limit nor a budget), asking the database nothing.
     package static func translate(_ search: Search) throws(Refusal) -> PredicateSQL {
+        guard search.scopes.count <= DaemonCommand.mostHostFolders else {
+            throw Refusal.tooManyFolders(search.scopes.count)
+        }
         let translated: PredicateSQL
         do {
             translated = try PredicateSQL(search.predicate)

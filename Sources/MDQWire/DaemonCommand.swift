@@ -23,6 +23,11 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     case follow
     case stop
 
+    /// The most folders of hosts (`--onlyin NAME:/path`), and hosts by
+    /// name, one search across hosts takes: as the shared index's
+    /// `mdq.scope_errors` takes them.
+    package static let mostHostFolders = 64
+
     /// The longest silence a client takes from the system index answering
     /// a `search-hosts`, in seconds: its budget (the system index's own,
     /// 30 s, when none is asked) bounds the whole search, the database's

@@ -89,6 +89,8 @@ enum SharedIndexSettings {
                 throw problem.error(host: host, path: path)
             case .tooManyResults:
                 throw MetadataError(code: .tooExpensive, message: "query too expensive: \(refusal)")
+            case .tooManyFolders:
+                throw MetadataError.invalidArgument(refusal.description)
             }
         } catch let error as SharedIndexError where error.sqlState == "57014" {
             // query_canceled: the statement timeout set from --budget.

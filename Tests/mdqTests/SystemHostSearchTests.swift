@@ -434,6 +434,37 @@ struct SystemHostSearchTests {
         #expect(live.interrupt() == 0, "\(live.errorText)")
     }
 
+    /// Folders of hosts past the 16 a local search takes are searched,
+    /// by the system index as with a credential, up to the 64 the shared
+    /// index checks; past those the search is refused with the bound.
+    @Test func manyFoldersOfHostsAreSearchedUpToTheBound() throws {
+        let temp = try TemporaryDirectory()
+        let hosts = try Hosts(temp)
+        defer { hosts.close() }
+        func run(_ arguments: [String], credential: Bool) throws -> Shell.Output {
+            var environment = hosts.system.environment
+            if credential { environment["MDQ_SHARED"] = hosts.url }
+            return try Shell.run(
+                "/usr/bin/setpriv",
+                ["--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
+                environment: environment)
+        }
+        func folders(_ count: Int) -> [String] {
+            (0..<count).flatMap { i in ["--onlyin", "alpha:" + hosts.remote + (i % 2 == 0 ? "" : "/private")] }
+        }
+        for credential in [false, true] {
+            let seventeen = try run(folders(17) + ["--count", "report"], credential: credential)
+            #expect(seventeen.status == 0, "\(credential): \(seventeen.stderrText)")
+            #expect(seventeen.stdoutText == "3\n", "\(credential): \(seventeen.stdoutText)")
+            let tooMany = try run(folders(65) + ["report"], credential: credential)
+            #expect(tooMany.status != 0, "\(credential): \(tooMany.stdoutText)")
+            #expect(tooMany.stdoutText.isEmpty)
+            #expect(
+                tooMany.stderrText.contains("at most 64 folders of hosts (--onlyin NAME:/path); this one names 65"),
+                "\(credential): \(tooMany.stderrText)")
+        }
+    }
+
     /// A client that comes while the system index starts is answered as
     /// one that comes later: never told that it does not search across
     /// hosts, or that it does not publish (a live search told the first
