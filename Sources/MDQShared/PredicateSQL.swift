@@ -257,9 +257,13 @@ private struct Translator {
             return type(c, column: .contentType)
         case .contentTypeTree:
             return type(c, column: .contentType)
-        case .displayName, .nameWithoutExtension, .path, .url, .kind:
-            // Checked on each row (the display name is the name less its
-            // extension; the path is its folder's and the name).
+        case .displayName, .nameWithoutExtension:
+            // The name less its extension (a folder's whole name): what
+            // matches it, followed by anything, matches the name. Narrowed
+            // by the name's trigrams, checked on each row.
+            return name(c, column: .fold, prefix: true)
+        case .path, .url, .kind:
+            // Checked on each row (the path is its folder's and the name).
             return .anything
         case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
             .conflictOriginalPath, .synced, .imported:
@@ -269,14 +273,18 @@ private struct Translator {
 
     /// Names (and extensions), compared folded: exact only for `[cd]`
     /// without `[w]` or `?` on ASCII text, where folding decides alone.
-    func name(_ c: Comparison, column: SQLCondition.Column) -> Part {
+    ///
+    /// - Parameter prefix: the test is of a prefix of the name (the display
+    ///   name, the name less its extension): the pattern is the name's
+    ///   start, never exact.
+    func name(_ c: Comparison, column: SQLCondition.Column, prefix: Bool = false) -> Part {
         if c.op == .in, case .list(let values) = c.value {
             var parts: [Part] = []
             for value in values {
                 var one = c
                 one.op = .equal
                 one.value = value
-                parts.append(name(one, column: column))
+                parts.append(name(one, column: column, prefix: prefix))
             }
             guard !parts.isEmpty else { return Part(condition: .constant(false), exact: true, narrows: true) }
             return Part(
@@ -369,8 +377,13 @@ private struct Translator {
                 return .anything
             }
         }
+        if prefix {
+            // Whatever follows it in the name.
+            any()
+            exact = false
+        }
         // `*.png` under [cd]: the extension column, exact.
-        if column == .fold, c.op == .like, exact, !c.options.contains(.wordBased), folded.count > 2,
+        if column == .fold, !prefix, c.op == .like, exact, !c.options.contains(.wordBased), folded.count > 2,
             folded[0] == UInt8(ascii: "*"), folded[1] == UInt8(ascii: "."),
             folded[2...].allSatisfy({
                 $0 != UInt8(ascii: "*") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "\\")

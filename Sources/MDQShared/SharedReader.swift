@@ -210,7 +210,8 @@ package final class SharedReader {
     /// What narrows a search in the shared index, for the refusal of one
     /// nothing narrows.
     package static let narrowedBy =
-        "it narrows by three characters in a row of a name test (==, LIKE, BEGINSWITH, CONTAINS, ENDSWITH, words), "
+        "it narrows by three characters in a row of a name or display name test (==, LIKE, BEGINSWITH, CONTAINS, "
+        + "ENDSWITH, words), "
         + "an extension, a type, a size or a date, not by a regular expression (MATCHES), a path or a kind"
 
     /// What a search of a host the shared index does not know is told.

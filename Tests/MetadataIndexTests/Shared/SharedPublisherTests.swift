@@ -698,7 +698,25 @@ struct SharedTranslationTests {
         "kMDItemFSName ==[cd] 'chapter_7777.txt'", "kMDItemFSName BEGINSWITH[cd] 'chapter_'",
         "kMDItemFSName CONTAINS[cd] 'r.t'", "kMDItemFSName LIKE[cd] '*ual rep*'",
         "kMDItemFSName CONTAINS 'k\\\\slash_7'", "kMDItemFSName LIKE[cd] '*_7777.*'",
+        // The display name: the name less its extension, a folder's whole.
+        "kMDItemDisplayName LIKE[cd] 'report*'", "kMDItemDisplayName ==[c] 'NOTES'",
+        "kMDItemDisplayName CONTAINS[cd] 'ELLA'", "kMDItemDisplayName ENDSWITH 'cent'",
+        "kMDItemDisplayName == 'Tool.app'", "kMDItemDisplayName == 'Tool'", "kMDItemDisplayName BEGINSWITH '.hid'",
+        "kMDItemDisplayName IN {'noext', 'a', 'x.tar'}", "kMDItemDisplayName ==[w] 'annual'",
+        "kMDItemDisplayName LIKE '*.tar'", "kMDItemDisplayName ==[cd] 'cafe'",
     ]
+
+    /// A test of the display name is narrowed by the name's trigrams (the
+    /// display name starts the name), as a test of the name is: not
+    /// refused as one the shared index cannot narrow.
+    @Test(arguments: [
+        "kMDItemDisplayName == 'notes'", "kMDItemDisplayName LIKE 'notes*'", "kMDItemDisplayName BEGINSWITH 'not'",
+        "kMDItemDisplayName == \"*report*\"cd", "kMDItemDisplayName ENDSWITH[c] 'otes'",
+    ])
+    func aDisplayNameTestIsNarrowedByTheName(text: String) throws {
+        let predicate = try CommandLineQuery.predicate(Array(text.utf8), spotlight: false)
+        #expect(throws: Never.self) { _ = try SharedReader.translate(SharedReader.Search(predicate: predicate)) }
+    }
 
     @Test func everyPredicateMeansWhatItMeansOnTheHost() throws {
         let cluster = try #require(PostgresCluster.shared)
