@@ -63,6 +63,8 @@ package final class SharedLiveQuery {
     /// Per host, the sequence, generation and identity sequence its
     /// results stand for, and whether it was offline when last read.
     private var cursors: [Int: (sequence: Int64, generation: Int64, identities: Int64, offline: Bool)] = [:]
+    /// Each host's name, by number (a host removed is named by it).
+    private var names: [Int: String] = [:]
 
     package init(reader: SharedReader, search: SharedReader.Search) throws(SharedIndexError) {
         self.reader = reader
@@ -103,6 +105,7 @@ package final class SharedLiveQuery {
     private func note(_ host: SharedHost) {
         let isOffline = host.state == "offline"
         cursors[host.id] = (host.sequence, host.generation, host.identitySequence, isOffline)
+        names[host.id] = host.name
         offline[host.name] = isOffline ? Self.offlineProblem(host) : nil
     }
 
@@ -206,6 +209,10 @@ package final class SharedLiveQuery {
             results[key] = nil
         }
         cursors[id] = nil
+        // Gone, it is offline no more: its problem goes with its results.
+        if let name = names.removeValue(forKey: id), offline.removeValue(forKey: name) != nil {
+            update.problems.append("\(name) is no longer in the shared index")
+        }
     }
 
     /// Searches `host` again whole and compares by entry id.

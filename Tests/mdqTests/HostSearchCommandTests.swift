@@ -210,7 +210,9 @@ struct HostSearchCommandTests {
         again.start()
         defer { again.stop() }
         #expect(live.waitForLine { $0 == "+ alpha:\(root)/photo1-while-away.png" }, "\(live.lines)")
-        #expect(live.waitForErrors { $0.contains("alpha is back") }, "\(live.errorText)")
+        #expect(
+            live.waitForErrors { $0.contains("alpha is no longer offline: its results follow the shared index again") },
+            "\(live.errorText)")
 
         // The same in JSON, sorted and with columns: each item's host a
         // field of its own, its path the host's.

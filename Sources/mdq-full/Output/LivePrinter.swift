@@ -185,13 +185,23 @@ final class LivePrinter: Sendable {
     }
 
     /// A problem that no longer holds: a `resolved` event in JSON; in
-    /// text, a host back.
+    /// text, a note (a host back, or the warning said before that holds no
+    /// more).
     func resolve(_ error: MetadataError) {
         if error.code == .hostOffline, let host = error.host {
             state.withLock { _ = $0.staleHosts.remove(Array(host.utf8)) }
-            if case .json = mode {} else { Diagnostics.note("\(host) is back: its results are live again") }
         }
-        if case .json = mode { writeProblem(error, event: "resolved") }
+        guard case .json = mode else {
+            // A host back, or removed from the shared index (its results
+            // then gone): either way its results are the shared index's.
+            if error.code == .hostOffline, let host = error.host {
+                Diagnostics.note("\(host) is no longer offline: its results follow the shared index again")
+            } else {
+                Diagnostics.note("resolved: \(error.description)")
+            }
+            return
+        }
+        writeProblem(error, event: "resolved")
     }
 
     /// `{"event":EVENT,"code":…,"message":…}` with the problem's path,

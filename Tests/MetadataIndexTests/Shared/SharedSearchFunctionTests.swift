@@ -752,6 +752,23 @@ struct SharedSearchFunctionTests {
                 _ = try live.next(timeout: 0.05)
                 return names() == ["a.txt", "c.txt"]
             }, "\(names())")
+        // Offline (its publisher gone, silent an hour), then removed: its
+        // results go, and so does its problem.
+        beta.stop()
+        _ = try admin.execute(
+            "UPDATE mdq.host SET state = 'offline', last_contact = now() - interval '1 hour' WHERE name = 'beta'")
+        #expect(
+            try waitUntil(timeout: 20) {
+                _ = try live.next(timeout: 0.05)
+                return live.offline["beta"] != nil
+            }, "\(live.offline)")
+        #expect(names() == ["a.txt", "c.txt"], "an offline host's results stay")
+        _ = try admin.execute("SELECT mdq.remove_host('beta')")
+        #expect(
+            try waitUntil(timeout: 20) {
+                _ = try live.next(timeout: 0.05)
+                return names() == ["a.txt"] && live.offline.isEmpty
+            }, "\(names()) \(live.offline)")
     }
 
     /// Version 3 only adds: every column of version 2 is there with its
