@@ -1,5 +1,6 @@
 import CLibPQ
 import Glibc
+import MDQSystem
 
 /// What went wrong talking to the shared index's database: libpq's or the
 /// server's message, with the server's SQLSTATE code when it sent one.
@@ -50,6 +51,10 @@ package struct PostgresRows {
 /// deployment configures mdq as it configures `psql`.
 package final class PostgresConnection {
     private let handle: OpaquePointer
+    /// Set by its canceller: the statement running then is cancelled by
+    /// the server, and every later one is refused here (a cancel that
+    /// reaches the server between two statements does nothing there).
+    private let cancelled = Locked(false)
 
     /// Connects to `url` (a `postgresql://` URL or a libpq keyword string).
     ///
@@ -79,6 +84,7 @@ package final class PostgresConnection {
         let keywords = settings.map { strdup($0.0) } + [nil]
         let values = settings.map { strdup($0.1) } + [nil]
         defer { (keywords + values).forEach { free($0) } }
+        let started = ContinuousClock.now
         let connected = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keys in
             values.map { UnsafePointer($0) }.withUnsafeBufferPointer { vals in
                 PQconnectdbParams(keys.baseAddress, vals.baseAddress, 1)
@@ -89,7 +95,20 @@ package final class PostgresConnection {
             let reason = Self.trimmed(PQerrorMessage(handle))
             PQfinish(handle)
             var error = SharedIndexError("cannot connect to the shared index: \(reason)")
-            error.unreachable = true
+            // Away (no answer within the attempt's time, nothing listening,
+            // a server starting or stopping), as against a server that
+            // answered and turned this login away (a password, a role, a
+            // database): the one passes, the other is said until mended.
+            if ContinuousClock.now - started >= .seconds(5) {
+                error.unreachable = true
+            } else {
+                let ping = keywords.map { UnsafePointer($0) }.withUnsafeBufferPointer { keys in
+                    values.map { UnsafePointer($0) }.withUnsafeBufferPointer { vals in
+                        PQpingParams(keys.baseAddress, vals.baseAddress, 1)
+                    }
+                }
+                error.unreachable = ping == PQPING_NO_RESPONSE || ping == PQPING_REJECT
+            }
             throw error
         }
         self.handle = handle
@@ -125,6 +144,7 @@ package final class PostgresConnection {
     /// returns its rows. Without parameters `sql` may hold several
     /// statements (DDL), and the last one's rows are returned.
     package func execute(_ sql: String, _ parameters: [String?] = []) throws(SharedIndexError) -> PostgresRows {
+        try refuseIfCancelled()
         let result: OpaquePointer?
         if parameters.isEmpty {
             result = PQexec(handle, sql)
@@ -247,7 +267,14 @@ package final class PostgresConnection {
     /// thread (nil when libpq cannot make one). Taken while the connection
     /// is idle: libpq's `PQgetCancel` reads it.
     package func canceller() -> PostgresCanceller? {
-        PQgetCancel(handle).map(PostgresCanceller.init)
+        PQgetCancel(handle).map { PostgresCanceller($0, flag: cancelled) }
+    }
+
+    /// Refuses a statement once cancelled, as the server refuses one.
+    private func refuseIfCancelled() throws(SharedIndexError) {
+        if cancelled.withLock({ $0 }) {
+            throw SharedIndexError("canceling statement due to user request", sqlState: "57014")
+        }
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled
@@ -303,16 +330,20 @@ package final class PostgresConnection {
 /// but a request still on its way may cancel its next statement.
 package final class PostgresCanceller: @unchecked Sendable {
     private let handle: OpaquePointer
+    private let flag: Locked<Bool>
 
-    fileprivate init(_ handle: OpaquePointer) {
+    fileprivate init(_ handle: OpaquePointer, flag: Locked<Bool>) {
         self.handle = handle
+        self.flag = flag
     }
 
     deinit { PQfreeCancel(handle) }
 
-    /// Asks the server to cancel; whether the request was sent.
+    /// Cancels the statement running, and refuses every later one on the
+    /// connection; whether the server was asked.
     @discardableResult
     package func cancel() -> Bool {
+        flag.withLock { $0 = true }
         var reason = [CChar](repeating: 0, count: 256)
         return PQcancel(handle, &reason, Int32(reason.count)) == 1
     }

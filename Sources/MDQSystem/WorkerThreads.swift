@@ -163,10 +163,10 @@ package final class HandoffThread: Sendable {
 }
 
 /// Runs `fire` once, on a thread of its own, `seconds` after it is made,
-/// unless `finish()` comes first. `finish` returns only once `fire` can no
-/// longer start (it runs under the watchdog's lock), and says whether it
-/// ran. Without a thread to wait on, nothing fires: the watchdog only ever
-/// shortens a wait.
+/// unless `finish()` comes first. `finish` says whether it fired (it may
+/// still be running: what it acts on is the caller's to drop then, not to
+/// reuse). Without a thread to wait on, nothing fires: the watchdog only
+/// ever shortens a wait.
 package final class Watchdog: Sendable {
     private let state = ConditionLocked<(finished: Bool, fired: Bool)>((false, false))
 
@@ -174,11 +174,14 @@ package final class Watchdog: Sendable {
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(max(seconds, 0), 86_400) * 1000))
         let state = state
         WorkerThreads.start(name: "mdq-watchdog") {
-            state.wait(until: { $0.finished }, deadline: deadline) { s in
-                guard !s.finished else { return }
+            let firing = state.wait(until: { $0.finished }, deadline: deadline) { s -> Bool in
+                guard !s.finished else { return false }
                 s.fired = true
-                fire()
+                return true
             }
+            // Outside the lock: a cancel may wait on an unanswering server,
+            // and `finish` must not wait with it.
+            if firing { fire() }
         }
     }
 

@@ -169,10 +169,19 @@ struct SharedSchemaTests {
         }
         #expect(error?.message.hasPrefix("cannot connect to the shared index: ") == true, "\(error?.message ?? "")")
         #expect(error?.message.contains("/nonexistent-folder") == true)
+        // Nothing there: trouble that passes.
+        #expect(error?.unreachable == true)
         let missing = #expect(throws: SharedIndexError.self) {
             try PostgresConnection(url: cluster.url("no_such_database"))
         }
         #expect(missing?.message.contains("no_such_database") == true, "\(missing?.message ?? "")")
+        // A server that answered and turned the login away: said until
+        // mended, not taken for a database away.
+        #expect(missing?.unreachable == false)
+        let stranger = #expect(throws: SharedIndexError.self) {
+            try PostgresConnection(url: cluster.url(cluster.url("postgres"), user: "no_such_role_here"))
+        }
+        #expect(stranger?.unreachable == false, "\(stranger?.message ?? "")")
     }
 
     /// A kept connection whose session the server ended (stopped,
@@ -204,13 +213,23 @@ struct SharedSchemaTests {
         }
         #expect(error?.sqlState == "57014", "\(error?.message ?? "")")
         #expect(watchdog.finish())
-        // The connection goes on.
-        #expect(try connection.execute("SELECT 1 AS one").first("one") == "1")
-        let quiet = Watchdog(seconds: 0.2) { canceller.cancel() }
-        #expect(try connection.execute("SELECT pg_sleep(0.01), 2 AS two").first("two") == "2")
+        // Cancelled, it runs nothing more (a search's next fetch too).
+        let after = #expect(throws: SharedIndexError.self) { try connection.execute("SELECT 1") }
+        #expect(after?.sqlState == "57014")
+        // A cancel between two statements (the server does nothing with
+        // it) still ends the search: the next one is refused.
+        let idle = try PostgresConnection(url: cluster.url("postgres"))
+        #expect(try idle.execute("SELECT 1 AS one").first("one") == "1")
+        try #require(idle.canceller()).cancel()
+        let next = #expect(throws: SharedIndexError.self) { try idle.execute("SELECT 2") }
+        #expect(next?.sqlState == "57014")
+        // Finished first, a watchdog never fires, and says so.
+        let other = try PostgresConnection(url: cluster.url("postgres"))
+        let otherCanceller = try #require(other.canceller())
+        let quiet = Watchdog(seconds: 0.2) { otherCanceller.cancel() }
+        #expect(try other.execute("SELECT pg_sleep(0.01), 2 AS two").first("two") == "2")
         #expect(!quiet.finish())
-        // Finished, it stays quiet past its time.
-        #expect(try connection.execute("SELECT pg_sleep(0.4), 3 AS three").first("three") == "3")
+        #expect(try other.execute("SELECT pg_sleep(0.4), 3 AS three").first("three") == "3")
     }
 }
 
