@@ -76,6 +76,10 @@ package struct SharedEntry: Sendable, Equatable {
 /// each row by mdq's own matcher.
 package final class SharedReader {
     package let connection: PostgresConnection
+    /// It searches for other users (`init(connection:forOthers:)`): each
+    /// search checks again that its role may (a grant taken back while
+    /// its connection is kept would judge every user as the role).
+    private let forOthers: Bool
 
     /// - Parameter forOthers: the reader searches for other users (the
     ///   system index's, `SEARCH`), which only a role that may read the
@@ -84,15 +88,17 @@ package final class SharedReader {
     ///   what that role may see. Such a role is refused.
     package init(connection: PostgresConnection, forOthers: Bool = false) throws(SharedIndexError) {
         self.connection = connection
+        self.forOthers = forOthers
         let state: SharedSchema.State?
         do {
             state = try SharedSchema.state(of: connection)
         } catch  where error.sqlState == "42501" {
             // Not the server's words (a line of SQL and a caret): what to do.
             let role = (try? connection.execute("SELECT session_user AS role").first("role")) ?? "this role"
+            // The system index's role searches for others: --trusted.
             throw SharedIndexError(
                 "role \(role) may not search the shared index: its administrator grants it with "
-                    + "'mdq shared grant URL \(role)'", sqlState: error.sqlState)
+                    + "'mdq shared grant \(forOthers ? "--trusted " : "")URL \(role)'", sqlState: error.sqlState)
         }
         guard let state else {
             throw SharedIndexError("the database holds no shared index ('mdq shared init URL' creates it)")
@@ -257,7 +263,8 @@ package final class SharedReader {
                 "more than \(most) results, the most a live search across hosts keeps here; narrow the search"
             case .tooManyFolders(let count):
                 "a search across hosts names at most \(DaemonCommand.mostHostFolders) folders of hosts "
-                    + "(--onlyin NAME:/path); this one names \(count)"
+                    + "(--onlyin NAME:/path; beside them, each host searched whole counts as one); this one names "
+                    + "\(count)"
             }
         }
     }
@@ -404,6 +411,18 @@ package final class SharedReader {
     private func bounded<T>(_ search: Search, _ body: (_ hosts: [SharedHost]) throws -> T) throws -> T {
         // One round trip: the transaction, its bound and the hosts.
         var begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+        if forOthers {
+            begin += """
+                ; DO $$ BEGIN
+                    IF NOT has_table_privilege(session_user, 'mdq.entry', 'SELECT') THEN
+                        RAISE EXCEPTION 'the shared index: role % may search only as itself, not for other users (each '
+                            'would be shown what % may see): grant it ''mdq shared grant --trusted URL %''; searches '
+                            'across hosts for this host''s users are refused until then',
+                            session_user, session_user, session_user USING ERRCODE = '42501';
+                    END IF;
+                END $$
+                """
+        }
         if let budget = search.budget {
             // At most a day: a larger budget is as good as none.
             begin += "; SET LOCAL statement_timeout = \(Int(min(max(budget, 0.001), 86_400) * 1000))"

@@ -51,15 +51,16 @@ struct HostsCommand: ParsableCommand {
         StandardOutput.print(lines.joined(separator: "\n"))
     }
 
-    /// The hosts, read with the user's own configuration; without one (or
-    /// with a credential that does not let the user in), from the system
-    /// index, which searches the shared index for its users (`SEARCH`) and
-    /// needs no credential of theirs.
+    /// The hosts, read with the user's own configuration; without a
+    /// credential of their own (`SHARED` alone, which their role may not
+    /// reach), from the system index, which searches the shared index for
+    /// its users (`SEARCH`) and needs no credential of theirs. A credential
+    /// of their own ($MDQ_SHARED) that does not let them in is said.
     static func hosts() throws -> [SharedHost] {
         do {
             return try SharedIndexSettings.connect().hosts()
         } catch {
-            if let listed = try listedBySystemIndex() { return listed }
+            if SharedIndexLocation.usersOwn == nil, let listed = try listedBySystemIndex() { return listed }
             if let error = error as? SharedIndexError {
                 throw MetadataError.daemon(error.said)
             }
