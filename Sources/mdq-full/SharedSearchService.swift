@@ -225,8 +225,9 @@ final class SharedSearchService: HostSearching {
             give(readers)
         } catch let error as SharedIndexError where error.unreachable {
             // The database away: the search is checked when it is back (and
-            // refused then, as a problem); meanwhile this host's part runs
-            // and the user is told the shared index is away.
+            // refused then, as a problem: its follower checks it at the
+            // database's first answer); meanwhile this host's part runs and
+            // the user is told the shared index is away.
             close(readers)
         } catch {
             if !checkOnly { release() }

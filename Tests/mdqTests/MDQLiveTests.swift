@@ -291,7 +291,15 @@ struct MDQLiveTests {
         func warnings() -> Int {
             json
                 ? live.lines.filter { $0.contains("\"event\":\"warning\"") && $0.contains("/locked") }.count
-                : live.errorText.split(separator: "\n").filter { $0.contains("cannot read folder") }.count
+                : live.errorText.split(separator: "\n").filter {
+                    $0.contains("cannot read folder") && !$0.contains("resolved:")
+                }.count
+        }
+        /// Whether it was said to hold no more.
+        func resolved() -> Bool {
+            json
+                ? live.lines.contains { $0.contains("\"event\":\"resolved\"") && $0.contains("/locked") }
+                : live.errorText.contains("mdq: note: resolved: cannot read folder")
         }
         #expect(live.waitForLine { $0.contains("\(base)/open/a.txt") })
         #expect(live.waitUntil(timeout: 10) { warnings() == 1 }, "\(live.errorText)")
@@ -302,6 +310,7 @@ struct MDQLiveTests {
         // Readable again (the chmod is an event on the parent's watch).
         #expect(chmod("\(base)/locked", 0o755) == 0)
         #expect(live.waitForLine { $0.contains("\(base)/locked/secret.txt") })
+        #expect(live.waitUntil(timeout: 10) { resolved() }, "\(live.errorText)")
         #expect(live.interrupt() == 0)
         #expect(warnings() == 1)
     }

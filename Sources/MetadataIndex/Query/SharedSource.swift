@@ -268,14 +268,17 @@ package final class SharedSource: QuerySource {
         // This host's first answer, whatever the database does.
         own?.waitForGathering(timeout: search.budget ?? 60, while: wanted)
         var first = true
+        // Whether the database has answered once: its folders are checked
+        // at its first answer (the start, or once it is back).
+        var answered = false
         while wanted() {
             do {
                 let url = try url ?? SharedIndexLocation.url()
-                // Its folders are refused at the start alone: gathered
-                // again after a reconnect, a folder gone since leaves no
-                // results, as a host searched again does.
+                // Its folders are refused at the first answer alone:
+                // gathered again after a reconnect, a folder gone since
+                // leaves no results, as a host searched again does.
                 var gathering = search
-                gathering.checksFolders = first
+                gathering.checksFolders = !answered
                 // Run by the system index for one of its users (a bound on
                 // its results): its role must search for others.
                 let live = try SharedLiveQuery(
@@ -283,6 +286,7 @@ package final class SharedSource: QuerySource {
                     search: gathering)
                 live.mostResults = mostResults
                 let gathered = try live.gather().map(snapshot)
+                answered = true
                 // Hosts offline from the start are said before their
                 // results, which are stale already.
                 report(offline(live))
