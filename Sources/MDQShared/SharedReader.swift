@@ -110,12 +110,7 @@ package final class SharedReader {
             let row = try connection.execute(
                 "SELECT has_table_privilege(session_user, 'mdq.entry', 'SELECT') AS trusted, session_user AS role")
             let role = row.first("role") ?? "?"
-            guard row.first("trusted") == "t" else {
-                throw SharedIndexError(
-                    "the shared index: role \(role) may search only as itself, not for other users (each would be "
-                        + "shown what \(role) may see): grant it 'mdq shared grant --trusted URL \(role)'; searches "
-                        + "across hosts for this host's users are refused until then", sqlState: "42501")
-            }
+            guard row.first("trusted") == "t" else { throw Self.searchesOnlyAsItself(role) }
         }
     }
 
@@ -127,6 +122,23 @@ package final class SharedReader {
     /// Every host, read in the same round trip as `statements` (a
     /// transaction's start) when given.
     private func hosts(after statements: String?) throws(SharedIndexError) -> [SharedHost] {
+        try read(after: statements).hosts
+    }
+
+    /// The refusal of a role the system index would search for its users
+    /// through, that may search only as itself.
+    static func searchesOnlyAsItself(_ role: String) -> SharedIndexError {
+        SharedIndexError(
+            "the shared index: role \(role) may search only as itself, not for other users (each would be shown "
+                + "what \(role) may see): grant it 'mdq shared grant --trusted URL \(role)'; searches across hosts "
+                + "for this host's users are refused until then", sqlState: "42501")
+    }
+
+    /// Every host, and (with the first) the connection's role and whether
+    /// it may search for others; nil with no host.
+    private func read(after statements: String?) throws(SharedIndexError) -> (
+        hosts: [SharedHost], role: (name: String, trusted: Bool)?
+    ) {
         // The silence as a literal: a query without parameters may follow
         // other statements in one message.
         let query = """
@@ -148,10 +160,13 @@ package final class SharedReader {
                    identity_seq,
                    -- Known from publishers that write it (version 5 on).
                    CASE WHEN substring(publisher_version FROM '^mdq schema ([0-9]+)$')::int >= 5
-                        THEN coalesce(extract(epoch FROM now() - behind_since)::float8, 0) END AS lag
+                        THEN coalesce(extract(epoch FROM now() - behind_since)::float8, 0) END AS lag,
+                   has_table_privilege(session_user, 'mdq.entry', 'SELECT') AS trusted, session_user AS role
             FROM mdq.host ORDER BY name
             """
-        return try connection.execute(statements.map { $0 + "; " + query } ?? query).rows.compactMap { row in
+        let rows = try connection.execute(statements.map { $0 + "; " + query } ?? query).rows
+        let role = rows.first.flatMap { row in row[14].map { (name: $0, trusted: row[13] == "t") } }
+        let hosts = rows.compactMap { row -> SharedHost? in
             guard let id = row[0].flatMap(Int.init), let name = row[1], let state = row[2] else { return nil }
             return SharedHost(
                 id: id, name: name, state: state, entries: row[3].flatMap(Int.init) ?? 0,
@@ -161,6 +176,7 @@ package final class SharedReader {
                 identitySequence: row[11].flatMap(Int64.init) ?? 0,
                 lag: state == "offline" ? nil : row[12].flatMap(Double.init).map { max(0, $0) })
         }
+        return (hosts, role)
     }
 
     /// What a search across hosts asks.
@@ -411,24 +427,16 @@ package final class SharedReader {
     private func bounded<T>(_ search: Search, _ body: (_ hosts: [SharedHost]) throws -> T) throws -> T {
         // One round trip: the transaction, its bound and the hosts.
         var begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
-        if forOthers {
-            begin += """
-                ; DO $$ BEGIN
-                    IF NOT has_table_privilege(session_user, 'mdq.entry', 'SELECT') THEN
-                        RAISE EXCEPTION 'the shared index: role % may search only as itself, not for other users (each '
-                            'would be shown what % may see): grant it ''mdq shared grant --trusted URL %''; searches '
-                            'across hosts for this host''s users are refused until then',
-                            session_user, session_user, session_user USING ERRCODE = '42501';
-                    END IF;
-                END $$
-                """
-        }
         if let budget = search.budget {
             // At most a day: a larger budget is as good as none.
             begin += "; SET LOCAL statement_timeout = \(Int(min(max(budget, 0.001), 86_400) * 1000))"
         }
         do {
-            let value = try body(try hosts(after: begin))
+            let (hosts, role) = try read(after: begin)
+            // A role that may search only as itself, with no host, searches
+            // nothing: said at the first host.
+            if forOthers, let role, !role.trusted { throw Self.searchesOnlyAsItself(role.name) }
+            let value = try body(hosts)
             // Which closes its cursors too.
             _ = try connection.execute("COMMIT")
             return value
