@@ -51,6 +51,22 @@ final class PrivateSystemIndex {
         }
     }
 
+    /// `mdq ARGUMENTS` asking this system index, as `user` (nil: root),
+    /// with `extra` in its environment; `inside` its mount namespace, where
+    /// its folder is the mount it indexes (as this host's users see it);
+    /// ended after `timeout` seconds (status 124) when given.
+    func mdq(
+        _ arguments: [String], as user: String? = "nobody", inside: Bool = false,
+        environment extra: [String: String] = [:],
+        timeout: Int? = nil
+    ) throws -> Shell.Output {
+        var command = [MDQCommandTests.binary] + arguments
+        if let user { command = ["/usr/bin/setpriv", "--reuid=\(user)", "--regid=65534", "--clear-groups"] + command }
+        if inside { command = ["/usr/bin/nsenter", "-t", "\(processIdentifier)", "-m", "--"] + command }
+        if let timeout { command = ["/usr/bin/timeout", "\(timeout)"] + command }
+        return try Shell.run(command[0], Array(command.dropFirst()), environment: environment.merging(extra) { $1 })
+    }
+
     var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
     /// Its process (`unshare` and `sh` exec it: one process), whose mount

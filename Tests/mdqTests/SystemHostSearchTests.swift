@@ -298,10 +298,7 @@ struct SystemHostSearchTests {
         for arguments in [
             ["--host", "alpha", "report"], ["--all-hosts", "--json", "report"], ["--count", "--all-hosts", "report"],
         ] {
-            let run = try Shell.run(
-                "/usr/bin/setpriv",
-                ["--reuid=daemon", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
-                environment: system.environment)
+            let run = try system.mdq(arguments, as: "daemon")
             #expect(run.status == 1, "\(arguments): \(run.status) \(run.stdoutText) \(run.stderrText)")
             #expect(!run.stdoutText.contains("report-secret"), "\(arguments): \(run.stdoutText)")
             #expect(
@@ -325,15 +322,7 @@ struct SystemHostSearchTests {
         // connections: the next search is refused, not judged as the role.
         _ = live.interrupt()
         try SharedSchema.grant(PostgresConnection(url: hosts.url), role: "nobody", access: .trusted)
-        func search() throws -> Shell.Output {
-            try Shell.run(
-                "/usr/bin/setpriv",
-                [
-                    "--reuid=daemon", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--host", "alpha",
-                    "report",
-                ],
-                environment: system.environment)
-        }
+        func search() throws -> Shell.Output { try system.mdq(["--host", "alpha", "report"], as: "daemon") }
         let trusted = try search()
         #expect(trusted.status == 0, "\(trusted.stderrText)")
         #expect(trusted.stdoutText.contains("report-a.txt") && !trusted.stdoutText.contains("report-secret"))
@@ -369,12 +358,7 @@ struct SystemHostSearchTests {
         let empty = cluster.url(try cluster.createDatabase())
         try SharedSchema.migrate(PostgresConnection(url: empty))
         func run(_ arguments: [String], shared: String) throws -> Shell.Output {
-            var environment = hosts.system.environment
-            environment["MDQ_SHARED"] = shared
-            return try Shell.run(
-                "/usr/bin/setpriv",
-                ["--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
-                environment: environment)
+            try hosts.system.mdq(arguments, environment: ["MDQ_SHARED": shared])
         }
         let broken = "postgresql:///nowhere?host=/nonexistent-folder&user=nobody&connect_timeout=2"
         for arguments in [
@@ -414,12 +398,7 @@ struct SystemHostSearchTests {
         var hosts = try Hosts(temp)
         defer { hosts.close() }
         let here = try #require(ProcessEnvironment.shortHostName)
-        func run(_ arguments: [String]) throws -> Shell.Output {
-            try Shell.run(
-                "/usr/bin/setpriv",
-                ["--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
-                environment: hosts.system.environment)
-        }
+        func run(_ arguments: [String]) throws -> Shell.Output { try hosts.system.mdq(arguments) }
         let first = try run(["--host", "alpha", "report"])
         #expect(first.stdoutText.contains("alpha:\(hosts.remote)/report-a.txt"), "\(first.stderrText)")
         // Every other session of the database ended, as a restart ends them.
@@ -470,12 +449,7 @@ struct SystemHostSearchTests {
         let hosts = try Hosts(temp)
         defer { hosts.close() }
         func run(_ arguments: [String], credential: Bool) throws -> Shell.Output {
-            var environment = hosts.system.environment
-            if credential { environment["MDQ_SHARED"] = hosts.url }
-            return try Shell.run(
-                "/usr/bin/setpriv",
-                ["--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary] + arguments,
-                environment: environment)
+            try hosts.system.mdq(arguments, environment: credential ? ["MDQ_SHARED": hosts.url] : [:])
         }
         func folders(_ count: Int) -> [String] {
             (0..<count).flatMap { i in ["--onlyin", "alpha:" + hosts.remote + (i % 2 == 0 ? "" : "/private")] }
@@ -680,16 +654,7 @@ struct SystemHostSearchTests {
         // A live search that goes live instead of being refused is ended
         // (status 124) rather than waited for.
         func run(_ arguments: [String], as user: String, _ environment: [String: String] = [:]) throws -> Shell.Output {
-            var environment = environment
-            environment["MDQ_SYSTEM_RUNTIME_DIR"] = system.runtime
-            environment["MDQ_SYSTEM_STATE_DIR"] = system.state
-            return try Shell.run(
-                "/usr/bin/timeout",
-                [
-                    "20", "/usr/bin/setpriv", "--reuid=\(user)", "--regid=65534", "--clear-groups",
-                    MDQCommandTests.binary,
-                ] + arguments,
-                environment: environment)
+            try system.mdq(arguments, as: user, environment: environment, timeout: 20)
         }
         let long = remote + "/open/" + String(repeating: "x/", count: 2100)
         // nobody owns the private folder; 41010 is a user of no name here,
@@ -758,15 +723,7 @@ struct SystemHostSearchTests {
         // Run in the system index's mount namespace, where its folder is
         // the mount it indexes (as this host's users see it).
         func run(_ arguments: [String], as user: String, _ environment: [String: String] = [:]) throws -> Shell.Output {
-            var environment = environment
-            environment["MDQ_SYSTEM_RUNTIME_DIR"] = system.runtime
-            environment["MDQ_SYSTEM_STATE_DIR"] = system.state
-            return try Shell.run(
-                "/usr/bin/timeout",
-                [
-                    "20", "/usr/bin/nsenter", "-t", "\(system.processIdentifier)", "-m", "--", "/usr/bin/setpriv",
-                    "--reuid=\(user)", "--regid=65534", "--clear-groups", MDQCommandTests.binary,
-                ] + arguments, environment: environment)
+            try system.mdq(arguments, as: user, inside: true, environment: environment, timeout: 20)
         }
         // Indexed (root sees everything of this host).
         #expect(
@@ -832,15 +789,7 @@ struct SystemHostSearchTests {
             }
         }
         func run(_ arguments: [String], zone: String) throws -> Shell.Output {
-            var environment = system.environment
-            environment["TZ"] = zone
-            return try Shell.run(
-                "/usr/bin/nsenter",
-                [
-                    "-t", "\(system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
-                    "--regid=65534",
-                    "--clear-groups", MDQCommandTests.binary,
-                ] + arguments, environment: environment)
+            try system.mdq(arguments, inside: true, environment: ["TZ": zone])
         }
         // Indexed with their dates.
         let all = "kMDItemFSName == \"tz-*\" && kMDItemFSContentChangeDate >= $time.iso(2000-01-01T00:00:00Z)"
