@@ -137,6 +137,9 @@ package final class PostgresConnection {
         return false
     }
 
+    /// The role this connection logged in as.
+    package var user: String { PQuser(handle).map { String(cString: $0) } ?? "?" }
+
     /// The server's version as a number (150018 for 15.18).
     package var serverVersion: Int { Int(PQserverVersion(handle)) }
 

@@ -93,12 +93,7 @@ package final class SharedReader {
         do {
             state = try SharedSchema.state(of: connection)
         } catch  where error.sqlState == "42501" {
-            // Not the server's words (a line of SQL and a caret): what to do.
-            let role = (try? connection.execute("SELECT session_user AS role").first("role")) ?? "this role"
-            // The system index's role searches for others: --trusted.
-            throw SharedIndexError(
-                "role \(role) may not search the shared index: its administrator grants it with "
-                    + "'mdq shared grant \(forOthers ? "--trusted " : "")URL \(role)'", sqlState: error.sqlState)
+            throw Self.notGranted(connection.user, forOthers: forOthers)
         }
         guard let state else {
             throw SharedIndexError("the database holds no shared index ('mdq shared init URL' creates it)")
@@ -123,6 +118,15 @@ package final class SharedReader {
     /// transaction's start) when given.
     private func hosts(after statements: String?) throws(SharedIndexError) -> [SharedHost] {
         try read(after: statements).hosts
+    }
+
+    /// A role granted nothing (or whose grant was taken back), in words
+    /// that say what to do, not the server's (a line of SQL and a caret).
+    /// The system index's role searches for others: `--trusted`.
+    static func notGranted(_ role: String, forOthers: Bool) -> SharedIndexError {
+        SharedIndexError(
+            "role \(role) may not search the shared index: its administrator grants it with "
+                + "'mdq shared grant \(forOthers ? "--trusted " : "")URL \(role)'", sqlState: "42501")
     }
 
     /// The refusal of a role the system index would search for its users
@@ -164,7 +168,13 @@ package final class SharedReader {
                    has_table_privilege(session_user, 'mdq.entry', 'SELECT') AS trusted, session_user AS role
             FROM mdq.host ORDER BY name
             """
-        let rows = try connection.execute(statements.map { $0 + "; " + query } ?? query).rows
+        let rows: [[String?]]
+        do {
+            rows = try connection.execute(statements.map { $0 + "; " + query } ?? query).rows
+        } catch  where error.sqlState == "42501" {
+            // Its grant taken back since it connected.
+            throw Self.notGranted(connection.user, forOthers: forOthers)
+        }
         let role = rows.first.flatMap { row in row[14].map { (name: $0, trusted: row[13] == "t") } }
         let hosts = rows.compactMap { row -> SharedHost? in
             guard let id = row[0].flatMap(Int.init), let name = row[1], let state = row[2] else { return nil }

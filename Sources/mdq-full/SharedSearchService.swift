@@ -307,7 +307,13 @@ final class SharedSearchService: HostSearching {
             // Each judged for the user it names: a role that may search
             // only as itself is refused (each user would be shown its view).
             for _ in 0..<wanted {
-                readers.append(try SharedReader(connection: PostgresConnection(url: url), forOthers: true))
+                let connection: PostgresConnection
+                do {
+                    connection = try PostgresConnection(url: url)
+                } catch {
+                    throw said(error)
+                }
+                readers.append(try SharedReader(connection: connection, forOthers: true))
             }
         } catch {
             pool.withLock { $0.open -= wanted - (readers.count - reused.count) }
@@ -316,6 +322,27 @@ final class SharedSearchService: HostSearching {
         }
         return readers
     }
+
+    /// The last reason a connection failed, as logged (each logged once).
+    private let lastFailure = Locked<String?>(nil)
+
+    /// A connection's failure as users are told it: libpq's reason may
+    /// name root's files and role (a password file, a role refused), so
+    /// the log has it and users a plain word.
+    private func said(_ error: SharedIndexError) -> SharedIndexError {
+        let reason = error.said
+        if lastFailure.withLock({ last in
+            defer { last = reason }; return last != reason
+        }) {
+            Diagnostics.log("searches across hosts: \(reason)")
+        }
+        var plain = SharedIndexError(Self.cannotConnect)
+        plain.unreachable = error.unreachable
+        return plain
+    }
+
+    /// What users are told of a connection that failed.
+    static let cannotConnect = "the system index cannot connect to the shared index (its log says why)"
 
     /// Keeps connections for the next searches, up to `keptConnections`;
     /// the others close as they are let go.

@@ -332,6 +332,40 @@ struct SystemHostSearchTests {
         #expect(downgraded.status == 1, "\(downgraded.stdoutText)")
         #expect(!downgraded.stdoutText.contains("report-secret"), "\(downgraded.stdoutText)")
         #expect(downgraded.stderrText.contains("role nobody may search only as itself"), "\(downgraded.stderrText)")
+        // Trusted again (a connection kept), then taken back whole: said
+        // what grants it, not the server's SQL.
+        try SharedSchema.grant(PostgresConnection(url: hosts.url), role: "nobody", access: .trusted)
+        #expect(try search().status == 0)
+        try SharedSchema.revoke(PostgresConnection(url: hosts.url), role: "nobody")
+        // Asked of the system index itself, over the connection it keeps
+        // (the command asks again by its full path on a failure).
+        let kept = #expect(throws: MetadataError.self) {
+            try DaemonClient.connectSystem(system.paths).searchAcrossHosts(Array("report".utf8), hosts: ["alpha"])
+        }
+        #expect(
+            kept?.message.contains("role nobody may not search the shared index") == true
+                && kept?.message.contains("LINE") == false, "\(kept?.message ?? "")")
+        let revoked = try search()
+        #expect(revoked.status == 1, "\(revoked.stdoutText)")
+        #expect(
+            revoked.stderrText.contains(
+                "role nobody may not search the shared index: its administrator grants it with "
+                    + "'mdq shared grant --trusted URL nobody'") && !revoked.stderrText.contains("LINE"),
+            "\(revoked.stderrText)")
+
+        // A role the server turns away: users are told plainly (libpq's
+        // words may name root's files and role), the log says why.
+        hosts.system.close()
+        hosts.system = try PrivateSystemIndex(
+            hosts.local, in: temp, arguments: ["--search", cluster.url(hosts.url, user: "mdq_absent_role")])
+        #expect(hosts.system.waitUntilLive(), "\(hosts.system.logText)")
+        let turnedAway = try hosts.system.mdq(["--host", "alpha", "report"], as: "daemon")
+        #expect(turnedAway.status == 1, "\(turnedAway.stdoutText)")
+        #expect(
+            turnedAway.stderrText.contains("the system index cannot connect to the shared index (its log says why)")
+                && !turnedAway.stderrText.contains("mdq_absent_role"), "\(turnedAway.stderrText)")
+        let log = hosts.system
+        #expect(waitUntil(timeout: 10) { log.logText.contains("mdq_absent_role") }, "\(log.logText)")
 
         // A credential of a role granted nothing.
         let ungranted = try Shell.run(

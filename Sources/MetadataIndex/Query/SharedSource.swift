@@ -320,10 +320,16 @@ package final class SharedSource: QuerySource {
                 // Past its budget, a search the system index runs for a
                 // user ends: asked again, it would run as long again.
                 let overBudget = mostResults != nil && (error as? SharedIndexError)?.sqlState == "57014"
+                // Run by the system index for a user, a connection's failure
+                // is said plainly: libpq's reason may name root's files.
+                let connecting =
+                    (error as? SharedIndexError)?.message.hasPrefix("cannot connect to the shared index") == true
                 let reason =
                     overBudget
                     ? "the search ran past its budget of \(TextFormat.seconds(search.budget ?? 0)); narrow it"
-                    : (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message ?? "\(error)"
+                    : mostResults != nil && connecting
+                        ? "the system index cannot connect to the shared index (its log says why)"
+                        : (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message ?? "\(error)"
                 if first {
                     // Never gathered: the query ends gathering with this
                     // host's answer alone.
