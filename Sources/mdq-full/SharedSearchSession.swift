@@ -138,20 +138,6 @@ struct SharedSearchSession {
 
     func run() throws {
         ProcessEnvironment.ignoreBrokenPipe()
-        let reader: SharedReader
-        do {
-            reader = try SharedIndexSettings.connect()
-        } catch {
-            // No database credential of the user's (`SHARED` of the
-            // system's configuration, which the user's role may not reach,
-            // or none): the system index searches for its users when it
-            // searches the shared index. The user's own ($MDQ_SHARED) that
-            // does not let them in is said: answered from elsewhere, they
-            // would never learn it, and each form of the search could come
-            // from another database.
-            guard SharedIndexLocation.usersOwn == nil, try runBySystemIndex() else { throw error }
-            return
-        }
         var search = HostSearch(predicate: predicate, user: SharedReader.Search.localUser)
         search.hostNames = scope.hostNames
         search.folders = remoteFolders
@@ -167,15 +153,33 @@ struct SharedSearchSession {
         // `--host-name` may have given), else what the configuration says.
         let system = try? DaemonClient.connectSystem().status()
         if let name = system?.publishing?.hostName { search.ownName = name }
-        try Self.checkOwnFolders(remoteFolders, ownName: search.ownName)
         if search.ownName != nil, system != nil {
             own = { @Sendable [predicate, budget] folders, counting, limit, first in
                 try Self.searchOwnHost(
                     predicate, folders: folders, counting: counting, limit: limit, first: first, budget: budget)
             }
         }
+        // This host alone is its index's to answer: the database is not
+        // asked (and may be away).
+        var readers: [SharedReader] = []
+        if !(search.onlyOwn && own != nil) {
+            do {
+                readers = [try SharedIndexSettings.connect()]
+            } catch {
+                // No database credential of the user's (`SHARED` of the
+                // system's configuration, which the user's role may not
+                // reach, or none): the system index searches for its users
+                // when it searches the shared index. The user's own
+                // ($MDQ_SHARED) that does not let them in is said: answered
+                // from elsewhere, they would never learn it, and each form
+                // of the search could come from another database.
+                guard SharedIndexLocation.usersOwn == nil, try runBySystemIndex() else { throw error }
+                return
+            }
+        }
+        try Self.checkOwnFolders(remoteFolders, ownName: search.ownName)
         let answer = try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
-            try search.run(reader: reader, counting: counting, own: own, warn: Diagnostics.warn)
+            try search.run(readers: readers, counting: counting, own: own, warn: Diagnostics.warn)
         }
         if counting {
             StandardOutput.print(String(answer.count))
@@ -384,12 +388,22 @@ struct SharedLiveSession {
             search.excludedHosts = [own]
         }
         let location = Swift.Result { () throws(MetadataError) in try SharedIndexLocation.url() }
-        if case .failure(let missing) = location {
+        switch location {
+        case .failure(let missing):
             try checkBySystemIndex(search, missing: missing)
-        } else {
+        case .success(let url):
             // Read with the user's own credential. The connection closes
-            // with the reader.
-            let reader = try SharedIndexSettings.connect()
+            // with the reader. A database away is no refusal: the search
+            // starts with this host's results and says so, and is checked
+            // at the database's first answer.
+            let reader: SharedReader
+            do {
+                reader = try SharedReader(connection: PostgresConnection(url: url))
+            } catch  where error.unreachable {
+                break
+            } catch {
+                throw MetadataError.daemon(error.said)
+            }
             do {
                 try reader.check(search)
             } catch SharedReader.Refusal.unknownHost(let name, _) where name == own {

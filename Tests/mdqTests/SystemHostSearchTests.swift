@@ -455,24 +455,33 @@ struct SystemHostSearchTests {
             hosts.local, in: temp,
             arguments: ["--search", "postgresql:///nowhere?host=/nonexistent-folder&user=postgres&connect_timeout=2"])
         #expect(hosts.system.waitUntilLive(), "\(hosts.system.logText)")
-        for arguments in [["--host", here, "report"], ["--host", here, "--count", "report"]] {
-            let own = try run(arguments)
-            #expect(own.status == 0, "\(arguments): \(own.stderrText)")
+        // With no credential, and with one of the user's own that cannot
+        // reach the database either.
+        let away = "postgresql:///nowhere?host=/nonexistent-folder&user=nobody&connect_timeout=2"
+        for environment in [[:], ["MDQ_SHARED": away]] {
+            for arguments in [["--host", here, "report"], ["--host", here, "--count", "report"]] {
+                let own = try hosts.system.mdq(arguments, environment: environment)
+                #expect(own.status == 0, "\(arguments) \(environment): \(own.stderrText)")
+                #expect(
+                    own.stdoutText == (arguments.contains("--count") ? "1\n" : "\(hosts.local)/report-here.txt\n"),
+                    "\(arguments) \(environment): \(own.stdoutText)")
+            }
+            // In the system index's mount namespace, where its folder is
+            // the mount it indexes (as this host's users see it).
+            let live = try LiveProcess(
+                "/usr/bin/nsenter",
+                [
+                    "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
+                    "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--all-hosts", "report",
+                ], environment: hosts.system.environment.merging(environment) { $1 })
             #expect(
-                own.stdoutText == (arguments.contains("--count") ? "1\n" : "\(hosts.local)/report-here.txt\n"),
-                "\(arguments): \(own.stdoutText)")
+                live.waitForLine { $0 == "\(hosts.local)/report-here.txt" },
+                "\(environment): \(live.lines)\(live.errorText)")
+            #expect(
+                live.waitForErrors { $0.contains("cannot connect to the shared index") },
+                "\(environment): \(live.errorText)")
+            #expect(live.interrupt() == 0, "\(environment): \(live.errorText)")
         }
-        // In the system index's mount namespace, where its folder is the
-        // mount it indexes (as this host's users see it).
-        let live = try LiveProcess(
-            "/usr/bin/nsenter",
-            [
-                "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
-                "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--all-hosts", "report",
-            ], environment: hosts.system.environment)
-        #expect(live.waitForLine { $0 == "\(hosts.local)/report-here.txt" }, "\(live.lines)\(live.errorText)")
-        #expect(live.waitForErrors { $0.contains("cannot connect to the shared index") }, "\(live.errorText)")
-        #expect(live.interrupt() == 0, "\(live.errorText)")
     }
 
     /// Folders of hosts past the 16 a local search takes are searched,
