@@ -78,6 +78,13 @@ extension DaemonSession {
             }
         }
         let reached = reaching
+        // The host each folder was asked of, by path (this host's part is
+        // given its paths alone).
+        var hosts: [[UInt8]: String] = [:]
+        for item in request["folders"]?.array ?? [] {
+            if let path = item.bytesField("path"), let host = item["host"]?.string { hosts[path] = host }
+        }
+        let hostOfFolder = hosts
         let mountPoints = daemon.mountPoints.withLock { $0 }
         let reply: HostSearchReply
         do {
@@ -86,8 +93,9 @@ extension DaemonSession {
                 // index, or the folders asked for, each on its own
                 // filesystem as the index keeps it (when no other is
                 // mounted inside it).
+                // This host's `/` is all of it, as a host searched whole.
                 let asked =
-                    folders.isEmpty
+                    folders.isEmpty || folders.contains(Array("/".utf8))
                     ? scopes
                     : folders.map { bytes in
                         let path = FilePath.fromBytes(bytes)
@@ -114,6 +122,13 @@ extension DaemonSession {
                     let entries = kept?.kept ?? answer.entries
                     return (answer.count, entries.map { MetadataItem(daemonEntry: $0, container: nil) })
                 case .failure(let uncovered):
+                    // A folder of this host asked for: said as another
+                    // host's folder it does not index is, `NAME:/path`.
+                    if uncovered.gap == nil, let host = hostOfFolder[uncovered.scope.path.bytes] {
+                        throw MetadataError.hostScope(
+                            "unindexed",
+                            path: FilePath.fromBytes(Array(host.utf8) + [0x3A] + uncovered.scope.path.bytes))
+                    }
                     throw MetadataError.daemon(
                         uncovered.gap ?? "the system index does not index \(uncovered.scope.path.string)")
                 }

@@ -154,9 +154,11 @@ struct SharedSearchSession {
         let system = try? DaemonClient.connectSystem().status()
         if let name = system?.publishing?.hostName { search.ownName = name }
         if search.ownName != nil, system != nil {
+            let name = search.ownName ?? ""
             own = { @Sendable [predicate, budget] folders, counting, limit, first in
                 try Self.searchOwnHost(
-                    predicate, folders: folders, counting: counting, limit: limit, first: first, budget: budget)
+                    predicate, named: name, folders: folders, counting: counting, limit: limit, first: first,
+                    budget: budget)
             }
         }
         // This host alone is its index's to answer: the database is not
@@ -268,9 +270,11 @@ struct SharedSearchSession {
         }
     }
 
-    /// This host's matches, from its system index (the user's view of it).
+    /// This host's matches, from its system index (the user's view of it);
+    /// its `/` is all of it, and a folder the index does not hold is said
+    /// as another host's is, `NAME:/path` (`name`).
     private static func searchOwnHost(
-        _ predicate: MetadataPredicate, folders: [[UInt8]], counting: Bool, limit: Int?,
+        _ predicate: MetadataPredicate, named name: String, folders: [[UInt8]], counting: Bool, limit: Int?,
         first: (order: MetadataSortDescriptor, count: Int)?, budget: Double?
     ) throws -> (count: Int, results: [Result]) {
         let client = try DaemonClient.connectSystem()
@@ -282,11 +286,20 @@ struct SharedSearchSession {
         if let first, !counting, (try? client.hello())?.features.contains("query-order") == true {
             (order, limit) = (first.order, first.count)
         }
-        let scopes = folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
-        let answer = try client.query(
-            Array(predicate.description.utf8), scopes: scopes.isEmpty ? nil : scopes,
-            rules: scopes.isEmpty ? ScopeRules(includeHidden: true) : nil, output: counting ? .count : .entries,
-            limit: limit, budget: budget, order: order)
+        let scopes =
+            folders.contains(Array("/".utf8))
+            ? [] : folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
+        let asked = Swift.Result { () throws(MetadataError) -> DaemonClient.Answer in
+            try client.query(
+                Array(predicate.description.utf8), scopes: scopes.isEmpty ? nil : scopes,
+                rules: scopes.isEmpty ? ScopeRules(includeHidden: true) : nil, output: counting ? .count : .entries,
+                limit: limit, budget: budget, order: order)
+        }
+        if case .failure(let error) = asked, error.refusal != nil, let first = scopes.first {
+            let path = scopes.first { error.message.contains($0.path.string) }?.path ?? first.path
+            throw MetadataError.hostScope("unindexed", path: FilePath.fromBytes(Array(name.utf8) + [0x3A] + path.bytes))
+        }
+        let answer = try asked.get()
         if counting { return (answer.count, []) }
         return (
             answer.count,

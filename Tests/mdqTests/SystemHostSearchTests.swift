@@ -799,6 +799,25 @@ struct SystemHostSearchTests {
                 }
             }
         }
+        // Its `/` is all of it, as the host searched whole; a folder it
+        // does not index is said as another host's is.
+        let whole = try run(["--host", here, "report"], as: "nobody")
+        let outside = temp.path.string
+        for (route, environment) in [
+            ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
+        ] {
+            let root = try run(["--onlyin", "\(here):/", "report"], as: "nobody", environment)
+            #expect(root.status == 0, "\(route): \(root.stderrText)")
+            #expect(
+                root.stdoutText.split(separator: "\n").sorted() == whole.stdoutText.split(separator: "\n").sorted(),
+                "\(route): \(root.stdoutText) \(whole.stdoutText)")
+            let unindexed = try run(["--onlyin", "\(here):\(outside)", "report"], as: "nobody", environment)
+            #expect(unindexed.status == 1, "\(route): \(unindexed.stdoutText)")
+            #expect(
+                unindexed.stderrText
+                    == "mdq: scope folder is not indexed by its host (it indexes none of what is in it): "
+                    + "\(here):\(outside)\n", "\(route): \(unindexed.stderrText)")
+        }
     }
 
     /// mdfind's `$time.today` is the user's day, not the system index's:
