@@ -93,6 +93,17 @@ package struct HostSearch {
         return column
     }
 
+    /// Why the database cannot be reached, when it cannot: this host's
+    /// part alone is searched (its index answers it), and the user is told
+    /// the others were not; a search of no part of this host fails with it.
+    package var databaseAway: String?
+
+    /// Whether the search asks for this host, whole or some of its folders.
+    package var asksOwn: Bool {
+        guard let ownName else { return false }
+        return hostNames.map { $0.contains(ownName) } ?? true || folders.contains { $0.host == ownName }
+    }
+
     /// Whether the search asks this host alone (by name, its folders
     /// alone): its system index answers it whole.
     package var onlyOwn: Bool {
@@ -129,6 +140,16 @@ package struct HostSearch {
     package func run(
         readers: [SharedReader], counting: Bool, own: OwnAnswer?, warn: (String) -> Void
     ) throws -> Answer {
+        if let away = databaseAway {
+            // This host's part alone, said so.
+            guard let ownName, own != nil, asksOwn else { throw SharedIndexError(away) }
+            warn("\(SharedIndexError.said(away)): only \(ownName) was searched")
+            var ownPart = self
+            ownPart.databaseAway = nil
+            ownPart.hostNames = [ownName]
+            ownPart.folders = folders.filter { $0.host == ownName }
+            return try ownPart.run(readers: [], counting: counting, own: own, warn: warn)
+        }
         precondition(!readers.isEmpty || (onlyOwn && own != nil))
         var answer = Answer()
         let hosts = try readers.first?.hosts() ?? []

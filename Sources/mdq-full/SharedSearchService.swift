@@ -51,12 +51,15 @@ final class SharedSearchService: HostSearching {
         search.ownName = ownName
         // This host alone is its index's to answer: the database is not
         // asked (and may be away).
-        let readers: [SharedReader]
+        var readers: [SharedReader] = []
         do {
             readers =
                 search.onlyOwn
                 ? []
                 : try take(max(1, min(request.hosts?.count ?? Self.connectionsPerSearch, Self.connectionsPerSearch)))
+        } catch let error as SharedIndexError where error.unreachable && search.asksOwn {
+            // The database away: this host's part, and the user told so.
+            search.databaseAway = error.message
         } catch let error as SharedIndexError {
             throw MetadataError.daemon(error.said)
         }

@@ -166,8 +166,15 @@ struct SharedSearchSession {
         var readers: [SharedReader] = []
         if !(search.onlyOwn && own != nil) {
             do {
-                readers = [try SharedIndexSettings.connect()]
+                readers = [try SharedReader(connection: PostgresConnection(url: SharedIndexLocation.url()))]
+            } catch let error as SharedIndexError
+                where error.unreachable && SharedIndexLocation.usersOwn != nil && own != nil && search.asksOwn
+            {
+                // The user's own credential, and the database does not
+                // answer: this host's part is searched, said so.
+                search.databaseAway = error.message
             } catch {
+                let error = (error as? SharedIndexError).map { MetadataError.daemon($0.said) } ?? error
                 // No database credential of the user's (`SHARED` of the
                 // system's configuration, which the user's role may not
                 // reach, or none): the system index searches for its users

@@ -466,6 +466,18 @@ struct SystemHostSearchTests {
                     own.stdoutText == (arguments.contains("--count") ? "1\n" : "\(hosts.local)/report-here.txt\n"),
                     "\(arguments) \(environment): \(own.stdoutText)")
             }
+            // Every host: this one's part, the others said not searched;
+            // another host alone: the database's trouble.
+            let every = try hosts.system.mdq(["--all-hosts", "report"], environment: environment)
+            #expect(every.status == 0, "\(environment): \(every.stderrText)")
+            #expect(every.stdoutText == "\(hosts.local)/report-here.txt\n", "\(environment): \(every.stdoutText)")
+            #expect(
+                every.stderrText.contains("cannot connect to the shared index")
+                    && every.stderrText.contains("only \(here) was searched"), "\(environment): \(every.stderrText)")
+            let other = try hosts.system.mdq(["--host", "alpha", "report"], environment: environment)
+            #expect(other.status == 1, "\(environment): \(other.stdoutText)")
+            #expect(
+                other.stderrText.contains("cannot connect to the shared index"), "\(environment): \(other.stderrText)")
             // In the system index's mount namespace, where its folder is
             // the mount it indexes (as this host's users see it).
             let live = try LiveProcess(
