@@ -161,10 +161,12 @@ struct SharedSearchSession {
                     budget: budget)
             }
         }
-        // This host alone is its index's to answer: the database is not
-        // asked (and may be away).
+        // This host alone, with a credential of the user's own, is its
+        // index's to answer: the database is not asked (and may be away).
+        // Without one, the system index answers it (as it answers every
+        // search for a user with none).
         var readers: [SharedReader] = []
-        if !(search.onlyOwn && own != nil) {
+        if !(search.onlyOwn && own != nil && SharedIndexLocation.usersOwn != nil) {
             do {
                 readers = [try SharedReader(connection: PostgresConnection(url: SharedIndexLocation.url()))]
             } catch let error as SharedIndexError

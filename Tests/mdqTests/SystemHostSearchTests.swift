@@ -394,17 +394,18 @@ struct SystemHostSearchTests {
         func run(_ arguments: [String], shared: String) throws -> Shell.Output {
             try hosts.system.mdq(arguments, environment: ["MDQ_SHARED": shared])
         }
-        let broken = "postgresql:///nowhere?host=/nonexistent-folder&user=nobody&connect_timeout=2"
+        // A login the server turns away.
+        let refused = cluster.url(hosts.url, user: "mdq_no_such_login")
         for arguments in [
             ["--host", "alpha", "report"], ["--host", "alpha", "--json", "report"],
             ["--count", "--all-hosts", "report"],
         ] {
-            let unreachable = try run(arguments, shared: broken)
-            #expect(unreachable.status == 1, "\(arguments): \(unreachable.stdoutText)")
-            #expect(unreachable.stdoutText.isEmpty, "\(arguments): \(unreachable.stdoutText)")
+            let turnedAway = try run(arguments, shared: refused)
+            #expect(turnedAway.status == 1, "\(arguments): \(turnedAway.stdoutText)")
+            #expect(turnedAway.stdoutText.isEmpty, "\(arguments): \(turnedAway.stdoutText)")
             #expect(
-                unreachable.stderrText.contains("cannot connect to the shared index"),
-                "\(arguments): \(unreachable.stderrText)")
+                turnedAway.stderrText.contains("cannot connect to the shared index")
+                    && turnedAway.stderrText.contains("mdq_no_such_login"), "\(arguments): \(turnedAway.stderrText)")
             // The other shared index knows no host: alpha is unknown, and
             // every host is this one alone.
             let other = try run(arguments, shared: empty)
@@ -417,6 +418,18 @@ struct SystemHostSearchTests {
                 #expect(other.stdoutText == "1\n", "\(arguments): \(other.stdoutText) \(other.stderrText)")
             }
         }
+        // A database that does not answer: of every host, this one's part,
+        // said so; another host alone fails with why.
+        let broken = "postgresql:///nowhere?host=/nonexistent-folder&user=nobody&connect_timeout=2"
+        let here = try #require(ProcessEnvironment.shortHostName)
+        let away = try run(["--count", "--all-hosts", "report"], shared: broken)
+        #expect(away.status == 0 && away.stdoutText == "1\n", "\(away.stdoutText) \(away.stderrText)")
+        #expect(
+            away.stderrText.contains("cannot connect to the shared index")
+                && away.stderrText.contains("only \(here) was searched"), "\(away.stderrText)")
+        let awayAlpha = try run(["--host", "alpha", "report"], shared: broken)
+        #expect(awayAlpha.status == 1 && awayAlpha.stdoutText.isEmpty, "\(awayAlpha.stdoutText)")
+        #expect(awayAlpha.stderrText.contains("cannot connect to the shared index"), "\(awayAlpha.stderrText)")
         let blank = try run(["--host", "alpha", "report"], shared: "   ")
         #expect(blank.status == 0, "\(blank.stderrText)")
         #expect(blank.stdoutText.contains("alpha:\(hosts.remote)/report-a.txt"), "\(blank.stdoutText)")

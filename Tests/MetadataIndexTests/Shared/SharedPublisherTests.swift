@@ -797,16 +797,22 @@ struct SharedTranslationTests {
     .serialized, .timeLimit(.minutes(3)),
     .enabled(if: PostgresCluster.isInstalled, "PostgreSQL 15 is not installed (Scripts/bootstrap installs it)"))
 struct SharedQueryTests {
-    @Test func aMetadataQueryOfHostsFollowsWhatTheyPublish() throws {
+    /// A shared index of its own, which the library finds as `mdq` does
+    /// (`$MDQ_SHARED`, which the caller unsets), and a folder `tree` for a
+    /// host to publish.
+    static func sharedIndex() throws -> (url: String, temp: TemporaryDirectory, root: String) {
         let cluster = try #require(PostgresCluster.shared)
         let url = cluster.url(try cluster.createDatabase())
         try SharedSchema.migrate(PostgresConnection(url: url))
-        // The library finds the shared index as `mdq` does.
         setenv("MDQ_SHARED", url, 1)
-        defer { unsetenv("MDQ_SHARED") }
         let temp = try TemporaryDirectory()
         #expect(chmod(temp.path.string, 0o755) == 0)
-        let root = try temp.folder("tree").string
+        return (url, temp, try temp.folder("tree").string)
+    }
+
+    @Test func aMetadataQueryOfHostsFollowsWhatTheyPublish() throws {
+        let (url, temp, root) = try Self.sharedIndex()
+        defer { unsetenv("MDQ_SHARED") }
         // A folder the storm keeps (it fills it): the scope of a folder of a host.
         let kept = try temp.folder("tree/kept").string
         var storm = Storm(scope: root, outside: try temp.folder("outside").string, seed: 61, protected: ["kept"])
@@ -855,14 +861,11 @@ struct SharedQueryTests {
     /// code and words, the folder as `NAME:/path`, not a shared index
     /// error; the folder searched beside it still answers.
     @Test func aMetadataQueryOfAFolderItsHostRefusesNamesItAsALocalQueryWould() throws {
-        let cluster = try #require(PostgresCluster.shared)
-        let url = cluster.url(try cluster.createDatabase())
-        try SharedSchema.migrate(PostgresConnection(url: url))
-        setenv("MDQ_SHARED", url, 1)
-        defer { unsetenv("MDQ_SHARED") }
-        let temp = try TemporaryDirectory()
-        #expect(chmod(temp.path.string, 0o755) == 0)
-        let root = try temp.folder("tree").string
+        let (url, temp, root) = try Self.sharedIndex()
+        defer {
+            unsetenv("MDQ_SHARED")
+            withExtendedLifetime(temp) {}
+        }
         FileManager.default.createFile(atPath: root + "/file.txt", contents: Data())
         let tree = try IndexedTree(root)
         defer { tree.close() }
