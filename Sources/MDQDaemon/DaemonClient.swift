@@ -374,7 +374,7 @@ package final class DaemonClient {
         fields.string(syntax)
         // The query as typed is read by the daemon, in this user's zone.
         fields.raw(",\"timeZone\":")
-        fields.string(Array(TimeZone.current.identifier.utf8))
+        fields.string(Array(ClientTimeZone.current.identifier.utf8))
         fields.raw(",\"output\":")
         switch output {
         case .count: fields.string("count")

@@ -885,17 +885,24 @@ struct SystemHostSearchTests {
                 try run(["--onlyin", folder, "--count", all], zone: "UTC").stdoutText == "\(names.count)\n"
             })
         let query = "kMDItemFSName == \"tz-*\" && kMDItemFSContentChangeDate >= $time.today"
-        for (z, zone) in zones.enumerated() {
-            let alone = try run(["--no-daemon", "--onlyin", folder, query], zone: zone)
-            #expect(alone.status == 0, "\(alone.stderrText)")
-            let expected = alone.stdoutText.split(separator: "\n").sorted()
-            // Its own day: the minute after its midnight, not the one before.
-            #expect(expected.contains("\(folder)/tz-\(z)-after.txt"), "\(zone): \(expected)")
-            #expect(!expected.contains("\(folder)/tz-\(z)-before.txt"), "\(zone): \(expected)")
-            let indexed = try run(["--onlyin", folder, query], zone: zone)
-            #expect(indexed.stdoutText.split(separator: "\n").sorted() == expected, "\(zone): \(indexed.stderrText)")
-            let across = try run(["--host", here, query], zone: zone)
-            #expect(across.stdoutText.split(separator: "\n").sorted() == expected, "\(zone): \(across.stderrText)")
+        // Each zone as TZ may name it: by name, with the C library's `:`,
+        // and by its file.
+        for (z, name) in zones.enumerated() {
+            for zone in [name, ":" + name, "/usr/share/zoneinfo/" + name] {
+                let alone = try run(["--no-daemon", "--onlyin", folder, query], zone: zone)
+                #expect(alone.status == 0, "\(alone.stderrText)")
+                let expected = alone.stdoutText.split(separator: "\n").sorted()
+                // Its own day: the minute after its midnight, not the one
+                // before.
+                #expect(expected.contains("\(folder)/tz-\(z)-after.txt"), "\(zone): \(expected)")
+                #expect(!expected.contains("\(folder)/tz-\(z)-before.txt"), "\(zone): \(expected)")
+                let indexed = try run(["--onlyin", folder, query], zone: zone)
+                #expect(
+                    indexed.stdoutText.split(separator: "\n").sorted() == expected, "\(zone): \(indexed.stderrText)")
+                let across = try run(["--host", here, query], zone: zone)
+                #expect(
+                    across.stdoutText.split(separator: "\n").sorted() == expected, "\(zone): \(across.stderrText)")
+            }
         }
     }
 

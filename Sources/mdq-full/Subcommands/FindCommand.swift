@@ -103,7 +103,9 @@ struct FindCommand: ParsableCommand {
             typed = DaemonAnswer.Typed(text: text, syntax: "name")
         } else if let query {
             let text = query == "-" ? try Self.standardInput() : raw.bytes(for: query)
-            predicate = try CommandLineQuery.predicate(text, spotlight: spotlight)
+            // `$time.today` is the day the C library's zone says (as the
+            // front end and the daemon read it).
+            predicate = try CommandLineQuery.predicate(text, spotlight: spotlight, timeZone: ClientTimeZone.current)
             if !spotlight && CommandLineQuery.isFreeText(text) {
                 words = text
             } else {
