@@ -11,6 +11,14 @@ package struct SharedIndexError: Error, CustomStringConvertible, Equatable {
     /// The database could not be reached, or the connection to it was
     /// lost: trouble that passes, not an answer about the search.
     package var unreachable = false
+    /// No connection was made (libpq's reason, which may name the
+    /// connecting user's files and role, is the message).
+    package var connecting = false
+
+    /// What the system index tells a user of its connection that failed:
+    /// libpq's reason goes to its log, not to its users.
+    package static let systemIndexCannotConnect =
+        "the system index cannot connect to the shared index (its log says why)"
 
     package init(_ message: String, sqlState: String? = nil) {
         self.message = message
@@ -68,9 +76,11 @@ package final class PostgresConnection {
         var parseError: UnsafeMutablePointer<CChar>?
         guard let options = PQconninfoParse(url, &parseError) else {
             if let parseError { PQfreemem(parseError) }
-            throw SharedIndexError(
+            var error = SharedIndexError(
                 "cannot connect to the shared index: the URL is malformed (expected "
                     + "postgresql://USER@HOST:PORT/DATABASE, with '%' and other special characters percent-encoded)")
+            error.connecting = true
+            throw error
         }
         PQconninfoFree(options)
         // Bounds on a database that does not answer, which the URL may set
@@ -95,6 +105,7 @@ package final class PostgresConnection {
             let reason = Self.trimmed(PQerrorMessage(handle))
             PQfinish(handle)
             var error = SharedIndexError("cannot connect to the shared index: \(reason)")
+            error.connecting = true
             // Away (no answer within the attempt's time, nothing listening,
             // a server starting or stopping), as against a server that
             // answered and turned this login away (a password, a role, a

@@ -339,13 +339,10 @@ final class SharedSearchService: HostSearching {
         }) {
             Diagnostics.log("searches across hosts: \(reason)")
         }
-        var plain = SharedIndexError(Self.cannotConnect)
+        var plain = SharedIndexError(SharedIndexError.systemIndexCannotConnect)
         plain.unreachable = error.unreachable
         return plain
     }
-
-    /// What users are told of a connection that failed.
-    static let cannotConnect = "the system index cannot connect to the shared index (its log says why)"
 
     /// Keeps connections for the next searches, up to `keptConnections`;
     /// the others close as they are let go.

@@ -322,13 +322,12 @@ package final class SharedSource: QuerySource {
                 let overBudget = mostResults != nil && (error as? SharedIndexError)?.sqlState == "57014"
                 // Run by the system index for a user, a connection's failure
                 // is said plainly: libpq's reason may name root's files.
-                let connecting =
-                    (error as? SharedIndexError)?.message.hasPrefix("cannot connect to the shared index") == true
+                let connecting = (error as? SharedIndexError)?.connecting == true
                 let reason =
                     overBudget
                     ? "the search ran past its budget of \(TextFormat.seconds(search.budget ?? 0)); narrow it"
                     : mostResults != nil && connecting
-                        ? "the system index cannot connect to the shared index (its log says why)"
+                        ? SharedIndexError.systemIndexCannotConnect
                         : (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message ?? "\(error)"
                 if first {
                     // Never gathered: the query ends gathering with this
