@@ -409,8 +409,26 @@ struct SharedLiveSession {
         if let own, search.searchesWhole(own), answersOwn {
             search.excludedHosts = [own]
         }
+        // Folders of this host come from its system index too: checked
+        // here as a local search checks its scopes (and as the one-shot
+        // form checks them), the shared index not asked of them.
+        let ownFolders = remoteFolders.filter { $0.host == own }.map(\.path)
+        if let own, answersOwn, !ownFolders.isEmpty, search.covers(own) {
+            try DaemonFeed.holds(ownFolders, named: own).get()
+            search.scopes.removeAll { $0.host == own }
+            search.excludedHosts = [own]
+        }
+        // Nothing left for the shared index: this host's folders alone, or
+        // this host by name alone.
+        let ownAlone =
+            !search.excludedHosts.isEmpty
+            && (remoteFolders.isEmpty
+                ? search.hosts.map { $0.allSatisfy(search.excludedHosts.contains) } == true
+                : search.scopes.isEmpty)
         let location = Swift.Result { () throws(MetadataError) in try SharedIndexLocation.url() }
         switch location {
+        case _ where ownAlone:
+            break
         case .failure(let missing):
             try checkBySystemIndex(search, missing: missing)
         case .success(let url):

@@ -109,6 +109,32 @@ struct OwnHostLiveTests {
                 for case .snapshot(let all, _) in second.take() { both = Set(all.map(\.path)) }
                 return both == Set(results.values)
             }, "\(both.sorted())")
+
+        // Folders of this host (`.host(_:folder:)`) come from its system
+        // index too, though it publishes nothing; another host's folder
+        // beside them from the shared index.
+        for withOther in [false, true] {
+            let folders = [(host: "here", path: Array(local.utf8))] + (withOther ? [("alpha", Array(remote.utf8))] : [])
+            let inFolders = SharedSource(
+                hosts: withOther ? ["here", "alpha"] : ["here"], folders: folders, url: url,
+                own: (name: "here", paths: paths))
+            let (third, _) = inFolders.subscribe(
+                scopes: [], predicate: try MetadataPredicate("kMDItemFSName LIKE 'report*'"), container: nil,
+                budget: 30, capacity: 1 << 16, progress: nil, fetching: [], viewer: nil, wake: {})
+            defer { inFolders.unsubscribe(third) }
+            let expected = Set(results.values.filter { withOther || $0.hasPrefix("here:") })
+            var found: Set<String> = []
+            var problems: [EngineProblem] = []
+            #expect(
+                waitUntil(timeout: 20) {
+                    for message in third.take() {
+                        if case .snapshot(let all, _) = message { found = Set(all.map(\.path)) }
+                        if case .problems(let now) = message { problems = now }
+                    }
+                    return found == expected
+                }, "\(withOther): \(found.sorted()) \(problems)")
+            #expect(problems.isEmpty, "\(withOther): \(problems)")
+        }
     }
 }
 

@@ -845,6 +845,91 @@ struct SystemHostSearchTests {
         }
     }
 
+    /// A live search of a folder of this host (`--live --onlyin
+    /// HERE:/path`) is its system index's, as the host searched whole is:
+    /// checked by the kernel here as a local search's scope (a folder
+    /// reached through one the user may not list is followed, one they
+    /// may not list refused in the one-shot form's words), its changes
+    /// seen, whatever the shared index knows of this host or whether the
+    /// database answers.
+    @Test func aFolderOfThisHostIsFollowedFromItsIndex() throws {
+        let temp = try TemporaryDirectory()
+        var hosts = try Hosts(temp)
+        defer { hosts.close() }
+        let (url, local) = (hosts.url, hosts.local)
+        let here = try #require(ProcessEnvironment.shortHostName)
+        mkdir(local + "/closed", 0o700)
+        FileManager.default.createFile(atPath: local + "/closed/report-closed.txt", contents: Data())
+        mkdir(local + "/gate", 0o711)
+        mkdir(local + "/gate/inner", 0o777)
+        FileManager.default.createFile(atPath: local + "/gate/inner/report-inner.txt", contents: Data())
+        // In the system index's mount namespace, where its folder is the
+        // mount it indexes (as this host's users see it), as `nobody`.
+        func live(_ arguments: [String], _ environment: [String: String]) throws -> LiveProcess {
+            try LiveProcess(
+                "/usr/bin/nsenter",
+                [
+                    "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
+                    "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--interval", "0",
+                ] + arguments, environment: hosts.system.environment.merging(environment) { $1 })
+        }
+        #expect(
+            try waitUntil(timeout: 20, interval: 0.1) {
+                try hosts.system.mdq(["--onlyin", "\(here):\(local)", "report"], as: "root", inside: true)
+                    .stdoutText.contains("report-inner")
+            })
+        let routes = [("the system index", [String: String]()), ("a credential", ["MDQ_SHARED": url])]
+        for folder in [local + "/gate/inner", local, local + "/closed", local + "/missing", local + "/report-here.txt"] {
+            for (r, (route, environment)) in routes.enumerated() {
+                let alone = try hosts.system.mdq(
+                    ["--no-daemon", "--onlyin", folder, "report"], as: "nobody", inside: true)
+                let context = "\(folder), \(route)"
+                let process = try live(["--onlyin", "\(here):\(folder)", "report"], environment)
+                guard alone.status == 0 else {
+                    // Refused before it starts, as the one-shot form is.
+                    #expect(process.waitUntil { !process.process.isRunning }, "\(context): \(process.lines)")
+                    #expect(process.process.terminationStatus == alone.status, "\(context)")
+                    #expect(
+                        process.errorText
+                            == alone.stderrText.replacingOccurrences(of: ": " + local, with: ": \(here):" + local),
+                        "\(context): \(process.errorText)")
+                    continue
+                }
+                let expected = alone.stdoutText.split(separator: "\n").map(String.init).sorted()
+                #expect(!expected.isEmpty, "\(context)")
+                #expect(process.waitUntil { process.lines.sorted() == expected }, "\(context): \(process.lines)")
+                // A change below it is seen, from the index (fresh).
+                let fresh = folder + "/report-new-\(r).txt"
+                FileManager.default.createFile(atPath: fresh, contents: Data())
+                #expect(
+                    process.waitForLine { $0 == "+ " + fresh }, "\(context): \(process.lines) \(process.errorText)")
+                #expect(process.interrupt() == 0, "\(context): \(process.errorText)")
+                // Nothing said of this host as the shared index sees it.
+                #expect(process.errorText.isEmpty, "\(context): \(process.errorText)")
+            }
+        }
+
+        // The database away: this host's folder is still followed.
+        hosts.system.close()
+        hosts.system = try PrivateSystemIndex(
+            hosts.local, in: temp,
+            arguments: ["--search", "postgresql:///nowhere?host=/nonexistent-folder&user=postgres&connect_timeout=2"])
+        #expect(hosts.system.waitUntilLive(), "\(hosts.system.logText)")
+        let away = "postgresql:///nowhere?host=/nonexistent-folder&user=nobody&connect_timeout=2"
+        for (r, environment) in [[:], ["MDQ_SHARED": away]].enumerated() {
+            let folder = local + "/gate/inner"
+            let process = try live(["--onlyin", "\(here):\(folder)", "report"], environment)
+            #expect(
+                process.waitForLine { $0 == folder + "/report-inner.txt" }, "\(environment): \(process.errorText)")
+            let fresh = folder + "/report-away-\(r).txt"
+            FileManager.default.createFile(atPath: fresh, contents: Data())
+            #expect(
+                process.waitForLine { $0 == "+ " + fresh }, "\(environment): \(process.lines) \(process.errorText)")
+            #expect(process.interrupt() == 0, "\(environment): \(process.errorText)")
+            #expect(process.errorText.isEmpty, "\(environment): \(process.errorText)")
+        }
+    }
+
     /// mdfind's `$time.today` is the user's day, not the system index's:
     /// the front end names its zone with the query, which the system index
     /// reads in it, for a local search and one across hosts alike, as a

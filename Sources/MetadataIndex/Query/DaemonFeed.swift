@@ -4,6 +4,7 @@ import MDQDaemon
 import MDQEngine
 package import MDQLive
 import MDQSystem
+import SystemPackage
 
 /// A part of a live query over hosts that this host's system index
 /// answers: a subscription to it, whose messages wake the follower through
@@ -47,13 +48,25 @@ package final class DaemonFeed {
     }
 
     /// This host's part: a subscription to its system index, or nil when
-    /// it does not run.
-    /// - Parameter paths: the system index's folders (`.system` unless
-    ///   a test runs its own).
+    /// it does not run, or does not hold `folders` for this user
+    /// (`holds`).
+    /// - Parameters:
+    ///   - paths: the system index's folders (`.system` unless a test
+    ///     runs its own).
+    ///   - folders: the folders of this host asked for (`--onlyin
+    ///     NAME:/path`, each path's bytes); none, or `/` among them, for
+    ///     all of it.
     package static func ownHost(
-        name: String, paths: DaemonPaths = .system, predicate: MetadataPredicate, budget: Double?, capacity: Int
+        name: String, paths: DaemonPaths = .system, folders: [[UInt8]] = [], predicate: MetadataPredicate,
+        budget: Double?, capacity: Int
     ) -> DaemonFeed? {
-        guard let scopes = Self.scopes(paths), let pipe = try? WakePipe() else { return nil }
+        let whole = folders.isEmpty || folders.contains(Array("/".utf8))
+        guard
+            let scopes = whole
+                ? Self.scopes(paths)
+                : (try? holds(folders, named: name, paths: paths).get()).map({ folderScopes(folders) }),
+            let pipe = try? WakePipe()
+        else { return nil }
         let source = DaemonSource(paths: paths)
         return DaemonFeed(name: name, source: source, pipe: pipe) { pipe in
             source.subscribe(
@@ -97,6 +110,44 @@ package final class DaemonFeed {
             }), !scopes.isEmpty
         else { return nil }
         return scopes
+    }
+
+    /// This host's folders as the system index is asked for them: hidden
+    /// entries included, as in every search across hosts.
+    static func folderScopes(_ folders: [[UInt8]]) -> [ScopeRequest] {
+        folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
+    }
+
+    /// Whether this host's system index holds `folders` (absolute paths'
+    /// bytes) for this user: each opened here as a folder by them, as a
+    /// local search checks its scopes, and indexed there. Fails as a local
+    /// search's scope does, each folder named `NAME:/path` (`name`); a
+    /// folder the index does not hold, as another host's is
+    /// (`unindexed`); one it could not be asked of, as the daemon's
+    /// error.
+    package static func holds(
+        _ folders: [[UInt8]], named name: String, paths: DaemonPaths = .system
+    ) -> Swift.Result<Void, MetadataError> {
+        func named(_ path: [UInt8]) -> FilePath { FilePath.fromBytes(Array(name.utf8) + [UInt8(ascii: ":")] + path) }
+        for folder in folders {
+            if case .failure(let error) = DirectoryHandle.open(path: FilePath.fromBytes(folder)) {
+                return .failure(MetadataError.scope(error, path: named(folder)))
+            }
+        }
+        let scopes = folderScopes(folders)
+        // A search that matches nothing: the index says first whether it
+        // holds the folders, then scans nothing worth the name.
+        let asked = Swift.Result { () throws(MetadataError) in
+            try DaemonClient.connectSystem(paths).query(
+                Array("FALSEPREDICATE".utf8), scopes: scopes, output: .count, limit: 1)
+        }
+        switch asked {
+        case .success: return .success(())
+        case .failure(let error) where error.refusal != nil:
+            let path = scopes.first { error.message.contains($0.path.string) }?.path ?? scopes[0].path
+            return .failure(MetadataError.hostScope("unindexed", path: named(path.bytes)))
+        case .failure(let error): return .failure(error)
+        }
     }
 
     /// Whether this host's system index would answer an `ownHost` feed

@@ -104,25 +104,37 @@ package final class SharedSource: QuerySource {
             var wanted = asked
             let isWanted = { running.withLock { $0.contains(id) } }
             let fellBehind = { behind.withLock { $0.remove(id) != nil } }
-            // This host, unless only some of its folders are asked for
-            // (those come from the shared index).
+            // This host, whole or the folders of it asked for, from its
+            // system index when it holds them for this user (else from the
+            // shared index, which says why not).
+            let ownFolders = ownName.map { name in asked.scopes.filter { $0.host == name }.map(\.path) } ?? []
             let own = ownName.flatMap { name -> DaemonFeed? in
-                guard asked.searchesWhole(name) else { return nil }
+                guard asked.searchesWhole(name) || (asked.covers(name) && !ownFolders.isEmpty) else { return nil }
                 return DaemonFeed.ownHost(
-                    name: name, paths: systemPaths, predicate: predicate, budget: budget, capacity: capacity)
+                    name: name, paths: systemPaths, folders: ownFolders, predicate: predicate, budget: budget,
+                    capacity: capacity)
             }
-            if let own, let name = own.name { wanted.excludedHosts = [name] }
+            if let own, let name = own.name {
+                wanted.excludedHosts = [name]
+                wanted.scopes.removeAll { $0.host == name }
+            }
             defer { own?.close() }
+            // Nothing asked of the shared index: this host alone, by name
+            // or by its folders (only hosts with a folder asked for are
+            // searched then).
+            let ownAlone =
+                own != nil
+                && (wanted.hosts.map { hosts in wanted.scopes.isEmpty && hosts.allSatisfy(wanted.excludedHosts.contains) }
+                    == true || (!asked.scopes.isEmpty && wanted.scopes.isEmpty))
+            if ownAlone {
+                Self.follow(
+                    .success(nil), own: own, budget: budget, into: subscription, while: isWanted,
+                    fellBehind: fellBehind, wake: wake)
+                return
+            }
             // A user with no credential of their own: the system index
             // follows the other hosts for them.
             if url == nil, ended == nil, (try? SharedIndexLocation.url()) == nil {
-                // This host alone: nothing to follow elsewhere.
-                if let hosts = wanted.hosts, wanted.scopes.isEmpty, hosts.allSatisfy(wanted.excludedHosts.contains) {
-                    Self.follow(
-                        .success(nil), own: own, budget: budget, into: subscription, while: isWanted,
-                        fellBehind: fellBehind, wake: wake)
-                    return
-                }
                 let others = Swift.Result { () throws(MetadataError) in
                     try DaemonFeed.otherHosts(
                         HostsSubscription(
