@@ -52,6 +52,10 @@ package enum SharedSchema {
             version: 7,
             summary: "a search's folders checked as their host would check them for the user (mdq.scope_errors)",
             minimumPublisher: 6, minimumReader: 3, sql: version7),
+        Migration(
+            version: 8,
+            summary: "a search's folder above the folders a host indexes from is searched (mdq.scope_errors)",
+            minimumPublisher: 6, minimumReader: 3, sql: version8),
     ]
 
     /// The schema version this mdq creates, publishes and reads.

@@ -770,6 +770,17 @@ struct SystemHostSearchTests {
             outside.stderrText
                 == "mdq: scope folder is not indexed by its host (it indexes none of what is in it): "
                 + "alpha:\(fixture.local)\n", "\(outside.stderrText)")
+        // A folder above the one it indexes: what it indexes below, as a
+        // search of that folder finds it.
+        let folder = try run(["--onlyin", "alpha:" + remote, "report"], as: "nobody")
+        #expect(folder.status == 0 && !folder.stdoutText.isEmpty, "\(folder.stderrText)")
+        for (route, environment) in [
+            ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
+        ] {
+            let aboveIt = try run(["--onlyin", "alpha:" + temp.path.string, "report"], as: "nobody", environment)
+            #expect(aboveIt.status == 0, "\(route): \(aboveIt.stderrText)")
+            #expect(aboveIt.stdoutText == folder.stdoutText, "\(route): \(aboveIt.stdoutText)")
+        }
     }
 
     /// A folder of this host (`--onlyin HERE:/path`) is searched as a local
@@ -879,7 +890,8 @@ struct SystemHostSearchTests {
                     .stdoutText.contains("report-inner")
             })
         let routes = [("the system index", [String: String]()), ("a credential", ["MDQ_SHARED": url])]
-        for folder in [local + "/gate/inner", local, local + "/closed", local + "/missing", local + "/report-here.txt"] {
+        for folder in [local + "/gate/inner", local, local + "/closed", local + "/missing", local + "/report-here.txt"]
+        {
             for (r, (route, environment)) in routes.enumerated() {
                 let alone = try hosts.system.mdq(
                     ["--no-daemon", "--onlyin", folder, "report"], as: "nobody", inside: true)

@@ -124,7 +124,8 @@ package final class SharedSource: QuerySource {
             // searched then).
             let ownAlone =
                 own != nil
-                && (wanted.hosts.map { hosts in wanted.scopes.isEmpty && hosts.allSatisfy(wanted.excludedHosts.contains) }
+                && (wanted.hosts.map { hosts in wanted.scopes.isEmpty && hosts.allSatisfy(wanted.excludedHosts.contains)
+                }
                     == true || (!asked.scopes.isEmpty && wanted.scopes.isEmpty))
             if ownAlone {
                 Self.follow(

@@ -207,6 +207,64 @@ struct SharedSearchFunctionTests {
         }
     }
 
+    /// A folder above those a host indexes from (`--onlyin nas:/srv`,
+    /// where nas indexes `/srv/data`) is searched as those below it that
+    /// the viewer may list, by name and count alike; one with none below
+    /// it (a name that merely begins the same, `%` and `_` taken as
+    /// themselves) stays not indexed, as does one whose roots below it
+    /// the viewer may not list (that they are there is not told).
+    @Test func aFolderAboveWhatAHostIndexesIsSearchedBelow() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let above = try temp.folder("up_%x").string
+        #expect(chmod(above, 0o755) == 0)
+        let root = above + "/tree"
+        mkdir(root, 0o755)
+        for name in ["report-1.txt", "report-2.txt"] { close(open(root + "/" + name, O_WRONLY | O_CREAT, 0o644)) }
+        let published = try PublishedTree(root, url: url)
+        defer { published.close() }
+        try cluster.createRole("stranger")
+        let admin = try PostgresConnection(url: url)
+        try SharedSchema.grant(admin, role: "stranger", access: .search)
+        let own = try PostgresConnection(url: cluster.url(url, user: "stranger"))
+        let base = temp.path.string
+        let paths = [above, above + "/", base, "/", base + "/upa%x", base + "/up_%", above + "/tre", above + "/tree2"]
+        let scopes = "[" + paths.map { "[1,\"\($0)\"]" }.joined(separator: ",") + "]"
+        func scopeErrors(_ connection: PostgresConnection) throws -> String? {
+            try connection.execute("SELECT mdq.scope_errors($1::jsonb)::text AS e", [scopes]).first("e")
+        }
+        let searched = "{NULL,NULL,NULL,NULL,unindexed,unindexed,unindexed,unindexed}"
+        #expect(try scopeErrors(admin) == searched)
+        #expect(try scopeErrors(own) == searched)
+        // What is searched is what lies below: the host's root and all in it.
+        func count(_ connection: PostgresConnection, _ folder: String) throws -> String? {
+            try connection.execute(
+                "SELECT mdq.count('{1}', $1::jsonb, $2::jsonb) AS n",
+                [SQLCondition.like(.fold, "report%").json, "[[1,\"\(folder)\"]]"]
+            ).first("n")
+        }
+        for connection in [admin, own] {
+            #expect(try count(connection, above) == "2")
+            #expect(try count(connection, "/") == "2")
+            #expect(try count(connection, base + "/upa%x") == "0")
+        }
+        // Its root closed to the stranger: not indexed for them, as the
+        // root itself is; the owner's view unchanged.
+        #expect(chmod(root, 0o700) == 0)
+        #expect(
+            waitUntil(timeout: 20, interval: 0.02) {
+                (try? scopeErrors(own))
+                    == "{unindexed,unindexed,unindexed,unindexed,unindexed,unindexed,unindexed,unindexed}"
+            }, "\(String(describing: try? scopeErrors(own)))")
+        #expect(try scopeErrors(admin) == searched)
+        #expect(try count(own, above) == "0")
+        // Only the schema's owner calls the walk it keeps.
+        #expect(throws: SharedIndexError.self) {
+            try own.execute("SELECT mdq.scope_errors_by_walk('[]'::jsonb, NULL)")
+        }
+    }
+
     /// A folder whose contents its host prunes has no folder row (nothing
     /// lies in it), whether it was there at the first publish or came
     /// later: a search's folder in or below it is said not indexed, not
