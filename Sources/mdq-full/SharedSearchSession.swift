@@ -347,15 +347,16 @@ struct SharedSearchSession {
         let terminator: UInt8 = output.nullTerminated ? 0 : 0x0A
         let ownName = Array(ownName.utf8)
         for result in results {
+            let host = result.host.map { Array($0.utf8) }
             if json {
-                AttributeText.appendJSON(result.item, attributes: attributes, to: &out)
+                AttributeText.appendJSON(result.item, attributes: attributes, host: host, to: &out)
                 out.removeLast()  // the closing brace
                 out += Array(",\"host\":".utf8)
                 JSONLine.appendString(result.host.map { Array($0.utf8) }?[...] ?? ownName[...], to: &out)
                 out += Array(",\"stale\":\(result.stale)}\n".utf8)
             } else {
-                if let host = result.host { out += Array(host.utf8) + [UInt8(ascii: ":")] }
-                AttributeText.appendLine(result.item, attributes: attributes, to: &out)
+                if let host { out += host + [UInt8(ascii: ":")] }
+                AttributeText.appendLine(result.item, attributes: attributes, host: host, to: &out)
                 out.append(terminator)
             }
             if out.count >= 1 << 16 { StandardOutput.flush(&out) }

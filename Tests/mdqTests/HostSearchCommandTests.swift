@@ -57,6 +57,20 @@ struct HostSearchCommandTests {
             ["--host", "alpha", "--sort", "kMDItemFSName:desc", "--limit", "2", "--attr", "kMDItemFSSize", "*.png"])
         // Names sort as mdq sorts them locally: numbers by value.
         #expect(sorted.stdoutText == "alpha:\(root)/photo11.png\t1\nalpha:\(root)/photo10.png\t1\n")
+        // Another host's file's URL names that host (RFC 8089), never a
+        // file of this machine at the same path.
+        let fileURL = "file://alpha\(root)/notes.txt"
+        let urlLine = try mdq(["--host", "alpha", "--attr", "kMDItemURL", "notes"])
+        #expect(urlLine.stdoutText == "alpha:\(root)/notes.txt\t\(fileURL)\n", "\(urlLine.stderrText)")
+        let urlJSON = try mdq(["--host", "alpha", "--json", "--attr", "kMDItemURL", "notes"])
+        #expect(urlJSON.stdoutText.contains("\"kMDItemURL\":\"\(fileURL)\""), "\(urlJSON.stdoutText)")
+        for format in [["--json"], []] {
+            let live = try LiveProcess(
+                MDQCommandTests.binary, ["--host", "alpha", "--live", "--attr", "kMDItemURL"] + format + ["notes"],
+                environment: ["MDQ_SHARED": url])
+            #expect(live.waitForLine { $0.contains(fileURL) }, "\(format): \(live.lines) \(live.errorText)")
+            #expect(live.interrupt() == 0)
+        }
         let limited = try mdq(["--host", "alpha", "--limit", "3", "*"])
         #expect(limited.status == 0)
         #expect(limited.stdoutText.split(separator: "\n").count == 3)

@@ -31,7 +31,15 @@ public enum AttributeValue: Sendable, Hashable {
         case .date(let time): Date(timeIntervalSince1970: time.secondsSinceEpoch)
         case .bool(let value): value
         case .url(let path, let isFolder):
-            URL(fileURLWithPath: String(decoding: path, as: UTF8.self), isDirectory: isFolder)
+            // Another host's file by its host (`file://NAME/path`), not a
+            // path of this machine.
+            if FileURL.host(of: path[...]) != nil,
+                let url = URL(string: String(decoding: urlBytes ?? [], as: UTF8.self))
+            {
+                url
+            } else {
+                URL(fileURLWithPath: String(decoding: path, as: UTF8.self), isDirectory: isFolder)
+            }
         case .list(let strings): strings
         }
     }

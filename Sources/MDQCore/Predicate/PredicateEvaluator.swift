@@ -438,21 +438,57 @@ enum DisplayName {
 /// `file://` URLs for `kMDItemURL`, percent-encoding every byte outside the
 /// unreserved set and `/` (as `URL(fileURLWithPath:).absoluteString` does
 /// for the common cases), with a trailing `/` for folders.
+/// A path's `file://` URL, percent-encoded as `URL.absoluteString`
+/// writes it. Another host's path (`NAME:/path`, as searches across hosts
+/// name it) is that host's file, `file://NAME/path` (RFC 8089), never a
+/// file of this machine.
 enum FileURL {
     static func encode(_ path: [UInt8], isFolder: Bool, into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         out += Array("file://".utf8)
         let hex = Array("0123456789ABCDEF".utf8)
+        var path = path[...]
+        if let host = host(of: path) {
+            out += host
+            path = path[(host.count + 1)...]
+        }
         for byte in path {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
-                UInt8(ascii: "~"), UInt8(ascii: "/"):
+                UInt8(ascii: "~"), UInt8(ascii: "/"),
+                // What a path may hold as it is (RFC 3986's sub-delimiters,
+                // `:` and `@`), as Foundation leaves them.
+                UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
+                UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+                UInt8(ascii: "="), UInt8(ascii: ":"), UInt8(ascii: "@"):
                 out.append(byte)
             default:
                 out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
             }
         }
         if isFolder && out.last != UInt8(ascii: "/") { out.append(UInt8(ascii: "/")) }
+    }
+
+    /// The host of a path that names one (`NAME:/path`: a host name, at
+    /// most 63 letters, digits, `.`, `_` or `-`, not starting with one of
+    /// the last three); nil for a path of this machine (it starts with
+    /// `/`).
+    static func host(of path: ArraySlice<UInt8>) -> ArraySlice<UInt8>? {
+        guard let first = path.first, first != UInt8(ascii: "/"),
+            let colon = path.prefix(64).firstIndex(of: UInt8(ascii: ":")), colon > path.startIndex,
+            path.index(after: colon) < path.endIndex, path[path.index(after: colon)] == UInt8(ascii: "/")
+        else { return nil }
+        let name = path[..<colon]
+        func allowed(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
+                true
+            case UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"): byte != name.first
+            default: false
+            }
+        }
+        return name.allSatisfy(allowed) ? name : nil
     }
 }

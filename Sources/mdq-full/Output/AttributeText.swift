@@ -20,27 +20,33 @@ enum AttributeText {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func appendColumn(_ item: MetadataItem, key: String, to out: inout [UInt8]) {
-        if let value = value(of: item, key) {
+    static func appendColumn(_ item: MetadataItem, key: String, host: [UInt8]? = nil, to out: inout [UInt8]) {
+        if let value = value(of: item, key, host: host) {
             value.appendText(to: &out, style: .column)
         } else {
             out += Array("(null)".utf8)
         }
     }
 
-    /// The typed value of `key` (a raw key or a constant name).
-    static func value(of item: MetadataItem, _ key: String) -> AttributeValue? {
-        MetadataAttribute(key: key).flatMap { item.value(of: $0) }
+    /// The typed value of `key` (a raw key or a constant name); for an
+    /// item of another host (`host`, its path the host's own), its URL is
+    /// that host's (`file://NAME/path`), not a file of this machine.
+    static func value(of item: MetadataItem, _ key: String, host: [UInt8]? = nil) -> AttributeValue? {
+        guard let attribute = MetadataAttribute(key: key) else { return nil }
+        if let host, attribute == .url {
+            return .url(path: host + [UInt8(ascii: ":")] + item.pathBytes, isFolder: item.kind == .folder)
+        }
+        return item.value(of: attribute)
     }
 
     /// The path followed by a tab and each attribute's column.
-    static func appendLine(_ item: MetadataItem, attributes: [String], to out: inout [UInt8]) {
+    static func appendLine(_ item: MetadataItem, attributes: [String], host: [UInt8]? = nil, to out: inout [UInt8]) {
         out += item.pathBytes
         if Personality.mdfindLines.load(ordering: .relaxed) {
             // mdfind -attr: `path   key = value`, values as mdls prints them.
             for key in attributes {
                 out += Array("   \(MetadataAttribute(key: key)?.rawValue ?? key) = ".utf8)
-                if let value = value(of: item, key) {
+                if let value = value(of: item, key, host: host) {
                     value.appendText(to: &out, style: .listing)
                 } else {
                     out += Array("(null)".utf8)
@@ -50,28 +56,28 @@ enum AttributeText {
         }
         for key in attributes {
             out.append(0x09)
-            appendColumn(item, key: key, to: &out)
+            appendColumn(item, key: key, host: host, to: &out)
         }
     }
 
     /// The item's JSON object, with an `attributes` object when asked for.
-    static func appendJSON(_ item: MetadataItem, attributes: [String], to out: inout [UInt8]) {
+    static func appendJSON(_ item: MetadataItem, attributes: [String], host: [UInt8]? = nil, to out: inout [UInt8]) {
         JSONLine.append(item, to: &out)
         guard !attributes.isEmpty else { return }
         out.removeLast()  // the closing brace
         out.append(UInt8(ascii: ","))
-        appendAttributes(item, attributes, to: &out)
+        appendAttributes(item, attributes, host: host, to: &out)
         out.append(UInt8(ascii: "}"))
     }
 
     /// `"attributes":{key: value, ...}` with JSON values (null when missing).
-    static func appendAttributes(_ item: MetadataItem, _ keys: [String], to out: inout [UInt8]) {
+    static func appendAttributes(_ item: MetadataItem, _ keys: [String], host: [UInt8]? = nil, to out: inout [UInt8]) {
         out += Array("\"attributes\":{".utf8)
         for (i, key) in keys.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONLine.appendString(Array(key.utf8)[...], to: &out)
             out.append(UInt8(ascii: ":"))
-            appendJSONValue(value(of: item, key), to: &out)
+            appendJSONValue(value(of: item, key, host: host), to: &out)
         }
         out.append(UInt8(ascii: "}"))
     }

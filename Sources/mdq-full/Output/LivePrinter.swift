@@ -247,6 +247,8 @@ final class LivePrinter: Sendable {
         out += Array("\"id\":\(item.id),".utf8)
         var item = item
         var previousPath = previousPath
+        // Another host's item: its URL names the host.
+        var urlHost: [UInt8]?
         // A host's name is ASCII without a colon: `NAME:` ends at the first.
         func onHost(_ path: [UInt8]) -> [UInt8] {
             path.firstIndex(of: UInt8(ascii: ":")).map { Array(path[($0 + 1)...]) } ?? path
@@ -260,6 +262,7 @@ final class LivePrinter: Sendable {
             item = MetadataItem(
                 serial: item.id, pathBytes: onHost(item.pathBytes), kind: item.kind, metadata: item.metadata)
             previousPath = previousPath.map(onHost)
+            if !isOwn(host + [UInt8(ascii: ":")]) { urlHost = host }
         }
         if let previousPath {
             out += Array("\"previousPath\":".utf8)
@@ -269,7 +272,7 @@ final class LivePrinter: Sendable {
             out.append(UInt8(ascii: ","))
         }
         var object: [UInt8] = []
-        AttributeText.appendJSON(item, attributes: attributes, to: &object)
+        AttributeText.appendJSON(item, attributes: attributes, host: urlHost, to: &object)
         out += object.dropFirst()
     }
 

@@ -88,6 +88,19 @@ struct AttributeTableTests {
             "(\n    \"public.png\",\n    \"public.image\"\n)"
         ),
         (.url(path: Array("/a b/c".utf8), isFolder: true), "file:///a%20b/c/", "\"file:///a%20b/c/\""),
+        // Another host's file (`NAME:/path`) is that host's.
+        (
+            .url(path: Array("nas-2.lab:/srv/a b".utf8), isFolder: false), "file://nas-2.lab/srv/a%20b",
+            "\"file://nas-2.lab/srv/a%20b\""
+        ),
+        // A colon in a path of this machine, or a name no host has.
+        (.url(path: Array("/srv/nas:/x".utf8), isFolder: false), "file:///srv/nas:/x", "\"file:///srv/nas:/x\""),
+        // Encoded as Foundation encodes it.
+        (
+            .url(path: Array("/a!b$c&d'e(f)g*h+i,j;k=l@m:n[o]p?q#r%s t~u".utf8), isFolder: false),
+            "file:///a!b$c&d'e(f)g*h+i,j;k=l@m:n%5Bo%5Dp%3Fq%23r%25s%20t~u",
+            "\"file:///a!b$c&d'e(f)g*h+i,j;k=l@m:n%5Bo%5Dp%3Fq%23r%25s%20t~u\""
+        ),
         // 2025-01-31T12:00:00.9Z; 1969-12-31T23:59:59Z; 0001-01-01 is before 1677 and never a timestamp.
         (
             .date(Timestamp(nanosecondsSinceEpoch: 1_738_324_800_900_000_000)), "2025-01-31 12:00:00 +0000",
@@ -102,6 +115,23 @@ struct AttributeTableTests {
     func valuesPrintWithoutFormatters(value: AttributeValue, column: String, listing: String) {
         #expect(value.text(style: .column) == column)
         #expect(value.text(style: .listing) == listing)
+        // Foundation's URL is the same one.
+        if case .url = value { #expect((value.foundationValue as? URL)?.absoluteString == column) }
+    }
+
+    /// An item of another host, as a query across hosts names it
+    /// (`NAME:/path`): its URL names the host, so that nothing opens a
+    /// file of this machine at the same path in its place.
+    @Test func anotherHostsItemHasThatHostsURL() throws {
+        let item = MetadataItem(
+            serial: 1, pathBytes: Array("alpha:/srv/report 1.txt".utf8), kind: .file,
+            metadata: EntryMetadata(kind: .file))
+        let url = try #require(item.value(forAttribute: "kMDItemURL") as? URL)
+        #expect(url.absoluteString == "file://alpha/srv/report%201.txt")
+        #expect(url.host == "alpha" && url.path == "/srv/report 1.txt")
+        #expect(item.value(of: .url)?.text(style: .column) == "file://alpha/srv/report%201.txt")
+        let predicate = try MetadataPredicate("kMDItemURL BEGINSWITH 'file://alpha/'")
+        #expect(CompiledPredicate(predicate).makeEvaluator().matches(ItemSubject(item: item)))
     }
 
     @Test func jsonDatesAreWholeSecondsInUTC() {
