@@ -91,6 +91,11 @@ package struct SearchRouter: Sendable {
     /// the search: it searches here at once.
     package static let declinedVariable = "MDQ_DAEMONS_DECLINED"
 
+    /// Set by the front for the full command when the system index found
+    /// more results across hosts than it gives a user: asked again for
+    /// them with their attributes, it would read as many to say so again.
+    package static let pastCapVariable = "MDQ_HOSTS_PAST_CAP"
+
     /// The daemons to ask, in order.
     package var daemons: [Destination] {
         asksDaemons && !daemonsDeclined ? [.ownDaemon, .systemIndex] : []

@@ -3,6 +3,7 @@ import Foundation
 import MDQDaemon
 import MDQEngine
 import MDQShared
+import MDQWire
 import MetadataIndex
 import SystemPackage
 
@@ -229,6 +230,21 @@ struct SharedSearchSession {
                 _ = try SharedReader.translate(check)
             }
         }
+        let pastCap = MetadataError(
+            code: .tooExpensive,
+            message: "query too expensive: more than \(SharedSearchService.mostLines) results, the most the "
+                + "system index gives a user; narrow the search"
+                + (output.limit == nil ? " or add --limit" : "")
+                + (order != nil
+                    ? " (a sort by a name, or of a search the database cannot answer exactly, reads "
+                        + "every match)" : "")
+                + " (with a database credential of your own, $MDQ_SHARED, mdq prints them all)")
+        // The front asked this very search and was told it passes the cap
+        // (it sets the variable just before it runs this program with the
+        // same arguments): not read again to be told the same.
+        if ProcessEnvironment.variable(SearchRouter.pastCapVariable) != nil, !counting, limit == nil || order != nil {
+            throw pastCap
+        }
         let asked = Swift.Result { () throws(MetadataError) in
             try client.searchAcrossHosts(
                 Array(predicate.description.utf8), hosts: scope.hostNames, folders: remoteFolders, ownHost: ownName,
@@ -239,15 +255,7 @@ struct SharedSearchSession {
         if case .failure(let error) = asked, error.code == .tooExpensive, limit == nil || order != nil,
             error.message.contains("left to the full command")
         {
-            throw MetadataError(
-                code: .tooExpensive,
-                message: "query too expensive: more than \(SharedSearchService.mostLines) results, the most the "
-                    + "system index gives a user; narrow the search"
-                    + (output.limit == nil ? " or add --limit" : "")
-                    + (order != nil
-                        ? " (a sort by a name, or of a search the database cannot answer exactly, reads "
-                            + "every match)" : "")
-                    + " (with a database credential of your own, $MDQ_SHARED, mdq prints them all)")
+            throw pastCap
         }
         let answer = try asked.get()
         for warning in answer.warnings { Diagnostics.warn(warning) }

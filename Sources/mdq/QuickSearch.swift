@@ -338,8 +338,16 @@ struct QuickSearch {
                 printed = true
                 if !nullTerminated { Self.newlines(&paths) }
                 Self.write(1, paths)
-            } else if reply["error"] != nil {
-                guard !printed else { Self.fail(reply["error"]?["message"]?.string ?? "the search failed") }
+            } else if let error = reply["error"] {
+                guard !printed else { Self.fail(error["message"]?.string ?? "the search failed") }
+                // The full command says why, with a credential's way out;
+                // past the system index's cap, it need not search again
+                // to know it.
+                if DaemonErrorCode(of: error) == .tooExpensive,
+                    error["message"]?.string?.contains("left to the full command") == true
+                {
+                    setenv(SearchRouter.pastCapVariable, "1", 1)
+                }
                 return
             } else if reply["done"]?.bool == true {
                 for warning in warnings { Self.write(2, warning) }

@@ -856,6 +856,46 @@ struct SystemHostSearchTests {
         }
     }
 
+    /// More results than the system index gives a user with no
+    /// credential of their own (100,000): refused with the way out, by
+    /// the front end's route and the full command's (`--json`), without
+    /// a crawl's worth of output; the front end, told so, does not have
+    /// the full command read them all again to say it (a user who sets
+    /// the hand-over's variable only has their own search refused).
+    @Test func moreResultsThanTheSystemIndexGivesAreRefusedWithTheWayOut() throws {
+        let temp = try TemporaryDirectory()
+        let hosts = try Hosts(temp)
+        defer { hosts.close() }
+        let many = hosts.remote + "/many"
+        mkdir(many, 0o755)
+        for i in 0...100_000 {
+            close(open(many + "/cap-\(i).dat", O_WRONLY | O_CREAT, 0o644))
+        }
+        // All of them published.
+        #expect(
+            try waitUntil(timeout: 90, interval: 0.2) {
+                try hosts.system.mdq(["--host", "alpha", "--count", "cap-*"], timeout: 60).stdoutText
+                    == "\(100_000 + 1)\n"
+            })
+        let refusal =
+            "mdq: query too expensive: more than 100000 results, the most the system index gives a user; narrow "
+            + "the search or add --limit (with a database credential of your own, $MDQ_SHARED, mdq prints them all)\n"
+        for arguments in [["--host", "alpha", "cap-*"], ["--host", "alpha", "--json", "cap-*"]] {
+            let refused = try hosts.system.mdq(arguments, timeout: 120)
+            #expect(refused.status == 1, "\(arguments): \(refused.stderrText)")
+            #expect(refused.stdoutText.isEmpty, "\(arguments)")
+            #expect(refused.stderrText == refusal, "\(arguments): \(refused.stderrText)")
+        }
+        // Bounded, it is answered.
+        let limited = try hosts.system.mdq(["--host", "alpha", "--limit", "3", "cap-*"], timeout: 120)
+        #expect(limited.status == 0 && limited.stdoutText.split(separator: "\n").count == 3, "\(limited.stderrText)")
+        // The hand-over's variable: the full command takes the front's
+        // word for it.
+        let told = try hosts.system.mdq(
+            ["--host", "alpha", "--json", "report"], environment: [SearchRouter.pastCapVariable: "1"])
+        #expect(told.status == 1 && told.stderrText == refusal, "\(told.stderrText)")
+    }
+
     /// A live search of a folder of this host (`--live --onlyin
     /// HERE:/path`) is its system index's, as the host searched whole is:
     /// checked by the kernel here as a local search's scope (a folder
