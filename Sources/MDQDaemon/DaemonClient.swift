@@ -174,6 +174,37 @@ package final class DaemonClient {
         package var warnings: [String] = []
     }
 
+    /// This host's folders (`--onlyin HERE:/path`) as its system index
+    /// is asked for them: one above every folder it indexes from
+    /// (`HERE:/srv`, the index keeping `/srv/data`) is those folders below
+    /// it that this user can open, as another host's folder above the
+    /// ones it indexes is searched (`mdq.scope_errors`); any other as it
+    /// is (one the index does not hold is then said not indexed).
+    package func ownFolders(_ folders: [[UInt8]]) -> [[UInt8]] {
+        guard !folders.isEmpty, let roots = try? indexedScopes().map(\.scope.path.bytes) else { return folders }
+        return Self.ownFolders(folders, roots: roots) { root in
+            (try? DirectoryHandle.open(path: FilePath.fromBytes(root)).get()) != nil
+        }
+    }
+
+    /// `folders`, each above every one of `roots` replaced by the roots
+    /// below it that `opens` (none: kept as it is).
+    package static func ownFolders(
+        _ folders: [[UInt8]], roots: [[UInt8]], opens: ([UInt8]) -> Bool
+    ) -> [[UInt8]] {
+        /// Whether `path` is `top` or below it.
+        func within(_ path: [UInt8], _ top: [UInt8]) -> Bool {
+            path == top || top == [UInt8(ascii: "/")] || path.starts(with: top + [UInt8(ascii: "/")])
+        }
+        var result: [[UInt8]] = []
+        for folder in folders {
+            let below =
+                roots.contains { within(folder, $0) } ? [] : roots.filter { within($0, folder) }.filter(opens)
+            for path in below.isEmpty ? [folder] : below where !result.contains(path) { result.append(path) }
+        }
+        return result
+    }
+
     /// `search-hosts`: a search across hosts answered by the system index
     /// (`SEARCH`): `count` alone when counting, else its lines, or its
     /// items (`items`, which a daemon naming the feature
@@ -191,7 +222,10 @@ package final class DaemonClient {
         budget: Double? = nil, order: MetadataSortDescriptor? = nil
     ) throws(MetadataError) -> HostAnswer {
         // This host's folders first, each with its descriptor.
-        let own = folders.filter { $0.host == ownHost }
+        let own =
+            ownHost.map { host in
+                ownFolders(folders.filter { $0.host == host }.map(\.path)).map { (host: host, path: $0) }
+            } ?? []
         guard own.count <= DaemonProtocol.maximumDescriptors else {
             throw MetadataError.invalidArgument(
                 "the system index takes at most \(DaemonProtocol.maximumDescriptors) folders of this host in one "

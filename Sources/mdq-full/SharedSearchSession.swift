@@ -305,7 +305,10 @@ struct SharedSearchSession {
         }
         let scopes =
             folders.contains(Array("/".utf8))
-            ? [] : folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
+            ? []
+            : client.ownFolders(folders).map {
+                ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true))
+            }
         let asked = Swift.Result { () throws(MetadataError) -> DaemonClient.Answer in
             try client.query(
                 Array(predicate.description.utf8), scopes: scopes.isEmpty ? nil : scopes,
@@ -423,7 +426,7 @@ struct SharedLiveSession {
         // form checks them), the shared index not asked of them.
         let ownFolders = remoteFolders.filter { $0.host == own }.map(\.path)
         if let own, answersOwn, !ownFolders.isEmpty, search.covers(own) {
-            try DaemonFeed.holds(ownFolders, named: own).get()
+            _ = try DaemonFeed.ownScopes(ownFolders, named: own).get()
             search.scopes.removeAll { $0.host == own }
             search.excludedHosts = [own]
         }

@@ -838,15 +838,20 @@ struct SystemHostSearchTests {
         // Its `/` is all of it, as the host searched whole; a folder it
         // does not index is said as another host's is.
         let whole = try run(["--host", here, "report"], as: "nobody")
-        let outside = temp.path.string
+        let outside = fixture.remote
         for (route, environment) in [
             ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
         ] {
-            let root = try run(["--onlyin", "\(here):/", "report"], as: "nobody", environment)
-            #expect(root.status == 0, "\(route): \(root.stderrText)")
-            #expect(
-                root.stdoutText.split(separator: "\n").sorted() == whole.stdoutText.split(separator: "\n").sorted(),
-                "\(route): \(root.stdoutText) \(whole.stdoutText)")
+            // Its `/`, and a folder above the one it indexes from: all it
+            // indexes below, as another host's folder above its roots.
+            for top in ["/", temp.path.string] {
+                let root = try run(["--onlyin", "\(here):\(top)", "report"], as: "nobody", environment)
+                #expect(root.status == 0, "\(route) \(top): \(root.stderrText)")
+                #expect(
+                    root.stdoutText.split(separator: "\n").sorted()
+                        == whole.stdoutText.split(separator: "\n").sorted(),
+                    "\(route) \(top): \(root.stdoutText) \(whole.stdoutText)")
+            }
             let unindexed = try run(["--onlyin", "\(here):\(outside)", "report"], as: "nobody", environment)
             #expect(unindexed.status == 1, "\(route): \(unindexed.stdoutText)")
             #expect(
@@ -959,6 +964,19 @@ struct SystemHostSearchTests {
                 // Nothing said of this host as the shared index sees it.
                 #expect(process.errorText.isEmpty, "\(context): \(process.errorText)")
             }
+        }
+
+        // A folder above the one it indexes from: what it indexes below.
+        for (r, (route, environment)) in routes.enumerated() {
+            let whole = try hosts.system.mdq(["--onlyin", "\(here):\(local)", "report"], inside: true)
+            let expected = whole.stdoutText.split(separator: "\n").map(String.init).sorted()
+            let process = try live(["--onlyin", "\(here):\(temp.path.string)", "report"], environment)
+            #expect(process.waitUntil { process.lines.sorted() == expected }, "\(route): \(process.lines)")
+            let fresh = local + "/report-above-\(r).txt"
+            FileManager.default.createFile(atPath: fresh, contents: Data())
+            #expect(process.waitForLine { $0 == "+ " + fresh }, "\(route): \(process.lines) \(process.errorText)")
+            #expect(process.interrupt() == 0, "\(route): \(process.errorText)")
+            #expect(process.errorText.isEmpty, "\(route): \(process.errorText)")
         }
 
         // The database away: this host's folder is still followed.

@@ -62,9 +62,7 @@ package final class DaemonFeed {
     ) -> DaemonFeed? {
         let whole = folders.isEmpty || folders.contains(Array("/".utf8))
         guard
-            let scopes = whole
-                ? Self.scopes(paths)
-                : (try? holds(folders, named: name, paths: paths).get()).map({ folderScopes(folders) }),
+            let scopes = whole ? Self.scopes(paths) : try? ownScopes(folders, named: name, paths: paths).get(),
             let pipe = try? WakePipe()
         else { return nil }
         let source = DaemonSource(paths: paths)
@@ -118,31 +116,37 @@ package final class DaemonFeed {
         folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
     }
 
-    /// Whether this host's system index holds `folders` (absolute paths'
-    /// bytes) for this user: each opened here as a folder by them, as a
-    /// local search checks its scopes, and indexed there. Fails as a local
-    /// search's scope does, each folder named `NAME:/path` (`name`); a
-    /// folder the index does not hold, as another host's is
-    /// (`unindexed`); one it could not be asked of, as the daemon's
-    /// error.
-    package static func holds(
+    /// This host's `folders` (absolute paths' bytes) as its system index
+    /// searches them for this user: each opened here as a folder by them,
+    /// as a local search checks its scopes, and held by the index (one
+    /// above every folder it indexes from stands for those below it,
+    /// `DaemonClient.ownFolders`). Fails as a local search's scope does,
+    /// each folder named `NAME:/path` (`name`); a folder the index does
+    /// not hold, as another host's is (`unindexed`); one it could not be
+    /// asked of, as the daemon's error.
+    package static func ownScopes(
         _ folders: [[UInt8]], named name: String, paths: DaemonPaths = .system
-    ) -> Swift.Result<Void, MetadataError> {
+    ) -> Swift.Result<[ScopeRequest], MetadataError> {
         func named(_ path: [UInt8]) -> FilePath { FilePath.fromBytes(Array(name.utf8) + [UInt8(ascii: ":")] + path) }
         for folder in folders {
             if case .failure(let error) = DirectoryHandle.open(path: FilePath.fromBytes(folder)) {
                 return .failure(MetadataError.scope(error, path: named(folder)))
             }
         }
-        let scopes = folderScopes(folders)
+        let client: DaemonClient
+        do {
+            client = try DaemonClient.connectSystem(paths)
+        } catch {
+            return .failure(error)
+        }
+        let scopes = folderScopes(client.ownFolders(folders))
         // A search that matches nothing: the index says first whether it
         // holds the folders, then scans nothing worth the name.
         let asked = Swift.Result { () throws(MetadataError) in
-            try DaemonClient.connectSystem(paths).query(
-                Array("FALSEPREDICATE".utf8), scopes: scopes, output: .count, limit: 1)
+            try client.query(Array("FALSEPREDICATE".utf8), scopes: scopes, output: .count, limit: 1)
         }
         switch asked {
-        case .success: return .success(())
+        case .success: return .success(scopes)
         case .failure(let error) where error.refusal != nil:
             let path = scopes.first { error.message.contains($0.path.string) }?.path ?? scopes[0].path
             return .failure(MetadataError.hostScope("unindexed", path: named(path.bytes)))

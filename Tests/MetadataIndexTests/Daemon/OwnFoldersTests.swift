@@ -1,0 +1,31 @@
+import Testing
+
+@testable import MDQDaemon
+
+/// This host's folders of a search across hosts as its system index is
+/// asked for them (`DaemonClient.ownFolders`): a folder above every one
+/// it indexes from stands for those below it that the user can open; one
+/// within them, or beside them, is asked as it is.
+@Suite struct OwnFoldersTests {
+    func expand(_ folders: [String], roots: [String], closed: Set<String> = []) -> [String] {
+        DaemonClient.ownFolders(folders.map { Array($0.utf8) }, roots: roots.map { Array($0.utf8) }) {
+            !closed.contains(String(decoding: $0, as: UTF8.self))
+        }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    @Test func aFolderAboveTheRootsIsTheRootsBelowIt() {
+        let roots = ["/srv/data", "/srv/media", "/home"]
+        #expect(expand(["/srv"], roots: roots) == ["/srv/data", "/srv/media"])
+        #expect(expand(["/srv", "/srv/data"], roots: roots) == ["/srv/data", "/srv/media"], "each once")
+        // Within a root, beside them, or a name that only begins the same.
+        #expect(expand(["/srv/data/x"], roots: roots) == ["/srv/data/x"])
+        #expect(expand(["/var"], roots: roots) == ["/var"])
+        #expect(expand(["/sr"], roots: roots) == ["/sr"])
+        #expect(expand(["/srv/dat"], roots: roots) == ["/srv/dat"])
+        // Those the user cannot open are left out; none left, as it is.
+        #expect(expand(["/srv"], roots: roots, closed: ["/srv/data"]) == ["/srv/media"])
+        #expect(expand(["/srv"], roots: roots, closed: ["/srv/data", "/srv/media"]) == ["/srv"])
+        // A system index of the whole machine holds every folder.
+        #expect(expand(["/srv"], roots: ["/", "/srv/data"]) == ["/srv"])
+    }
+}
