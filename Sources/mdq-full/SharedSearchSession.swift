@@ -363,7 +363,7 @@ struct SharedSearchSession {
                 AttributeText.appendJSON(result.item, attributes: attributes, host: host, to: &out)
                 out.removeLast()  // the closing brace
                 out += Array(",\"host\":".utf8)
-                JSONLine.appendString(result.host.map { Array($0.utf8) }?[...] ?? ownName[...], to: &out)
+                JSONLine.appendString((host ?? ownName)[...], to: &out)
                 out += Array(",\"stale\":\(result.stale)}\n".utf8)
             } else {
                 if let host { out += host + [UInt8(ascii: ":")] }

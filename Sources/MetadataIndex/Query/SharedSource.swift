@@ -122,12 +122,10 @@ package final class SharedSource: QuerySource {
             // Nothing asked of the shared index: this host alone, by name
             // or by its folders (only hosts with a folder asked for are
             // searched then).
-            let ownAlone =
-                own != nil
-                && (wanted.hosts.map { hosts in wanted.scopes.isEmpty && hosts.allSatisfy(wanted.excludedHosts.contains)
-                }
-                    == true || (!asked.scopes.isEmpty && wanted.scopes.isEmpty))
-            if ownAlone {
+            let ownByName =
+                wanted.scopes.isEmpty && wanted.hosts.map { $0.allSatisfy(wanted.excludedHosts.contains) } == true
+            let ownFoldersAlone = !asked.scopes.isEmpty && wanted.scopes.isEmpty
+            if own != nil, ownByName || ownFoldersAlone {
                 Self.follow(
                     .success(nil), own: own, budget: budget, into: subscription, while: isWanted,
                     fellBehind: fellBehind, wake: wake)
