@@ -224,11 +224,20 @@ package final class SharedReader {
             self.predicate = predicate
         }
 
-        /// Whether the host named `name` is one this search reads (among
-        /// its hosts and its scopes' hosts, not left out).
+        /// Whether the host named `name` is one this search reads: among
+        /// its hosts (every host, when nil), not left out; whole, unless
+        /// folders of it are among its scopes (`--host b --onlyin a:/x`
+        /// reads b whole and a's folder, as a one-shot search does).
         package func covers(_ name: String) -> Bool {
             (hosts?.contains(name) ?? true) && !excludedHosts.contains(name)
-                && (scopes.isEmpty || scopes.contains { $0.host == name })
+        }
+
+        /// Whether it reads only folders of the hosts it covers (every
+        /// host it names has a folder among its scopes, none of them `/`):
+        /// those bound it, as a limit would.
+        var readsFoldersAlone: Bool {
+            guard let hosts, !scopes.isEmpty, scopes.allSatisfy({ $0.path != Array("/".utf8) }) else { return false }
+            return hosts.allSatisfy { name in excludedHosts.contains(name) || scopes.contains { $0.host == name } }
         }
 
         /// Whether the host `name` is searched whole (no folder of it
@@ -365,8 +374,7 @@ package final class SharedReader {
         } catch {
             throw Refusal.unpublished(error.attribute)
         }
-        let scoped = !search.scopes.isEmpty && search.scopes.allSatisfy { $0.path != Array("/".utf8) }
-        guard translated.narrows || scoped || search.limit != nil || search.budget != nil else {
+        guard translated.narrows || search.readsFoldersAlone || search.limit != nil || search.budget != nil else {
             throw Refusal.unbounded(translated.unnarrowed)
         }
         return translated
@@ -401,8 +409,16 @@ package final class SharedReader {
                 throw Refusal.scope(host: folders[at - 1].host, path: folders[at - 1].path, problem)
             }
         }
+        // Among folders of other hosts, a host with none is read whole:
+        // its folder `/`.
+        var scopes = search.scopes
+        if !scopes.isEmpty {
+            for host in chosen where !scopes.contains(where: { $0.host == host.name }) {
+                scopes.append((host.name, Array("/".utf8)))
+            }
+        }
         return Prepared(
-            hosts: PostgresArray.numbers(chosen.map(\.id)), scopes: Self.scopes(search.scopes, hosts: chosen),
+            hosts: PostgresArray.numbers(chosen.map(\.id)), scopes: Self.scopes(scopes, hosts: chosen),
             translated: translated, chosen: Dictionary(uniqueKeysWithValues: chosen.map { ($0.id, $0) }))
     }
 

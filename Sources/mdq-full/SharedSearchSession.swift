@@ -408,7 +408,7 @@ struct SharedLiveSession {
         let own = DaemonFeed.ownHostName()
         // This host's entries from its system index, printed as its paths
         // (a one-shot search prints them so).
-        let answersOwn = own != nil && DaemonFeed.answers()
+        var answersOwn = own != nil && DaemonFeed.answers()
         // What the shared index would refuse, said before going live: the
         // search the query will make (`SharedSource`), this host left out
         // where its system index answers for it.
@@ -425,18 +425,16 @@ struct SharedLiveSession {
         // here as a local search checks its scopes (and as the one-shot
         // form checks them), the shared index not asked of them.
         let ownFolders = remoteFolders.filter { $0.host == own }.map(\.path)
-        if let own, answersOwn, !ownFolders.isEmpty, search.covers(own) {
+        if let own, !ownFolders.isEmpty, search.covers(own), (try? DaemonClient.connectSystem()) != nil {
             _ = try DaemonFeed.ownScopes(ownFolders, named: own).get()
             search.scopes.removeAll { $0.host == own }
             search.excludedHosts = [own]
+            answersOwn = true
         }
-        // Nothing left for the shared index: this host's folders alone, or
-        // this host by name alone.
+        // Nothing left for the shared index: this host alone, whole or by
+        // its folders.
         let ownAlone =
-            !search.excludedHosts.isEmpty
-            && (remoteFolders.isEmpty
-                ? search.hosts.map { $0.allSatisfy(search.excludedHosts.contains) } == true
-                : search.scopes.isEmpty)
+            search.scopes.isEmpty && search.hosts.map { $0.allSatisfy(search.excludedHosts.contains) } == true
         let location = Swift.Result { () throws(MetadataError) in try SharedIndexLocation.url() }
         switch location {
         case _ where ownAlone:

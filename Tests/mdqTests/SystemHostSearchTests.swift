@@ -979,6 +979,24 @@ struct SystemHostSearchTests {
             #expect(process.errorText.isEmpty, "\(route): \(process.errorText)")
         }
 
+        // The folder it indexes from closed to the user: a folder below is
+        // refused as a local search refuses it, live as one-shot.
+        #expect(chmod(local, 0o750) == 0)
+        for (route, environment) in routes {
+            let folder = local + "/gate/inner"
+            let alone = try hosts.system.mdq(["--no-daemon", "--onlyin", folder, "report"], as: "nobody", inside: true)
+            #expect(alone.status == 1, "\(alone.stderrText)")
+            let oneShot = try hosts.system.mdq(
+                ["--onlyin", "\(here):\(folder)", "report"], as: "nobody", inside: true, environment: environment)
+            let process = try live(["--onlyin", "\(here):\(folder)", "report"], environment)
+            #expect(process.waitUntil { !process.process.isRunning }, "\(route): \(process.lines)")
+            let said = alone.stderrText.replacingOccurrences(of: ": " + local, with: ": \(here):" + local)
+            #expect(oneShot.status == 1 && oneShot.stderrText == said, "\(route): \(oneShot.stderrText)")
+            #expect(
+                process.process.terminationStatus == 1 && process.errorText == said, "\(route): \(process.errorText)")
+        }
+        #expect(chmod(local, 0o755) == 0)
+
         // The database away: this host's folder is still followed.
         hosts.system.close()
         hosts.system = try PrivateSystemIndex(
@@ -997,6 +1015,60 @@ struct SystemHostSearchTests {
                 process.waitForLine { $0 == "+ " + fresh }, "\(environment): \(process.lines) \(process.errorText)")
             #expect(process.interrupt() == 0, "\(environment): \(process.errorText)")
             #expect(process.errorText.isEmpty, "\(environment): \(process.errorText)")
+        }
+    }
+
+    /// Hosts named whole beside folders of others (`--host b --onlyin
+    /// a:/x`, `--all-hosts --onlyin a:/x`, this host's `/`): each host
+    /// asked for is searched, whole unless folders of it are given, and a
+    /// live search gathers what the one-shot form prints, by either route.
+    @Test func hostsBesideFoldersOfOthersAreSearchedAliveAsOnce() throws {
+        let temp = try TemporaryDirectory()
+        let hosts = try Hosts(temp)
+        defer { hosts.close() }
+        let (url, remote, local) = (hosts.url, hosts.remote, hosts.local)
+        let here = try #require(ProcessEnvironment.shortHostName)
+        mkdir(remote + "/sub", 0o755)
+        FileManager.default.createFile(atPath: remote + "/sub/report-sub.txt", contents: Data())
+        mkdir(local + "/sub", 0o755)
+        FileManager.default.createFile(atPath: local + "/sub/report-local-sub.txt", contents: Data())
+        let reader = try SharedReader(connection: PostgresConnection(url: url))
+        #expect(waitUntil(timeout: 20) { (try? reader.hosts().first?.entries) == 7 })
+        #expect(
+            try waitUntil(timeout: 20, interval: 0.1) {
+                try hosts.system.mdq(["--host", here, "report"], inside: true).stdoutText.contains("local-sub")
+            })
+        func live(_ arguments: [String], _ environment: [String: String]) throws -> LiveProcess {
+            try LiveProcess(
+                "/usr/bin/nsenter",
+                [
+                    "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
+                    "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live",
+                ] + arguments, environment: hosts.system.environment.merging(environment) { $1 })
+        }
+        for arguments in [
+            ["--all-hosts", "--onlyin", "alpha:\(remote)/sub"],
+            ["--host", "alpha", "--onlyin", "\(here):\(local)/sub"],
+            ["--host", here, "--onlyin", "alpha:\(remote)/sub"], ["--onlyin", "\(here):/", "--onlyin", "alpha:/"],
+        ] {
+            for (route, environment) in [("the system index", [:]), ("a credential", ["MDQ_SHARED": url])] {
+                let context = "\(arguments), \(route)"
+                let once = try hosts.system.mdq(arguments + ["report"], inside: true, environment: environment)
+                #expect(once.status == 0, "\(context): \(once.stderrText)")
+                let expected = once.stdoutText.split(separator: "\n").map(String.init).sorted()
+                // Both hosts, each as asked.
+                #expect(
+                    expected.contains { $0.hasPrefix("alpha:") } && expected.contains { $0.hasPrefix(local) },
+                    "\(context): \(expected)")
+                let process = try live(arguments + ["report"], environment)
+                #expect(
+                    process.waitUntil { process.lines.sorted() == expected },
+                    "\(context): \(process.lines.sorted()) \(expected) \(process.errorText)")
+                #expect(process.interrupt() == 0, "\(context): \(process.errorText)")
+                let counted = try hosts.system.mdq(
+                    arguments + ["--count", "report"], inside: true, environment: environment)
+                #expect(counted.stdoutText == "\(expected.count)\n", "\(context): \(counted.stderrText)")
+            }
         }
     }
 

@@ -48,23 +48,17 @@ package final class DaemonFeed {
     }
 
     /// This host's part: a subscription to its system index, or nil when
-    /// it does not run, or does not hold `folders` for this user
-    /// (`holds`).
+    /// it does not run.
     /// - Parameters:
     ///   - paths: the system index's folders (`.system` unless a test
     ///     runs its own).
-    ///   - folders: the folders of this host asked for (`--onlyin
-    ///     NAME:/path`, each path's bytes); none, or `/` among them, for
-    ///     all of it.
+    ///   - scopes: the folders of it asked for, as `ownScopes` gives
+    ///     them; nil for all of it that this user can reach.
     package static func ownHost(
-        name: String, paths: DaemonPaths = .system, folders: [[UInt8]] = [], predicate: MetadataPredicate,
+        name: String, paths: DaemonPaths = .system, scopes: [ScopeRequest]? = nil, predicate: MetadataPredicate,
         budget: Double?, capacity: Int
     ) -> DaemonFeed? {
-        let whole = folders.isEmpty || folders.contains(Array("/".utf8))
-        guard
-            let scopes = whole ? Self.scopes(paths) : try? ownScopes(folders, named: name, paths: paths).get(),
-            let pipe = try? WakePipe()
-        else { return nil }
+        guard let scopes = scopes ?? Self.scopes(paths), let pipe = try? WakePipe() else { return nil }
         let source = DaemonSource(paths: paths)
         return DaemonFeed(name: name, source: source, pipe: pipe) { pipe in
             source.subscribe(
@@ -124,10 +118,18 @@ package final class DaemonFeed {
     /// each folder named `NAME:/path` (`name`); a folder the index does
     /// not hold, as another host's is (`unindexed`); one it could not be
     /// asked of, as the daemon's error.
+    /// Its `/` is all of it that this user can reach, as the host
+    /// searched whole.
     package static func ownScopes(
         _ folders: [[UInt8]], named name: String, paths: DaemonPaths = .system
     ) -> Swift.Result<[ScopeRequest], MetadataError> {
         func named(_ path: [UInt8]) -> FilePath { FilePath.fromBytes(Array(name.utf8) + [UInt8(ascii: ":")] + path) }
+        if folders.contains(Array("/".utf8)) {
+            guard let all = scopes(paths) else {
+                return .failure(MetadataError.daemon("this host's system index does not answer"))
+            }
+            return .success(all)
+        }
         for folder in folders {
             if case .failure(let error) = DirectoryHandle.open(path: FilePath.fromBytes(folder)) {
                 return .failure(MetadataError.scope(error, path: named(folder)))

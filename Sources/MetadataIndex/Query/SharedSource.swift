@@ -25,9 +25,9 @@ import MDQSystem
 package final class SharedSource: QuerySource {
     /// Host names; empty for every host.
     let hosts: [String]
-    /// Folders (host, absolute path) to search in; none for all. Hosts
-    /// with no folder here are then left out, as `mdq --onlyin NAME:/path`
-    /// does (`SharedReader.Search.covers`).
+    /// Folders (host, absolute path) to search in; a host with none here
+    /// is searched whole, as `mdq --host b --onlyin a:/x` searches b
+    /// (`SharedReader.Search.covers`).
     let folders: [(host: String, path: [UInt8])]
     /// The shared index; nil for where users find it (`SharedIndexLocation`).
     let url: String?
@@ -105,30 +105,40 @@ package final class SharedSource: QuerySource {
             let isWanted = { running.withLock { $0.contains(id) } }
             let fellBehind = { behind.withLock { $0.remove(id) != nil } }
             // This host, whole or the folders of it asked for, from its
-            // system index when it holds them for this user (else from the
-            // shared index, which says why not).
-            let ownFolders = ownName.map { name in asked.scopes.filter { $0.host == name }.map(\.path) } ?? []
+            // system index: a folder this user may not search is said as a
+            // local search's scope is. With no system index, the shared
+            // index answers for it.
+            var ownRefused: [EngineProblem] = []
             let own = ownName.flatMap { name -> DaemonFeed? in
-                guard asked.searchesWhole(name) || (asked.covers(name) && !ownFolders.isEmpty) else { return nil }
+                guard asked.covers(name) else { return nil }
+                let folders = asked.scopes.filter { $0.host == name }.map(\.path)
+                var scopes: [ScopeRequest]?
+                if !folders.isEmpty {
+                    switch DaemonFeed.ownScopes(folders, named: name, paths: systemPaths) {
+                    case .success(let found): scopes = found
+                    case .failure(let error) where error.path != nil:
+                        ownRefused = [.hostsRefused(error)]
+                        return nil
+                    case .failure: return nil
+                    }
+                }
                 return DaemonFeed.ownHost(
-                    name: name, paths: systemPaths, folders: ownFolders, predicate: predicate, budget: budget,
+                    name: name, paths: systemPaths, scopes: scopes, predicate: predicate, budget: budget,
                     capacity: capacity)
             }
-            if let own, let name = own.name {
+            if let name = ownName, own != nil || !ownRefused.isEmpty {
                 wanted.excludedHosts = [name]
                 wanted.scopes.removeAll { $0.host == name }
             }
             defer { own?.close() }
-            // Nothing asked of the shared index: this host alone, by name
-            // or by its folders (only hosts with a folder asked for are
-            // searched then).
-            let ownByName =
-                wanted.scopes.isEmpty && wanted.hosts.map { $0.allSatisfy(wanted.excludedHosts.contains) } == true
-            let ownFoldersAlone = !asked.scopes.isEmpty && wanted.scopes.isEmpty
-            if own != nil, ownByName || ownFoldersAlone {
+            // Nothing asked of the shared index: this host alone, whole or
+            // by its folders.
+            if own != nil || !ownRefused.isEmpty, wanted.scopes.isEmpty,
+                wanted.hosts.map({ $0.allSatisfy(wanted.excludedHosts.contains) }) == true
+            {
                 Self.follow(
-                    .success(nil), own: own, budget: budget, into: subscription, while: isWanted,
-                    fellBehind: fellBehind, wake: wake)
+                    .success(nil), own: own, refused: ownRefused, budget: budget, into: subscription,
+                    while: isWanted, fellBehind: fellBehind, wake: wake)
                 return
             }
             // A user with no credential of their own: the system index
@@ -145,14 +155,14 @@ package final class SharedSource: QuerySource {
                     // why not.
                 } else {
                     Self.follow(
-                        others, own: own, budget: budget, into: subscription, while: isWanted,
+                        others, own: own, refused: ownRefused, budget: budget, into: subscription, while: isWanted,
                         fellBehind: fellBehind, wake: wake)
                     return
                 }
             }
             refusal = Self.follow(
-                wanted, url: url, own: own, mostResults: mostResults, into: subscription, while: isWanted,
-                fellBehind: fellBehind, wake: wake)
+                wanted, url: url, own: own, ownRefused: ownRefused, mostResults: mostResults, into: subscription,
+                while: isWanted, fellBehind: fellBehind, wake: wake)
         }
         if started == nil {
             // No thread to follow it: said, and its place given back.
@@ -177,18 +187,19 @@ package final class SharedSource: QuerySource {
     /// Follows the other hosts through the system index (`others`: its
     /// feed, or why it refused the search) and this host through its own
     /// feed, until the subscription ends: the first answer once each feed
-    /// gave its own, then their changes and problems as they come.
+    /// gave its own, then their changes and problems as they come;
+    /// `refused`, folders of this host refused, said throughout.
     private static func follow(
-        _ others: Swift.Result<DaemonFeed?, MetadataError>, own: DaemonFeed?, budget: Double?,
-        into subscription: Subscription, while wanted: () -> Bool, fellBehind: () -> Bool,
+        _ others: Swift.Result<DaemonFeed?, MetadataError>, own: DaemonFeed?, refused ownRefused: [EngineProblem],
+        budget: Double?, into subscription: Subscription, while wanted: () -> Bool, fellBehind: () -> Bool,
         wake: @Sendable () -> Void
     ) {
         let hosts = (try? others.get()) ?? nil
         defer { hosts?.close() }
         // A search the system index refuses stays refused; this host's
         // answer goes on.
-        var refused: [EngineProblem] = []
-        if case .failure(let error) = others { refused = [.hostsRefused(error)] }
+        var refused = ownRefused
+        if case .failure(let error) = others { refused.append(.hostsRefused(error)) }
         let feeds = [own, hosts].compactMap { $0 }
         for feed in feeds { feed.waitForGathering(timeout: budget ?? 60, while: wanted) }
         var problems: [EngineProblem] = []
@@ -225,12 +236,14 @@ package final class SharedSource: QuerySource {
     }
 
     /// Gathers, then follows, until the subscription ends; the database
-    /// lost is a problem, and the query gathers again once it is back.
+    /// lost is a problem, and the query gathers again once it is back;
+    /// `ownRefused`, folders of this host refused, said throughout.
     /// Returns why when it ended by itself: a search refused, or past its
     /// results or budget, with no host of its own to follow.
     @discardableResult
     private static func follow(
-        _ search: SharedReader.Search, url: String?, own: DaemonFeed?, mostResults: Int?,
+        _ search: SharedReader.Search, url: String?, own: DaemonFeed?, ownRefused: [EngineProblem] = [],
+        mostResults: Int?,
         into subscription: Subscription,
         while wanted: () -> Bool, fellBehind: () -> Bool,
         wake: @Sendable () -> Void
@@ -253,7 +266,7 @@ package final class SharedSource: QuerySource {
         var sharedProblems: [EngineProblem] = []
         func report(_ now: [EngineProblem]) {
             sharedProblems = now
-            let all = now + (own?.problems ?? [])
+            let all = ownRefused + now + (own?.problems ?? [])
             guard all != problems else { return }
             problems = all
             if subscription.post(.problems(all)) { wake() }
