@@ -43,8 +43,9 @@ public struct SearchScope: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// A folder's subtree on a host of the shared index across hosts
-    /// (`mdq --onlyin NAME:/path`). Given with other host scopes, a query
-    /// searches the hosts named by folders in those folders only, as the
+    /// (`mdq --onlyin NAME:/path`). Given with other host scopes, a host
+    /// given folders is searched in those folders, and a host named
+    /// beside them (`hosts`, or every host with `allHosts`) whole, as the
     /// command does.
     public static func host(_ name: String, folder: FilePath) -> SearchScope {
         SearchScope(host: name, folder: folder)
