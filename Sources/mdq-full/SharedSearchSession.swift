@@ -279,11 +279,9 @@ struct SharedSearchSession {
     /// (the kernel here judges them: a folder the user may not list is
     /// refused, not searched for nothing).
     static func checkOwnFolders(_ folders: [(host: String, path: [UInt8])], ownName: String?) throws(MetadataError) {
-        for folder in folders where folder.host == ownName {
-            if case .failure(let error) = DirectoryHandle.open(path: FilePath.fromBytes(folder.path)) {
-                throw MetadataError.scope(
-                    error, path: FilePath.fromBytes(Array(folder.host.utf8) + [UInt8(ascii: ":")] + folder.path))
-            }
+        guard let ownName else { return }
+        if let refused = DaemonFeed.check(folders.filter { $0.host == ownName }.map(\.path), named: ownName) {
+            throw refused
         }
     }
 

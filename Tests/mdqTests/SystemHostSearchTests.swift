@@ -835,6 +835,28 @@ struct SystemHostSearchTests {
                 }
             }
         }
+        // A symbolic link is said as another host's is, by every route
+        // and live (the shared index searches no folder through one).
+        #expect(symlink(local + "/gate/inner", local + "/link") == 0)
+        #expect(symlink(fixture.remote, fixture.remote + "/link") == 0)
+        #expect(
+            waitUntil(timeout: 20, interval: 0.1) {
+                (try? run(["--onlyin", "alpha:\(fixture.remote)/link", "report"], as: "nobody"))?.stderrText
+                    .contains("symbolic link") == true
+            })
+        for (route, environment) in [
+            ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
+        ] {
+            for live in [[], ["--live"]] {
+                let other = try run(live + ["--onlyin", "alpha:\(fixture.remote)/link", "report"], as: "nobody", environment)
+                let own = try run(live + ["--onlyin", "\(here):\(local)/link", "report"], as: "nobody", environment)
+                #expect(other.status == 1 && own.status == 1, "\(route) \(live): \(own.stderrText)")
+                #expect(
+                    own.stderrText == other.stderrText.replacingOccurrences(
+                        of: "alpha:\(fixture.remote)", with: "\(here):\(local)"), "\(route) \(live): \(own.stderrText)")
+            }
+        }
+
         // Its `/` is all of it, as the host searched whole; a folder it
         // does not index is said as another host's is.
         let whole = try run(["--host", here, "report"], as: "nobody")

@@ -110,6 +110,24 @@ package final class DaemonFeed {
         folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
     }
 
+    /// Why this user may not search one of this host's `folders`
+    /// (`--onlyin NAME:/path`), as a local search says it of its scope,
+    /// the folder named `NAME:/path` (`name`); nil when they may open
+    /// each. A symbolic link is said as another host's is (the shared
+    /// index searches no folder through one).
+    package static func check(_ folders: [[UInt8]], named name: String) -> MetadataError? {
+        for folder in folders {
+            let named = FilePath.fromBytes(Array(name.utf8) + [UInt8(ascii: ":")] + folder)
+            if case .success(let status) = FileStatus.of(pathBytes: folder), status.kind == .symlink {
+                return MetadataError.hostScope("symlink", path: named)
+            }
+            if case .failure(let error) = DirectoryHandle.open(path: FilePath.fromBytes(folder)) {
+                return MetadataError.scope(error, path: named)
+            }
+        }
+        return nil
+    }
+
     /// This host's `folders` (absolute paths' bytes) as its system index
     /// searches them for this user: each opened here as a folder by them,
     /// as a local search checks its scopes, and held by the index (one
@@ -130,11 +148,7 @@ package final class DaemonFeed {
             }
             return .success(all)
         }
-        for folder in folders {
-            if case .failure(let error) = DirectoryHandle.open(path: FilePath.fromBytes(folder)) {
-                return .failure(MetadataError.scope(error, path: named(folder)))
-            }
-        }
+        if let refused = check(folders, named: name) { return .failure(refused) }
         let client: DaemonClient
         do {
             client = try DaemonClient.connectSystem(paths)
