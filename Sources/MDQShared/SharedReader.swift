@@ -397,6 +397,13 @@ package final class SharedReader {
             scope.path != Array("/".utf8) && chosen.contains { $0.name == scope.host }
         }
         if search.checksFolders, !folders.isEmpty {
+            // A name longer than a filesystem takes (NAME_MAX), as the
+            // host's kernel would say it of its path.
+            if let long = folders.first(where: { folder in
+                folder.path.split(separator: 0x2F).contains { $0.count > 255 }
+            }) {
+                throw Refusal.scope(host: long.host, path: long.path, .tooLong)
+            }
             let found = try connection.execute(
                 """
                 SELECT u.ordinality AS at, u.problem FROM unnest(mdq.scope_errors($1::jsonb, $2))

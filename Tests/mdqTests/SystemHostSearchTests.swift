@@ -732,6 +732,8 @@ struct SystemHostSearchTests {
                 remote, remote + "/open/", remote + "/missing", remote + "/report-a.txt",
                 remote + "/report-a.txt/below", remote + "/private", remote + "/private/missing",
                 remote + "/private/inner", remote + "/open/missing/deeper", long,
+                // A name longer than the filesystem takes.
+                remote + "/open/" + String(repeating: "y", count: 256),
             ] {
                 let local = try run(["--no-daemon", "--onlyin", folder, "report"], as: user)
                 func expected(_ text: String) -> String {
@@ -848,12 +850,15 @@ struct SystemHostSearchTests {
             ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
         ] {
             for live in [[], ["--live"]] {
-                let other = try run(live + ["--onlyin", "alpha:\(fixture.remote)/link", "report"], as: "nobody", environment)
+                let other = try run(
+                    live + ["--onlyin", "alpha:\(fixture.remote)/link", "report"], as: "nobody", environment)
                 let own = try run(live + ["--onlyin", "\(here):\(local)/link", "report"], as: "nobody", environment)
                 #expect(other.status == 1 && own.status == 1, "\(route) \(live): \(own.stderrText)")
                 #expect(
-                    own.stderrText == other.stderrText.replacingOccurrences(
-                        of: "alpha:\(fixture.remote)", with: "\(here):\(local)"), "\(route) \(live): \(own.stderrText)")
+                    own.stderrText
+                        == other.stderrText.replacingOccurrences(
+                            of: "alpha:\(fixture.remote)", with: "\(here):\(local)"),
+                    "\(route) \(live): \(own.stderrText)")
             }
         }
 
