@@ -108,8 +108,7 @@ extension DaemonSession {
                     code: .tooExpensive,
                     message:
                         "query too expensive: it ran past \(TextFormat.seconds(seconds)), the most this daemon allows "
-                        + "any query\(daemon.isSystem ? " (MAX_QUERY_SECONDS)" : ""); simplify the MATCHES pattern "
-                        + "or narrow the scope")
+                        + "any query\(daemon.isSystem ? " (MAX_QUERY_SECONDS)" : ""); narrow the query or its scope")
             }
             throw ProtocolError(code: .tooExpensive, message: error.message)
         }

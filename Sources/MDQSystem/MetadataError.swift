@@ -312,7 +312,7 @@ extension MetadataError {
     package static func tooExpensive(_ reason: String) -> MetadataError {
         MetadataError(
             code: .tooExpensive,
-            message: "query too expensive: \(reason); simplify the MATCHES pattern, narrow the scope, or raise --budget"
+            message: "query too expensive: \(reason); narrow the query or its scope, or raise --budget"
         )
     }
 }
