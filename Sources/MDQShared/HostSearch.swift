@@ -143,7 +143,7 @@ package struct HostSearch {
         if let away = databaseAway {
             // This host's part alone, said so.
             guard let ownName, own != nil, asksOwn else { throw SharedIndexError(away) }
-            warn("\(SharedIndexError.said(away)): only \(ownName) was searched")
+            warn("only \(ownName) was searched: \(SharedIndexError.said(away))")
             var ownPart = self
             ownPart.databaseAway = nil
             ownPart.hostNames = [ownName]

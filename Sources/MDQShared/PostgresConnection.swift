@@ -102,7 +102,9 @@ package final class PostgresConnection {
         }
         guard let handle = connected else { throw SharedIndexError("out of memory connecting") }
         guard PQstatus(handle) == CONNECTION_OK else {
-            let reason = Self.trimmed(PQerrorMessage(handle))
+            // On one line: libpq puts its hint on a line of its own.
+            let reason = Self.trimmed(PQerrorMessage(handle)).split(whereSeparator: \.isNewline)
+                .map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
             PQfinish(handle)
             var error = SharedIndexError("cannot connect to the shared index: \(reason)")
             error.connecting = true
