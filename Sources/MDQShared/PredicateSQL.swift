@@ -296,18 +296,22 @@ private struct Translator {
         // An extension test that an empty extension can pass: `.png` has
         // none on the host but `png` in the column.
         if column == .ext, folded.allSatisfy({ $0 == UInt8(ascii: "*") }) { return .anything }
-        // Text that is not UTF-8 is matched byte-wise on the host; the
-        // database holds such names with U+FFFD: checked on each row.
-        guard String(validating: folded, as: UTF8.self) != nil else { return .anything }
+        // Bytes that are not UTF-8 are matched byte-wise on the host; the
+        // database holds such names with U+FFFD: each is any text there,
+        // the rest narrows, and each row is checked.
+        let invalid = Self.invalidUTF8(folded)
+        let valid = !invalid.contains(true)
         var exact =
             c.options.contains(.caseInsensitive) && c.options.contains(.diacriticInsensitive)
-            && !c.options.contains(.wordBased) && raw.allSatisfy { $0 < 0x80 }
+            && !c.options.contains(.wordBased) && raw.allSatisfy { $0 < 0x80 } && valid
         var pattern: [UInt8] = []
         var run = 0
         var longest = 0
         // Whether the pattern ends with a `%` wildcard (not an escaped one).
         var endsWithAny = false
-        func literal(_ byte: UInt8) {
+        func literal(_ i: Int) {
+            guard !invalid[i] else { return any() }
+            let byte = folded[i]
             if byte == UInt8(ascii: "%") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: "\\") {
                 pattern.append(UInt8(ascii: "\\"))
             }
@@ -331,9 +335,9 @@ private struct Translator {
                     any()
                 } else if c.op == .like, byte == UInt8(ascii: "\\"), i + 1 < folded.count {
                     i += 1
-                    literal(folded[i])
+                    literal(i)
                 } else {
-                    literal(byte)
+                    literal(i)
                 }
                 i += 1
             }
@@ -354,23 +358,23 @@ private struct Translator {
                         exact = false
                     } else if byte == UInt8(ascii: "\\"), i + 1 < folded.count {
                         i += 1
-                        literal(folded[i])
+                        literal(i)
                     } else {
-                        literal(byte)
+                        literal(i)
                     }
                     i += 1
                 }
             case .equal:
-                for byte in folded { literal(byte) }
+                for i in folded.indices { literal(i) }
             case .beginsWith:
-                for byte in folded { literal(byte) }
+                for i in folded.indices { literal(i) }
                 any()
             case .endsWith:
                 any()
-                for byte in folded { literal(byte) }
+                for i in folded.indices { literal(i) }
             case .contains:
                 any()
-                for byte in folded { literal(byte) }
+                for i in folded.indices { literal(i) }
                 any()
             case .matches, .in, .less, .lessOrEqual, .greater, .greaterOrEqual, .between, .notEqual,
                 .utiConformsTo, .utiEquals:
@@ -383,7 +387,7 @@ private struct Translator {
             exact = false
         }
         // `*.png` under [cd]: the extension column, exact.
-        if column == .fold, !prefix, c.op == .like, exact, !c.options.contains(.wordBased), folded.count > 2,
+        if column == .fold, !prefix, c.op == .like, exact, valid, !c.options.contains(.wordBased), folded.count > 2,
             folded[0] == UInt8(ascii: "*"), folded[1] == UInt8(ascii: "."),
             folded[2...].allSatisfy({
                 $0 != UInt8(ascii: "*") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "\\")
@@ -398,9 +402,37 @@ private struct Translator {
         // an exact column.
         let narrows = column == .ext ? !text.contains("%") && !text.contains("_") : longest >= 3
         let condition: SQLCondition =
-            column == .ext && c.op == .equal && !c.options.contains(.wordBased)
+            column == .ext && c.op == .equal && !c.options.contains(.wordBased) && valid
             ? .equals(column, String(decoding: folded, as: UTF8.self)) : .like(column, text)
         return Part(condition: condition, exact: exact, narrows: narrows)
+    }
+
+    /// For each byte of `bytes`, whether it is no part of a UTF-8
+    /// character (a stray continuation, a lead without its bytes, an
+    /// overlong or surrogate form).
+    static func invalidUTF8(_ bytes: [UInt8]) -> [Bool] {
+        var invalid = [Bool](repeating: false, count: bytes.count)
+        var i = 0
+        while i < bytes.count {
+            let lead = bytes[i]
+            let length =
+                switch lead {
+                case 0..<0x80: 1
+                case 0xC2...0xDF: 2
+                case 0xE0...0xEF: 3
+                case 0xF0...0xF4: 4
+                default: 0
+                }
+            if length > 0, i + length <= bytes.count,
+                String(validating: bytes[i..<(i + length)], as: UTF8.self) != nil
+            {
+                i += length
+            } else {
+                invalid[i] = true
+                i += 1
+            }
+        }
+        return invalid
     }
 
     func number(_ c: Comparison, column: SQLCondition.Column) -> Part {

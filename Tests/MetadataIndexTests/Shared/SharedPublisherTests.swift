@@ -704,6 +704,10 @@ struct SharedTranslationTests {
         "kMDItemDisplayName == 'Tool.app'", "kMDItemDisplayName == 'Tool'", "kMDItemDisplayName BEGINSWITH '.hid'",
         "kMDItemDisplayName IN {'noext', 'a', 'x.tar'}", "kMDItemDisplayName ==[w] 'annual'",
         "kMDItemDisplayName LIKE '*.tar'", "kMDItemDisplayName ==[cd] 'cafe'",
+        // Bytes that are not UTF-8 (`\\yE9`, as the tree's `lati\xE9.png`).
+        "kMDItemFSName == 'lati\\yE9.png'", "kMDItemFSName LIKE[cd] 'LATI\\yE9*'",
+        "kMDItemFSName CONTAINS 'ati\\yE9.p'", "kMDItemFSName ENDSWITH[c] 'I\\yE9.PNG'",
+        "kMDItemFSName BEGINSWITH 'lati\\yE8'", "kMDItemFSName ==[w] 'lati\\yE9'",
     ]
 
     /// A test of the display name is narrowed by the name's trigrams (the
@@ -716,6 +720,20 @@ struct SharedTranslationTests {
     func aDisplayNameTestIsNarrowedByTheName(text: String) throws {
         let predicate = try CommandLineQuery.predicate(Array(text.utf8), spotlight: false)
         #expect(throws: Never.self) { _ = try SharedReader.translate(SharedReader.Search(predicate: predicate)) }
+    }
+
+    /// A name test holding bytes that are not UTF-8 is narrowed by the
+    /// characters around them (each such byte any text in the database,
+    /// which holds it as U+FFFD), and checked on each row: not refused as
+    /// one the shared index cannot narrow.
+    @Test(arguments: [
+        "kMDItemFSName CONTAINS[cd] 'report-badbytes\\yFF'", "kMDItemFSName == 'bad\\yFF\\yFEname.txt'",
+        "kMDItemFSName LIKE 'x\\yC3y*report'",
+    ])
+    func aNameTestWithBytesThatAreNotUTF8IsNarrowedByTheRest(text: String) throws {
+        let predicate = try MetadataPredicate(text)
+        let translated = try SharedReader.translate(SharedReader.Search(predicate: predicate))
+        #expect(translated.narrows && !translated.exact, "\(text)")
     }
 
     @Test func everyPredicateMeansWhatItMeansOnTheHost() throws {
