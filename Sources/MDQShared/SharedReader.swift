@@ -679,6 +679,8 @@ struct SharedSubject: PredicateSubject {
     }
 
     func appendPath(to bytes: inout [UInt8]) { bytes += entry.pathBytes }
+    /// Its URL names its host (`file://NAME/path`).
+    func appendURLPath(to bytes: inout [UInt8]) { bytes += Array((entry.host + ":").utf8) + entry.pathBytes }
     func metadata() -> EntryMetadata? { entry.metadata }
     func ubiquity() -> MetadataItem.Ubiquity? { nil }
     func hasUnresolvedConflicts() -> Bool { false }

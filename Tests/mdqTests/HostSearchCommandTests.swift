@@ -64,6 +64,11 @@ struct HostSearchCommandTests {
         #expect(urlLine.stdoutText == "alpha:\(root)/notes.txt\t\(fileURL)\n", "\(urlLine.stderrText)")
         let urlJSON = try mdq(["--host", "alpha", "--json", "--attr", "kMDItemURL", "notes"])
         #expect(urlJSON.stdoutText.contains("\"kMDItemURL\":\"\(fileURL)\""), "\(urlJSON.stdoutText)")
+        // Tested as it is shown: with its host.
+        let byURL = try mdq(["--host", "alpha", "--budget", "10", "kMDItemURL BEGINSWITH 'file://alpha\(root)/notes'"])
+        #expect(byURL.stdoutText == "alpha:\(root)/notes.txt\n", "\(byURL.stderrText)")
+        let local = try mdq(["--host", "alpha", "--budget", "10", "kMDItemURL == 'file://\(root)/notes.txt'"])
+        #expect(local.status == 0 && local.stdoutText.isEmpty, "\(local.stdoutText)")
         for format in [["--json"], []] {
             let live = try LiveProcess(
                 MDQCommandTests.binary, ["--host", "alpha", "--live", "--attr", "kMDItemURL"] + format + ["notes"],

@@ -31,15 +31,7 @@ public enum AttributeValue: Sendable, Hashable {
         case .date(let time): Date(timeIntervalSince1970: time.secondsSinceEpoch)
         case .bool(let value): value
         case .url(let path, let isFolder):
-            // Another host's file by its host (`file://NAME/path`), not a
-            // path of this machine.
-            if FileURL.host(of: path[...]) != nil,
-                let url = URL(string: String(decoding: urlBytes ?? [], as: UTF8.self))
-            {
-                url
-            } else {
-                URL(fileURLWithPath: String(decoding: path, as: UTF8.self), isDirectory: isFolder)
-            }
+            URL(fileURLWithPath: String(decoding: path, as: UTF8.self), isDirectory: isFolder)
         case .list(let strings): strings
         }
     }
@@ -55,6 +47,18 @@ public enum AttributeValue: Sendable, Hashable {
         case .date(let time): time.secondsSinceEpoch - PredicateValue.referenceDateOffset
         case .text, .url, .list: nil
         }
+    }
+
+    /// A path's `kMDItemURL`: a file URL of this machine's path; another
+    /// host's path (`NAME:/path`) is the text `file://NAME/path`, never a
+    /// `URL`, since Foundation on Linux opens a file URL's path on this
+    /// machine whatever host it names (a program ported from Apple code
+    /// would read or remove this machine's file at that path).
+    package static func fileURL(_ path: [UInt8], isFolder: Bool) -> AttributeValue {
+        guard FileURL.host(of: path[...]) != nil else { return .url(path: path, isFolder: isFolder) }
+        var text: [UInt8] = []
+        FileURL.encode(path, isFolder: isFolder, into: &text)
+        return .text(text)
     }
 
     /// The `file://` URL's bytes, percent-encoded as `URL.absoluteString` writes them.

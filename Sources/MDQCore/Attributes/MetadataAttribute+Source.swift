@@ -64,8 +64,8 @@ extension MetadataAttribute {
                 return .text(bytes)
             case .url:
                 var bytes: [UInt8] = []
-                subject.appendPath(to: &bytes)
-                return .url(path: bytes, isFolder: subject.kind == .folder)
+                subject.appendURLPath(to: &bytes)
+                return .fileURL(bytes, isFolder: subject.kind == .folder)
             case .size:
                 guard subject.kind != .folder, let size = subject.metadata()?.size else { return nil }
                 return .integer(Int64(clamping: size))

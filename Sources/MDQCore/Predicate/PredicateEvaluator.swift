@@ -12,6 +12,9 @@ package protocol PredicateSubject {
     func withName<R>(_ body: (UnsafeRawBufferPointer, Bool) -> R) -> R
     /// Appends the absolute path's bytes (`.path`).
     func appendPath(to bytes: inout [UInt8])
+    /// Appends the path its URL names (`.url`): the path, or for another
+    /// host's entry `NAME:/path`, whose URL is `file://NAME/path`.
+    func appendURLPath(to bytes: inout [UInt8])
     /// Size, dates and inode; nil when they cannot be read (the entry
     /// vanished) (`.metadata`).
     func metadata() -> EntryMetadata?
@@ -32,6 +35,8 @@ package protocol PredicateSubject {
 }
 
 extension PredicateSubject {
+    package func appendURLPath(to bytes: inout [UInt8]) { appendPath(to: &bytes) }
+
     package func decidedTextWords(_ matcher: NameMatcher) -> Bool? { nil }
 }
 
@@ -216,7 +221,7 @@ package final class PredicateEvaluator {
             return path.withUnsafeBytes { body($0, NameBytes.isASCII($0)) }
         case .url:
             path.removeAll(keepingCapacity: true)
-            subject.appendPath(to: &path)
+            subject.appendURLPath(to: &path)
             FileURL.encode(path, isFolder: subject.kind == .folder, into: &url)
             return url.withUnsafeBytes { body($0, true) }
         case .contentType:
@@ -435,13 +440,12 @@ enum DisplayName {
     }
 }
 
-/// `file://` URLs for `kMDItemURL`, percent-encoding every byte outside the
-/// unreserved set and `/` (as `URL(fileURLWithPath:).absoluteString` does
-/// for the common cases), with a trailing `/` for folders.
-/// A path's `file://` URL, percent-encoded as `URL.absoluteString`
-/// writes it. Another host's path (`NAME:/path`, as searches across hosts
-/// name it) is that host's file, `file://NAME/path` (RFC 8089), never a
-/// file of this machine.
+/// `file://` URLs for `kMDItemURL`, percent-encoded as
+/// `URL(fileURLWithPath:).absoluteString` writes them (what a path may hold
+/// as it is, RFC 3986's unreserved characters, sub-delimiters, `:`, `@`
+/// and `/`, kept), with a trailing `/` for folders. Another host's path
+/// (`NAME:/path`, as searches across hosts name it) is `file://NAME/path`
+/// (RFC 8089), as text (`AttributeValue.fileURL`).
 enum FileURL {
     static func encode(_ path: [UInt8], isFolder: Bool, into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)

@@ -34,7 +34,7 @@ enum AttributeText {
     static func value(of item: MetadataItem, _ key: String, host: [UInt8]? = nil) -> AttributeValue? {
         guard let attribute = MetadataAttribute(key: key) else { return nil }
         if let host, attribute == .url {
-            return .url(path: host + [UInt8(ascii: ":")] + item.pathBytes, isFolder: item.kind == .folder)
+            return .fileURL(host + [UInt8(ascii: ":")] + item.pathBytes, isFolder: item.kind == .folder)
         }
         return item.value(of: attribute)
     }
