@@ -225,7 +225,10 @@ struct SharedSearchSession {
                 output.sort.isEmpty || order.map({ HostSearch.ordersInDatabase($0, predicate) }) == true
                 ? output.limit : nil
             check.budget = budget
-            check.scopes = remoteFolders
+            // The other hosts' part, as the system index asks it of the
+            // shared index (this host's is its index's).
+            check.hosts = scope.hostNames?.filter { $0 != ownName }
+            check.scopes = remoteFolders.filter { $0.host != ownName }
             try SharedIndexSettings.explaining(predicate, source: source, budget: budget) {
                 _ = try SharedReader.translate(check)
             }

@@ -773,6 +773,19 @@ struct SystemHostSearchTests {
             outside.stderrText
                 == "mdq: scope folder is not indexed by its host (it indexes none of what is in it): "
                 + "alpha:\(fixture.local)\n", "\(outside.stderrText)")
+        // A folder bounds a search the database cannot narrow (`*`), by
+        // either route, as it bounds a local search.
+        let everything = try run(["--no-daemon", "--onlyin", remote, "*"], as: "nobody")
+        for (route, environment) in [
+            ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
+        ] {
+            let bounded = try run(["--onlyin", "alpha:" + remote, "*"], as: "nobody", environment)
+            #expect(bounded.status == 0, "\(route): \(bounded.stderrText)")
+            #expect(
+                bounded.stdoutText.split(separator: "\n").sorted()
+                    == everything.stdoutText.split(separator: "\n").map { "alpha:\($0)" }.sorted(),
+                "\(route): \(bounded.stdoutText)")
+        }
         // A folder above the one it indexes: what it indexes below, as a
         // search of that folder finds it.
         let folder = try run(["--onlyin", "alpha:" + remote, "report"], as: "nobody")
