@@ -198,8 +198,10 @@ package final class DaemonClient {
         }
         var result: [[UInt8]] = []
         for folder in folders {
+            // Its `/` is all of it, which the index gives whole.
             let below =
-                roots.contains { within(folder, $0) } ? [] : roots.filter { within($0, folder) }.filter(opens)
+                folder == [UInt8(ascii: "/")] || roots.contains { within(folder, $0) }
+                ? [] : roots.filter { within($0, folder) }.filter(opens)
             for path in below.isEmpty ? [folder] : below where !result.contains(path) { result.append(path) }
         }
         return result

@@ -426,7 +426,13 @@ struct SharedLiveSession {
         // here as a local search checks its scopes (and as the one-shot
         // form checks them), the shared index not asked of them.
         let ownFolders = remoteFolders.filter { $0.host == own }.map(\.path)
-        if let own, !ownFolders.isEmpty, search.covers(own), (try? DaemonClient.connectSystem()) != nil {
+        if let own, ownFolders.contains(Array("/".utf8)) {
+            // Its `/` is all of it: the host searched whole.
+            if answersOwn {
+                search.scopes.removeAll { $0.host == own }
+                search.excludedHosts = [own]
+            }
+        } else if let own, !ownFolders.isEmpty, search.covers(own), (try? DaemonClient.connectSystem()) != nil {
             _ = try DaemonFeed.ownScopes(ownFolders, named: own).get()
             search.scopes.removeAll { $0.host == own }
             search.excludedHosts = [own]

@@ -25,6 +25,8 @@ import Testing
         // Those the user cannot open are left out; none left, as it is.
         #expect(expand(["/srv"], roots: roots, closed: ["/srv/data"]) == ["/srv/media"])
         #expect(expand(["/srv"], roots: roots, closed: ["/srv/data", "/srv/media"]) == ["/srv"])
+        // Its `/` is all of it, given whole (not as the roots one can open).
+        #expect(expand(["/"], roots: roots, closed: ["/home"]) == ["/"])
         // A system index of the whole machine holds every folder.
         #expect(expand(["/srv"], roots: ["/", "/srv/data"]) == ["/srv"])
     }
