@@ -96,6 +96,9 @@ package struct SearchRouter: Sendable {
     /// them with their attributes, it would read as many to say so again.
     package static let pastCapVariable = "MDQ_HOSTS_PAST_CAP"
 
+    /// How the system index's refusal past that cap ends (`too-expensive`).
+    package static let pastCapReason = "left to the full command"
+
     /// The daemons to ask, in order.
     package var daemons: [Destination] {
         asksDaemons && !daemonsDeclined ? [.ownDaemon, .systemIndex] : []

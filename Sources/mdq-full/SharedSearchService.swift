@@ -3,6 +3,7 @@ import MDQDaemon
 import MDQLive
 import MDQShared
 import MDQSystem
+import MDQWire
 import MetadataIndex
 
 /// The system index's searches across hosts for its users (`SEARCH`): the
@@ -132,7 +133,7 @@ final class SharedSearchService: HostSearching {
             results = HostSearch.first(limit, of: results, by: order)
         }
         guard !(uncapped || sortedByClient) || (!answer.isCut && results.count <= Self.mostLines) else {
-            throw MetadataError.tooExpensive("more than \(Self.mostLines) results: left to the full command")
+            throw MetadataError.tooExpensive("more than \(Self.mostLines) results: \(SearchRouter.pastCapReason)")
         }
         for result in results.prefix(sortedByClient ? Int.max : request.limit ?? Int.max) {
             if request.items {

@@ -245,7 +245,13 @@ struct SharedSearchSession {
         // The front asked this very search and was told it passes the cap
         // (it sets the variable just before it runs this program with the
         // same arguments): not read again to be told the same.
-        if ProcessEnvironment.variable(SearchRouter.pastCapVariable) != nil, !counting, limit == nil || order != nil {
+        // Read once: nothing this program runs inherits it.
+        let told = ProcessEnvironment.variable(SearchRouter.pastCapVariable) != nil
+        unsetenv(SearchRouter.pastCapVariable)
+        // What the system index refuses past its cap: no limit, a limit
+        // above it, or a sort it cannot bound.
+        let capped = limit.map { $0 > SharedSearchService.mostLines } ?? true || order != nil
+        if told, !counting, capped {
             throw pastCap
         }
         let asked = Swift.Result { () throws(MetadataError) in
@@ -255,8 +261,8 @@ struct SharedSearchSession {
         }
         // It does not search across hosts (no SEARCH).
         if case .failure(let error) = asked, error.refusal != nil { return false }
-        if case .failure(let error) = asked, error.code == .tooExpensive, limit == nil || order != nil,
-            error.message.contains("left to the full command")
+        if case .failure(let error) = asked, error.code == .tooExpensive, capped,
+            error.message.contains(SearchRouter.pastCapReason)
         {
             throw pastCap
         }

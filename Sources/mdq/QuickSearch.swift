@@ -313,6 +313,8 @@ struct QuickSearch {
     /// system index, one that does not search the shared index, or an
     /// answer it would not give: the full command says why).
     private func answerAcrossHosts() {
+        // Set below for the full command alone, never inherited.
+        unsetenv(SearchRouter.pastCapVariable)
         guard var system = DaemonConnection.openSystem() else { return }
         defer { system.close() }
         // No budget is asked: the system index's own bounds the search.
@@ -344,7 +346,7 @@ struct QuickSearch {
                 // past the system index's cap, it need not search again
                 // to know it.
                 if DaemonErrorCode(of: error) == .tooExpensive,
-                    error["message"]?.string?.contains("left to the full command") == true
+                    error["message"]?.string?.contains(SearchRouter.pastCapReason) == true
                 {
                     setenv(SearchRouter.pastCapVariable, "1", 1)
                 }

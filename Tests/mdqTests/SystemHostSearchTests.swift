@@ -904,10 +904,11 @@ struct SystemHostSearchTests {
 
     /// More results than the system index gives a user with no
     /// credential of their own (100,000): refused with the way out, by
-    /// the front end's route and the full command's (`--json`), without
-    /// a crawl's worth of output; the front end, told so, does not have
-    /// the full command read them all again to say it (a user who sets
-    /// the hand-over's variable only has their own search refused).
+    /// the front end's route and the full command's (`--json`), a limit
+    /// above the cap too, without a crawl's worth of output. The full
+    /// command takes the front's word that the system index found more
+    /// (`MDQ_HOSTS_PAST_CAP`): a user who sets it only has their own
+    /// search refused.
     @Test func moreResultsThanTheSystemIndexGivesAreRefusedWithTheWayOut() throws {
         let temp = try TemporaryDirectory()
         let hosts = try Hosts(temp)
@@ -926,11 +927,16 @@ struct SystemHostSearchTests {
         let refusal =
             "mdq: query too expensive: more than 100000 results, the most the system index gives a user; narrow "
             + "the search or add --limit (with a database credential of your own, $MDQ_SHARED, mdq prints them all)\n"
-        for arguments in [["--host", "alpha", "cap-*"], ["--host", "alpha", "--json", "cap-*"]] {
+        for arguments in [
+            ["--host", "alpha", "cap-*"], ["--host", "alpha", "--json", "cap-*"],
+            ["--host", "alpha", "--limit", "200000", "cap-*"],
+        ] {
             let refused = try hosts.system.mdq(arguments, timeout: 120)
             #expect(refused.status == 1, "\(arguments): \(refused.stderrText)")
             #expect(refused.stdoutText.isEmpty, "\(arguments)")
-            #expect(refused.stderrText == refusal, "\(arguments): \(refused.stderrText)")
+            let expected =
+                arguments.contains("--limit") ? refusal.replacingOccurrences(of: " or add --limit", with: "") : refusal
+            #expect(refused.stderrText == expected, "\(arguments): \(refused.stderrText)")
         }
         // Bounded, it is answered.
         let limited = try hosts.system.mdq(["--host", "alpha", "--limit", "3", "cap-*"], timeout: 120)
