@@ -187,6 +187,22 @@ package final class DaemonClient {
         }
     }
 
+    /// The folder among `scopes` (at least one) that a daemon's refusal
+    /// of them (`not-covered`) names: the longest whose path the message
+    /// holds as a whole (followed by a space or its end), else the first.
+    package static func folder(refusedBy error: MetadataError, among scopes: [ScopeRequest]) -> [UInt8] {
+        let message = Array(error.message.utf8)
+        func names(_ path: [UInt8]) -> Bool {
+            guard !path.isEmpty, path.count <= message.count else { return false }
+            return (0...(message.count - path.count)).contains { start in
+                message[start..<(start + path.count)].elementsEqual(path)
+                    && (start + path.count == message.count || message[start + path.count] == UInt8(ascii: " "))
+            }
+        }
+        let named = scopes.map(\.path.bytes).filter(names).max { $0.count < $1.count }
+        return named ?? scopes[0].path.bytes
+    }
+
     /// `folders`, each above every one of `roots` replaced by the roots
     /// below it that `opens` (none: kept as it is).
     package static func ownFolders(

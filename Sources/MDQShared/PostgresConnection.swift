@@ -104,7 +104,7 @@ package final class PostgresConnection {
         guard PQstatus(handle) == CONNECTION_OK else {
             // On one line: libpq puts its hint on a line of its own.
             let reason = Self.trimmed(PQerrorMessage(handle)).split(whereSeparator: \.isNewline)
-                .map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: " ")
+                .map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: "; ")
             PQfinish(handle)
             var error = SharedIndexError("cannot connect to the shared index: \(reason)")
             error.connecting = true

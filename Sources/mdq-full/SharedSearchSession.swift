@@ -322,9 +322,9 @@ struct SharedSearchSession {
                 rules: scopes.isEmpty ? ScopeRules(includeHidden: true) : nil, output: counting ? .count : .entries,
                 limit: limit, budget: budget, order: order)
         }
-        if case .failure(let error) = asked, error.refusal != nil, let first = scopes.first {
-            let path = scopes.first { error.message.contains($0.path.string) }?.path ?? first.path
-            throw MetadataError.hostScope("unindexed", path: FilePath.fromBytes(Array(name.utf8) + [0x3A] + path.bytes))
+        if case .failure(let error) = asked, error.refusal != nil, !scopes.isEmpty {
+            let path = DaemonClient.folder(refusedBy: error, among: scopes)
+            throw MetadataError.hostScope("unindexed", path: FilePath.fromBytes(Array(name.utf8) + [0x3A] + path))
         }
         let answer = try asked.get()
         if counting { return (answer.count, []) }

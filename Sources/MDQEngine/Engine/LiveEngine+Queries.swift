@@ -144,6 +144,9 @@ extension LiveEngine {
                             s.unverifiedRoots.contains(s.index.root(of: $0.entry).rawValue)
                         }
                     }
+                    // Nothing can match: the scopes checked, nothing to scan
+                    // (a client asks so whether the index holds them).
+                    if case .constant(false) = predicate.node { return .success(true) }
                     // The scopes are the index's roots themselves, admitting
                     // all they hold: every match but a root is in scope. (A
                     // root still gathered holds entries too: a scope that

@@ -156,16 +156,16 @@ package final class DaemonFeed {
             return .failure(error)
         }
         let scopes = folderScopes(client.ownFolders(folders))
-        // A search that matches nothing: the index says first whether it
-        // holds the folders, then scans nothing worth the name.
+        // A search that matches nothing: the index says whether it holds
+        // the folders, and scans nothing.
         let asked = Swift.Result { () throws(MetadataError) in
             try client.query(Array("FALSEPREDICATE".utf8), scopes: scopes, output: .count, limit: 1)
         }
         switch asked {
         case .success: return .success(scopes)
         case .failure(let error) where error.refusal != nil:
-            let path = scopes.first { error.message.contains($0.path.string) }?.path ?? scopes[0].path
-            return .failure(MetadataError.hostScope("unindexed", path: named(path.bytes)))
+            return .failure(
+                MetadataError.hostScope("unindexed", path: named(DaemonClient.folder(refusedBy: error, among: scopes))))
         case .failure(let error): return .failure(error)
         }
     }

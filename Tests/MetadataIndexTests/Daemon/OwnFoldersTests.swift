@@ -1,6 +1,10 @@
+import SystemPackage
 import Testing
 
+@testable import MDQCore
 @testable import MDQDaemon
+@testable import MDQLive
+@testable import MDQSystem
 
 /// This host's folders of a search across hosts as its system index is
 /// asked for them (`DaemonClient.ownFolders`): a folder above every one
@@ -29,5 +33,20 @@ import Testing
         #expect(expand(["/"], roots: roots, closed: ["/home"]) == ["/"])
         // A system index of the whole machine holds every folder.
         #expect(expand(["/srv"], roots: ["/", "/srv/data"]) == ["/srv"])
+    }
+
+    /// The folder a daemon's refusal names, among several whose paths
+    /// begin the same: the one it names whole.
+    @Test func aRefusalNamesItsFolderWhole() {
+        let scopes = ["/srv/data", "/srv/data2", "/srv/dat"].map {
+            ScopeRequest(path: FilePath($0), rules: ScopeRules(includeHidden: true))
+        }
+        func refused(_ message: String) -> String {
+            String(decoding: DaemonClient.folder(refusedBy: .daemon(message), among: scopes), as: UTF8.self)
+        }
+        #expect(refused("the system index does not index /srv/data2") == "/srv/data2")
+        #expect(refused("the system index does not index /srv/data") == "/srv/data")
+        #expect(refused("/srv/dat is on a filesystem the system index does not index") == "/srv/dat")
+        #expect(refused("not indexed") == "/srv/data")
     }
 }
