@@ -397,13 +397,6 @@ package final class SharedReader {
             scope.path != Array("/".utf8) && chosen.contains { $0.name == scope.host }
         }
         if search.checksFolders, !folders.isEmpty {
-            // A name longer than a filesystem takes (NAME_MAX), as the
-            // host's kernel would say it of its path.
-            if let long = folders.first(where: { folder in
-                folder.path.split(separator: 0x2F).contains { $0.count > 255 }
-            }) {
-                throw Refusal.scope(host: long.host, path: long.path, .tooLong)
-            }
             let found = try connection.execute(
                 """
                 SELECT u.ordinality AS at, u.problem FROM unnest(mdq.scope_errors($1::jsonb, $2))
@@ -411,9 +404,24 @@ package final class SharedReader {
                 WHERE u.problem IS NOT NULL ORDER BY u.ordinality LIMIT 1
                 """, [Self.scopes(folders, hosts: chosen), search.user])
             if let at = found.first("at").flatMap(Int.init), folders.indices.contains(at - 1),
-                let problem = found.first("problem").flatMap(ScopeProblem.init)
+                var problem = found.first("problem").flatMap(ScopeProblem.init)
             {
-                throw Refusal.scope(host: folders[at - 1].host, path: folders[at - 1].path, problem)
+                let folder = folders[at - 1]
+                // Not there because its first name longer than a
+                // filesystem takes (NAME_MAX) is the first one missing: as
+                // the host's kernel says it (the folder above it is there,
+                // and the user may look in it).
+                if problem == .missing, let long = folder.path.split(separator: 0x2F).first(where: { $0.count > 255 }) {
+                    let above = Array(folder.path[..<(long.startIndex - 1)])
+                    let there = try connection.execute(
+                        "SELECT (mdq.scope_errors($1::jsonb, $2))[1] IS NULL AS there",
+                        [
+                            Self.scopes([(folder.host, above.isEmpty ? Array("/".utf8) : above)], hosts: chosen),
+                            search.user,
+                        ])
+                    if there.first("there") == "t" { problem = .tooLong }
+                }
+                throw Refusal.scope(host: folder.host, path: folder.path, problem)
             }
         }
         // Among folders of other hosts, a host with none is read whole:

@@ -733,8 +733,10 @@ struct SystemHostSearchTests {
                 remote, remote + "/open/", remote + "/missing", remote + "/report-a.txt",
                 remote + "/report-a.txt/below", remote + "/private", remote + "/private/missing",
                 remote + "/private/inner", remote + "/open/missing/deeper", long,
-                // A name longer than the filesystem takes.
+                // A name longer than the filesystem takes, there to look
+                // for, or below a folder that is not there.
                 remote + "/open/" + String(repeating: "y", count: 256),
+                remote + "/open/missing/" + String(repeating: "y", count: 256),
             ] {
                 let local = try run(["--no-daemon", "--onlyin", folder, "report"], as: user)
                 func expected(_ text: String) -> String {
@@ -863,10 +865,12 @@ struct SystemHostSearchTests {
         for (route, environment) in [
             ("the system index", [:]), ("a credential", ["MDQ_SHARED": url, "MDQ_NO_FAST_PATH": "1"]),
         ] {
-            for live in [[], ["--live"]] {
+            // The link itself, or a folder through it.
+            for (live, below) in [([String](), ""), (["--live"], ""), ([], "/sub"), (["--live"], "/sub")] {
                 let other = try run(
-                    live + ["--onlyin", "alpha:\(fixture.remote)/link", "report"], as: "nobody", environment)
-                let own = try run(live + ["--onlyin", "\(here):\(local)/link", "report"], as: "nobody", environment)
+                    live + ["--onlyin", "alpha:\(fixture.remote)/link\(below)", "report"], as: "nobody", environment)
+                let own = try run(
+                    live + ["--onlyin", "\(here):\(local)/link\(below)", "report"], as: "nobody", environment)
                 #expect(other.status == 1 && own.status == 1, "\(route) \(live): \(own.stderrText)")
                 #expect(
                     own.stderrText

@@ -118,8 +118,14 @@ package final class DaemonFeed {
     package static func check(_ folders: [[UInt8]], named name: String) -> MetadataError? {
         for folder in folders {
             let named = FilePath.fromBytes(Array(name.utf8) + [UInt8(ascii: ":")] + folder)
-            if case .success(let status) = FileStatus.of(pathBytes: folder), status.kind == .symlink {
-                return MetadataError.hostScope("symlink", path: named)
+            // It, or a folder on the way to it.
+            let slashes = folder.indices.filter { $0 > 0 && folder[$0] == UInt8(ascii: "/") } + [folder.count]
+            for end in slashes {
+                if case .success(let status) = FileStatus.of(pathBytes: Array(folder[..<end])),
+                    status.kind == .symlink
+                {
+                    return MetadataError.hostScope("symlink", path: named)
+                }
             }
             if case .failure(let error) = DirectoryHandle.open(path: FilePath.fromBytes(folder)) {
                 return MetadataError.scope(error, path: named)
