@@ -10,6 +10,11 @@ extension SharedSchema {
     /// and judges again what that says is not indexed: readers and
     /// publishers of version 6 go on.
     static let version8 = #"""
+        -- The folders a host indexes from (no parent), by path: the few a
+        -- folder above them is checked against.
+        CREATE INDEX folder_root_path ON mdq.folder (host_id, path text_pattern_ops)
+            WHERE parent_id IS NULL AND deleted_seq IS NULL;
+
         ALTER FUNCTION mdq.scope_errors(jsonb, text) RENAME TO scope_errors_by_walk;
         -- Called by mdq.scope_errors alone (as the owner): no searcher
         -- keeps the grant version 7 gave them.
@@ -27,13 +32,15 @@ extension SharedSchema {
             END LOOP;
         END $$;
 
-        -- As version 7's, but a folder the walk up says is not indexed
-        -- because no folder at or above it is in the index is searched
-        -- when the host indexes from folders below it (roots: folders with
-        -- no parent) and the viewer may list one of them; else it stays
-        -- not indexed (that a root the viewer may not list is there is not
-        -- told). A root's listing rule holds every folder above it, so a
-        -- viewer who may list a root may list the folders between.
+        -- As version 7's, but a folder the walk up says is not indexed (no
+        -- folder at or above it in the index, or one whose contents the
+        -- host does not index) is searched when the host indexes from
+        -- folders below it (roots: folders with no parent, such as a
+        -- filesystem mounted there) and the viewer may list one of them;
+        -- else it stays not indexed (that a root the viewer may not list
+        -- is there is not told). A root's listing rule holds every folder
+        -- above it, so a viewer who may list a root may list the folders
+        -- between.
         CREATE FUNCTION mdq.scope_errors(scopes jsonb, viewer text DEFAULT NULL) RETURNS text[]
         LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         DECLARE
@@ -61,7 +68,7 @@ extension SharedSchema {
                     SELECT 1 FROM mdq.folder f
                     WHERE f.host_id = host AND f.deleted_seq IS NULL
                       AND f.path ~>=~ prefix AND f.path ~<~ (left(prefix, -1) || '0')
-                      AND f.parent_id IS NULL AND f.raw_path IS NULL
+                      AND f.parent_id IS NULL
                       AND NOT (((host::bigint << 32) | f.list_class) = ANY (denied)))
                 THEN
                     answers[i] := NULL;
