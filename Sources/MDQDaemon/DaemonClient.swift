@@ -255,7 +255,7 @@ package final class DaemonClient {
             case .success(let folders): opened = folders
             case .failure(let failure):
                 throw MetadataError.scope(
-                    failure.error, path: FilePath.fromBytes(Array((ownHost ?? "").utf8) + [0x3A] + failure.path.bytes))
+                    failure.error, path: FilePath.onHost(ownHost ?? "", failure.path.bytes))
             }
         }
         var fields = JSONWriter()

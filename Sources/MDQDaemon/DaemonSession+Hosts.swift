@@ -127,7 +127,7 @@ extension DaemonSession {
                     if uncovered.gap == nil, let host = hostOfFolder[uncovered.scope.path.bytes] {
                         throw MetadataError.hostScope(
                             "unindexed",
-                            path: FilePath.fromBytes(Array(host.utf8) + [0x3A] + uncovered.scope.path.bytes))
+                            path: FilePath.onHost(host, uncovered.scope.path.bytes))
                     }
                     throw MetadataError.daemon(
                         uncovered.gap ?? "the system index does not index \(uncovered.scope.path.string)")

@@ -337,7 +337,7 @@ package final class SharedReader {
         /// The error a search of the folder `path` of `host` gives: a
         /// local search's words, the folder as `NAME:/path`.
         package func error(host: String, path: [UInt8]) -> MetadataError {
-            .hostScope(rawValue, path: FilePath.fromBytes(Array(host.utf8) + [UInt8(ascii: ":")] + path))
+            .hostScope(rawValue, path: FilePath.onHost(host, path))
         }
     }
 

@@ -11,6 +11,12 @@ extension FilePath {
         }
     }
 
+    /// A path of another host as searches across hosts name it,
+    /// `NAME:/path` (`host`, and the path's bytes on it).
+    package static func onHost(_ host: String, _ path: [UInt8]) -> FilePath {
+        fromBytes(Array(host.utf8) + [UInt8(ascii: ":")] + path)
+    }
+
     /// Appends the path's raw bytes.
     package func appendBytes(to bytes: inout [UInt8]) {
         withPlatformString { cString in

@@ -324,7 +324,7 @@ struct SharedSearchSession {
         }
         if case .failure(let error) = asked, error.refusal != nil, !scopes.isEmpty {
             let path = DaemonClient.folder(refusedBy: error, among: scopes)
-            throw MetadataError.hostScope("unindexed", path: FilePath.fromBytes(Array(name.utf8) + [0x3A] + path))
+            throw MetadataError.hostScope("unindexed", path: FilePath.onHost(name, path))
         }
         let answer = try asked.get()
         if counting { return (answer.count, []) }

@@ -117,7 +117,7 @@ package final class DaemonFeed {
     /// index searches no folder through one).
     package static func check(_ folders: [[UInt8]], named name: String) -> MetadataError? {
         for folder in folders {
-            let named = FilePath.fromBytes(Array(name.utf8) + [UInt8(ascii: ":")] + folder)
+            let named = FilePath.onHost(name, folder)
             // It, or a folder on the way to it.
             let slashes = folder.indices.filter { $0 > 0 && folder[$0] == UInt8(ascii: "/") } + [folder.count]
             for end in slashes {
@@ -147,7 +147,7 @@ package final class DaemonFeed {
     package static func ownScopes(
         _ folders: [[UInt8]], named name: String, paths: DaemonPaths = .system
     ) -> Swift.Result<[ScopeRequest], MetadataError> {
-        func named(_ path: [UInt8]) -> FilePath { FilePath.fromBytes(Array(name.utf8) + [UInt8(ascii: ":")] + path) }
+        func named(_ path: [UInt8]) -> FilePath { FilePath.onHost(name, path) }
         if folders.contains(Array("/".utf8)) {
             guard let all = scopes(paths) else {
                 return .failure(MetadataError.daemon("this host's system index does not answer"))
