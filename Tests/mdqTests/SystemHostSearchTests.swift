@@ -1123,6 +1123,48 @@ struct SystemHostSearchTests {
         }
     }
 
+    /// A live search of a folder the system index answers, renamed away
+    /// and made again at its path: its results go, it says the folder is
+    /// gone, and once a folder is there again it follows that one (opened
+    /// anew as the user), as a live search that crawls does; a local
+    /// folder and a folder of this host alike.
+    @Test func aFolderRenamedAwayAndMadeAgainIsFollowedAgain() throws {
+        let temp = try TemporaryDirectory()
+        let hosts = try Hosts(temp)
+        defer { hosts.close() }
+        let local = hosts.local
+        let here = try #require(ProcessEnvironment.shortHostName)
+        for (r, folder) in [local + "/rx", "\(here):\(local)/ry"].enumerated() {
+            let path = r == 0 ? local + "/rx" : local + "/ry"
+            mkdir(path, 0o777)
+            FileManager.default.createFile(atPath: path + "/zzrx-1", contents: Data())
+            #expect(
+                try waitUntil(timeout: 20, interval: 0.1) {
+                    try hosts.system.mdq(["--onlyin", path, "zzrx"], inside: true).stdoutText.contains("zzrx-1")
+                })
+            let live = try LiveProcess(
+                "/usr/bin/nsenter",
+                [
+                    "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
+                    "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--interval", "0",
+                    "--onlyin", folder, "zzrx",
+                ], environment: hosts.system.environment)
+            #expect(live.waitForLine { $0 == path + "/zzrx-1" }, "\(folder): \(live.lines) \(live.errorText)")
+            #expect(rename(path, path + "-old") == 0)
+            #expect(live.waitForLine { $0 == "- " + path + "/zzrx-1" }, "\(folder): \(live.lines) \(live.errorText)")
+            #expect(
+                live.waitForErrors { $0.contains("scope folder is gone (its results return when it does)") },
+                "\(folder): \(live.errorText)")
+            mkdir(path, 0o777)
+            FileManager.default.createFile(atPath: path + "/zzrx-2", contents: Data())
+            #expect(live.waitForLine { $0 == "+ " + path + "/zzrx-2" }, "\(folder): \(live.lines) \(live.errorText)")
+            #expect(live.waitForErrors { $0.contains("resolved") }, "\(folder): \(live.errorText)")
+            #expect(!live.lines.contains { $0.hasSuffix("zzrx-1") && $0.hasPrefix("+") }, "\(live.lines)")
+            #expect(!live.errorText.contains("not reachable"), "\(folder): \(live.errorText)")
+            #expect(live.interrupt() == 0, "\(folder): \(live.errorText)")
+        }
+    }
+
     /// mdfind's `$time.today` is the user's day, not the system index's:
     /// the front end names its zone with the query, which the system index
     /// reads in it, for a local search and one across hosts alike, as a

@@ -409,6 +409,8 @@ extension EngineState {
         let batchCarries = !batch.isEmpty || !accessChanged.isEmpty
         var woken: [Subscription] = []
         for record in subscriptions.values where record.failure == nil {
+            // A scope its user opened moved or went in this batch.
+            var lostScope = false
             var wake = false
             // Each changed entry is judged under the subscription's budget
             // (a MATCHES pattern stops at its per-name cap), so a runaway
@@ -443,6 +445,7 @@ extension EngineState {
             if !batch.isEmpty || (record.viewer != nil && !accessChanged.isEmpty) {
                 var judged = record.viewer == nil ? touched : touchedForViewers
                 if reresolveAnchors(of: record) {
+                    lostScope = true
                     // A scope its user opened moved or went: what it showed
                     // is judged again (and so removed).
                     var seen = Set(judged)
@@ -491,7 +494,7 @@ extension EngineState {
                             .changes(added: added, changed: changed, removed: removed), tick: clock.tick) || wake
                 }
             }
-            if problemsDirty {
+            if problemsDirty || lostScope {
                 let problems = problems(for: record, watchLimit: watchLimit)
                 if problems != record.problems {
                     record.problems = problems
@@ -648,18 +651,24 @@ extension EngineState {
     /// The problems inside a record's scopes.
     ///
     /// A user of the system index is told only of folders they may see
-    /// (`Visibility`), and nothing of watches.
+    /// (`Visibility`), and nothing of watches; a scope folder they opened
+    /// that moved or went is gone for them (`reresolveAnchors`), said so:
+    /// their client opens the folder at its path again once it is back.
     func problems(for record: SubscriptionRecord, watchLimit: Int) -> [EngineProblem] {
         guard let viewer = record.viewer else {
             return problems(inside: record.anchors.map(\.path), watchLimit: watchLimit)
         }
         var visibility = Visibility(viewer: viewer, starts: record.anchors.map(\.entry))
-        return problems(inside: record.anchors.map(\.path), watchLimit: watchLimit) { folder in
-            visibility.allows(folder, in: index)
-        }.filter {
-            if case .watchLimit = $0 { return false }
-            return true
+        let lost = record.anchors.filter { $0.entry.rawValue == FileIndex.none }.map {
+            EngineProblem.missingScope($0.path)
         }
+        return
+            (problems(inside: record.anchors.map(\.path), watchLimit: watchLimit) { folder in
+                visibility.allows(folder, in: index)
+            } + lost).filter {
+                if case .watchLimit = $0 { return false }
+                return true
+            }.sorted { $0.path.bytes.lexicographicallyPrecedes($1.path.bytes) }
     }
 
     /// The problems of folders inside `scopes` (all when nil), ordered by

@@ -134,6 +134,11 @@ final class RemoteSession: Sendable {
         /// Why it turned the last attempt away for now (its searches all
         /// taken, the database away): said, and asked again.
         var hostsTrouble: String?
+        /// Whether a thread waits for a scope folder that went to be back.
+        var awaitingScopes = false
+        /// The stream was ended on purpose (`reconnect`): a new one starts
+        /// at once, nothing said.
+        var reconnecting = false
     }
 
     init(
@@ -166,6 +171,7 @@ final class RemoteSession: Sendable {
     func reconnect() {
         state.withLock { s -> UnixSocket? in
             s.fresh = true
+            s.reconnecting = true
             return s.socket
         }?.shutdown()
     }
@@ -197,6 +203,15 @@ final class RemoteSession: Sendable {
             }
             let streamed = outcome == .streamed
             if state.withLock({ $0.ended }) { return }
+            // Ended on purpose after it ran: the next stream at once.
+            if streamed,
+                state.withLock({ s in
+                    defer { s.reconnecting = false }; return s.reconnecting
+                })
+            {
+                backoff = 200
+                continue
+            }
             if let refusal = state.withLock({ $0.hostsRefusal }) {
                 // Results it gave stay (a refusal is not their removal).
                 if !state.withLock({ $0.delivered }) { post(.snapshot([], isFresh: false)) }
@@ -265,7 +280,11 @@ final class RemoteSession: Sendable {
         case .failure: return .unreachable
         }
         state.withLock { $0.refusal = nil }
-        state.withLock { $0.socket = socket }
+        state.withLock { s in
+            s.socket = socket
+            // A stream ended on purpose before this one began is not it.
+            s.reconnecting = false
+        }
         defer { state.withLock { $0.socket = nil } }
         if let hosts {
             var request = JSONWriter(capacity: 512)
@@ -332,6 +351,37 @@ final class RemoteSession: Sendable {
         let written = withBytes(of: request.bytes) { socket.write($0, passing: folders?.descriptors ?? []) }
         guard case .success = written else { return .ended }
         return read(socket, since: since)
+    }
+
+    /// A scope folder of this query that the daemon says is gone (the
+    /// system index follows the folder this user opened, not another one
+    /// made at its path): once a folder is there again, a new stream opens
+    /// it and gathers afresh, as a query that crawls its scopes finds
+    /// them again.
+    private func awaitReturn(of problems: [EngineProblem]) {
+        let gone = problems.compactMap { problem -> FilePath? in
+            guard case .missingScope(let path) = problem, scopes.contains(where: { $0.path == path }) else {
+                return nil
+            }
+            return path
+        }
+        guard !gone.isEmpty,
+            state.withLock({ s in
+                defer { s.awaitingScopes = true }; return !s.awaitingScopes
+            })
+        else { return }
+        let started = WorkerThreads.start(name: "mdq-scope-wait") { [self] in
+            defer { state.withLock { $0.awaitingScopes = false } }
+            while !state.withLock({ $0.ended }) {
+                if gone.allSatisfy({ (try? DirectoryHandle.open(path: $0).get()) != nil }) {
+                    reconnect()
+                    return
+                }
+                let deadline = ContinuousClock.now + .milliseconds(250)
+                state.wait(until: { $0.ended }, deadline: deadline) { _ in }
+            }
+        }
+        if started == nil { state.withLock { $0.awaitingScopes = false } }
     }
 
     /// Reads a subscription's stream until it ends, posting its messages;
@@ -409,7 +459,9 @@ final class RemoteSession: Sendable {
                 if let clock = value["clock"]?.string { state.withLock { $0.clock = clock } }
             case "problems":
                 problemsSent = true
-                post(.problems((value["problems"]?.array ?? []).compactMap(DaemonProtocol.problem)))
+                let problems = (value["problems"]?.array ?? []).compactMap(DaemonProtocol.problem)
+                post(.problems(problems))
+                awaitReturn(of: problems)
             default:
                 break
             }
