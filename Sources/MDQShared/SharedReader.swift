@@ -295,7 +295,8 @@ package final class SharedReader {
             case .scope(let host, let path, let problem):
                 "\(host):\(String(decoding: path, as: UTF8.self)): \(problem)"
             case .tooManyResults(let most):
-                "more than \(most) results, the most a live search across hosts keeps here; narrow the search"
+                "more than \(most) results, the most the system index keeps for a live search across hosts; narrow "
+                    + "the search (with a database credential of your own, $MDQ_SHARED, it keeps them all)"
             case .tooManyFolders(let count):
                 "a search across hosts names at most \(DaemonCommand.mostHostFolders) folders of hosts "
                     + "(--onlyin NAME:/path; beside them, each host searched whole counts as one); this one names "

@@ -945,6 +945,23 @@ struct SystemHostSearchTests {
         // Bounded, it is answered.
         let limited = try hosts.system.mdq(["--host", "alpha", "--limit", "3", "cap-*"], timeout: 120)
         #expect(limited.status == 0 && limited.stdoutText.split(separator: "\n").count == 3, "\(limited.stderrText)")
+        // Live, the system index follows at most as many for the user:
+        // said once, with the way out, and not taken back.
+        let live = try LiveProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--host",
+                "alpha",
+                "cap-*",
+            ], environment: hosts.system.environment)
+        #expect(
+            live.waitForErrors(timeout: 120) { $0.contains("with a database credential of your own, $MDQ_SHARED") },
+            "\(live.errorText)")
+        #expect(
+            live.errorText.components(separatedBy: "the most the system index keeps").count == 2
+                && !live.errorText.contains("resolved"), "\(live.errorText)")
+        #expect(live.lines.isEmpty, "\(live.lines.prefix(3))")
+        #expect(live.interrupt() == 0, "\(live.errorText)")
         // The hand-over's variable: the full command takes the front's
         // word for it.
         let told = try hosts.system.mdq(

@@ -213,9 +213,10 @@ final class RemoteSession: Sendable {
                 continue
             }
             if let refusal = state.withLock({ $0.hostsRefusal }) {
-                // Results it gave stay (a refusal is not their removal).
-                if !state.withLock({ $0.delivered }) { post(.snapshot([], isFresh: false)) }
+                // Said before the gathering it ends; results it gave stay
+                // (a refusal is not their removal).
                 post(.problems([refusal]))
+                if !state.withLock({ $0.delivered }) { post(.snapshot([], isFresh: false)) }
                 return
             }
             // Not reachable, or gone: say so (with no results yet, the

@@ -353,6 +353,12 @@ package final class SharedSource: QuerySource {
                     : mostResults != nil && connecting
                         ? SharedIndexError.systemIndexCannotConnect
                         : (error as? SharedIndexError)?.message ?? (error as? MetadataError)?.message ?? "\(error)"
+                // A query the database refuses is not retried; this host's
+                // answer goes on.
+                let refused = error is SharedReader.Refusal || overBudget
+                // Run by the system index for a user, a refusal ends the
+                // stream with why, once: not also said as a problem first.
+                if refused, own == nil, mostResults != nil { return reason }
                 if first {
                     // Never gathered: the query ends gathering with this
                     // host's answer alone.
@@ -365,9 +371,6 @@ package final class SharedSource: QuerySource {
                     report(offlineNow + [.sharedIndex(SharedIndexError.said(reason))])
                 }
                 wake()
-                // A query the database refuses is not retried; this host's
-                // answer goes on.
-                let refused = error is SharedReader.Refusal || overBudget
                 var slept = 0.0
                 while (refused || slept < 2) && wanted() {
                     if let own {
