@@ -11,6 +11,22 @@ import SystemPackage
 /// (`$MDQ_SHARED`, else `SHARED` in the system index's configuration), and
 /// why it refuses a search.
 enum SharedIndexSettings {
+    /// Why a user with no database credential of their own cannot search
+    /// across hosts, `missing` saying that none is configured for them:
+    /// when this host's system index, which searches for such users, has
+    /// run here (its state folder is there) and is not running now, that
+    /// is the trouble (status 1), not the configuration.
+    static func withoutCredential(_ missing: any Error) -> any Error {
+        guard let missing = missing as? MetadataError, missing.code == .invalidArgument,
+            (try? DaemonClient.connectSystem()) == nil,
+            FileStatus.of(pathBytes: DaemonPaths.system.stateDirectory.bytes).map({ $0.kind == .folder })
+                == .success(true)
+        else { return missing }
+        return MetadataError.daemon(
+            "this host's system index is not running (mdq system start): it searches across hosts for users with "
+                + "no database credential of their own (one of your own: $MDQ_SHARED)")
+    }
+
     /// A search across hosts stopped by the database at its budget
     /// (`statement_timeout`, set from --budget).
     static func overBudget(_ budget: Double?) -> MetadataError {
@@ -185,7 +201,9 @@ struct SharedSearchSession {
                 // ($MDQ_SHARED) that does not let them in is said: answered
                 // from elsewhere, they would never learn it, and each form
                 // of the search could come from another database.
-                guard SharedIndexLocation.usersOwn == nil, try runBySystemIndex() else { throw error }
+                guard SharedIndexLocation.usersOwn == nil, try runBySystemIndex() else {
+                    throw SharedIndexSettings.withoutCredential(error)
+                }
                 return
             }
         }
@@ -503,7 +521,7 @@ struct SharedLiveSession {
                 + "through the system index when it searches the shared index (SEARCH in system.conf)")
         guard let client = try? DaemonClient.connectSystem(),
             (try? client.hello())?.features.contains("subscribe-hosts") == true
-        else { throw noCredential }
+        else { throw SharedIndexSettings.withoutCredential(noCredential) }
         try SharedIndexSettings.refuseNonUTF8(search.scopes)
         try SharedIndexSettings.explaining(predicate, source: source, budget: budget, live: true) {
             _ = try SharedReader.translate(search)

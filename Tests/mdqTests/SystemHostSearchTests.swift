@@ -1182,6 +1182,26 @@ struct SystemHostSearchTests {
         }
     }
 
+    /// This host's system index stopped: a user with no credential of
+    /// their own is told it is not running (a runtime failure, status 1),
+    /// by every form, not that nothing is configured (status 2).
+    @Test func aStoppedSystemIndexIsSaidToUsersWithoutACredential() throws {
+        let temp = try TemporaryDirectory()
+        let hosts = try Hosts(temp)
+        defer { hosts.close() }
+        hosts.system.close()
+        for arguments in [
+            ["--host", "alpha", "report"], ["--host", "alpha", "--json", "report"], ["hosts"],
+            ["--live", "--host", "alpha", "report"],
+        ] {
+            let said = try hosts.system.mdq(arguments, timeout: 30)
+            #expect(said.status == 1, "\(arguments): \(said.stderrText)")
+            #expect(
+                said.stderrText.hasPrefix("mdq: this host's system index is not running (mdq system start)"),
+                "\(arguments): \(said.stderrText)")
+        }
+    }
+
     /// mdfind's `$time.today` is the user's day, not the system index's:
     /// the front end names its zone with the query, which the system index
     /// reads in it, for a local search and one across hosts alike, as a

@@ -64,7 +64,7 @@ struct HostsCommand: ParsableCommand {
             if let error = error as? SharedIndexError {
                 throw MetadataError.daemon(error.said)
             }
-            throw error
+            throw SharedIndexSettings.withoutCredential(error)
         }
     }
 
