@@ -102,9 +102,7 @@ package final class PostgresConnection {
         }
         guard let handle = connected else { throw SharedIndexError("out of memory connecting") }
         guard PQstatus(handle) == CONNECTION_OK else {
-            // On one line: libpq puts its hint on a line of its own.
-            let reason = Self.trimmed(PQerrorMessage(handle)).split(whereSeparator: \.isNewline)
-                .map { $0.trimmingPrefix(while: \.isWhitespace) }.joined(separator: "; ")
+            let reason = Self.trimmed(PQerrorMessage(handle))
             PQfinish(handle)
             var error = SharedIndexError("cannot connect to the shared index: \(reason)")
             error.connecting = true
@@ -326,7 +324,10 @@ package final class PostgresConnection {
         while text.last?.isWhitespace == true { text.removeLast() }
         // libpq starts a server's message with its severity.
         for prefix in ["ERROR:  ", "FATAL:  "] where text.hasPrefix(prefix) { text.removeFirst(prefix.count) }
-        return text
+        // On one line, as every warning is: libpq puts its hints on lines
+        // of their own.
+        return text.split(whereSeparator: \.isNewline).map { $0.trimmingPrefix(while: \.isWhitespace) }
+            .joined(separator: "; ")
     }
 
     private static func withCStrings<R>(

@@ -13,14 +13,14 @@ import SystemPackage
 enum SharedIndexSettings {
     /// Why a user with no database credential of their own cannot search
     /// across hosts, `missing` saying that none is configured for them:
-    /// when this host's system index, which searches for such users, has
-    /// run here (its state folder is there) and is not running now, that
-    /// is the trouble (status 1), not the configuration.
+    /// when this host's system index, which searches for such users, ran
+    /// since the machine started (its lock file is in its runtime folder)
+    /// and is not running now, that is the trouble (status 1), not the
+    /// configuration.
     static func withoutCredential(_ missing: any Error) -> any Error {
         guard let missing = missing as? MetadataError, missing.code == .invalidArgument,
             (try? DaemonClient.connectSystem()) == nil,
-            FileStatus.of(pathBytes: DaemonPaths.system.stateDirectory.bytes).map({ $0.kind == .folder })
-                == .success(true)
+            FileStatus.of(pathBytes: DaemonPaths.system.lock.bytes).map({ $0.kind == .file }) == .success(true)
         else { return missing }
         return MetadataError.daemon(
             "this host's system index is not running (mdq system start): it searches across hosts for users with "

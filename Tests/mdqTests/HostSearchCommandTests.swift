@@ -178,8 +178,10 @@ struct HostSearchCommandTests {
         let liveImported = try mdq(["--host", "alpha", "--live", "--attr", "kMDItemTitle", "photo"])
         #expect(liveImported.status == 2)
         #expect(liveImported.stderrText.contains("kMDItemTitle is not published"), "\(liveImported.stderrText)")
+        // (With no system index that ran here.)
         let noIndex = try Shell.run(
-            MDQCommandTests.binary, ["--host", "alpha", "photo"], environment: ["MDQ_SHARED": ""])
+            MDQCommandTests.binary, ["--host", "alpha", "photo"],
+            environment: ["MDQ_SHARED": "", "MDQ_SYSTEM_RUNTIME_DIR": try temp.folder("none").string])
         #expect(noIndex.status == 2)
         #expect(noIndex.stderrText.contains("no shared index is configured"), "\(noIndex.stderrText)")
         // Live, with no credential and no system index that follows hosts

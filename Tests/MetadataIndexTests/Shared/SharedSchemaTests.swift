@@ -197,7 +197,14 @@ struct SharedSchemaTests {
         #expect(waitUntil(timeout: 10) { !kept.isOpenWhileIdle })
         let error = #expect(throws: SharedIndexError.self) { try kept.execute("SELECT 1") }
         #expect(error?.unreachable == true, "\(error?.message ?? "")")
+        // Said on one line, as every warning is (libpq gives three).
+        #expect(error?.message.contains("\n") == false, "\(error?.message ?? "")")
         #expect(admin.isOpenWhileIdle)
+        // A server's error with the statement's line under it, the same.
+        let refused = #expect(throws: SharedIndexError.self) { try admin.execute("SELECT nothing FROM nowhere") }
+        #expect(
+            refused?.message.contains("\n") == false && refused?.message.contains("nowhere") == true,
+            "\(refused?.message ?? "")")
     }
 
     /// A search's budget bounds it whole: a watchdog past it cancels what
