@@ -67,6 +67,17 @@ final class PrivateSystemIndex {
         return try Shell.run(command[0], Array(command.dropFirst()), environment: environment.merging(extra) { $1 })
     }
 
+    /// `mdq ARGUMENTS` left running (a live search), as `nobody`, in its
+    /// mount namespace, with `extra` in its environment.
+    func live(_ arguments: [String], environment extra: [String: String] = [:]) throws -> LiveProcess {
+        try LiveProcess(
+            "/usr/bin/nsenter",
+            [
+                "-t", "\(processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody", "--regid=65534",
+                "--clear-groups", MDQCommandTests.binary,
+            ] + arguments, environment: environment.merging(extra) { $1 })
+    }
+
     var logText: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
 
     /// Its process (`unshare` and `sh` exec it: one process), whose mount

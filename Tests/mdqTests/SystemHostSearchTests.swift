@@ -494,12 +494,7 @@ struct SystemHostSearchTests {
                 other.stderrText.contains("cannot connect to the shared index"), "\(environment): \(other.stderrText)")
             // In the system index's mount namespace, where its folder is
             // the mount it indexes (as this host's users see it).
-            let live = try LiveProcess(
-                "/usr/bin/nsenter",
-                [
-                    "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
-                    "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--all-hosts", "report",
-                ], environment: hosts.system.environment.merging(environment) { $1 })
+            let live = try hosts.system.live(["--live", "--all-hosts", "report"], environment: environment)
             #expect(
                 live.waitForLine { $0 == "\(hosts.local)/report-here.txt" },
                 "\(environment): \(live.lines)\(live.errorText)")
@@ -990,12 +985,7 @@ struct SystemHostSearchTests {
         // In the system index's mount namespace, where its folder is the
         // mount it indexes (as this host's users see it), as `nobody`.
         func live(_ arguments: [String], _ environment: [String: String]) throws -> LiveProcess {
-            try LiveProcess(
-                "/usr/bin/nsenter",
-                [
-                    "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
-                    "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--interval", "0",
-                ] + arguments, environment: hosts.system.environment.merging(environment) { $1 })
+            try hosts.system.live(["--live", "--interval", "0"] + arguments, environment: environment)
         }
         #expect(
             try waitUntil(timeout: 20, interval: 0.1) {
@@ -1107,12 +1097,7 @@ struct SystemHostSearchTests {
                 try hosts.system.mdq(["--host", here, "report"], inside: true).stdoutText.contains("local-sub")
             })
         func live(_ arguments: [String], _ environment: [String: String]) throws -> LiveProcess {
-            try LiveProcess(
-                "/usr/bin/nsenter",
-                [
-                    "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
-                    "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live",
-                ] + arguments, environment: hosts.system.environment.merging(environment) { $1 })
+            try hosts.system.live(["--live"] + arguments, environment: environment)
         }
         for arguments in [
             ["--all-hosts", "--onlyin", "alpha:\(remote)/sub"],
@@ -1159,13 +1144,7 @@ struct SystemHostSearchTests {
                 try waitUntil(timeout: 20, interval: 0.1) {
                     try hosts.system.mdq(["--onlyin", path, "zzrx"], inside: true).stdoutText.contains("zzrx-1")
                 })
-            let live = try LiveProcess(
-                "/usr/bin/nsenter",
-                [
-                    "-t", "\(hosts.system.processIdentifier)", "-m", "--", "/usr/bin/setpriv", "--reuid=nobody",
-                    "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--interval", "0",
-                    "--onlyin", folder, "zzrx",
-                ], environment: hosts.system.environment)
+            let live = try hosts.system.live(["--live", "--interval", "0", "--onlyin", folder, "zzrx"])
             #expect(live.waitForLine { $0 == path + "/zzrx-1" }, "\(folder): \(live.lines) \(live.errorText)")
             #expect(rename(path, path + "-old") == 0)
             #expect(live.waitForLine { $0 == "- " + path + "/zzrx-1" }, "\(folder): \(live.lines) \(live.errorText)")
