@@ -303,7 +303,7 @@ private struct Translator {
         let valid = !invalid.contains(true)
         var exact =
             c.options.contains(.caseInsensitive) && c.options.contains(.diacriticInsensitive)
-            && !c.options.contains(.wordBased) && raw.allSatisfy { $0 < 0x80 } && valid
+            && !c.options.contains(.wordBased) && raw.allSatisfy { $0 < 0x80 }
         var pattern: [UInt8] = []
         var run = 0
         var longest = 0
@@ -387,7 +387,7 @@ private struct Translator {
             exact = false
         }
         // `*.png` under [cd]: the extension column, exact.
-        if column == .fold, !prefix, c.op == .like, exact, valid, !c.options.contains(.wordBased), folded.count > 2,
+        if column == .fold, !prefix, c.op == .like, exact, !c.options.contains(.wordBased), folded.count > 2,
             folded[0] == UInt8(ascii: "*"), folded[1] == UInt8(ascii: "."),
             folded[2...].allSatisfy({
                 $0 != UInt8(ascii: "*") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "\\")
@@ -408,28 +408,16 @@ private struct Translator {
     }
 
     /// For each byte of `bytes`, whether it is no part of a UTF-8
-    /// character (a stray continuation, a lead without its bytes, an
-    /// overlong or surrogate form).
+    /// character (as `UTF8ByteDecoder` reads them: a stray continuation, a
+    /// lead without its bytes, an overlong or surrogate form).
     static func invalidUTF8(_ bytes: [UInt8]) -> [Bool] {
         var invalid = [Bool](repeating: false, count: bytes.count)
-        var i = 0
-        while i < bytes.count {
-            let lead = bytes[i]
-            let length =
-                switch lead {
-                case 0..<0x80: 1
-                case 0xC2...0xDF: 2
-                case 0xE0...0xEF: 3
-                case 0xF0...0xF4: 4
-                default: 0
-                }
-            if length > 0, i + length <= bytes.count,
-                String(validating: bytes[i..<(i + length)], as: UTF8.self) != nil
-            {
+        bytes.withUnsafeBytes { raw in
+            var i = 0
+            while i < raw.count {
+                let (unit, length) = UTF8ByteDecoder.decode(raw, at: i)
+                if case .invalid = unit { invalid[i] = true }
                 i += length
-            } else {
-                invalid[i] = true
-                i += 1
             }
         }
         return invalid

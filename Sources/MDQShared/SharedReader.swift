@@ -232,6 +232,13 @@ package final class SharedReader {
             (hosts?.contains(name) ?? true) && !excludedHosts.contains(name)
         }
 
+        /// Whether it asks the shared index for nothing: every host it
+        /// names left out (this host, answered by its system index), and
+        /// no folder of another.
+        package var readsNoHost: Bool {
+            scopes.isEmpty && hosts.map { $0.allSatisfy(excludedHosts.contains) } == true
+        }
+
         /// Whether it reads only folders of the hosts it covers (every
         /// host it names has a folder among its scopes, none of them `/`):
         /// those bound it, as a limit would.

@@ -328,12 +328,7 @@ struct SharedSearchSession {
         if let first, !counting, (try? client.hello())?.features.contains("query-order") == true {
             (order, limit) = (first.order, first.count)
         }
-        let scopes =
-            folders.contains(Array("/".utf8))
-            ? []
-            : client.ownFolders(folders).map {
-                ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true))
-            }
+        let scopes = folders.contains(Array("/".utf8)) ? [] : DaemonFeed.folderScopes(client.ownFolders(folders))
         let asked = Swift.Result { () throws(MetadataError) -> DaemonClient.Answer in
             try client.query(
                 Array(predicate.description.utf8), scopes: scopes.isEmpty ? nil : scopes,
@@ -462,13 +457,11 @@ struct SharedLiveSession {
             search.excludedHosts = [own]
             answersOwn = true
         }
-        // Nothing left for the shared index: this host alone, whole or by
-        // its folders.
-        let ownAlone =
-            search.scopes.isEmpty && search.hosts.map { $0.allSatisfy(search.excludedHosts.contains) } == true
         let location = Swift.Result { () throws(MetadataError) in try SharedIndexLocation.url() }
         switch location {
-        case _ where ownAlone:
+        case _ where search.readsNoHost:
+            // Nothing left for the shared index: this host alone, whole or
+            // by its folders.
             break
         case .failure(let missing):
             try checkBySystemIndex(search, missing: missing)

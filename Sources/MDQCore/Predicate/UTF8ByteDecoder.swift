@@ -2,8 +2,8 @@ import MDQSystem
 
 /// Decodes UTF-8 one scalar at a time, passing through every byte that is
 /// not part of a valid sequence as itself, so nothing is ever lost.
-struct UTF8ByteDecoder {
-    enum Unit: Equatable {
+package struct UTF8ByteDecoder {
+    package enum Unit: Equatable {
         case scalar(Unicode.Scalar)
         /// A byte that does not begin a valid UTF-8 sequence here.
         case invalid(UInt8)

@@ -106,7 +106,7 @@ package final class DaemonFeed {
 
     /// This host's folders as the system index is asked for them: hidden
     /// entries included, as in every search across hosts.
-    static func folderScopes(_ folders: [[UInt8]]) -> [ScopeRequest] {
+    package static func folderScopes(_ folders: [[UInt8]]) -> [ScopeRequest] {
         folders.map { ScopeRequest(path: FilePath.fromBytes($0), rules: ScopeRules(includeHidden: true)) }
     }
 
@@ -138,12 +138,11 @@ package final class DaemonFeed {
     /// searches them for this user: each opened here as a folder by them,
     /// as a local search checks its scopes, and held by the index (one
     /// above every folder it indexes from stands for those below it,
-    /// `DaemonClient.ownFolders`). Fails as a local search's scope does,
-    /// each folder named `NAME:/path` (`name`); a folder the index does
-    /// not hold, as another host's is (`unindexed`); one it could not be
-    /// asked of, as the daemon's error.
-    /// Its `/` is all of it that this user can reach, as the host
-    /// searched whole.
+    /// `DaemonClient.ownFolders`; its `/` for all of it that this user can
+    /// reach, as the host searched whole). Fails as a local search's scope
+    /// does, each folder named `NAME:/path` (`name`); a folder the index
+    /// does not hold, as another host's is (`unindexed`); one it could not
+    /// be asked of, as the daemon's error.
     package static func ownScopes(
         _ folders: [[UInt8]], named name: String, paths: DaemonPaths = .system
     ) -> Swift.Result<[ScopeRequest], MetadataError> {

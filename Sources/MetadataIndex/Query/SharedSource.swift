@@ -133,9 +133,7 @@ package final class SharedSource: QuerySource {
             defer { own?.close() }
             // Nothing asked of the shared index: this host alone, whole or
             // by its folders.
-            if own != nil || !ownRefused.isEmpty, wanted.scopes.isEmpty,
-                wanted.hosts.map({ $0.allSatisfy(wanted.excludedHosts.contains) }) == true
-            {
+            if own != nil || !ownRefused.isEmpty, wanted.readsNoHost {
                 Self.follow(
                     .success(nil), own: own, refused: ownRefused, budget: budget, into: subscription,
                     while: isWanted, fellBehind: fellBehind, wake: wake)
