@@ -396,7 +396,7 @@ package enum DaemonProtocol {
         metadata.modificationTime = ItemDates.read(.modified, from: value)
         metadata.birthTime = ItemDates.read(.created, from: value)
         if let mode = value["mode"]?.integer, let owner = value["owner"]?.integer, let group = value["group"]?.integer {
-            metadata.access = FolderAccess(
+            metadata.access = EntryAccess(
                 mode: UInt16(truncatingIfNeeded: mode), owner: UInt32(truncatingIfNeeded: owner),
                 group: UInt32(truncatingIfNeeded: group))
         }

@@ -46,7 +46,7 @@ package struct PredicateSQL {
             .conflictOriginalPath, .synced, .imported:
             false
         case .name, .nameExtension, .size, .creationDate, .contentChangeDate, .contentType, .contentTypeTree,
-            .displayName, .nameWithoutExtension, .path, .url, .kind:
+            .displayName, .nameWithoutExtension, .path, .url, .kind, .ownerUserID, .ownerGroupID, .permissions:
             true
         }
     }
@@ -262,8 +262,10 @@ private struct Translator {
             // matches it, followed by anything, matches the name. Narrowed
             // by the name's trigrams, checked on each row.
             return name(c, column: .fold, prefix: true)
-        case .path, .url, .kind:
-            // Checked on each row (the path is its folder's and the name).
+        case .path, .url, .kind, .ownerUserID, .ownerGroupID, .permissions:
+            // Checked on each row (the path is its folder's and the name;
+            // the owner, group and mode its access class's, which no index
+            // would narrow: few owners hold most files).
             return .anything
         case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
             .conflictOriginalPath, .synced, .imported:

@@ -20,7 +20,7 @@ package struct FileStatus: Sendable, Equatable {
     package var userID: UInt32
     var groupID: UInt32
     /// A folder's POSIX access ACL, when it has one beyond its mode bits.
-    var acl: [FolderAccess.ACLEntry]?
+    var acl: [EntryAccess.ACLEntry]?
 
     /// Whether folders' ACLs are read with their status: only the system
     /// index needs them (to judge what each user may see), so a process
@@ -65,15 +65,15 @@ package struct FileStatus: Sendable, Equatable {
     /// A folder's ACL (`mdq_folder_acl`), nil when it has none beyond its
     /// mode bits. One that is there but cannot be read (or is too large
     /// for the size it had a moment before) closes the folder to all but
-    /// its owner (`FolderAccess.ACLEntry.unreadable`): a visibility check
+    /// its owner (`EntryAccess.ACLEntry.unreadable`): a visibility check
     /// never fails open.
-    private static func acl(_ directory: CInt, _ name: UnsafePointer<CChar>) -> [FolderAccess.ACLEntry]? {
+    private static func acl(_ directory: CInt, _ name: UnsafePointer<CChar>) -> [EntryAccess.ACLEntry]? {
         var size = 4 + 8 * 64
         for _ in 0..<3 {
             let result = withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) {
-                buffer -> Result<[FolderAccess.ACLEntry]?, Errno> in
+                buffer -> Result<[EntryAccess.ACLEntry]?, Errno> in
                 syscallResult { mdq_folder_acl(directory, name, buffer.baseAddress, buffer.count) }.map { length in
-                    length == 0 ? nil : FolderAccess.acl(parsing: UnsafeRawBufferPointer(rebasing: buffer[..<length]))
+                    length == 0 ? nil : EntryAccess.acl(parsing: UnsafeRawBufferPointer(rebasing: buffer[..<length]))
                 }
             }
             switch result {
@@ -83,14 +83,14 @@ package struct FileStatus: Sendable, Equatable {
                 // Larger than the buffer: ask its size, and read again.
                 let needed = syscallResult { mdq_folder_acl(directory, name, nil, 0) }
                 guard case .success(let length) = needed, length > 0, length <= 1 << 20 else {
-                    return [FolderAccess.ACLEntry.unreadable]
+                    return [EntryAccess.ACLEntry.unreadable]
                 }
                 size = length
             case .failure:
-                return [FolderAccess.ACLEntry.unreadable]
+                return [EntryAccess.ACLEntry.unreadable]
             }
         }
-        return [FolderAccess.ACLEntry.unreadable]
+        return [EntryAccess.ACLEntry.unreadable]
     }
 
     /// `statx` of an absolute path given as raw bytes, not following a final

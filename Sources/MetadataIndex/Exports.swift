@@ -4,7 +4,7 @@
 @_exported public import MDQLive
 // MetadataIndex is the module embedders import. The modules below it whose
 // types its API speaks come with it, as swift-nio's `NIO` brings `NIOCore`:
-// MDQSystem (`MetadataError`, `Timestamp`, `EntryKind`, `FolderAccess`,
+// MDQSystem (`MetadataError`, `Timestamp`, `EntryKind`, `EntryAccess`,
 // `DaemonPaths`) and MDQCore (`MetadataPredicate`, `MetadataAttribute`,
 // `CrawlRoot`, `OneShotSearch`, `SearchScope`, `UbiquityContainer`) and
 // MDQImport (`Importer` for an embedder's own formats, `ImportWorkerPool`,

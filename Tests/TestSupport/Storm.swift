@@ -68,7 +68,7 @@ package struct Storm {
                 close(fd)
                 _ = rename(temporary, path)
             }
-        case 8..<25:  // create or overwrite a file
+        case 8..<22:  // create or overwrite a file
             let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
             if fd >= 0 {
                 let bytes = Int.random(in: 0..<64, using: &random)
@@ -76,6 +76,14 @@ package struct Storm {
                     _ = [UInt8](repeating: 0x61, count: bytes).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
                 }
                 close(fd)
+            }
+        case 22..<25:  // chmod or chown a file (nothing else follows: an attribute event alone)
+            var info = stat()
+            guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+            if Bool.random(using: &random) {
+                _ = chmod(path, pick([0o600, 0o640, 0o644, 0o755, 0o4755]))
+            } else {
+                _ = chown(path, pick([0, 65534]), pick([0, 100, 65534]))
             }
         case 25..<33:  // append
             let fd = open(path, O_WRONLY | O_APPEND)

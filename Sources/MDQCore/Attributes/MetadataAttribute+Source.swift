@@ -5,6 +5,8 @@ extension MetadataAttribute {
     /// so evaluating a predicate never compares key strings.
     package enum Source: Hashable, Sendable {
         case name, displayName, path, url, size, creationDate, contentChangeDate, contentType, contentTypeTree
+        /// From `stat`: the owner's user id, the group id, the permission bits.
+        case ownerUserID, ownerGroupID, permissions
         /// The access time, read from the file (`stat`) when asked.
         case accessTime
         /// The content type as a person reads it (`ContentKind`).
@@ -29,7 +31,7 @@ extension MetadataAttribute {
             switch self {
             case .name, .displayName, .contentType, .contentTypeTree, .kind, .nameExtension, .nameWithoutExtension: []
             case .path, .url, .accessTime: .path
-            case .size, .creationDate, .contentChangeDate: .metadata
+            case .size, .creationDate, .contentChangeDate, .ownerUserID, .ownerGroupID, .permissions: .metadata
             case .isUbiquitous, .isExternalDocument, .containerDisplayName, .synced: .ubiquity
             case .hasUnresolvedConflicts, .conflictOriginalPath: .conflicts
             case .imported: .imported
@@ -69,6 +71,12 @@ extension MetadataAttribute {
             case .size:
                 guard subject.kind != .folder, let size = subject.metadata()?.size else { return nil }
                 return .integer(Int64(clamping: size))
+            case .ownerUserID:
+                return subject.metadata()?.access.map { .integer(Int64($0.owner)) }
+            case .ownerGroupID:
+                return subject.metadata()?.access.map { .integer(Int64($0.group)) }
+            case .permissions:
+                return subject.metadata()?.access.map { .integer(Int64($0.mode)) }
             case .creationDate:
                 return subject.metadata()?.birthTime.map(AttributeValue.date)
             case .contentChangeDate:

@@ -70,6 +70,16 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     public static let url = MetadataAttribute("kMDItemURL", "NSMetadataItemURLKey", .string, .url)
     /// `kMDItemFSSize`: size in bytes; absent for folders.
     public static let fsSize = MetadataAttribute("kMDItemFSSize", "NSMetadataItemFSSizeKey", .number, .size)
+    /// `kMDItemFSOwnerUserID`: the user id of its owner, as its host
+    /// numbers users.
+    public static let ownerUserID = MetadataAttribute("kMDItemFSOwnerUserID", nil, .number, .ownerUserID)
+    /// `kMDItemFSOwnerGroupID`: the group id of its group, as its host
+    /// numbers groups.
+    public static let ownerGroupID = MetadataAttribute("kMDItemFSOwnerGroupID", nil, .number, .ownerGroupID)
+    /// `kMDQItemFSPOSIXPermissions` (mdq's own): its permission bits with
+    /// set-user-id, set-group-id and sticky (`st_mode & 07777`, as
+    /// `NSFilePosixPermissions`); `== 0o777` finds what anyone may change.
+    public static let permissions = MetadataAttribute("kMDQItemFSPOSIXPermissions", nil, .number, .permissions)
     /// `kMDItemFSCreationDate`: birth time; absent where the filesystem keeps none.
     public static let creationDate = MetadataAttribute(
         "kMDItemFSCreationDate", "NSMetadataItemFSCreationDateKey", .date, .creationDate)
@@ -182,8 +192,8 @@ public struct MetadataAttribute: Hashable, Sendable, CustomStringConvertible {
     /// Every attribute mdq knows, in the order items list them.
     public static let all: [MetadataAttribute] =
         [
-            .fsName, .displayName, .path, .url, .fsSize, .creationDate, .contentChangeDate, .contentModificationDate,
-            .lastUsedDate,
+            .fsName, .displayName, .path, .url, .fsSize, .ownerUserID, .ownerGroupID, .permissions, .creationDate,
+            .contentChangeDate, .contentModificationDate, .lastUsedDate,
             .contentType, .contentTypeTree, .kind, .isUbiquitous, .hasUnresolvedConflicts, .conflictOriginalPath,
             .containerDisplayName,
             .downloadingStatus, .isDownloading, .downloadRequested, .percentDownloaded, .isUploaded, .isUploading,

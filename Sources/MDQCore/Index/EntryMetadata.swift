@@ -11,9 +11,9 @@ public struct EntryMetadata: Hashable, Sendable {
     /// nil where the filesystem keeps no birth time, or the entry was not stat'ed.
     public var birthTime: Timestamp?
     public var inode: UInt64
-    /// A folder's permissions, owner and group (nil for other kinds, and
-    /// for a folder not stat'ed).
-    public var access: FolderAccess?
+    /// Its permissions, owner and group, and a folder's ACL; nil when the
+    /// entry was not stat'ed.
+    public var access: EntryAccess?
     /// Whether `size`, `modificationTime` and `birthTime` come from a stat.
     public var isStatted: Bool { modificationTime != nil }
 
@@ -23,7 +23,7 @@ public struct EntryMetadata: Hashable, Sendable {
         modificationTime: Timestamp? = nil,
         birthTime: Timestamp? = nil,
         inode: UInt64 = 0,
-        access: FolderAccess? = nil
+        access: EntryAccess? = nil
     ) {
         self.kind = kind
         self.size = size
@@ -41,7 +41,7 @@ public struct EntryMetadata: Hashable, Sendable {
             modificationTime: status.modificationTime,
             birthTime: status.birthTime,
             inode: status.inode,
-            access: folder ? FolderAccess(status) : nil
+            access: EntryAccess(status)
         )
     }
 }

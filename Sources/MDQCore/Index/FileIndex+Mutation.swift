@@ -95,7 +95,7 @@ extension FileIndex {
         let changed =
             old.kind != metadata.kind || old.size != metadata.size
             || old.modificationTime != metadata.modificationTime || old.inode != metadata.inode
-            || old.birthTime != metadata.birthTime
+            || old.birthTime != metadata.birthTime || old.access != metadata.access
         if old.kind != metadata.kind { removeChildren(of: existing) }
         update(existing, metadata: metadata, device: device)
         setMark(existing, true)
@@ -325,14 +325,15 @@ extension FileIndex {
         if b.hasLargeInode { largeInodes[id] = nil }
         let size = metadata.size ?? 0
         b.hasLargeSize = metadata.kind != .folder && size >= UInt64(UInt32.max)
+        let number = metadata.access.map(accessNumber) ?? 0
+        if b.kind == .folder && b.isStatted && accessColumn[id] != number {
+            // Who may list what it holds changed.
+            accessChanges.append(id)
+            accessGeneration &+= 1
+        }
+        accessColumn[id] = number
         if metadata.kind == .folder {
-            // A folder has no size: its slot holds its access class.
-            let number = metadata.access.map(accessNumber) ?? 0
-            if b.kind == .folder && b.isStatted && sizeColumn[id] != number {
-                accessChanges.append(id)
-                accessGeneration &+= 1
-            }
-            sizeColumn[id] = number
+            sizeColumn[id] = 0
         } else if b.hasLargeSize {
             largeSizes[id] = size
             sizeColumn[id] = UInt32.max

@@ -27,8 +27,12 @@ public final class FileIndex {
     let hashNextColumn = ChunkedColumn<UInt32>(fill: FileIndex.none)
     let nameOffsetColumn = ChunkedColumn<UInt32>(fill: 0)
     let bitsColumn = ChunkedColumn<UInt32>(fill: 0)
-    /// Sizes below 2^32 - 1; larger ones live in `largeSizes`.
+    /// Sizes below 2^32 - 1; larger ones live in `largeSizes`. Folders
+    /// have none: 0.
     let sizeColumn = ChunkedColumn<UInt32>(fill: 0)
+    /// The number of the entry's access class (`accessClasses`; 0: not
+    /// stat'ed).
+    let accessColumn = ChunkedColumn<UInt32>(fill: 0)
     /// Inode numbers below 2^32; larger ones live in `largeInodes`.
     let inodeColumn = ChunkedColumn<UInt32>(fill: 0)
     let modificationColumn = ChunkedColumn<Int64>(fill: 0)
@@ -72,10 +76,13 @@ public final class FileIndex {
         didSet { if !collectsRemovedFiles { removedFiles = [] } }
     }
     package var removedFiles: [FileKey] = []
-    /// Folders' access classes (`FolderAccess`), numbered from 1 in the
-    /// order first seen; a folder's size slot holds its number (0: none).
-    var accessClasses: [FolderAccess] = []
-    var accessNumbers: [FolderAccess: UInt32] = [:]
+    /// Entries' access classes (`EntryAccess`), numbered from 1 in the
+    /// order first seen; `accessColumn` holds each entry's number.
+    var accessClasses: [EntryAccess] = []
+    var accessNumbers: [EntryAccess: UInt32] = [:]
+    /// The class last interned, and its number: a folder's files mostly
+    /// share one, so a crawl seldom hashes.
+    var lastAccess: (access: EntryAccess, number: UInt32)?
     /// Folders whose access class changed since the owner last took them
     /// (`takeAccessChanges`): what they hold may be seen by other users now.
     var accessChanges: [UInt32] = []
@@ -83,7 +90,7 @@ public final class FileIndex {
     /// given another access class, an entry moved, classes renumbered.
     /// What a `Visibility` remembers is good for one generation.
     var accessGeneration: UInt64 = 0
-    /// When `accessClasses` reaches this many, classes no folder uses any
+    /// When `accessClasses` reaches this many, classes no entry uses any
     /// more are dropped (`compactAccessClasses`): `chmod` and `setfacl`
     /// churn by any user would otherwise grow them without bound.
     var accessCompactionAt = 4096
@@ -112,6 +119,7 @@ public final class FileIndex {
         body(ColumnHandle(nameOffsetColumn))
         body(ColumnHandle(bitsColumn))
         body(ColumnHandle(sizeColumn))
+        body(ColumnHandle(accessColumn))
         body(ColumnHandle(inodeColumn))
         body(ColumnHandle(modificationColumn))
         body(ColumnHandle(birthColumn))
@@ -184,30 +192,29 @@ public final class FileIndex {
         let raw = id.rawValue
         let b = bits(raw)
         var metadata = EntryMetadata(kind: b.kind, inode: inode(raw, b))
-        if b.isStatted, b.kind == .folder {
-            metadata.size = 0
-            let number = Int(sizeColumn[raw])
-            if number > 0 && number <= accessClasses.count { metadata.access = accessClasses[number - 1] }
-            metadata.modificationTime = Timestamp(nanosecondsSinceEpoch: modificationColumn[raw])
-            if b.hasBirthTime { metadata.birthTime = Timestamp(nanosecondsSinceEpoch: birthColumn[raw]) }
-        } else if b.isStatted {
-            metadata.size = b.hasLargeSize ? largeSizes[raw, default: 0] : UInt64(sizeColumn[raw])
+        if b.isStatted {
+            if b.kind == .folder {
+                metadata.size = 0
+            } else {
+                metadata.size = b.hasLargeSize ? largeSizes[raw, default: 0] : UInt64(sizeColumn[raw])
+            }
+            metadata.access = access(of: raw)
             metadata.modificationTime = Timestamp(nanosecondsSinceEpoch: modificationColumn[raw])
             if b.hasBirthTime { metadata.birthTime = Timestamp(nanosecondsSinceEpoch: birthColumn[raw]) }
         }
         return metadata
     }
 
-    /// A folder's access class, when it was stat'ed.
-    func access(of id: UInt32) -> FolderAccess? {
-        let number = Int(sizeColumn[id])
+    /// An entry's access class, when it was stat'ed.
+    func access(of id: UInt32) -> EntryAccess? {
+        let number = Int(accessColumn[id])
         guard number > 0 && number <= accessClasses.count else { return nil }
         return accessClasses[number - 1]
     }
 
     /// The number of a folder's access class (0: none, or not a folder).
     func accessNumber(of id: UInt32) -> UInt32 {
-        bits(id).kind == .folder ? sizeColumn[id] : 0
+        bits(id).kind == .folder ? accessColumn[id] : 0
     }
 
     /// The folders whose access changed since the last call.
@@ -217,16 +224,21 @@ public final class FileIndex {
     }
 
     /// The number of `access`'s class, interning it.
-    func accessNumber(_ access: FolderAccess) -> UInt32 {
-        if let number = accessNumbers[access] { return number }
+    func accessNumber(_ access: EntryAccess) -> UInt32 {
+        if let last = lastAccess, last.access == access { return last.number }
+        if let number = accessNumbers[access] {
+            lastAccess = (access, number)
+            return number
+        }
         if accessClasses.count >= accessCompactionAt { compactAccessClasses() }
         accessClasses.append(access)
         let number = UInt32(accessClasses.count)
         accessNumbers[access] = number
+        lastAccess = (access, number)
         return number
     }
 
-    /// Keeps only the access classes some folder uses, renumbered in the
+    /// Keeps only the access classes some entry uses, renumbered in the
     /// order first used, and sets the next compaction at twice as many
     /// (at least 4096): each compaction costs a pass over the slots, paid
     /// for by as many new classes as there are live ones.
@@ -234,18 +246,18 @@ public final class FileIndex {
     /// - Complexity: O(slots).
     func compactAccessClasses() {
         var renumbered = [UInt32](repeating: 0, count: accessClasses.count + 1)
-        var kept: [FolderAccess] = []
+        var kept: [EntryAccess] = []
         for id in 0..<UInt32(slotCount) {
-            let b = bits(id)
-            guard !b.isFree, b.kind == .folder else { continue }
-            let old = Int(sizeColumn[id])
+            guard !bits(id).isFree else { continue }
+            let old = Int(accessColumn[id])
             guard old > 0 && old <= accessClasses.count else { continue }
             if renumbered[old] == 0 {
                 kept.append(accessClasses[old - 1])
                 renumbered[old] = UInt32(kept.count)
             }
-            sizeColumn[id] = renumbered[old]
+            accessColumn[id] = renumbered[old]
         }
+        lastAccess = nil
         accessClasses = kept
         accessNumbers = Dictionary(uniqueKeysWithValues: kept.enumerated().map { ($1, UInt32($0 + 1)) })
         accessCompactionAt = max(4096, 2 * kept.count)

@@ -119,13 +119,13 @@ extension FileIndex {
     /// the path the index's owner chose for the root, never one a user
     /// gave (nil for a folder that cannot be read). Nil when `root` is not
     /// a root.
-    package func accessAbove(root: UInt32) -> [FolderAccess?]? {
+    package func accessAbove(root: UInt32) -> [EntryAccess?]? {
         guard var ancestor = rootPaths[root] else { return nil }
         var ancestors: [FilePath] = []
         while ancestor.removeLastComponent(), !ancestor.isEmpty { ancestors.append(ancestor) }
         return ancestors.reversed().map { folder in
             guard case .success(let status) = FileStatus.of(pathBytes: folder.bytes) else { return nil }
-            return FolderAccess(status)
+            return EntryAccess(status)
         }
     }
 }

@@ -9,7 +9,7 @@ package import SystemPackage
 /// | bytes | field |
 /// |---|---|
 /// | 0-7 | magic `MDQINDEX` |
-/// | 8-11 | format version (3) |
+/// | 8-11 | format version (4; 3 kept access classes for folders only) |
 /// | 12-15 | header size (48) |
 /// | 16-23 | payload length |
 /// | 24-31 | payload checksum (`Checksum64`, xxHash64) |
@@ -20,7 +20,7 @@ package import SystemPackage
 /// length and its bytes: `INDX` (counts), `COLS` (the columns, `slotCount`
 /// elements each), `BUCK` (hash buckets), `NAME` (the name arena),
 /// `FREE` (its free spans), `SIDE` (large sizes and inodes), `ROOT` (root
-/// paths), `DEVS` (devices), `ACCS` (folders' access classes), `QUAR`
+/// paths), `DEVS` (devices), `ACCS` (entries' access classes), `QUAR`
 /// (ids freed but not yet reusable), `GRAM` when the index keeps name
 /// trigrams (`NameGrams+Snapshot`: a restart searches with them at once),
 /// and `XTRA` (the owner's own bytes: the engine's roots and rules). A file
@@ -31,7 +31,7 @@ package import SystemPackage
 /// them again from the parents and names (`FileIndex.linkProblem`).
 package enum IndexSnapshot {
     static let magic = Array("MDQINDEX".utf8)
-    static let version: UInt32 = 3
+    static let version: UInt32 = 4
     static let headerSize = 48
 
     /// Why a snapshot was refused.
@@ -336,16 +336,16 @@ package enum IndexSnapshot {
         let classes = Int(try access.read() as UInt64)
         guard classes <= access.remaining / 16 else { throw Refusal(reason: "access classes") }
         for _ in 0..<classes {
-            var folder = FolderAccess(
+            var folder = EntryAccess(
                 mode: UInt16(truncatingIfNeeded: try access.read() as UInt32), owner: try access.read(),
                 group: try access.read())
             let entries: UInt32 = try access.read()
             if entries != UInt32.max {
                 guard Int(entries) <= access.remaining / 8 else { throw Refusal(reason: "access lists") }
-                var acl: [FolderAccess.ACLEntry] = []
+                var acl: [EntryAccess.ACLEntry] = []
                 for _ in 0..<entries {
                     acl.append(
-                        FolderAccess.ACLEntry(
+                        EntryAccess.ACLEntry(
                             tag: try access.read(), permissions: try access.read(), id: try access.read()))
                 }
                 folder.acl = acl
@@ -495,9 +495,7 @@ extension FileIndex {
             }
             if b.hasLargeSize && largeSizes[id] == nil { return "entry \(id) lost its size" }
             if b.hasLargeInode && largeInodes[id] == nil { return "entry \(id) lost its inode" }
-            if b.kind == .folder && Int(sizeColumn[id]) > accessClasses.count {
-                return "folder \(id) names an unknown access class"
-            }
+            if Int(accessColumn[id]) > accessClasses.count { return "entry \(id) names an unknown access class" }
             b.isMarked = false
             b.hasSignature = false
             bitsColumn[id] = b.rawValue

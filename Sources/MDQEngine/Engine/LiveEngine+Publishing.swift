@@ -21,7 +21,7 @@ package struct PublishedEntry: Sendable {
     /// root included) that does not let everyone list and search it. A
     /// folder whose access the index has not read yet appears as nil
     /// (nobody but root may list below it).
-    package var listRestrictions: [FolderAccess?]?
+    package var listRestrictions: [EntryAccess?]?
 }
 
 extension LiveEngine {
@@ -133,20 +133,20 @@ extension LiveEngine {
 
 /// The list restrictions of folders, remembered while one lock is held.
 struct ListRestrictions {
-    private var known: [UInt32: [FolderAccess?]] = [:]
-    private var aboveRoots: [UInt32: [FolderAccess?]] = [:]
+    private var known: [UInt32: [EntryAccess?]] = [:]
+    private var aboveRoots: [UInt32: [EntryAccess?]] = [:]
 
     /// Whether a folder with `access` may be listed and searched by every
     /// user: then it restricts no one and is left out.
-    static func isOpenToAll(_ access: FolderAccess) -> Bool {
+    static func isOpenToAll(_ access: EntryAccess) -> Bool {
         access.acl == nil && access.mode & 0o555 == 0o555
     }
 
-    mutating func of(_ folder: UInt32, in index: FileIndex) -> [FolderAccess?] {
+    mutating func of(_ folder: UInt32, in index: FileIndex) -> [EntryAccess?] {
         if let known = known[folder] { return known }
         var chain: [UInt32] = []
         var current = folder
-        var base: [FolderAccess?]
+        var base: [EntryAccess?]
         while true {
             if let found = known[current] {
                 base = found
@@ -175,9 +175,9 @@ struct ListRestrictions {
 
     /// The restricting folders above a scope root, outside the index (as
     /// `Visibility` judges them).
-    private mutating func above(root: UInt32, in index: FileIndex) -> [FolderAccess?] {
+    private mutating func above(root: UInt32, in index: FileIndex) -> [EntryAccess?] {
         if let known = aboveRoots[root] { return known }
-        var result: [FolderAccess?] = []
+        var result: [EntryAccess?] = []
         for access in index.accessAbove(root: root) ?? [] {
             if let access, Self.isOpenToAll(access) { continue }
             if !result.contains(access) { result.append(access) }

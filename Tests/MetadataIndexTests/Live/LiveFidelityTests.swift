@@ -263,6 +263,63 @@ extension LiveSuites {
             query.stop()
         }
 
+        /// A `chmod` or `chown` changes no date or size, only what says
+        /// who owns the entry and who may use it: a query testing those
+        /// gains and loses the file, one holding it reports it changed,
+        /// and every item's owner, group and mode are the disk's.
+        @Test func chmodAndChownAreChanges() throws {
+            let temp = try TemporaryDirectory()
+            let base = temp.path.string
+            write("\(base)/a.txt", "x")
+            #expect(chmod("\(base)/a.txt", 0o644) == 0)
+            _ = try temp.folder("d")
+            let engine = try LiveEngine(crawlThreads: 2)
+            defer { engine.shutdown() }
+            let scopes: [SearchScope] = [.directory(temp.path)]
+            let (all, recorder) = try start("TRUEPREDICATE", scopes: scopes, engine: engine)
+            let (owned, _) = try start(
+                "kMDQItemFSPOSIXPermissions == 0o600 || kMDItemFSOwnerUserID == 65534", scopes: scopes, engine: engine)
+            #expect(owned.results.isEmpty)
+            let file = try #require(all.results.first { $0.name == "a.txt" })
+            func value(_ item: MetadataItem?, _ key: String) -> Int64? {
+                (item?.value(forAttribute: key) as? Int).map(Int64.init)
+            }
+            let steps: [(String, () -> Int32, [String])] = [
+                ("chmod 600", { chmod("\(base)/a.txt", 0o600) }, ["a.txt"]),
+                ("chown nobody", { chown("\(base)/a.txt", 65534, 100) }, ["a.txt"]),
+                ("chmod 644", { chmod("\(base)/a.txt", 0o644) }, ["a.txt"]),
+                ("chown root", { chown("\(base)/a.txt", 0, 0) }, []),
+                ("chmod the folder", { chmod("\(base)/d", 0o700) }, []),
+            ]
+            for (step, change, expected) in steps {
+                let before = recorder.deliveredUpdates.count
+                #expect(change() == 0, "\(step)")
+                var status = stat()
+                _ = lstat("\(base)/a.txt", &status)
+                #expect(
+                    recorder.wait {
+                        let item = all.results.first { $0.name == "a.txt" }
+                        return value(item, "kMDQItemFSPOSIXPermissions") == Int64(status.st_mode & 0o7777)
+                            && value(item, "kMDItemFSOwnerUserID") == Int64(status.st_uid)
+                            && value(item, "kMDItemFSOwnerGroupID") == Int64(status.st_gid)
+                            && value(all.results.first { $0.name == "d" }, "kMDQItemFSPOSIXPermissions")
+                                == (step == "chmod the folder" ? 0o700 : 0o755)
+                    }, "\(step)")
+                #expect(waitUntil(timeout: 10, interval: 0.01) { owned.results.map(\.name) == expected }, "\(step)")
+                all.deliveryQueue.sync {}
+                let changed = recorder.deliveredUpdates.dropFirst(before).flatMap(\.changed)
+                let name = step == "chmod the folder" ? "d" : "a.txt"
+                #expect(changed.contains { $0.name == name }, "\(step): a change")
+                #expect(
+                    recorder.deliveredUpdates.dropFirst(before).allSatisfy { $0.added.isEmpty && $0.removed.isEmpty })
+                #expect(all.results.first { $0.name == "a.txt" }?.id == file.id)
+            }
+            let fresh = try freshItems(roots: [CrawlRoot(path: temp.path)], .alwaysTrue)
+            #expect(attributeDifferences(all.results, fresh).isEmpty)
+            all.stop()
+            owned.stop()
+        }
+
         /// Creating, deleting or moving an entry changes its folder's dates:
         /// the folder is a changed item and its attributes equal the disk's.
         @Test func folderDatesFollowTheirContents() throws {

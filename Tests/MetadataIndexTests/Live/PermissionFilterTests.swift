@@ -425,8 +425,8 @@ extension LiveSuites {
             #expect(!stranger.contains(root + "/long/inner"))
             #expect(try Self.answered(engine, scope, as: Self.viewers[0]).contains(root + "/long/inner"))
             // A malformed ACL, as the index would read it: closed to others.
-            let closed = [0x02, 0, 0, 0, 0xFF].withUnsafeBytes { FolderAccess.acl(parsing: UnsafeRawBufferPointer($0)) }
-            let access = FolderAccess(mode: 0o755, owner: 41001, group: 42001, acl: closed)
+            let closed = [0x02, 0, 0, 0, 0xFF].withUnsafeBytes { EntryAccess.acl(parsing: UnsafeRawBufferPointer($0)) }
+            let access = EntryAccess(mode: 0o755, owner: 41001, group: 42001, acl: closed)
             #expect(!Self.viewers[2].mayWalk(access))
             #expect(Self.viewers[0].mayWalk(access))
         }

@@ -36,6 +36,13 @@ struct IndexSnapshotTests {
             try temp.file("a/d\(i % 7)/caf\u{E9}-\(i).txt", contents: String(repeating: "x", count: i % 5))
         }
         for i in 0..<50 { try temp.file("b/\(i)") }
+        // Files and folders of several owners, groups and modes.
+        for i in stride(from: 0, to: 300, by: 11) {
+            let path = temp.path.appending("a/d\(i % 7)/caf\u{E9}-\(i).txt").string
+            _ = chown(path, [0, 65534][i % 2], [0, 100, 65534][i % 3])
+            _ = chmod(path, [0o600, 0o640, 0o4755][i % 3])
+        }
+        _ = chmod(temp.path.appending("a/d3").string, 0o750)
         let index = FileIndex()
         try index.gather([CrawlRoot(path: temp.path.appending("a")), CrawlRoot(path: temp.path.appending("b"))])
         let root = index.roots.first { index.path(of: $0) == temp.path.appending("a") }!
@@ -74,6 +81,10 @@ struct IndexSnapshotTests {
 
     @Test func roundTripKeepsEveryEntry() throws {
         let (index, _) = try Self.sampleIndex()
+        // Every entry's owner, group and mode kept (`contents` compares them).
+        let owners = Set(Self.contents(index).values.compactMap { $0.access.map { [$0.owner, $0.group] } })
+        let modes = Set(Self.contents(index).values.compactMap { $0.access?.mode })
+        #expect(owners.count >= 4 && modes.isSuperset(of: [0o600, 0o640, 0o4755, 0o750]), "\(owners) \(modes)")
         let loaded = try IndexSnapshot.load(try Self.bytes(of: index))
         #expect(loaded.extra == [1, 2, 3])
         #expect(loaded.written == Timestamp(nanosecondsSinceEpoch: 42))
@@ -125,7 +136,7 @@ struct IndexSnapshotTests {
     /// that is a file or a free slot, a name outside the arena, a parent
     /// out of range.
     @Test func anUnsoundTreeIsRefused() throws {
-        for damage in 0..<5 {
+        for damage in 0..<6 {
             let (copy, _) = try Self.sampleIndex()
             let root = try #require(copy.roots.first { copy.path(of: $0).lastComponent == "a" })
             let folder = try #require(copy.children(of: root).first { copy.kind(of: $0) == .folder })
@@ -139,6 +150,7 @@ struct IndexSnapshotTests {
                 let free = copy.freeHead
                 copy.parentColumn[victim] = try #require(free == FileIndex.none ? nil : free)
             case 3: copy.nameOffsetColumn[victim] = UInt32.max - 10
+            case 4: copy.accessColumn[file] = UInt32(copy.accessClasses.count + 1)
             default: copy.parentColumn[victim] = 5_000_000
             }
             let refusal = #expect(throws: IndexSnapshot.Refusal.self, "damage \(damage)") {

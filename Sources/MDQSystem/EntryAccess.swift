@@ -1,21 +1,22 @@
 import SystemPackage
 
-/// Who may list and search a folder: its permission bits, owner and group,
-/// as `stat` reports them. The system index keeps one per folder, so that
-/// each user is answered only what `find` run as that user would print
-/// (`Viewer`).
+/// An entry's permission bits, owner and group, as `stat` reports them,
+/// and a folder's POSIX access ACL. The system index keeps one per folder
+/// so that each user is answered only what `find` run as that user would
+/// print (`Viewer`); every index keeps one per entry for its owner, group
+/// and permission attributes (`kMDItemFSOwnerUserID`, ...).
 ///
-/// The index stores it without growing: a folder has no size
-/// (`kMDItemFSSize` is absent for folders), so a folder's size slot holds
-/// the number of its access class, interned in the index.
-public struct FolderAccess: Hashable, Sendable {
+/// The index interns them in a table of access classes and stores each
+/// entry's class number: an index holds few distinct ones.
+public struct EntryAccess: Hashable, Sendable {
     /// The permission bits, with set-user-id, set-group-id and sticky
     /// (`st_mode & 07777`).
     public var mode: UInt16
     public var owner: UInt32
     public var group: UInt32
-    /// The folder's POSIX access ACL, when it has one: it decides instead
-    /// of the group and other bits.
+    /// A folder's POSIX access ACL, when it has one: it decides instead
+    /// of the group and other bits. Not read for other entries (a file's
+    /// ACL would cost a call per file; nothing mdq answers reads it).
     public var acl: [ACLEntry]?
 
     public init(mode: UInt16, owner: UInt32, group: UInt32, acl: [ACLEntry]? = nil) {
@@ -51,7 +52,7 @@ public struct FolderAccess: Hashable, Sendable {
         static let unreadable = ACLEntry(tag: unreadableTag, permissions: 0, id: 0)
     }
 
-    /// A folder's access as `stat` (and its ACL) reported it.
+    /// An entry's access as `stat` (and a folder's ACL) reported it.
     package init(_ status: FileStatus) {
         self.init(
             mode: UInt16(truncatingIfNeeded: status.mode), owner: status.userID, group: status.groupID,
@@ -120,7 +121,7 @@ package struct Viewer: Hashable, Sendable {
 
     /// Whether this user may both list and search a folder with `access`
     /// (two checks, as a walk makes two calls).
-    package func mayWalk(_ access: FolderAccess) -> Bool {
+    package func mayWalk(_ access: EntryAccess) -> Bool {
         may(Self.read, access) && may(Self.search, access)
     }
 
@@ -131,13 +132,13 @@ package struct Viewer: Hashable, Sendable {
     /// (which are then the ACL's mask) grant anything; else the group's
     /// bits for its members and the others' for the rest. An ACL whose
     /// mask is `---` is skipped, as Linux skips it.
-    func may(_ want: UInt16, _ access: FolderAccess) -> Bool {
+    func may(_ want: UInt16, _ access: EntryAccess) -> Bool {
         if isRoot { return true }
         var mode = access.mode & 0o777
         if access.owner == user { return (mode >> 6) & want == want }
         if let acl = access.acl {
             // An ACL that could not be read grants nobody else anything.
-            if acl.first?.tag == FolderAccess.ACLEntry.unreadableTag { return false }
+            if acl.first?.tag == EntryAccess.ACLEntry.unreadableTag { return false }
             if mode & 0o070 != 0 { return aclGrants(want, access, acl) }
         }
         if want & (mode ^ (mode >> 3)) & 7 != 0 && groups.contains(access.group) { mode >>= 3 }
@@ -149,8 +150,8 @@ package struct Viewer: Hashable, Sendable {
     /// first group entry (owning or named) of the user's that grants all of
     /// `want` decides under the mask; a matching group entry that grants
     /// less denies once no group entry grants it; else the others' entry.
-    private func aclGrants(_ want: UInt16, _ access: FolderAccess, _ acl: [FolderAccess.ACLEntry]) -> Bool {
-        typealias Entry = FolderAccess.ACLEntry
+    private func aclGrants(_ want: UInt16, _ access: EntryAccess, _ acl: [EntryAccess.ACLEntry]) -> Bool {
+        typealias Entry = EntryAccess.ACLEntry
         func masked(after index: Int) -> Bool {
             let permissions = acl[index].permissions
             guard let mask = acl[(index + 1)...].first(where: { $0.tag == Entry.maskTag }) else {
