@@ -1,15 +1,15 @@
 package import MDQSystem
 
-/// How a folder's access is kept in `mdq.access_class`: its mode, owner,
-/// group and POSIX ACL (a JSON array of `[tag, permissions, id]`, the
+/// How an entry's access is kept in `mdq.access_class`: its mode, owner,
+/// group and a folder's POSIX ACL (a JSON array of `[tag, permissions, id]`, the
 /// kernel's tags). A folder whose access the host has not read yet is
 /// kept as `unknown`: mode 0 and owner and group 4294967295 (no user's
 /// number), which nobody may list but root.
 package enum AccessRow {
-    package static let unknown = FolderAccess(mode: 0, owner: UInt32.max, group: UInt32.max)
+    package static let unknown = EntryAccess(mode: 0, owner: UInt32.max, group: UInt32.max)
 
     /// `mode`, `owner`, `group` and `acl` as SQL text (nil: NULL).
-    package static func columns(_ access: FolderAccess?) -> [String?] {
+    package static func columns(_ access: EntryAccess?) -> [String?] {
         let access = access ?? unknown
         let acl = access.acl.map { entries in
             "[" + entries.map { "[\($0.tag),\($0.permissions),\($0.id)]" }.joined(separator: ",") + "]"
@@ -18,23 +18,23 @@ package enum AccessRow {
     }
 
     /// The access these columns hold; nil when they are not what mdq wrote.
-    package static func access(mode: String?, owner: String?, group: String?, acl: String?) -> FolderAccess? {
+    package static func access(mode: String?, owner: String?, group: String?, acl: String?) -> EntryAccess? {
         guard let mode = mode.flatMap(UInt16.init), let owner = owner.flatMap(UInt32.init),
             let group = group.flatMap(UInt32.init)
         else { return nil }
-        var entries: [FolderAccess.ACLEntry]?
+        var entries: [EntryAccess.ACLEntry]?
         if let acl {
             // [[1,7,0],[2,5,1000],…]: numbers only.
             let numbers = acl.split(whereSeparator: { !$0.isNumber }).compactMap { UInt32($0) }
             guard numbers.count % 3 == 0 else { return nil }
             entries = stride(from: 0, to: numbers.count, by: 3).map {
-                FolderAccess.ACLEntry(
+                EntryAccess.ACLEntry(
                     tag: UInt16(truncatingIfNeeded: numbers[$0]),
                     permissions: UInt16(truncatingIfNeeded: numbers[$0 + 1]),
                     id: numbers[$0 + 2])
             }
         }
-        return FolderAccess(mode: mode, owner: owner, group: group, acl: entries)
+        return EntryAccess(mode: mode, owner: owner, group: group, acl: entries)
     }
 }
 
@@ -49,10 +49,12 @@ package enum AccessRow {
 /// transaction of the rows that use them.
 struct ClassBook {
     let hostID: Int
-    private var accessIDs: [FolderAccess?: Int32] = [:]
+    private var accessIDs: [EntryAccess?: Int32] = [:]
     private var listIDs: [[Int32]: Int32] = [[]: 0]
-    private var newAccess: [(FolderAccess?, Int32)] = []
+    private var newAccess: [(EntryAccess?, Int32)] = []
     private var newLists: [([Int32], Int32)] = []
+    /// The class `entryClass` gave last: a folder's files mostly share one.
+    private var lastEntryClass: (access: EntryAccess, id: Int32)?
 
     /// Read and search, as a walk needs on every folder down to a name.
     static let walk = 5
@@ -79,20 +81,30 @@ struct ClassBook {
         }
     }
 
+    /// The number of `access`'s class (nil: a folder whose access was not
+    /// read, which nobody but root may list), numbering it when new.
+    private mutating func accessClass(_ access: EntryAccess?) -> Int32 {
+        if let known = accessIDs[access] { return known }
+        let id = Int32(accessIDs.count + 1)
+        accessIDs[access] = id
+        newAccess.append((access, id))
+        return id
+    }
+
+    /// The access class an entry's row names (its owner, group and mode),
+    /// nil for one not read (its row says nothing of them).
+    mutating func entryClass(_ access: EntryAccess?) -> Int32? {
+        guard let access else { return nil }
+        if let last = lastEntryClass, last.access == access { return last.id }
+        let id = accessClass(access)
+        lastEntryClass = (access, id)
+        return id
+    }
+
     /// The list class of a folder whose contents need `restrictions`.
-    mutating func listClass(_ restrictions: [FolderAccess?]) -> Int32 {
+    mutating func listClass(_ restrictions: [EntryAccess?]) -> Int32 {
         var members: [Int32] = []
-        for access in restrictions {
-            let id: Int32
-            if let known = accessIDs[access] {
-                id = known
-            } else {
-                id = Int32(accessIDs.count + 1)
-                accessIDs[access] = id
-                newAccess.append((access, id))
-            }
-            members.append(id)
-        }
+        for access in restrictions { members.append(accessClass(access)) }
         members.sort()
         if let known = listIDs[members] { return known }
         let id = Int32(listIDs.count)

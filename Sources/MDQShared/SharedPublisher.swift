@@ -198,7 +198,7 @@ private struct PublishingSession {
         func hostRow() throws(SharedIndexError) -> PostgresRows {
             try connection.execute(
                 """
-                SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me
+                SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me, row_version
                 FROM mdq.host WHERE name = $1
                 """, [configuration.hostName])
         }
@@ -250,7 +250,10 @@ private struct PublishingSession {
         }
         hostID = id
         sequence = host.first("last_seq").flatMap(Int64.init) ?? 0
-        clock = host.first("clock").flatMap(EngineClock.init)
+        // Rows written before this version's columns are written again
+        // whole, once.
+        let rowVersion = host.first("row_version").flatMap(Int.init) ?? 0
+        clock = rowVersion < SharedSchema.current ? nil : host.first("clock").flatMap(EngineClock.init)
         classes = try ClassBook(hostID: id, connection: connection)
         rows = RowWriter(hostID: id)
         rows.typeIDs = try registerTypes()
@@ -476,7 +479,9 @@ private struct PublishingSession {
                 try connection.copy("COPY mdq_entry_changes (\(RowWriter.entryColumns)) FROM STDIN (FORMAT binary)") {
                     text in
                     let end = min(files.count, next + 1000)
-                    for entry in files[next..<end] { rows.entry(entry, seq: seq, into: &text) }
+                    for entry in files[next..<end] {
+                        rows.entry(entry, accessClass: classes.entryClass(entry.metadata.access), seq: seq, into: &text)
+                    }
                     next = end
                     return next < files.count
                 }
@@ -500,10 +505,9 @@ private struct PublishingSession {
                 ).first("n").flatMap(Int.init) ?? 0
             }
             let foldersBefore = try liveFolders()
-            if !folders.isEmpty {
-                _ = try connection.execute(RowWriter.mergeFolders(hostID))
-                try classes.flush(connection)
-            }
+            if !folders.isEmpty { _ = try connection.execute(RowWriter.mergeFolders(hostID)) }
+            // The classes the batch's rows name.
+            try classes.flush(connection)
             let removed = read.removed
             if !removed.isEmpty {
                 _ = try connection.execute(
@@ -586,7 +590,7 @@ private struct PublishingSession {
         ) { (text) throws(SharedIndexError) in
             let end = slot + configuration.sliceSlots
             for entry in publisher.engine.publishedEntries(slots: slot..<end, rows: .entries) {
-                rows.entry(entry, seq: seq, into: &text)
+                rows.entry(entry, accessClass: classes.entryClass(entry.metadata.access), seq: seq, into: &text)
             }
             slot = end
             return slot < max(slots, publisher.engine.publishingState().slots) && !publisher.stopping()
@@ -604,7 +608,7 @@ private struct PublishingSession {
             return slot < max(slots, publisher.engine.publishingState().slots) && !publisher.stopping()
         }
         guard !publisher.stopping() else { return }
-        // The classes the folders use, before the swap shows them.
+        // The classes the rows name, before the swap shows them.
         try classes.flush(connection)
         let copied = ContinuousClock.now
         setState("reloading: indexing")
@@ -621,6 +625,9 @@ private struct PublishingSession {
                     _ = try connection.execute(
                         "SELECT mdq.reload_swap($1::smallint, $2, $3, $4, $5)",
                         [String(hostID), String(seq), start.description, String(entryCount), String(folderCount)])
+                    _ = try connection.execute(
+                        "UPDATE mdq.host SET row_version = $2 WHERE host_id = $1",
+                        [String(hostID), String(SharedSchema.current)])
                     _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
                 }
                 break
@@ -727,7 +734,7 @@ private struct RowWriter {
     /// The columns each row gives, in order (a binary row says how many).
     private static let entryColumnNames = [
         "host_id", "entry_id", "parent_id", "kind", "name", "raw_name", "fold", "ext", "size", "mtime", "btime",
-        "type_id", "inode", "seq",
+        "type_id", "inode", "read_class", "seq",
     ]
     private static let folderColumnNames = [
         "host_id", "folder_id", "parent_id", "path", "raw_path", "list_class", "seq",
@@ -746,11 +753,11 @@ private struct RowWriter {
             parent_id = EXCLUDED.parent_id, kind = EXCLUDED.kind, name = EXCLUDED.name,
             raw_name = EXCLUDED.raw_name, fold = EXCLUDED.fold, ext = EXCLUDED.ext, size = EXCLUDED.size,
             mtime = EXCLUDED.mtime, btime = EXCLUDED.btime, type_id = EXCLUDED.type_id,
-            inode = EXCLUDED.inode, seq = EXCLUDED.seq, deleted_seq = NULL
+            inode = EXCLUDED.inode, read_class = EXCLUDED.read_class, seq = EXCLUDED.seq, deleted_seq = NULL
         WHERE e.deleted_seq IS NOT NULL
-           OR (e.parent_id, e.kind, e.name, e.raw_name, e.size, e.mtime, e.btime, e.type_id, e.inode)
+           OR (e.parent_id, e.kind, e.name, e.raw_name, e.size, e.mtime, e.btime, e.type_id, e.inode, e.read_class)
               IS DISTINCT FROM (EXCLUDED.parent_id, EXCLUDED.kind, EXCLUDED.name, EXCLUDED.raw_name, EXCLUDED.size,
-                                EXCLUDED.mtime, EXCLUDED.btime, EXCLUDED.type_id, EXCLUDED.inode)
+                                EXCLUDED.mtime, EXCLUDED.btime, EXCLUDED.type_id, EXCLUDED.inode, EXCLUDED.read_class)
         """
     }
 
@@ -767,7 +774,7 @@ private struct RowWriter {
         """
     }
 
-    mutating func entry(_ entry: PublishedEntry, seq: Int64, into row: inout CopyBinary) {
+    mutating func entry(_ entry: PublishedEntry, accessClass: Int32?, seq: Int64, into row: inout CopyBinary) {
         row.row(fields: Int16(Self.entryColumnNames.count))
         row.int16(Int16(hostID))
         row.int64(Int64(bitPattern: entry.identity))
@@ -800,6 +807,7 @@ private struct RowWriter {
         }
         if let type = typeIDs[contentType(entry.name, kind: kind)] { row.int32(type) } else { row.null() }
         row.int64(Int64(bitPattern: entry.metadata.inode))
+        if let accessClass { row.int32(accessClass) } else { row.null() }
         row.int64(seq)
     }
 

@@ -616,9 +616,13 @@ package final class SharedReader {
     ) throws {
         fetching: while true {
             let rows = try connection.execute("FETCH 2000 FROM \(name)").rows
+            // A change's row says whether it is gone before its access.
+            let changes = name == "mdq_changes"
             for row in rows {
-                let gone = row.count > 12 && row[12] == "t"
-                guard let entry = Self.entry(row, hosts: hosts, gone: gone) else { continue }
+                let gone = changes && row.count > 12 && row[12] == "t"
+                guard let entry = Self.entry(row, hosts: hosts, gone: gone, access: changes ? 13 : 12) else {
+                    continue
+                }
                 if try !each(entry, gone) { break fetching }
             }
             if rows.count < 2000 { break }
@@ -626,8 +630,10 @@ package final class SharedReader {
     }
 
     /// A row of `mdq.search` or `mdq.changes`; a gone row (`mdq.changes`)
-    /// has its id alone (its kind, path and metadata are left empty).
-    private static func entry(_ row: [String?], hosts: [Int: SharedHost], gone: Bool = false) -> SharedEntry? {
+    /// has its id alone (its kind, path and metadata are left empty). Its
+    /// mode, owner and group are the columns from `access` on (version 9;
+    /// none in a row without them).
+    private static func entry(_ row: [String?], hosts: [Int: SharedHost], gone: Bool, access: Int) -> SharedEntry? {
         guard let hostID = row[0].flatMap(Int.init), let host = hosts[hostID] else { return nil }
         let identity = row[11].flatMap(Int64.init).map { UInt64(bitPattern: $0) } ?? 0
         if gone {
@@ -650,6 +656,10 @@ package final class SharedReader {
         }
         metadata.modificationTime = row[7].flatMap(Int64.init).map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
         metadata.birthTime = row[8].flatMap(Int64.init).map { Timestamp(nanosecondsSinceEpoch: $0 * 1000) }
+        if row.count >= access + 3 {
+            metadata.access = AccessRow.access(
+                mode: row[access], owner: row[access + 1], group: row[access + 2], acl: nil)
+        }
         return SharedEntry(
             host: host.name, hostID: hostID, identity: identity, pathBytes: path, kind: kind, metadata: metadata,
             contentType: row[10], stale: host.isStale)

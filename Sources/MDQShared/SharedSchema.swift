@@ -56,6 +56,10 @@ package enum SharedSchema {
             version: 8,
             summary: "a search's folder above the folders a host indexes from is searched (mdq.scope_errors)",
             minimumPublisher: 6, minimumReader: 3, sql: version8),
+        Migration(
+            version: 9,
+            summary: "every entry's owner, group and mode (its access class), reloaded by each host's publisher",
+            minimumPublisher: 9, minimumReader: 3, sql: version9),
     ]
 
     /// The schema version this mdq creates, publishes and reads.
@@ -308,7 +312,8 @@ extension SharedSchema {
                     GRANT SELECT ON mdq.identity TO \(quoted);
                     GRANT INSERT, UPDATE, DELETE ON mdq.identity TO \(quoted);
                     GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,
-                                  publisher_version, purged_seq, identity_seq, behind_since) ON mdq.host TO \(quoted);
+                                  publisher_version, purged_seq, identity_seq, behind_since, row_version)
+                        ON mdq.host TO \(quoted);
                     GRANT EXECUTE ON FUNCTION \(publishFunctions.joined(separator: ", ")) TO \(quoted)
                     """)
                 // Its host's partitions again (a revoke took them).

@@ -162,6 +162,31 @@ struct SimulatedHostsTests {
                 ).stdoutText) == "1\n"
             })
 
+        // A file's owner, group and mode, from beta, are what alpha's own
+        // index says.
+        #expect(try alpha.run(["chown", "65534:100", alpha.mount + "/docs/report-alpha.txt"]).status == 0)
+        #expect(try alpha.run(["chmod", "640", alpha.mount + "/docs/report-alpha.txt"]).status == 0)
+        let owners = [
+            "--attr", "kMDItemFSOwnerUserID", "--attr", "kMDItemFSOwnerGroupID", "--attr", "kMDQItemFSPOSIXPermissions",
+        ]
+        let local = "\(alpha.mount)/docs/report-alpha.txt\t65534\t100\t416\n"
+        #expect(
+            waitUntil(timeout: 20) {
+                (try? alpha.run([Self.full] + owners + ["--onlyin", alpha.mount, "report-alpha"]).stdoutText) == local
+            })
+        var remote = ""
+        #expect(
+            waitUntil(timeout: 20) {
+                remote =
+                    (try? beta.run(
+                        [Self.full, "--host", "alpha"] + owners + [
+                            "kMDItemFSName == 'report-alpha*' && kMDItemFSOwnerUserID == 65534"
+                        ], asUser: true,
+                        environment: environment
+                    ).stdoutText) ?? ""
+                return remote == "alpha:" + local
+            }, "\(remote)")
+
         // A live search on beta: beta from its own system index (printed
         // as its paths, as a one-shot search prints them), alpha from the
         // shared index. Beta's rows there are removed first (as the

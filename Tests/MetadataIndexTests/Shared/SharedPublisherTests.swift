@@ -32,14 +32,17 @@ struct SharedPublisherTests {
         return url
     }
 
-    /// What a row says of an entry: its path, kind, size, and dates to the
-    /// microsecond the database keeps.
+    /// What a row says of an entry: its path, kind, size, dates to the
+    /// microsecond the database keeps, and its owner, group and mode.
     struct Row: Hashable, CustomStringConvertible {
         var path: [UInt8]
         var kind: EntryKind
         var size: UInt64?
         var modified: Int64?
         var created: Int64?
+        var owner: UInt32?
+        var group: UInt32?
+        var mode: UInt16?
 
         init(path: [UInt8], metadata: EntryMetadata) {
             self.path = path
@@ -47,13 +50,19 @@ struct SharedPublisherTests {
             size = metadata.kind == .folder ? nil : metadata.size
             modified = metadata.modificationTime.map { Self.micros($0.nanosecondsSinceEpoch) }
             created = metadata.birthTime.map { Self.micros($0.nanosecondsSinceEpoch) }
+            owner = metadata.access?.owner
+            group = metadata.access?.group
+            mode = metadata.access?.mode
         }
 
         static func micros(_ nanoseconds: Int64) -> Int64 {
             nanoseconds >= 0 ? nanoseconds / 1000 : (nanoseconds - 999) / 1000
         }
 
-        var description: String { "\(String(decoding: path, as: UTF8.self)) \(kind) \(size ?? 0) \(modified ?? 0)" }
+        var description: String {
+            "\(String(decoding: path, as: UTF8.self)) \(kind) \(size ?? 0) \(modified ?? 0) "
+                + "\(owner.map(String.init) ?? "-"):\(group.map(String.init) ?? "-") \(mode.map { String($0, radix: 8) } ?? "-")"
+        }
     }
 
     static func local(_ engine: LiveEngine, _ scope: ScopeRequest) throws -> Set<Row> {
@@ -314,6 +323,49 @@ struct SharedPublisherTests {
         // The ten entries and their two folders, not the 420 of the index.
         #expect(status.rowsSent > 0 && status.rowsSent <= 20, "\(status.rowsSent) rows sent")
         #expect(try Self.hosts(url).first?.state == "live")
+    }
+
+    /// Rows written before schema version 9 (by an older publisher) have
+    /// no access class: they are searched without owner, group or mode,
+    /// and the host's next publisher publishes it whole once, which
+    /// gives every row its own; the one after sends only what changed.
+    @Test func rowsWrittenBeforeOwnersArePublishedWholeOnce() throws {
+        let url = try sharedIndex()
+        let temp = try TemporaryDirectory()
+        let root = try temp.folder("tree").string
+        for i in 0..<30 {
+            let file = root + "/file\(i).txt"
+            close(open(file, O_WRONLY | O_CREAT, 0o644))
+            _ = chown(file, [0, 65534, 1000][i % 3], [0, 100][i % 2])
+            _ = chmod(file, [0o600, 0o644, 0o755][i % 3])
+        }
+        let tree = try IndexedTree(root)
+        defer { tree.close() }
+        let first = SharedPublisher(configuration: Self.configuration(url), engine: tree.engine)
+        first.start()
+        try Self.expectPublished(root, url, "first publish")
+        first.stop()
+        // As an older publisher left them.
+        let database = try PostgresConnection(url: url)
+        _ = try database.execute("UPDATE mdq.entry SET read_class = NULL")
+        _ = try database.execute("UPDATE mdq.host SET row_version = 8")
+        let bare = try Self.shared(url)
+        #expect(bare.count == 30 && bare.allSatisfy { $0.owner == nil && $0.group == nil && $0.mode == nil })
+        let second = SharedPublisher(configuration: Self.configuration(url), engine: tree.engine)
+        second.start()
+        try Self.expectPublished(root, url, "published whole again")
+        second.stop()
+        #expect(second.status.withLock { $0.reloads } == 1)
+        #expect(
+            try database.execute("SELECT row_version FROM mdq.host").first("row_version")
+                == String(SharedSchema.current))
+        let third = SharedPublisher(configuration: Self.configuration(url), engine: tree.engine)
+        third.start()
+        defer { third.stop() }
+        _ = chmod(root + "/file0.txt", 0o640)
+        try Self.expectPublished(root, url, "a chmod")
+        #expect(third.status.withLock { $0.reloads } == 0)
+        #expect(third.status.withLock { $0.rowsSent } <= 2)
     }
 
     /// A host's lag: none once its rows are its index; while a backlog goes
