@@ -39,20 +39,24 @@ package enum AccessRow {
 }
 
 /// A publisher's numbering of its host's access classes and list classes,
-/// as the database holds them: each distinct folder access is an access
-/// class, and each distinct list of them (what a folder's contents need:
+/// as the database holds them: each distinct entry access (owner, group,
+/// mode, and a folder's ACL) is an access class, and each distinct list of
+/// folders' ones (what a folder's contents need:
 /// `PublishedEntry.listRestrictions`) a list class, whose rules
 /// (`mdq.list_rule`) are one row per access class, each needing read and
 /// search. List class 0 has no rule: everyone may list.
 ///
-/// New classes are numbered at once and written by `flush`, in the
-/// transaction of the rows that use them.
+/// New classes are numbered at once, after the highest number the
+/// database holds (a row this mdq cannot read keeps its number), and
+/// written by `flush`, in the transaction of the rows that use them.
 struct ClassBook {
     let hostID: Int
     private var accessIDs: [EntryAccess?: Int32] = [:]
     private var listIDs: [[Int32]: Int32] = [[]: 0]
     private var newAccess: [(EntryAccess?, Int32)] = []
     private var newLists: [([Int32], Int32)] = []
+    private var nextAccessID: Int32 = 1
+    private var nextListID: Int32 = 1
     /// The class `entryClass` gave last: a folder's files mostly share one.
     private var lastEntryClass: (access: EntryAccess, id: Int32)?
 
@@ -64,9 +68,11 @@ struct ClassBook {
         let access = try connection.execute(
             "SELECT class_id, mode, owner, \"group\", acl FROM mdq.access_class WHERE host_id = $1", [String(hostID)])
         for row in access.rows {
-            guard let id = row[0].flatMap(Int32.init),
-                let folder = AccessRow.access(mode: row[1], owner: row[2], group: row[3], acl: row[4])
-            else { continue }
+            guard let id = row[0].flatMap(Int32.init) else { continue }
+            nextAccessID = max(nextAccessID, id + 1)
+            guard let folder = AccessRow.access(mode: row[1], owner: row[2], group: row[3], acl: row[4]) else {
+                continue
+            }
             accessIDs[folder == AccessRow.unknown ? nil : folder] = id
         }
         let lists = try connection.execute(
@@ -76,6 +82,7 @@ struct ClassBook {
             """, [String(hostID)])
         for row in lists.rows {
             guard let id = row[0].flatMap(Int32.init), let members = row[1] else { continue }
+            nextListID = max(nextListID, id + 1)
             let ids: [Int32] = PostgresArray.integers(members)
             listIDs[ids] = id
         }
@@ -85,7 +92,8 @@ struct ClassBook {
     /// read, which nobody but root may list), numbering it when new.
     private mutating func accessClass(_ access: EntryAccess?) -> Int32 {
         if let known = accessIDs[access] { return known }
-        let id = Int32(accessIDs.count + 1)
+        let id = nextAccessID
+        nextAccessID += 1
         accessIDs[access] = id
         newAccess.append((access, id))
         return id
@@ -107,7 +115,8 @@ struct ClassBook {
         for access in restrictions { members.append(accessClass(access)) }
         members.sort()
         if let known = listIDs[members] { return known }
-        let id = Int32(listIDs.count)
+        let id = nextListID
+        nextListID += 1
         listIDs[members] = id
         newLists.append((members, id))
         return id

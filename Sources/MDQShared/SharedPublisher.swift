@@ -253,7 +253,7 @@ private struct PublishingSession {
         // Rows written before this version's columns are written again
         // whole, once.
         let rowVersion = host.first("row_version").flatMap(Int.init) ?? 0
-        clock = rowVersion < SharedSchema.current ? nil : host.first("clock").flatMap(EngineClock.init)
+        clock = rowVersion < SharedSchema.rowVersion ? nil : host.first("clock").flatMap(EngineClock.init)
         classes = try ClassBook(hostID: id, connection: connection)
         rows = RowWriter(hostID: id)
         rows.typeIDs = try registerTypes()
@@ -627,7 +627,7 @@ private struct PublishingSession {
                         [String(hostID), String(seq), start.description, String(entryCount), String(folderCount)])
                     _ = try connection.execute(
                         "UPDATE mdq.host SET row_version = $2 WHERE host_id = $1",
-                        [String(hostID), String(SharedSchema.current)])
+                        [String(hostID), String(SharedSchema.rowVersion)])
                     _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
                 }
                 break

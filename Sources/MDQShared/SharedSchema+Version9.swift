@@ -11,22 +11,49 @@ extension SharedSchema {
     /// rows hold, and a publisher that writes more reloads its host once
     /// (publishers must know version 9; one of an older mdq still running
     /// writes rows without an access class, shown without an owner).
+    ///
+    /// `mdq.denied_classes` judges only the classes list rules name:
+    /// files' classes (one for each owner, group and mode among them) are
+    /// never what listing a folder takes.
     static let version9 = #"""
         -- The schema version whose columns the host's rows all hold (its
-        -- publisher's last reload).
+        -- publisher's last reload), written by publishing roles.
         ALTER TABLE mdq.host ADD COLUMN row_version smallint NOT NULL DEFAULT 0;
         DO $$
         DECLARE
             r record;
         BEGIN
             FOR r IN
-                SELECT DISTINCT grantee, privilege_type FROM information_schema.column_privileges
+                SELECT DISTINCT grantee FROM information_schema.column_privileges
                 WHERE table_schema = 'mdq' AND table_name = 'host' AND column_name = 'last_seq'
-                  AND privilege_type IN ('SELECT', 'UPDATE') AND grantee NOT IN ('PUBLIC', current_user)
+                  AND privilege_type = 'UPDATE' AND grantee NOT IN ('PUBLIC', current_user)
             LOOP
-                EXECUTE format('GRANT %s (row_version) ON mdq.host TO %I', r.privilege_type, r.grantee);
+                EXECUTE format('GRANT UPDATE (row_version) ON mdq.host TO %I', r.grantee);
             END LOOP;
         END $$;
+
+        -- As version 3's, judging only the classes a list rule names.
+        CREATE OR REPLACE FUNCTION mdq.denied_classes(viewer text, hosts smallint[]) RETURNS bigint[]
+        LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+            WITH v AS (
+                SELECT h.host_id, coalesce(i.uid, 4294967295) AS uid, coalesce(i.gids, '{}') AS gids
+                FROM mdq.host h
+                LEFT JOIN mdq.identity i ON i.domain = h.domain AND i.user_name = viewer AND i.uid <> 0
+                WHERE h.host_id = ANY (hosts)
+            ), granted AS (
+                SELECT a.host_id, a.class_id,
+                       mdq.may(4, a.mode, a.owner, a."group", a.acl, v.uid, v.gids)
+                       AND mdq.may(1, a.mode, a.owner, a."group", a.acl, v.uid, v.gids) AS walk
+                FROM mdq.access_class a JOIN v ON v.host_id = a.host_id
+                WHERE EXISTS (SELECT 1 FROM mdq.list_rule l
+                              WHERE l.host_id = a.host_id AND l.access_class = a.class_id)
+            )
+            SELECT coalesce(array_agg(DISTINCT (r.host_id::bigint << 32) | r.list_class), '{}')
+            FROM mdq.list_rule r
+            JOIN v ON v.host_id = r.host_id
+            LEFT JOIN granted g ON g.host_id = r.host_id AND g.class_id = r.access_class
+            WHERE r.need <> 5 OR g.walk IS NOT TRUE
+        $$;
 
         ALTER TYPE mdq.search_row ADD ATTRIBUTE mode integer, ADD ATTRIBUTE owner bigint,
                                   ADD ATTRIBUTE "group" bigint;

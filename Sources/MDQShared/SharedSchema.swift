@@ -65,6 +65,12 @@ package enum SharedSchema {
     /// The schema version this mdq creates, publishes and reads.
     package static var current: Int { migrations.last!.version }
 
+    /// The schema version whose columns this mdq's publisher writes in
+    /// each row: a host whose rows hold an older one's
+    /// (`mdq.host.row_version`) is published whole once. Moved only by a
+    /// migration that gives rows something new to hold.
+    package static let rowVersion = 9
+
     /// The folding of `entry.fold` (NFD, case and diacritics, as mdq's
     /// `[cd]`): a change of it makes every host publish again.
     package static let foldVersion = 1

@@ -181,3 +181,7 @@ package struct Viewer: Hashable, Sendable {
         return false
     }
 }
+
+/// The name `EntryAccess` had when only folders kept one.
+@available(*, deprecated, renamed: "EntryAccess")
+public typealias FolderAccess = EntryAccess

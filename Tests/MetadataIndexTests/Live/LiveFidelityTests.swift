@@ -273,6 +273,7 @@ extension LiveSuites {
             write("\(base)/a.txt", "x")
             #expect(chmod("\(base)/a.txt", 0o644) == 0)
             _ = try temp.folder("d")
+            #expect(chmod("\(base)/d", 0o755) == 0)
             let engine = try LiveEngine(crawlThreads: 2)
             defer { engine.shutdown() }
             let scopes: [SearchScope] = [.directory(temp.path)]

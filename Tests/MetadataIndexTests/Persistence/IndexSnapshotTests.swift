@@ -157,6 +157,9 @@ struct IndexSnapshotTests {
                 try IndexSnapshot.load(try Self.bytes(of: copy))
             }
             #expect(refusal?.reason.contains("inconsistent index") == true, "\(refusal?.reason ?? "")")
+            if damage == 4 {
+                #expect(refusal?.reason.contains("unknown access class") == true, "\(refusal?.reason ?? "")")
+            }
         }
     }
 
