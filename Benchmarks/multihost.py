@@ -32,8 +32,11 @@ As root, it simulates the hosts on this machine:
 - as an ordinary user (`nobody`) on host 1 (`nsenter` into its
   namespaces), per invocation of the `mdq` command, median of --runs:
   a rare word across all hosts, the `*.png` count across all hosts, the
-  first 100 paths of an unselective query; beside the same question in
-  raw SQL (`psql`, unfiltered) and the local daemon's answer for host 1;
+  first 100 paths of an unselective query, answered by host 1's system
+  index (the user has no database credential of their own) and with the
+  user's own credential (`MDQ_SHARED`: the full command connects itself);
+  beside the same question in raw SQL (`psql`, unfiltered) and the local
+  daemon's answer for host 1;
 - sustained changes on host 0 (files created as fast as one process can)
   and the rate at which they reach the shared index;
 - freshness: a file created on host 0, and the time until `mdq --host
@@ -302,6 +305,10 @@ def main():
         def mdq_b(args):
             return ["env", f"MDQ_SHARED={cluster.url}"] + b.command([MDQ] + args, user="nobody")
 
+        def mdq_b_system(args):
+            # No credential of the user's own: host 1's system index answers.
+            return ["env", "-u", "MDQ_SHARED"] + b.command([MDQ] + args, user="nobody")
+
         def sql_command(query):
             return ["psql", "-h", cluster.folder, "-U", "postgres", "-d", "shared", "-tAqc", query]
 
@@ -327,15 +334,21 @@ def main():
              "–"),
         ]
         lines += ["## Queries across all hosts, as `nobody` on host 1", "",
-                  "Median of %d invocations each, after 3 untimed. `mdq --all-hosts` is answered by host 1's "
-                  "system index (`--search`: over connections it keeps, two for the other hosts): host 1 from "
-                  "its index, the nine others from the shared index, filtered for the user; raw SQL is `psql` "
-                  "unfiltered (one process per query, like `mdq`); the local daemon is `mdq -a` on host 1 alone "
-                  "(a tenth of the entries)." % a.runs, "",
-                  "| query | goal | `mdq --all-hosts` | answer | raw SQL (`psql`) | answer | local daemon, host 1 only "
-                  "| answer |", "|---|---|---|---|---|---|---|---|"]
+                  "Median of %d invocations each, after 3 untimed. `mdq --all-hosts` for a user of host 1 "
+                  "(the trusted mode: no database credential of their own) is answered by host 1's system "
+                  "index (`--search`: over connections it keeps, two for the other hosts): host 1 from its "
+                  "index, the nine others from the shared index, filtered for the user. With the user's own "
+                  "credential (`MDQ_SHARED`, the mode for machines that may not be trusted) the full command "
+                  "searches itself, over a connection of its own each time. Raw SQL is `psql` unfiltered (one "
+                  "process per query, like `mdq`); the local daemon is `mdq -a` on host 1 alone (a tenth of the "
+                  "entries)." % a.runs, "",
+                  "| query | goal | `mdq --all-hosts` | answer | own credential | raw SQL (`psql`) | answer "
+                  "| local daemon, host 1 only | answer |", "|---|---|---|---|---|---|---|---|---|"]
         for label, shared_args, local_args, query, goal in queries:
-            shared_time, shared_out = timed(mdq_b(shared_args), a.runs)
+            shared_time, shared_out = timed(mdq_b_system(shared_args), a.runs)
+            own_time, own_out = timed(mdq_b(shared_args), a.runs)
+            if own_out != shared_out:
+                own_out = "differs: " + own_out
             sql_time, sql_out = timed(sql_command(query), a.runs)
             local_time, local_out = timed(b.command([MDQ] + local_args, user="nobody"), a.runs)
 
@@ -343,6 +356,7 @@ def main():
                 lines_ = text.splitlines()
                 return (lines_[0] if len(lines_) == 1 else f"{len(lines_)} lines").replace("|", "/")[:40]
             lines.append(f"| {label} | {goal} | {shared_time * 1000:.1f} ms | {short(shared_out)} | "
+                         f"{own_time * 1000:.1f} ms{'' if own_out == shared_out else ' (' + short(own_out) + ')'} | "
                          f"{sql_time * 1000:.1f} ms | {short(sql_out)} | {local_time * 1000:.1f} ms | "
                          f"{short(local_out)} |")
         lines.append("")
