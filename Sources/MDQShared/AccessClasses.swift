@@ -70,10 +70,10 @@ struct ClassBook {
         for row in access.rows {
             guard let id = row[0].flatMap(Int32.init) else { continue }
             nextAccessID = max(nextAccessID, id + 1)
-            guard let folder = AccessRow.access(mode: row[1], owner: row[2], group: row[3], acl: row[4]) else {
+            guard let stored = AccessRow.access(mode: row[1], owner: row[2], group: row[3], acl: row[4]) else {
                 continue
             }
-            accessIDs[folder == AccessRow.unknown ? nil : folder] = id
+            accessIDs[stored == AccessRow.unknown ? nil : stored] = id
         }
         let lists = try connection.execute(
             """

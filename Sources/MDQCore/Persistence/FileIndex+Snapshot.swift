@@ -152,13 +152,13 @@ package enum IndexSnapshot {
         try emitScratch()
         var access = ByteWriter()
         access.append(UInt64(index.accessClasses.count))
-        for folder in index.accessClasses {
-            access.append(UInt32(folder.mode))
-            access.append(folder.owner)
-            access.append(folder.group)
+        for stored in index.accessClasses {
+            access.append(UInt32(stored.mode))
+            access.append(stored.owner)
+            access.append(stored.group)
             // The ACL's entries, 0xFFFFFFFF when it has none.
-            access.append(folder.acl.map { UInt32($0.count) } ?? UInt32.max)
-            for entry in folder.acl ?? [] {
+            access.append(stored.acl.map { UInt32($0.count) } ?? UInt32.max)
+            for entry in stored.acl ?? [] {
                 access.append(entry.tag)
                 access.append(entry.permissions)
                 access.append(entry.id)
@@ -336,7 +336,7 @@ package enum IndexSnapshot {
         let classes = Int(try access.read() as UInt64)
         guard classes <= access.remaining / 16 else { throw Refusal(reason: "access classes") }
         for _ in 0..<classes {
-            var folder = EntryAccess(
+            var stored = EntryAccess(
                 mode: UInt16(truncatingIfNeeded: try access.read() as UInt32), owner: try access.read(),
                 group: try access.read())
             let entries: UInt32 = try access.read()
@@ -348,11 +348,11 @@ package enum IndexSnapshot {
                         EntryAccess.ACLEntry(
                             tag: try access.read(), permissions: try access.read(), id: try access.read()))
                 }
-                folder.acl = acl
+                stored.acl = acl
             }
-            guard index.accessNumbers[folder] == nil else { throw Refusal(reason: "access classes repeat") }
-            index.accessClasses.append(folder)
-            index.accessNumbers[folder] = UInt32(index.accessClasses.count)
+            guard index.accessNumbers[stored] == nil else { throw Refusal(reason: "access classes repeat") }
+            index.accessClasses.append(stored)
+            index.accessNumbers[stored] = UInt32(index.accessClasses.count)
         }
         var quarantine = try section("QUAR")
         let held = Int(try quarantine.read() as UInt64)
