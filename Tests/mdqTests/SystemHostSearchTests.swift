@@ -1002,8 +1002,8 @@ struct SystemHostSearchTests {
                 let process = try live(["--onlyin", "\(here):\(folder)", "report"], environment)
                 guard alone.status == 0 else {
                     // Refused before it starts, as the one-shot form is.
-                    #expect(process.waitUntil { !process.process.isRunning }, "\(context): \(process.lines)")
-                    #expect(process.process.terminationStatus == alone.status, "\(context)")
+                    let status = process.waitForExit()
+                    #expect(status == alone.status, "\(context): \(process.lines)")
                     #expect(
                         process.errorText
                             == alone.stderrText.replacingOccurrences(of: ": " + local, with: ": \(here):" + local),
@@ -1047,11 +1047,11 @@ struct SystemHostSearchTests {
             let oneShot = try hosts.system.mdq(
                 ["--onlyin", "\(here):\(folder)", "report"], as: "nobody", inside: true, environment: environment)
             let process = try live(["--onlyin", "\(here):\(folder)", "report"], environment)
-            #expect(process.waitUntil { !process.process.isRunning }, "\(route): \(process.lines)")
+            let status = process.waitForExit()
             let said = alone.stderrText.replacingOccurrences(of: ": " + local, with: ": \(here):" + local)
             #expect(oneShot.status == 1 && oneShot.stderrText == said, "\(route): \(oneShot.stderrText)")
             #expect(
-                process.process.terminationStatus == 1 && process.errorText == said, "\(route): \(process.errorText)")
+                status == 1 && process.errorText == said, "\(route): \(process.lines) \(process.errorText)")
         }
         #expect(chmod(local, 0o755) == 0)
 

@@ -102,9 +102,27 @@ final class LiveProcess: @unchecked Sendable {
             process.terminate()
             return nil
         }
-        // Drain what is left in the pipe.
-        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        drain()
         return process.terminationStatus
+    }
+
+    /// Waits (up to `timeout`) for the process to end by itself; its exit
+    /// status, with all it wrote read (its pipes can still hold the end
+    /// of its output when it has exited), or nil while it runs.
+    func waitForExit(timeout: Double = 20) -> Int32? {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        while process.isRunning && Date() < deadline { usleep(5_000) }
+        guard !process.isRunning else { return nil }
+        drain()
+        return process.terminationStatus
+    }
+
+    /// Takes what is left in the pipes of an exited process.
+    private func drain() {
+        pipe.fileHandleForReading.readabilityHandler = nil
+        errorPipe.fileHandleForReading.readabilityHandler = nil
+        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        errors.append(errorPipe.fileHandleForReading.readDataToEndOfFile())
     }
 
     /// Everything written on stderr so far.
