@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <grp.h>
 #include <sys/fanotify.h>
 #include <linux/capability.h>
 #include <sys/vfs.h>
@@ -297,4 +298,11 @@ int mdq_file_handle(int fd, uint64_t *fsid, int32_t *type, unsigned char *bytes,
 
 int mdq_wake_pipe(int fds[2]) {
     return pipe2(fds, O_NONBLOCK | O_CLOEXEC);
+}
+
+int mdq_become_user(uint32_t user, uint32_t group) {
+    if (setgroups(0, NULL) != 0) return -1;
+    if (setresgid(group, group, group) != 0) return -1;
+    if (setresuid(user, user, user) != 0) return -1;
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 }

@@ -175,7 +175,7 @@ final class DaemonSession: Sendable {
             case "predicate": return try MetadataPredicate(formatBytes: text)
             case "spotlight": return try MetadataPredicate(spotlightQueryBytes: text, timeZone: zone)
             case "name": return try MetadataPredicate.nameMatching(text)
-            case "command-line" where daemon.content != nil && CommandLineQuery.isFreeText(text):
+            case "command-line" where content != nil && CommandLineQuery.isFreeText(text):
                 words = text
                 return try MetadataPredicate.words(text)
             case "command-line":
@@ -184,10 +184,8 @@ final class DaemonSession: Sendable {
             case "words":
                 // mdfind's free text, over names and text: only where the
                 // text is indexed (else the client searches names).
-                guard daemon.content != nil else {
-                    throw ProtocolError(
-                        code: .notCovered,
-                        message: "the daemon does not index what is inside files (content indexing is off)")
+                guard content != nil else {
+                    throw ProtocolError(code: .notCovered, message: Self.noContent)
                 }
                 words = text
                 return try MetadataPredicate.words(text)
@@ -268,9 +266,25 @@ final class DaemonSession: Sendable {
     /// not index it: the index keeps names and stat data only, and the
     /// client reads inside the files itself.
     func checkContent(of predicate: MetadataPredicate) throws(ProtocolError) {
-        guard !predicate.importedAttributes.isEmpty && daemon.content == nil else { return }
-        throw ProtocolError(
-            code: .notCovered, message: "the daemon does not index what is inside files (content indexing is off)")
+        guard !predicate.importedAttributes.isEmpty && content == nil else { return }
+        throw ProtocolError(code: .notCovered, message: Self.noContent)
+    }
+
+    static let noContent = "the daemon does not index what is inside files (content indexing is off)"
+
+    /// What is inside files, as this session may read it: the daemon's
+    /// imports for its own user (and root), never the system index's for
+    /// another user (it would have to judge each file's read permission as
+    /// that user, which it does not yet): that user is answered as by a
+    /// daemon without content indexing, and the client reads inside the
+    /// files itself, with its own rights.
+    var content: ContentIndexer? { viewer == nil ? daemon.content : nil }
+
+    /// The imported attributes `request` wants with its items, none for a
+    /// session that may not read them (`content`).
+    func fetchedAttributes(_ request: JSONValue) throws(ProtocolError) -> Set<MetadataAttribute> {
+        let named = try DaemonProtocol.attributes(request)
+        return content == nil ? [] : named
     }
 
     /// Counts a query of this user's against the daemon's limits (ended

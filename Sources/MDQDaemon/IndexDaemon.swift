@@ -250,8 +250,10 @@ public final class IndexDaemon: Sendable {
     /// included, not crossing into other filesystems; kept live with one
     /// fanotify mark per filesystem, answering every local user over a
     /// socket anyone may connect to, each only what that user may see
-    /// (`Viewer`). Names and stat data only: nothing is imported from
-    /// inside files. A mount point named with no filesystem mounted there
+    /// (`Viewer`). Names and stat data only, unless the configuration
+    /// says `CONTENT`: then what is inside files is imported too, for
+    /// root's searches and for the publisher, never answered to another
+    /// user (`content(for:)`). A mount point named with no filesystem mounted there
     /// waits for one (`waitingMounts`); the folder beneath is not indexed.
     ///
     /// - Parameter beforeAnswering: runs once the index is made and before
@@ -263,6 +265,7 @@ public final class IndexDaemon: Sendable {
     package static func startSystem(
         mounts: [FilePath]?, configuration: SystemConfiguration = .standard, paths: DaemonPaths = .system,
         crawlThreads: Int? = nil, snapshotInterval: Double = 60, requestTimeout: Double = 10,
+        contentIndexing: ContentIndexing = ContentIndexing(),
         log: @escaping @Sendable (String) -> Void = { _ in },
         beforeAnswering: (IndexDaemon) -> Void = { _ in }
     ) throws(MetadataError) -> IndexDaemon {
@@ -272,7 +275,8 @@ public final class IndexDaemon: Sendable {
         FileStatus.readFolderACLs()
         return try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
-            requestTimeout: requestTimeout, content: nil, system: configuration, systemIndex: nil,
+            requestTimeout: requestTimeout, content: configuration.content ? contentIndexing : nil,
+            system: configuration, systemIndex: nil,
             limits: configuration.limits, log: log, beforeAnswering: beforeAnswering)
     }
 

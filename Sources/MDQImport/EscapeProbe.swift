@@ -17,7 +17,9 @@ import MDQSystem
     /// - `socket`: opens a TCP socket and says so in the text (seccomp kills);
     /// - `exec:MARKER`: runs `/bin/sh -c 'echo escaped > MARKER'` in place of
     ///   the worker (seccomp kills);
-    /// - `fork:MARKER`: starts a child that writes MARKER (seccomp kills).
+    /// - `fork:MARKER`: starts a child that writes MARKER (seccomp kills);
+    /// - `whoami`: says whose rights the worker has, in the text
+    ///   (`uid=U euid=E gid=G groups=N`).
     enum EscapeProbe {
         static let environmentVariable = "MDQ_TEST_ESCAPE"
 
@@ -36,6 +38,8 @@ import MDQSystem
             case "socket": outcome = openSocket()
             case "exec": outcome = exec(argument)
             case "fork": outcome = fork(argument)
+            case "whoami":
+                outcome = .success("uid=\(getuid()) euid=\(geteuid()) gid=\(getgid()) groups=\(getgroups(0, nil))")
             default: return report
             }
             switch outcome {

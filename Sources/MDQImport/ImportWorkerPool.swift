@@ -12,7 +12,8 @@ package import SystemPackage
 /// space, CPU time, no file writes, nice 19 and the idle I/O class, killed
 /// with its parent), then sandboxed (`WorkerConfinement`: Landlock leaves
 /// it no filesystem access, a seccomp filter no new process, exec or
-/// socket). So the worker opens nothing: the pool opens each file itself
+/// socket); one started by root (the system index's) first becomes
+/// `nobody` (`WorkerChannel.leaveRoot`). So the worker opens nothing: the pool opens each file itself
 /// (a regular file only, symlinks not followed, never blocking on a FIFO or
 /// device) and passes the descriptor with the request. A file gets
 /// `timeout` seconds; past it, or when the worker dies or answers nonsense,
@@ -456,6 +457,9 @@ package enum ImportWorkerMain {
             default: break
             }
             i += 2
+        }
+        if case .failure(let error) = WorkerChannel.leaveRoot() {
+            exit(because: "cannot give up root: \(error.description)")
         }
         if case .failure(let error) = WorkerChannel.limit(memoryBytes: memory, cpuSeconds: cpu) {
             // Unconfined work is refused rather than done.

@@ -131,6 +131,10 @@ extension ProcessEnvironment {
     package enum Capability: UInt64, Sendable {
         /// `CAP_DAC_READ_SEARCH`: read every folder and search through it.
         case readAndSearchAnything = 2
+        /// `CAP_SETGID`, `CAP_SETUID`: an import worker started by root
+        /// becomes `nobody` (`WorkerChannel.leaveRoot`).
+        case setGroupID = 6
+        case setUserID = 7
         /// `CAP_SYS_ADMIN`: fanotify filesystem marks.
         case systemAdministration = 21
     }

@@ -261,6 +261,25 @@ package final class WorkerProcess {
 /// that come with them) from standard input, frames to standard output
 /// (the same socket), and the confinement it puts itself under.
 package enum WorkerChannel {
+    /// The user a worker started by root becomes (`nobody`).
+    package static let unprivilegedUser: UInt32 = 65534
+
+    /// Gives up root, when started as root (the system index's workers):
+    /// a worker reads only the descriptors it is handed, so it needs no
+    /// one's rights. It becomes `nobody` with no supplementary groups, and
+    /// stays undumpable, so that no other process of `nobody`'s may trace
+    /// it or take its descriptors through `/proc`. Checked afterwards: a
+    /// worker still root is refused by its caller.
+    package static func leaveRoot() -> Result<Void, Errno> {
+        guard getuid() == 0 || geteuid() == 0 else { return .success(()) }
+        let nobody = unprivilegedUser
+        guard mdq_become_user(nobody, nobody) == 0 else { return .failure(Errno(rawValue: errno)) }
+        guard getuid() == nobody, geteuid() == nobody, getgid() == nobody, getegid() == nobody else {
+            return .failure(.notPermitted)
+        }
+        return .success(())
+    }
+
     /// Puts this process under its resource limits (see
     /// `mdq_confine_worker`), before it loads anything for its importers.
     package static func limit(memoryBytes: UInt64, cpuSeconds: UInt) -> Result<Void, Errno> {

@@ -1,3 +1,4 @@
+import Glibc
 import MDQDaemon
 import MDQEngine
 import MDQLive
@@ -262,16 +263,21 @@ struct DaemonAnswer {
         guard scope.daemonRules != nil else {
             return .declined(.note("the system index answers --exclude with exact folder names, not globs"), gap: nil)
         }
-        guard predicate.importedAttributes.isEmpty, OneShotSession.importedColumns(output).isEmpty else {
-            return .declined(.note("the system index holds nothing read from inside files"), gap: nil)
+        // What is inside files: root's searches are answered from what the
+        // system index imported (`CONTENT`; one that imports nothing
+        // declines); another user's never are (the index would have to
+        // judge each file's read permission as that user).
+        let columns = mode == .entries ? OneShotSession.importedColumns(output) : []
+        guard getuid() == 0 || (predicate.importedAttributes.isEmpty && columns.isEmpty) else {
+            return .declined(.note("the system index answers only root what is inside files"), gap: nil)
         }
         let requests = scope.everywhere ? nil : scope.daemonRequests
         var answer: DaemonClient.Answer
-        let ordered = order(client)
+        let ordered = columns.isEmpty ? order(client) : nil
         do {
             answer = try client.query(
                 question.text, syntax: question.syntax, scopes: requests, rules: scope.daemonRules, output: mode,
-                limit: ordered?.limit ?? limit, budget: budget, attributes: [], order: ordered?.0,
+                limit: ordered?.limit ?? limit, budget: budget, attributes: columns, order: ordered?.0,
                 thenByPath: ordered?.thenByPath ?? false, onProgress: nil)
         } catch {
             guard error.code == .daemon else { throw error }
@@ -279,7 +285,10 @@ struct DaemonAnswer {
             return .declined(.error(error), gap: nil)
         }
         noteOtherReading(of: &answer, client: client, requests: requests)
-        present(answer, importer: nil)
+        let unimported = answer.entries.contains { $0.kind == .file && $0.imported == nil }
+        let importer = !columns.isEmpty && unimported ? try OneShotSession.columnImporter(output) : nil
+        defer { importer?.pool.shutdown() }
+        present(answer, importer: importer)
         return .answered
     }
 

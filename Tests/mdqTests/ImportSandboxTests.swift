@@ -59,6 +59,14 @@ struct ImportSandboxTests {
             secret = try temp.file("private/secret.txt", contents: "the secret is 4711")
             next = try temp.file("next.txt", contents: "the next file")
             marker = temp.path.appending("escaped")
+            // A worker started by root runs as nobody: what a probe would
+            // get at is open to it, so that only the sandbox stops it.
+            for (path, mode) in [
+                (temp.path, 0o777), (secret.removingLastComponent(), 0o755), (secret, 0o644), (bait, 0o644),
+                (next, 0o644),
+            ] {
+                _ = chmod(path.string, mode_t(mode))
+            }
         }
 
         var markerExists: Bool { access(marker.string, F_OK) == 0 }
@@ -98,6 +106,18 @@ struct ImportSandboxTests {
         #expect(after.failure == nil)
         #expect(text(after) == "the next file")
         #expect(pool.confinement?.seccomp == true)
+    }
+
+    /// A worker started by root (the system index's, `CONTENT`) gives root
+    /// up before it reads anything: a hijacked importer has nobody's
+    /// rights, no supplementary group, and still imports.
+    @Test(.enabled(if: getuid() == 0)) func aWorkerStartedByRootRunsAsNobody() throws {
+        let scene = try Scene()
+        let pool = pool(["MDQ_IMPORT_SANDBOX=off", "MDQ_TEST_ESCAPE=whoami"])
+        defer { pool.shutdown() }
+        let report = pool.importFile(at: scene.bait)
+        #expect(text(report) == "bait text\nuid=65534 euid=65534 gid=65534 groups=0", "\(everything(report))")
+        #expect(text(pool.importFile(at: scene.next)) == "the next file")
     }
 
     /// The probes are real: with the sandbox turned off each gets out, as

@@ -135,6 +135,12 @@ int mdq_anonymous_file(const char *name);
 /// and effective sets (none inheritable). Returns 0, or -1 with errno set.
 int mdq_keep_only_capabilities(uint64_t keep);
 
+/// Becomes `user` and `group` (real, effective and saved), with no
+/// supplementary groups, and undumpable (no process of that user's may
+/// trace this one or open its descriptors through /proc). 0, or -1 with
+/// errno.
+int mdq_become_user(uint32_t user, uint32_t group);
+
 /// fanotify_init(2) for a whole-filesystem notification group reporting
 /// directory file handles and names (FAN_CLASS_NOTIF |
 /// FAN_REPORT_DFID_NAME), close-on-exec, with the kernel's queue unbounded

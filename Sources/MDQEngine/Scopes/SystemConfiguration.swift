@@ -38,6 +38,11 @@ package import SystemPackage
 ///   index searches for its users itself (`mdq --host`, `--all-hosts`),
 ///   as a trusted role whose credential root alone holds, over
 ///   connections it keeps open.
+/// - `CONTENT`: `yes` to import what is inside files (text and the
+///   attributes importers read), in confined workers run as `nobody`, for
+///   root's searches and for publishing (`PUBLISH`): other users of this
+///   host are answered only names and stat data by the system index.
+///   Default `no`.
 package struct SystemConfiguration: Sendable, Equatable {
     package var prunedTypes: Set<String>
     package var prunedPaths: [String]
@@ -52,6 +57,8 @@ package struct SystemConfiguration: Sendable, Equatable {
     package var shared: String?
     /// The shared index the system index searches for its users (`SEARCH`).
     package var search: String?
+    /// Whether what is inside files is imported (`CONTENT`).
+    package var content = false
 
     /// Where the file is looked for when none is named.
     static let defaultPath = FilePath("/etc/mdq/system.conf")
@@ -179,6 +186,12 @@ package struct SystemConfiguration: Sendable, Equatable {
                             + "with a letter or digit)")
                 }
                 configuration.hostName = words[0]
+            case "CONTENT":
+                switch words.count == 1 ? words[0].lowercased() : "" {
+                case "yes", "true", "1": configuration.content = true
+                case "no", "false", "0": configuration.content = false
+                default: throw fail("CONTENT must be \"yes\" or \"no\"")
+                }
             case "MAX_QUERY_SECONDS", "MAX_QUERIES_PER_USER", "MAX_SUBSCRIPTIONS_PER_USER",
                 "MAX_CONNECTIONS_PER_USER":
                 guard words.count == 1, let number = Int(words[0]), number >= 1, number <= 1_000_000 else {
@@ -194,7 +207,7 @@ package struct SystemConfiguration: Sendable, Equatable {
                 throw fail(
                     "unknown setting \(name) (known: PRUNEFS, PRUNEPATHS, PRUNENAMES, PRUNE_BIND_MOUNTS, MOUNTS, "
                         + "MAX_QUERY_SECONDS, MAX_QUERIES_PER_USER, MAX_SUBSCRIPTIONS_PER_USER, "
-                        + "MAX_CONNECTIONS_PER_USER, PUBLISH, HOST_NAME, SHARED, SEARCH)")
+                        + "MAX_CONNECTIONS_PER_USER, PUBLISH, HOST_NAME, SHARED, SEARCH, CONTENT)")
             }
         }
         return configuration

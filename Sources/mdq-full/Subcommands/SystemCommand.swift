@@ -27,7 +27,10 @@ struct SystemCommand: ParsableCommand {
             (default /tmp /var/tmp /var/spool /media /mnt /run /proc /sys /dev), PRUNENAMES \
             (default .snapshot), MOUNTS to name the filesystems, and what one user may spend: \
             MAX_QUERY_SECONDS, MAX_QUERIES_PER_USER, MAX_SUBSCRIPTIONS_PER_USER and \
-            MAX_CONNECTIONS_PER_USER. A filesystem that refuses \
+            MAX_CONNECTIONS_PER_USER. CONTENT = "yes" (or --content) imports what is inside \
+            files too, in workers run as nobody, for root's searches and for publishing; other \
+            users are answered names and stat data, and read inside files themselves. \
+            A filesystem that refuses \
             the mark is watched folder by folder with inotify (mdq system status says which).
             """,
         subcommands: [Run.self, Start.self, Stop.self, Status.self]
@@ -65,6 +68,13 @@ struct SystemCommand: ParsableCommand {
                 "This host's name in the shared index (default: HOST_NAME in the configuration, else the host name).",
                 valueName: "NAME"))
         var hostName: String?
+
+        @Flag(
+            name: .customLong("content"),
+            help: ArgumentHelp(
+                "Import what is inside files too, in workers run as nobody: for root's searches and for publishing "
+                    + "(default: CONTENT in the configuration, else off)."))
+        var content = false
 
         @Option(
             name: .customLong("search"),
@@ -121,6 +131,7 @@ struct SystemCommand: ParsableCommand {
                             + "alone (chmod 600)")
                 }
             }
+            if content { configuration.content = true }
             if let hostName {
                 guard hostName.range(of: SharedSchema.hostNamePattern, options: .regularExpression) != nil else {
                     throw ValidationError(
@@ -158,7 +169,7 @@ struct SystemCommand: ParsableCommand {
         var arguments: [String] {
             (resolved ?? []).flatMap { ["--mount", $0.string] }
                 + (configurationFile.map { ["--config", URL(fileURLWithPath: $0).standardizedFileURL.path] } ?? [])
-                + (hostName.map { ["--host-name", $0] } ?? [])
+                + (hostName.map { ["--host-name", $0] } ?? []) + (content ? ["--content"] : [])
         }
     }
 
@@ -227,8 +238,12 @@ struct SystemCommand: ParsableCommand {
             publisher?.start()
             // Listening, fanotify started: from now on only marking
             // filesystems (CAP_SYS_ADMIN) and reading every folder
-            // (CAP_DAC_READ_SEARCH); everything else root may do is dropped.
-            try ProcessEnvironment.keepOnlyCapabilities([.systemAdministration, .readAndSearchAnything])
+            // (CAP_DAC_READ_SEARCH), and with CONTENT starting import
+            // workers that become nobody (CAP_SETUID, CAP_SETGID);
+            // everything else root may do is dropped.
+            let kept: Set<ProcessEnvironment.Capability> = [.systemAdministration, .readAndSearchAnything]
+            try ProcessEnvironment.keepOnlyCapabilities(
+                kept.union(configuration.content ? [.setUserID, .setGroupID] : []))
             ProcessEnvironment.onInterrupt { _ in
                 publisher?.stop()
                 daemon.stop()

@@ -55,7 +55,9 @@ import Testing
             MAX_QUERIES_PER_USER = "2"
             MAX_SUBSCRIPTIONS_PER_USER = "3"
             MAX_CONNECTIONS_PER_USER = "9"
+            CONTENT = "Yes"
             """, path: file)
+        #expect(configuration.content)
         let limits = configuration.limits
         #expect(limits.maxBudget == 5 && limits.queriesPerUser == 2, "\(limits)")
         #expect(limits.subscriptionsPerUser == 3 && limits.connectionsPerUser == 9, "\(limits)")
@@ -74,7 +76,8 @@ import Testing
         #expect(configuration.rules(for: "/var/cache").prunedFolderPaths.isEmpty, "a mount named is indexed")
         // What is not set keeps its standard value.
         let empty = try SystemConfiguration.parse("# nothing\n", path: file)
-        #expect(empty == .standard)
+        #expect(empty == .standard && !empty.content)
+        #expect(try !SystemConfiguration.parse("CONTENT = \"no\"", path: file).content)
     }
 
     @Test(arguments: [
@@ -90,6 +93,8 @@ import Testing
         ("PRUNEPATHS = \"/a\" \"/b\"", "1: the value of PRUNEPATHS is followed by"),
         ("PRUNEPATHS = \"/a", "1: the value of PRUNEPATHS has no closing double quote"),
         ("PRUNENAMES = \"*.tmp\"", "1: PRUNENAMES holds \"*.tmp\": names are matched whole"),
+        ("CONTENT = \"sometimes\"", "1: CONTENT must be \"yes\" or \"no\""),
+        ("CONTENT = \"\"", "1: CONTENT must be \"yes\" or \"no\""),
         ("MAX_QUERY_SECONDS = \"0\"", "1: MAX_QUERY_SECONDS must be one whole number from 1 to 1000000"),
         ("MAX_QUERIES_PER_USER = \"2 3\"", "1: MAX_QUERIES_PER_USER must be one whole number"),
         ("MAX_CONNECTIONS_PER_USER = \"1e9\"", "1: MAX_CONNECTIONS_PER_USER must be one whole number"),
