@@ -46,10 +46,33 @@ int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out
     return 0;
 }
 
+#ifndef SYS_getxattrat
+#define SYS_getxattrat 464
+#endif
+
+/// getxattrat(2)'s arguments (Linux 6.13).
+struct mdq_xattr_args {
+    uint64_t value;
+    uint32_t size;
+    uint32_t flags;
+};
+
+/// Set once getxattrat(2) is found missing (ENOSYS): a racing second
+/// caller only tries it once more.
+static int mdq_no_getxattrat = 0;
+
 long mdq_folder_acl(int dirfd, const char *name, void *value, size_t size) {
     static const char key[] = "system.posix_acl_access";
     if (name[0] == 0) return fgetxattr(dirfd, key, value, size);
     if (dirfd == AT_FDCWD) return lgetxattr(name, key, value, size);
+    // One component looked up in the open folder, where the kernel has
+    // it; else a path through /proc, resolved whole each time.
+    if (!__atomic_load_n(&mdq_no_getxattrat, __ATOMIC_RELAXED)) {
+        struct mdq_xattr_args args = {(uint64_t)(uintptr_t)value, (uint32_t)size, 0};
+        long rc = syscall(SYS_getxattrat, dirfd, name, AT_SYMLINK_NOFOLLOW, key, &args, sizeof args);
+        if (rc >= 0 || errno != ENOSYS) return rc;
+        __atomic_store_n(&mdq_no_getxattrat, 1, __ATOMIC_RELAXED);
+    }
     char path[64 + 256];
     if (snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dirfd, name) >= (int)sizeof path) {
         errno = ENAMETOOLONG;

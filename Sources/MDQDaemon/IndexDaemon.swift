@@ -271,8 +271,9 @@ public final class IndexDaemon: Sendable {
     ) throws(MetadataError) -> IndexDaemon {
         var configuration = configuration
         if let mounts { configuration.mounts = mounts.map { $0.lexicallyNormalized() } }
-        // What each user may see depends on folders' ACLs too.
-        FileStatus.readFolderACLs()
+        // What each user may see depends on folders' ACLs too, and, for
+        // files' words, on files' ACLs.
+        if configuration.content { FileStatus.readFileACLs() } else { FileStatus.readFolderACLs() }
         return try start(
             paths: paths, crawlThreads: crawlThreads, snapshotInterval: snapshotInterval,
             requestTimeout: requestTimeout, content: configuration.content ? contentIndexing : nil,

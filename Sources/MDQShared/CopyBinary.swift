@@ -56,6 +56,21 @@ package struct CopyBinary {
         text(value)
     }
 
+    /// A `tsvector` field of lexemes without positions, as PostgreSQL
+    /// sends one: their count, then each lexeme NUL-terminated and its
+    /// count of positions (0). The caller gives them distinct, in the
+    /// server's order (bytes compared, a prefix first), each UTF-8 without
+    /// NUL and under 2 KiB, less than 1 MiB in all (`TextWords`).
+    package mutating func tsvector(_ lexemes: [[UInt8]]) {
+        append(Int32(4 + lexemes.reduce(0) { $0 + $1.count + 3 }))
+        append(Int32(lexemes.count))
+        for lexeme in lexemes {
+            bytes.append(contentsOf: lexeme)
+            bytes.append(0)
+            append(UInt16(0))
+        }
+    }
+
     package mutating func null() {
         append(Int32(-1))
     }

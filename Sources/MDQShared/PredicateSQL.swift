@@ -27,6 +27,11 @@ package struct PredicateSQL {
     /// run of a name, an extension, a type, a size or a date), so it does
     /// not read every row.
     package var narrows: Bool
+    /// What mdq checks on each row the condition gives, when it is not
+    /// exact: the predicate less the tests of its top `AND` the condition
+    /// decides exactly (each row holds them). It never tests a file's
+    /// words, which only the database has.
+    package var recheck: MetadataPredicate
     /// When it does not narrow: the test that leaves the most rows (the
     /// first such, in the order written), for a caret under it.
     package var unnarrowed: Culprit?
@@ -63,11 +68,20 @@ package struct PredicateSQL {
         }
     }
 
-    /// An attribute the shared index does not hold: the predicate cannot be
-    /// answered across hosts.
+    /// An attribute the shared index does not hold, or a test of it the
+    /// shared index cannot answer exactly (`reason`): the predicate cannot
+    /// be answered across hosts.
     package struct Unpublished: Error, Equatable {
         package var attribute: String
+        /// Why the test cannot be answered, when the attribute is
+        /// published (a file's words) but not for this test.
+        package var reason: String? = nil
     }
+
+    /// Why a test of a file's text is not answered across hosts.
+    static let textTests =
+        "across hosts, kMDItemTextContent is tested only for a word or a word's start, case and diacritics "
+        + "ignored (== 'invoice'cdw, == 'invoi*'cdw): hosts publish each file's words, not its text"
 
     /// - Throws: `Unpublished` naming an attribute hosts do not publish.
     package init(_ predicate: MetadataPredicate) throws(Unpublished) {
@@ -77,6 +91,28 @@ package struct PredicateSQL {
         exact = part.exact
         narrows = part.narrows
         unnarrowed = part.narrows ? nil : part.culprit
+        let conjuncts: [PredicateNode]
+        if case .and(let nodes) = predicate.node { conjuncts = nodes } else { conjuncts = [predicate.node] }
+        var kept: [PredicateNode] = []
+        for node in conjuncts where !(try translator.translate(node).exact) { kept.append(node) }
+        recheck = MetadataPredicate(node: kept.count == 1 ? kept[0] : .and(kept))
+        if kept.contains(where: Self.testsText) {
+            throw Unpublished(
+                attribute: MetadataAttribute.textContent.rawValue,
+                reason: "across hosts, a test of kMDItemTextContent is ORed only with tests the shared index "
+                    + "answers exactly (a name with [cd], a size, a date, a type), not with one mdq checks on "
+                    + "each row: that check cannot read the text")
+        }
+    }
+
+    /// Whether `node` tests a file's text anywhere.
+    private static func testsText(_ node: PredicateNode) -> Bool {
+        switch node {
+        case .constant: false
+        case .comparison(let c): c.attribute == .textContent
+        case .and(let nodes), .or(let nodes): nodes.contains(where: testsText)
+        case .not(let inner): testsText(inner)
+        }
     }
 }
 
@@ -104,6 +140,10 @@ package indirect enum SQLCondition: Equatable, Sendable {
     case compare(Column, String, Double)
     case between(Column, Double, Double)
     case numberIn(Column, [Double])
+    /// A file the viewer may read whose text holds the word (folded as
+    /// `TextWords` folds it), or, with `prefix`, a word starting with it
+    /// (`mdq.content`, schema version 10).
+    case words([UInt8], prefix: Bool)
     /// Microseconds since the epoch, both bounds included.
     case timeAtMost(Column, Int64)
     case timeAtLeast(Column, Int64)
@@ -153,6 +193,12 @@ package indirect enum SQLCondition: Equatable, Sendable {
         case .compare(let column, let op, let value): test("number" + op, column, [String(value)])
         case .between(let column, let low, let high): test("number-between", column, [String(low), String(high)])
         case .numberIn(let column, let values): test("number-in", column, values.map { String($0) }, list: true)
+        case .words(let word, let prefix):
+            out.raw("[")
+            out.string(prefix ? "word-prefix" : "words")
+            out.raw(",")
+            out.string(word)
+            out.raw("]")
         case .timeAtMost(let column, let micros): test("time<=", column, [String(micros)])
         case .timeAtLeast(let column, let micros): test("time>=", column, [String(micros)])
         case .timeBetween(let column, let low, let high): test("time-between", column, [String(low), String(high)])
@@ -162,6 +208,16 @@ package indirect enum SQLCondition: Equatable, Sendable {
     private var isAnd: Bool {
         if case .and = self { return true }
         return false
+    }
+
+    /// Whether it tests a file's words anywhere.
+    package var testsWords: Bool {
+        switch self {
+        case .words: true
+        case .and(let parts), .or(let parts): parts.contains(where: \.testsWords)
+        case .not(let inner): inner.testsWords
+        default: false
+        }
     }
 }
 
@@ -205,6 +261,14 @@ private struct Translator {
                 narrows: !parts.isEmpty && parts.allSatisfy(\.narrows), culprit: culprit)
         case .not(let inner):
             let part = try translate(inner)
+            // A file without words published (a folder, one not imported
+            // yet, one the viewer may not read) passes a negated test in
+            // SQL, not on its host.
+            if part.condition.testsWords {
+                throw PredicateSQL.Unpublished(
+                    attribute: MetadataAttribute.textContent.rawValue,
+                    reason: "across hosts, kMDItemTextContent is not tested under NOT or with !=")
+            }
             guard part.exact else {
                 var anything = Part.anything
                 anything.culprit = part.culprit
@@ -267,6 +331,11 @@ private struct Translator {
             // the owner, group and mode its access class's, which no index
             // would narrow: few owners hold most files).
             return .anything
+        case .imported where c.attribute == .textContent:
+            guard let test = TextWords.wordTest(c) else {
+                throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue, reason: PredicateSQL.textTests)
+            }
+            return Part(condition: .words(test.word, prefix: test.prefix), exact: true, narrows: true)
         case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
             .conflictOriginalPath, .synced, .imported:
             throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue)

@@ -77,10 +77,22 @@ package final class SharedLiveQuery {
     ///
     /// - Throws: `SharedReader.Refusal`, `SharedIndexError`.
     package func gather() throws -> [SharedEntry] {
+        try Self.checkTests(of: search)
         let (found, seen) = try read(search)
         results = found
         for host in seen { note(host) }
         return Array(found.values)
+    }
+
+    /// Refuses what a live search cannot follow: a file's words (a
+    /// changed row is tested here, and the text is not published).
+    ///
+    /// - Throws: `SharedReader.Refusal.unanswerable`.
+    static func checkTests(of search: SharedReader.Search) throws(SharedReader.Refusal) {
+        guard (try? PredicateSQL(search.predicate))?.condition.testsWords == true else { return }
+        throw SharedReader.Refusal.unanswerable(
+            attribute: MetadataAttribute.textContent.rawValue,
+            reason: "a live search across hosts does not test kMDItemTextContent: search it without --live")
     }
 
     /// The matches of `search` by key, and the hosts as of the snapshot

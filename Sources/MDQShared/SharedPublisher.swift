@@ -176,6 +176,9 @@ private struct PublishingSession {
     var clock: EngineClock?
     var classes: ClassBook
     var rows: RowWriter
+    /// What the index's daemon imported from files, when it imports
+    /// (`CONTENT`): each file's words are published from it.
+    let content: (any ImportedContent)?
     /// When the oldest change of the index not yet sent was made (at the
     /// latest); nil when every change is.
     var behindSince: ContinuousClock.Instant?
@@ -198,7 +201,8 @@ private struct PublishingSession {
         func hostRow() throws(SharedIndexError) -> PostgresRows {
             try connection.execute(
                 """
-                SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me, row_version
+                SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me, row_version,
+                       publishes_content
                 FROM mdq.host WHERE name = $1
                 """, [configuration.hostName])
         }
@@ -254,6 +258,18 @@ private struct PublishingSession {
         // whole, once.
         let rowVersion = host.first("row_version").flatMap(Int.init) ?? 0
         clock = rowVersion < SharedSchema.rowVersion ? nil : host.first("clock").flatMap(EngineClock.init)
+        // Files' words: published whole once when they were not (the
+        // host's rows have none), taken out when this index imports none.
+        content = publisher.engine.importedContent
+        let wordsPublished = host.first("publishes_content") == "t"
+        if content != nil && !wordsPublished { clock = nil }
+        if content == nil && wordsPublished {
+            try connection.transaction { () throws(SharedIndexError) in
+                _ = try connection.execute("DELETE FROM mdq.content_\(id)")
+                _ = try connection.execute(
+                    "UPDATE mdq.host SET publishes_content = false WHERE host_id = $1", [String(id)])
+            }
+        }
         classes = try ClassBook(hostID: id, connection: connection)
         rows = RowWriter(hostID: id)
         rows.typeIDs = try registerTypes()
@@ -284,6 +300,8 @@ private struct PublishingSession {
             CREATE TEMP TABLE IF NOT EXISTS mdq_entry_changes (LIKE mdq.entry_\(id) INCLUDING DEFAULTS)
                 ON COMMIT DELETE ROWS;
             CREATE TEMP TABLE IF NOT EXISTS mdq_folder_changes (LIKE mdq.folder_\(id) INCLUDING DEFAULTS)
+                ON COMMIT DELETE ROWS;
+            CREATE TEMP TABLE IF NOT EXISTS mdq_content_changes (LIKE mdq.content_\(id) INCLUDING DEFAULTS)
                 ON COMMIT DELETE ROWS;
             SET synchronous_commit = off
             """)
@@ -486,6 +504,7 @@ private struct PublishingSession {
                     return next < files.count
                 }
                 _ = try connection.execute(RowWriter.mergeEntries(hostID))
+                if let content { try sendWords(of: files, from: content, seq: seq) }
             }
             // The live folders among those the batch touches, before and
             // after: what it adds to the host's count (not a count of every
@@ -515,6 +534,11 @@ private struct PublishingSession {
                     UPDATE mdq.entry_\(hostID) SET deleted_seq = $2, seq = $2
                     WHERE entry_id = ANY($1::bigint[]) AND deleted_seq IS NULL
                     """, [PostgresArray.numbers(removed), String(seq)])
+                if content != nil {
+                    _ = try connection.execute(
+                        "DELETE FROM mdq.content_\(hostID) WHERE entry_id = ANY($1::bigint[])",
+                        [PostgresArray.numbers(removed)])
+                }
             }
             // The rows of folders removed, and of those no longer listed.
             if !removed.isEmpty || !unlisted.isEmpty {
@@ -551,6 +575,31 @@ private struct PublishingSession {
             $0.rowsSent += sent
         }
         return clock
+    }
+
+    /// The words of the batch's entries (`entries`, copied already into
+    /// `mdq_entry_changes`): a file's words as its last import holds them
+    /// (as a local search reads them), none for another entry or a file
+    /// not imported; an entry whose words changed gets the batch's
+    /// sequence, as a changed row does.
+    private mutating func sendWords(of entries: [PublishedEntry], from content: any ImportedContent, seq: Int64)
+        throws(SharedIndexError)
+    {
+        var next = 0
+        try connection.copy("COPY mdq_content_changes (\(RowWriter.contentColumns)) FROM STDIN (FORMAT binary)") {
+            text in
+            let end = min(entries.count, next + 1000)
+            for entry in entries[next..<end] { rows.words(of: entry, from: content, seq: seq, into: &text) }
+            next = end
+            return next < entries.count
+        }
+        _ = try connection.execute(
+            """
+            DELETE FROM mdq.content_\(hostID) c USING mdq_entry_changes x
+            WHERE c.entry_id = x.entry_id
+              AND NOT EXISTS (SELECT 1 FROM mdq_content_changes n WHERE n.entry_id = x.entry_id)
+            """)
+        _ = try connection.execute(RowWriter.mergeWords(hostID), [String(seq)])
     }
 
     private mutating func copyFolders(_ folders: [PublishedEntry], listClasses: [Int32], seq: Int64)
@@ -607,6 +656,21 @@ private struct PublishingSession {
             slot = end
             return slot < max(slots, publisher.engine.publishingState().slots) && !publisher.stopping()
         }
+        // Files' words, a third pass.
+        if let content {
+            slot = 0
+            try connection.copy(
+                "COPY mdq.content_\(hostID)_reload (\(RowWriter.contentColumns)) FROM STDIN (FORMAT binary)"
+            ) { (text) throws(SharedIndexError) in
+                let end = slot + configuration.sliceSlots
+                for entry in publisher.engine.publishedEntries(slots: slot..<end, rows: .entries)
+                where entry.fileKey != nil {
+                    rows.words(of: entry, from: content, seq: seq, into: &text)
+                }
+                slot = end
+                return slot < max(slots, publisher.engine.publishingState().slots) && !publisher.stopping()
+            }
+        }
         guard !publisher.stopping() else { return }
         // The classes the rows name, before the swap shows them.
         try classes.flush(connection)
@@ -626,8 +690,8 @@ private struct PublishingSession {
                         "SELECT mdq.reload_swap($1::smallint, $2, $3, $4, $5)",
                         [String(hostID), String(seq), start.description, String(entryCount), String(folderCount)])
                     _ = try connection.execute(
-                        "UPDATE mdq.host SET row_version = $2 WHERE host_id = $1",
-                        [String(hostID), String(SharedSchema.rowVersion)])
+                        "UPDATE mdq.host SET row_version = $2, publishes_content = $3 WHERE host_id = $1",
+                        [String(hostID), String(SharedSchema.rowVersion), content == nil ? "f" : "t"])
                     _ = try connection.execute("SELECT pg_notify('mdq', $1)", ["\(hostID):\(seq)"])
                 }
                 break
@@ -740,6 +804,7 @@ private struct RowWriter {
         "host_id", "folder_id", "parent_id", "path", "raw_path", "list_class", "seq",
     ]
     static let entryColumns = entryColumnNames.joined(separator: ", ")
+    static let contentColumns = "host_id, entry_id, words, seq"
     static let folderColumns = folderColumnNames.joined(separator: ", ")
 
     /// Upserts the batch's entries; a row the batch holds unchanged (an
@@ -758,6 +823,21 @@ private struct RowWriter {
            OR (e.parent_id, e.kind, e.name, e.raw_name, e.size, e.mtime, e.btime, e.type_id, e.inode, e.read_class)
               IS DISTINCT FROM (EXCLUDED.parent_id, EXCLUDED.kind, EXCLUDED.name, EXCLUDED.raw_name, EXCLUDED.size,
                                 EXCLUDED.mtime, EXCLUDED.btime, EXCLUDED.type_id, EXCLUDED.inode, EXCLUDED.read_class)
+        """
+    }
+
+    /// Upserts the batch's words (`$1` the batch's sequence); an entry
+    /// whose words changed takes the sequence too.
+    static func mergeWords(_ host: Int) -> String {
+        """
+        WITH changed AS (
+            INSERT INTO mdq.content_\(host) AS c (\(contentColumns))
+            SELECT \(contentColumns) FROM mdq_content_changes
+            ON CONFLICT (host_id, entry_id) DO UPDATE SET words = EXCLUDED.words, seq = EXCLUDED.seq
+            WHERE c.words IS DISTINCT FROM EXCLUDED.words
+            RETURNING entry_id)
+        UPDATE mdq.entry_\(host) e SET seq = $1::bigint FROM changed
+        WHERE e.entry_id = changed.entry_id AND e.seq < $1::bigint
         """
     }
 
@@ -808,6 +888,20 @@ private struct RowWriter {
         if let type = typeIDs[contentType(entry.name, kind: kind)] { row.int32(type) } else { row.null() }
         row.int64(Int64(bitPattern: entry.metadata.inode))
         if let accessClass { row.int32(accessClass) } else { row.null() }
+        row.int64(seq)
+    }
+
+    /// A file's row of words, when its last import holds text with words
+    /// (`TextWords`); nothing otherwise.
+    func words(of entry: PublishedEntry, from content: any ImportedContent, seq: Int64, into row: inout CopyBinary) {
+        guard let key = entry.fileKey, case .text(let text)? = content.values(for: key, text: true)?[.textContent]
+        else { return }
+        let words = TextWords.words(of: text).words
+        guard !words.isEmpty else { return }
+        row.row(fields: 4)
+        row.int16(Int16(hostID))
+        row.int64(Int64(bitPattern: entry.identity))
+        row.tsvector(words)
         row.int64(seq)
     }
 

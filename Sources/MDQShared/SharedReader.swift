@@ -272,6 +272,10 @@ package final class SharedReader {
     package enum Refusal: Error, Equatable, CustomStringConvertible {
         /// An attribute hosts do not publish.
         case unpublished(String)
+        /// A test of a published attribute the shared index cannot answer
+        /// exactly (a file's words: only a word or a word's start), and
+        /// why.
+        case unanswerable(attribute: String, reason: String)
         /// Nothing in the predicate narrows the search (every row would
         /// be read), and neither a limit nor a budget bounds it; the test
         /// to blame, when there is one.
@@ -295,6 +299,8 @@ package final class SharedReader {
             case .unpublished(let attribute):
                 "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates and "
                     + "types)"
+            case .unanswerable(_, let reason):
+                reason
             case .unbounded:
                 "the shared index cannot narrow this search: \(SharedReader.narrowedBy), so every entry of the hosts "
                     + "searched would be read"
@@ -364,6 +370,7 @@ package final class SharedReader {
     package func check(_ search: Search) throws {
         // In a search's bounds, 30 s when it gives none: the check reads
         // the folders of the database.
+        try SharedLiveQuery.checkTests(of: search)
         var bounds = search
         bounds.budget = search.budget ?? 30
         try bounded(bounds) { hosts throws in _ = try prepare(search, hosts: hosts) }
@@ -380,6 +387,7 @@ package final class SharedReader {
         do {
             translated = try PredicateSQL(search.predicate)
         } catch {
+            if let reason = error.reason { throw Refusal.unanswerable(attribute: error.attribute, reason: reason) }
             throw Refusal.unpublished(error.attribute)
         }
         guard translated.narrows || search.readsFoldersAlone || search.limit != nil || search.budget != nil else {
@@ -505,10 +513,12 @@ package final class SharedReader {
         _ search: Search, each: (SharedEntry) -> Bool = { _ in true },
         hosts seen: ((_ hosts: [SharedHost]) -> Void)? = nil
     ) throws -> Int {
-        let evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
         var count = 0
         try bounded(search) { hosts throws in
             guard let prepared = try prepare(search, hosts: hosts) else { return }
+            // What the condition does not decide exactly, checked on each
+            // row.
+            let evaluator = PredicateEvaluator(CompiledPredicate(prepared.translated.recheck))
             seen?(Array(prepared.chosen.values))
             // The first rows first: an exact query stops at its limit in
             // the database, another is planned for a start. In an order,

@@ -60,6 +60,10 @@ package enum SharedSchema {
             version: 9,
             summary: "every entry's owner, group and mode (its access class), reloaded by each host's publisher",
             minimumPublisher: 9, minimumReader: 3, sql: version9),
+        Migration(
+            version: 10,
+            summary: "the words of files, for hosts that import them, searched as each viewer may read the files",
+            minimumPublisher: 9, minimumReader: 3, sql: version10),
     ]
 
     /// The schema version this mdq creates, publishes and reads.
@@ -318,7 +322,8 @@ extension SharedSchema {
                     GRANT SELECT ON mdq.identity TO \(quoted);
                     GRANT INSERT, UPDATE, DELETE ON mdq.identity TO \(quoted);
                     GRANT UPDATE (last_seq, clock, state, entries, folders, last_error, last_contact,
-                                  publisher_version, purged_seq, identity_seq, behind_since, row_version)
+                                  publisher_version, purged_seq, identity_seq, behind_since, row_version,
+                                  publishes_content)
                         ON mdq.host TO \(quoted);
                     GRANT EXECUTE ON FUNCTION \(publishFunctions.joined(separator: ", ")) TO \(quoted)
                     """)

@@ -15,8 +15,10 @@ public struct EntryAccess: Hashable, Sendable {
     public var owner: UInt32
     public var group: UInt32
     /// A folder's POSIX access ACL, when it has one: it decides instead
-    /// of the group and other bits. Not read for other entries (a file's
-    /// ACL would cost a call per file; nothing mdq answers reads it).
+    /// of the group and other bits. A file's is read only by a system
+    /// index that imports what is inside files (whose words a user is
+    /// shown only when the file may be read: `FileStatus.readFileACLs`);
+    /// other entries' never are.
     public var acl: [ACLEntry]?
 
     public init(mode: UInt16, owner: UInt32, group: UInt32, acl: [ACLEntry]? = nil) {

@@ -19,7 +19,8 @@ package struct FileStatus: Sendable, Equatable {
     var mode: UInt32
     package var userID: UInt32
     var groupID: UInt32
-    /// A folder's POSIX access ACL, when it has one beyond its mode bits.
+    /// A folder's (or, where they are read, a file's) POSIX access ACL,
+    /// when it has one beyond its mode bits.
     var acl: [EntryAccess.ACLEntry]?
 
     /// Whether folders' ACLs are read with their status: only the system
@@ -30,6 +31,28 @@ package struct FileStatus: Sendable, Equatable {
 
     /// From now on, every folder's status carries its ACL.
     package static func readFolderACLs() { readsFolderACLs.store(true, ordering: .relaxed) }
+
+    /// Whether regular files' ACLs are read too (a call more per file): the
+    /// system index reads them when it imports what is inside files, whose
+    /// words a user is shown only when the file's permissions, ACL
+    /// included, let that user read it (`readFileACLs()`).
+    private static let readsFileACLs = Atomic<Bool>(false)
+
+    /// From now on, every folder's and regular file's status carries its
+    /// ACL.
+    package static func readFileACLs() {
+        readsFolderACLs.store(true, ordering: .relaxed)
+        readsFileACLs.store(true, ordering: .relaxed)
+    }
+
+    /// Whether the status of an entry of `kind` carries its ACL.
+    private static func readsACL(of kind: EntryKind) -> Bool {
+        switch kind {
+        case .folder: readsFolderACLs.load(ordering: .relaxed)
+        case .file: readsFileACLs.load(ordering: .relaxed)
+        default: false
+        }
+    }
 
     package init(_ raw: mdq_file_status) {
         kind = EntryKind(mode: raw.mode)
@@ -55,7 +78,7 @@ package struct FileStatus: Sendable, Equatable {
         var raw = mdq_file_status()
         return syscallResult { mdq_statx(directory.rawValue, name, 0, &raw) }.map { _ in
             var status = FileStatus(raw)
-            if status.kind == .folder && readsFolderACLs.load(ordering: .relaxed) {
+            if readsACL(of: status.kind) {
                 status.acl = Self.acl(directory.rawValue, name)
             }
             return status
@@ -119,7 +142,7 @@ package struct FileStatus: Sendable, Equatable {
         var raw = mdq_file_status()
         return syscallResult { mdq_statx(descriptor.rawValue, "", 0x1000 /* AT_EMPTY_PATH */, &raw) }.map { _ in
             var status = FileStatus(raw)
-            if acl && status.kind == .folder && readsFolderACLs.load(ordering: .relaxed) {
+            if acl && readsACL(of: status.kind) {
                 status.acl = Self.acl(descriptor.rawValue, "")
             }
             return status

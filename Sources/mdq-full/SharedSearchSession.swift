@@ -78,6 +78,8 @@ enum SharedIndexSettings {
                     "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates "
                         + "and types): search it on its own host"
                 ).pointing(at: [Array(attribute.utf8)], in: source)
+            case .unanswerable(let attribute, let reason):
+                throw MetadataError.invalidArgument(reason).pointing(at: [Array(attribute.utf8)], in: source)
             case .unbounded(let culprit):
                 var error = MetadataError.invalidArgument(
                     "the shared index cannot narrow this search (\(predicate)): \(SharedReader.narrowedBy), so every "

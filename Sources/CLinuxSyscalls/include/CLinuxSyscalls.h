@@ -29,7 +29,7 @@ typedef struct mdq_file_status {
 int mdq_statx(int dirfd, const char *name, int extra_flags, mdq_file_status *out);
 
 /// The POSIX access ACL (the `system.posix_acl_access` attribute, in the
-/// kernel's format) of the folder `name` in `dirfd` (`name` empty: `dirfd`
+/// kernel's format) of the folder or file `name` in `dirfd` (`name` empty: `dirfd`
 /// itself; `dirfd` AT_FDCWD: `name` is a path), symlinks not followed.
 /// Returns its length, or -1 with errno set (ENODATA: it has none).
 long mdq_folder_acl(int dirfd, const char *name, void *value, size_t size);

@@ -22,9 +22,17 @@ package struct PublishedEntry: Sendable {
     /// folder whose access the index has not read yet appears as nil
     /// (nobody but root may list below it).
     package var listRestrictions: [EntryAccess?]?
+    /// For files: where the content indexer keeps what was imported from
+    /// it (`LiveEngine.importedContent`).
+    package var fileKey: FileKey?
 }
 
 extension LiveEngine {
+    /// What the content indexer imported from files, when this engine's
+    /// daemon imports (`CONTENT`): a file's words are published from it,
+    /// read as a local search reads them.
+    package var importedContent: (any ImportedContent)? { state.withLock { $0.content } }
+
     /// What the publisher needs to know before it reads: the clock now,
     /// and whether every root's files are stat'ed (names-first roots are
     /// published once they are filled, so no folder is published without
@@ -254,6 +262,7 @@ extension EngineState {
         var published = PublishedEntry(
             identity: index.identity(of: id), parent: index.parent(of: entry).map { index.identity(of: $0.rawValue) },
             name: index.name(of: entry), metadata: metadata)
+        if metadata.kind == .file { published.fileKey = index.fileKey(of: entry) }
         if folderRow && metadata.kind == .folder && descends(into: id) {
             published.path = pathBytes(of: id)
             published.listRestrictions = restrictions.of(id, in: index)
