@@ -86,6 +86,7 @@ extension DaemonSession {
         }
         let hostOfFolder = hosts
         let mountPoints = daemon.mountPoints.withLock { $0 }
+        let importsContent = content != nil
         let reply: HostSearchReply
         do {
             reply = try service.answer(search) { folders, counting, limit, first in
@@ -106,6 +107,11 @@ extension DaemonSession {
                                 stayOnFileSystem: !LocalFilesystems.hasMounts(inside: path, among: mountPoints)))
                     }
                 guard !asked.isEmpty else { throw MetadataError.daemon("the daemon indexes nothing yet") }
+                // Its files' insides, when it holds them (each file as the
+                // user may read it); the other hosts' otherwise, said so.
+                if !predicate.importedAttributes.isEmpty && !importsContent {
+                    throw HostSearchRequest.OwnWithoutContent()
+                }
                 // Folders the user reached: judged as a local search's.
                 var seeing = viewer
                 if !folders.isEmpty, folders.allSatisfy(reached.contains) { seeing?.reachedScopes = true }
@@ -305,7 +311,6 @@ extension DaemonSession {
             case let other: throw ProtocolError(code: .badRequest, message: "unknown syntax \"\(other)\"")
             }
         }
-        try checkContent(of: predicate)
         var hosts: [String]?
         if request["allHosts"]?.bool != true {
             guard let names = request["hosts"]?.array?.compactMap(\.string), !names.isEmpty else {

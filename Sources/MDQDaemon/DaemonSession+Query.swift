@@ -33,7 +33,7 @@ extension DaemonSession {
         let first = firstInOrder.map {
             FirstInOrder(order: $0.0, count: $0.1, thenByPath: DaemonProtocol.ordersTiesByPath(request))
         }
-        let fetching = try fetchedAttributes(request)
+        let fetching = try DaemonProtocol.attributes(request)
         let seconds = try allowedSeconds(request)
         // The client's connection is polled between slices: one that went
         // away (Ctrl-C, a timeout) stops its query at once.

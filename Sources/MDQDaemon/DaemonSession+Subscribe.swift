@@ -32,7 +32,7 @@ extension DaemonSession {
             throw ProtocolError(
                 code: .notCovered, message: "the system index does not index \(uncovered.path.string)")
         }
-        let fetching = try fetchedAttributes(request)
+        let fetching = Set(try DaemonProtocol.attributes(request))
         var container: UbiquityContainer?
         if let path = request.bytesField("container"), path.first == 0x2F {
             var named = UbiquityContainer(path: FilePath.fromBytes(path))

@@ -272,20 +272,11 @@ final class DaemonSession: Sendable {
 
     static let noContent = "the daemon does not index what is inside files (content indexing is off)"
 
-    /// What is inside files, as this session may read it: the daemon's
-    /// imports for its own user (and root), never the system index's for
-    /// another user (it would have to judge each file's read permission as
-    /// that user, which it does not yet): that user is answered as by a
-    /// daemon without content indexing, and the client reads inside the
-    /// files itself, with its own rights.
-    var content: ContentIndexer? { viewer == nil ? daemon.content : nil }
-
-    /// The imported attributes `request` wants with its items, none for a
-    /// session that may not read them (`content`).
-    func fetchedAttributes(_ request: JSONValue) throws(ProtocolError) -> Set<MetadataAttribute> {
-        let named = try DaemonProtocol.attributes(request)
-        return content == nil ? [] : named
-    }
+    /// What is inside files, when the daemon imports it. A user of the
+    /// system index (`viewer`) is answered it only for files that user may
+    /// read: the engine judges each file's permissions and ACL as the
+    /// kernel would (`IndexSubject.Context.reader`).
+    var content: ContentIndexer? { daemon.content }
 
     /// Counts a query of this user's against the daemon's limits (ended
     /// by `daemon.end(.query, for: user)`): past them, refused as busy.

@@ -50,6 +50,13 @@ package protocol HostFollowing: Sendable {
 }
 
 package struct HostSearchRequest: Sendable {
+    /// Thrown by `Own` when this host's index does not hold what the
+    /// predicate tests (what is inside files, without `CONTENT`): the other
+    /// hosts are answered, and the user is told.
+    package struct OwnWithoutContent: Error {
+        package init() {}
+    }
+
     package var predicate: MetadataPredicate
     /// Host names; nil for every host.
     package var hosts: [String]?

@@ -75,6 +75,24 @@ package struct HostSearch {
             _ first: (order: MetadataSortDescriptor, count: Int)?
         ) throws -> (count: Int, results: [Result])
 
+    /// This host's part cannot be searched: its index does not hold what
+    /// the predicate tests (what is inside files, without `CONTENT`). The
+    /// other hosts are answered, and the user is told `reason`.
+    package struct OwnNotSearched: Error {
+        package var reason: String
+
+        package init(_ reason: String) {
+            self.reason = reason
+        }
+
+        /// Why this host's files were not searched for what is inside them.
+        package static func withoutContent(_ name: String) -> OwnNotSearched {
+            OwnNotSearched(
+                "\(name) (this host) was not searched: its system index does not import what is inside files "
+                    + "(CONTENT in /etc/mdq/system.conf)")
+        }
+    }
+
     /// Whether a search for `predicate` sorted by `descriptor` reads each
     /// host's first `limit` in that order, and is bounded by its limit:
     /// when the database orders by it from an index (a size, a
@@ -245,7 +263,12 @@ package struct HostSearch {
         func ownAnswer() throws -> (count: Int, results: [Result]) {
             ownThread?.join()
             ownThread = nil
-            return try ownPart.withLock { $0 }?.get() ?? (0, [])
+            do {
+                return try ownPart.withLock { $0 }?.get() ?? (0, [])
+            } catch let skipped as OwnNotSearched {
+                warn(skipped.reason)
+                return (0, [])
+            }
         }
         // The other hosts dealt among the connections, one share each.
         let shares = min(readers.count, others.count)

@@ -121,6 +121,12 @@ package struct Viewer: Hashable, Sendable {
     /// Execute permission, for searching (passing through) a folder.
     static let search: UInt16 = 1
 
+    /// Whether this user may read a file with `access` (its text, what is
+    /// imported from it), as the kernel decides it.
+    package func mayRead(_ access: EntryAccess) -> Bool {
+        may(Self.read, access)
+    }
+
     /// Whether this user may both list and search a folder with `access`
     /// (two checks, as a walk makes two calls).
     package func mayWalk(_ access: EntryAccess) -> Bool {

@@ -1,4 +1,3 @@
-import Glibc
 import MDQDaemon
 import MDQEngine
 import MDQLive
@@ -263,14 +262,10 @@ struct DaemonAnswer {
         guard scope.daemonRules != nil else {
             return .declined(.note("the system index answers --exclude with exact folder names, not globs"), gap: nil)
         }
-        // What is inside files: root's searches are answered from what the
-        // system index imported (`CONTENT`; one that imports nothing
-        // declines); another user's never are (the index would have to
-        // judge each file's read permission as that user).
+        // What is inside files comes from what the system index imported
+        // (`CONTENT`), each file as this user may read it; one that
+        // imports nothing declines.
         let columns = mode == .entries ? OneShotSession.importedColumns(output) : []
-        guard getuid() == 0 || (predicate.importedAttributes.isEmpty && columns.isEmpty) else {
-            return .declined(.note("the system index answers only root what is inside files"), gap: nil)
-        }
         let requests = scope.everywhere ? nil : scope.daemonRequests
         var answer: DaemonClient.Answer
         let ordered = columns.isEmpty ? order(client) : nil

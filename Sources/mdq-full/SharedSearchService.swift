@@ -99,8 +99,13 @@ final class SharedSearchService: HostSearching {
         do {
             answer = try search.run(
                 readers: readers, counting: request.counting,
-                own: { folders, counting, limit, first in
-                    let (count, items) = try own(folders, counting, limit, first)
+                own: { [ownName] folders, counting, limit, first in
+                    let (count, items): (Int, [MetadataItem])
+                    do {
+                        (count, items) = try own(folders, counting, limit, first)
+                    } catch is HostSearchRequest.OwnWithoutContent {
+                        throw HostSearch.OwnNotSearched.withoutContent(ownName ?? "this host")
+                    }
                     return (count, items.map { HostSearch.Result(host: nil, item: $0, stale: false) })
                 }, warn: { reply.warnings.append($0) })
         } catch {

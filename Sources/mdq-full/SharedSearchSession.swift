@@ -337,6 +337,11 @@ struct SharedSearchSession {
                 rules: scopes.isEmpty ? ScopeRules(includeHidden: true) : nil, output: counting ? .count : .entries,
                 limit: limit, budget: budget, order: order)
         }
+        // A system index that does not import what is inside files: the
+        // other hosts are answered, said so.
+        if case .failure(let error) = asked, case .notCovered = error.refusal, !predicate.importedAttributes.isEmpty {
+            throw HostSearch.OwnNotSearched.withoutContent(name)
+        }
         if case .failure(let error) = asked, error.refusal != nil, !scopes.isEmpty {
             let path = DaemonClient.folder(refusedBy: error, among: scopes)
             throw MetadataError.hostScope("unindexed", path: FilePath.onHost(name, path))

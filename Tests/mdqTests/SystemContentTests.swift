@@ -9,18 +9,17 @@ import Testing
 @testable import MDQSystem
 
 /// The system index with `CONTENT` (`mdq system run --content`) imports
-/// what is inside every file it indexes, in workers run as nobody, for
-/// root's searches and for publishing. Another user is answered as by a
-/// system index without content: the client reads inside the files
-/// itself, with that user's own rights, so no file's words reach a user
-/// who may not read the file.
+/// what is inside every file it indexes, in workers run as nobody, and
+/// answers each user from the imports only for the files that user may
+/// read (the file's mode, owner, group and ACL, as the kernel judges
+/// them), as a search reading the files as that user would.
 @Suite(
     .serialized, .timeLimit(.minutes(3)),
     .enabled(
         if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
         "needs root (a system index in a mount namespace)"))
 struct SystemContentTests {
-    @Test func rootSearchesWhatIsInsideFilesOtherUsersOnlyWhatTheyMayRead() throws {
+    @Test func eachUserIsAnsweredWhatIsInsideTheFilesTheyMayRead() throws {
         let temp = try TemporaryDirectory()
         #expect(chmod(temp.path.string, 0o755) == 0)
         let disk = try temp.folder("disk")
@@ -30,51 +29,75 @@ struct SystemContentTests {
             ("secret.txt", "lighthouse code 4711", 0o600),
             ("closed/inside.txt", "a lighthouse inside", 0o644),
             ("other.txt", "nothing to see", 0o644),
+            ("shared.txt", "lighthouse code 4712", 0o600),
         ]
         for (name, text, mode) in files {
             let path = try temp.file("disk/" + name, contents: text)
             #expect(chmod(path.string, mode) == 0)
         }
         #expect(chmod(disk.appending("closed").string, 0o700) == 0)
+        // An ACL lets nobody read one root's file.
+        let granted = try Shell.run("/usr/bin/setfacl", ["-m", "u:nobody:r", disk.appending("shared.txt").string])
+        #expect(granted.status == 0, "\(granted.stderrText)")
         let system = try PrivateSystemIndex(disk.string, in: temp, arguments: ["--content"])
         defer { system.close() }
         #expect(system.waitUntilLive(), "\(system.logText)")
         let query = ["--onlyin", disk.string, "kMDItemTextContent == 'lighthouse'cdw"]
-        // Root's searches require the index (`--daemon`): they are not
-        // answered by reading the files.
+        // Answered by the index (`--daemon`), never by reading the files.
         func answer(_ user: String?, _ arguments: [String] = query) throws -> [String] {
-            try system.mdq((user == nil ? ["--daemon"] : []) + arguments, as: user).stdoutText.split(separator: "\n")
-                .map {
-                    String($0.dropFirst(disk.string.count + 1))
-                }.sorted()
+            try system.mdq(["--daemon"] + arguments, as: user, inside: true).stdoutText.split(separator: "\n")
+                .map { String($0.dropFirst(disk.string.count + 1)) }.sorted()
         }
-        // Root: every file that holds the word, from the system index's
-        // own imports.
-        let everything = ["closed/inside.txt", "open.txt", "secret.txt"]
+        /// The same search as `user`, reading the files (no index).
+        func reading(_ user: String, _ arguments: [String] = query) throws -> [String] {
+            try system.mdq(["--no-daemon"] + arguments, as: user, inside: true).stdoutText.split(separator: "\n")
+                .map { String($0.dropFirst(disk.string.count + 1)) }.sorted()
+        }
+        // Root: every file that holds the word.
+        let everything = ["closed/inside.txt", "open.txt", "secret.txt", "shared.txt"]
         #expect(waitUntil(timeout: 30) { (try? answer(nil)) == everything }, "\(system.logText)")
         #expect(system.logText.contains("content indexing on"), "\(system.logText)")
-        // The file is imported once its text changes.
+        // The file is imported again once its text changes.
         try "a lighthouse again".write(toFile: disk.appending("other.txt").string, atomically: false, encoding: .utf8)
         #expect(
             waitUntil(timeout: 30) { (try? answer(nil)) == (everything + ["other.txt"]).sorted() },
             "\((try? answer(nil)) ?? []) \(system.logText)")
-        // Another user: what a search as that user finds reading the
-        // files, not the secret's words, nothing inside the closed folder.
-        #expect(try answer("nobody") == ["open.txt", "other.txt"])
-        let values = try system.mdq(
-            ["--onlyin", disk.string, "--attr", "kMDItemTextContent", "kMDItemFSName == 'secret.txt'"], as: "nobody")
-        #expect(!values.stdoutText.contains("4711"), "\(values.stdoutText)")
-        let free = try system.mdq(["--onlyin", disk.string, "4711"], as: "nobody")
-        #expect(free.stdoutText.isEmpty, "\(free.stdoutText) \(free.stderrText)")
+        // Another user: what a search reading the files as that user finds;
+        // not the secret's words, nothing inside the closed folder.
+        #expect(try answer("nobody") == ["open.txt", "other.txt", "shared.txt"])
+        for test in ["kMDItemTextContent == 'lighthouse'cdw", "kMDItemTextContent == 'code'cdw"] {
+            let arguments = ["--onlyin", disk.string, test]
+            #expect(try answer("nobody", arguments) == (try reading("nobody", arguments)), "\(arguments)")
+        }
+        // Free text (names and text): the secret's words are not there.
+        #expect(try answer("nobody", ["--onlyin", disk.string, "4711"]).isEmpty)
+        #expect(try answer("nobody", ["--onlyin", disk.string, "4712"]) == ["shared.txt"])
         #expect(try answer(nil, ["--onlyin", disk.string, "4711"]) == ["secret.txt"])
-        let required = try system.mdq(["--daemon"] + query, as: "nobody")
+        let values = try system.mdq(
+            ["--daemon", "--onlyin", disk.string, "--attr", "kMDItemTextContent", "kMDItemFSName == '*.txt'"],
+            as: "nobody", inside: true)
+        #expect(values.stdoutText.contains("4712") && !values.stdoutText.contains("4711"), "\(values.stdoutText)")
+        // A chmod or an ACL taken away: the file's insides go with it.
+        #expect(chmod(disk.appending("secret.txt").string, 0o644) == 0)
+        let revoked = try Shell.run("/usr/bin/setfacl", ["-x", "u:nobody", disk.appending("shared.txt").string])
+        #expect(revoked.status == 0, "\(revoked.stderrText)")
         #expect(
-            required.status != 0
-                && required.stderrText.contains("the system index answers only root what is inside files"),
-            "\(required.stderrText)")
-        // The daemon itself refuses another user what is inside files,
-        // whatever a client asks: a request of the protocol's own, as
-        // nobody, for the whole index and the text's values.
+            waitUntil(timeout: 30) { (try? answer("nobody")) == ["open.txt", "other.txt", "secret.txt"] },
+            "\((try? answer("nobody")) ?? [])")
+        // A live query as nobody follows the same rule.
+        let live = try system.live(["--live", "--onlyin", disk.string, "kMDItemTextContent == 'lighthouse'cdw"])
+        defer { _ = live.interrupt() }
+        #expect(live.waitForLine { $0.hasSuffix("/secret.txt") }, "\(live.lines) \(live.errorText)")
+        #expect(!live.lines.contains { $0.hasSuffix("/shared.txt") || $0.hasSuffix("inside.txt") }, "\(live.lines)")
+        try "lighthouse for everyone".write(
+            toFile: disk.appending("closed/new.txt").string, atomically: false, encoding: .utf8)
+        #expect(chmod(disk.appending("secret.txt").string, 0o600) == 0)
+        #expect(live.waitForLine { $0.hasPrefix("- ") && $0.hasSuffix("/secret.txt") }, "\(live.lines)")
+        #expect(!live.lines.contains { $0.hasSuffix("/new.txt") }, "\(live.lines)")
+
+        // The daemon itself answers another user only what that user may
+        // read, whatever a client asks: a request of the protocol's own,
+        // as nobody, for the whole index and the text's values.
         let script = """
             import json, socket, sys
             s = socket.socket(socket.AF_UNIX)
@@ -85,7 +108,7 @@ struct SystemContentTests {
                 s.sendall(json.dumps(request).encode() + b"\\n")
             s.settimeout(10)
             data = b""
-            while data.count(b"\\n") < 2:
+            while data.count(b'"done"') < 2:
                 chunk = s.recv(1 << 16)
                 if not chunk: break
                 data += chunk
@@ -95,11 +118,11 @@ struct SystemContentTests {
             "/usr/bin/setpriv",
             [
                 "--reuid=nobody", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script,
-                system.runtime + "/daemon.sock", "kMDItemTextContent == 'lighthouse'cdw",
+                system.runtime + "/daemon.sock", "kMDItemTextContent == 'code'cdw",
             ])
         #expect(
-            raw.stdoutText.components(separatedBy: "content indexing is off").count == 3
-                && !raw.stdoutText.contains("secret") && !raw.stdoutText.contains("4711"),
+            raw.stdoutText.components(separatedBy: "\"done\"").count == 3 && !raw.stdoutText.contains("secret")
+                && !raw.stdoutText.contains("4711") && !raw.stdoutText.contains("shared"),
             "\(raw.stdoutText) \(raw.stderrText)")
         // It keeps CAP_SETUID and CAP_SETGID beside its two, for its
         // workers to give root up.
@@ -209,6 +232,42 @@ struct SystemContentTests {
         let live = try remote(["--live", query])
         #expect(live.status != 0 && live.stderrText.contains("does not test kMDItemTextContent"), "\(live.stderrText)")
 
+        // This host's part comes from this host, as the user may read it.
+        let here = try temp.folder("here")
+        #expect(chmod(here.string, 0o755) == 0)
+        for (name, text, mode) in [("here.txt", "lighthouse here", 0o644), ("private.txt", "lighthouse", 0o600)] {
+            let path = try temp.file("here/" + name, contents: text)
+            #expect(chmod(path.string, mode_t(mode)) == 0)
+        }
+        // This host's system index without CONTENT: the others answered,
+        // and the user told this host was not searched; with it, its
+        // files the user may read.
+        let remoteFiles: [String] = ["granted.txt", "menu.txt", "open.txt"].map { "alpha:" + disk.string + "/" + $0 }
+        let environments: [[String: String]] = [[:], ["MDQ_SHARED": url]]
+        for content in [false, true] {
+            let ownTemp = try TemporaryDirectory()
+            #expect(chmod(ownTemp.path.string, 0o755) == 0)
+            let ownIndex = try PrivateSystemIndex(
+                here.string, in: ownTemp, arguments: ["--search", url] + (content ? ["--content"] : []))
+            defer { ownIndex.close() }
+            #expect(ownIndex.waitUntilLive(), "\(ownIndex.logText)")
+            let expected: [String] = ((content ? [here.string + "/here.txt"] : []) + remoteFiles).sorted()
+            for environment in environments {
+                var found: [String] = []
+                var said = ""
+                _ = waitUntil(timeout: 30) {
+                    guard let both = try? ownIndex.mdq(["--all-hosts", query], as: "nobody", environment: environment)
+                    else { return false }
+                    found = both.stdoutText.split(separator: "\n").map(String.init).sorted()
+                    said = both.stderrText
+                    return found == expected
+                }
+                #expect(found == expected, "\(content) \(environment): \(found) \(said)")
+                #expect(
+                    said.contains("(this host) was not searched: its system index does not import") == !content,
+                    "\(content) \(environment): \(said)")
+            }
+        }
         // Permissions (a mode, an ACL), text and files change: the answers
         // follow.
         #expect(chmod(disk.appending("secret.txt").string, 0o644) == 0)

@@ -206,7 +206,7 @@ public final class FileIndex {
     }
 
     /// An entry's access class, when it was stat'ed.
-    func access(of id: UInt32) -> EntryAccess? {
+    package func access(of id: UInt32) -> EntryAccess? {
         let number = Int(accessColumn[id])
         guard number > 0 && number <= accessClasses.count else { return nil }
         return accessClasses[number - 1]

@@ -108,7 +108,7 @@ package struct IndexScan {
             QueryLimit.withCurrent(shared.limit) {
                 let scanner = ChunkScanner(
                     index: shared.index, predicate: shared.predicate, ubiquity: shared.ubiquity,
-                    content: shared.content, acceleration: shared.acceleration)
+                    content: shared.content, acceleration: shared.acceleration, reader: shared.visibility?.viewer)
                 scanner.candidates = shared.candidates
                 scanner.visibility = shared.visibility
                 var chunk = first + worker
@@ -158,13 +158,13 @@ package final class ChunkScanner {
 
     package init(
         index: FileIndex, predicate: CompiledPredicate, ubiquity: UbiquityContext? = nil,
-        content: (any ImportedContent)? = nil, acceleration: TextAcceleration? = nil
+        content: (any ImportedContent)? = nil, acceleration: TextAcceleration? = nil, reader: Viewer? = nil
     ) {
         self.index = index
         self.predicate = predicate
         evaluator = predicate.makeEvaluator()
         context = IndexSubject.Context.needed(
-            by: predicate, ubiquity: ubiquity, content: content, acceleration: acceleration)
+            by: predicate, ubiquity: ubiquity, content: content, acceleration: acceleration, reader: reader)
     }
 
     deinit {
@@ -807,7 +807,9 @@ package struct IndexSubject: PredicateSubject {
     /// The file's imported values, from the content indexer's store
     /// (nil without one, or for a file not imported yet).
     package func imported() -> ImportedValues? {
-        guard let context, let content = context.content, let key = index.fileKey(of: EntryID(id)) else {
+        guard let context, let content = context.content, let key = index.fileKey(of: EntryID(id)),
+            context.mayRead(id, in: index)
+        else {
             return nil
         }
         // Outside the full-text index's candidates the predicate cannot
@@ -822,7 +824,8 @@ package struct IndexSubject: PredicateSubject {
         guard let context, let acceleration = context.acceleration, let files = context.decidedFiles(matcher),
             let key = index.fileKey(of: EntryID(id)), !acceleration.nonASCII.contains(key)
         else { return nil }
-        return files.contains(key)
+        // A file the user may not read has no text for them.
+        return files.contains(key) && context.mayRead(id, in: index)
     }
 
     package init(index: FileIndex, id: UInt32, context: Context? = nil) {
@@ -852,6 +855,11 @@ package struct IndexSubject: PredicateSubject {
         /// the text (the largest of them).
         let content: (any ImportedContent)?
         let wantsText: Bool
+        /// The user the scan answers, when not everything is theirs to
+        /// read: what is imported from a file they may not read (its
+        /// permissions and ACL, as the kernel judges them) is not there
+        /// for them.
+        let reader: Viewer?
         /// What the full-text index decides for this scan.
         let acceleration: TextAcceleration?
         private var conflicts = ConflictCache()
@@ -876,12 +884,21 @@ package struct IndexSubject: PredicateSubject {
 
         init(
             ubiquity: UbiquityContext?, content: (any ImportedContent)? = nil, wantsText: Bool = false,
-            acceleration: TextAcceleration? = nil
+            acceleration: TextAcceleration? = nil, reader: Viewer? = nil
         ) {
             self.ubiquity = ubiquity
             self.content = content
             self.wantsText = wantsText
             self.acceleration = acceleration
+            self.reader = reader.flatMap { $0.isRoot ? nil : $0 }
+        }
+
+        /// Whether the scan's user may read the file `id` (an entry whose
+        /// permissions the index has not read is no one's but root's).
+        func mayRead(_ id: UInt32, in index: FileIndex) -> Bool {
+            guard let reader else { return true }
+            guard let access = index.access(of: id) else { return false }
+            return reader.mayRead(access)
         }
 
         /// A context for `predicate` when it reads what the index does not
@@ -889,14 +906,14 @@ package struct IndexSubject: PredicateSubject {
         /// it does not.
         package static func needed(
             by predicate: CompiledPredicate, ubiquity: UbiquityContext?, content: (any ImportedContent)?,
-            acceleration: TextAcceleration? = nil
+            acceleration: TextAcceleration? = nil, reader: Viewer? = nil
         ) -> Context? {
             guard !predicate.requirements.isDisjoint(with: [.ubiquity, .conflicts, .imported]) else { return nil }
             let imported = predicate.requirements.contains(.imported)
             return Context(
                 ubiquity: ubiquity, content: imported ? content : nil,
                 wantsText: predicate.importedAttributes.contains(.textContent),
-                acceleration: imported ? acceleration : nil)
+                acceleration: imported ? acceleration : nil, reader: reader)
         }
 
         func ubiquity(of id: UInt32, in index: FileIndex) -> MetadataItem.Ubiquity? {

@@ -105,10 +105,11 @@ final class SubscriptionRecord {
         self.ubiquity = predicate.requirements.contains(.ubiquity) ? ubiquity : nil
     }
 
-    /// The per-batch context the predicate needs (ubiquity, conflicts), or
-    /// nil when it reads neither.
+    /// The per-batch context the predicate needs (ubiquity, conflicts,
+    /// what is imported from files, as the viewer may read them), or nil
+    /// when it reads none of them.
     func makeContext(content: ContentIndexer?) -> IndexSubject.Context? {
-        IndexSubject.Context.needed(by: predicate, ubiquity: ubiquity, content: content)
+        IndexSubject.Context.needed(by: predicate, ubiquity: ubiquity, content: content, reader: viewer)
     }
 }
 

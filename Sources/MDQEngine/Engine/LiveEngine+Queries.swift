@@ -212,7 +212,8 @@ extension LiveEngine {
                                     }
                                     guard admitted else { break }
                                 }
-                                answer.entries.append(s.snapshot(id, conflicts: &conflicts, fetching: fetching))
+                                answer.entries.append(
+                                    s.snapshot(id, conflicts: &conflicts, fetching: fetching, reader: viewer))
                             }
                         }
                     }

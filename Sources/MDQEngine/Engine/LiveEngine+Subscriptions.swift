@@ -170,7 +170,8 @@ extension LiveEngine {
                     var walk = ScopeWalk()
                     for id in matching where s.isInScope(id, anchors: record.anchors, walk: &walk) {
                         record.members.insert(id)
-                        record.pending[id] = s.snapshot(id, conflicts: &conflicts, fetching: record.fetching)
+                        record.pending[id] = s.snapshot(
+                            id, conflicts: &conflicts, fetching: record.fetching, reader: record.viewer)
                     }
                     guard end >= s.index.slotCount else {
                         record.scanCursor = end
@@ -281,7 +282,9 @@ extension EngineState {
     ///   test for the matches only.
     func matchingSnapshots(for record: SubscriptionRecord) -> [EntrySnapshot] {
         var conflicts = ConflictCache()
-        return matchEntries(for: record).map { snapshot($0, conflicts: &conflicts, fetching: record.fetching) }
+        return matchEntries(for: record).map {
+            snapshot($0, conflicts: &conflicts, fetching: record.fetching, reader: record.viewer)
+        }
     }
 
     /// Every entry in the record's scopes that matches; makes them the
@@ -333,7 +336,7 @@ extension EngineState {
                 removed.append(identity)
                 continue
             }
-            let item = snapshot(entry.rawValue, conflicts: &conflicts, fetching: record.fetching)
+            let item = snapshot(entry.rawValue, conflicts: &conflicts, fetching: record.fetching, reader: record.viewer)
             if created.contains(identity) { added.append(item) } else { changed.append(item) }
         }
         var count = 0
@@ -536,15 +539,17 @@ extension EngineState {
 
     /// What a subscriber needs to know of an entry: with the values of the
     /// imported attributes in `fetching`, read from the content indexer's
-    /// store (none when it has no import of the file).
-    func snapshot(_ id: UInt32, conflicts: inout ConflictCache, fetching: Set<MetadataAttribute> = [])
-        -> EntrySnapshot
-    {
+    /// store (none when it has no import of the file, or when `reader`, the
+    /// user it is for, may not read the file).
+    func snapshot(
+        _ id: UInt32, conflicts: inout ConflictCache, fetching: Set<MetadataAttribute> = [], reader: Viewer? = nil
+    ) -> EntrySnapshot {
         var snapshot = EntrySnapshot(
             entry: index.identity(of: id), pathBytes: pathBytes(of: id), kind: index.kind(of: EntryID(id)),
             metadata: index.metadata(of: EntryID(id)), hasUnresolvedConflicts: conflicts.hasCopies(id, in: index),
             conflictOriginalPathBytes: index.conflictOriginal(of: id).map { pathBytes(of: $0) })
         if !fetching.isEmpty, let content, let key = index.fileKey(of: EntryID(id)),
+            reader.map({ $0.isRoot || index.access(of: id).map($0.mayRead) == true }) ?? true,
             let values = content.values(for: key, text: fetching.contains(.textContent))
         {
             snapshot.imported = values.restricted(to: fetching)
