@@ -144,6 +144,9 @@ package indirect enum SQLCondition: Equatable, Sendable {
     /// `TextWords` folds it), or, with `prefix`, a word starting with it
     /// (`mdq.content`, schema version 10).
     case words([UInt8], prefix: Bool)
+    /// The entries with these ids (`entry_id`), at most 10,000 (version
+    /// 10): a live search asks which of a host's changed entries match.
+    case entries([UInt64])
     /// Microseconds since the epoch, both bounds included.
     case timeAtMost(Column, Int64)
     case timeAtLeast(Column, Int64)
@@ -199,6 +202,13 @@ package indirect enum SQLCondition: Equatable, Sendable {
             out.raw(",")
             out.string(word)
             out.raw("]")
+        case .entries(let ids):
+            out.raw("[\"entries\",[")
+            for (i, id) in ids.enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(String(Int64(bitPattern: id)))
+            }
+            out.raw("]]")
         case .timeAtMost(let column, let micros): test("time<=", column, [String(micros)])
         case .timeAtLeast(let column, let micros): test("time>=", column, [String(micros)])
         case .timeBetween(let column, let low, let high): test("time-between", column, [String(low), String(high)])

@@ -43,6 +43,10 @@ package final class SharedLiveQuery {
     let reader: SharedReader
     let search: SharedReader.Search
     let evaluator: PredicateEvaluator
+    /// For a predicate on a file's words: its translation, which the
+    /// database tests on each host's changed rows (`evaluator` then checks
+    /// the rest, `PredicateSQL.recheck`).
+    private let bySQL: PredicateSQL?
     /// Hosts searched again whole since the gather (reloads, purged
     /// tombstones): for tests.
     package private(set) var searchedAgain = 0
@@ -69,7 +73,16 @@ package final class SharedLiveQuery {
     package init(reader: SharedReader, search: SharedReader.Search) throws(SharedIndexError) {
         self.reader = reader
         self.search = search
-        evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
+        // A file's words only the database tests: a changed row is then
+        // asked of it, and the rest of the predicate checked here.
+        let translated = try? PredicateSQL(search.predicate)
+        if let translated, translated.condition.testsWords {
+            bySQL = translated
+            evaluator = PredicateEvaluator(CompiledPredicate(translated.recheck))
+        } else {
+            bySQL = nil
+            evaluator = PredicateEvaluator(CompiledPredicate(search.predicate))
+        }
         _ = try reader.connection.execute("LISTEN mdq")
     }
 
@@ -77,22 +90,10 @@ package final class SharedLiveQuery {
     ///
     /// - Throws: `SharedReader.Refusal`, `SharedIndexError`.
     package func gather() throws -> [SharedEntry] {
-        try Self.checkTests(of: search)
         let (found, seen) = try read(search)
         results = found
         for host in seen { note(host) }
         return Array(found.values)
-    }
-
-    /// Refuses what a live search cannot follow: a file's words (a
-    /// changed row is tested here, and the text is not published).
-    ///
-    /// - Throws: `SharedReader.Refusal.unanswerable`.
-    static func checkTests(of search: SharedReader.Search) throws(SharedReader.Refusal) {
-        guard (try? PredicateSQL(search.predicate))?.condition.testsWords == true else { return }
-        throw SharedReader.Refusal.unanswerable(
-            attribute: MetadataAttribute.textContent.rawValue,
-            reason: "a live search across hosts does not test kMDItemTextContent: search it without --live")
     }
 
     /// The matches of `search` by key, and the hosts as of the snapshot
@@ -183,6 +184,9 @@ package final class SharedLiveQuery {
         // all are read.
         var matching: Set<Key> = []
         let most = mostResults ?? Int.max
+        // What the database says matches, for a predicate on words.
+        var byDatabase: Set<UInt64> = []
+        let bySQL = self.bySQL
         // The results read where they are: a copy in the closure made the
         // loop below copy them all at its first change (a million results,
         // 400 ms a batch).
@@ -191,16 +195,22 @@ package final class SharedLiveQuery {
             keep: { (entry: SharedEntry, gone: Bool) throws -> Bool in
                 let key = Key(host: entry.hostID, identity: entry.identity)
                 if self.results[key] != nil { return true }
+                // Judged once the database says which match.
+                if bySQL != nil { return !gone }
                 guard !gone, self.evaluator.matches(SharedSubject(entry)) else { return false }
                 matching.insert(key)
                 if matching.count > most { throw SharedReader.Refusal.tooManyResults(most) }
                 return true
-            })
+            }, matched: bySQL.map { translated in (translated, { byDatabase = $0 }) })
         {
         case .since(let now, let rows):
             for (entry, gone) in rows {
                 let key = Key(host: entry.hostID, identity: entry.identity)
-                if !gone && (matching.contains(key) || evaluator.matches(SharedSubject(entry))) {
+                let matches =
+                    bySQL == nil
+                    ? matching.contains(key) || evaluator.matches(SharedSubject(entry))
+                    : byDatabase.contains(entry.identity) && evaluator.matches(SharedSubject(entry))
+                if !gone && matches {
                     try apply(entry, key: key, into: &update)
                 } else if let known = results.removeValue(forKey: key) {
                     update.removed.append(known)

@@ -370,7 +370,6 @@ package final class SharedReader {
     package func check(_ search: Search) throws {
         // In a search's bounds, 30 s when it gives none: the check reads
         // the folders of the database.
-        try SharedLiveQuery.checkTests(of: search)
         var bounds = search
         bounds.budget = search.budget ?? 30
         try bounded(bounds) { hosts throws in _ = try prepare(search, hosts: hosts) }
@@ -581,9 +580,15 @@ package final class SharedReader {
     /// matcher). Only the rows `keep` takes are kept as they are read (a
     /// rename high in a tree changes every entry below it: those that
     /// neither match nor were results need not wait in memory).
+    ///
+    /// - Parameter matched: given, which of the entries read (not gone)
+    ///   the search's condition holds for, asked in the same snapshot: what
+    ///   only the database can test (a file's words), for `search` whose
+    ///   condition is `translated`.
     package func changes(
         _ search: Search, host id: Int, since: Int64, generation: Int64, identities: Int64,
-        keep: (_ entry: SharedEntry, _ gone: Bool) throws -> Bool = { _, _ in true }
+        keep: (_ entry: SharedEntry, _ gone: Bool) throws -> Bool = { _, _ in true },
+        matched: (translated: PredicateSQL, found: (Set<UInt64>) -> Void)? = nil
     ) throws -> Changes {
         try bounded(search) { hosts throws -> Changes in
             guard let host = hosts.first(where: { $0.id == id }) else { return .forgotten }
@@ -597,6 +602,29 @@ package final class SharedReader {
             try fetch("mdq_changes", hosts: [id: host]) { entry, gone in
                 if try keep(entry, gone) { found.append((entry, gone)) }
                 return true
+            }
+            if let matched {
+                var matching: Set<UInt64> = []
+                let ids = found.filter { !$0.gone }.map(\.entry.identity)
+                var start = 0
+                while start < ids.count {
+                    let end = min(ids.count, start + 10_000)
+                    let condition = SQLCondition.and([matched.translated.condition, .entries(Array(ids[start..<end]))])
+                    _ = try connection.execute(
+                        "SELECT mdq.search($1::smallint[], $2::jsonb, $3::jsonb, $4)",
+                        [
+                            PostgresArray.numbers([Int64(id)]), condition.json,
+                            Self.scopes(search.scopes, hosts: [host]),
+                            search.user,
+                        ])
+                    try fetch("mdq_search", hosts: [id: host]) { entry, _ in
+                        matching.insert(entry.identity)
+                        return true
+                    }
+                    _ = try connection.execute("CLOSE mdq_search")
+                    start = end
+                }
+                matched.found(matching)
             }
             return .since(host, found)
         }

@@ -9,7 +9,9 @@ extension SharedSchema {
     ///
     /// - `mdq.condition_sql(c, unreadable)`: as `mdq.condition_sql(c)`,
     ///   with the word tests, which leave out the entries of the classes
-    ///   named (NULL: none, for a caller that sees everything).
+    ///   named (NULL: none, for a caller that sees everything), and
+    ///   `["entries", [id…]]` (at most 10,000), with which a live search
+    ///   asks which of a host's changed entries match.
     /// - `mdq.search` and `mdq.count` pass it the viewer's unreadable
     ///   classes when the condition tests words.
     /// - A reload sets `content` aside and swaps it in with the entries
@@ -53,6 +55,15 @@ extension SharedSchema {
                     RETURN '(' || array_to_string(parts, CASE op WHEN 'and' THEN ' AND ' ELSE ' OR ' END) || ')';
                 ELSIF op = 'not' THEN
                     RETURN 'NOT coalesce(' || mdq.condition_sql(c -> 1, unreadable) || ', false)';
+                ELSIF op = 'entries' THEN
+                    -- Entries by id (a live search's changed rows, asked
+                    -- which match): at most 10,000, each a whole number.
+                    IF jsonb_array_length(c) <> 2 OR jsonb_typeof(c -> 1) <> 'array'
+                       OR jsonb_array_length(c -> 1) > 10000 THEN
+                        RAISE EXCEPTION 'mdq: not a condition: %', left(c::text, 200) USING ERRCODE = '22023';
+                    END IF;
+                    RETURN format('(e.entry_id = ANY (%L::bigint[]))',
+                                  ARRAY(SELECT jsonb_array_elements_text(c -> 1)::bigint)::text);
                 ELSIF op IN ('words', 'word-prefix') THEN
                     word := c ->> 1;
                     IF jsonb_array_length(c) <> 2 OR jsonb_typeof(c -> 1) <> 'string' OR word = ''

@@ -229,8 +229,17 @@ struct SystemContentTests {
             let output = try remote([refused])
             #expect(output.status != 0 && output.stderrText.contains(reason), "\(refused): \(output.stderrText)")
         }
-        let live = try remote(["--live", query])
-        #expect(live.status != 0 && live.stderrText.contains("does not test kMDItemTextContent"), "\(live.stderrText)")
+        // A live search of the words, as nobody, follows the changes below.
+        let live = try LiveProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--host",
+                "alpha", query,
+            ],
+            environment: ["MDQ_SHARED": url])
+        defer { _ = live.interrupt() }
+        let alphaPath = { (name: String) in "alpha:" + disk.string + "/" + name }
+        #expect(live.waitForLine { $0 == alphaPath("open.txt") }, "\(live.lines) \(live.errorText)")
 
         // This host's part comes from this host, as the user may read it.
         let here = try temp.folder("here")
@@ -279,6 +288,10 @@ struct SystemContentTests {
             waitUntil(timeout: 30) { (try? names(remote([query]))) == ["granted.txt", "secret.txt"] },
             "\((try? remote([query]))?.stdoutText ?? "")")
         #expect(try names(remote(["kMDItemTextContent == 'beacon*'cdw"])) == ["open.txt"])
+        for line in ["- " + alphaPath("open.txt"), "+ " + alphaPath("secret.txt"), "- " + alphaPath("menu.txt")] {
+            #expect(live.waitForLine { $0 == line }, "\(line): \(live.lines) \(live.errorText)")
+        }
+        #expect(!live.lines.contains { $0.contains("nobodys.txt") || $0.contains("denied.txt") }, "\(live.lines)")
         #expect(try names(remote([query])) == (try local(query)))
     }
 }
