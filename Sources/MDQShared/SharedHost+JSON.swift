@@ -35,6 +35,8 @@ extension SharedHost {
         out.integer(sequence)
         out.field("state")
         out.string(state)
+        out.field("words")
+        out.bool(publishesWords)
         out.raw("}")
         return out.bytes
     }
@@ -48,6 +50,6 @@ extension SharedHost {
             sequence: json["sequence"]?.integer ?? 0, generation: json["generation"]?.integer ?? 0,
             lastContact: json["lastContact"]?.string, secondsSinceContact: json["secondsSinceContact"]?.double,
             lastError: json["lastError"]?.string, domain: json["domain"]?.string ?? "default",
-            lag: json["lag"]?.double)
+            lag: json["lag"]?.double, publishesWords: json["words"]?.bool ?? false)
     }
 }

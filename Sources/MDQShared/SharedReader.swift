@@ -38,6 +38,10 @@ package struct SharedHost: Sendable, Equatable {
     /// publisher's last write; nil when not known (offline, or a publisher
     /// older than schema version 5).
     package var lag: Double?
+    /// Whether it publishes its files' words (its system index imports
+    /// what is inside files, `CONTENT`): only its files are found by
+    /// `kMDItemTextContent` across hosts.
+    package var publishesWords = false
 
     /// How long a publisher may be silent before its host is called offline
     /// (an idle publisher writes every 10 seconds).
@@ -165,7 +169,8 @@ package final class SharedReader {
                    -- Known from publishers that write it (version 5 on).
                    CASE WHEN substring(publisher_version FROM '^mdq schema ([0-9]+)$')::int >= 5
                         THEN coalesce(extract(epoch FROM now() - behind_since)::float8, 0) END AS lag,
-                   has_table_privilege(session_user, 'mdq.entry', 'SELECT') AS trusted, session_user AS role
+                   has_table_privilege(session_user, 'mdq.entry', 'SELECT') AS trusted, session_user AS role,
+                   publishes_content
             FROM mdq.host ORDER BY name
             """
         let rows: [[String?]]
@@ -184,7 +189,8 @@ package final class SharedReader {
                 lastContact: row[6], secondsSinceContact: row[7].flatMap(Double.init), lastError: row[8],
                 domain: row[9] ?? "default", purgedSequence: row[10].flatMap(Int64.init) ?? 0,
                 identitySequence: row[11].flatMap(Int64.init) ?? 0,
-                lag: state == "offline" ? nil : row[12].flatMap(Double.init).map { max(0, $0) })
+                lag: state == "offline" ? nil : row[12].flatMap(Double.init).map { max(0, $0) },
+                publishesWords: row[15] == "t")
         }
         return (hosts, role)
     }

@@ -282,18 +282,18 @@ extension SharedSchema {
             WHERE host_id = id;
         END $$;
 
-        -- Whether a host publishes its files' words, written by its
-        -- publisher.
+        -- Whether a host publishes its files' words: written by its
+        -- publisher, read by every role that reads the hosts' state.
         DO $$
         DECLARE
             r record;
         BEGIN
             FOR r IN
-                SELECT DISTINCT grantee FROM information_schema.column_privileges
+                SELECT DISTINCT grantee, privilege_type FROM information_schema.column_privileges
                 WHERE table_schema = 'mdq' AND table_name = 'host' AND column_name = 'last_seq'
-                  AND privilege_type = 'UPDATE' AND grantee NOT IN ('PUBLIC', current_user)
+                  AND privilege_type IN ('SELECT', 'UPDATE') AND grantee NOT IN ('PUBLIC', current_user)
             LOOP
-                EXECUTE format('GRANT UPDATE (publishes_content) ON mdq.host TO %I', r.grantee);
+                EXECUTE format('GRANT %s (publishes_content) ON mdq.host TO %I', r.privilege_type, r.grantee);
             END LOOP;
         END $$;
         """#

@@ -306,7 +306,8 @@ extension SharedSchema {
                 GRANT USAGE ON SCHEMA mdq TO \(quoted);
                 GRANT SELECT ON mdq.meta TO \(quoted);
                 GRANT SELECT (host_id, name, domain, generation, last_seq, state, entries, folders, last_error,
-                              registered, last_contact, purged_seq, identity_seq, behind_since, publisher_version)
+                              registered, last_contact, purged_seq, identity_seq, behind_since, publisher_version,
+                              publishes_content)
                     ON mdq.host TO \(quoted);
                 GRANT EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) TO \(quoted)
                 """)

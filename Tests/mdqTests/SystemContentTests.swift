@@ -196,6 +196,14 @@ struct SystemContentTests {
         #expect(
             waitUntil(timeout: 30) { (try? names(remote([query]))) == ["granted.txt", "menu.txt", "open.txt"] },
             "\((try? remote([query]))?.stderrText ?? "") \(alpha.logText)")
+        // `mdq hosts` says alpha publishes its files' words.
+        let hosts = try Shell.run(
+            "/usr/bin/setpriv",
+            ["--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "hosts", "--json"],
+            environment: ["MDQ_SHARED": url])
+        #expect(
+            hosts.stdoutText.contains("\"name\":\"alpha\"") && hosts.stdoutText.contains("\"words\":true"),
+            "\(hosts.stdoutText) \(hosts.stderrText)")
         // The queries of a host's own search, with the same answers.
         for (query, user) in [
             ("kMDItemTextContent == 'lighthouse'cdw", "nobody"),

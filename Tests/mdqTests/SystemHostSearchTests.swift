@@ -251,9 +251,9 @@ struct SystemHostSearchTests {
         #expect(listed(hostsFull) == listed(hosts), "\(hostsFull.stdoutText)\(hostsFull.stderrText)")
         let table = try both(["hosts"], as: "nobody").fast
         #expect(
-            table.stdoutText.hasPrefix("HOST   STATE         ENTRIES     LAG       LAST CONTACT\n"),
+            table.stdoutText.hasPrefix("HOST   STATE         ENTRIES     LAG       WORDS  LAST CONTACT\n"),
             "\(table.stdoutText)")
-        #expect(table.stdoutText.contains("alpha  live          5           0 s"), "\(table.stdoutText)")
+        #expect(table.stdoutText.contains("alpha  live          5           0 s       no     "), "\(table.stdoutText)")
         // Live, this host's results print as its paths, as above.
         let live = try LiveProcess(
             MDQCommandTests.binary, ["--live", "--interval", "0.05", "--all-hosts", "report"],

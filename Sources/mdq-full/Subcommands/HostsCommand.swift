@@ -15,7 +15,9 @@ struct HostsCommand: ParsableCommand {
             catching up or reloading after it was away, offline once its publisher is gone \
             or has been silent for a minute: its entries are then as of its last contact, and searches mark them stale. \
             LAG is how long ago the oldest change of the host's index not yet in the shared index was made \
-            (0 s: none was at its last write).
+            (0 s: none was at its last write). WORDS says whether the host publishes its files' words \
+            (its system index imports what is inside files, CONTENT): only those hosts' files are found by \
+            kMDItemTextContent.
             """)
 
     @Flag(help: "One JSON object per host.")
@@ -39,13 +41,14 @@ struct HostsCommand: ParsableCommand {
             }
             lines.append(
                 padded("HOST", width) + "  " + padded("STATE", 12) + "  " + padded("ENTRIES", 10) + "  "
-                    + padded("LAG", 8) + "  LAST CONTACT")
+                    + padded("LAG", 8) + "  WORDS  LAST CONTACT")
             for host in hosts {
                 var contact = host.secondsSinceContact.map { Self.ago($0) } ?? "never"
                 if let error = host.lastError { contact += " (\(error))" }
                 lines.append(
                     padded(host.name, width) + "  " + padded(host.state, 12) + "  " + padded(String(host.entries), 10)
-                        + "  " + padded(host.lag.map(Self.duration) ?? "-", 8) + "  " + contact)
+                        + "  " + padded(host.lag.map(Self.duration) ?? "-", 8) + "  "
+                        + padded(host.publishesWords ? "yes" : "no", 5) + "  " + contact)
             }
         }
         StandardOutput.print(lines.joined(separator: "\n"))
