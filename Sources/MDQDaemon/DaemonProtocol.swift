@@ -17,6 +17,9 @@ import SystemPackage
 /// nanoseconds since 1970-01-01 UTC.
 package enum DaemonProtocol {
     package static let version = 2
+    /// A daemon's refusal (`not-covered`) of what is inside files when it
+    /// imports nothing.
+    package static let noContent = "the daemon does not index what is inside files (content indexing is off)"
     /// What a daemon does that older daemons of the same version do not,
     /// in `hello`: a client asks for these only of a daemon that names
     /// them (an older one would ignore a field it does not know, and

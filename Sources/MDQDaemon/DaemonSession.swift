@@ -270,7 +270,7 @@ final class DaemonSession: Sendable {
         throw ProtocolError(code: .notCovered, message: Self.noContent)
     }
 
-    static let noContent = "the daemon does not index what is inside files (content indexing is off)"
+    static let noContent = DaemonProtocol.noContent
 
     /// What is inside files, when the daemon imports it. A user of the
     /// system index (`viewer`) is answered it only for files that user may

@@ -251,9 +251,10 @@ public final class IndexDaemon: Sendable {
     /// fanotify mark per filesystem, answering every local user over a
     /// socket anyone may connect to, each only what that user may see
     /// (`Viewer`). Names and stat data only, unless the configuration
-    /// says `CONTENT`: then what is inside files is imported too, for
-    /// root's searches and for the publisher, never answered to another
-    /// user (`content(for:)`). A mount point named with no filesystem mounted there
+    /// says `CONTENT`: then what is inside files is imported too, and
+    /// each user is answered it for the files that user may read (files'
+    /// ACLs are read then: `FileStatus.readFileACLs`). A mount point named
+    /// with no filesystem mounted there
     /// waits for one (`waitingMounts`); the folder beneath is not indexed.
     ///
     /// - Parameter beforeAnswering: runs once the index is made and before
@@ -356,6 +357,7 @@ public final class IndexDaemon: Sendable {
         case .inotify: break
         }
         let watcher: (any FolderWatcher)? = fanotify ?? feed
+        if let system { Self.keepSnapshotWithFileACLs(system.content, paths: paths, log: log) }
         do {
             let started = ContinuousClock.now
             let restored = try LiveEngine.restoring(
@@ -553,6 +555,28 @@ public final class IndexDaemon: Sendable {
             }
             state.withLock { $0.retained[scope] = retained }
             self.content?.requestReconcile()
+        }
+    }
+
+    /// A system index that imports what is inside files judges each file
+    /// by its ACL too: a snapshot saved without files' ACLs (a run
+    /// without `CONTENT`) would judge its files by their mode bits until
+    /// each is read again, so it is not restored. The state folder holds
+    /// `file-acls` while its snapshots have them.
+    private static func keepSnapshotWithFileACLs(
+        _ content: Bool, paths: DaemonPaths, log: @Sendable (String) -> Void
+    ) {
+        let marker = paths.stateDirectory.appending("file-acls")
+        let marked = syscallResult { marker.withPlatformString { access($0, F_OK) } }.isSuccess
+        if content && !marked {
+            if syscallResult({ paths.snapshot.withPlatformString { unlink($0) } }).isSuccess {
+                log("the saved index holds no file's ACL (saved without CONTENT): crawling the filesystems anew")
+            }
+            _ = syscallResult {
+                marker.withPlatformString { open($0, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+            }.map { closeDescriptor($0) }
+        } else if !content && marked {
+            _ = syscallResult { marker.withPlatformString { unlink($0) } }
         }
     }
 

@@ -345,7 +345,11 @@ private struct Translator {
             guard let test = TextWords.wordTest(c) else {
                 throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue, reason: PredicateSQL.textTests)
             }
-            return Part(condition: .words(test.word, prefix: test.prefix), exact: true, narrows: true)
+            // A start of one or two letters is in most files' words: as
+            // unnarrowed as a name fragment that short.
+            return Part(
+                condition: .words(test.word, prefix: test.prefix), exact: true,
+                narrows: !test.prefix || test.word.count >= 3)
         case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
             .conflictOriginalPath, .synced, .imported:
             throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue)

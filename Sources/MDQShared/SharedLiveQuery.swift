@@ -187,22 +187,37 @@ package final class SharedLiveQuery {
         // What the database says matches, for a predicate on words.
         var byDatabase: Set<UInt64> = []
         let bySQL = self.bySQL
-        // The results read where they are: a copy in the closure made the
-        // loop below copy them all at its first change (a million results,
-        // 400 ms a batch).
-        switch try reader.changes(
-            search, host: host.id, since: cursor.sequence, generation: cursor.generation, identities: cursor.identities,
-            keep: { (entry: SharedEntry, gone: Bool) throws -> Bool in
-                let key = Key(host: entry.hostID, identity: entry.identity)
-                if self.results[key] != nil { return true }
-                // Judged once the database says which match.
-                if bySQL != nil { return !gone }
-                guard !gone, self.evaluator.matches(SharedSubject(entry)) else { return false }
-                matching.insert(key)
-                if matching.count > most { throw SharedReader.Refusal.tooManyResults(most) }
-                return true
-            }, matched: bySQL.map { translated in (translated, { byDatabase = $0 }) })
-        {
+        var kept = 0
+        let read: SharedReader.Changes
+        do {
+            // The results read where they are: a copy in the closure made the
+            // loop below copy them all at its first change (a million results,
+            // 400 ms a batch).
+            read = try reader.changes(
+                search, host: host.id, since: cursor.sequence, generation: cursor.generation,
+                identities: cursor.identities,
+                keep: { (entry: SharedEntry, gone: Bool) throws -> Bool in
+                    let key = Key(host: entry.hostID, identity: entry.identity)
+                    if self.results[key] != nil { return true }
+                    // Judged once the database says which match; kept only
+                    // when the rest holds, and not past a bound (the host is
+                    // then searched again, its answer bounded).
+                    if bySQL != nil {
+                        guard !gone, self.evaluator.matches(SharedSubject(entry)) else { return false }
+                        kept += 1
+                        if kept > max(most, Self.mostChangedKept) { throw ChangedPastBound() }
+                        return true
+                    }
+                    guard !gone, self.evaluator.matches(SharedSubject(entry)) else { return false }
+                    matching.insert(key)
+                    if matching.count > most { throw SharedReader.Refusal.tooManyResults(most) }
+                    return true
+                }, matched: bySQL.map { translated in (translated, { byDatabase = $0 }) })
+        } catch is ChangedPastBound {
+            try searchAgain(host, into: &update)
+            return
+        }
+        switch read {
         case .since(let now, let rows):
             for (entry, gone) in rows {
                 let key = Key(host: entry.hostID, identity: entry.identity)
@@ -223,6 +238,14 @@ package final class SharedLiveQuery {
             forget(host.id, into: &update)
         }
     }
+
+    /// The most changed rows of one host a live search of words keeps
+    /// while the database is asked which match; past it, the host is
+    /// searched again.
+    static let mostChangedKept = 100_000
+
+    /// More changed rows than a live search of words keeps.
+    private struct ChangedPastBound: Error {}
 
     /// A host no longer in the shared index: its results go.
     private func forget(_ id: Int, into update: inout Update) {

@@ -259,17 +259,11 @@ private struct PublishingSession {
         let rowVersion = host.first("row_version").flatMap(Int.init) ?? 0
         clock = rowVersion < SharedSchema.rowVersion ? nil : host.first("clock").flatMap(EngineClock.init)
         // Files' words: published whole once when they were not (the
-        // host's rows have none), taken out when this index imports none.
+        // host's rows have none), and taken out, by a reload too (a new
+        // generation: live searches of words search the host again), when
+        // this index imports none.
         content = publisher.engine.importedContent
-        let wordsPublished = host.first("publishes_content") == "t"
-        if content != nil && !wordsPublished { clock = nil }
-        if content == nil && wordsPublished {
-            try connection.transaction { () throws(SharedIndexError) in
-                _ = try connection.execute("DELETE FROM mdq.content_\(id)")
-                _ = try connection.execute(
-                    "UPDATE mdq.host SET publishes_content = false WHERE host_id = $1", [String(id)])
-            }
-        }
+        if (content != nil) != (host.first("publishes_content") == "t") { clock = nil }
         classes = try ClassBook(hostID: id, connection: connection)
         rows = RowWriter(hostID: id)
         rows.typeIDs = try registerTypes()
@@ -585,20 +579,28 @@ private struct PublishingSession {
     private mutating func sendWords(of entries: [PublishedEntry], from content: any ImportedContent, seq: Int64)
         throws(SharedIndexError)
     {
+        // Sent a few megabytes at a time: a file's words may be a megabyte.
         var next = 0
         try connection.copy("COPY mdq_content_changes (\(RowWriter.contentColumns)) FROM STDIN (FORMAT binary)") {
             text in
-            let end = min(entries.count, next + 1000)
-            for entry in entries[next..<end] { rows.words(of: entry, from: content, seq: seq, into: &text) }
-            next = end
+            while next < entries.count && text.bytes.count < RowWriter.wordsChunk {
+                rows.words(of: entries[next], from: content, seq: seq, into: &text)
+                next += 1
+            }
             return next < entries.count
         }
+        // Words gone (a file emptied, no longer imported, no longer a
+        // file): the entry takes the batch's sequence, as a changed row.
         _ = try connection.execute(
             """
-            DELETE FROM mdq.content_\(hostID) c USING mdq_entry_changes x
-            WHERE c.entry_id = x.entry_id
-              AND NOT EXISTS (SELECT 1 FROM mdq_content_changes n WHERE n.entry_id = x.entry_id)
-            """)
+            WITH gone AS (
+                DELETE FROM mdq.content_\(hostID) c USING mdq_entry_changes x
+                WHERE c.entry_id = x.entry_id
+                  AND NOT EXISTS (SELECT 1 FROM mdq_content_changes n WHERE n.entry_id = x.entry_id)
+                RETURNING c.entry_id)
+            UPDATE mdq.entry_\(hostID) e SET seq = $1::bigint FROM gone
+            WHERE e.entry_id = gone.entry_id AND e.seq < $1::bigint
+            """, [String(seq)])
         _ = try connection.execute(RowWriter.mergeWords(hostID), [String(seq)])
     }
 
@@ -659,16 +661,28 @@ private struct PublishingSession {
         // Files' words, a third pass.
         if let content {
             slot = 0
+            // A slice's files at a time, sent a few megabytes at a time.
+            var files: [PublishedEntry] = []
+            var next = 0
             try connection.copy(
                 "COPY mdq.content_\(hostID)_reload (\(RowWriter.contentColumns)) FROM STDIN (FORMAT binary)"
             ) { (text) throws(SharedIndexError) in
-                let end = slot + configuration.sliceSlots
-                for entry in publisher.engine.publishedEntries(slots: slot..<end, rows: .entries)
-                where entry.fileKey != nil {
-                    rows.words(of: entry, from: content, seq: seq, into: &text)
+                while text.bytes.count < RowWriter.wordsChunk {
+                    if next == files.count {
+                        guard slot < max(slots, publisher.engine.publishingState().slots), !publisher.stopping()
+                        else { return false }
+                        let end = slot + configuration.sliceSlots
+                        files = publisher.engine.publishedEntries(slots: slot..<end, rows: .entries).filter {
+                            $0.fileKey != nil
+                        }
+                        next = 0
+                        slot = end
+                        continue
+                    }
+                    rows.words(of: files[next], from: content, seq: seq, into: &text)
+                    next += 1
                 }
-                slot = end
-                return slot < max(slots, publisher.engine.publishingState().slots) && !publisher.stopping()
+                return true
             }
         }
         guard !publisher.stopping() else { return }
@@ -805,6 +819,9 @@ private struct RowWriter {
     ]
     static let entryColumns = entryColumnNames.joined(separator: ", ")
     static let contentColumns = "host_id, entry_id, words, seq"
+    /// The bytes of words rows sent at once (each file's words up to a
+    /// megabyte).
+    static let wordsChunk = 8 << 20
     static let folderColumns = folderColumnNames.joined(separator: ", ")
 
     /// Upserts the batch's entries; a row the batch holds unchanged (an

@@ -78,7 +78,8 @@ extension SharedSchema {
                         '''' || replace(replace(word, '\', '\\'), '''', '\''') || ''''
                             || CASE op WHEN 'word-prefix' THEN ':*' ELSE '' END,
                         CASE WHEN unreadable IS NULL THEN '' ELSE format(
-                            ' AND coalesce(((e.host_id::bigint << 32) | e.read_class) <> ALL (%L::bigint[]), false)',
+                            ' AND e.read_class IS NOT NULL'
+                            ' AND NOT ((e.host_id::bigint << 32) | e.read_class) = ANY (%L::bigint[])',
                             unreadable) END);
                 END IF;
             END IF;

@@ -339,7 +339,9 @@ struct SharedSearchSession {
         }
         // A system index that does not import what is inside files: the
         // other hosts are answered, said so.
-        if case .failure(let error) = asked, case .notCovered = error.refusal, !predicate.importedAttributes.isEmpty {
+        if case .failure(let error) = asked, case .notCovered = error.refusal, !predicate.importedAttributes.isEmpty,
+            error.message.contains(DaemonProtocol.noContent)
+        {
             throw HostSearch.OwnNotSearched.withoutContent(name)
         }
         if case .failure(let error) = asked, error.refusal != nil, !scopes.isEmpty {

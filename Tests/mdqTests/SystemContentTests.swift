@@ -95,6 +95,22 @@ struct SystemContentTests {
         #expect(live.waitForLine { $0.hasPrefix("- ") && $0.hasSuffix("/secret.txt") }, "\(live.lines)")
         #expect(!live.lines.contains { $0.hasSuffix("/new.txt") }, "\(live.lines)")
 
+        // Values a live query asks for come only for files the user may
+        // read, as files change too.
+        let watching = try system.live([
+            "--live", "--onlyin", disk.string, "--attr", "kMDItemTextContent", "kMDItemFSName == '*.txt'",
+        ])
+        defer { _ = watching.interrupt() }
+        #expect(watching.waitForLine { $0.contains("/open.txt") }, "\(watching.lines) \(watching.errorText)")
+        try "lighthouse code 4713".write(
+            toFile: disk.appending("secret.txt").string, atomically: false, encoding: .utf8)
+        try "open again 4714".write(toFile: disk.appending("open.txt").string, atomically: false, encoding: .utf8)
+        #expect(watching.waitForLine { $0.contains("4714") }, "\(watching.lines) \(watching.errorText)")
+        #expect(waitUntil(timeout: 30) { (try? answer(nil, ["--onlyin", disk.string, "4713"])) == ["secret.txt"] })
+        #expect(
+            !watching.waitForLine(timeout: 2) { $0.contains("4713") || $0.contains("4711") }, "\(watching.lines)")
+        #expect(watching.lines.contains { $0.contains("/secret.txt") }, "\(watching.lines)")
+
         // The daemon itself answers another user only what that user may
         // read, whatever a client asks: a request of the protocol's own,
         // as nobody, for the whole index and the text's values.

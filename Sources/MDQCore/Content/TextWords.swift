@@ -75,7 +75,11 @@ package enum TextWords {
         case .prefix(let literal): (word, prefix) = (literal, true)
         default: return nil
         }
-        guard !word.isEmpty, word.count <= longestWord, !prefix || word.last! < 0x80 else { return nil }
+        // A whole word as long as a cut one (`longestWord`) could equal a
+        // longer word's start.
+        guard !word.isEmpty, word.count <= longestWord - 4 || prefix && word.count <= longestWord,
+            !prefix || word.last! < 0x80
+        else { return nil }
         // One word, the whole literal: as a text's words are found.
         var starts: [Int] = []
         var ends: [Int] = []

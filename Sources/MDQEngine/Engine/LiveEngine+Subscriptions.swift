@@ -472,10 +472,12 @@ extension EngineState {
                     switch (record.members.contains(id), matches) {
                     case (false, true):
                         record.members.insert(id)
-                        added.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
+                        added.append(
+                            snapshot(id, conflicts: &conflicts, fetching: record.fetching, reader: record.viewer))
                     case (true, true):
                         if accessOnly.contains(id) { break }
-                        changed.append(snapshot(id, conflicts: &conflicts, fetching: record.fetching))
+                        changed.append(
+                            snapshot(id, conflicts: &conflicts, fetching: record.fetching, reader: record.viewer))
                     case (true, false):
                         record.members.remove(id)
                         removed.append(index.identity(of: id))
@@ -529,7 +531,8 @@ extension EngineState {
                 && record.evaluator.matches(IndexSubject(index: index, id: id, context: context))
             if matches {
                 record.members.insert(id)
-                record.pending[id] = snapshot(id, conflicts: &conflicts, fetching: record.fetching)
+                record.pending[id] = snapshot(
+                    id, conflicts: &conflicts, fetching: record.fetching, reader: record.viewer)
             } else if record.members.contains(id) {
                 record.members.remove(id)
                 record.pending[id] = nil
@@ -542,7 +545,7 @@ extension EngineState {
     /// store (none when it has no import of the file, or when `reader`, the
     /// user it is for, may not read the file).
     func snapshot(
-        _ id: UInt32, conflicts: inout ConflictCache, fetching: Set<MetadataAttribute> = [], reader: Viewer? = nil
+        _ id: UInt32, conflicts: inout ConflictCache, fetching: Set<MetadataAttribute>, reader: Viewer?
     ) -> EntrySnapshot {
         var snapshot = EntrySnapshot(
             entry: index.identity(of: id), pathBytes: pathBytes(of: id), kind: index.kind(of: EntryID(id)),

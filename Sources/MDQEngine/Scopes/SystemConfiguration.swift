@@ -39,10 +39,9 @@ package import SystemPackage
 ///   as a trusted role whose credential root alone holds, over
 ///   connections it keeps open.
 /// - `CONTENT`: `yes` to import what is inside files (text and the
-///   attributes importers read), in confined workers run as `nobody`, for
-///   root's searches and for publishing (`PUBLISH`): other users of this
-///   host are answered only names and stat data by the system index.
-///   Default `no`.
+///   attributes importers read), in confined workers run as `nobody`:
+///   each user is answered it for the files that user may read, and a
+///   publisher (`PUBLISH`) sends each file's words. Default `no`.
 package struct SystemConfiguration: Sendable, Equatable {
     package var prunedTypes: Set<String>
     package var prunedPaths: [String]

@@ -28,8 +28,8 @@ struct SystemCommand: ParsableCommand {
             (default .snapshot), MOUNTS to name the filesystems, and what one user may spend: \
             MAX_QUERY_SECONDS, MAX_QUERIES_PER_USER, MAX_SUBSCRIPTIONS_PER_USER and \
             MAX_CONNECTIONS_PER_USER. CONTENT = "yes" (or --content) imports what is inside \
-            files too, in workers run as nobody, for root's searches and for publishing; other \
-            users are answered names and stat data, and read inside files themselves. \
+            files too, in workers run as nobody: each user is answered it for the files that user \
+            may read (modes, owners, groups and files' ACLs), and a publisher sends each file's words. \
             A filesystem that refuses \
             the mark is watched folder by folder with inotify (mdq system status says which).
             """,
@@ -72,8 +72,8 @@ struct SystemCommand: ParsableCommand {
         @Flag(
             name: .customLong("content"),
             help: ArgumentHelp(
-                "Import what is inside files too, in workers run as nobody: for root's searches and for publishing "
-                    + "(default: CONTENT in the configuration, else off)."))
+                "Import what is inside files too, in workers run as nobody, answered to each user for the files "
+                    + "they may read (default: CONTENT in the configuration, else off)."))
         var content = false
 
         @Option(
