@@ -149,6 +149,35 @@ struct SystemContentTests {
         #expect(status.stdoutText.contains("content"), "\(status.stdoutText)")
     }
 
+    /// A system index that ran without `CONTENT` saved its files without
+    /// their ACLs: started with it, it crawls anew rather than judge those
+    /// files by their modes alone.
+    @Test func aSnapshotWithoutFilesACLsIsNotRestoredWithContent() throws {
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let disk = try temp.folder("disk")
+        #expect(chmod(disk.string, 0o755) == 0)
+        let denied = try temp.file("disk/denied.txt", contents: "a lighthouse for all but nobody")
+        #expect(chmod(denied.string, 0o644) == 0)
+        let set = try Shell.run("/usr/bin/setfacl", ["-m", "u:nobody:-", denied.string])
+        #expect(set.status == 0, "\(set.stderrText)")
+        let plain = try PrivateSystemIndex(disk.string, in: temp)
+        #expect(plain.waitUntilLive(), "\(plain.logText)")
+        plain.close()
+        let snapshot = temp.path.appending("state/index.snapshot").string
+        #expect(FileManager.default.fileExists(atPath: snapshot))
+        let importing = try PrivateSystemIndex(disk.string, in: temp, arguments: ["--content"])
+        defer { importing.close() }
+        #expect(importing.waitUntilLive(), "\(importing.logText)")
+        #expect(importing.logText.contains("holds no file's ACL"), "\(importing.logText)")
+        let query = ["--daemon", "--onlyin", disk.string, "kMDItemTextContent == 'lighthouse'cdw"]
+        #expect(
+            waitUntil(timeout: 30) {
+                (try? importing.mdq(query, as: nil, inside: true).stdoutText) == denied.string + "\n"
+            })
+        #expect(try importing.mdq(query, as: "nobody", inside: true).stdoutText == "")
+    }
+
     /// A host that imports what is inside its files publishes each file's
     /// words; a search across hosts tests a word or a word's start as the
     /// host's own search does, for a user who may read the file (its
