@@ -277,6 +277,10 @@ package final class PostgresConnection {
         return PQstatus(handle) == CONNECTION_OK && poll(&descriptor, 1, 0) == 0
     }
 
+    /// Whether libpq found the connection lost (the server ended the
+    /// session, or went away) at its last statement.
+    package var isLost: Bool { PQstatus(handle) != CONNECTION_OK }
+
     /// What cancels the statement this connection's server runs, from any
     /// thread (nil when libpq cannot make one). Taken while the connection
     /// is idle: libpq's `PQgetCancel` reads it.

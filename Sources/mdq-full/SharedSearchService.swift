@@ -46,6 +46,17 @@ final class SharedSearchService: HostSearching {
     }
 
     func answer(_ request: HostSearchRequest, own: @escaping HostSearchRequest.Own) throws -> HostSearchReply {
+        try answer(request, own: own, again: false)
+    }
+
+    /// - Parameter again: whether this is the second attempt: a kept
+    ///   connection the server ended while it sat idle (a restart) may
+    ///   still look open when taken (the session's end not yet on its
+    ///   socket), and fail at its first statement; the search is then
+    ///   made once more, on connections made anew.
+    private func answer(_ request: HostSearchRequest, own: @escaping HostSearchRequest.Own, again: Bool) throws
+        -> HostSearchReply
+    {
         var search = HostSearch(predicate: request.predicate, user: request.user)
         search.hostNames = request.hosts
         search.folders = request.folders
@@ -113,6 +124,9 @@ final class SharedSearchService: HostSearching {
             // A connection may be what failed, or be left in a transaction:
             // none is kept.
             close(readers)
+            if !again, error is SharedIndexError, readers.contains(where: { $0.connection.isLost }) {
+                return try self.answer(request, own: own, again: true)
+            }
             switch error {
             case let error as SharedIndexError where error.sqlState == "57014":
                 // The budget, as the command says it.
