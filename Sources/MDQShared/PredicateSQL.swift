@@ -123,6 +123,9 @@ package indirect enum SQLCondition: Equatable, Sendable {
     package enum Column: String, Sendable {
         case fold, ext, size, mtime, btime
         case contentType = "content_type"
+        /// An entry's access class's owner, group and permission bits
+        /// (schema version 10): numbers, tested on the class.
+        case owner, group, mode
     }
 
     case constant(Bool)
@@ -336,11 +339,18 @@ private struct Translator {
             // matches it, followed by anything, matches the name. Narrowed
             // by the name's trigrams, checked on each row.
             return name(c, column: .fold, prefix: true)
-        case .path, .url, .kind, .ownerUserID, .ownerGroupID, .permissions:
-            // Checked on each row (the path is its folder's and the name;
-            // the owner, group and mode its access class's, which no index
-            // would narrow: few owners hold most files).
+        case .path, .url, .kind:
+            // Checked on each row (the path is its folder's and the name).
             return .anything
+        case .ownerUserID, .ownerGroupID, .permissions:
+            // Its access class's, tested exactly (version 10), which no
+            // index narrows: few owners hold most files.
+            var part = number(
+                c,
+                column: c.attribute.source == .ownerUserID
+                    ? .owner : c.attribute.source == .ownerGroupID ? .group : .mode)
+            part.narrows = false
+            return part
         case .imported where c.attribute == .textContent:
             guard let test = TextWords.wordTest(c) else {
                 throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue, reason: PredicateSQL.textTests)

@@ -9,7 +9,10 @@ extension SharedSchema {
     ///
     /// - `mdq.condition_sql(c, unreadable)`: as `mdq.condition_sql(c)`,
     ///   with the word tests, which leave out the entries of the classes
-    ///   named (NULL: none, for a caller that sees everything), and
+    ///   named (NULL: none, for a caller that sees everything), the
+    ///   numbers of an entry's access class (`owner`, `group`, `mode`
+    ///   columns: `kMDItemFSOwnerUserID`, ... tested exactly, not checked
+    ///   row by row), and
     ///   `["entries", [id…]]` (at most 10,000), with which a live search
     ///   asks which of a host's changed entries match.
     /// - `mdq.search` and `mdq.count` pass it the viewer's unreadable
@@ -43,6 +46,8 @@ extension SharedSchema {
             op text;
             parts text[];
             word text;
+            col text;
+            test text;
         BEGIN
             IF jsonb_typeof(c) = 'array' AND jsonb_typeof(c -> 0) = 'string' THEN
                 op := c ->> 0;
@@ -64,6 +69,24 @@ extension SharedSchema {
                     END IF;
                     RETURN format('(e.entry_id = ANY (%L::bigint[]))',
                                   ARRAY(SELECT jsonb_array_elements_text(c -> 1)::bigint)::text);
+                ELSIF c ->> 1 IN ('owner', 'group', 'mode') THEN
+                    -- A number of the entry's access class.
+                    col := CASE c ->> 1 WHEN 'owner' THEN 'ac.owner' WHEN 'group' THEN 'ac."group"' ELSE 'ac.mode' END;
+                    test := CASE op
+                        WHEN 'number=' THEN format('%s = %L::float8', col, c ->> 2)
+                        WHEN 'number<' THEN format('%s < %L::float8', col, c ->> 2)
+                        WHEN 'number<=' THEN format('%s <= %L::float8', col, c ->> 2)
+                        WHEN 'number>' THEN format('%s > %L::float8', col, c ->> 2)
+                        WHEN 'number>=' THEN format('%s >= %L::float8', col, c ->> 2)
+                        WHEN 'number-between' THEN format('%s BETWEEN %L::float8 AND %L::float8', col, c ->> 2, c ->> 3)
+                        WHEN 'number-in' THEN format('%s = ANY (%L::float8[])', col,
+                                                     ARRAY(SELECT jsonb_array_elements_text(c -> 2))::text)
+                    END;
+                    IF test IS NULL THEN
+                        RAISE EXCEPTION 'mdq: not a condition: %', left(c::text, 200) USING ERRCODE = '22023';
+                    END IF;
+                    RETURN format('EXISTS (SELECT 1 FROM mdq.access_class ac WHERE ac.host_id = e.host_id '
+                                  'AND ac.class_id = e.read_class AND %s)', test);
                 ELSIF op IN ('words', 'word-prefix') THEN
                     word := c ->> 1;
                     IF jsonb_array_length(c) <> 2 OR jsonb_typeof(c -> 1) <> 'string' OR word = ''

@@ -505,6 +505,13 @@ struct SharedSearchFunctionTests {
         let predicates = try [
             "kMDItemFSName LIKE[cd] '*.txt'", "kMDItemFSName LIKE[c] '*.TXT'", "kMDItemFSSize > 20",
             "kMDItemFSName LIKE[cd] '*.txt' OR kMDItemFSSize > 40",
+            // The owner, group and mode of each entry's access class
+            // (the storm chmods and chowns).
+            "kMDItemFSName LIKE[cd] '*.txt' AND kMDItemFSOwnerUserID == 65534",
+            "kMDItemFSSize > 20 AND kMDQItemFSPOSIXPermissions == 420",
+            "kMDItemFSName LIKE[cd] '*' AND kMDItemFSOwnerGroupID IN {0, 65534}",
+            "kMDItemFSName LIKE[cd] '*.txt' AND NOT kMDItemFSOwnerUserID == 0",
+            "kMDItemFSSize > 20 OR kMDQItemFSPOSIXPermissions < 448",
         ].map { try MetadataPredicate($0) }
         func check(_ context: String) throws {
             // Quiet: every host's rows are its crawl's.
