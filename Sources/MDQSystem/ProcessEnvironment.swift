@@ -139,7 +139,10 @@ extension ProcessEnvironment {
         case systemAdministration = 21
     }
 
-    /// Drops every capability but `keep`, for good (bounding set too).
+    /// Drops every capability but `keep`, for good (bounding set too), for
+    /// the calling thread and the threads it starts from now on: Linux
+    /// keeps capabilities per thread, so this is called before any other
+    /// thread starts.
     ///
     /// - Throws: `MetadataError` `.daemon` when the kernel refuses.
     package static func keepOnlyCapabilities(_ keep: Set<Capability>) throws(MetadataError) {

@@ -487,10 +487,16 @@ struct SystemIndexTests {
         #expect((try? DaemonClient.connectSystem(index.paths).hello()) != nil, "still running")
         // It keeps only CAP_SYS_ADMIN (marks) and CAP_DAC_READ_SEARCH
         // (reading every folder), bounding set included.
+        // Every thread of it: Linux keeps capabilities per thread.
         let pid = try #require(index.process?.processIdentifier)
-        let status = try String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)
-        for line in ["CapEff:\t0000000000200004", "CapPrm:\t0000000000200004", "CapBnd:\t0000000000200004"] {
-            #expect(status.contains(line), "\(status)")
+        let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")
+        #expect(threads.count > 1, "\(threads)")
+        for thread in threads {
+            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(thread)/status", encoding: .utf8)
+            let name = status.split(separator: "\n").first ?? ""
+            for line in ["CapEff:\t0000000000200004", "CapPrm:\t0000000000200004", "CapBnd:\t0000000000200004"] {
+                #expect(status.contains(line), "thread \(thread) \(name)")
+            }
         }
         let shown = try index.mdq(["system", "status"], user: 43003, groups: [44003])
         #expect(shown.status == 0 && shown.stdoutText.contains("one fanotify mark"), "\(shown.stdoutText)")

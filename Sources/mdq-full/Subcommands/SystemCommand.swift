@@ -199,6 +199,15 @@ struct SystemCommand: ParsableCommand {
             try SystemCommand.requireRoot("mdq system run")
             ProcessMemory.tuneForDaemon(arenas: 2)
             let configuration = try mounts.configuration()
+            // From here on only marking filesystems (CAP_SYS_ADMIN) and
+            // reading every folder (CAP_DAC_READ_SEARCH), and with CONTENT
+            // starting import workers that become nobody (CAP_SETUID,
+            // CAP_SETGID); everything else root may do is dropped. Before
+            // any thread starts: a thread's capabilities are its own, and
+            // one started before the drop would keep them all.
+            let kept: Set<ProcessEnvironment.Capability> = [.systemAdministration, .readAndSearchAnything]
+            try ProcessEnvironment.keepOnlyCapabilities(
+                kept.union(configuration.content ? [.setUserID, .setGroupID] : []))
             // Checked before the index starts: a publisher that cannot
             // name its host or machine is a mistake to say now.
             let publishing = try configuration.publish.map {
@@ -236,14 +245,6 @@ struct SystemCommand: ParsableCommand {
                 })
             let publisher = made
             publisher?.start()
-            // Listening, fanotify started: from now on only marking
-            // filesystems (CAP_SYS_ADMIN) and reading every folder
-            // (CAP_DAC_READ_SEARCH), and with CONTENT starting import
-            // workers that become nobody (CAP_SETUID, CAP_SETGID);
-            // everything else root may do is dropped.
-            let kept: Set<ProcessEnvironment.Capability> = [.systemAdministration, .readAndSearchAnything]
-            try ProcessEnvironment.keepOnlyCapabilities(
-                kept.union(configuration.content ? [.setUserID, .setGroupID] : []))
             ProcessEnvironment.onInterrupt { _ in
                 publisher?.stop()
                 daemon.stop()
