@@ -1,6 +1,18 @@
 package import MDQSystem
 import SystemPackage
 
+extension Viewer {
+    /// Whether this user may read the entry `id` of `index` (what is
+    /// imported from a file: its permissions and ACL, as the kernel judges
+    /// them). An entry whose permissions the index has not read is no
+    /// one's but root's.
+    package func mayRead(_ id: UInt32, in index: FileIndex) -> Bool {
+        if isRoot { return true }
+        guard let access = index.access(of: id) else { return false }
+        return mayRead(access)
+    }
+}
+
 /// Which entries of an index one viewer may see (`Viewer`'s walk),
 /// remembered per folder and per access class while one slice of a query
 /// (or one batch of changes) holds the index.

@@ -893,12 +893,9 @@ package struct IndexSubject: PredicateSubject {
             self.reader = reader.flatMap { $0.isRoot ? nil : $0 }
         }
 
-        /// Whether the scan's user may read the file `id` (an entry whose
-        /// permissions the index has not read is no one's but root's).
+        /// Whether the scan's user may read the file `id`.
         func mayRead(_ id: UInt32, in index: FileIndex) -> Bool {
-            guard let reader else { return true }
-            guard let access = index.access(of: id) else { return false }
-            return reader.mayRead(access)
+            reader?.mayRead(id, in: index) ?? true
         }
 
         /// A context for `predicate` when it reads what the index does not

@@ -552,7 +552,7 @@ extension EngineState {
             metadata: index.metadata(of: EntryID(id)), hasUnresolvedConflicts: conflicts.hasCopies(id, in: index),
             conflictOriginalPathBytes: index.conflictOriginal(of: id).map { pathBytes(of: $0) })
         if !fetching.isEmpty, let content, let key = index.fileKey(of: EntryID(id)),
-            reader.map({ $0.isRoot || index.access(of: id).map($0.mayRead) == true }) ?? true,
+            reader?.mayRead(id, in: index) ?? true,
             let values = content.values(for: key, text: fetching.contains(.textContent))
         {
             snapshot.imported = values.restricted(to: fetching)
