@@ -86,7 +86,7 @@ extension DaemonSession {
         }
         let hostOfFolder = hosts
         let mountPoints = daemon.mountPoints.withLock { $0 }
-        let importsContent = content != nil
+        let importsContent = daemon.content != nil
         let reply: HostSearchReply
         do {
             reply = try service.answer(search) { folders, counting, limit, first in

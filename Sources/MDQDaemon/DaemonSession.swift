@@ -175,7 +175,7 @@ final class DaemonSession: Sendable {
             case "predicate": return try MetadataPredicate(formatBytes: text)
             case "spotlight": return try MetadataPredicate(spotlightQueryBytes: text, timeZone: zone)
             case "name": return try MetadataPredicate.nameMatching(text)
-            case "command-line" where content != nil && CommandLineQuery.isFreeText(text):
+            case "command-line" where daemon.content != nil && CommandLineQuery.isFreeText(text):
                 words = text
                 return try MetadataPredicate.words(text)
             case "command-line":
@@ -184,8 +184,8 @@ final class DaemonSession: Sendable {
             case "words":
                 // mdfind's free text, over names and text: only where the
                 // text is indexed (else the client searches names).
-                guard content != nil else {
-                    throw ProtocolError(code: .notCovered, message: Self.noContent)
+                guard daemon.content != nil else {
+                    throw ProtocolError(code: .notCovered, message: DaemonProtocol.noContent)
                 }
                 words = text
                 return try MetadataPredicate.words(text)
@@ -264,19 +264,13 @@ final class DaemonSession: Sendable {
 
     /// Refuses a predicate on what is inside files when this daemon does
     /// not index it: the index keeps names and stat data only, and the
-    /// client reads inside the files itself.
+    /// client reads inside the files itself. (One that does answers a user
+    /// of the system index only for the files that user may read:
+    /// `IndexSubject.Context.reader`.)
     func checkContent(of predicate: MetadataPredicate) throws(ProtocolError) {
-        guard !predicate.importedAttributes.isEmpty && content == nil else { return }
-        throw ProtocolError(code: .notCovered, message: Self.noContent)
+        guard !predicate.importedAttributes.isEmpty && daemon.content == nil else { return }
+        throw ProtocolError(code: .notCovered, message: DaemonProtocol.noContent)
     }
-
-    static let noContent = DaemonProtocol.noContent
-
-    /// What is inside files, when the daemon imports it. A user of the
-    /// system index (`viewer`) is answered it only for files that user may
-    /// read: the engine judges each file's permissions and ACL as the
-    /// kernel would (`IndexSubject.Context.reader`).
-    var content: ContentIndexer? { daemon.content }
 
     /// Counts a query of this user's against the daemon's limits (ended
     /// by `daemon.end(.query, for: user)`): past them, refused as busy.
