@@ -187,7 +187,6 @@ package final class SharedLiveQuery {
         // What the database says matches, for a predicate on words.
         var byDatabase: Set<UInt64> = []
         let bySQL = self.bySQL
-        var kept = 0
         let read: SharedReader.Changes
         do {
             // The results read where they are: a copy in the closure made the
@@ -199,18 +198,13 @@ package final class SharedLiveQuery {
                 keep: { (entry: SharedEntry, gone: Bool) throws -> Bool in
                     let key = Key(host: entry.hostID, identity: entry.identity)
                     if self.results[key] != nil { return true }
-                    // Judged once the database says which match; kept only
-                    // when the rest holds, and not past a bound (the host is
-                    // then searched again, its answer bounded).
-                    if bySQL != nil {
-                        guard !gone, self.evaluator.matches(SharedSubject(entry)) else { return false }
-                        kept += 1
-                        if kept > max(most, Self.mostChangedKept) { throw ChangedPastBound() }
-                        return true
-                    }
                     guard !gone, self.evaluator.matches(SharedSubject(entry)) else { return false }
                     matching.insert(key)
-                    if matching.count > most { throw SharedReader.Refusal.tooManyResults(most) }
+                    // A predicate on words: kept until the database says
+                    // which match, not past a bound (the host is then
+                    // searched again, its answer bounded).
+                    if bySQL == nil, matching.count > most { throw SharedReader.Refusal.tooManyResults(most) }
+                    if bySQL != nil, matching.count > max(most, Self.mostChangedKept) { throw ChangedPastBound() }
                     return true
                 }, matched: bySQL.map { translated in (translated, { byDatabase = $0 }) })
         } catch is ChangedPastBound {
@@ -222,9 +216,8 @@ package final class SharedLiveQuery {
             for (entry, gone) in rows {
                 let key = Key(host: entry.hostID, identity: entry.identity)
                 let matches =
-                    bySQL == nil
-                    ? matching.contains(key) || evaluator.matches(SharedSubject(entry))
-                    : byDatabase.contains(entry.identity) && evaluator.matches(SharedSubject(entry))
+                    (matching.contains(key) || evaluator.matches(SharedSubject(entry)))
+                    && (bySQL == nil || byDatabase.contains(entry.identity))
                 if !gone && matches {
                     try apply(entry, key: key, into: &update)
                 } else if let known = results.removeValue(forKey: key) {
