@@ -268,8 +268,9 @@ package enum WorkerChannel {
     /// a worker reads only the descriptors it is handed, so it needs no
     /// one's rights. It becomes `nobody` with no supplementary groups, and
     /// stays undumpable, so that no other process of `nobody`'s may trace
-    /// it or take its descriptors through `/proc`. Checked afterwards: a
-    /// worker still root is refused by its caller.
+    /// it or take its descriptors through `/proc`. It checks that it took:
+    /// a worker that cannot give root up exits (its pool does not check it
+    /// again).
     package static func leaveRoot() -> Result<Void, Errno> {
         guard getuid() == 0 || geteuid() == 0 else { return .success(()) }
         let nobody = unprivilegedUser
