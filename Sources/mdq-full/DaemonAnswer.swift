@@ -295,7 +295,7 @@ struct DaemonAnswer {
         _ words: [UInt8], client: DaemonClient, requests: [ScopeRequest]?
     ) throws(MetadataError) -> Bool {
         let mode: OneShotOutput = output.count ? .count : .entries
-        let answer: DaemonClient.Answer
+        var answer: DaemonClient.Answer
         do {
             answer = try client.query(
                 words, syntax: "words", scopes: requests, rules: scope.daemonRules, output: mode, budget: budget)
@@ -303,6 +303,8 @@ struct DaemonAnswer {
             if error.code == .tooExpensive || error.code == .querySyntax { throw error }
             return false
         }
+        // Counted to the limit, as the ranked paths are cut to it.
+        if mode == .count, let limit = output.limit { answer.count = min(answer.count, limit) }
         Self.print(answer, mode: mode, nullTerminated: output.nullTerminated) {
             let items = answer.entries.map { MetadataItem(daemonEntry: $0, container: scope.container) }
             OneShotSession.print(MetadataPredicate.rankWords(items, text: words), output: output, ranked: true)

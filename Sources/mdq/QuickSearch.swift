@@ -2,8 +2,8 @@ import Glibc
 import MDQWire
 import SystemPackage
 
-/// `mdq [--daemon] [-a|--everywhere] [--hidden] [--count | -0] (QUERY |
-/// --name TEXT | -- QUERY)`: the forms answered here, by the daemon, with
+/// `mdq [--daemon] [-a|--everywhere] [--hidden] [--count | -0] [--limit N]
+/// (QUERY | --name TEXT | -- QUERY)`: the forms answered here, by the daemon, with
 /// what `mdq-full` would print for them byte for byte.
 ///
 /// The daemon reads the query (`"syntax":"command-line"` or `"name"`), so
@@ -25,9 +25,10 @@ struct QuickSearch {
     var folder: [UInt8]?
     /// `--host NAME` (repeatable, comma lists) and `--all-hosts`: a search
     /// across hosts, which the system index answers when it searches the
-    /// shared index for its users (`SEARCH`); `--limit N` with them.
+    /// shared index for its users (`SEARCH`).
     var hosts: [String] = []
     var allHosts = false
+    /// `--limit N`: at most N results, or a count of at most N.
     var limit: Int?
 
     /// The search `arguments` ask for, or nil when they are not one of the
@@ -109,7 +110,7 @@ struct QuickSearch {
         // The protocol's strings are UTF-8; other bytes go the full way.
         guard String(validating: text, as: UTF8.self) != nil else { return nil }
         // Across hosts: no folder (that is --onlyin NAME:/path), no rule of
-        // local folders; --limit only there.
+        // local folders.
         if searchesHosts {
             guard folders.isEmpty, !hidden, !everywhere, hosts.isEmpty || !allHosts else { return nil }
             // A credential of the user's own: the full command searches
@@ -118,7 +119,6 @@ struct QuickSearch {
             guard !Self.hasOwnCredential() else { return nil }
             return
         }
-        guard limit == nil else { return nil }
         if let folder = folders.first {
             guard !folder.isEmpty, String(validating: folder, as: UTF8.self) != nil else { return nil }
             self.folder = folder
@@ -176,6 +176,12 @@ struct QuickSearch {
         Self.timeZoneField(&out)
         out.field("output")
         if count { out.raw(#""count""#) } else { out.raw(#""paths""#) }
+        // As the full command asks it: the daemon cuts the answer (or the
+        // count) to it.
+        if let limit {
+            out.raw(#","limit":"#)
+            out.integer(limit)
+        }
         func rules() {
             out.key("hidden")
             out.bool(hidden)

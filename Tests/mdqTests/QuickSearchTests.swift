@@ -64,6 +64,9 @@ struct QuickSearchTests {
         ["--count", "--name", "REPORT"], ["kMDItemFSName LIKE[c] '*report*'"], ["kMDItemFSSize > 10"],
         ["deeper/report"], ["sub/"], ["-0", "--hidden", "kMDItemFSName ENDSWITH 'txt'"], ["report one"],
         ["zzqqxx"], ["--count", "zzqqxx"], ["one report"], ["--count", "number 2 report"],
+        // Cut by the daemon, as the full command asks it to.
+        ["--limit", "3", "report"], ["--limit", "0", "*.txt"], ["--count", "--limit", "2", "report"],
+        ["-a", "--limit", "1", "--hidden", "report"], ["--limit", "2", "zzqqxx"], ["-0", "--limit", "50", "*"],
     ]
 
     /// Every form, from the indexed folder and a folder inside it, with a
@@ -102,6 +105,21 @@ struct QuickSearchTests {
         // A few answers, checked for what they hold (not only agreement).
         let count = try Self.run(alone, ["--hidden", "--count", "*report*"], daemon: daemon, in: home.string)
         #expect(count.stdout == Array("10\n".utf8))
+        // Cut to the limit, of the same matches.
+        let limited = try Self.run(
+            alone, ["-0", "--hidden", "--limit", "4", "*report*"], daemon: daemon, in: home.string)
+        let every = try Self.run(alone, ["-0", "--hidden", "*report*"], daemon: daemon, in: home.string)
+        let firstFour = limited.stdout.split(separator: 0, omittingEmptySubsequences: false).dropLast()
+        #expect(firstFour.count == 4 && Set(firstFour).isSubset(of: Set(every.stdout.split(separator: 0))))
+        let countedToLimit = try Self.run(
+            alone, ["--hidden", "--count", "--limit", "4", "*report*"], daemon: daemon, in: home.string)
+        #expect(countedToLimit.stdout == Array("4\n".utf8))
+        // Free text too (ranked words when content is indexed), by both.
+        for (binary, full) in [(alone, false), (MDQCommandTests.binary, true)] {
+            let words = try Self.run(
+                binary, ["--count", "--limit", "2", "report"], daemon: daemon, in: home.string, full: full)
+            #expect(words.stdout == Array("2\n".utf8), "\(binary): \(words)")
+        }
         // With content indexed, notes.md says "report" inside; ranked after
         // the name that holds the word.
         let zero = try Self.run(alone, ["-0", "report"], daemon: daemon, in: home.appending("sub").string)
