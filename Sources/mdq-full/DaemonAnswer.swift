@@ -197,8 +197,10 @@ struct DaemonAnswer {
     }
 
     /// The daemon cuts the answer to `--limit` unless the items are sorted
-    /// or filtered here first.
-    private var limit: Int? { output.sort.isEmpty && output.kinds == nil ? output.limit : nil }
+    /// or filtered here first (a count is not sorted: it is cut).
+    private var limit: Int? {
+        output.kinds == nil && (output.sort.isEmpty || mode == .count) ? output.limit : nil
+    }
 
     /// The order a sorted answer with a limit is asked in (its first key),
     /// of a daemon that takes one (`query-order`): it answers the first

@@ -231,9 +231,10 @@ struct SharedSearchSession {
         try SharedIndexSettings.refuseNonUTF8(remoteFolders)
         let counting = output.count && output.group == nil
         // Sorted here: the limit goes with the order, to a daemon that
-        // takes one (each host's first in it), else every match comes.
+        // takes one (each host's first in it), else every match comes. A
+        // count is not sorted: it is cut.
         let order = features.contains("search-hosts-order") ? output.sortDescriptors.first : nil
-        let limit = output.sort.isEmpty || order != nil ? output.limit : nil
+        let limit = counting || output.sort.isEmpty || order != nil ? output.limit : nil
         // Refused here as the command refuses it (its caret, its status),
         // when another host is searched.
         let ownName = status.publishing?.hostName ?? SystemConfiguration.sharedHostName

@@ -106,6 +106,7 @@ struct MDQDaemonTests {
             ["--json", "kMDItemFSSize > 40"], ["--attr", "kMDItemFSSize", "--attr", "kMDItemContentType", "*.txt"],
             ["--sort", "kMDItemFSName:desc", "--limit", "5", "*"], ["--group", "kMDItemContentType", "*"],
             ["--type", "d", "*"], ["--spotlight", "kMDItemFSName == \"note*\"c"], ["--count", "--limit", "3", "*"],
+            ["--count", "--sort", "kMDItemFSSize", "--limit", "3", "*"],
             // Sorted with a limit: the daemon answers the first in the
             // first key and their ties (by a size or a date, without
             // reading the others' paths), the sort here cuts them.
