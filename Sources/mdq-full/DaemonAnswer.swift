@@ -252,8 +252,9 @@ struct DaemonAnswer {
     }
 
     /// Asks the system index (`mdq system`): names and stat data, filtered
-    /// by what this user may see. It declines what it does not cover, and
-    /// what is inside files (it imports nothing).
+    /// by what this user may see, and what is inside the files this user
+    /// may read when it imports content. It declines what it does not
+    /// cover, and what is inside files when it imports nothing.
     private func askSystemIndex() throws(MetadataError) -> SearchRouter.Reply<Trouble> {
         let client: DaemonClient
         do {
@@ -263,6 +264,14 @@ struct DaemonAnswer {
         }
         guard scope.daemonRules != nil else {
             return .declined(.note("the system index answers --exclude with exact folder names, not globs"), gap: nil)
+        }
+        // Free text, from a system index that imports what is inside files
+        // (`CONTENT`): its words in names and text, ranked, as this user's
+        // daemon answers it (and the front asks both).
+        if let words, output.kinds == nil,
+            try answerWords(words, client: client, requests: scope.everywhere ? nil : scope.daemonRequests)
+        {
+            return .answered
         }
         // What is inside files comes from what the system index imported
         // (`CONTENT`), each file as this user may read it; one that

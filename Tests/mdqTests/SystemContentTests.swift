@@ -73,6 +73,23 @@ struct SystemContentTests {
         #expect(try answer("nobody", ["--onlyin", disk.string, "4711"]).isEmpty)
         #expect(try answer("nobody", ["--onlyin", disk.string, "4712"]) == ["shared.txt"])
         #expect(try answer(nil, ["--onlyin", disk.string, "4711"]) == ["secret.txt"])
+        // The full command asks the system index the same (not a search of
+        // names), and counts to a limit.
+        for user in ["nobody", nil] as [String?] {
+            for words in ["4711", "4712", "lighthouse"] {
+                let full = try system.mdq(
+                    ["--daemon", "--onlyin", disk.string, words], as: user, inside: true,
+                    environment: ["MDQ_NO_FAST_PATH": "1"])
+                let paths = full.stdoutText.split(separator: "\n").map { String($0.dropFirst(disk.string.count + 1)) }
+                #expect(
+                    paths.sorted() == (try answer(user, ["--onlyin", disk.string, words])),
+                    "\(user ?? "root"), \(words): \(full.stderrText)")
+            }
+        }
+        let counted = try system.mdq(
+            ["--daemon", "--onlyin", disk.string, "--count", "--limit", "1", "lighthouse"], inside: true,
+            environment: ["MDQ_NO_FAST_PATH": "1"])
+        #expect(counted.stdoutText == "1\n", "\(counted.stdoutText) \(counted.stderrText)")
         let values = try system.mdq(
             ["--daemon", "--onlyin", disk.string, "--attr", "kMDItemTextContent", "kMDItemFSName == '*.txt'"],
             as: "nobody", inside: true)
