@@ -40,6 +40,11 @@ package final class LiveEngine: Sendable {
     /// listing (a folder whose contents are excluded: before its watch);
     /// tests slow crawls down with it to widen race windows.
     let crawlHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
+    /// Called in every folder's listing by the engine's crawls, after the
+    /// folder is read and before its entries go into the index; tests
+    /// change the folder there (taken away, by its events) to widen race
+    /// windows.
+    let listedHook = Locked<(@Sendable (EntryID) -> Void)?>(nil)
     /// Called as a names-first root's fill begins (`fill`), on its
     /// thread; tests hold the fill with it.
     let fillHook = Locked<(@Sendable () -> Void)?>(nil)

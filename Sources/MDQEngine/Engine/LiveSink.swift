@@ -73,9 +73,15 @@ final class LiveSink: CrawlSink, Sendable {
         // they were read with its parent's listing, before the watch, and
         // an entry made inside it in between sent no event for its dates.
         let own = FileStatus.of(descriptor: directory)
+        engine.listedHook.withLock { $0 }?(folder)
         let (inserted, held) = engine.state.withLock { s -> (Int, [FolderChange]?) in
             let index = s.index
+            // Taken out of the index while it was listed (its removal
+            // applied meanwhile, or a mount grafted in its place): nothing
+            // below it is crawled, and the crawler is told so, one folder
+            // per entry it would descend into.
             guard index.contains(folder), index.kind(of: folder) == .folder else {
+                for entry in batch.entries where entry.descend { subfolders.append(nil) }
                 s.listing.remove(folder.rawValue)
                 s.deferred[folder.rawValue] = nil
                 return (0, nil)

@@ -274,3 +274,55 @@ extension LiveSuites {
         }
     }
 }
+
+extension LiveSuites {
+    /// A folder taken away while a crawl lists it (its parent's event
+    /// applied between its listing and its entries going into the index):
+    /// the crawl leaves what was below it (it once trapped: the crawler
+    /// was told of no folder to descend into for its subfolders), and the
+    /// live query converges on the disk. Each run replaces the folder on
+    /// disk from inside its listing, waiting until the engine has applied
+    /// the removal, so the window is always hit.
+    @Suite(.serialized, .timeLimit(.minutes(3)))
+    struct FolderGoneWhileListedTests {
+        @Test(arguments: [1, 2, 3])
+        func aFolderRemovedWhileItIsListedLeavesNothingBehind(crawlThreads: Int) throws {
+            let temp = try TemporaryDirectory()
+            let scope = try temp.folder("scope")
+            for sub in ["e1", "e2", "e3"] {
+                for i in 0..<3 { try temp.file("scope/d/\(sub)/f\(i).txt", contents: "x") }
+            }
+            try temp.file("scope/keep/x.txt", contents: "k")
+            let engine = try LiveEngine(crawlThreads: crawlThreads)
+            defer { engine.shutdown() }
+            let gone = scope.appending("d")
+            let raced = Locked(false)
+            engine.listedHook.withLock {
+                $0 = { id in
+                    let path = engine.state.withLock { $0.pathBytes(of: id.rawValue) }
+                    guard path == Array(gone.string.utf8), !raced.withLock({ $0 }) else { return }
+                    // The folder goes, a file takes its name; the engine
+                    // applies the parent's events before the listing ends.
+                    _ = try? FileManager.default.removeItem(atPath: gone.string)
+                    _ = FileManager.default.createFile(atPath: gone.string, contents: Data("now a file".utf8))
+                    let removed = waitUntil(timeout: 10, interval: 0.005) {
+                        engine.state.withLock { !$0.index.contains(id) || $0.index.kind(of: id) != .folder }
+                    }
+                    raced.withLock { $0 = removed }
+                }
+            }
+            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            defer { query.stop() }
+            let initial = recorder.initialResults
+            #expect(raced.withLock { $0 }, "the folder was taken away while it was listed")
+            try expectLiveQueryConverges(query, recorder, initial: initial, "TRUEPREDICATE", "threads \(crawlThreads)")
+            {
+                try freshItems(roots: [CrawlRoot(path: scope)], $0)
+            }
+            // Nothing of what was below it is left, and the file is there.
+            let paths = Set(query.results.map(\.path.string))
+            #expect(!paths.contains { $0.hasPrefix(gone.string + "/") }, "\(paths.sorted())")
+            #expect(paths.contains(gone.string) && paths.contains(scope.appending("keep/x.txt").string))
+        }
+    }
+}
