@@ -265,19 +265,17 @@ struct DaemonAnswer {
         guard scope.daemonRules != nil else {
             return .declined(.note("the system index answers --exclude with exact folder names, not globs"), gap: nil)
         }
+        let requests = scope.everywhere ? nil : scope.daemonRequests
         // Free text, from a system index that imports what is inside files
         // (`CONTENT`): its words in names and text, ranked, as this user's
         // daemon answers it (and the front asks both).
-        if let words, output.kinds == nil,
-            try answerWords(words, client: client, requests: scope.everywhere ? nil : scope.daemonRequests)
-        {
+        if let words, output.kinds == nil, try answerWords(words, client: client, requests: requests) {
             return .answered
         }
         // What is inside files comes from what the system index imported
         // (`CONTENT`), each file as this user may read it; one that
         // imports nothing declines.
         let columns = mode == .entries ? OneShotSession.importedColumns(output) : []
-        let requests = scope.everywhere ? nil : scope.daemonRequests
         var answer: DaemonClient.Answer
         let ordered = columns.isEmpty ? order(client) : nil
         do {
