@@ -26,16 +26,19 @@ package enum Shell {
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        // Read stderr on another thread so a full stderr pipe cannot block stdout.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errData = Data()  // written before group.leave(), read after wait()
-        group.enter()
-        DispatchQueue.global().async {
+        // Read stderr on a thread of its own so a full stderr pipe cannot
+        // block stdout. Not a thread of Dispatch's pool: it has one per core,
+        // and tests running programs at once would queue their readers
+        // behind each other while their programs wait on full pipes.
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var errData = Data()  // written before signal(), read after wait()
+        let reader = Thread {
             errData = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
+            done.signal()
         }
+        reader.start()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
+        done.wait()
         process.waitUntilExit()
         return Output(status: process.terminationStatus, stdout: outData, stderr: errData)
     }
