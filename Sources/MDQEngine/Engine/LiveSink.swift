@@ -86,6 +86,16 @@ final class LiveSink: CrawlSink, Sendable {
                 s.deferred[folder.rawValue] = nil
                 return (0, nil)
             }
+            // Its id now names another folder: this one went while it was
+            // listed, and a folder made since took the freed id once the
+            // removal was published (`rm -r build && mkdir build`). What
+            // the listing found is the old folder's; the new one is crawled
+            // for its creation. Events held for the id are the new folder's.
+            if !index.isRoot(folder), case .success(let status) = own, !s.isEntry(folder.rawValue, status) {
+                for entry in batch.entries where entry.descend { subfolders.append(nil) }
+                s.listing.remove(folder.rawValue)
+                return (0, s.deferred.removeValue(forKey: folder.rawValue))
+            }
             if case .success(let status) = own, status.kind == .folder,
                 EngineState.isSameFile(index.metadata(of: folder), status)
             {

@@ -324,5 +324,69 @@ extension LiveSuites {
             #expect(!paths.contains { $0.hasPrefix(gone.string + "/") }, "\(paths.sorted())")
             #expect(paths.contains(gone.string) && paths.contains(scope.appending("keep/x.txt").string))
         }
+
+        /// `rm -r build && mkdir build` while `build` is listed: the new
+        /// folder may take the old one's id once the removal is published.
+        /// What the listing found belongs to the old folder, not the new one.
+        @Test(arguments: [1, 2])
+        func aFolderReplacedWhileItIsListedGetsNoneOfTheOldContents(crawlThreads: Int) throws {
+            let temp = try TemporaryDirectory()
+            let scope = try temp.folder("scope")
+            for sub in ["e1", "e2"] {
+                for i in 0..<3 { try temp.file("scope/build/\(sub)/f\(i).txt", contents: "x") }
+            }
+            try temp.file("scope/build/top.txt", contents: "t")
+            try temp.file("scope/keep/x.txt", contents: "k")
+            let engine = try LiveEngine(crawlThreads: crawlThreads)
+            defer { engine.shutdown() }
+            let replaced = scope.appending("build")
+            let fresh = replaced.appending("fresh.txt")
+            let raced = Locked(false)
+            let tried = Locked(false)
+            engine.listedHook.withLock {
+                $0 = { id in
+                    let path = engine.state.withLock { $0.pathBytes(of: id.rawValue) }
+                    guard path == Array(replaced.string.utf8), !tried.withLock({ $0 }) else { return }
+                    tried.withLock { $0 = true }
+                    let old = engine.state.withLock { $0.index.metadata(of: id) }
+                    // The folder goes; once the engine has applied and
+                    // published that, its id is free, and the new folder
+                    // made under the same name takes it.
+                    _ = try? FileManager.default.removeItem(atPath: replaced.string)
+                    _ = waitUntil(timeout: 10, interval: 0.005) { engine.state.withLock { !$0.index.contains(id) } }
+                    _ = try? FileManager.default.createDirectory(
+                        atPath: replaced.string, withIntermediateDirectories: false)
+                    let reused = waitUntil(timeout: 10, interval: 0.005) {
+                        engine.state.withLock {
+                            $0.index.contains(id) && $0.index.kind(of: id) == .folder
+                                && ($0.index.metadata(of: id).inode != old.inode
+                                    || $0.index.metadata(of: id).birthTime != old.birthTime)
+                        }
+                    }
+                    raced.withLock { $0 = reused }
+                    // What the new folder holds is found.
+                    _ = FileManager.default.createFile(atPath: fresh.string, contents: Data("new".utf8))
+                }
+            }
+            let (query, recorder) = try startLiveQuery("TRUEPREDICATE", scope: scope, engine: engine)
+            defer { query.stop() }
+            let initial = recorder.initialResults
+            #expect(raced.withLock { $0 }, "a new folder took the listed folder's id")
+            try expectLiveQueryConverges(query, recorder, initial: initial, "TRUEPREDICATE", "threads \(crawlThreads)")
+            {
+                try freshItems(roots: [CrawlRoot(path: scope)], $0)
+            }
+            let paths = Set(query.results.map(\.path.string))
+            #expect(paths.filter { $0.hasPrefix(replaced.string + "/") } == [fresh.string], "\(paths.sorted())")
+            #expect(paths.contains(replaced.string) && paths.contains(scope.appending("keep/x.txt").string))
+            // Nothing else below it was ever reported, not even for a while:
+            // the new folder held only its file, and the old one's contents
+            // were not in the index before it went.
+            let reported = recorder.records.withLock { $0.flatMap { $0.added.map(\.path.string) } }
+            let phantoms = (initial.map(\.path.string) + reported).filter {
+                $0.hasPrefix(replaced.string + "/") && $0 != fresh.string
+            }
+            #expect(phantoms.isEmpty, "\(phantoms)")
+        }
     }
 }
