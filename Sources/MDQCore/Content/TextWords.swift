@@ -15,9 +15,13 @@ package enum TextWords {
     /// first bytes (whole characters), so a word's start still finds it
     /// (PostgreSQL takes lexemes of less than 2 KiB).
     package static let longestWord = 2046
-    /// The most bytes of words one text gives (PostgreSQL takes a
-    /// `tsvector` of less than 1 MiB).
-    package static let mostBytes = 1_000_000
+    /// The most bytes of words one text gives: PostgreSQL's bound on the
+    /// lexemes of a `tsvector` (each starts within 2^20 - 1 bytes). The
+    /// words of a text are no longer than it unless folding lengthens them
+    /// (a Hangul syllable folds to two or three jamo), so those of any
+    /// text an import keeps (1 MiB, `ImportLimits`) that folding does not
+    /// lengthen are complete: at least two words, one byte between them.
+    package static let mostBytes = (1 << 20) - 1
 
     /// The distinct folded words of `text`, in byte order, and whether all
     /// of them are there (false when they passed `mostBytes`: those met

@@ -1,4 +1,5 @@
 import Foundation
+import MDQCore
 import MDQShared
 import MDQSystem
 import TestSupport
@@ -150,6 +151,38 @@ struct SharedSchemaTests {
         #expect(
             try connection.execute("SELECT encode(decode($1, 'hex'), 'hex') AS value", [bytes]).first("value") == bytes)
         #expect(try connection.execute("SELECT $1::text AS value", [nil]).rows == [[nil]])
+    }
+
+    /// The words of the longest text an import keeps (1 MiB), every word
+    /// distinct, are complete, and PostgreSQL takes them as one `tsvector`
+    /// in which the last is found: a file's words are not cut short.
+    @Test func theWordsOfTheLongestTextAreCompleteAndStored() throws {
+        // Long words, so a separator is a byte in sixty.
+        let stem = String(repeating: "word", count: 14)
+        var text: [UInt8] = []
+        var i = 0
+        while text.count < 1 << 20 {
+            text += Array("\(stem)\(i) ".utf8)
+            i += 1
+        }
+        text.removeLast(text.count - (1 << 20))
+        if text.last == UInt8(ascii: " ") { text[text.count - 1] = UInt8(ascii: "z") }
+        let (words, complete) = TextWords.words(of: text)
+        #expect(complete)
+        #expect(words.reduce(0) { $0 + $1.count } > 1_030_000)
+        let database = try cluster.createDatabase()
+        let connection = try PostgresConnection(url: cluster.url(database))
+        _ = try connection.execute("CREATE TABLE t (words tsvector)")
+        _ = try connection.copy("COPY t (words) FROM STDIN (FORMAT binary)") { row in
+            row.row(fields: 1)
+            row.tsvector(words)
+            return false
+        }
+        let last = String(decoding: words.max { $0.lexicographicallyPrecedes($1) }!, as: UTF8.self)
+        let stored = try connection.execute(
+            "SELECT length(words) AS n, words @@ quote_literal($1)::tsquery AS found FROM t", [last])
+        #expect(stored.first("n") == String(words.count))
+        #expect(stored.first("found") == "t", "\(last)")
     }
 
     /// A URL libpq cannot parse is refused without quoting it: the part
