@@ -103,6 +103,7 @@ let package = Package(
             name: "MDQCore",
             dependencies: [
                 "MDQSystem",
+                "MDQWire",
                 "CLinuxSyscalls",
                 "CICURegex",
                 .product(name: "SystemPackage", package: "swift-system"),

@@ -283,53 +283,10 @@ package enum DaemonProtocol {
             previousPath: previousPath, imported: item.importedValues, to: &out)
     }
 
-    /// Imported values as an object keyed by attribute (`kMDItemTitle`…):
-    /// text as a string, or `{"base64":…}` when it is not UTF-8; integers
-    /// and reals as numbers (a real always with a point or an exponent);
-    /// booleans; lists as arrays of strings; a date as `{"date":ns}`; a URL
-    /// as `{"url":path,"folder":bool}`.
+    /// Imported values as an object keyed by attribute
+    /// (`ImportedValues.writeJSON`).
     static func writeImported(_ values: ImportedValues, to out: inout JSONWriter) {
-        out.raw("{")
-        for (i, (attribute, value)) in values.values.sorted(by: { $0.key.rawValue < $1.key.rawValue }).enumerated() {
-            if i > 0 { out.raw(",") }
-            out.string(attribute.rawValue)
-            out.raw(":")
-            switch value {
-            case .text(let bytes):
-                if String(validating: bytes, as: UTF8.self) != nil {
-                    out.string(bytes)
-                } else {
-                    out.raw("{\"base64\":")
-                    out.string(Data(bytes).base64EncodedString())
-                    out.raw("}")
-                }
-            case .integer(let number):
-                out.integer(number)
-            case .real(let number):
-                // "\(3.0)" is "3.0": read back as a real, not an integer.
-                out.double(number)
-            case .bool(let flag):
-                out.bool(flag)
-            case .list(let strings):
-                out.raw("[")
-                for (j, string) in strings.enumerated() {
-                    if j > 0 { out.raw(",") }
-                    out.string(string)
-                }
-                out.raw("]")
-            case .date(let time):
-                out.raw("{")
-                ItemDates.append(.date, time, to: &out.bytes)
-                out.raw("}")
-            case .url(let path, let isFolder):
-                out.raw("{")
-                out.bytesField("url", path)
-                out.field("folder")
-                out.bool(isFolder)
-                out.raw("}")
-            }
-        }
-        out.raw("}")
+        values.writeJSON(to: &out)
     }
 
     /// `"attributes":["kMDItemTitle",…]`: the imported attributes whose
@@ -362,31 +319,9 @@ package enum DaemonProtocol {
         return attributes
     }
 
-    /// Values written by `writeImported`. Keys that are not imported
-    /// attributes and values of no known shape are dropped.
+    /// Values written by `writeImported` (`ImportedValues(json:)`).
     static func imported(_ value: JSONValue) -> ImportedValues? {
-        guard case .object(let fields) = value else { return nil }
-        var values = ImportedValues()
-        for (key, field) in fields {
-            guard let attribute = MetadataAttribute(key: key), attribute.isImported else { continue }
-            switch field {
-            case .string(let bytes): values[attribute] = .text(bytes)
-            case .integer(let number): values[attribute] = .integer(number)
-            case .double(let number), .decimal(let number, _): values[attribute] = .real(number)
-            case .bool(let flag): values[attribute] = .bool(flag)
-            case .array(let items): values[attribute] = .list(items.compactMap(\.string))
-            case .object:
-                if let encoded = field["base64"]?.string, let data = Data(base64Encoded: encoded) {
-                    values[attribute] = .text(Array(data))
-                } else if let date = ItemDates.read(.date, from: field) {
-                    values[attribute] = .date(date)
-                } else if let path = field.bytesField("url") {
-                    values[attribute] = .url(path: path, isFolder: field["folder"]?.bool ?? false)
-                }
-            case .null: break
-            }
-        }
-        return values
+        ImportedValues(json: value)
     }
 
     /// An item as the daemon described it (its `id` as the entry).

@@ -1,7 +1,5 @@
 import Foundation
-import MDQCore
-import MDQSystem
-import MDQWire
+package import MDQWire
 
 extension JSONWriter {
     /// A string field with a `…Base64` twin when the bytes are not UTF-8.
