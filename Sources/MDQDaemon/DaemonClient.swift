@@ -237,7 +237,7 @@ package final class DaemonClient {
     package func searchAcrossHosts(
         _ query: [UInt8], isName: Bool = false, hosts: [String]?, folders: [(host: String, path: [UInt8])] = [],
         ownHost: String? = nil, counting: Bool = false, items: Bool = false, limit: Int? = nil,
-        budget: Double? = nil, order: MetadataSortDescriptor? = nil
+        budget: Double? = nil, order: MetadataSortDescriptor? = nil, attributes: Set<MetadataAttribute> = []
     ) throws(MetadataError) -> HostAnswer {
         // This host's folders first, each with its descriptor.
         let own =
@@ -262,7 +262,7 @@ package final class DaemonClient {
         DaemonCommand.searchHostsFields(
             query, isName: isName, counting: counting, items: items, hosts: hosts,
             folders: own + folders.filter { $0.host != ownHost }, opened: own.count, limit: limit, budget: budget,
-            order: order.map { ($0.key, $0.ascending) }, into: &fields)
+            order: order.map { ($0.key, $0.ascending) }, attributes: attributes.map(\.rawValue), into: &fields)
         _ = try send(.searchHosts, fields.bytes, passing: opened)
         var answer = HostAnswer()
         while true {
@@ -284,7 +284,7 @@ package final class DaemonClient {
                 answer.items.append(
                     HostSearchReply.Item(
                         host: value["host"]?.string, path: entry.pathBytes, kind: entry.kind, metadata: entry.metadata,
-                        stale: value["stale"]?.bool ?? false))
+                        stale: value["stale"]?.bool ?? false, imported: entry.imported))
             } else if value["done"]?.bool == true {
                 answer.count = Int(value["count"]?.integer ?? 0)
                 return answer

@@ -26,9 +26,13 @@ package enum DaemonProtocol {
     /// answer another question). `search-hosts-items`: `search-hosts` takes
     /// `folders` and answers `items`; `hosts`: the command;
     /// `search-hosts-order`: `search-hosts` takes `order`; `query-order`:
-    /// `query` takes `order`; `subscribe-hosts`: the command.
+    /// `query` takes `order`; `subscribe-hosts`: the command;
+    /// `search-hosts-attributes`: `search-hosts` with `items`, and
+    /// `subscribe-hosts`, take `attributes` (imported ones, whose values
+    /// each item brings).
     package static let features = [
         "search-hosts-items", "hosts", "search-hosts-order", "query-order", "subscribe-hosts",
+        "search-hosts-attributes",
     ]
 
     /// A request's `order` (`{"key":ATTRIBUTE,"ascending":BOOL}`), if it

@@ -49,9 +49,11 @@ extension DaemonSession {
         }
         search.counting = counting
         search.items = items
+        if items { search.attributes = try DaemonProtocol.attributes(request) }
         search.limit = limit
         search.order = order
         let predicate = search.predicate
+        let fetching = search.attributes
         let seconds = search.budget ?? QueryLimit.defaultSeconds
         // This host's part: the whole index, hidden names included, as
         // this user may see it.
@@ -121,7 +123,8 @@ extension DaemonSession {
                 let kept = first.flatMap { counting ? nil : FirstInOrder(order: $0.order, count: $0.count) }
                 switch try engine.answer(
                     scopes: asked, predicate: predicate, output: counting ? .count : .entries,
-                    limit: kept == nil ? limit : nil, budget: budget, viewer: seeing, admits: kept.map { $0.admits },
+                    limit: kept == nil ? limit : nil, budget: budget, fetching: counting ? [] : fetching,
+                    viewer: seeing, admits: kept.map { $0.admits },
                     entries: kept.map { $0.offer })
                 {
                 case .success(let answer):
@@ -163,7 +166,7 @@ extension DaemonSession {
                 out.raw(",\"item\":")
                 DaemonProtocol.writeItem(
                     id: 0, path: item.path, kind: item.kind, metadata: item.metadata, conflicts: false,
-                    conflictOriginal: nil, to: &out)
+                    conflictOriginal: nil, imported: item.imported, to: &out)
                 out.raw("}\n")
                 if out.bytes.count >= 1 << 16 {
                     guard send(out.bytes) else { return false }
@@ -201,6 +204,7 @@ extension DaemonSession {
         try checkSubscriptionProtocol(request)
         var search = try hostSearchRequest(request)
         search.items = true
+        search.attributes = try DaemonProtocol.attributes(request)
         for name in request["excluded"]?.array ?? [] {
             guard let name = name.string, search.excludedHosts.count < DaemonProtocol.maximumScopes else {
                 throw ProtocolError(code: .badRequest, message: "\"excluded\" names hosts")

@@ -65,6 +65,9 @@ package struct HostSearchRequest: Sendable {
     package var folders: [(host: String, path: [UInt8])] = []
     /// Each result with its attributes (`items`), not its path alone.
     package var items = false
+    /// With `items`: imported attributes whose values each result brings
+    /// (`attributes` of the request), as the user may read its file.
+    package var attributes: Set<MetadataAttribute> = []
     /// The user asking, by name (as every host judges users).
     package var user: String
     /// The user asking, by number here: what the system index counts a
@@ -121,13 +124,20 @@ package struct HostSearchReply: Sendable {
         package var metadata: EntryMetadata
         /// Its host is not live: its entries are as of its last contact.
         package var stale: Bool
+        /// The imported attributes asked for, when the user may read the
+        /// file and its host imported them.
+        package var imported: ImportedValues?
 
-        package init(host: String?, path: [UInt8], kind: EntryKind, metadata: EntryMetadata, stale: Bool) {
+        package init(
+            host: String?, path: [UInt8], kind: EntryKind, metadata: EntryMetadata, stale: Bool,
+            imported: ImportedValues? = nil
+        ) {
             self.host = host
             self.path = path
             self.kind = kind
             self.metadata = metadata
             self.stale = stale
+            self.imported = imported
         }
     }
 

@@ -71,6 +71,13 @@ package struct CopyBinary {
         }
     }
 
+    /// A `jsonb` field: its version (1) and the JSON text.
+    package mutating func jsonb(_ text: [UInt8]) {
+        append(Int32(1 + text.count))
+        bytes.append(1)
+        bytes.append(contentsOf: text)
+    }
+
     package mutating func null() {
         append(Int32(-1))
     }

@@ -29,6 +29,9 @@ package struct HostSearch {
     package var order: MetadataSortDescriptor?
     /// Seconds the database may spend.
     package var budget: Double?
+    /// Imported attributes whose values each result of another host
+    /// brings (`--attr kMDItemTitle`), as the user may read its file.
+    package var attributes: Set<MetadataAttribute> = []
     /// What the user gave (`--limit`, `--budget`), when the search runs
     /// with wider bounds of its own (the system index's cap and default
     /// budget): a search the shared index cannot narrow is refused on
@@ -207,6 +210,7 @@ package struct HostSearch {
         search.scopes = folders.filter { $0.host != localName }
         search.user = user
         search.budget = budget
+        search.attributes = attributes.filter { $0 != .textContent }
         search.limit = sortsAfter ? nil : limit
         // Sorted afterwards by a size or a date: each host's first in that
         // order are enough.
@@ -285,6 +289,7 @@ package struct HostSearch {
         let most = mostResults ?? Int.max
         // Each connection is used by its own thread alone.
         let connections = UncheckedSendable(readers)
+        let attributes = search.attributes
         // No other host: no thread, nothing for the database.
         WorkerThreads.run(count: shares, name: "mdq-host-search") { k in
             let reader = connections.value[k]
@@ -294,13 +299,10 @@ package struct HostSearch {
                 var serial = UInt64(k + 1) << 40
                 _ = try reader.search(searches[k]) { entry in
                     serial += 1
-                    results.append(
-                        Result(
-                            host: entry.host,
-                            item: MetadataItem(
-                                serial: serial, pathBytes: entry.pathBytes, kind: entry.kind,
-                                metadata: entry.metadata),
-                            stale: entry.stale))
+                    var item = MetadataItem(
+                        serial: serial, pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata)
+                    if !attributes.isEmpty { item.importedValues = entry.imported?.restricted(to: attributes) }
+                    results.append(Result(host: entry.host, item: item, stale: entry.stale))
                     let total = gathered.withLock { total in
                         total += 1
                         return total

@@ -48,8 +48,12 @@ package struct PredicateSQL {
     package static func publishes(_ attribute: MetadataAttribute) -> Bool {
         switch attribute.source {
         case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
-            .conflictOriginalPath, .synced, .imported:
+            .conflictOriginalPath, .synced:
             false
+        case .imported:
+            // Hosts publish a file's words, not its text (version 10), and
+            // the other attributes importers read (version 12).
+            attribute != .textContent
         case .name, .nameExtension, .size, .creationDate, .contentChangeDate, .contentType, .contentTypeTree,
             .displayName, .nameWithoutExtension, .path, .url, .kind, .ownerUserID, .ownerGroupID, .permissions:
             true
@@ -150,6 +154,9 @@ package indirect enum SQLCondition: Equatable, Sendable {
     /// The entries with these ids (`entry_id`), at most 10,000 (version
     /// 10): a live search asks which of a host's changed entries match.
     case entries([UInt64])
+    /// A file the viewer may read whose imported attributes hold this one
+    /// (`mdq.content.attrs`, version 12).
+    case attribute(String)
     /// Microseconds since the epoch, both bounds included.
     case timeAtMost(Column, Int64)
     case timeAtLeast(Column, Int64)
@@ -204,6 +211,10 @@ package indirect enum SQLCondition: Equatable, Sendable {
             out.string(prefix ? "word-prefix" : "words")
             out.raw(",")
             out.string(word)
+            out.raw("]")
+        case .attribute(let name):
+            out.raw("[\"attribute\",")
+            out.string(name)
             out.raw("]")
         case .entries(let ids):
             out.raw("[\"entries\",[")
@@ -300,9 +311,15 @@ private struct Translator {
     func translate(_ c: Comparison) throws(PredicateSQL.Unpublished) -> Part {
         // A list (the type tree): "some element equals" and its negation
         // are translated; ALL, and inequality, are checked on each row.
+        // An imported attribute (not the text): the files whose attributes
+        // hold it, each checked by mdq on the values. A test a file without
+        // it passes (a negation, ALL of no elements) narrows nothing.
+        if c.attribute.isImported && c.attribute != .textContent {
+            if c.op == .notEqual || c.quantifier == .noElement || c.quantifier == .everyElement { return .anything }
+            return Part(condition: .attribute(c.attribute.rawValue), exact: false, narrows: true)
+        }
         if c.attribute.isList && (c.op != .equal || c.quantifier == .everyElement) {
-            // The lists are the type tree and imported ones (never published).
-            if c.attribute.isImported { throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue) }
+            // The type tree.
             return .anything
         }
         if c.quantifier == .noElement {
@@ -360,8 +377,11 @@ private struct Translator {
             return Part(
                 condition: .words(test.word, prefix: test.prefix), exact: true,
                 narrows: !test.prefix || test.word.count >= 3)
+        case .imported:
+            // Taken above.
+            return .anything
         case .accessTime, .isUbiquitous, .isExternalDocument, .containerDisplayName, .hasUnresolvedConflicts,
-            .conflictOriginalPath, .synced, .imported:
+            .conflictOriginalPath, .synced:
             throw PredicateSQL.Unpublished(attribute: c.attribute.rawValue)
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 package import MDQCore
 package import MDQEngine
 package import MDQSystem
+import MDQWire
 
 /// The system index's publisher: keeps this host's partitions of the
 /// shared index equal to its live index.
@@ -257,7 +258,11 @@ private struct PublishingSession {
         // Rows written before this version's columns are written again
         // whole, once.
         let rowVersion = host.first("row_version").flatMap(Int.init) ?? 0
-        clock = rowVersion < SharedSchema.rowVersion ? nil : host.first("clock").flatMap(EngineClock.init)
+        // Rows of a host without content have held all they hold since
+        // version 9; a host's files' attributes came with version 12.
+        let wanted =
+            publisher.engine.importedContent == nil ? SharedSchema.rowVersionWithoutContent : SharedSchema.rowVersion
+        clock = rowVersion < wanted ? nil : host.first("clock").flatMap(EngineClock.init)
         // Files' words: published whole once when they were not (the
         // host's rows have none), and taken out, by a reload too (a new
         // generation: live searches of words search the host again), when
@@ -818,7 +823,7 @@ private struct RowWriter {
         "host_id", "folder_id", "parent_id", "path", "raw_path", "list_class", "seq",
     ]
     static let entryColumns = entryColumnNames.joined(separator: ", ")
-    static let contentColumns = "host_id, entry_id, words, seq"
+    static let contentColumns = "host_id, entry_id, words, attrs, seq"
     /// The bytes of words rows sent at once (each file's words up to a
     /// megabyte).
     static let wordsChunk = 8 << 20
@@ -850,8 +855,9 @@ private struct RowWriter {
         WITH changed AS (
             INSERT INTO mdq.content_\(host) AS c (\(contentColumns))
             SELECT \(contentColumns) FROM mdq_content_changes
-            ON CONFLICT (host_id, entry_id) DO UPDATE SET words = EXCLUDED.words, seq = EXCLUDED.seq
-            WHERE c.words IS DISTINCT FROM EXCLUDED.words
+            ON CONFLICT (host_id, entry_id) DO UPDATE SET words = EXCLUDED.words, attrs = EXCLUDED.attrs,
+                                                          seq = EXCLUDED.seq
+            WHERE (c.words, c.attrs) IS DISTINCT FROM (EXCLUDED.words, EXCLUDED.attrs)
             RETURNING entry_id)
         UPDATE mdq.entry_\(host) e SET seq = $1::bigint FROM changed
         WHERE e.entry_id = changed.entry_id AND e.seq < $1::bigint
@@ -908,17 +914,26 @@ private struct RowWriter {
         row.int64(seq)
     }
 
-    /// A file's row of words, when its last import holds text with words
-    /// (`TextWords`); nothing otherwise.
+    /// A file's row of content, when its last import holds text with
+    /// words (`TextWords`) or other attributes (as JSON,
+    /// `ImportedValues.writeJSON`); nothing otherwise.
     func words(of entry: PublishedEntry, from content: any ImportedContent, seq: Int64, into row: inout CopyBinary) {
-        guard let key = entry.fileKey, case .text(let text)? = content.values(for: key, text: true)?[.textContent]
-        else { return }
-        let words = TextWords.words(of: text).words
-        guard !words.isEmpty else { return }
-        row.row(fields: 4)
+        guard let key = entry.fileKey, var values = content.values(for: key, text: true) else { return }
+        var words: [[UInt8]] = []
+        if case .text(let text)? = values[.textContent] { words = TextWords.words(of: text).words }
+        values[.textContent] = nil
+        guard !words.isEmpty || !values.isEmpty else { return }
+        row.row(fields: 5)
         row.int16(Int16(hostID))
         row.int64(Int64(bitPattern: entry.identity))
-        row.tsvector(words)
+        if words.isEmpty { row.null() } else { row.tsvector(words) }
+        if values.isEmpty {
+            row.null()
+        } else {
+            var json = JSONWriter()
+            values.writeJSON(to: &json, withoutNUL: true)
+            row.jsonb(json.bytes)
+        }
         row.int64(seq)
     }
 

@@ -73,6 +73,10 @@ package struct SharedEntry: Sendable, Equatable {
     package var contentType: String?
     /// Its host is not live: the entry is as of the host's last contact.
     package var stale: Bool
+    /// The attributes its host's importers read from inside the file,
+    /// when the search needed them (to check its predicate, or asked for
+    /// them) and the user may read the file; nil otherwise.
+    package var imported: ImportedValues? = nil
 }
 
 /// Searches the shared index: the hosts asked for, what the user may see
@@ -220,6 +224,10 @@ package final class SharedReader {
         package var order: (column: SQLCondition.Column, ascending: Bool)?
         /// Seconds the database may spend.
         package var budget: Double?
+        /// Imported attributes whose values the caller wants with each
+        /// result (`SharedEntry.imported`); those the predicate tests come
+        /// anyway.
+        package var attributes: Set<MetadataAttribute> = []
         /// Whether its folders are checked first, each refused as its host
         /// would refuse it (`Refusal.scope`); a live search that searches a
         /// host again does not (a folder gone since leaves no results, and
@@ -228,6 +236,12 @@ package final class SharedReader {
 
         package init(predicate: MetadataPredicate) {
             self.predicate = predicate
+        }
+
+        /// Whether each file's imported attributes come with it: the
+        /// rows' check tests some, or the caller wants some.
+        package func wantsAttributes(_ translated: PredicateSQL) -> Bool {
+            !attributes.isEmpty || translated.recheck.importedAttributes.contains { $0 != .textContent }
         }
 
         /// Whether the host named `name` is one this search reads: among
@@ -266,7 +280,8 @@ package final class SharedReader {
     package static let narrowedBy =
         "it narrows by three characters in a row of a name or display name test (==, LIKE, BEGINSWITH, CONTAINS, "
         + "ENDSWITH, words), "
-        + "an extension, a type, a size or a date, not by a regular expression (MATCHES), a path or a kind"
+        + "an extension, a type, a size, a date or an attribute importers read (its files that have it), not by a "
+        + "regular expression (MATCHES), a path or a kind"
 
     /// What a search of a host the shared index does not know is told.
     package static func unknownHost(_ name: String, known: [String]) -> String {
@@ -303,8 +318,8 @@ package final class SharedReader {
         package var description: String {
             switch self {
             case .unpublished(let attribute):
-                "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates and "
-                    + "types)"
+                "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates, "
+                    + "types, owners and what importers read)"
             case .unanswerable(_, let reason):
                 reason
             case .unbounded:
@@ -554,7 +569,8 @@ package final class SharedReader {
             _ = try connection.execute(
                 "SELECT mdq.search($1::smallint[], $2::jsonb, $3::jsonb, $4, $5::bigint, $6::jsonb)",
                 [prepared.hosts, prepared.translated.condition.json, prepared.scopes, search.user, limit, sort])
-            try fetch("mdq_search", hosts: prepared.chosen) { entry, _ in
+            let attributes = search.wantsAttributes(prepared.translated)
+            try fetch("mdq_search", hosts: prepared.chosen, attributes: attributes, user: search.user) { entry, _ in
                 // Checked again by the host's own rules.
                 guard prepared.translated.exact || evaluator.matches(SharedSubject(entry)) else { return true }
                 count += 1
@@ -605,7 +621,9 @@ package final class SharedReader {
             _ = try connection.execute(
                 "SELECT mdq.changes($1::smallint, $2::bigint, $3::jsonb, $4)",
                 [String(id), String(since), Self.scopes(search.scopes, hosts: [host]), search.user])
-            try fetch("mdq_changes", hosts: [id: host]) { entry, gone in
+            let attributes =
+                (try? PredicateSQL(search.predicate)).map(search.wantsAttributes) ?? !search.attributes.isEmpty
+            try fetch("mdq_changes", hosts: [id: host], attributes: attributes, user: search.user) { entry, gone in
                 if try keep(entry, gone) { found.append((entry, gone)) }
                 return true
             }
@@ -654,22 +672,51 @@ package final class SharedReader {
 
     /// Reads the cursor `name` 2,000 rows at a time, each row to `each`
     /// (with whether it is gone, for changes) until it returns false; the
-    /// transaction's end closes it.
+    /// transaction's end closes it. With `attributes`, each file comes with
+    /// its imported attributes, as `user` may read them.
     private func fetch(
-        _ name: String, hosts: [Int: SharedHost], each: (SharedEntry, _ gone: Bool) throws -> Bool
+        _ name: String, hosts: [Int: SharedHost], attributes: Bool = false, user: String? = nil,
+        each: (SharedEntry, _ gone: Bool) throws -> Bool
     ) throws {
         fetching: while true {
             let rows = try connection.execute("FETCH 2000 FROM \(name)").rows
             // A change's row says whether it is gone before its access.
             let changes = name == "mdq_changes"
+            var entries: [(SharedEntry, gone: Bool)] = []
             for row in rows {
                 let gone = changes && row.count > 12 && row[12] == "t"
                 guard let entry = Self.entry(row, hosts: hosts, gone: gone, access: changes ? 13 : 12) else {
                     continue
                 }
-                if try !each(entry, gone) { break fetching }
+                entries.append((entry, gone))
             }
+            if attributes { try attachAttributes(to: &entries, user: user) }
+            for (entry, gone) in entries where try !each(entry, gone) { break fetching }
             if rows.count < 2000 { break }
+        }
+    }
+
+    /// Gives each file of `entries` (not gone) the attributes its host
+    /// published for it, those of files `user` may read (`mdq.attributes`),
+    /// one call per host.
+    private func attachAttributes(to entries: inout [(SharedEntry, gone: Bool)], user: String?) throws {
+        var byHost: [Int: [Int]] = [:]
+        for (i, (entry, gone)) in entries.enumerated() where !gone && entry.kind != .folder {
+            byHost[entry.hostID, default: []].append(i)
+        }
+        for (host, indexes) in byHost.sorted(by: { $0.key < $1.key }) {
+            let ids = indexes.map { Int64(bitPattern: entries[$0].0.identity) }
+            var found: [UInt64: ImportedValues] = [:]
+            for row in try connection.execute(
+                "SELECT entry_id, attrs::text FROM mdq.attributes($1::smallint, $2::bigint[], $3)",
+                [String(host), PostgresArray.numbers(ids), user]
+            ).rows {
+                guard let id = row[0].flatMap(Int64.init), let text = row[1],
+                    let json = try? JSONValue.parse(Array(text.utf8)), let values = ImportedValues(json: json)
+                else { continue }
+                found[UInt64(bitPattern: id)] = values
+            }
+            for i in indexes { entries[i].0.imported = found[entries[i].0.identity] }
         }
     }
 
@@ -755,5 +802,5 @@ struct SharedSubject: PredicateSubject {
     func ubiquity() -> MetadataItem.Ubiquity? { nil }
     func hasUnresolvedConflicts() -> Bool { false }
     func conflictOriginalPath() -> [UInt8]? { nil }
-    func imported() -> ImportedValues? { nil }
+    func imported() -> ImportedValues? { entry.imported }
 }

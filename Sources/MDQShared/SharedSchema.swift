@@ -69,6 +69,11 @@ package enum SharedSchema {
             summary: "the same answers for less of the database's time: viewers' classes judged once, counts "
                 + "not planned partition by partition",
             minimumPublisher: 9, minimumReader: 3, sql: version11),
+        Migration(
+            version: 12,
+            summary: "the attributes importers read from inside files, for hosts that import them, searched and "
+                + "shown as each viewer may read the files",
+            minimumPublisher: 9, minimumReader: 3, sql: version12),
     ]
 
     /// The schema version this mdq creates, publishes and reads.
@@ -78,7 +83,11 @@ package enum SharedSchema {
     /// each row: a host whose rows hold an older one's
     /// (`mdq.host.row_version`) is published whole once. Moved only by a
     /// migration that gives rows something new to hold.
-    package static let rowVersion = 9
+    package static let rowVersion = 12
+    /// The oldest version whose rows are whole for a host that imports
+    /// nothing from inside its files (version 12 gave content rows the
+    /// files' attributes).
+    package static let rowVersionWithoutContent = 9
 
     /// The folding of `entry.fold` (NFD, case and diacritics, as mdq's
     /// `[cd]`): a change of it makes every host publish again.
@@ -373,6 +382,7 @@ extension SharedSchema {
     static let searchFunctions = [
         "mdq.search(smallint[], jsonb, jsonb, text, bigint, jsonb)", "mdq.count(smallint[], jsonb, jsonb, text)",
         "mdq.changes(smallint, bigint, jsonb, text)", "mdq.scope_errors(jsonb, text)",
+        "mdq.attributes(smallint, bigint[], text)",
     ]
 
     /// The functions a publisher calls besides.

@@ -46,11 +46,19 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     package static func searchHostsFields(
         _ text: [UInt8], isName: Bool = false, counting: Bool, items: Bool = false, hosts: [String]?,
         folders: [(host: String, path: [UInt8])] = [], opened: Int = 0, limit: Int?, budget: Double? = nil,
-        order: (key: String, ascending: Bool)? = nil, into out: inout JSONWriter
+        order: (key: String, ascending: Bool)? = nil, attributes: [String] = [], into out: inout JSONWriter
     ) {
         out.raw(isName ? #""syntax":"name","predicate":"# : #""syntax":"command-line","predicate":"#)
         out.string(text)
         out.raw(counting ? #","output":"count""# : items ? #","output":"items""# : #","output":"paths""#)
+        if items && !attributes.isEmpty {
+            out.raw(#","attributes":["#)
+            for (i, name) in attributes.sorted().enumerated() {
+                if i > 0 { out.raw(",") }
+                out.string(Array(name.utf8))
+            }
+            out.raw("]")
+        }
         if !folders.isEmpty {
             out.raw(#","folders":["#)
             for (i, folder) in folders.enumerated() {
@@ -97,13 +105,14 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
     /// and `check` to be refused or told `done` without a subscription.
     package static func subscribeHostsFields(
         _ text: [UInt8], hosts: [String]?, folders: [(host: String, path: [UInt8])], excluded: [String],
-        budget: Double?, check: Bool, protocol version: Int, into out: inout JSONWriter
+        budget: Double?, check: Bool, protocol version: Int, attributes: [String] = [], into out: inout JSONWriter
     ) {
         out.raw(#""protocol":"#)
         out.integer(version)
         out.raw(#","interval":0,"#)
         searchHostsFields(
-            text, counting: false, items: true, hosts: hosts, folders: folders, limit: nil, budget: budget, into: &out)
+            text, counting: false, items: true, hosts: hosts, folders: folders, limit: nil, budget: budget,
+            attributes: attributes, into: &out)
         if !excluded.isEmpty {
             out.raw(#","excluded":["#)
             for (i, name) in excluded.enumerated() {

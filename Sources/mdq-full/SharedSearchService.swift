@@ -76,6 +76,7 @@ final class SharedSearchService: HostSearching {
             throw MetadataError.daemon(error.said)
         }
         search.budget = request.budget
+        search.attributes = request.attributes
         // A limit bounds a sorted search when the database orders it.
         search.asked = (
             request.order.map { HostSearch.ordersInDatabase($0, request.predicate) } == false ? nil : request.limit,
@@ -159,7 +160,8 @@ final class SharedSearchService: HostSearching {
                 reply.items.append(
                     HostSearchReply.Item(
                         host: result.host, path: result.item.pathBytes, kind: result.item.kind,
-                        metadata: result.item.metadata, stale: result.stale))
+                        metadata: result.item.metadata, stale: result.stale,
+                        imported: request.attributes.isEmpty ? nil : result.item.importedValues))
                 reply.count += 1
                 continue
             }
@@ -284,7 +286,7 @@ final class SharedSearchService: HostSearching {
         }
         let (subscription, _) = source.subscribe(
             scopes: [], predicate: request.predicate, container: nil, budget: request.budget, capacity: capacity,
-            progress: nil, fetching: [], viewer: nil, wake: wake)
+            progress: nil, fetching: request.attributes, viewer: nil, wake: wake)
         return LiveSearch(source: source, subscription: subscription)
     }
 

@@ -56,8 +56,8 @@ enum SharedIndexSettings {
             MetadataAttribute(key: key).map { !PredicateSQL.publishes($0) } ?? false
         }) {
             throw MetadataError.invalidArgument(
-                "\(unpublished) is not published to the shared index (hosts publish names, kinds, sizes, dates "
-                    + "and types): show it on its own host")
+                "\(unpublished) is not published to the shared index (hosts publish names, kinds, sizes, dates, "
+                    + "types, owners and what importers read, not a file's text): show it on its own host")
         }
     }
 
@@ -75,8 +75,8 @@ enum SharedIndexSettings {
             switch refusal {
             case .unpublished(let attribute):
                 throw MetadataError.invalidArgument(
-                    "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates "
-                        + "and types): search it on its own host"
+                    "\(attribute) is not published to the shared index (hosts publish names, kinds, sizes, dates, "
+                        + "types, owners and what importers read): search it on its own host"
                 ).pointing(at: [Array(attribute.utf8)], in: source)
             case .unanswerable(let attribute, let reason):
                 throw MetadataError.invalidArgument(reason).pointing(at: [Array(attribute.utf8)], in: source)
@@ -165,6 +165,9 @@ struct SharedSearchSession {
         search.sortsAfter = !output.sort.isEmpty
         search.order = output.sortDescriptors.first
         search.budget = budget
+        // What importers read that the output shows, sorts or groups by.
+        let attributes = OneShotSession.importedColumns(output)
+        search.attributes = attributes
         let counting = output.count && output.group == nil
         // This host answers from its system index, when it runs.
         var own: HostSearch.OwnAnswer?
@@ -177,7 +180,7 @@ struct SharedSearchSession {
             own = { @Sendable [predicate, budget] folders, counting, limit, first in
                 try Self.searchOwnHost(
                     predicate, named: name, folders: folders, counting: counting, limit: limit, first: first,
-                    budget: budget)
+                    budget: budget, attributes: attributes)
             }
         }
         // This host alone, with a credential of the user's own, is its
@@ -230,6 +233,15 @@ struct SharedSearchSession {
         else { return false }
         try SharedIndexSettings.refuseNonUTF8(remoteFolders)
         let counting = output.count && output.group == nil
+        // Values of what importers read, from a daemon that gives them.
+        let attributes = counting ? [] : OneShotSession.importedColumns(output)
+        if !attributes.isEmpty && !features.contains("search-hosts-attributes") {
+            throw MetadataError.invalidArgument(
+                "this host's system index is older than this mdq: it does not give what importers read "
+                    + "(\(attributes.map(\.rawValue).sorted().joined(separator: ", "))) with a search across hosts; "
+                    + "restart it (mdq system stop, then mdq system start), or search with a database credential of your own ($MDQ_SHARED)"
+            )
+        }
         // Sorted here: the limit goes with the order, to a daemon that
         // takes one (each host's first in it), else every match comes. A
         // count is not sorted: it is cut.
@@ -278,7 +290,8 @@ struct SharedSearchSession {
         let asked = Swift.Result { () throws(MetadataError) in
             try client.searchAcrossHosts(
                 Array(predicate.description.utf8), hosts: scope.hostNames, folders: remoteFolders, ownHost: ownName,
-                counting: counting, items: !counting, limit: limit, budget: budget, order: counting ? nil : order)
+                counting: counting, items: !counting, limit: limit, budget: budget, order: counting ? nil : order,
+                attributes: attributes)
         }
         // It does not search across hosts (no SEARCH).
         if case .failure(let error) = asked, error.refusal != nil { return false }
@@ -294,10 +307,9 @@ struct SharedSearchSession {
             return true
         }
         let results = answer.items.enumerated().map { i, item in
-            Result(
-                host: item.host,
-                item: MetadataItem(serial: UInt64(i), pathBytes: item.path, kind: item.kind, metadata: item.metadata),
-                stale: item.stale)
+            var found = MetadataItem(serial: UInt64(i), pathBytes: item.path, kind: item.kind, metadata: item.metadata)
+            found.importedValues = item.imported
+            return Result(host: item.host, item: found, stale: item.stale)
         }
         print(results, ownName: ownName ?? "")
         return true
@@ -320,7 +332,7 @@ struct SharedSearchSession {
     /// as another host's is, `NAME:/path` (`name`).
     private static func searchOwnHost(
         _ predicate: MetadataPredicate, named name: String, folders: [[UInt8]], counting: Bool, limit: Int?,
-        first: (order: MetadataSortDescriptor, count: Int)?, budget: Double?
+        first: (order: MetadataSortDescriptor, count: Int)?, budget: Double?, attributes: Set<MetadataAttribute> = []
     ) throws -> (count: Int, results: [Result]) {
         let client = try DaemonClient.connectSystem()
         // Its first in an order, from a daemon that takes one (an older
@@ -336,7 +348,7 @@ struct SharedSearchSession {
             try client.query(
                 Array(predicate.description.utf8), scopes: scopes.isEmpty ? nil : scopes,
                 rules: scopes.isEmpty ? ScopeRules(includeHidden: true) : nil, output: counting ? .count : .entries,
-                limit: limit, budget: budget, order: order)
+                limit: limit, budget: budget, attributes: counting ? [] : attributes, order: order)
         }
         // A system index that does not import what is inside files: the
         // other hosts are answered, said so.
@@ -354,11 +366,10 @@ struct SharedSearchSession {
         return (
             answer.count,
             answer.entries.enumerated().map { i, entry in
-                Result(
-                    host: nil,
-                    item: MetadataItem(
-                        serial: UInt64(i), pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata),
-                    stale: answer.stale)
+                var item = MetadataItem(
+                    serial: UInt64(i), pathBytes: entry.pathBytes, kind: entry.kind, metadata: entry.metadata)
+                item.importedValues = entry.imported
+                return Result(host: nil, item: item, stale: answer.stale)
             }
         )
     }

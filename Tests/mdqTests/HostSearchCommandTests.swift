@@ -175,9 +175,10 @@ struct HostSearchCommandTests {
         // Said as the one-shot search says it, with the hosts there are.
         #expect(liveUnknown.stderrText == unknown.stderrText)
         #expect(unknown.stderrText.contains("(hosts: alpha; mdq hosts lists them)"), "\(unknown.stderrText)")
-        let liveImported = try mdq(["--host", "alpha", "--live", "--attr", "kMDItemTitle", "photo"])
-        #expect(liveImported.status == 2)
-        #expect(liveImported.stderrText.contains("kMDItemTitle is not published"), "\(liveImported.stderrText)")
+        // A file's text is published as its words, not as text to show.
+        let liveText = try mdq(["--host", "alpha", "--live", "--attr", "kMDItemTextContent", "photo"])
+        #expect(liveText.status == 2)
+        #expect(liveText.stderrText.contains("kMDItemTextContent is not published"), "\(liveText.stderrText)")
         // (With no system index that ran here.)
         let noIndex = try Shell.run(
             MDQCommandTests.binary, ["--host", "alpha", "photo"],

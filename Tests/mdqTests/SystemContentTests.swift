@@ -364,4 +364,188 @@ struct SystemContentTests {
         #expect(!live.lines.contains { $0.contains("nobodys.txt") || $0.contains("denied.txt") }, "\(live.lines)")
         #expect(try names(remote([query])) == (try local(query)))
     }
+
+    /// A host that imports what is inside its files publishes the other
+    /// attributes its importers read (an HTML page's title; a file's tags
+    /// and comment, from its extended attributes): a search across hosts
+    /// tests them as the host's own search does, for a user who may read
+    /// the file, shows their values as the host shows them (`--attr`,
+    /// from the shared index directly or through this host's system
+    /// index), and follows their changes live.
+    @Test(.enabled(if: PostgresCluster.isInstalled, "needs PostgreSQL 15"))
+    func importedAttributesAreSearchedAndShownAcrossHostsAsEachUserMayReadTheFiles() throws {
+        let cluster = try #require(PostgresCluster.shared)
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let disk = try temp.folder("disk")
+        #expect(chmod(disk.string, 0o755) == 0)
+        func page(_ title: String) -> String { "<html><head><title>\(title)</title></head><body>text</body></html>" }
+        /// Sets an extended attribute (as a file manager sets tags).
+        func tag(_ name: String, _ attribute: String, _ value: String) throws {
+            let set = try Shell.run(
+                "/usr/bin/python3",
+                [
+                    "-c", "import os, sys; os.setxattr(sys.argv[1], sys.argv[2], sys.argv[3].encode())",
+                    disk.appending(name).string, attribute, value,
+                ])
+            #expect(set.status == 0, "\(name): \(set.stderrText)")
+        }
+        let files: [(String, String, mode_t)] = [
+            ("report.html", page("Quarterly Report"), 0o644),
+            ("secret.html", page("Quarterly Secrets"), 0o600),
+            ("closed/inside.html", page("Quarterly Inside"), 0o644),
+            ("granted.html", page("Quarterly Granted"), 0o600),
+            ("notes.txt", "plain words", 0o644),
+            ("plain.txt", "nothing", 0o644),
+        ]
+        for (name, text, mode) in files {
+            let path = try temp.file("disk/" + name, contents: text)
+            #expect(chmod(path.string, mode) == 0)
+        }
+        #expect(chmod(disk.appending("closed").string, 0o700) == 0)
+        try tag("report.html", "user.xdg.tags", "work, urgent")
+        try tag("report.html", "user.xdg.comment", "budget draft")
+        try tag("secret.html", "user.xdg.tags", "work")
+        try tag("closed/inside.html", "user.xdg.tags", "work")
+        try tag("granted.html", "user.xdg.comment", "a budget for nobody")
+        try tag("notes.txt", "user.xdg.tags", "home")
+        let set = try Shell.run("/usr/bin/setfacl", ["-m", "u:nobody:r", disk.appending("granted.html").string])
+        #expect(set.status == 0, "\(set.stderrText)")
+        let alpha = try PrivateSystemIndex(
+            disk.string, in: temp, arguments: ["--content", "--publish", url, "--host-name", "alpha"])
+        defer { alpha.close() }
+        #expect(alpha.waitUntilLive(), "\(alpha.logText)")
+
+        /// `mdq --host alpha ARGUMENTS` as `user`, with a database URL.
+        func remote(_ arguments: [String], as user: String = "nobody") throws -> Shell.Output {
+            try Shell.run(
+                "/usr/bin/setpriv",
+                ["--reuid=\(user)", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--host", "alpha"]
+                    + arguments, environment: ["MDQ_SHARED": url])
+        }
+        /// Each line without the host's name and folder.
+        func lines(_ output: Shell.Output, host: String = "alpha:") -> [String] {
+            output.stdoutText.split(separator: "\n").map { String($0.dropFirst(host.count + disk.string.count + 1)) }
+                .sorted()
+        }
+        /// The same search on alpha itself, as `user`, reading the files.
+        func local(_ arguments: [String], as user: String = "nobody") throws -> [String] {
+            lines(try alpha.mdq(["--onlyin", disk.string] + arguments, as: user, inside: true), host: "")
+        }
+        let title = "kMDItemTitle == '*quarterly*'cd"
+        #expect(
+            waitUntil(timeout: 30) { (try? lines(remote([title]))) == ["granted.html", "report.html"] },
+            "\((try? remote([title]))?.stderrText ?? "") \(alpha.logText)")
+        for query in [
+            title,
+            "kMDItemTitle BEGINSWITH 'Quarterly R'",
+            "kMDItemUserTags == 'work'",
+            "kMDItemUserTags == 'work' || kMDItemUserTags == 'home'",
+            "kMDItemComment == '*budget*'cd && kMDItemFSName == '*.html'",
+            "kMDItemTitle == '*quarterly*'cd || kMDItemFSName == 'plain*'",
+            "kMDItemUserTags == 'urgent' && kMDItemComment == 'budget draft'",
+        ] {
+            let across = try remote([query])
+            #expect(across.status == 0, "\(query): \(across.stderrText)")
+            let here = try local([query])
+            #expect(lines(across) == here, "\(query): \(lines(across)) \(here)")
+            #expect(!here.isEmpty, "\(query)")
+            let counted = try remote(["--count", query])
+            #expect(counted.stdoutText == "\(here.count)\n", "\(query): \(counted.stderrText)")
+        }
+        // root on another host is not root on alpha.
+        #expect(try lines(remote([title], as: "root")) == ["report.html"])
+        // The values, as alpha shows them, to whoever may read the file.
+        let shown = ["--attr", "kMDItemTitle", "--attr", "kMDItemUserTags", "--attr", "kMDItemComment"]
+        let query = "kMDItemFSName == '*.html'"
+        let values = try remote(shown + [query])
+        #expect(values.status == 0, "\(values.stderrText)")
+        #expect(lines(values) == (try local(shown + [query])), "\(values.stdoutText)")
+        #expect(values.stdoutText.contains("Quarterly Report") && !values.stdoutText.contains("Secrets"))
+        // A role of the user's own, which may call the search functions
+        // only, asking for every file's attributes by id: those of the
+        // files it may list and read, none of a folder closed to it or of
+        // a file it may not read.
+        try cluster.createRole("nobody")
+        try SharedSchema.grant(PostgresConnection(url: url), role: "nobody", access: .search)
+        let everything = try PostgresConnection(url: url).execute(
+            "SELECT array_agg(entry_id)::text AS ids, min(host_id)::text AS host FROM mdq.content")
+        let asNobody = try PostgresConnection(url: cluster.url(url, user: "nobody"))
+        let told = try asNobody.execute(
+            """
+            SELECT string_agg(a.attrs ->> 'kMDItemTitle', ',' ORDER BY a.attrs ->> 'kMDItemTitle') AS titles,
+                   count(*) AS n
+            FROM mdq.attributes($1::smallint, $2::bigint[], 'root') a
+            """, [everything.first("host"), everything.first("ids")])
+        #expect(told.first("titles") == "Quarterly Granted,Quarterly Report", "\(told.rows)")
+        #expect(told.first("n") == "3", "\(told.rows)")
+        // A test that a file without the attribute passes narrows nothing.
+        let negated = try remote(["kMDItemTitle != 'x'"])
+        #expect(negated.status != 0 && negated.stderrText.contains("cannot narrow"), "\(negated.stderrText)")
+        #expect(try remote(["--limit", "100", "kMDItemTitle != 'Quarterly Report'"]).status == 0)
+
+        // Through this host's system index (no credential of the user's),
+        // and with one: the same lines.
+        let ownTemp = try TemporaryDirectory()
+        #expect(chmod(ownTemp.path.string, 0o755) == 0)
+        let here = try temp.folder("here")
+        #expect(chmod(here.string, 0o755) == 0)
+        let ownIndex = try PrivateSystemIndex(here.string, in: ownTemp, arguments: ["--search", url, "--content"])
+        defer { ownIndex.close() }
+        #expect(ownIndex.waitUntilLive(), "\(ownIndex.logText)")
+        for environment in [[:], ["MDQ_SHARED": url]] {
+            var found: [String] = []
+            _ = waitUntil(timeout: 30) {
+                guard let output = try? ownIndex.mdq(["--host", "alpha"] + shown + [query], environment: environment)
+                else { return false }
+                found = lines(output)
+                return found == (try? lines(values))
+            }
+            #expect(found == (try lines(values)), "\(environment): \(found)")
+        }
+
+        // A live search follows the attributes as they change.
+        let live = try LiveProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--host",
+                "alpha", "kMDItemUserTags == 'work'",
+            ],
+            environment: ["MDQ_SHARED": url])
+        defer { _ = live.interrupt() }
+        // And one that shows the tags with each line.
+        let showing = try LiveProcess(
+            "/usr/bin/setpriv",
+            [
+                "--reuid=nobody", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--live", "--host",
+                "alpha", "--attr", "kMDItemUserTags", "kMDItemUserTags == 'work'",
+            ],
+            environment: ["MDQ_SHARED": url])
+        defer { _ = showing.interrupt() }
+        // The same, followed by this host's system index for the user.
+        let followed = try ownIndex.live([
+            "--live", "--host", "alpha", "--attr", "kMDItemUserTags", "kMDItemUserTags == 'work'",
+        ])
+        defer { _ = followed.interrupt() }
+        let alphaPath = { (name: String) in "alpha:" + disk.string + "/" + name }
+        #expect(live.waitForLine { $0 == alphaPath("report.html") }, "\(live.lines) \(live.errorText)")
+        for process in [showing, followed] {
+            #expect(
+                process.waitForLine { $0.hasPrefix(alphaPath("report.html")) && $0.contains("urgent") },
+                "\(process.lines) \(process.errorText)")
+        }
+        try tag("notes.txt", "user.xdg.tags", "home,work")
+        try tag("report.html", "user.xdg.tags", "done")
+        for line in ["+ " + alphaPath("notes.txt"), "- " + alphaPath("report.html")] {
+            #expect(live.waitForLine { $0 == line }, "\(line): \(live.lines) \(live.errorText)")
+        }
+        for process in [showing, followed] {
+            #expect(
+                process.waitForLine { $0.hasPrefix("+ " + alphaPath("notes.txt")) && $0.contains("home") },
+                "\(process.lines) \(process.errorText)")
+        }
+        #expect(try lines(remote(["kMDItemUserTags == 'work'"])) == (try local(["kMDItemUserTags == 'work'"])))
+    }
 }

@@ -74,11 +74,20 @@ package final class DaemonFeed {
     /// `SEARCH`) comes as the feed's problem, once.
     static func otherHosts(
         _ hosts: HostsSubscription, paths: DaemonPaths = .system, predicate: MetadataPredicate, budget: Double?,
-        capacity: Int
+        capacity: Int, fetching: Set<MetadataAttribute> = []
     ) throws(MetadataError) -> DaemonFeed? {
         guard let client = try? DaemonClient.connectSystem(paths),
-            (try? client.hello())?.features.contains("subscribe-hosts") == true
+            let features = (try? client.hello())?.features, features.contains("subscribe-hosts")
         else { return nil }
+        // Values of what importers read, from a system index that gives
+        // them (an older one would answer without them).
+        if !fetching.isEmpty && !features.contains("search-hosts-attributes") {
+            throw MetadataError.invalidArgument(
+                "this host's system index is older than this mdq: it does not give what importers read "
+                    + "(\(fetching.map(\.rawValue).sorted().joined(separator: ", "))) with a search across hosts; "
+                    + "restart it (mdq system stop, then mdq system start), or search with a database credential "
+                    + "of your own ($MDQ_SHARED)")
+        }
         let pipe: WakePipe
         do {
             pipe = try WakePipe()
@@ -88,7 +97,8 @@ package final class DaemonFeed {
         let source = DaemonSource(paths: paths)
         return DaemonFeed(name: nil, source: source, pipe: pipe) { pipe in
             source.subscribeHosts(
-                hosts, predicate: predicate, budget: budget, capacity: capacity, wake: { pipe.signal() })
+                hosts, predicate: predicate, budget: budget, capacity: capacity, fetching: fetching,
+                wake: { pipe.signal() })
         }
     }
 

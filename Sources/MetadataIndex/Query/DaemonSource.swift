@@ -73,7 +73,7 @@ final class DaemonSource: QuerySource {
     /// for this user (`subscribe-hosts`), as a subscription of this source.
     func subscribeHosts(
         _ hosts: HostsSubscription, predicate: MetadataPredicate, budget: Double?, capacity: Int,
-        wake: @escaping @Sendable () -> Void
+        fetching: Set<MetadataAttribute> = [], wake: @escaping @Sendable () -> Void
     ) -> Subscription {
         let id = Self.nextID.withLock { id -> UInt64 in
             defer { id += 1 }
@@ -82,7 +82,7 @@ final class DaemonSource: QuerySource {
         let mailbox = Subscription(id: id, capacity: capacity, wake: wake)
         let session = RemoteSession(
             paths: paths, mailbox: mailbox, scopes: [], predicate: predicate, container: nil, budget: budget,
-            hosts: hosts, progress: nil)
+            fetching: fetching, hosts: hosts, progress: nil)
         sessions.withLock { $0[id] = session }
         if WorkerThreads.start(name: "mdq-remote", { session.run() }) == nil {
             if mailbox.post(.snapshot([], isFresh: false)) { mailbox.notify() }
@@ -293,7 +293,7 @@ final class RemoteSession: Sendable {
             DaemonCommand.subscribeHostsFields(
                 Array(predicate.description.utf8), hosts: hosts.hosts, folders: hosts.folders,
                 excluded: hosts.excluded, budget: budget, check: false, protocol: DaemonProtocol.version,
-                into: &request)
+                attributes: fetching.map(\.rawValue), into: &request)
             request.raw("}\n")
             guard case .success = withBytes(of: request.bytes, { socket.write($0) }) else { return .ended }
             // Not resumed: every result comes again on a new stream.

@@ -90,6 +90,8 @@ package final class SharedSource: QuerySource {
         search.user = served?.user ?? SharedReader.Search.localUser
         search.excludedHosts = served?.excluded ?? []
         search.budget = budget
+        // Values of what importers read, as the query's items give them.
+        search.attributes = fetching.filter { $0 != .textContent }
         let running = running
         let behind = behind
         let ownName = served != nil ? nil : self.own?.name ?? DaemonFeed.ownHostName()
@@ -146,7 +148,8 @@ package final class SharedSource: QuerySource {
                     try DaemonFeed.otherHosts(
                         HostsSubscription(
                             hosts: wanted.hosts, folders: wanted.scopes, excluded: wanted.excludedHosts),
-                        paths: systemPaths, predicate: predicate, budget: budget, capacity: capacity)
+                        paths: systemPaths, predicate: predicate, budget: budget, capacity: capacity,
+                        fetching: asked.attributes)
                 }
                 if case .success(nil) = others {
                     // Not offered: the shared index is read here, and says
@@ -257,7 +260,8 @@ package final class SharedSource: QuerySource {
                 }()
             return EntrySnapshot(
                 entry: id, pathBytes: Array((entry.host + ":").utf8) + entry.pathBytes, kind: entry.kind,
-                metadata: entry.metadata, hasUnresolvedConflicts: false, conflictOriginalPathBytes: nil)
+                metadata: entry.metadata, hasUnresolvedConflicts: false, conflictOriginalPathBytes: nil,
+                imported: search.attributes.isEmpty ? nil : entry.imported?.restricted(to: search.attributes))
         }
         var problems: [EngineProblem] = []
         // The shared index's own, apart from this host's.

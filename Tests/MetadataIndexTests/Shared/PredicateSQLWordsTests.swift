@@ -49,6 +49,35 @@ struct PredicateSQLWordsTests {
         }
     }
 
+    /// A test of another imported attribute (schema version 12): the
+    /// files whose published attributes hold it, each checked by mdq on
+    /// the values; a test that a file without the attribute passes (a
+    /// negation, `!=`, ALL or NONE of a list) narrows nothing.
+    @Test func anImportedAttributeNarrowsToTheFilesThatHaveIt() throws {
+        for query in [
+            "kMDItemTitle LIKE[cd] 'Report*'", "kMDItemAuthors == 'Ada'", "kMDItemNumberOfPages > 3",
+            "kMDItemContentCreationDate > CAST(725846400, 'NSDate')",
+        ] {
+            let search = try translated(query)
+            let name = String(query.prefix { $0 != " " })
+            #expect(search.condition == .attribute(name) && !search.exact && search.narrows, "\(query)")
+            #expect(search.condition.json == "[\"attribute\",\"\(name)\"]")
+            #expect(search.recheck.node == (try MetadataPredicate(query)).node, "\(query)")
+        }
+        for query in [
+            "kMDItemTitle != 'Report'", "NOT kMDItemTitle == 'Report'", "ALL kMDItemAuthors == 'Ada'",
+            "NONE kMDItemAuthors == 'Ada'",
+        ] {
+            let search = try translated(query)
+            #expect(!search.narrows && !search.exact, "\(query)")
+        }
+        // Narrowed by a name beside it, the database tests both.
+        let both = try translated("kMDItemTitle LIKE[cd] 'Report*' && kMDItemFSName LIKE[cd] '*.pdf'")
+        #expect(both.narrows && !both.exact)
+        #expect(both.condition == .and([.attribute("kMDItemTitle"), .equals(.ext, "pdf")]), "\(both.condition)")
+        #expect(PredicateSQL.publishes(.title) && !PredicateSQL.publishes(.textContent))
+    }
+
     /// The rows' check leaves out the conjuncts the condition decides
     /// exactly: a case-sensitive name test stays, the words go.
     @Test func theRowsCheckIsWhatTheDatabaseDoesNotDecide() throws {
