@@ -1,7 +1,7 @@
 import Foundation
 package import MDQCore
 package import MDQLive
-import MDQSystem
+package import MDQSystem
 package import MDQWire
 import SystemPackage
 
@@ -34,6 +34,16 @@ package enum DaemonProtocol {
         "search-hosts-items", "hosts", "search-hosts-order", "query-order", "subscribe-hosts",
         "search-hosts-attributes",
     ]
+
+    /// Why a search across hosts by what importers read (`imported`),
+    /// or showing it, is not asked of a system index without
+    /// `search-hosts-attributes`.
+    package static func olderAcrossHosts(_ imported: Set<MetadataAttribute>) -> MetadataError {
+        MetadataError.invalidArgument(
+            "this host's system index is older than this mdq: it does not search across hosts by what importers "
+                + "read (\(imported.map(\.rawValue).sorted().joined(separator: ", "))); restart it (mdq system stop, "
+                + "then mdq system start), or search with a database credential of your own ($MDQ_SHARED)")
+    }
 
     /// A request's `order` (`{"key":ATTRIBUTE,"ascending":BOOL}`), if it
     /// has one.

@@ -226,6 +226,18 @@ package struct HostSearch {
                 "\(stale.name) is \(stale.state)\(stale.lastContact.map { " since \($0)" } ?? ""): "
                     + "its entries are as of then")
         }
+        // Hosts that import what is inside files but whose rows do not
+        // hold those attributes yet: searched as if their files had none.
+        if !attributes.union(predicate.importedAttributes).subtracting([.textContent]).isEmpty {
+            for host in hosts
+            where search.hosts?.contains(host.name) == true
+                && host.publishesWords && !host.publishesAttributes
+            {
+                warn(
+                    "\(host.name) has not published what its importers read yet (its mdq is older than this one's, "
+                        + "or it is publishing it for the first time): its files are searched as if they had none")
+            }
+        }
         // A search the shared index refuses is refused before this host's
         // part starts: a whole index searched for nothing.
         let others = search.hosts ?? []

@@ -313,10 +313,14 @@ private struct Translator {
         // are translated; ALL, and inequality, are checked on each row.
         // An imported attribute (not the text): the files whose attributes
         // hold it, each checked by mdq on the values. A test a file without
-        // it passes (a negation, ALL of no elements) narrows nothing.
+        // it passes (`== nil`, a negation, ALL or NONE of a list, a list of
+        // values with nil among them) narrows nothing.
         if c.attribute.isImported && c.attribute != .textContent {
+            let narrowed = Part(condition: .attribute(c.attribute.rawValue), exact: false, narrows: true)
+            if c.value == .null { return c.op == .equal ? .anything : narrowed }
+            if case .list(let values) = c.value, values.contains(.null) { return .anything }
             if c.op == .notEqual || c.quantifier == .noElement || c.quantifier == .everyElement { return .anything }
-            return Part(condition: .attribute(c.attribute.rawValue), exact: false, narrows: true)
+            return narrowed
         }
         if c.attribute.isList && (c.op != .equal || c.quantifier == .everyElement) {
             // The type tree.

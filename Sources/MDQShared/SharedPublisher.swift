@@ -203,7 +203,7 @@ private struct PublishingSession {
             try connection.execute(
                 """
                 SELECT host_id, machine_id, last_seq, clock, publisher_role, session_user AS me, row_version,
-                       publishes_content
+                       publishes_content, substring(publisher_version FROM '^mdq schema ([0-9]+)$') AS last_publisher
                 FROM mdq.host WHERE name = $1
                 """, [configuration.hostName])
         }
@@ -263,6 +263,14 @@ private struct PublishingSession {
         let wanted =
             publisher.engine.importedContent == nil ? SharedSchema.rowVersionWithoutContent : SharedSchema.rowVersion
         clock = rowVersion < wanted ? nil : host.first("clock").flatMap(EngineClock.init)
+        // A publisher older than the attributes published this host since
+        // (an mdq downgraded, then upgraded): it left them stale or
+        // dropped, and its rows do not say so.
+        if publisher.engine.importedContent != nil,
+            let last = host.first("last_publisher").flatMap(Int.init), last < SharedSchema.rowVersion
+        {
+            clock = nil
+        }
         // Files' words: published whole once when they were not (the
         // host's rows have none), and taken out, by a reload too (a new
         // generation: live searches of words search the host again), when

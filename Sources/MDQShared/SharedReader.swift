@@ -42,6 +42,11 @@ package struct SharedHost: Sendable, Equatable {
     /// what is inside files, `CONTENT`): only its files are found by
     /// `kMDItemTextContent` across hosts.
     package var publishesWords = false
+    /// Whether its rows hold the attributes its importers read (schema
+    /// version 12): a host that publishes words whose publisher is older,
+    /// or is publishing it whole for the first time since, has files
+    /// whose attributes are not there yet.
+    package var publishesAttributes = false
 
     /// How long a publisher may be silent before its host is called offline
     /// (an idle publisher writes every 10 seconds).
@@ -174,7 +179,9 @@ package final class SharedReader {
                    CASE WHEN substring(publisher_version FROM '^mdq schema ([0-9]+)$')::int >= 5
                         THEN coalesce(extract(epoch FROM now() - behind_since)::float8, 0) END AS lag,
                    has_table_privilege(session_user, 'mdq.entry', 'SELECT') AS trusted, session_user AS role,
-                   publishes_content
+                   publishes_content,
+                   publishes_content AND row_version >= 12
+                       AND substring(publisher_version FROM '^mdq schema ([0-9]+)$')::int >= 12 AS attributes
             FROM mdq.host ORDER BY name
             """
         let rows: [[String?]]
@@ -194,7 +201,7 @@ package final class SharedReader {
                 domain: row[9] ?? "default", purgedSequence: row[10].flatMap(Int64.init) ?? 0,
                 identitySequence: row[11].flatMap(Int64.init) ?? 0,
                 lag: state == "offline" ? nil : row[12].flatMap(Double.init).map { max(0, $0) },
-                publishesWords: row[15] == "t")
+                publishesWords: row[15] == "t", publishesAttributes: row[16] == "t")
         }
         return (hosts, role)
     }

@@ -15,11 +15,32 @@ extension SharedSchema {
     ///   the host's entries the viewer may both list and read.
     ///
     /// Additive: publishers of versions 9 to 11 go on, without attributes
-    /// (`mdq.host.row_version` below 12 says so).
+    /// (`mdq.host.row_version` below 12 says so, which readers may now
+    /// read).
     static let version12 = #"""
         ALTER TABLE mdq.content ALTER COLUMN words DROP NOT NULL;
         ALTER TABLE mdq.content ADD COLUMN attrs jsonb;
-        CREATE INDEX content_attributes ON mdq.content USING gin (attrs);
+        -- A reload an older publisher is making: its content table too.
+        DO $$
+        DECLARE
+            r record;
+        BEGIN
+            FOR r IN
+                SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                WHERE n.nspname = 'mdq' AND c.relkind = 'r' AND c.relname ~ '^content_[0-9]+_reload$'
+            LOOP
+                EXECUTE format('ALTER TABLE mdq.%I ALTER COLUMN words DROP NOT NULL, ADD COLUMN IF NOT EXISTS attrs jsonb',
+                               r.relname);
+            END LOOP;
+        END $$;
+        -- The names of a file's attributes, which is what searches ask of
+        -- the index (not their values: a GIN of the whole object would
+        -- index every title and comment too).
+        CREATE FUNCTION mdq.attribute_names(attrs jsonb) RETURNS text[]
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+            SELECT ARRAY(SELECT jsonb_object_keys(attrs))
+        $$;
+        CREATE INDEX content_attributes ON mdq.content USING gin (mdq.attribute_names(attrs)) WHERE attrs IS NOT NULL;
 
         -- Version 10's conditions, and the one on attributes.
         ALTER FUNCTION mdq.condition_sql(jsonb, bigint[]) RENAME TO words_condition_sql;
@@ -35,7 +56,8 @@ extension SharedSchema {
                     RAISE EXCEPTION 'mdq: not a condition: %', left(c::text, 200) USING ERRCODE = '22023';
                 END IF;
                 RETURN format(
-                    '((e.host_id, e.entry_id) IN (SELECT w.host_id, w.entry_id FROM mdq.content w WHERE w.attrs ? %L)%s)',
+                    '((e.host_id, e.entry_id) IN (SELECT w.host_id, w.entry_id FROM mdq.content w '
+                    'WHERE w.attrs IS NOT NULL AND mdq.attribute_names(w.attrs) @> ARRAY[%L]::text[])%s)',
                     name,
                     CASE WHEN unreadable IS NULL THEN '' ELSE format(
                         ' AND e.read_class IS NOT NULL'
@@ -81,6 +103,20 @@ extension SharedSchema {
                     unreadable) END);
         END $$;
         REVOKE ALL ON FUNCTION mdq.attributes(smallint, bigint[], text) FROM PUBLIC;
+        -- Whether a host's rows hold attributes yet: read by every role
+        -- that reads the hosts' state.
+        DO $$
+        DECLARE
+            r record;
+        BEGIN
+            FOR r IN
+                SELECT DISTINCT grantee FROM information_schema.column_privileges
+                WHERE table_schema = 'mdq' AND table_name = 'host' AND column_name = 'last_seq'
+                  AND privilege_type = 'SELECT' AND grantee NOT IN ('PUBLIC', current_user)
+            LOOP
+                EXECUTE format('GRANT SELECT (row_version) ON mdq.host TO %I', r.grantee);
+            END LOOP;
+        END $$;
         -- The roles that may search may ask for attributes.
         DO $$
         DECLARE

@@ -321,7 +321,7 @@ extension SharedSchema {
                 GRANT SELECT ON mdq.meta TO \(quoted);
                 GRANT SELECT (host_id, name, domain, generation, last_seq, state, entries, folders, last_error,
                               registered, last_contact, purged_seq, identity_seq, behind_since, publisher_version,
-                              publishes_content)
+                              publishes_content, row_version)
                     ON mdq.host TO \(quoted);
                 GRANT EXECUTE ON FUNCTION \(searchFunctions.joined(separator: ", ")) TO \(quoted)
                 """)

@@ -233,14 +233,12 @@ struct SharedSearchSession {
         else { return false }
         try SharedIndexSettings.refuseNonUTF8(remoteFolders)
         let counting = output.count && output.group == nil
-        // Values of what importers read, from a daemon that gives them.
+        // Values of what importers read, and searches by them, from a
+        // daemon that gives them.
         let attributes = counting ? [] : OneShotSession.importedColumns(output)
-        if !attributes.isEmpty && !features.contains("search-hosts-attributes") {
-            throw MetadataError.invalidArgument(
-                "this host's system index is older than this mdq: it does not give what importers read "
-                    + "(\(attributes.map(\.rawValue).sorted().joined(separator: ", "))) with a search across hosts; "
-                    + "restart it (mdq system stop, then mdq system start), or search with a database credential of your own ($MDQ_SHARED)"
-            )
+        let imported = attributes.union(predicate.importedAttributes).subtracting([.textContent])
+        if !imported.isEmpty && !features.contains("search-hosts-attributes") {
+            throw DaemonProtocol.olderAcrossHosts(imported)
         }
         // Sorted here: the limit goes with the order, to a daemon that
         // takes one (each host's first in it), else every match comes. A
@@ -520,6 +518,8 @@ struct SharedLiveSession {
                 ordersFirstResults: output.sortDescriptors.isEmpty, showProgress: Diagnostics.showsProgress))
         session.searchScopes = scopes
         session.sortDescriptors = output.sortDescriptors
+        // Values of what importers read that the lines show.
+        session.fetchedAttributes = OneShotSession.importedColumns(output).map(\.rawValue).sorted()
         session.budget = budget
         session.run()
     }

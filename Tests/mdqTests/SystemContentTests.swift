@@ -413,8 +413,8 @@ struct SystemContentTests {
         try tag("notes.txt", "user.xdg.tags", "home")
         let set = try Shell.run("/usr/bin/setfacl", ["-m", "u:nobody:r", disk.appending("granted.html").string])
         #expect(set.status == 0, "\(set.stderrText)")
-        let alpha = try PrivateSystemIndex(
-            disk.string, in: temp, arguments: ["--content", "--publish", url, "--host-name", "alpha"])
+        let publishing = ["--content", "--publish", url, "--host-name", "alpha"]
+        var alpha = try PrivateSystemIndex(disk.string, in: temp, arguments: publishing)
         defer { alpha.close() }
         #expect(alpha.waitUntilLive(), "\(alpha.logText)")
 
@@ -446,6 +446,9 @@ struct SystemContentTests {
             "kMDItemComment == '*budget*'cd && kMDItemFSName == '*.html'",
             "kMDItemTitle == '*quarterly*'cd || kMDItemFSName == 'plain*'",
             "kMDItemUserTags == 'urgent' && kMDItemComment == 'budget draft'",
+            // A file without the attribute passes these: not narrowed by it.
+            "kMDItemUserTags == nil && kMDItemFSName LIKE '*.txt'",
+            "kMDItemUserTags != 'work' && kMDItemFSName LIKE '*.html'",
         ] {
             let across = try remote([query])
             #expect(across.status == 0, "\(query): \(across.stderrText)")
@@ -485,6 +488,15 @@ struct SystemContentTests {
         let negated = try remote(["kMDItemTitle != 'x'"])
         #expect(negated.status != 0 && negated.stderrText.contains("cannot narrow"), "\(negated.stderrText)")
         #expect(try remote(["--limit", "100", "kMDItemTitle != 'Quarterly Report'"]).status == 0)
+        // A host whose rows do not hold its attributes yet (an older
+        // publisher, or its first publish of them): said.
+        let owner = try PostgresConnection(url: url)
+        _ = try owner.execute("UPDATE mdq.host SET row_version = 11 WHERE name = 'alpha'")
+        let unready = try remote([title])
+        #expect(
+            unready.stderrText.contains("alpha has not published what its importers read yet"), "\(unready.stderrText)")
+        #expect(!(try remote([query])).stderrText.contains("has not published"))
+        _ = try owner.execute("UPDATE mdq.host SET row_version = 12 WHERE name = 'alpha'")
 
         // Through this host's system index (no credential of the user's),
         // and with one: the same lines.
@@ -492,9 +504,31 @@ struct SystemContentTests {
         #expect(chmod(ownTemp.path.string, 0o755) == 0)
         let here = try temp.folder("here")
         #expect(chmod(here.string, 0o755) == 0)
+        let mine = try temp.file("here/mine.txt", contents: "mine")
+        #expect(chmod(mine.string, 0o644) == 0)
+        let tagged = try Shell.run(
+            "/usr/bin/python3",
+            ["-c", "import os, sys; os.setxattr(sys.argv[1], 'user.xdg.tags', b'work')", mine.string])
+        #expect(tagged.status == 0, "\(tagged.stderrText)")
         let ownIndex = try PrivateSystemIndex(here.string, in: ownTemp, arguments: ["--search", url, "--content"])
         defer { ownIndex.close() }
         #expect(ownIndex.waitUntilLive(), "\(ownIndex.logText)")
+        // This host's part, from its system index, with its values too.
+        for environment in [[:], ["MDQ_SHARED": url]] {
+            var said = ""
+            #expect(
+                waitUntil(timeout: 30) {
+                    guard
+                        let output = try? ownIndex.mdq(
+                            ["--all-hosts", "--attr", "kMDItemUserTags", "kMDItemUserTags == 'work'"],
+                            environment: environment)
+                    else { return false }
+                    said = output.stdoutText + output.stderrText
+                    return output.stdoutText.split(separator: "\n").contains {
+                        $0.hasPrefix(mine.string) && $0.contains("work")
+                    }
+                }, "\(environment): \(said)")
+        }
         for environment in [[:], ["MDQ_SHARED": url]] {
             var found: [String] = []
             _ = waitUntil(timeout: 30) {
@@ -530,6 +564,18 @@ struct SystemContentTests {
         ])
         defer { _ = followed.interrupt() }
         let alphaPath = { (name: String) in "alpha:" + disk.string + "/" + name }
+        // Every host, each with the values shown, a column the predicate
+        // does not test too.
+        let everywhere = try ownIndex.live([
+            "--live", "--all-hosts", "--attr", "kMDItemUserTags", "--attr", "kMDItemComment",
+            "kMDItemUserTags == 'work'",
+        ])
+        defer { _ = everywhere.interrupt() }
+        #expect(
+            everywhere.waitForLine { $0.hasPrefix(mine.string) }, "\(everywhere.lines) \(everywhere.errorText)")
+        #expect(
+            everywhere.waitForLine { $0.hasPrefix(alphaPath("report.html")) && $0.contains("budget draft") },
+            "\(everywhere.lines) \(everywhere.errorText)")
         #expect(live.waitForLine { $0 == alphaPath("report.html") }, "\(live.lines) \(live.errorText)")
         for process in [showing, followed] {
             #expect(
@@ -546,6 +592,33 @@ struct SystemContentTests {
                 process.waitForLine { $0.hasPrefix("+ " + alphaPath("notes.txt")) && $0.contains("home") },
                 "\(process.lines) \(process.errorText)")
         }
+        #expect(try lines(remote(["kMDItemUserTags == 'work'"])) == (try local(["kMDItemUserTags == 'work'"])))
+
+        // Restarted, its publisher goes on from its clock; after an older
+        // publisher published it (an mdq downgraded, then upgraded), which
+        // left its files' attributes stale, it publishes it whole, once.
+        func generation() throws -> String? {
+            try owner.execute("SELECT generation FROM mdq.host WHERE name = 'alpha'").first("generation")
+        }
+        let before = try generation()
+        alpha.close()
+        alpha = try PrivateSystemIndex(disk.string, in: temp, arguments: publishing)
+        #expect(alpha.waitUntilLive(), "\(alpha.logText)")
+        try tag("plain.txt", "user.xdg.tags", "work")
+        #expect(
+            waitUntil(timeout: 30) {
+                (try? lines(remote(["kMDItemUserTags == 'work'"])))?.contains("plain.txt") == true
+            })
+        #expect(try generation() == before)
+        alpha.close()
+        _ = try owner.execute("UPDATE mdq.host SET publisher_version = 'mdq schema 11' WHERE name = 'alpha'")
+        alpha = try PrivateSystemIndex(disk.string, in: temp, arguments: publishing)
+        #expect(alpha.waitUntilLive(), "\(alpha.logText)")
+        #expect(
+            waitUntil(timeout: 60) {
+                (try? generation()).flatMap { $0 }.flatMap(Int.init) == before.flatMap(Int.init).map { $0 + 1 }
+            },
+            "\(String(describing: try? generation())) \(String(describing: before))")
         #expect(try lines(remote(["kMDItemUserTags == 'work'"])) == (try local(["kMDItemUserTags == 'work'"])))
     }
 }

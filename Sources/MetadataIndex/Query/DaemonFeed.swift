@@ -56,14 +56,14 @@ package final class DaemonFeed {
     ///     them; nil for all of it that this user can reach.
     package static func ownHost(
         name: String, paths: DaemonPaths = .system, scopes: [ScopeRequest]? = nil, predicate: MetadataPredicate,
-        budget: Double?, capacity: Int
+        budget: Double?, capacity: Int, fetching: Set<MetadataAttribute> = []
     ) -> DaemonFeed? {
         guard let scopes = scopes ?? Self.scopes(paths), let pipe = try? WakePipe() else { return nil }
         let source = DaemonSource(paths: paths)
         return DaemonFeed(name: name, source: source, pipe: pipe) { pipe in
             source.subscribe(
                 scopes: scopes, predicate: predicate, container: nil, budget: budget, capacity: capacity,
-                progress: nil, fetching: [], viewer: nil, wake: { pipe.signal() }
+                progress: nil, fetching: fetching, viewer: nil, wake: { pipe.signal() }
             ).0
         }
     }
@@ -79,14 +79,12 @@ package final class DaemonFeed {
         guard let client = try? DaemonClient.connectSystem(paths),
             let features = (try? client.hello())?.features, features.contains("subscribe-hosts")
         else { return nil }
-        // Values of what importers read, from a system index that gives
-        // them (an older one would answer without them).
-        if !fetching.isEmpty && !features.contains("search-hosts-attributes") {
-            throw MetadataError.invalidArgument(
-                "this host's system index is older than this mdq: it does not give what importers read "
-                    + "(\(fetching.map(\.rawValue).sorted().joined(separator: ", "))) with a search across hosts; "
-                    + "restart it (mdq system stop, then mdq system start), or search with a database credential "
-                    + "of your own ($MDQ_SHARED)")
+        // Values of what importers read, and searches by them, from a
+        // system index that gives them (an older one would answer without
+        // them, or refuse them as unpublished).
+        let imported = fetching.union(predicate.importedAttributes).subtracting([.textContent])
+        if !imported.isEmpty && !features.contains("search-hosts-attributes") {
+            throw DaemonProtocol.olderAcrossHosts(imported)
         }
         let pipe: WakePipe
         do {

@@ -126,7 +126,7 @@ package final class SharedSource: QuerySource {
                 }
                 return DaemonFeed.ownHost(
                     name: name, paths: systemPaths, scopes: scopes, predicate: predicate, budget: budget,
-                    capacity: capacity)
+                    capacity: capacity, fetching: asked.attributes)
             }
             if let name = ownName, own != nil || !ownRefused.isEmpty {
                 wanted.excludedHosts = [name]

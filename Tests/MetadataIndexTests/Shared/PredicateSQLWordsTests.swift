@@ -64,9 +64,11 @@ struct PredicateSQLWordsTests {
             #expect(search.condition.json == "[\"attribute\",\"\(name)\"]")
             #expect(search.recheck.node == (try MetadataPredicate(query)).node, "\(query)")
         }
+        // A file that has it is what `!= nil` asks for.
+        #expect(try translated("kMDItemTitle != nil").condition == .attribute("kMDItemTitle"))
         for query in [
             "kMDItemTitle != 'Report'", "NOT kMDItemTitle == 'Report'", "ALL kMDItemAuthors == 'Ada'",
-            "NONE kMDItemAuthors == 'Ada'",
+            "NONE kMDItemAuthors == 'Ada'", "kMDItemTitle == nil",
         ] {
             let search = try translated(query)
             #expect(!search.narrows && !search.exact, "\(query)")
