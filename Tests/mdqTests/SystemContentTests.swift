@@ -19,6 +19,34 @@ import Testing
         if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"),
         "needs root (a system index in a mount namespace)"))
 struct SystemContentTests {
+    /// `mdq --host alpha ARGUMENTS` as `user`, with the database URL `url`
+    /// (the user judged by name on alpha).
+    static func searchAlpha(_ arguments: [String], as user: String = "nobody", url: String) throws -> Shell.Output {
+        try Shell.run(
+            "/usr/bin/setpriv",
+            ["--reuid=\(user)", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--host", "alpha"]
+                + arguments, environment: ["MDQ_SHARED": url])
+    }
+
+    /// A shared index of its own, and a folder `disk` that every user may
+    /// list, in a temporary folder every user may search.
+    static func sharedIndexAndDisk(_ cluster: PostgresCluster) throws -> (String, TemporaryDirectory, FilePath) {
+        let url = cluster.url(try cluster.createDatabase())
+        try SharedSchema.migrate(PostgresConnection(url: url))
+        let temp = try TemporaryDirectory()
+        #expect(chmod(temp.path.string, 0o755) == 0)
+        let disk = try temp.folder("disk")
+        #expect(chmod(disk.string, 0o755) == 0)
+        return (url, temp, disk)
+    }
+
+    /// Each line of `output` without its host's name (`host`) and the
+    /// folder `disk`, sorted.
+    static func names(_ output: Shell.Output, in disk: FilePath, host: String = "alpha:") -> [String] {
+        output.stdoutText.split(separator: "\n").map { String($0.dropFirst(host.count + disk.string.count + 1)) }
+            .sorted()
+    }
+
     @Test func eachUserIsAnsweredWhatIsInsideTheFilesTheyMayRead() throws {
         let temp = try TemporaryDirectory()
         #expect(chmod(temp.path.string, 0o755) == 0)
@@ -204,12 +232,7 @@ struct SystemContentTests {
     @Test(.enabled(if: PostgresCluster.isInstalled, "needs PostgreSQL 15"))
     func wordsAreSearchedAcrossHostsAsEachUserMayReadTheFiles() throws {
         let cluster = try #require(PostgresCluster.shared)
-        let url = cluster.url(try cluster.createDatabase())
-        try SharedSchema.migrate(PostgresConnection(url: url))
-        let temp = try TemporaryDirectory()
-        #expect(chmod(temp.path.string, 0o755) == 0)
-        let disk = try temp.folder("disk")
-        #expect(chmod(disk.string, 0o755) == 0)
+        let (url, temp, disk) = try Self.sharedIndexAndDisk(cluster)
         let files: [(String, String, mode_t, uid_t)] = [
             ("open.txt", "The Lighthouse keeper", 0o644, 0),
             ("secret.txt", "lighthouse code 4711", 0o600, 0),
@@ -235,17 +258,11 @@ struct SystemContentTests {
         defer { alpha.close() }
         #expect(alpha.waitUntilLive(), "\(alpha.logText)")
 
-        /// `mdq --host alpha ARGUMENTS` as `user`, with a database URL (the
-        /// user judged by name on alpha), each path without its host.
         func remote(_ arguments: [String], as user: String = "nobody") throws -> Shell.Output {
-            try Shell.run(
-                "/usr/bin/setpriv",
-                ["--reuid=\(user)", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--host", "alpha"]
-                    + arguments, environment: ["MDQ_SHARED": url])
+            try Self.searchAlpha(arguments, as: user, url: url)
         }
         func names(_ output: Shell.Output, host: String = "alpha:") -> [String] {
-            output.stdoutText.split(separator: "\n").map { String($0.dropFirst(host.count + disk.string.count + 1)) }
-                .sorted()
+            Self.names(output, in: disk, host: host)
         }
         /// The same search on alpha itself, as `user`, reading the files.
         func local(_ query: String, as user: String = "nobody") throws -> [String] {
@@ -375,12 +392,7 @@ struct SystemContentTests {
     @Test(.enabled(if: PostgresCluster.isInstalled, "needs PostgreSQL 15"))
     func importedAttributesAreSearchedAndShownAcrossHostsAsEachUserMayReadTheFiles() throws {
         let cluster = try #require(PostgresCluster.shared)
-        let url = cluster.url(try cluster.createDatabase())
-        try SharedSchema.migrate(PostgresConnection(url: url))
-        let temp = try TemporaryDirectory()
-        #expect(chmod(temp.path.string, 0o755) == 0)
-        let disk = try temp.folder("disk")
-        #expect(chmod(disk.string, 0o755) == 0)
+        let (url, temp, disk) = try Self.sharedIndexAndDisk(cluster)
         func page(_ title: String) -> String { "<html><head><title>\(title)</title></head><body>text</body></html>" }
         /// Sets an extended attribute (as a file manager sets tags).
         func tag(_ name: String, _ attribute: String, _ value: String) throws {
@@ -418,17 +430,11 @@ struct SystemContentTests {
         defer { alpha.close() }
         #expect(alpha.waitUntilLive(), "\(alpha.logText)")
 
-        /// `mdq --host alpha ARGUMENTS` as `user`, with a database URL.
         func remote(_ arguments: [String], as user: String = "nobody") throws -> Shell.Output {
-            try Shell.run(
-                "/usr/bin/setpriv",
-                ["--reuid=\(user)", "--regid=65534", "--clear-groups", MDQCommandTests.binary, "--host", "alpha"]
-                    + arguments, environment: ["MDQ_SHARED": url])
+            try Self.searchAlpha(arguments, as: user, url: url)
         }
-        /// Each line without the host's name and folder.
         func lines(_ output: Shell.Output, host: String = "alpha:") -> [String] {
-            output.stdoutText.split(separator: "\n").map { String($0.dropFirst(host.count + disk.string.count + 1)) }
-                .sorted()
+            Self.names(output, in: disk, host: host)
         }
         /// The same search on alpha itself, as `user`, reading the files.
         func local(_ arguments: [String], as user: String = "nobody") throws -> [String] {
