@@ -276,7 +276,7 @@ package enum DaemonProtocol {
         }
         if let imported {
             out.field("imported")
-            writeImported(imported, to: &out)
+            imported.writeJSON(to: &out)
         }
         out.raw("}")
     }
@@ -297,22 +297,10 @@ package enum DaemonProtocol {
             previousPath: previousPath, imported: item.importedValues, to: &out)
     }
 
-    /// Imported values as an object keyed by attribute
-    /// (`ImportedValues.writeJSON`).
-    static func writeImported(_ values: ImportedValues, to out: inout JSONWriter) {
-        values.writeJSON(to: &out)
-    }
-
     /// `"attributes":["kMDItemTitle",…]`: the imported attributes whose
     /// values a request wants with its items.
     package static func writeAttributes(_ attributes: Set<MetadataAttribute>, to out: inout JSONWriter) {
-        out.key("attributes")
-        out.raw("[")
-        for (i, key) in attributes.map(\.rawValue).sorted().enumerated() {
-            if i > 0 { out.raw(",") }
-            out.string(key)
-        }
-        out.raw("]")
+        DaemonCommand.writeAttributes(attributes.map(\.rawValue), to: &out)
     }
 
     /// A request's `attributes`: the imported ones it names.
@@ -333,11 +321,6 @@ package enum DaemonProtocol {
         return attributes
     }
 
-    /// Values written by `writeImported` (`ImportedValues(json:)`).
-    static func imported(_ value: JSONValue) -> ImportedValues? {
-        ImportedValues(json: value)
-    }
-
     /// An item as the daemon described it (its `id` as the entry).
     package static func item(_ value: JSONValue) throws(ProtocolError) -> EntrySnapshot {
         guard let path = value.bytesField("path"), let kindName = value["kind"]?.string,
@@ -356,7 +339,7 @@ package enum DaemonProtocol {
             entry: UInt64(bitPattern: value["id"]?.integer ?? 0), pathBytes: path, kind: kind, metadata: metadata,
             hasUnresolvedConflicts: value["conflicts"]?.bool ?? false,
             conflictOriginalPathBytes: value.bytesField("conflictOriginal"),
-            imported: value["imported"].flatMap(imported))
+            imported: value["imported"].flatMap(ImportedValues.init(json:)))
     }
 
     // MARK: Problems

@@ -37,10 +37,23 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
         min(max(budget ?? 30, 0), 86_400) + 30
     }
 
+    /// `"attributes":["kMDItemTitle",…]`, sorted: the imported attributes
+    /// whose values a request wants with its items.
+    package static func writeAttributes(_ names: [String], to out: inout JSONWriter) {
+        out.key("attributes")
+        out.raw("[")
+        for (i, name) in names.sorted().enumerated() {
+            if i > 0 { out.raw(",") }
+            out.string(Array(name.utf8))
+        }
+        out.raw("]")
+    }
+
     /// The fields of a `search-hosts` request after its `command`: the
     /// query as typed (`command-line`, or `name` for `--name`), `count`,
     /// `paths` or `items`, the hosts (nil for every one), folders of hosts
-    /// (`--onlyin NAME:/path`, UTF-8), the limit and the budget.
+    /// (`--onlyin NAME:/path`, UTF-8), the limit, the budget and, with
+    /// `items`, the imported attributes whose values each item brings.
     /// `opened`: how many of the first folders (this host's) the client
     /// opened and passes with the request, each its `descriptor`.
     package static func searchHostsFields(
@@ -52,12 +65,8 @@ package enum DaemonCommand: String, Sendable, CaseIterable {
         out.string(text)
         out.raw(counting ? #","output":"count""# : items ? #","output":"items""# : #","output":"paths""#)
         if items && !attributes.isEmpty {
-            out.raw(#","attributes":["#)
-            for (i, name) in attributes.sorted().enumerated() {
-                if i > 0 { out.raw(",") }
-                out.string(Array(name.utf8))
-            }
-            out.raw("]")
+            out.raw(",")
+            writeAttributes(attributes, to: &out)
         }
         if !folders.isEmpty {
             out.raw(#","folders":["#)

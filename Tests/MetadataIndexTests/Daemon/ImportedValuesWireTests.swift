@@ -15,8 +15,8 @@ import Testing
 @Suite struct ImportedValuesWireTests {
     func roundTrip(_ values: ImportedValues) throws -> ImportedValues? {
         var out = JSONWriter()
-        DaemonProtocol.writeImported(values, to: &out)
-        return DaemonProtocol.imported(try JSONValue.parse(out.bytes))
+        values.writeJSON(to: &out)
+        return ImportedValues(json: try JSONValue.parse(out.bytes))
     }
 
     @Test func everyKindOfValueComesBackAsSent() throws {
@@ -34,7 +34,7 @@ import Testing
 
     @Test func unknownKeysAndShapesAreDropped() throws {
         let text = #"{"kMDItemTitle":"t","kMDItemFSName":"not imported","kMDItemNope":1,"kMDItemComment":{"odd":1}}"#
-        let values = DaemonProtocol.imported(try JSONValue.parse(Array(text.utf8)))
+        let values = ImportedValues(json: try JSONValue.parse(Array(text.utf8)))
         var expected = ImportedValues()
         expected[.title] = .text(Array("t".utf8))
         #expect(values == expected)

@@ -51,7 +51,7 @@ import Testing
         let read = try DaemonProtocol.item(value)
         #expect(read.metadata == metadata)
         #expect(
-            DaemonProtocol.imported(value["imported"] ?? .null)?[.contentCreationDate] == imported[.contentCreationDate]
+            ImportedValues(json: value["imported"] ?? .null)?[.contentCreationDate] == imported[.contentCreationDate]
         )
     }
 
