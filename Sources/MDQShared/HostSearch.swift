@@ -228,7 +228,7 @@ package struct HostSearch {
         }
         // Hosts that import what is inside files but whose rows do not
         // hold those attributes yet: searched as if their files had none.
-        if !attributes.union(predicate.importedAttributes).subtracting([.textContent]).isEmpty {
+        if search.needsAttributes {
             for host in hosts
             where search.hosts?.contains(host.name) == true
                 && host.publishesWords && !host.publishesAttributes

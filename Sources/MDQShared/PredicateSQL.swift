@@ -309,8 +309,6 @@ private struct Translator {
     }
 
     func translate(_ c: Comparison) throws(PredicateSQL.Unpublished) -> Part {
-        // A list (the type tree): "some element equals" and its negation
-        // are translated; ALL, and inequality, are checked on each row.
         // An imported attribute (not the text): the files whose attributes
         // hold it, each checked by mdq on the values. A test a file without
         // it passes (`== nil`, a negation, ALL or NONE of a list, a list of
@@ -322,8 +320,9 @@ private struct Translator {
             if c.op == .notEqual || c.quantifier == .noElement || c.quantifier == .everyElement { return .anything }
             return narrowed
         }
+        // A list (the type tree): "some element equals" and its negation
+        // are translated; ALL, and inequality, are checked on each row.
         if c.attribute.isList && (c.op != .equal || c.quantifier == .everyElement) {
-            // The type tree.
             return .anything
         }
         if c.quantifier == .noElement {

@@ -258,25 +258,23 @@ private struct PublishingSession {
         // Rows written before this version's columns are written again
         // whole, once.
         let rowVersion = host.first("row_version").flatMap(Int.init) ?? 0
+        let imported = publisher.engine.importedContent
+        content = imported
         // Rows of a host without content have held all they hold since
         // version 9; a host's files' attributes came with version 12.
-        let wanted =
-            publisher.engine.importedContent == nil ? SharedSchema.rowVersionWithoutContent : SharedSchema.rowVersion
+        let wanted = imported == nil ? SharedSchema.rowVersionWithoutContent : SharedSchema.rowVersion
         clock = rowVersion < wanted ? nil : host.first("clock").flatMap(EngineClock.init)
         // A publisher older than the attributes published this host since
         // (an mdq downgraded, then upgraded): it left them stale or
         // dropped, and its rows do not say so.
-        if publisher.engine.importedContent != nil,
-            let last = host.first("last_publisher").flatMap(Int.init), last < SharedSchema.rowVersion
-        {
+        if imported != nil, let last = host.first("last_publisher").flatMap(Int.init), last < SharedSchema.rowVersion {
             clock = nil
         }
         // Files' words: published whole once when they were not (the
         // host's rows have none), and taken out, by a reload too (a new
         // generation: live searches of words search the host again), when
         // this index imports none.
-        content = publisher.engine.importedContent
-        if (content != nil) != (host.first("publishes_content") == "t") { clock = nil }
+        if (imported != nil) != (host.first("publishes_content") == "t") { clock = nil }
         classes = try ClassBook(hostID: id, connection: connection)
         rows = RowWriter(hostID: id)
         rows.typeIDs = try registerTypes()

@@ -245,11 +245,18 @@ package final class SharedReader {
             self.predicate = predicate
         }
 
-        /// Whether each file's imported attributes come with it: the
-        /// rows' check tests some, or the caller wants some.
-        package func wantsAttributes(_ translated: PredicateSQL) -> Bool {
-            !attributes.isEmpty || translated.recheck.importedAttributes.contains { $0 != .textContent }
+        /// The imported attributes a search across hosts reads from the
+        /// files' published attributes: those `predicate` tests (never
+        /// decided by the database alone: each is checked on the values)
+        /// and those `shown`, less the text (published as words).
+        package static func importedAttributes(
+            of predicate: MetadataPredicate, shown: Set<MetadataAttribute>
+        ) -> Set<MetadataAttribute> {
+            predicate.importedAttributes.union(shown).subtracting([.textContent])
         }
+
+        /// Whether each file's imported attributes come with it.
+        package var needsAttributes: Bool { !Self.importedAttributes(of: predicate, shown: attributes).isEmpty }
 
         /// Whether the host named `name` is one this search reads: among
         /// its hosts (every host, when nil), not left out; whole, unless
@@ -576,7 +583,7 @@ package final class SharedReader {
             _ = try connection.execute(
                 "SELECT mdq.search($1::smallint[], $2::jsonb, $3::jsonb, $4, $5::bigint, $6::jsonb)",
                 [prepared.hosts, prepared.translated.condition.json, prepared.scopes, search.user, limit, sort])
-            let attributes = search.wantsAttributes(prepared.translated)
+            let attributes = search.needsAttributes
             try fetch("mdq_search", hosts: prepared.chosen, attributes: attributes, user: search.user) { entry, _ in
                 // Checked again by the host's own rules.
                 guard prepared.translated.exact || evaluator.matches(SharedSubject(entry)) else { return true }
@@ -628,8 +635,7 @@ package final class SharedReader {
             _ = try connection.execute(
                 "SELECT mdq.changes($1::smallint, $2::bigint, $3::jsonb, $4)",
                 [String(id), String(since), Self.scopes(search.scopes, hosts: [host]), search.user])
-            let attributes =
-                (try? PredicateSQL(search.predicate)).map(search.wantsAttributes) ?? !search.attributes.isEmpty
+            let attributes = search.needsAttributes
             try fetch("mdq_changes", hosts: [id: host], attributes: attributes, user: search.user) { entry, gone in
                 if try keep(entry, gone) { found.append((entry, gone)) }
                 return true

@@ -236,7 +236,7 @@ struct SharedSearchSession {
         // Values of what importers read, and searches by them, from a
         // daemon that gives them.
         let attributes = counting ? [] : OneShotSession.importedColumns(output)
-        let imported = attributes.union(predicate.importedAttributes).subtracting([.textContent])
+        let imported = SharedReader.Search.importedAttributes(of: predicate, shown: attributes)
         if !imported.isEmpty && !features.contains("search-hosts-attributes") {
             throw DaemonProtocol.olderAcrossHosts(imported)
         }

@@ -3,6 +3,7 @@ package import MDQCore
 import MDQDaemon
 import MDQEngine
 package import MDQLive
+import MDQShared
 import MDQSystem
 import SystemPackage
 
@@ -82,7 +83,7 @@ package final class DaemonFeed {
         // Values of what importers read, and searches by them, from a
         // system index that gives them (an older one would answer without
         // them, or refuse them as unpublished).
-        let imported = fetching.union(predicate.importedAttributes).subtracting([.textContent])
+        let imported = SharedReader.Search.importedAttributes(of: predicate, shown: fetching)
         if !imported.isEmpty && !features.contains("search-hosts-attributes") {
             throw DaemonProtocol.olderAcrossHosts(imported)
         }
